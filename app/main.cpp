@@ -1,0 +1,75 @@
+// tiersim: predicts what happens when an LLM's weights, KV cache or optimizer states live in
+// cheaper memory (host DRAM, NVMe). Library code throws typed errors; only this file exits.
+#include <boost/program_options/errors.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/command.hpp"
+#include "model/errors.hpp"
+
+namespace {
+
+using tiersim::app::Command;
+
+constexpr Command kCommands[] = {
+    {"run", "simulate one scenario file and print its predictions", tiersim::app::cmd_run},
+    {"validate", "compare predictions with the published reference measurements",
+     tiersim::app::cmd_validate},
+    {"catalog", "list the GPUs, drives, hosts and models the catalogs define",
+     tiersim::app::cmd_catalog},
+    {"schema", "print every scenario key with its type, unit, range, default and help",
+     tiersim::app::cmd_schema},
+};
+
+void print_usage(std::ostream& os) {
+  os << "tiersim " << TIERSIM_VERSION
+     << ": simulate LLM inference and training with weights offloaded to host DRAM or NVMe.\n\n"
+        "usage: tiersim <command> [options]     (tiersim <command> --help for its options)\n\n"
+        "commands:\n";
+  for (const auto& c : kCommands) {
+    std::string name = c.name;
+    os << "  " << name << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ') << c.summary
+       << "\n";
+  }
+  os << "\nexample:\n  tiersim run scenarios/llama3-70b-h200-4x-gen5-gds.yaml\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return tiersim::app::kExitUsage;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(std::cout);
+    return tiersim::app::kExitOk;
+  }
+  if (name == "--version") {
+    std::cout << "tiersim " << TIERSIM_VERSION << "\n";
+    return tiersim::app::kExitOk;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const tiersim::Error& e) {
+      std::cerr << "tiersim " << name << ": error: " << e.what() << "\n";
+      return tiersim::app::kExitUsage;
+    } catch (const boost::program_options::error& e) {
+      std::cerr << "tiersim " << name << ": " << e.what() << " (see tiersim " << name
+                << " --help)\n";
+      return tiersim::app::kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "tiersim " << name << ": internal error: " << e.what() << "\n";
+      return tiersim::app::kExitFailure;
+    }
+  }
+  std::cerr << "tiersim: unknown command '" << name << "'. Valid commands:";
+  for (const auto& c : kCommands) std::cerr << " " << c.name;
+  std::cerr << "\n";
+  return tiersim::app::kExitUsage;
+}

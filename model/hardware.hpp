@@ -1,0 +1,72 @@
+#pragma once
+// Hardware specifications. Plain data: every field documents its unit in its suffix. The catalog
+// (scenarios/catalog/*.yaml) fills these; a scenario may override any field inline.
+#include <map>
+#include <string>
+
+#include "model/ssd_model.hpp"
+
+namespace tiersim {
+
+// Where each number of a catalog entry came from: field name -> source text. A source that starts
+// with "estimate" marks a value derived by calculation rather than published.
+using SourceMap = std::map<std::string, std::string>;
+
+struct GpuSpec {
+  std::string name;
+  double memory_gb = 0;          // device memory, 1e9 bytes
+  double hbm_gbps = 0;           // device memory bandwidth
+  double fp16_tflops = 0;        // dense FP16/BF16 tensor throughput (no sparsity)
+  double int8_tops = 0;          // dense INT8 (or FP8 where INT8 is not offered)
+  double fp32_tflops = 0;        // non-tensor FP32, used for elementwise work
+  int pcie_gen = 4;              // PCIe generation of the host link
+  int pcie_lanes = 16;           // lanes of the host link
+  double pcie_h2d_gbps = 0;      // achieved pinned host-to-device copy rate; 0 = derive from link
+  double pcie_d2h_gbps = 0;      // achieved pinned device-to-host copy rate; 0 = derive from link
+  double nvlink_gbps = 0;        // GPU-to-GPU bandwidth per direction; 0 = no NVLink (use PCIe)
+  double tdp_w = 0;              // board power limit
+  double idle_w = 0;             // idle power with a CUDA context open
+  bool gds = true;               // supports GPUDirect Storage reads into device memory
+  SourceMap sources;
+};
+
+struct HostSpec {
+  std::string name;
+  int sockets = 2;
+  int cores_per_socket = 32;
+  double dram_gb = 512;              // installed DRAM
+  double dram_gbps = 300;            // aggregate DRAM bandwidth over all sockets (theoretical)
+  double cpu_fp16_gflops = 0;        // achieved per-socket rate of CPU fp16 batched matmul (framework)
+  double cpu_fp32_gflops = 0;        // achieved per-socket rate of CPU fp32 matmul
+  double cpu_tdp_w = 0;              // per socket
+  double cpu_idle_w = 0;             // per socket
+  double dram_w_per_gb_active = 0;   // DRAM power per GB when the memory bus is busy
+  double dram_w_per_gb_idle = 0;     // DRAM power per GB when idle
+  double platform_w = 0;             // fans, NICs, BMC, board: constant
+  int pcie_gen = 5;                  // host's PCIe generation (caps GPU and drive links)
+  SourceMap sources;
+};
+
+struct NvmeSpec {
+  std::string name;
+  int pcie_gen = 4;
+  int pcie_lanes = 4;
+  double capacity_tb = 7.68;     // 1e12 bytes
+  double read_gbps = 0;          // sequential read, 128 KiB+ blocks, high queue depth
+  double write_gbps = 0;         // sequential write
+  double rand_read_kiops = 0;    // 4 KiB random read, thousands of IOPS
+  double rand_write_kiops = 0;   // 4 KiB random write, thousands of IOPS
+  double read_latency_us = 0;    // 4 KiB read latency at queue depth 1
+  double write_latency_us = 0;   // 4 KiB write latency at queue depth 1
+  double active_w = 0;
+  double idle_w = 0;
+  SourceMap sources;
+  // When set (a calibrated profile), replaces the datasheet-derived device model.
+  bool has_profile = false;
+  SsdModel profile;
+};
+
+// Theoretical per-direction bandwidth of a PCIe link, 1e9 bytes per second.
+double pcie_link_gbps(int generation, int lanes);
+
+}  // namespace tiersim

@@ -1,0 +1,55 @@
+#include "model/llm.hpp"
+
+namespace tiersim {
+
+namespace {
+// OPT and BLOOM put biases on every linear layer and layer norm; Llama, Mixtral and Phi-3 do not.
+bool has_biases(const LlmSpec& m) { return m.family == "opt" || m.family == "bloom"; }
+}  // namespace
+
+ParamCounts count_params(const LlmSpec& m) {
+  ParamCounts p;
+  const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+  const bool bias = has_biases(m);
+  p.attention = 2 * h * h + 2 * h * kv + (bias ? 2 * h + 2 * kv : 0);
+  const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
+  p.ffn_per_expert = matrices * h * f + (bias ? f + h : 0);
+  p.ffn_total = p.ffn_per_expert * m.experts;
+  p.router = m.experts > 1 ? h * m.experts : 0;
+  p.norms = 2 * h * (bias ? 2 : 1);
+  p.per_layer = p.attention + p.ffn_total + p.router + p.norms;
+  p.embedding = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.max_positions * h : 0);
+  p.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * h;
+  const double final_norm = h * (bias ? 2 : 1);
+  p.total = p.per_layer * m.layers + p.embedding + p.lm_head + final_norm;
+  return p;
+}
+
+double bytes_per_weight(int bits, int group_size) {
+  // Group-wise quantisation stores an fp16 scale and an fp16 minimum (4 bytes) per group.
+  if (bits >= 16) return bits / 8.0;
+  return bits / 8.0 + 4.0 / group_size;
+}
+
+double kv_bytes_per_token_layer(const LlmSpec& m, double bytes_per_elem) {
+  return 2.0 * m.kv_dim() * bytes_per_elem;
+}
+
+double layer_active_params(const LlmSpec& m) {
+  const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+  const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
+  const double attention = 2 * h * h + 2 * h * kv;
+  const double router = m.experts > 1 ? h * m.experts : 0;
+  return attention + matrices * h * f * m.experts_per_token + router;
+}
+
+double layer_gemm_flops(const LlmSpec& m, double tokens) {
+  return 2.0 * tokens * layer_active_params(m);
+}
+
+double attention_flops(const LlmSpec& m, double queries, double context) {
+  // Scores (Q K^T) and the weighted sum (P V), 2 FLOPs per multiply-add, every query head.
+  return 4.0 * queries * context * m.hidden;
+}
+
+}  // namespace tiersim

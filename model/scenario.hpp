@@ -1,0 +1,188 @@
+#pragma once
+// A fully resolved scenario: the hardware, the model, the workload and the policy, with every
+// catalog reference already looked up and every override applied. config/scenario_loader builds
+// it from YAML; the simulator and the models only ever see this struct.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/hardware.hpp"
+#include "model/llm.hpp"
+#include "model/ssd_model.hpp"
+
+namespace tiersim {
+
+enum class Tier { kGpu, kCpu, kNvme };
+const char* to_string(Tier t);
+
+// Fractions of a quantity (weights, KV cache) kept on each tier; they sum to 1.
+struct Placement {
+  double gpu = 0;
+  double cpu = 0;
+  double nvme = 0;
+  static Placement all_on(Tier t) {
+    Placement p;
+    (t == Tier::kGpu ? p.gpu : t == Tier::kCpu ? p.cpu : p.nvme) = 1.0;
+    return p;
+  }
+  double on(Tier t) const { return t == Tier::kGpu ? gpu : t == Tier::kCpu ? cpu : nvme; }
+};
+
+enum class IoPath {
+  kAio,  // NVMe -> pinned host bounce buffer -> GPU (DeepSpeed AIO / DeepNVMe default)
+  kGds   // NVMe -> GPU memory directly (GPUDirect Storage)
+};
+
+// How ZeRO-Inference's DeepNVMe reads: each thread owns an async queue of `queue_depth` requests
+// of `block_size_bytes`.
+struct AioConfig {
+  double block_size_bytes = 16.0 * 1024 * 1024;
+  int queue_depth = 64;
+  int threads = 8;
+  int swap_buffers = 5;  // pinned host buffers for the AIO bounce (DeepSpeed's default is 5)
+};
+
+struct Parallelism {
+  int tensor = 1;    // tensor-parallel degree (Megatron-style: two all-reduces per layer)
+  int pipeline = 1;  // pipeline stages (layers split in contiguous blocks over GPUs)
+  int micro_batches = 1;  // pipeline micro-batches per batch
+};
+
+enum class Schedule {
+  kZeroInference,  // every layer's weights fetched once per forward pass of the whole batch
+  kFlexGenBlock    // the batch is split in gpu_batches; each fetched layer serves all of them
+};
+
+struct Policy {
+  Placement weights = Placement::all_on(Tier::kGpu);
+  Placement kv_cache = Placement::all_on(Tier::kGpu);  // gpu or cpu (cpu: attention on the CPU)
+  int weight_bits = 16;  // 16, 8 or 4 (group-wise quantised, dequantised on the GPU)
+  int kv_bits = 16;
+  int quant_group_size = 64;
+  IoPath io_path = IoPath::kAio;
+  int prefetch_layers = 1;  // layers fetched ahead of the one computing
+  AioConfig aio;
+  Parallelism parallelism;
+  Schedule schedule = Schedule::kZeroInference;
+  int gpu_batches = 1;  // FlexGen block schedule: number of GPU batches per block
+};
+
+struct NvmeArray {
+  NvmeSpec drive;         // per-drive spec (catalog entry plus overrides)
+  int count = 0;          // drives in the RAID-0 volume; 0 = no NVMe
+  SsdModel model;         // per-drive device model (datasheet-derived or calibrated profile)
+  std::string profile_path;  // non-empty when the model came from a calibrated profile
+};
+
+struct Hardware {
+  GpuSpec gpu;
+  int gpu_count = 1;
+  HostSpec host;
+  NvmeArray nvme;
+};
+
+enum class WorkloadKind { kInference, kTraining, kCheckpoint, kIo };
+const char* to_string(WorkloadKind k);
+
+struct InferenceWorkload {
+  int batch = 1;           // sequences decoded together
+  int prompt_tokens = 512;
+  int gen_tokens = 32;     // generated tokens per sequence (the first comes out of prefill)
+};
+
+// A raw transfer benchmark of the NVMe array (what DeepSpeed's ds_io measures).
+struct IoWorkload {
+  bool write = false;
+  double bytes = 1e9;       // bytes per transfer
+  enum class Buffer { kCpu, kGpuBounce, kGpuDirect } buffer = Buffer::kCpu;
+};
+
+// Training with ZeRO offload (filled in by the training workload; see sim/training.hpp).
+struct TrainingWorkload {
+  int global_batch = 1;          // sequences per iteration over all data-parallel ranks
+  int sequence_tokens = 1024;
+  int nodes = 1;                 // data-parallel degree = gpu_count * nodes / (tp * pp)
+  int zero_stage = 3;
+  Tier params = Tier::kGpu;      // where fp16 parameters live between uses
+  Tier gradients = Tier::kGpu;
+  Tier optimizer = Tier::kGpu;   // fp32 master weights, Adam moments
+  bool activation_checkpointing = true;
+  bool optimizer_on_cpu = false;  // CPU Adam instead of GPU Adam
+  double cpu_adam_params_per_s = 0;  // 0 = from host catalog estimate
+  bool params_auto = false;       // find the largest model of this shape family that fits
+  int checkpoint_interval_iters = 0;  // 0 = no periodic checkpoint
+};
+
+struct StorageTarget {
+  enum class Kind { kLocalNvme, kNetwork } kind = Kind::kLocalNvme;
+  double per_node_gbps = 0;   // network file system: what one node's client can push
+  double aggregate_gbps = 0;  // network file system: what the servers can absorb in total
+  std::string name;
+};
+
+struct CheckpointWorkload {
+  enum class Writer { kTorchSave, kFastPersist } writer = Writer::kTorchSave;
+  double size_bytes = 0;      // 0 = from the model and optimizer states
+  int writers_per_node = 8;   // FastPersist: parallel writers
+  bool include_optimizer = true;
+  StorageTarget target;
+};
+
+// A purchase price with its provenance. usd < 0 means "no price known".
+struct PriceQuote {
+  double usd = -1;
+  std::string date;
+  std::string source;
+  bool known() const { return usd >= 0; }
+};
+
+// Prices of the scenario's components, resolved from scenarios/catalog/prices.yaml or overridden.
+struct ComponentPrices {
+  PriceQuote gpu;           // per GPU
+  PriceQuote platform;      // server without GPUs, DRAM and drives (per node)
+  PriceQuote dram_per_gb;   // per 1e9 bytes of DRAM
+  PriceQuote drive;         // per NVMe drive
+};
+
+// Inputs for the power and cost models (issue: energy per token and return per dollar).
+struct Economics {
+  double usd_per_kwh = 0.12;
+  double pue = 1.3;
+  double amortization_years = 3;
+  double duty_cycle = 1.0;  // fraction of wall time the system serves this workload
+  ComponentPrices prices;
+};
+
+// A published measurement attached to a reference scenario (scenarios/reference/).
+struct Reference {
+  std::string case_name;
+  std::string source;
+  std::string metric;  // name of a result metric, e.g. throughput_tokens_per_s
+  double value = 0;
+  bool approx = false;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // the YAML file it came from ("" when built in code)
+  Hardware hardware;
+  LlmSpec model;
+  WorkloadKind kind = WorkloadKind::kInference;
+  InferenceWorkload inference;
+  TrainingWorkload training;
+  CheckpointWorkload checkpoint;
+  IoWorkload io;
+  Policy policy;
+  Economics economics;
+  std::vector<Reference> references;
+  // Where each resolved input came from: key path -> "catalog: <source>", "override", "profile:
+  // <file>" or "default". Reports print it next to the numbers.
+  std::map<std::string, std::string> provenance;
+  // The fully resolved scenario as canonical YAML (every catalog value inlined), so that any stored
+  // result can be re-run, and its hash.
+  std::string resolved_yaml;
+  std::string hash;
+};
+
+}  // namespace tiersim

@@ -1,0 +1,88 @@
+#pragma once
+// A thin RAII layer over SQLite: one connection, prepared statements, transactions. Every failure
+// throws StoreError naming the database file and the statement.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/errors.hpp"
+
+namespace tiersim::store {
+
+class Database;
+
+class Statement {
+ public:
+  Statement(Database& db, std::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&&) = delete;
+
+  // Binds by 1-based position.
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  Statement& bind(int index, std::string_view value);
+  Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind_null(int index);
+
+  // Advances; true while a row is available.
+  bool step();
+  // Runs a statement that returns no rows.
+  void run();
+  void reset();
+
+  double column_double(int index) const;
+  std::int64_t column_int(int index) const;
+  std::string column_text(int index) const;
+  bool column_is_null(int index) const;
+
+ private:
+  Database* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string sql_;
+};
+
+class Database {
+ public:
+  // Opens (creating if needed) the database at `path`; ":memory:" for an in-memory database.
+  // WAL journal and a busy timeout let several processes (sweep workers, MPI ranks) share it.
+  explicit Database(const std::string& path);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  void exec(std::string_view sql);
+  Statement prepare(std::string_view sql) { return Statement(*this, sql); }
+  std::int64_t last_insert_rowid() const;
+  const std::string& path() const { return path_; }
+  sqlite3* handle() { return db_; }
+  [[noreturn]] void fail(std::string_view what, std::string_view sql) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+// Commits on commit(); rolls back if destroyed before that (an exception unwinding).
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  Database& db_;
+  bool done_ = false;
+};
+
+}  // namespace tiersim::store

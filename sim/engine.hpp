@@ -1,0 +1,305 @@
+#pragma once
+// The discrete-event engine. Simulation processes are C++20 coroutines (sim::Task) that read as
+// straight-line code: `co_await engine.delay(dt)`, `co_await link.transfer(bytes)`,
+// `co_await flag.wait()`. Events are ordered by time, then by sequence number, so the same input
+// gives the same output, bit for bit.
+//
+// Resources are non-preemptive first-come-first-served servers with one or more channels and a
+// service rate (bytes, FLOPs or seconds per second). A request reserves the earliest free channel
+// when it is made; a flow that needs several resources at once (a DMA that crosses the NVMe array,
+// host memory and a PCIe link) reserves all of them for the time the slowest one needs. Each
+// reservation is one event, which keeps the engine fast while contention, queueing and overlap
+// still come out of the timeline rather than a formula.
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tiersim::sim {
+
+class Engine;
+
+// A lazily started coroutine. Awaiting a Task runs it to completion and resumes the awaiter;
+// Engine::spawn runs it as an independent process.
+class [[nodiscard]] Task {
+ public:
+  struct promise_type {
+    std::coroutine_handle<> continuation;
+    std::exception_ptr exception;
+    Task get_return_object() {
+      return Task(std::coroutine_handle<promise_type>::from_promise(*this));
+    }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    struct FinalAwaiter {
+      bool await_ready() noexcept { return false; }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) noexcept {
+        auto c = h.promise().continuation;
+        return c ? c : std::noop_coroutine();
+      }
+      void await_resume() noexcept {}
+    };
+    FinalAwaiter final_suspend() noexcept { return {}; }
+    void return_void() {}
+    void unhandled_exception() { exception = std::current_exception(); }
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+
+  explicit Task(Handle h) : handle_(h) {}
+  Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  Task& operator=(Task&& other) noexcept {
+    if (this != &other) {
+      if (handle_) handle_.destroy();
+      handle_ = std::exchange(other.handle_, {});
+    }
+    return *this;
+  }
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  ~Task() {
+    if (handle_) handle_.destroy();
+  }
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) noexcept {
+    handle_.promise().continuation = awaiter;
+    return handle_;
+  }
+  void await_resume() const {
+    if (handle_.promise().exception) std::rethrow_exception(handle_.promise().exception);
+  }
+  Handle handle() const { return handle_; }
+
+ private:
+  Handle handle_;
+};
+
+// One busy interval of a resource, kept only when tracing.
+struct TraceSpan {
+  int resource = 0;   // index into Engine::resources()
+  int channel = 0;
+  double start_s = 0;
+  double end_s = 0;
+  const char* label = "";  // static string: what the work was (e.g. "weights", "attention")
+  int phase = 0;           // workload-defined (e.g. pass number)
+  int item = 0;            // workload-defined (e.g. layer number)
+};
+
+// Tag for a trace span: what, in which phase, on which item.
+struct Tag {
+  const char* label = "";
+  int phase = 0;
+  int item = 0;
+};
+
+class Resource {
+ public:
+  Resource(Engine& engine, int id, std::string name, std::string unit, double rate_per_s,
+           int channels);
+
+  const std::string& name() const { return name_; }
+  const std::string& unit() const { return unit_; }  // what `amount` counts: bytes, flops, s
+  double rate_per_s() const { return rate_per_s_; }
+  int channels() const { return static_cast<int>(free_at_.size()); }
+  int id() const { return id_; }
+
+  // Total channel-seconds of service; utilization = busy_s / (channels * makespan).
+  double busy_s() const { return busy_s_; }
+  // Busy seconds per Tag label, for "where the time went".
+  double busy_s(const char* label) const;
+  double amount_served() const { return served_; }
+
+  // Awaitable: occupies one channel for amount / rate seconds (plus `fixed_s`).
+  auto use(double amount, Tag tag = {}, double fixed_s = 0.0);
+
+  // Reserves the earliest free channel starting no earlier than `ready_s`; returns its index.
+  // Low-level: used by Engine::use_all.
+  int earliest_channel() const;
+  double channel_free_at(int c) const { return free_at_[static_cast<std::size_t>(c)]; }
+  void reserve(int channel, double start_s, double end_s, const Tag& tag);
+
+ private:
+  Engine& engine_;
+  int id_;
+  std::string name_;
+  std::string unit_;
+  double rate_per_s_;
+  std::vector<double> free_at_;
+  double busy_s_ = 0;
+  double served_ = 0;
+  std::vector<std::pair<const char*, double>> busy_by_label_;
+};
+
+// A demand on one resource inside a multi-resource flow.
+struct Demand {
+  Resource* resource;
+  double amount;
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  ~Engine();
+
+  double now() const { return now_s_; }
+  std::uint64_t events_processed() const { return events_; }
+
+  Resource& add_resource(std::string name, std::string unit, double rate_per_s, int channels = 1);
+  const std::vector<std::unique_ptr<Resource>>& resources() const { return resources_; }
+
+  // Starts `task` as an independent process at the current time.
+  void spawn(Task task);
+  // Runs until no event is left. Rethrows the first exception a process raised.
+  void run();
+
+  void enable_trace(bool on) { tracing_ = on; }
+  bool tracing() const { return tracing_; }
+  const std::vector<TraceSpan>& trace() const { return trace_; }
+  void record(const TraceSpan& span) { trace_.push_back(span); }
+
+  // Resumes `h` at absolute time `t_s` (>= now).
+  void schedule(double t_s, std::coroutine_handle<> h);
+
+  // Awaitable: resumes after `dt_s` seconds.
+  auto delay(double dt_s) {
+    struct Awaiter {
+      Engine& engine;
+      double dt_s;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> h) { engine.schedule(engine.now() + dt_s, h); }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{*this, dt_s};
+  }
+
+  // Awaitable: occupies one channel of every resource in `demands` over the same interval, which
+  // starts when all of them are free and lasts as long as the slowest needs (plus `fixed_s`).
+  // Models a transfer crossing several links, whose rate is that of the narrowest.
+  auto use_all(std::vector<Demand> demands, Tag tag = {}, double fixed_s = 0.0) {
+    struct Awaiter {
+      Engine& engine;
+      std::vector<Demand> demands;
+      Tag tag;
+      double fixed_s;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> h) {
+        engine.schedule(engine.reserve_all(demands, tag, fixed_s), h);
+      }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{*this, std::move(demands), tag, fixed_s};
+  }
+  // Reserves as use_all does; returns the end time. At most 8 demands.
+  double reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s);
+  double reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s);
+
+ private:
+  struct Event {
+    double t_s;
+    std::uint64_t seq;
+    std::coroutine_handle<> handle;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.t_s != b.t_s ? a.t_s > b.t_s : a.seq > b.seq;
+    }
+  };
+  double now_s_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t events_ = 0;
+  std::vector<Event> queue_;
+  std::vector<Task> processes_;
+  std::vector<std::unique_ptr<Resource>> resources_;
+  bool tracing_ = false;
+  std::vector<TraceSpan> trace_;
+};
+
+inline auto Resource::use(double amount, Tag tag, double fixed_s) {
+  struct Awaiter {
+    Engine& engine;
+    Resource& resource;
+    double amount;
+    Tag tag;
+    double fixed_s;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      Demand d{&resource, amount};
+      engine.schedule(engine.reserve_all(&d, &d + 1, tag, fixed_s), h);
+    }
+    void await_resume() const noexcept {}
+  };
+  return Awaiter{engine_, *this, amount, tag, fixed_s};
+}
+
+// A one-shot condition: processes wait until it is set. Setting resumes them at the current time.
+class Flag {
+ public:
+  explicit Flag(Engine& engine) : engine_(&engine) {}
+  bool is_set() const { return set_; }
+  void set();
+  auto wait() {
+    struct Awaiter {
+      Flag& flag;
+      bool await_ready() const noexcept { return flag.set_; }
+      void await_suspend(std::coroutine_handle<> h) { flag.waiters_.push_back(h); }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{*this};
+  }
+
+ private:
+  Engine* engine_;
+  bool set_ = false;
+  std::vector<std::coroutine_handle<>> waiters_;
+};
+
+// A counting semaphore (buffer slots): acquire waits for a free unit, FIFO.
+class Semaphore {
+ public:
+  Semaphore(Engine& engine, int units) : engine_(&engine), free_(units) {}
+  int available() const { return free_; }
+  void release();
+  auto acquire() {
+    struct Awaiter {
+      Semaphore& sem;
+      bool await_ready() const noexcept {
+        if (sem.free_ > 0 && sem.head_ == sem.waiters_.size()) {
+          --sem.free_;
+          return true;
+        }
+        return false;
+      }
+      void await_suspend(std::coroutine_handle<> h) { sem.waiters_.push_back(h); }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{*this};
+  }
+
+ private:
+  Engine* engine_;
+  int free_;
+  std::vector<std::coroutine_handle<>> waiters_;  // FIFO; front at head_
+  std::size_t head_ = 0;
+};
+
+// Waits until `count` completions have been signalled (joins parallel sub-processes).
+class Latch {
+ public:
+  Latch(Engine& engine, int count) : flag_(engine), remaining_(count) {
+    if (count <= 0) flag_.set();
+  }
+  void count_down() {
+    if (--remaining_ == 0) flag_.set();
+  }
+  auto wait() { return flag_.wait(); }
+
+ private:
+  Flag flag_;
+  int remaining_;
+};
+
+}  // namespace tiersim::sim
