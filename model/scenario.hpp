@@ -165,6 +165,7 @@ struct Reference {
 
 struct Scenario {
   std::string name;
+  std::string description;  // free text from the scenario file (optional)
   std::string file;  // the YAML file it came from ("" when built in code)
   Hardware hardware;
   LlmSpec model;

@@ -1,0 +1,636 @@
+#include "config/options.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "config/spec_fields.hpp"
+#include "model/errors.hpp"
+
+namespace tiersim::config {
+
+namespace {
+
+// Writes `value` into an enum member through its index in the option's choices.
+template <class E>
+EnumRef enum_ref(E* p) {
+  return EnumRef{[p](int i) { *p = static_cast<E>(i); }, [p] { return static_cast<int>(*p); }};
+}
+
+constexpr double kInf = kNoLimit;
+const unsigned kInference = 1u << static_cast<unsigned>(WorkloadKind::kInference);
+const unsigned kTraining = 1u << static_cast<unsigned>(WorkloadKind::kTraining);
+const unsigned kCheckpoint = 1u << static_cast<unsigned>(WorkloadKind::kCheckpoint);
+const unsigned kIo = 1u << static_cast<unsigned>(WorkloadKind::kIo);
+
+// Small builders so that each table row stays one readable line.
+Option opt(std::string path, ValueType type, std::string unit, std::string def, std::string help,
+           std::function<FieldRef(Scenario&)> field) {
+  Option o;
+  o.path = std::move(path);
+  o.type = type;
+  o.unit = std::move(unit);
+  o.default_text = std::move(def);
+  o.help = std::move(help);
+  o.field = std::move(field);
+  return o;
+}
+Option range(Option o, double min, double max, bool min_exclusive = false) {
+  o.min = min;
+  o.max = max;
+  o.min_exclusive = min_exclusive;
+  return o;
+}
+Option choices(Option o, std::vector<std::string> c) {
+  o.choices = std::move(c);
+  return o;
+}
+Option required(Option o) {
+  o.required = true;
+  return o;
+}
+Option optional(Option o) {
+  o.omit_when_unset = true;
+  return o;
+}
+Option only(Option o, unsigned kinds) {
+  o.kinds = kinds;
+  return o;
+}
+Option resolving(Option o, std::function<void(Scenario&, const Catalog&)> r) {
+  o.resolve = std::move(r);
+  return o;
+}
+
+// Shorthands for the common shapes.
+Option integer(std::string path, double min, std::string def, std::string help,
+               std::function<FieldRef(Scenario&)> f) {
+  return range(opt(std::move(path), ValueType::kInt, "", std::move(def), std::move(help),
+                   std::move(f)),
+               min, kInf);
+}
+Option number(std::string path, std::string unit, double min, double max, bool min_exclusive,
+              std::string def, std::string help, std::function<FieldRef(Scenario&)> f) {
+  return range(opt(std::move(path), ValueType::kNumber, std::move(unit), std::move(def),
+                   std::move(help), std::move(f)),
+               min, max, min_exclusive);
+}
+Option flag(std::string path, std::string def, std::string help,
+            std::function<FieldRef(Scenario&)> f) {
+  return opt(std::move(path), ValueType::kBool, "", std::move(def), std::move(help), std::move(f));
+}
+Option choice(std::string path, std::vector<std::string> names, std::string def, std::string help,
+              std::function<FieldRef(Scenario&)> f) {
+  return choices(opt(std::move(path), ValueType::kChoice, "", std::move(def), std::move(help),
+                     std::move(f)),
+                 std::move(names));
+}
+
+#define F(member) [](Scenario& s) -> FieldRef { return &s.member; }
+#define E(member) [](Scenario& s) -> FieldRef { return enum_ref(&s.member); }
+
+// One option per field of a catalog spec: `section.<field>`, defaulting to the catalog's value.
+template <class T>
+void add_spec_fields(std::vector<Option>& out, const std::string& section,
+                     const std::vector<SpecField<T>>& fields, T& (*spec)(Scenario&)) {
+  for (const auto& f : fields) {
+    Option o;
+    o.path = section + "." + f.name;
+    o.unit = f.unit;
+    o.min = f.min;
+    o.max = f.max;
+    o.min_exclusive = f.min_exclusive;
+    o.from_catalog = true;
+    o.help = f.help;
+    std::visit(
+        [&](auto m) {
+          using M = decltype(m);
+          if constexpr (std::is_same_v<M, double T::*>) {
+            o.type = ValueType::kNumber;
+            o.field = [spec, m](Scenario& s) -> FieldRef { return &(spec(s).*m); };
+          } else if constexpr (std::is_same_v<M, int T::*>) {
+            o.type = ValueType::kInt;
+            if (f.min_exclusive) o.min = f.min + 1, o.min_exclusive = false;
+            o.field = [spec, m](Scenario& s) -> FieldRef { return &(spec(s).*m); };
+          } else if constexpr (std::is_same_v<M, bool T::*>) {
+            o.type = ValueType::kBool;
+            o.field = [spec, m](Scenario& s) -> FieldRef { return &(spec(s).*m); };
+          } else if constexpr (std::is_same_v<M, std::string T::*>) {
+            o.type = ValueType::kText;
+            o.field = [spec, m](Scenario& s) -> FieldRef { return &(spec(s).*m); };
+          } else {
+            o.type = ValueType::kChoice;
+            o.choices = ffn_kind_names();
+            o.field = [spec, m](Scenario& s) -> FieldRef { return enum_ref(&(spec(s).*m)); };
+          }
+        },
+        f.member);
+    out.push_back(std::move(o));
+  }
+}
+
+std::vector<Option> build_table() {
+  using VT = ValueType;
+  const std::vector<std::string> tiers = {"gpu", "cpu", "nvme"};
+  std::vector<Option> t;
+
+  t.push_back(required(opt("name", VT::kText, "", "", "scenario name (used in reports)", F(name))));
+  t.push_back(optional(opt("description", VT::kText, "", "", "free text", F(description))));
+
+  // Hardware: a catalog name first, then every spec field as an optional override.
+  t.push_back(resolving(
+      required(opt("hardware.gpu.model", VT::kText, "", "", "GPU catalog name (tiersim catalog gpus)",
+                   F(hardware.gpu.name))),
+      [](Scenario& s, const Catalog& c) { s.hardware.gpu = c.gpu(s.hardware.gpu.name); }));
+  t.push_back(integer("hardware.gpu.count", 1, "1", "GPUs per node", F(hardware.gpu_count)));
+  add_spec_fields<GpuSpec>(t, "hardware.gpu", gpu_fields(),
+                           [](Scenario& s) -> GpuSpec& { return s.hardware.gpu; });
+
+  t.push_back(resolving(
+      opt("hardware.host.model", VT::kText, "", "generic-2s-ddr5",
+          "host catalog name (tiersim catalog hosts)", F(hardware.host.name)),
+      [](Scenario& s, const Catalog& c) { s.hardware.host = c.host(s.hardware.host.name); }));
+  add_spec_fields<HostSpec>(t, "hardware.host", host_fields(),
+                            [](Scenario& s) -> HostSpec& { return s.hardware.host; });
+
+  t.push_back(resolving(
+      optional(opt("hardware.nvme.model", VT::kText, "", "",
+                   "drive catalog name (tiersim catalog drives); omit for no NVMe",
+                   F(hardware.nvme.drive.name))),
+      [](Scenario& s, const Catalog& c) { s.hardware.nvme.drive = c.drive(s.hardware.nvme.drive.name); }));
+  t.push_back(optional(opt("hardware.nvme.profile", VT::kPath, "", "",
+                           "calibrated device profile (tiersim calibrate); replaces the "
+                           "datasheet device model",
+                           F(hardware.nvme.profile_path))));
+  t.push_back(integer("hardware.nvme.count", 0, "1",
+                      "drives in the RAID-0 volume (0 = no NVMe; 0 when neither model nor profile "
+                      "is given)",
+                      F(hardware.nvme.count)));
+  add_spec_fields<NvmeSpec>(t, "hardware.nvme", drive_fields(),
+                            [](Scenario& s) -> NvmeSpec& { return s.hardware.nvme.drive; });
+
+  t.push_back(resolving(
+      required(opt("model.name", VT::kText, "", "", "model catalog name (tiersim catalog models)",
+                   F(model.name))),
+      [](Scenario& s, const Catalog& c) { s.model = c.model(s.model.name); }));
+  add_spec_fields<LlmSpec>(t, "model", llm_fields(),
+                           [](Scenario& s) -> LlmSpec& { return s.model; });
+
+  // Workload. kind is read first by the loader; the other keys apply to some kinds only.
+  t.push_back(required(choice("workload.kind", workload_kind_names(), "", "what to simulate",
+                              E(kind))));
+  t.push_back(only(required(integer("workload.batch", 1, "", "sequences decoded together",
+                                    F(inference.batch))),
+                   kInference));
+  t.push_back(only(required(integer("workload.prompt_tokens", 1, "", "prompt length per sequence",
+                                    F(inference.prompt_tokens))),
+                   kInference));
+  t.push_back(only(required(integer("workload.gen_tokens", 1, "",
+                                    "generated tokens per sequence (the first comes from prefill)",
+                                    F(inference.gen_tokens))),
+                   kInference));
+  t.push_back(only(choice("workload.direction", {"read", "write"}, "read", "transfer direction",
+                          [](Scenario& s) -> FieldRef {
+                            bool* w = &s.io.write;
+                            return EnumRef{[w](int i) { *w = i == 1; }, [w] { return *w ? 1 : 0; }};
+                          }),
+                   kIo));
+  t.push_back(only(required(range(opt("workload.size", VT::kSize, "bytes", "",
+                                      "bytes per transfer", F(io.bytes)),
+                                  0, kInf, true)),
+                   kIo));
+  t.push_back(only(choice("workload.buffer", {"cpu", "gpu_bounce", "gpu_direct"}, "cpu",
+                          "where the data lands: pinned host memory, GPU via a host bounce "
+                          "buffer, or GPU directly (GDS)",
+                          E(io.buffer)),
+                   kIo));
+
+  t.push_back(only(required(integer("workload.global_batch", 1, "",
+                                    "sequences per iteration over all data-parallel ranks",
+                                    F(training.global_batch))),
+                   kTraining));
+  t.push_back(only(required(integer("workload.sequence_tokens", 1, "", "tokens per sequence",
+                                    F(training.sequence_tokens))),
+                   kTraining));
+  t.push_back(only(integer("workload.nodes", 1, "1",
+                           "nodes (data-parallel degree = gpu count * nodes / (tensor * pipeline))",
+                           F(training.nodes)),
+                   kTraining | kCheckpoint));
+  t.push_back(only(choices(integer("workload.zero_stage", 0, "3", "ZeRO stage",
+                                   F(training.zero_stage)),
+                           {"0", "1", "2", "3"}),
+                   kTraining));
+  t.push_back(only(choice("workload.params", tiers, "gpu",
+                          "where fp16 parameters live between uses", E(training.params)),
+                   kTraining));
+  t.push_back(only(choice("workload.gradients", tiers, "gpu", "where gradients live",
+                          E(training.gradients)),
+                   kTraining));
+  t.push_back(only(choice("workload.optimizer", tiers, "gpu",
+                          "where fp32 master weights and Adam moments live", E(training.optimizer)),
+                   kTraining));
+  t.push_back(only(flag("workload.activation_checkpointing", "true",
+                        "recompute activations in the backward pass",
+                        F(training.activation_checkpointing)),
+                   kTraining));
+  t.push_back(only(flag("workload.optimizer_on_cpu", "false", "CPU Adam instead of GPU Adam",
+                        F(training.optimizer_on_cpu)),
+                   kTraining));
+  t.push_back(only(number("workload.cpu_adam_params_per_s", "params/s", 0, kInf, false, "0",
+                          "CPU Adam rate; 0 = estimate from the host catalog",
+                          F(training.cpu_adam_params_per_s)),
+                   kTraining));
+  t.push_back(only(flag("workload.params_auto", "false",
+                        "find the largest model of this shape family that fits",
+                        F(training.params_auto)),
+                   kTraining));
+  t.push_back(only(integer("workload.checkpoint_interval_iters", 0, "0",
+                           "iterations between checkpoints; 0 = none",
+                           F(training.checkpoint_interval_iters)),
+                   kTraining));
+
+  t.push_back(only(choice("workload.writer", {"torch_save", "fast_persist"}, "torch_save",
+                          "checkpoint writer", E(checkpoint.writer)),
+                   kCheckpoint));
+  t.push_back(only(range(opt("workload.size", VT::kSize, "bytes", "0",
+                             "checkpoint size; 0 = from the model and optimizer states",
+                             F(checkpoint.size_bytes)),
+                         0, kInf),
+                   kCheckpoint));
+  t.push_back(only(integer("workload.writers_per_node", 1, "8", "FastPersist parallel writers",
+                           F(checkpoint.writers_per_node)),
+                   kCheckpoint));
+  t.push_back(only(flag("workload.include_optimizer", "true",
+                        "checkpoint includes the optimizer states",
+                        F(checkpoint.include_optimizer)),
+                   kCheckpoint));
+  t.push_back(only(choice("workload.target.kind", {"local_nvme", "network"}, "local_nvme",
+                          "checkpoint storage target", E(checkpoint.target.kind)),
+                   kCheckpoint));
+  t.push_back(only(number("workload.target.per_node_gbps", "GB/s", 0, kInf, false, "0",
+                          "network file system: what one node's client can push",
+                          F(checkpoint.target.per_node_gbps)),
+                   kCheckpoint));
+  t.push_back(only(number("workload.target.aggregate_gbps", "GB/s", 0, kInf, false, "0",
+                          "network file system: what the servers absorb in total",
+                          F(checkpoint.target.aggregate_gbps)),
+                   kCheckpoint));
+  t.push_back(only(optional(opt("workload.target.name", VT::kText, "", "",
+                                "storage target name (reports)", F(checkpoint.target.name))),
+                   kCheckpoint));
+
+  // Policy.
+  t.push_back(choices(opt("policy.weights", VT::kPlacement, "", "gpu",
+                          "where weights live: gpu | cpu | nvme or fractions {gpu, cpu, nvme} "
+                          "summing to 1",
+                          F(policy.weights)),
+                      tiers));
+  t.push_back(choices(opt("policy.kv_cache", VT::kPlacement, "", "gpu",
+                          "where the KV cache lives: gpu | cpu or fractions {gpu, cpu}",
+                          F(policy.kv_cache)),
+                      {"gpu", "cpu"}));
+  t.push_back(choices(integer("policy.weight_bits", 4, "16", "weight precision (4, 8: group-wise quantised)",
+                              F(policy.weight_bits)),
+                      {"16", "8", "4"}));
+  t.push_back(choices(integer("policy.kv_bits", 4, "16", "KV cache precision", F(policy.kv_bits)),
+                      {"16", "8", "4"}));
+  t.push_back(integer("policy.quant_group_size", 1, "64", "elements per quantisation group",
+                      F(policy.quant_group_size)));
+  t.push_back(choice("policy.io_path", {"aio", "gds"}, "aio",
+                     "NVMe reads via a pinned host bounce buffer (aio) or GPUDirect Storage (gds)",
+                     E(policy.io_path)));
+  t.push_back(integer("policy.prefetch_layers", 0, "1", "layers fetched ahead of the one computing",
+                      F(policy.prefetch_layers)));
+  t.push_back(range(opt("policy.aio.block_size", VT::kSize, "bytes", "16MiB",
+                        "bytes per NVMe request", F(policy.aio.block_size_bytes)),
+                    0, kInf, true));
+  t.push_back(integer("policy.aio.queue_depth", 1, "64", "requests outstanding per thread",
+                      F(policy.aio.queue_depth)));
+  t.push_back(integer("policy.aio.threads", 1, "8", "I/O threads", F(policy.aio.threads)));
+  t.push_back(integer("policy.aio.swap_buffers", 1, "5", "pinned host bounce buffers",
+                      F(policy.aio.swap_buffers)));
+  t.push_back(integer("policy.parallelism.tensor", 1, "1", "tensor-parallel degree",
+                      F(policy.parallelism.tensor)));
+  t.push_back(integer("policy.parallelism.pipeline", 1, "1", "pipeline stages",
+                      F(policy.parallelism.pipeline)));
+  t.push_back(integer("policy.parallelism.micro_batches", 1, "1", "pipeline micro-batches",
+                      F(policy.parallelism.micro_batches)));
+  t.push_back(choice("policy.schedule", {"zero-inference", "flexgen-block"}, "zero-inference",
+                     "weight fetch schedule", E(policy.schedule)));
+  t.push_back(integer("policy.gpu_batches", 1, "1",
+                      "flexgen-block: GPU batches served by each fetched layer",
+                      F(policy.gpu_batches)));
+
+  // Economics.
+  t.push_back(number("economics.usd_per_kwh", "USD/kWh", 0, kInf, false, "0.12",
+                     "electricity price", F(economics.usd_per_kwh)));
+  t.push_back(number("economics.pue", "", 1, kInf, false, "1.3", "data-centre power usage effectiveness",
+                     F(economics.pue)));
+  t.push_back(number("economics.amortization_years", "years", 0, kInf, true, "3",
+                     "hardware amortisation period", F(economics.amortization_years)));
+  t.push_back(number("economics.duty_cycle", "", 0, 1, true, "1",
+                     "fraction of wall time serving this workload", F(economics.duty_cycle)));
+  t.push_back(optional(number("economics.prices.gpu_usd", "USD", 0, kInf, false, "",
+                              "price per GPU (default: prices.yaml)",
+                              F(economics.prices.gpu.usd))));
+  t.push_back(optional(number("economics.prices.platform_usd", "USD", 0, kInf, false, "",
+                              "server price without GPUs, DRAM, drives (default: prices.yaml)",
+                              F(economics.prices.platform.usd))));
+  t.push_back(optional(number("economics.prices.dram_usd_per_gb", "USD/GB", 0, kInf, false, "",
+                              "DRAM price per GB (default: prices.yaml)",
+                              F(economics.prices.dram_per_gb.usd))));
+  t.push_back(optional(number("economics.prices.drive_usd", "USD", 0, kInf, false, "",
+                              "price per NVMe drive (default: prices.yaml)",
+                              F(economics.prices.drive.usd))));
+
+  t.push_back(optional(opt("reference", VT::kReferences, "", "",
+                           "published measurements: list of {case, source, metric, value, approx}",
+                           F(references))));
+  return t;
+}
+
+#undef F
+#undef E
+
+std::string lower_choice(const std::string& s) { return to_lower(s); }
+
+int choice_index(const YNode& node, const Option& o) {
+  const std::string text = node.scalar("one of " + join(o.choices, ", "));
+  for (std::size_t i = 0; i < o.choices.size(); ++i)
+    if (lower_choice(o.choices[i]) == lower_choice(text)) return static_cast<int>(i);
+  node.fail("expected one of " + join(o.choices, ", ") + ", got " + node.describe() +
+            did_you_mean(text, o.choices));
+}
+
+Placement read_placement(const YNode& node, const Option& o) {
+  Placement p;
+  if (node.is_scalar()) {
+    const int i = choice_index(node, o);
+    return Placement::all_on(static_cast<Tier>(i));
+  }
+  if (!node.is_map())
+    node.fail("expected one of " + join(o.choices, ", ") + " or a map of fractions, got " +
+              node.describe());
+  node.check_keys(o.choices);
+  double sum = 0;
+  for (auto& [key, value] : node.entries()) {
+    const double v = value.as_double(0, 1);
+    sum += v;
+    (key == "gpu" ? p.gpu : key == "cpu" ? p.cpu : p.nvme) = v;
+  }
+  if (std::fabs(sum - 1.0) > 1e-6)
+    node.fail("fractions must sum to 1, got " + format_number(sum));
+  return p;
+}
+
+std::vector<Reference> read_references(const YNode& node) {
+  std::vector<Reference> out;
+  for (const YNode& item : node.items()) {
+    item.check_keys({"case", "source", "metric", "value", "approx"});
+    Reference r;
+    r.case_name = item.require("case", "the reference case name").as_string();
+    r.source = item.require("source", "the publication").as_string();
+    r.metric = item.require("metric", "a result metric name").as_string();
+    r.value = item.require("value", "the published value").as_double(-kInf, kInf);
+    if (auto a = item.get("approx")) r.approx = a->as_bool();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+YAML::Node scalar_node(const std::string& text) { return YAML::Node(text); }
+
+}  // namespace
+
+unsigned kind_bit(WorkloadKind k) { return 1u << static_cast<unsigned>(k); }
+
+const std::vector<std::string>& workload_kind_names() {
+  // Same order as WorkloadKind.
+  static const std::vector<std::string> kNames = {"inference", "training", "checkpoint", "io"};
+  return kNames;
+}
+
+const std::vector<Option>& scenario_options() {
+  static const std::vector<Option> kTable = build_table();
+  return kTable;
+}
+
+std::vector<const Option*> find_options(const std::string& path) {
+  std::vector<const Option*> out;
+  for (const auto& o : scenario_options())
+    if (o.path == path) out.push_back(&o);
+  return out;
+}
+
+const Option* find_option(const std::string& path, WorkloadKind kind) {
+  for (const Option* o : find_options(path))
+    if (o->kinds & kind_bit(kind)) return o;
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  const std::string prefix = path + ".";
+  for (const auto& o : scenario_options())
+    if (o.path.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
+std::vector<std::string> keys_below(const std::string& prefix) {
+  std::vector<std::string> out;
+  const std::string p = prefix.empty() ? "" : prefix + ".";
+  for (const auto& o : scenario_options()) {
+    if (o.path.compare(0, p.size(), p) != 0) continue;
+    std::string rest = o.path.substr(p.size());
+    rest = rest.substr(0, rest.find('.'));
+    if (std::find(out.begin(), out.end(), rest) == out.end()) out.push_back(rest);
+  }
+  return out;
+}
+
+void read_option(const YNode& node, const Option& o, Scenario& s) {
+  FieldRef ref = o.field(s);
+  switch (o.type) {
+    case ValueType::kInt: {
+      long long v = 0;
+      if (!o.choices.empty()) {
+        const std::string text = node.scalar("one of " + join(o.choices));
+        if (std::find(o.choices.begin(), o.choices.end(), text) == o.choices.end())
+          node.fail("expected one of " + join(o.choices) + ", got " + node.describe());
+        v = std::stoll(text);
+      } else {
+        v = node.as_int(static_cast<long long>(o.min),
+                        o.max >= 2e9 ? 2000000000LL : static_cast<long long>(o.max));
+      }
+      *std::get<int*>(ref) = static_cast<int>(v);
+      return;
+    }
+    case ValueType::kNumber:
+      *std::get<double*>(ref) = node.as_double(o.min, o.max, o.min_exclusive);
+      return;
+    case ValueType::kSize:
+      *std::get<double*>(ref) = node.as_size_bytes(!o.min_exclusive);
+      return;
+    case ValueType::kBool:
+      *std::get<bool*>(ref) = node.as_bool();
+      return;
+    case ValueType::kText:
+    case ValueType::kPath:
+      *std::get<std::string*>(ref) = node.as_string();
+      return;
+    case ValueType::kChoice:
+      std::get<EnumRef>(ref).set(choice_index(node, o));
+      return;
+    case ValueType::kPlacement:
+      *std::get<Placement*>(ref) = read_placement(node, o);
+      return;
+    case ValueType::kReferences:
+      *std::get<std::vector<Reference>*>(ref) = read_references(node);
+      return;
+  }
+}
+
+bool option_unset(const Option& o, Scenario& s) {
+  if (!o.omit_when_unset) return false;
+  FieldRef ref = o.field(s);
+  if (auto p = std::get_if<std::string*>(&ref)) return (*p)->empty();
+  if (auto p = std::get_if<double*>(&ref)) return **p < 0;
+  if (auto p = std::get_if<std::vector<Reference>*>(&ref)) return (*p)->empty();
+  return false;
+}
+
+YAML::Node option_yaml(const Option& o, Scenario& s) {
+  FieldRef ref = o.field(s);
+  switch (o.type) {
+    case ValueType::kInt:
+      return scalar_node(std::to_string(*std::get<int*>(ref)));
+    case ValueType::kNumber:
+    case ValueType::kSize:
+      return scalar_node(format_number(*std::get<double*>(ref)));
+    case ValueType::kBool:
+      return scalar_node(*std::get<bool*>(ref) ? "true" : "false");
+    case ValueType::kText:
+    case ValueType::kPath:
+      return scalar_node(*std::get<std::string*>(ref));
+    case ValueType::kChoice:
+      return scalar_node(o.choices.at(static_cast<std::size_t>(std::get<EnumRef>(ref).get())));
+    case ValueType::kPlacement: {
+      const Placement& p = *std::get<Placement*>(ref);
+      for (std::size_t i = 0; i < o.choices.size(); ++i)
+        if (p.on(static_cast<Tier>(i)) == 1.0) return scalar_node(o.choices[i]);
+      YAML::Node m(YAML::NodeType::Map);
+      m.SetStyle(YAML::EmitterStyle::Flow);
+      for (std::size_t i = 0; i < o.choices.size(); ++i)
+        m[o.choices[i]] = format_number(p.on(static_cast<Tier>(i)));
+      return m;
+    }
+    case ValueType::kReferences: {
+      YAML::Node list(YAML::NodeType::Sequence);
+      for (const Reference& r : *std::get<std::vector<Reference>*>(ref)) {
+        YAML::Node m(YAML::NodeType::Map);
+        m.SetStyle(YAML::EmitterStyle::Flow);
+        m["case"] = r.case_name;
+        m["source"] = r.source;
+        m["metric"] = r.metric;
+        m["value"] = format_number(r.value);
+        m["approx"] = r.approx ? "true" : "false";
+        list.push_back(m);
+      }
+      return list;
+    }
+  }
+  return YAML::Node();
+}
+
+std::string type_text(const Option& o) {
+  switch (o.type) {
+    case ValueType::kInt: return "integer";
+    case ValueType::kNumber: return "number";
+    case ValueType::kSize: return "size";
+    case ValueType::kBool: return "bool";
+    case ValueType::kText: return "text";
+    case ValueType::kChoice: return "choice";
+    case ValueType::kPlacement: return "placement";
+    case ValueType::kPath: return "path";
+    case ValueType::kReferences: return "list";
+  }
+  return "";
+}
+
+std::string range_text(const Option& o) {
+  if (!o.choices.empty()) return join(o.choices, " | ");
+  if (o.type != ValueType::kInt && o.type != ValueType::kNumber && o.type != ValueType::kSize)
+    return "";
+  const bool has_min = o.min > -kNoLimit;
+  const bool has_max = o.max < kNoLimit;
+  if (has_min && has_max) return (o.min_exclusive ? "(" : "[") + format_number(o.min) + ", " +
+                                 format_number(o.max) + "]";
+  if (has_min) return (o.min_exclusive ? "> " : ">= ") + format_number(o.min);
+  if (has_max) return "<= " + format_number(o.max);
+  return "";
+}
+
+std::string default_text(const Option& o) {
+  if (o.required) return "required";
+  if (o.from_catalog) return "catalog";
+  if (!o.default_text.empty()) return o.default_text;
+  return "-";
+}
+
+std::string kinds_text(unsigned kinds) {
+  if (kinds == kAllKinds) return "";
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < workload_kind_names().size(); ++i)
+    if (kinds & (1u << i)) names.push_back(workload_kind_names()[i]);
+  return join(names, ", ");
+}
+
+namespace {
+std::string help_with_kinds(const Option& o) {
+  const std::string k = kinds_text(o.kinds);
+  return k.empty() ? o.help : o.help + " (kind: " + k + ")";
+}
+}  // namespace
+
+std::string schema_text() {
+  const auto& table = scenario_options();
+  std::size_t w_key = 3, w_type = 4, w_unit = 4, w_range = 5, w_def = 7;
+  for (const auto& o : table) {
+    w_key = std::max(w_key, o.path.size());
+    w_type = std::max(w_type, type_text(o).size());
+    w_unit = std::max(w_unit, o.unit.size());
+    w_range = std::max(w_range, std::min<std::size_t>(range_text(o).size(), 40));
+    w_def = std::max(w_def, default_text(o).size());
+  }
+  auto pad = [](const std::string& s, std::size_t w) {
+    return s + std::string(s.size() < w ? w - s.size() : 0, ' ') + "  ";
+  };
+  std::ostringstream os;
+  os << pad("key", w_key) << pad("type", w_type) << pad("unit", w_unit) << pad("range", w_range)
+     << pad("default", w_def) << "help\n";
+  for (const auto& o : table) {
+    os << pad(o.path, w_key) << pad(type_text(o), w_type) << pad(o.unit, w_unit)
+       << pad(range_text(o), w_range) << pad(default_text(o), w_def) << help_with_kinds(o)
+       << "\n";
+  }
+  return os.str();
+}
+
+std::string schema_markdown() {
+  auto cell = [](std::string s) {
+    std::string out;
+    for (char c : s) out += (c == '|') ? std::string("\\|") : std::string(1, c);
+    return out.empty() ? std::string(" ") : out;
+  };
+  std::ostringstream os;
+  os << "| key | type | unit | range | default | help |\n";
+  os << "|---|---|---|---|---|---|\n";
+  for (const auto& o : scenario_options()) {
+    os << "| `" << o.path << "` | " << cell(type_text(o)) << " | " << cell(o.unit) << " | "
+       << cell(range_text(o)) << " | " << cell(default_text(o)) << " | "
+       << cell(help_with_kinds(o)) << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace tiersim::config

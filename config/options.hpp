@@ -1,0 +1,97 @@
+#pragma once
+// THE scenario option table (fio-style): every key a scenario file may contain is declared once,
+// with its type, unit, range, default (or "required"), help text and the Scenario field it sets.
+// Parsing, validation, `--set key.path=value`, resolved YAML and `tiersim schema` all read it.
+//
+// Adding a key is one entry in scenario_options() (options.cpp), e.g.
+//   num("workload.nodes", "", 1, kNoLimit, "1", "data-parallel nodes", train, F(training.nodes))
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "config/spec_fields.hpp"
+#include "config/yaml_reader.hpp"
+#include "model/scenario.hpp"
+
+namespace tiersim::config {
+
+enum class ValueType {
+  kInt,         // integer; `choices` (if any) lists the allowed values
+  kNumber,      // real number
+  kSize,        // bytes: 4096, 4KiB, 16MiB, 1GiB, 1.5GB
+  kBool,        // true | false
+  kText,        // non-empty text
+  kChoice,      // one of `choices` (case-insensitive)
+  kPlacement,   // a tier name from `choices`, or fractions {gpu: .., cpu: .., nvme: ..} summing to 1
+  kPath,        // a file name, relative to the scenario file (to the working directory for --set)
+  kReferences,  // list of {case, source, metric, value, approx}
+};
+
+// An enum member seen through its index in Option::choices.
+struct EnumRef {
+  std::function<void(int)> set;
+  std::function<int()> get;
+};
+using FieldRef = std::variant<int*, double*, bool*, std::string*, Placement*, EnumRef,
+                              std::vector<Reference>*>;
+
+// Bit sets of workload kinds an option applies to.
+unsigned kind_bit(WorkloadKind k);
+inline constexpr unsigned kAllKinds = 0xFu;
+
+struct Option {
+  std::string path;  // "workload.batch"
+  ValueType type = ValueType::kNumber;
+  std::string unit;
+  double min = -kNoLimit;
+  double max = kNoLimit;
+  bool min_exclusive = false;
+  std::vector<std::string> choices;
+  std::string default_text;   // YAML text of the default; "" when required or optional
+  bool required = false;      // must be given (for the workload kinds in `kinds`)
+  bool from_catalog = false;  // absent: keeps the catalog entry's value
+  bool omit_when_unset = false;  // optional without default: empty text / negative number = unset
+  unsigned kinds = kAllKinds;    // workload kinds this key applies to
+  std::string help;
+  std::function<FieldRef(Scenario&)> field;  // the Scenario member the value goes to
+  // Runs after the value was written (catalog lookups: replaces the spec by the catalog entry).
+  std::function<void(Scenario&, const Catalog&)> resolve;
+};
+
+// The table, in application order (catalog names before the fields that override them).
+const std::vector<Option>& scenario_options();
+
+// Options with this exact path (two when a key means different things per workload kind).
+std::vector<const Option*> find_options(const std::string& path);
+// The one that applies to `kind`, or nullptr.
+const Option* find_option(const std::string& path, WorkloadKind kind);
+
+// Every section prefix ("hardware", "hardware.gpu", "policy.aio", ...).
+bool is_section(const std::string& path);
+// Keys directly below `prefix` ("" = top level), in table order, for "valid keys" messages.
+std::vector<std::string> keys_below(const std::string& prefix);
+// Workload kind names in enum order ("inference", "training", "checkpoint", "io").
+const std::vector<std::string>& workload_kind_names();
+
+// Reads `node` as the option's type (with its range checks) and writes it into `s`.
+void read_option(const YNode& node, const Option& opt, Scenario& s);
+// The option's current value in `s` as YAML (canonical: reading it back gives the same value).
+YAML::Node option_yaml(const Option& opt, Scenario& s);
+// True when the option is optional-without-default and `s` holds no value for it.
+bool option_unset(const Option& opt, Scenario& s);
+
+// Human-readable pieces for `tiersim schema`.
+std::string type_text(const Option& opt);
+std::string range_text(const Option& opt);
+std::string default_text(const Option& opt);
+std::string kinds_text(unsigned kinds);
+
+// `tiersim schema` output: an aligned plain-text table, or a Markdown table.
+std::string schema_text();
+std::string schema_markdown();
+
+}  // namespace tiersim::config

@@ -1,0 +1,28 @@
+#pragma once
+// Builds a fully resolved Scenario from a scenario YAML file: strict parsing against the option
+// table (config/options.hpp), catalog lookups, inline and --set overrides, defaults, cross-field
+// checks, provenance, canonical resolved YAML and its hash. Throws ConfigError / CatalogError.
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "model/scenario.hpp"
+
+namespace tiersim::config {
+
+struct LoadOptions {
+  std::vector<std::string> overrides;  // "key.path=value" (value is YAML), applied before checks
+  std::string data_dir;                // folder holding catalog/; empty = default_data_dir()
+  const Catalog* catalog = nullptr;    // reuse an already loaded catalog (sweeps); overrides data_dir
+};
+
+Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
+// `display_name` names the text in error messages; relative profile paths resolve against the
+// working directory.
+Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,
+                            const LoadOptions& opts = {});
+
+// FNV-1a 64 of the text, as 16 lower-case hex digits (stable across runs and platforms).
+std::string stable_hash(const std::string& text);
+
+}  // namespace tiersim::config

@@ -1,0 +1,114 @@
+#include "config/spec_fields.hpp"
+
+namespace tiersim::config {
+
+// Ranges reject values that are physically meaningless (negative bandwidth, zero layers) so a
+// typo in a catalog or an override fails loudly instead of producing a silent nonsense result.
+const std::vector<SpecField<GpuSpec>>& gpu_fields() {
+  using G = GpuSpec;
+  static const std::vector<SpecField<G>> kFields = {
+      {"memory_gb", &G::memory_gb, "GB", 0, kNoLimit, true, "device memory (1e9 bytes)"},
+      {"hbm_gbps", &G::hbm_gbps, "GB/s", 0, kNoLimit, true, "device memory bandwidth"},
+      {"fp16_tflops", &G::fp16_tflops, "TFLOP/s", 0, kNoLimit, true,
+       "dense FP16/BF16 tensor throughput"},
+      {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
+       "dense INT8 (or FP8) tensor throughput"},
+      {"fp32_tflops", &G::fp32_tflops, "TFLOP/s", 0, kNoLimit, false,
+       "non-tensor FP32 throughput (elementwise work)"},
+      {"pcie_gen", &G::pcie_gen, "", 1, 7, false, "PCIe generation of the host link"},
+      {"pcie_lanes", &G::pcie_lanes, "", 1, 32, false, "lanes of the host link"},
+      {"pcie_h2d_gbps", &G::pcie_h2d_gbps, "GB/s", 0, kNoLimit, false,
+       "achieved pinned host-to-device copy rate; 0 = derive from the link"},
+      {"pcie_d2h_gbps", &G::pcie_d2h_gbps, "GB/s", 0, kNoLimit, false,
+       "achieved pinned device-to-host copy rate; 0 = derive from the link"},
+      {"nvlink_gbps", &G::nvlink_gbps, "GB/s", 0, kNoLimit, false,
+       "GPU-to-GPU bandwidth per direction; 0 = no NVLink"},
+      {"tdp_w", &G::tdp_w, "W", 0, kNoLimit, false, "board power limit"},
+      {"idle_w", &G::idle_w, "W", 0, kNoLimit, false, "idle power with a CUDA context open"},
+      {"gds", &G::gds, "", 0, 1, false, "supports GPUDirect Storage"},
+  };
+  return kFields;
+}
+
+const std::vector<SpecField<HostSpec>>& host_fields() {
+  using H = HostSpec;
+  static const std::vector<SpecField<H>> kFields = {
+      {"sockets", &H::sockets, "", 1, 16, false, "CPU sockets"},
+      {"cores_per_socket", &H::cores_per_socket, "", 1, 1024, false, "cores per socket"},
+      {"dram_gb", &H::dram_gb, "GB", 0, kNoLimit, true, "installed DRAM (1e9 bytes)"},
+      {"dram_gbps", &H::dram_gbps, "GB/s", 0, kNoLimit, true,
+       "aggregate DRAM bandwidth over all sockets (theoretical)"},
+      {"cpu_fp16_gflops", &H::cpu_fp16_gflops, "GFLOP/s", 0, kNoLimit, false,
+       "achieved per-socket CPU fp16 batched matmul rate"},
+      {"cpu_fp32_gflops", &H::cpu_fp32_gflops, "GFLOP/s", 0, kNoLimit, false,
+       "achieved per-socket CPU fp32 matmul rate"},
+      {"cpu_tdp_w", &H::cpu_tdp_w, "W", 0, kNoLimit, false, "CPU power limit per socket"},
+      {"cpu_idle_w", &H::cpu_idle_w, "W", 0, kNoLimit, false, "CPU idle power per socket"},
+      {"dram_w_per_gb_active", &H::dram_w_per_gb_active, "W/GB", 0, kNoLimit, false,
+       "DRAM power per GB while the memory bus is busy"},
+      {"dram_w_per_gb_idle", &H::dram_w_per_gb_idle, "W/GB", 0, kNoLimit, false,
+       "DRAM power per GB while idle"},
+      {"platform_w", &H::platform_w, "W", 0, kNoLimit, false,
+       "constant power of fans, NICs, BMC, board"},
+      {"pcie_gen", &H::pcie_gen, "", 1, 7, false, "host PCIe generation (caps GPU and drive links)"},
+      {"nvme_io_gbps", &H::nvme_io_gbps, "GB/s", 0, kNoLimit, false,
+       "cap of the kernel storage path on aggregate NVMe I/O; 0 = none"},
+  };
+  return kFields;
+}
+
+const std::vector<SpecField<NvmeSpec>>& drive_fields() {
+  using N = NvmeSpec;
+  static const std::vector<SpecField<N>> kFields = {
+      {"pcie_gen", &N::pcie_gen, "", 1, 7, false, "PCIe generation of the drive"},
+      {"pcie_lanes", &N::pcie_lanes, "", 1, 16, false, "PCIe lanes of the drive"},
+      {"capacity_tb", &N::capacity_tb, "TB", 0, kNoLimit, true, "capacity (1e12 bytes)"},
+      {"read_gbps", &N::read_gbps, "GB/s", 0, kNoLimit, true,
+       "sequential read per drive (128 KiB+ blocks, high queue depth)"},
+      {"write_gbps", &N::write_gbps, "GB/s", 0, kNoLimit, true, "sequential write per drive"},
+      {"rand_read_kiops", &N::rand_read_kiops, "kIOPS", 0, kNoLimit, false,
+       "4 KiB random read IOPS (thousands)"},
+      {"rand_write_kiops", &N::rand_write_kiops, "kIOPS", 0, kNoLimit, false,
+       "4 KiB random write IOPS (thousands)"},
+      {"read_latency_us", &N::read_latency_us, "us", 0, kNoLimit, false,
+       "4 KiB read latency at queue depth 1"},
+      {"write_latency_us", &N::write_latency_us, "us", 0, kNoLimit, false,
+       "4 KiB write latency at queue depth 1"},
+      {"active_w", &N::active_w, "W", 0, kNoLimit, false, "active power per drive"},
+      {"idle_w", &N::idle_w, "W", 0, kNoLimit, false, "idle power per drive"},
+  };
+  return kFields;
+}
+
+const std::vector<SpecField<LlmSpec>>& llm_fields() {
+  using L = LlmSpec;
+  static const std::vector<SpecField<L>> kFields = {
+      {"family", &L::family, "", 0, 0, false, "architecture family (opt, llama, bloom, ...)"},
+      {"layers", &L::layers, "", 1, kNoLimit, false, "transformer layers"},
+      {"hidden", &L::hidden, "", 1, kNoLimit, false, "hidden size"},
+      {"ffn", &L::ffn, "", 1, kNoLimit, false, "FFN inner size (per expert for MoE)"},
+      {"heads", &L::heads, "", 1, kNoLimit, false, "attention heads"},
+      {"kv_heads", &L::kv_heads, "", 1, kNoLimit, false,
+       "key/value heads (== heads without grouped-query attention)"},
+      {"vocab", &L::vocab, "", 1, kNoLimit, false, "vocabulary size"},
+      {"experts", &L::experts, "", 1, kNoLimit, false, "FFN experts (1 = dense)"},
+      {"experts_per_token", &L::experts_per_token, "", 1, kNoLimit, false,
+       "experts routed per token (top-k)"},
+      {"ffn_kind", &L::ffn_kind, "", 0, 0, false, "mlp (up+down) or gated (gate+up+down)"},
+      {"tied_embeddings", &L::tied_embeddings, "", 0, 1, false,
+       "output projection shares the input embedding"},
+      {"learned_positions", &L::learned_positions, "", 0, 1, false,
+       "learned position table (OPT/BLOOM style)"},
+      {"max_positions", &L::max_positions, "", 1, kNoLimit, false, "maximum sequence length"},
+      {"published_params_b", &L::published_params_b, "1e9 params", 0, kNoLimit, false,
+       "published parameter count, for the catalog cross-check only"},
+  };
+  return kFields;
+}
+
+const std::vector<std::string>& ffn_kind_names() {
+  static const std::vector<std::string> kNames = {"mlp", "gated"};
+  return kNames;
+}
+
+}  // namespace tiersim::config
