@@ -44,6 +44,7 @@ struct HostSpec {
   double dram_w_per_gb_idle = 0;     // DRAM power per GB when idle
   double platform_w = 0;             // fans, NICs, BMC, board: constant
   int pcie_gen = 5;                  // host's PCIe generation (caps GPU and drive links)
+  double nvme_io_gbps = 0;           // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
   SourceMap sources;
 };
 

@@ -44,9 +44,50 @@ double Resource::busy_s(const char* label) const {
   return sum;
 }
 
+// A detached process: owns the Task it runs, unlinks itself from the engine's live list and frees
+// its frame when the Task finishes.
+struct ProcessPromise;
+struct Process {
+  using promise_type = ProcessPromise;
+  std::coroutine_handle<ProcessPromise> handle;
+};
+
+struct ProcessPromise {
+  Engine* engine = nullptr;
+  ProcessPromise* prev = nullptr;
+  ProcessPromise* next = nullptr;
+  Process get_return_object() {
+    return Process{std::coroutine_handle<ProcessPromise>::from_promise(*this)};
+  }
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  std::suspend_never final_suspend() noexcept {
+    unlink();
+    return {};
+  }
+  void return_void() {}
+  void unhandled_exception() {
+    if (engine && !engine->failure_) engine->failure_ = std::current_exception();
+  }
+  void unlink() {
+    if (!engine) return;
+    if (prev) prev->next = next;
+    else engine->live_head_ = next;
+    if (next) next->prev = prev;
+    engine = nullptr;
+  }
+};
+
+namespace {
+Process run_detached(Task task) { co_await task; }
+}  // namespace
+
 Engine::~Engine() {
-  // Processes still suspended (a run stopped by an exception) are destroyed with their Task.
-  processes_.clear();
+  // Processes left waiting (a deadlock, or a run stopped by an exception) are freed here.
+  while (live_head_) {
+    ProcessPromise* p = live_head_;
+    p->unlink();
+    std::coroutine_handle<ProcessPromise>::from_promise(*p).destroy();
+  }
 }
 
 Resource& Engine::add_resource(std::string name, std::string unit, double rate_per_s,
@@ -63,8 +104,13 @@ void Engine::schedule(double t_s, std::coroutine_handle<> h) {
 }
 
 void Engine::spawn(Task task) {
-  schedule(now_s_, task.handle());
-  processes_.push_back(std::move(task));
+  Process p = run_detached(std::move(task));
+  ProcessPromise& promise = p.handle.promise();
+  promise.engine = this;
+  promise.next = live_head_;
+  if (live_head_) live_head_->prev = &promise;
+  live_head_ = &promise;
+  schedule(now_s_, p.handle);
 }
 
 void Engine::run() {
@@ -75,9 +121,7 @@ void Engine::run() {
     now_s_ = e.t_s;
     ++events_;
     e.handle.resume();
-  }
-  for (const auto& p : processes_) {
-    if (p.handle().promise().exception) std::rethrow_exception(p.handle().promise().exception);
+    if (failure_) std::rethrow_exception(failure_);
   }
 }
 

@@ -21,6 +21,7 @@
 namespace tiersim::sim {
 
 class Engine;
+struct ProcessPromise;  // sim/engine.cpp: the frame of a detached process
 
 // A lazily started coroutine. Awaiting a Task runs it to completion and resumes the awaiter;
 // Engine::spawn runs it as an independent process.
@@ -151,7 +152,8 @@ class Engine {
   Resource& add_resource(std::string name, std::string unit, double rate_per_s, int channels = 1);
   const std::vector<std::unique_ptr<Resource>>& resources() const { return resources_; }
 
-  // Starts `task` as an independent process at the current time.
+  // Starts `task` as an independent process at the current time. Its frame is freed when it
+  // finishes (or when the engine is destroyed, for a process left waiting forever).
   void spawn(Task task);
   // Runs until no event is left. Rethrows the first exception a process raised.
   void run();
@@ -208,11 +210,14 @@ class Engine {
       return a.t_s != b.t_s ? a.t_s > b.t_s : a.seq > b.seq;
     }
   };
+  friend struct ProcessPromise;
   double now_s_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
   std::vector<Event> queue_;
-  std::vector<Task> processes_;
+  // Live detached processes, as an intrusive list threaded through their promises.
+  ProcessPromise* live_head_ = nullptr;
+  std::exception_ptr failure_;
   std::vector<std::unique_ptr<Resource>> resources_;
   bool tracing_ = false;
   std::vector<TraceSpan> trace_;

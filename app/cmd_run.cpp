@@ -1,0 +1,70 @@
+// tiersim run: simulate one scenario file.
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "app/command.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "sim/output.hpp"
+#include "sim/simulate.hpp"
+
+namespace po = boost::program_options;
+
+namespace tiersim::app {
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: tiersim run SCENARIO.yaml [options]\n\n"
+      "Simulates one scenario (hardware, model, workload, offload policy) and prints how fast it\n"
+      "runs, where the time goes and whether it fits in memory. Exit code 3 when it does not fit.\n\n"
+      "options");
+  std::string file, trace_path, data_dir;
+  std::vector<std::string> sets;
+  opts.add_options()("help,h", "show this help")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "override one scenario key before validation, e.g. --set workload.batch=128 "
+      "--set hardware.nvme.count=8 (repeatable; keys as in `tiersim schema`)")(
+      "json", "print one JSON object instead of the table")(
+      "trace", po::value<std::string>(&trace_path),
+      "write every simulated event as a Chrome trace-event file (open in Perfetto)")(
+      "data-dir", po::value<std::string>(&data_dir),
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nexample:\n  tiersim run scenarios/llama3-70b-h200-4x-gen5-gds.yaml "
+                         "--set hardware.nvme.count=8 --json\n";
+    return kExitOk;
+  }
+  if (file.empty()) throw Error("missing SCENARIO.yaml (see tiersim run --help)");
+
+  config::LoadOptions load;
+  load.overrides = sets;
+  load.data_dir = data_dir;
+  const Scenario scenario = config::load_scenario(file, load);
+  sim::SimOptions sim_opts;
+  sim_opts.trace = !trace_path.empty();
+  const sim::RunResult result = sim::simulate(scenario, sim_opts);
+
+  if (vm.count("json"))
+    std::cout << sim::to_json(scenario, result).dump(2) << "\n";
+  else
+    sim::print_human(std::cout, scenario, result);
+  if (!trace_path.empty()) {
+    std::ofstream out(trace_path);
+    if (!out) throw IoError("cannot write trace file '" + trace_path + "'");
+    sim::write_chrome_trace(out, scenario, result);
+    if (!out) throw IoError("failed writing trace file '" + trace_path + "'");
+  }
+  return result.fits ? kExitOk : kExitDoesNotFit;
+}
+
+}  // namespace tiersim::app

@@ -1,0 +1,101 @@
+#include "model/capacity.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/layout.hpp"
+#include "model/units.hpp"
+
+namespace tiersim {
+
+std::string format_gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / units::kGB);
+  return buf;
+}
+
+double model_weight_bytes(const LlmSpec& m, const Policy& p) {
+  double sum = 0;
+  for (const auto& mod : weight_modules(m, p)) sum += mod.bytes();
+  return sum;
+}
+
+void finish_capacity(CapacityReport& report) {
+  report.fits = true;
+  report.shortfall.clear();
+  for (const auto& t : report.tiers) {
+    if (t.fits()) continue;
+    report.fits = false;
+    if (!report.shortfall.empty()) report.shortfall += "; ";
+    report.shortfall += t.tier + " needs " + format_gb(t.required_bytes) + ", has " +
+                        format_gb(t.capacity_bytes) + " (short " +
+                        format_gb(t.required_bytes - t.capacity_bytes) + "): ";
+    auto items = t.items;
+    std::sort(items.begin(), items.end(),
+              [](const MemoryItem& a, const MemoryItem& b) { return a.bytes > b.bytes; });
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i) report.shortfall += ", ";
+      report.shortfall += items[i].what + " " + format_gb(items[i].bytes);
+    }
+  }
+}
+
+CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em) {
+  const Policy& p = s.policy;
+  const LlmSpec& m = s.model;
+  const auto& w = s.inference;
+  const double shards = double(p.parallelism.tensor) * double(p.parallelism.pipeline);
+  const double tp = p.parallelism.tensor;
+  const auto modules = weight_modules(m, p);
+
+  double total_weights = 0, max_streamed_module = 0, max_streamed_tensor = 0, max_module_elems = 0;
+  const double streamed_frac = p.weights.cpu + p.weights.nvme;
+  for (const auto& mod : modules) {
+    total_weights += mod.bytes();
+    max_streamed_module = std::max(max_streamed_module, mod.bytes() * streamed_frac);
+    max_module_elems = std::max(max_module_elems, mod.elements());
+    for (const auto& t : mod.tensors)
+      max_streamed_tensor = std::max(max_streamed_tensor, t.bytes * p.weights.nvme);
+  }
+
+  const double kv_elem_bytes = p.kv_bits / 8.0;
+  const double kv_total = double(w.batch) * double(w.prompt_tokens + w.gen_tokens) * m.layers *
+                          kv_bytes_per_token_layer(m, kv_elem_bytes);
+
+  CapacityReport r;
+  TierMemory gpu{"gpu", 0, s.hardware.gpu.memory_gb * units::kGB, {}};
+  gpu.add("weights (resident)", total_weights * p.weights.gpu / shards);
+  if (streamed_frac > 0)
+    gpu.add("weight prefetch buffers", (p.prefetch_layers + 1) * max_streamed_module / tp);
+  if (p.weight_bits < 16) gpu.add("dequantisation workspace", max_module_elems * 2.0 / tp);
+  gpu.add("kv cache", kv_total * p.kv_cache.gpu / shards);
+  const double sub_batch = double(w.batch) / std::max(1, p.gpu_batches);
+  const double tokens = sub_batch * w.prompt_tokens;
+  const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
+  // Prefill peak: hidden states in and out, the FFN intermediate, and eager attention's score and
+  // probability matrices for one layer.
+  const double activations = tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 +
+                             2.0 * sub_batch * (m.heads / tp) * double(w.prompt_tokens) *
+                                 double(w.prompt_tokens) * 2.0 +
+                             double(w.batch) * m.vocab * 4.0;
+  gpu.add("activations (prefill peak)", activations);
+  gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
+
+  TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
+  cpu.add("weights", total_weights * p.weights.cpu);
+  if (p.weights.nvme > 0 && p.io_path == IoPath::kAio)
+    cpu.add("pinned AIO swap buffers", p.aio.swap_buffers * max_streamed_tensor);
+  cpu.add("kv cache", kv_total * p.kv_cache.cpu);
+  cpu.add("operating system and framework", em.host_reserved_bytes);
+
+  TierMemory nvme{"nvme", 0,
+                  s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
+  nvme.add("weights", total_weights * p.weights.nvme);
+  nvme.add("kv cache", kv_total * p.kv_cache.nvme);
+
+  r.tiers = {gpu, cpu, nvme};
+  finish_capacity(r);
+  return r;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,49 @@
+#pragma once
+// Memory per tier (GPU, host DRAM, NVMe) against capacity. Pure arithmetic: what must be resident
+// where for a scenario to run at all.
+#include <string>
+#include <vector>
+
+#include "model/perf.hpp"
+#include "model/scenario.hpp"
+
+namespace tiersim {
+
+struct MemoryItem {
+  std::string what;  // e.g. "weights (resident)", "kv cache", "prefetch buffers"
+  double bytes = 0;
+};
+
+struct TierMemory {
+  std::string tier;  // gpu (per GPU), cpu (host DRAM), nvme (the array)
+  double required_bytes = 0;
+  double capacity_bytes = 0;
+  std::vector<MemoryItem> items;
+  bool fits() const { return required_bytes <= capacity_bytes; }
+  void add(std::string what, double bytes) {
+    if (bytes <= 0) return;
+    items.push_back({std::move(what), bytes});
+    required_bytes += bytes;
+  }
+};
+
+struct CapacityReport {
+  std::vector<TierMemory> tiers;
+  bool fits = true;
+  std::string shortfall;  // "gpu: needs 52.1 GB, has 48.0 GB (short 4.1 GB): kv cache 30.2 GB, ..."
+};
+
+// Bytes of weights of the whole model at the policy's precision (quantised linear layers,
+// fp16 embeddings and norms).
+double model_weight_bytes(const LlmSpec& m, const Policy& p);
+
+// The inference scenario's memory per tier.
+CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em);
+
+// Builds the shortfall text and the fits flag from filled tiers.
+void finish_capacity(CapacityReport& report);
+
+// "52.1 GB"
+std::string format_gb(double bytes);
+
+}  // namespace tiersim

@@ -1,0 +1,75 @@
+#include "model/perf.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/units.hpp"
+
+namespace tiersim {
+
+double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
+  const double compute_s = flops / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double memory_s = bytes / (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
+  return std::max(compute_s, memory_s);
+}
+
+double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, double flops,
+                       double kv_bytes) {
+  const double rate = host.cpu_fp16_gflops * units::kGiga * std::max(1, host.sockets);
+  const double compute_s = rate > 0 ? flops / rate : 0;
+  const double memory_s =
+      kv_bytes / (units::gbps_to_bytes_per_s(host.dram_gbps) * em.cpu_dram_efficiency);
+  return std::max(compute_s, memory_s);
+}
+
+namespace {
+double link_cap_gbps(const GpuSpec& gpu, const HostSpec& host) {
+  // A copy engine achieves about 80% of the link's payload rate (TLP headers, flow control).
+  return 0.8 * pcie_link_gbps(std::min(gpu.pcie_gen, host.pcie_gen), gpu.pcie_lanes);
+}
+}  // namespace
+
+double h2d_gbps(const GpuSpec& gpu, const HostSpec& host) {
+  const double cap = link_cap_gbps(gpu, host);
+  return gpu.pcie_h2d_gbps > 0 ? std::min(gpu.pcie_h2d_gbps, cap / 0.8) : cap;
+}
+
+double d2h_gbps(const GpuSpec& gpu, const HostSpec& host) {
+  const double cap = link_cap_gbps(gpu, host);
+  return gpu.pcie_d2h_gbps > 0 ? std::min(gpu.pcie_d2h_gbps, cap / 0.8) : cap;
+}
+
+double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host) {
+  if (gpu.nvlink_gbps > 0) return gpu.nvlink_gbps;
+  // Peer-to-peer over PCIe through the root complex or a switch: about the host-copy rate.
+  return std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+}
+
+NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host,
+                                  const AioConfig& aio, double transfer_bytes) {
+  NvmeArrayTiming t;
+  if (nvme.count <= 0) return t;
+  const double drives = nvme.count;
+  const double block = std::max(4096.0, aio.block_size_bytes);
+  // A transfer smaller than the reader's window cannot keep every slot busy.
+  const double requests = std::max(1.0, std::ceil(transfer_bytes / block));
+  const double outstanding =
+      std::min(requests, std::max(1.0, double(aio.threads) * double(aio.queue_depth)));
+  // RAID-0 stripes each request over every drive: each drive sees a 1/N share of every request.
+  const double block_per_drive = std::max(4096.0, block / drives);
+  auto array_gbps = [&](const SsdDirectionModel& m) {
+    double per_drive = m.bandwidth_gbps(block_per_drive, outstanding);
+    double array = per_drive * drives;
+    // The host's kernel I/O path (block layer, RAID, interrupts) caps the aggregate; it adds its
+    // time per byte to the drives'.
+    if (host.nvme_io_gbps > 0) array = 1.0 / (1.0 / array + 1.0 / host.nvme_io_gbps);
+    return array;
+  };
+  t.read_gbps = array_gbps(nvme.model.read);
+  t.write_gbps = array_gbps(nvme.model.write);
+  t.read_latency_s = nvme.model.read.latency_s(block_per_drive, 1);
+  t.write_latency_s = nvme.model.write.latency_s(block_per_drive, 1);
+  return t;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,59 @@
+#pragma once
+// How fast kernels and transfers run on the hardware, before any contention. The simulator asks
+// these pure functions for service times and lets the engine queue them on shared resources.
+#include "model/hardware.hpp"
+#include "model/scenario.hpp"
+
+namespace tiersim {
+
+// Framework and library efficiencies: how far real software stays below hardware peaks. These are
+// properties of the software stack (PyTorch eager + cuBLAS, DeepSpeed), not of any one published
+// case, and apply to every scenario alike.
+struct ExecutionModel {
+  // Large fp16 GEMMs in cuBLAS reach about 70-80% of dense tensor peak; eager PyTorch adds
+  // elementwise kernels (layer norm, activation, residual) between them.
+  double gemm_efficiency = 0.70;
+  // Memory-bound kernels (decode GEMV, attention over the KV cache, dequantisation) reach about
+  // 80% of the HBM bandwidth.
+  double hbm_efficiency = 0.80;
+  // Kernel launches and Python dispatch per transformer layer in eager mode (~30 kernels).
+  double layer_overhead_s = 300e-6;
+  // Per fetched parameter tensor: ZeRO-3 module hooks, buffer allocation, stream synchronisation.
+  double fetch_overhead_s = 200e-6;
+  // CPU kernels reading host DRAM reach this fraction of its theoretical bandwidth.
+  double cpu_dram_efficiency = 0.5;
+  // CUDA context, cuBLAS workspace and caching-allocator slack kept on every GPU.
+  double gpu_reserved_bytes = 2.0e9;
+  // Operating system, framework and page cache kept free on the host.
+  double host_reserved_bytes = 16.0e9;
+  // DeepSpeed keeps parameters smaller than max(1 MiB, AIO block size) in CPU memory.
+  double small_param_bytes = 1024.0 * 1024.0;
+};
+
+// Seconds for a GPU kernel group doing `flops` FLOPs and moving `bytes` through device memory:
+// the roofline with the efficiencies above.
+double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
+
+// Seconds for CPU attention over `kv_bytes` of KV cache doing `flops` FLOPs at fp16.
+double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, double flops,
+                       double kv_bytes);
+
+// Achieved host-to-device and device-to-host copy rates (1e9 B/s) of one GPU's link, limited by
+// the slower of the GPU's and the host's PCIe generation.
+double h2d_gbps(const GpuSpec& gpu, const HostSpec& host);
+double d2h_gbps(const GpuSpec& gpu, const HostSpec& host);
+// GPU-to-GPU bandwidth per direction (NVLink, or peer-to-peer over PCIe).
+double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
+
+// The NVMe RAID-0 volume under a DeepNVMe-style reader: `threads` x `queue_depth` requests of
+// `block_size_bytes`, each striped over every drive.
+struct NvmeArrayTiming {
+  double read_gbps = 0;   // sustained array bandwidth at the policy's operating point
+  double write_gbps = 0;
+  double read_latency_s = 0;   // time to the first completed request
+  double write_latency_s = 0;
+};
+NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host,
+                                  const AioConfig& aio, double transfer_bytes);
+
+}  // namespace tiersim

@@ -1,0 +1,22 @@
+#pragma once
+// Serialisations of a result: the --json object, the human table and the Chrome trace-event file.
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+
+namespace tiersim::sim {
+
+// One object: scenario name/hash, fits, memory per tier, every metric at top level (name: value),
+// units, bottleneck, utilization per resource.
+nlohmann::json to_json(const Scenario& scenario, const RunResult& result);
+
+// A short table for people.
+void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result);
+
+// Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one track per resource,
+// one complete event per busy interval, times in microseconds.
+void write_chrome_trace(std::ostream& os, const Scenario& scenario, const RunResult& result);
+
+}  // namespace tiersim::sim

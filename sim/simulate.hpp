@@ -1,0 +1,20 @@
+#pragma once
+// The thin public entry point of the simulator: one resolved scenario in, one result out.
+#include "model/perf.hpp"
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+
+namespace tiersim::sim {
+
+struct SimOptions {
+  bool trace = false;     // keep every busy interval (for --trace and the report's timeline)
+  ExecutionModel exec;    // software-stack efficiencies
+};
+
+// Dispatches on the workload kind. Throws ModelError for scenarios the model cannot express.
+RunResult simulate(const Scenario& scenario, const SimOptions& options = {});
+
+RunResult simulate_inference(const Scenario& scenario, const SimOptions& options);
+RunResult simulate_io(const Scenario& scenario, const SimOptions& options);
+
+}  // namespace tiersim::sim
