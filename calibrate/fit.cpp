@@ -1,0 +1,105 @@
+#include "calibrate/fit.hpp"
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+
+#include "model/errors.hpp"
+
+namespace tiersim::calibrate {
+
+namespace {
+
+constexpr int kTerms = 4;
+
+}  // namespace
+
+SsdDirectionModel fit_direction(const std::vector<FitPoint>& points) {
+  std::vector<const FitPoint*> usable;
+  for (const auto& p : points) {
+    if (p.block_bytes > 0 && p.queue_depth > 0 && p.bandwidth_gbps > 0 && std::isfinite(p.bandwidth_gbps)) {
+      usable.push_back(&p);
+    }
+  }
+  if (usable.size() < static_cast<std::size_t>(kTerms)) {
+    throw ModelError("device-model fit needs at least 4 measured points, got " + std::to_string(usable.size()));
+  }
+  const auto n = static_cast<Eigen::Index>(usable.size());
+  Eigen::MatrixXd a(n, kTerms);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const FitPoint& p = *usable[static_cast<std::size_t>(i)];
+    const double t = 1.0 / (p.bandwidth_gbps * 1e9);  // seconds per byte
+    a(i, 0) = 1.0 / t;
+    a(i, 1) = 1.0 / p.block_bytes / t;
+    a(i, 2) = 1.0 / (p.queue_depth * p.block_bytes) / t;
+    a(i, 3) = 1.0 / p.queue_depth / t;
+  }
+  const Eigen::VectorXd b = Eigen::VectorXd::Ones(n);
+  // The columns differ by ~10 orders of magnitude; scaling them to unit norm keeps QR accurate.
+  Eigen::VectorXd scale = a.colwise().norm().transpose();
+  for (int j = 0; j < kTerms; ++j) {
+    if (scale(j) == 0) scale(j) = 1;
+    a.col(j) /= scale(j);
+  }
+
+  Eigen::VectorXd best = Eigen::VectorXd::Zero(kTerms);
+  double best_residual = std::numeric_limits<double>::infinity();
+  // The peak term is always in: without it the model has no bandwidth limit at all.
+  for (unsigned mask = 1; mask < (1u << kTerms); mask += 2) {
+    std::vector<int> cols;
+    for (int j = 0; j < kTerms; ++j) {
+      if (mask & (1u << j)) cols.push_back(j);
+    }
+    Eigen::MatrixXd sub(n, static_cast<Eigen::Index>(cols.size()));
+    for (std::size_t k = 0; k < cols.size(); ++k) sub.col(static_cast<Eigen::Index>(k)) = a.col(cols[k]);
+    const Eigen::VectorXd x = sub.colPivHouseholderQr().solve(b);
+    if (!x.allFinite() || (x.array() < 0).any() || !(x(0) > 0)) continue;
+    const double residual = (sub * x - b).squaredNorm();
+    if (residual < best_residual) {
+      best_residual = residual;
+      best.setZero();
+      for (std::size_t k = 0; k < cols.size(); ++k) best(cols[k]) = x(static_cast<Eigen::Index>(k));
+    }
+  }
+  if (!std::isfinite(best_residual)) {
+    throw ModelError("device-model fit found no solution with a positive peak bandwidth");
+  }
+  SsdDirectionModel m;
+  const double c0 = best(0) / scale(0), c1 = best(1) / scale(1), c2 = best(2) / scale(2), c3 = best(3) / scale(3);
+  m.peak_gbps = 1.0 / c0 / 1e9;
+  m.io_overhead_us = c1 * 1e6;
+  m.latency_us = c2 * 1e6;
+  m.stream_gbps = c3 > 0 ? 1.0 / c3 / 1e9 : 0.0;
+  return m;
+}
+
+double mean_abs_error_pct(const SsdDirectionModel& model, const std::vector<FitPoint>& points) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& p : points) {
+    if (!(p.bandwidth_gbps > 0)) continue;
+    sum += std::abs(model.bandwidth_gbps(p.block_bytes, p.queue_depth) - p.bandwidth_gbps) / p.bandwidth_gbps;
+    ++n;
+  }
+  return n ? 100.0 * sum / n : 0.0;
+}
+
+FitReport fit_with_holdout(const std::vector<FitPoint>& points, int heldout_every) {
+  std::vector<FitPoint> train, held;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (heldout_every > 1 && (i + 1) % static_cast<std::size_t>(heldout_every) == 0) {
+      held.push_back(points[i]);
+    } else {
+      train.push_back(points[i]);
+    }
+  }
+  FitReport r;
+  r.model = fit_direction(train);
+  r.fit_points = static_cast<int>(train.size());
+  r.heldout_points = static_cast<int>(held.size());
+  r.fit_error_pct = mean_abs_error_pct(r.model, train);
+  r.heldout_error_pct = held.empty() ? 0.0 : mean_abs_error_pct(r.model, held);
+  return r;
+}
+
+}  // namespace tiersim::calibrate

@@ -1,0 +1,353 @@
+// Calibration files: creation with an ownership header, random fill, free-space and raw-device
+// checks, cleanup.
+#include "calibrate/target.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "calibrate/rng.hpp"
+
+namespace tiersim::calibrate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[] = "TIERSIM-CALIBRATION-FILE v1\n";
+constexpr std::size_t kFillChunkBytes = 4u << 20;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string header_text() {
+  std::ostringstream os;
+  os << kMagic << "pid: " << ::getpid() << "\nhost: " << host_name()
+     << "\ncreated: " << std::time(nullptr)
+     << "\nThis file was created by `tiersim calibrate` for I/O benchmarks and holds only random "
+        "data. It is safe to delete.\n";
+  return os.str();
+}
+
+std::string gib_text(std::uint64_t bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  os << static_cast<double>(bytes) / static_cast<double>(1ull << 30) << " GiB";
+  return os.str();
+}
+
+bool stopped(const FileOptions& o) { return o.stop != nullptr && o.stop->load(std::memory_order_relaxed); }
+
+// Writes random data over [offset, offset + bytes). Fresh random data per chunk: a drive or a
+// hypervisor that compresses or deduplicates must not make the calibration look faster.
+void fill_random(int fd, std::uint64_t offset, std::uint64_t bytes, const FileOptions& options,
+                 const std::string& path) {
+  AlignedBuffer buf(kFillChunkBytes);
+  Rng rng(options.seed ^ 0x5eedf111ull);
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    if (stopped(options)) throw Error("interrupted while filling " + path);
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kFillChunkBytes, bytes - done));
+    rng.fill(buf.data(), n);
+    std::size_t put = 0;
+    while (put < n) {
+      const ssize_t w = ::pwrite(fd, static_cast<char*>(buf.data()) + put, n - put,
+                                 static_cast<off_t>(offset + done + put));
+      if (w < 0) {
+        if (errno == EINTR) {
+          if (stopped(options)) throw Error("interrupted while filling " + path);
+          continue;
+        }
+        if (errno == EINVAL && options.direct) {
+          throw DirectIoUnsupported("O_DIRECT writes to " + path +
+                                    " fail with EINVAL: the file system does not support direct "
+                                    "I/O (tmpfs?). Use a directory on a real drive, or --buffered "
+                                    "(results then include the page cache).");
+        }
+        if (errno == ENOSPC) throw IoError("no space left while filling " + path);
+        throw IoError("writing " + path + " failed: " + errno_text(errno));
+      }
+      if (w == 0) throw IoError("writing " + path + " made no progress");
+      put += static_cast<std::size_t>(w);
+    }
+    done += n;
+  }
+  if (::fdatasync(fd) != 0) throw IoError("fdatasync " + path + " failed: " + errno_text(errno));
+}
+
+std::string parent_dir(const std::string& path) {
+  fs::path p = fs::absolute(path).parent_path();
+  return p.empty() ? std::string(".") : p.string();
+}
+
+// Reads the first bytes of a file without O_DIRECT (any alignment) to look for the header.
+std::string read_prefix(const std::string& path, std::size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s(n, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  return s;
+}
+
+}  // namespace
+
+void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
+
+AlignedBuffer::AlignedBuffer(std::size_t size_bytes) {
+  const std::size_t rounded = (size_bytes + 4095) / 4096 * 4096;
+  void* p = nullptr;
+  if (::posix_memalign(&p, 4096, rounded == 0 ? 4096 : rounded) != 0) {
+    throw IoError("cannot allocate " + std::to_string(rounded) + " bytes of aligned I/O buffer");
+  }
+  std::memset(p, 0, rounded == 0 ? 4096 : rounded);  // touch the pages before timing anything
+  data_.reset(p);
+  size_ = rounded;
+}
+
+std::uint64_t statvfs_free_bytes(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) {
+    throw IoError("statvfs " + path + " failed: " + errno_text(errno));
+  }
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+void check_free_space(const std::string& dir, std::uint64_t need_bytes, const SafetyLimits& limits) {
+  const std::uint64_t avail = limits.free_bytes ? limits.free_bytes(dir) : statvfs_free_bytes(dir);
+  if (avail < need_bytes || avail - need_bytes < limits.reserve_free_bytes) {
+    throw SafetyError("refusing to create " + gib_text(need_bytes) + " of calibration files in " +
+                      dir + ": only " + gib_text(avail) + " free and " +
+                      gib_text(limits.reserve_free_bytes) +
+                      " must remain. Use a smaller --file-size or another directory.");
+  }
+}
+
+void check_raw_device_consent(const std::string& device, const std::string& confirmation) {
+  if (confirmation.empty()) {
+    throw SafetyError("refusing to write to raw device " + device +
+                      ": this destroys its contents. Name it twice to confirm: --raw-device " +
+                      device + " --i-understand-this-destroys " + device);
+  }
+  std::error_code ec1, ec2;
+  const fs::path a = fs::weakly_canonical(device, ec1);
+  const fs::path b = fs::weakly_canonical(confirmation, ec2);
+  if (confirmation != device && (ec1 || ec2 || a != b)) {
+    throw SafetyError("refusing to write to raw device " + device +
+                      ": --i-understand-this-destroys names a different device (" + confirmation +
+                      ")");
+  }
+  struct stat st {};
+  if (::stat(device.c_str(), &st) != 0) {
+    throw SafetyError("raw device " + device + ": " + errno_text(errno));
+  }
+  if (!S_ISBLK(st.st_mode)) {
+    throw SafetyError("refusing --raw-device " + device +
+                      ": not a block device (use --target for files and directories)");
+  }
+}
+
+bool is_own_file(const std::string& path) {
+  const std::string prefix = read_prefix(path, sizeof kMagic - 1);
+  return prefix == std::string(kMagic, sizeof kMagic - 1);
+}
+
+int remove_stale_files(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kFilePrefix, 0) != 0 || !entry.is_regular_file(ec)) continue;
+    // .tiersim-calib-<pid>-<n>.dat: parse the pid.
+    const long pid = std::strtol(name.c_str() + std::strlen(kFilePrefix), nullptr, 10);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    if (!is_own_file(entry.path().string())) continue;
+    if (fs::remove(entry.path(), ec)) ++removed;
+  }
+  return removed;
+}
+
+TargetDescription describe_target(const std::string& path) {
+  TargetDescription d;
+  std::error_code ec;
+  const std::string canon = fs::weakly_canonical(path, ec).string();
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  std::size_t best = 0;
+  std::string best_source;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mount_point options [optional...] - fstype source superoptions
+    std::istringstream ls(line);
+    std::string id, parent, majmin, root, mount_point, options, field;
+    ls >> id >> parent >> majmin >> root >> mount_point >> options;
+    while (ls >> field && field != "-") {
+    }
+    std::string fstype, source;
+    ls >> fstype >> source;
+    const bool under = canon == mount_point ||
+                       (canon.rfind(mount_point, 0) == 0 &&
+                        (mount_point == "/" || canon[mount_point.size()] == '/'));
+    if (under && mount_point.size() >= best) {
+      best = mount_point.size();
+      d.mount_point = mount_point;
+      d.filesystem = fstype;
+      best_source = source;
+    }
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+    d.filesystem = "raw";
+    best_source = path;
+  }
+  d.device = best_source.empty() ? "unknown" : best_source;
+  // The drive's model name, when sysfs has it (NVMe and SCSI do; virtio disks do not).
+  const dev_t dev = (::stat(path.c_str(), &st) == 0) ? (S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev) : 0;
+  if (dev != 0) {
+    const std::string sys = "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+    std::string model;
+    for (const char* rel : {"/device/model", "/../device/model"}) {
+      std::ifstream m(sys + rel);
+      if (m && std::getline(m, model)) break;
+    }
+    while (!model.empty() && (model.back() == ' ' || model.back() == '\n')) model.pop_back();
+    if (!model.empty()) d.device += " (" + model + ")";
+  }
+  return d;
+}
+
+CalibrationFile::CalibrationFile(CalibrationFile&& o) noexcept
+    : fd_(o.fd_),
+      path_(std::move(o.path_)),
+      region_offset_bytes_(o.region_offset_bytes_),
+      region_bytes_(o.region_bytes_),
+      created_(o.created_),
+      remove_on_close_(o.remove_on_close_),
+      direct_(o.direct_) {
+  o.fd_ = -1;
+  o.remove_on_close_ = false;
+}
+
+CalibrationFile::~CalibrationFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (remove_on_close_) ::unlink(path_.c_str());
+}
+
+CalibrationFile CalibrationFile::open_owned(const std::string& path, const FileOptions& options) {
+  const std::uint64_t total = kRegionOffsetBytes + options.region_bytes;
+  CalibrationFile f;
+  f.path_ = path;
+  f.region_offset_bytes_ = kRegionOffsetBytes;
+  f.region_bytes_ = options.region_bytes;
+  f.direct_ = options.direct;
+  std::uint64_t existing_bytes = 0;
+
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode) || !is_own_file(path)) {
+      throw SafetyError("refusing to use " + path +
+                        ": it exists and was not created by tiersim calibrate (no tiersim "
+                        "ownership header). Choose another path; tiersim never overwrites files "
+                        "it did not create.");
+    }
+    existing_bytes = static_cast<std::uint64_t>(st.st_size);
+    if (existing_bytes < total) check_free_space(parent_dir(path), total - existing_bytes, options.limits);
+  } else {
+    if (errno != ENOENT) throw IoError("cannot stat " + path + ": " + errno_text(errno));
+    check_free_space(parent_dir(path), total, options.limits);
+    const int cfd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    if (cfd < 0) throw IoError("cannot create " + path + ": " + errno_text(errno));
+    f.created_ = true;
+    f.remove_on_close_ = !options.keep;
+    // From here on the destructor removes the file if anything below throws.
+    std::string header = header_text();
+    header.resize(kHeaderBytes, '\0');
+    const ssize_t w = ::pwrite(cfd, header.data(), header.size(), 0);
+    const int err = errno;
+    ::close(cfd);
+    if (w != static_cast<ssize_t>(header.size())) {
+      throw IoError("cannot write header of " + path + ": " + errno_text(err));
+    }
+  }
+
+  const int flags = O_RDWR | O_CLOEXEC | (options.direct ? O_DIRECT : 0);
+  f.fd_ = ::open(path.c_str(), flags);
+  if (f.fd_ < 0) {
+    if (errno == EINVAL && options.direct) {
+      throw DirectIoUnsupported("cannot open " + path +
+                                " with O_DIRECT (EINVAL): the file system does not support direct "
+                                "I/O (tmpfs?). Use a directory on a real drive, or --buffered "
+                                "(results then include the page cache).");
+    }
+    throw IoError("cannot open " + path + ": " + errno_text(errno));
+  }
+  if (existing_bytes < total) {
+    // Reserve the space up front so a full disk fails here, not half-way through a sweep.
+    const int fa = ::posix_fallocate(f.fd_, 0, static_cast<off_t>(total));
+    if (fa == ENOSPC) throw IoError("no space for " + gib_text(total) + " in " + path);
+    const std::uint64_t from = std::max(existing_bytes, kRegionOffsetBytes) / kHeaderBytes * kHeaderBytes;
+    fill_random(f.fd_, from, total - from, options, path);
+  }
+  return f;
+}
+
+CalibrationFile CalibrationFile::create_in_dir(const std::string& dir, int index,
+                                               const FileOptions& options) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw IoError("target " + dir + ": " + errno_text(errno));
+  if (!S_ISDIR(st.st_mode)) throw IoError("target " + dir + " is not a directory");
+  const std::string path = (fs::path(dir) / (std::string(kFilePrefix) + std::to_string(::getpid()) +
+                                            "-" + std::to_string(index) + ".dat"))
+                               .string();
+  CalibrationFile f = open_owned(path, options);
+  // The name is tiersim's own pattern and pid: whatever its history, this run owns it now.
+  f.remove_on_close_ = !options.keep;
+  return f;
+}
+
+CalibrationFile CalibrationFile::open_path(const std::string& path, const FileOptions& options) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return create_in_dir(path, 0, options);
+  return open_owned(path, options);
+}
+
+CalibrationFile CalibrationFile::open_raw_device(const std::string& device,
+                                                 const std::string& confirmation,
+                                                 const FileOptions& options) {
+  check_raw_device_consent(device, confirmation);
+  CalibrationFile f;
+  f.path_ = device;
+  f.direct_ = true;
+  f.fd_ = ::open(device.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC | O_EXCL);
+  if (f.fd_ < 0) throw IoError("cannot open raw device " + device + ": " + errno_text(errno));
+  std::uint64_t size_bytes = 0;
+  if (::ioctl(f.fd_, BLKGETSIZE64, &size_bytes) != 0) {
+    throw IoError("cannot read the size of " + device + ": " + errno_text(errno));
+  }
+  f.region_offset_bytes_ = 0;
+  f.region_bytes_ = std::min(options.region_bytes, size_bytes / kRegionOffsetBytes * kRegionOffsetBytes);
+  // Reads of never-written flash return zeros without touching NAND; write the region first.
+  fill_random(f.fd_, 0, f.region_bytes_, options, device);
+  return f;
+}
+
+}  // namespace tiersim::calibrate

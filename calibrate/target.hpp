@@ -1,0 +1,136 @@
+#pragma once
+// The files calibration reads and writes, and the safety rules around them:
+//  - it writes only files it creates itself (`.tiersim-calib-<pid>-<n>.dat`), each starting with
+//    a 4 KiB ownership header, so a later run can tell its own files from anyone else's and
+//    refuses to touch a file without that header;
+//  - it checks free space first and refuses when too little would remain;
+//  - it removes its files when the CalibrationFile is destroyed (normal exit, exceptions, and the
+//    stop-flag path that SIGINT/SIGTERM take);
+//  - it touches a raw block device only when the device is named twice.
+// The measured region starts 1 MiB into a file, after the header, so benchmark writes never
+// overwrite it and every block size up to 1 MiB stays aligned to itself.
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "model/errors.hpp"
+
+namespace tiersim::calibrate {
+
+// Refusals of the safety rules above. The command reports them as usage errors.
+class SafetyError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The file system rejects O_DIRECT (tmpfs, some FUSE and network file systems).
+class DirectIoUnsupported : public IoError {
+ public:
+  using IoError::IoError;
+};
+
+inline constexpr std::uint64_t kHeaderBytes = 4096;
+inline constexpr std::uint64_t kRegionOffsetBytes = 1 << 20;
+inline constexpr const char* kFilePrefix = ".tiersim-calib-";
+
+struct SafetyLimits {
+  // Free space that must remain on the file system after the calibration files are created.
+  std::uint64_t reserve_free_bytes = 1ull << 30;
+  // Available bytes on the file system holding a path; statvfs by default, injectable for tests.
+  std::function<std::uint64_t(const std::string&)> free_bytes;
+};
+
+// statvfs: bytes available to unprivileged users on the file system holding `path`.
+std::uint64_t statvfs_free_bytes(const std::string& path);
+
+// Throws SafetyError when creating `need_bytes` in `dir` would leave less than the reserve.
+void check_free_space(const std::string& dir, std::uint64_t need_bytes, const SafetyLimits& limits);
+
+// Throws SafetyError unless `confirmation` names the same device as `device`, and that is a block
+// device.
+void check_raw_device_consent(const std::string& device, const std::string& confirmation);
+
+// True when `path` starts with tiersim's ownership header.
+bool is_own_file(const std::string& path);
+
+// Removes calibration files in `dir` whose header says they are tiersim's and whose creating
+// process is gone (a run killed with SIGKILL). Returns how many it removed.
+int remove_stale_files(const std::string& dir);
+
+// Where a path lives: for the results store and the profile's `measured` block.
+struct TargetDescription {
+  std::string filesystem;   // e.g. ext4
+  std::string device;       // e.g. /dev/nvme0n1p2 (Samsung PM9A3)
+  std::string mount_point;
+};
+TargetDescription describe_target(const std::string& path);
+
+// Page-aligned heap memory, as O_DIRECT requires.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t size_bytes);
+  void* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> data_;
+  std::size_t size_ = 0;
+};
+
+struct FileOptions {
+  std::uint64_t region_bytes = 1ull << 30;  // bytes the benchmark reads and writes
+  bool direct = true;                       // O_DIRECT (false: --buffered, page cache in the way)
+  bool keep = false;                        // leave a file this run created in place at exit
+  std::uint64_t seed = 1;                   // fill data
+  const std::atomic<bool>* stop = nullptr;  // set by the signal handler: abandon the fill
+  SafetyLimits limits;
+};
+
+// One open calibration target. Move-only; the destructor closes it and removes the file when
+// this run created it (unless `keep`).
+class CalibrationFile {
+ public:
+  // Creates `.tiersim-calib-<pid>-<index>.dat` in `dir` (or reuses it when it already carries
+  // tiersim's header; refuses when it does not), filled with random data.
+  static CalibrationFile create_in_dir(const std::string& dir, int index, const FileOptions& options);
+  // Uses `path` itself: creates it when absent, reuses it when it carries tiersim's header,
+  // refuses otherwise.
+  static CalibrationFile open_path(const std::string& path, const FileOptions& options);
+  // A raw block device, after check_raw_device_consent. Everything in the region is overwritten.
+  static CalibrationFile open_raw_device(const std::string& device, const std::string& confirmation,
+                                         const FileOptions& options);
+
+  CalibrationFile(CalibrationFile&& other) noexcept;
+  CalibrationFile& operator=(CalibrationFile&&) = delete;
+  CalibrationFile(const CalibrationFile&) = delete;
+  ~CalibrationFile();
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  std::uint64_t region_offset_bytes() const { return region_offset_bytes_; }
+  std::uint64_t region_bytes() const { return region_bytes_; }
+  bool created() const { return created_; }
+  bool direct() const { return direct_; }
+
+ private:
+  CalibrationFile() = default;
+  static CalibrationFile open_owned(const std::string& path, const FileOptions& options);
+
+  int fd_ = -1;
+  std::string path_;
+  std::uint64_t region_offset_bytes_ = 0;
+  std::uint64_t region_bytes_ = 0;
+  bool created_ = false;
+  bool remove_on_close_ = false;
+  bool direct_ = true;
+};
+
+}  // namespace tiersim::calibrate

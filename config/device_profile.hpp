@@ -1,0 +1,59 @@
+#pragma once
+// Device profiles: the SSD device model fitted by `tiersim calibrate`, stored as YAML so a
+// scenario can use it in place of catalog numbers (`hardware.nvme: {profile: device.yaml}`).
+//
+//   # tiersim device profile (written by tiersim calibrate)
+//   name: <text>
+//   measured: {date, host, kernel, filesystem, device, targets: [...], engine, tool_version}
+//   read:  {peak_gbps, io_overhead_us, latency_us, stream_gbps}
+//   write: {peak_gbps, io_overhead_us, latency_us, stream_gbps}
+//   fit:   {points, heldout_points, read_fit_error_pct, read_heldout_error_pct,
+//           write_fit_error_pct, write_heldout_error_pct}
+//
+// `name`, `read` and `write` are required (peak_gbps > 0; the other coefficients default to 0);
+// `measured` and `fit` are provenance and optional, so a hand-written profile is valid too.
+#include <string>
+#include <vector>
+
+#include "model/ssd_model.hpp"
+
+namespace tiersim {
+
+struct DeviceProfileProvenance {
+  std::string date;          // ISO 8601, UTC
+  std::string host;
+  std::string kernel;
+  std::string filesystem;
+  std::string device;
+  std::vector<std::string> targets;
+  std::string engine;        // io_uring or sync
+  std::string tool_version;
+};
+
+struct DeviceProfileFit {
+  int points = 0;            // points the coefficients were fitted on
+  int heldout_points = 0;    // points kept out of the fit to measure its prediction error
+  double read_fit_error_pct = 0;
+  double read_heldout_error_pct = 0;
+  double write_fit_error_pct = 0;
+  double write_heldout_error_pct = 0;
+};
+
+struct DeviceProfile {
+  SsdModel model;            // model.name is the profile's `name`
+  DeviceProfileProvenance measured;
+  DeviceProfileFit fit;
+};
+
+// Reads the whole profile. Throws ConfigError naming file, line and key on a missing file, bad
+// YAML, a missing or unknown key, or a value out of range.
+DeviceProfile read_device_profile(const std::string& path);
+
+// Reads only the device model, which is what a scenario needs.
+SsdModel load_device_profile(const std::string& path);
+
+// Writes `profile` to `path` (via a temporary file and rename, so a reader never sees half a
+// profile). Throws IoError when the file cannot be written.
+void write_device_profile(const std::string& path, const DeviceProfile& profile);
+
+}  // namespace tiersim
