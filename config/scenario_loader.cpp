@@ -217,7 +217,7 @@ void Loader::resolve_prices(const Catalog& catalog) {
       return;
     }
     q.date.clear();
-    q.source = given_.at(key).from_set ? "override (--set)" : "override (scenario)";
+    q.source = "override";  // same word wherever it was given, so resolved YAML round-trips
   };
   ComponentPrices& p = s_.economics.prices;
   resolve(p.gpu, "economics.prices.gpu_usd", catalog.gpu_price(s_.hardware.gpu.name));
@@ -317,9 +317,17 @@ void put(YAML::Node root, const std::string& path, const YAML::Node& value) {
 std::string Loader::emit_resolved() {
   YAML::Node root(YAML::NodeType::Map);
   const bool has_nvme = s_.hardware.nvme.count > 0;
+  // A profile without a catalog drive has no catalog values: write only the fields set by hand
+  // (the struct defaults, e.g. read_gbps 0, would not pass the range checks on reload).
+  const bool profile_only = has_nvme && s_.hardware.nvme.drive.name.empty();
+  Scenario blank;
   for (const Option& o : scenario_options()) {
     if (!(o.kinds & kind_bit(s_.kind)) || option_unset(o, s_)) continue;
+    const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
+      continue;
+    if (profile_only && drive_field &&
+        YAML::Dump(option_yaml(o, s_)) == YAML::Dump(option_yaml(o, blank)))
       continue;
     put(root, o.path, option_yaml(o, s_));
   }

@@ -154,7 +154,9 @@ double YNode::as_double(double min, double max, bool min_exclusive) const {
 long long YNode::as_int(long long min, long long max) const {
   const bool exclusive_zero = min == 1;  // "a positive integer" reads better than ">= 1"
   const std::string what =
-      range_text(exclusive_zero ? 0.0 : static_cast<double>(min), static_cast<double>(max),
+      range_text(exclusive_zero ? 0.0 : static_cast<double>(min),
+                 // int-sized limits are implementation limits, not worth mentioning
+                 max >= 2000000000LL ? std::numeric_limits<double>::max() : static_cast<double>(max),
                  exclusive_zero, true);
   auto v = parse_double(scalar(what));
   if (!v || std::floor(*v) != *v || std::fabs(*v) > 9.0e15) fail("expected " + what + ", got " + describe());

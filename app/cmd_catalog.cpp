@@ -1,0 +1,203 @@
+// `tiersim catalog [gpus|drives|hosts|models|prices] [--json]`: what the catalogs define.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/command.hpp"
+#include "config/catalog.hpp"
+#include "config/spec_fields.hpp"
+#include "model/errors.hpp"
+
+namespace tiersim::app {
+
+namespace {
+
+using config::Catalog;
+using config::format_number;
+using Row = std::vector<std::string>;
+
+// Left-aligned columns, two spaces apart.
+void print_table(std::ostream& os, const std::string& title, const Row& header,
+                 const std::vector<Row>& rows) {
+  std::vector<std::size_t> width(header.size(), 0);
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  auto line = [&](const Row& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      s += r[i] + (i + 1 < r.size() ? std::string(width[i] - r[i].size() + 2, ' ') : "");
+    os << s << "\n";
+  };
+  os << title << ":\n";
+  line(header);
+  for (const auto& r : rows) line(r);
+  os << "\n";
+}
+
+std::string num(double v) { return format_number(v); }
+std::string price(const PriceQuote& q) { return q.known() ? num(q.usd) : "-"; }
+
+// Every field of a spec as JSON, with its sources.
+template <class T>
+nlohmann::json spec_json(const T& spec, const std::vector<config::SpecField<T>>& fields) {
+  nlohmann::json j;
+  j["name"] = spec.name;
+  for (const auto& f : fields) {
+    std::visit(
+        [&](auto m) {
+          using M = decltype(m);
+          if constexpr (std::is_same_v<M, FfnKind T::*>)
+            j[f.name] = spec.*m == FfnKind::kGated ? "gated" : "mlp";
+          else
+            j[f.name] = spec.*m;
+        },
+        f.member);
+  }
+  j["sources"] = spec.sources;
+  return j;
+}
+
+nlohmann::json quote_json(const std::string& name, const PriceQuote& q) {
+  return {{"name", name}, {"usd", q.usd}, {"date", q.date}, {"source", q.source}};
+}
+
+template <class T>
+nlohmann::json specs_json(const std::vector<T>& v, const std::vector<config::SpecField<T>>& f) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : v) a.push_back(spec_json(s, f));
+  return a;
+}
+
+nlohmann::json prices_json(const Catalog& c) {
+  auto list = [](const std::vector<config::PriceEntry>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& e : v) a.push_back(quote_json(e.name, e.quote));
+    return a;
+  };
+  nlohmann::json dram = quote_json("dram_usd_per_gb", c.dram_price_per_gb());
+  dram.erase("name");
+  return {{"gpus", list(c.gpu_prices())},
+          {"platforms", list(c.platform_prices())},
+          {"drives", list(c.drive_prices())},
+          {"dram_usd_per_gb", dram}};
+}
+
+void print_gpus(std::ostream& os, const Catalog& c) {
+  std::vector<Row> rows;
+  for (const auto& g : c.gpus())
+    rows.push_back({g.name, num(g.memory_gb), num(g.hbm_gbps), num(g.fp16_tflops),
+                    "Gen" + std::to_string(g.pcie_gen) + " x" + std::to_string(g.pcie_lanes),
+                    num(g.pcie_h2d_gbps), num(g.nvlink_gbps), num(g.tdp_w), g.gds ? "yes" : "no",
+                    price(c.gpu_price(g.name))});
+  print_table(os, "GPUs",
+              {"name", "memory_gb", "hbm_gbps", "fp16_tflops", "pcie", "h2d_gbps", "nvlink_gbps",
+               "tdp_w", "gds", "usd"},
+              rows);
+}
+
+void print_drives(std::ostream& os, const Catalog& c) {
+  std::vector<Row> rows;
+  for (const auto& d : c.drives())
+    rows.push_back({d.name, "Gen" + std::to_string(d.pcie_gen) + " x" + std::to_string(d.pcie_lanes),
+                    num(d.capacity_tb), num(d.read_gbps), num(d.write_gbps),
+                    num(d.rand_read_kiops), num(d.read_latency_us), num(d.active_w),
+                    price(c.drive_price(d.name))});
+  print_table(os, "NVMe drives",
+              {"name", "pcie", "capacity_tb", "read_gbps", "write_gbps", "rand_read_kiops",
+               "read_latency_us", "active_w", "usd"},
+              rows);
+}
+
+void print_hosts(std::ostream& os, const Catalog& c) {
+  std::vector<Row> rows;
+  for (const auto& h : c.hosts())
+    rows.push_back({h.name, std::to_string(h.sockets) + "x" + std::to_string(h.cores_per_socket),
+                    num(h.dram_gb), num(h.dram_gbps), "Gen" + std::to_string(h.pcie_gen),
+                    num(h.cpu_fp16_gflops), num(h.platform_w), price(c.platform_price(h.name))});
+  print_table(os, "hosts",
+              {"name", "sockets x cores", "dram_gb", "dram_gbps", "pcie", "cpu_fp16_gflops",
+               "platform_w", "platform_usd"},
+              rows);
+}
+
+void print_models(std::ostream& os, const Catalog& c) {
+  std::vector<Row> rows;
+  for (const auto& m : c.models())
+    rows.push_back({m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden),
+                    std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.kv_heads),
+                    std::to_string(m.vocab),
+                    std::to_string(m.experts) + (m.experts > 1 ? " (top-" +
+                                                     std::to_string(m.experts_per_token) + ")"
+                                                                 : ""),
+                    m.ffn_kind == FfnKind::kGated ? "gated" : "mlp", num(m.published_params_b)});
+  print_table(os, "models",
+              {"name", "family", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab",
+               "experts", "ffn_kind", "params_b"},
+              rows);
+}
+
+void print_prices(std::ostream& os, const Catalog& c) {
+  std::vector<Row> rows;
+  auto add = [&](const std::string& kind, const std::vector<config::PriceEntry>& v) {
+    for (const auto& e : v) rows.push_back({kind, e.name, num(e.quote.usd), e.quote.date});
+  };
+  add("gpu", c.gpu_prices());
+  add("platform", c.platform_prices());
+  add("drive", c.drive_prices());
+  const PriceQuote dram = c.dram_price_per_gb();
+  rows.push_back({"dram", "per GB", price(dram), dram.date});
+  print_table(os, "prices (USD)", {"kind", "name", "usd", "date"}, rows);
+}
+
+}  // namespace
+
+int cmd_catalog(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description desc(
+      "tiersim catalog [gpus|drives|hosts|models|prices] [--json]: list the catalogs");
+  std::string data_dir;
+  desc.add_options()("help,h", "show this help")("json", "print every field and source as JSON")(
+      "data-dir", po::value(&data_dir),
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+  po::options_description hidden;
+  std::string which = "all";
+  hidden.add_options()("which", po::value(&which));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("which", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  const std::vector<std::string> kinds = {"all", "gpus", "drives", "hosts", "models", "prices"};
+  if (std::find(kinds.begin(), kinds.end(), which) == kinds.end())
+    throw Error("unknown catalog '" + which + "'" + config::did_you_mean(which, kinds) +
+                "; valid: gpus, drives, hosts, models, prices");
+
+  const Catalog c = Catalog::load(data_dir);
+  const bool every = which == "all";
+  if (vm.count("json")) {
+    nlohmann::json j;
+    if (every || which == "gpus") j["gpus"] = specs_json(c.gpus(), config::gpu_fields());
+    if (every || which == "drives") j["drives"] = specs_json(c.drives(), config::drive_fields());
+    if (every || which == "hosts") j["hosts"] = specs_json(c.hosts(), config::host_fields());
+    if (every || which == "models") j["models"] = specs_json(c.models(), config::llm_fields());
+    if (every || which == "prices") j["prices"] = prices_json(c);
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (every || which == "gpus") print_gpus(std::cout, c);
+  if (every || which == "drives") print_drives(std::cout, c);
+  if (every || which == "hosts") print_hosts(std::cout, c);
+  if (every || which == "models") print_models(std::cout, c);
+  if (every || which == "prices") print_prices(std::cout, c);
+  return kExitOk;
+}
+
+}  // namespace tiersim::app

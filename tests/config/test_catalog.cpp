@@ -1,0 +1,126 @@
+// The catalogs: every shipped entry is valid and sourced; lookups are case-insensitive and an
+// unknown name lists the valid ones; a malformed catalog is a clear error.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/catalog.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+
+using namespace tiersim;
+using namespace tiersim::config;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+
+// A scratch catalog folder holding the shipped files, with one of them replaced.
+std::string scratch_catalog(const std::string& file, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tiersim-cat-test-" + file);
+  fs::remove_all(dir);
+  fs::create_directories(dir / "catalog");
+  for (const auto& e : fs::directory_iterator(kData + "/catalog"))
+    if (e.path().extension() == ".yaml") fs::copy_file(e.path(), dir / "catalog" / e.path().filename());
+  std::ofstream(dir / "catalog" / file, std::ios::trunc) << text;
+  return dir.string();
+}
+
+}  // namespace
+
+TEST_CASE("every catalog file loads, strictly and with sources", "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  REQUIRE_FALSE(c.gpus().empty());
+  REQUIRE_FALSE(c.hosts().empty());
+  REQUIRE_FALSE(c.drives().empty());
+  REQUIRE_FALSE(c.models().empty());
+  for (const auto& g : c.gpus()) {
+    INFO(g.name);
+    CHECK(g.memory_gb > 0);
+    CHECK(g.hbm_gbps > 0);
+    CHECK(g.fp16_tflops > 0);
+    CHECK(g.sources.count("memory_gb"));
+  }
+  for (const auto& d : c.drives()) {
+    INFO(d.name);
+    CHECK(d.read_gbps > 0);
+    CHECK(d.write_gbps > 0);
+  }
+  for (const auto& m : c.models()) {
+    INFO(m.name);
+    CHECK(m.layers > 0);
+    CHECK(m.hidden % m.heads == 0);
+    CHECK(m.kv_heads > 0);
+  }
+  CHECK(c.dram_price_per_gb().known());
+}
+
+TEST_CASE("every catalog entry can be used in a scenario", "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  LoadOptions opts;
+  opts.catalog = &c;
+  auto scenario = [](const std::string& gpu, const std::string& host, const std::string& drive,
+                     const std::string& model) {
+    return "name: every\nhardware:\n  gpu: {model: " + gpu + "}\n  host: {model: " + host +
+           "}\n  nvme: {model: " + drive + ", count: 2}\nmodel: {name: " + model +
+           "}\nworkload: {kind: inference, batch: 4, prompt_tokens: 128, gen_tokens: 8}\n"
+           "policy: {weights: nvme, io_path: aio}\n";
+  };
+  for (const auto& g : c.gpus())
+    CHECK_NOTHROW(load_scenario_text(scenario(g.name, "generic-2s-ddr5", c.drives()[0].name,
+                                              c.models()[0].name), "gpu " + g.name, opts));
+  for (const auto& h : c.hosts())
+    CHECK_NOTHROW(load_scenario_text(scenario("H200", h.name, c.drives()[0].name,
+                                              c.models()[0].name), "host " + h.name, opts));
+  for (const auto& d : c.drives())
+    CHECK_NOTHROW(load_scenario_text(scenario("H200", "generic-2s-ddr5", d.name,
+                                              c.models()[0].name), "drive " + d.name, opts));
+  for (const auto& m : c.models())
+    CHECK_NOTHROW(load_scenario_text(scenario("H200", "generic-2s-ddr5", c.drives()[0].name,
+                                              m.name), "model " + m.name, opts));
+}
+
+TEST_CASE("catalog names match case-insensitively; unknown names list the valid ones",
+          "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  CHECK(c.gpu("h200").name == "H200");
+  CHECK(c.model("LLAMA-3-70B").name == "llama-3-70b");
+  try {
+    (void)c.gpu("A100");
+    FAIL("no error");
+  } catch (const CatalogError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Catch::Contains("unknown GPU 'A100'"));
+    CHECK_THAT(msg, Catch::Contains("did you mean 'A100-"));
+    CHECK_THAT(msg, Catch::Contains("L40S"));
+    CHECK_THAT(msg, Catch::Contains("A100-40GB"));
+  }
+  CHECK_THROWS_AS(c.drive("no-such-drive"), CatalogError);
+  CHECK_FALSE(c.gpu_price("no-such-gpu").known());
+  CHECK(c.gpu_price("h200").known());
+}
+
+TEST_CASE("a number without a source is rejected", "[config][catalog]") {
+  const std::string dir = scratch_catalog(
+      "gpus.yaml", "gpus:\n  - name: X1\n    memory_gb: 10\n    hbm_gbps: 100\n"
+                   "    fp16_tflops: 10\n    sources:\n      memory_gb: \"datasheet\"\n"
+                   "      fp16_tflops: \"datasheet\"\n");
+  try {
+    (void)Catalog::load(dir);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.key_path() == "gpus[0].hbm_gbps");
+    CHECK_THAT(e.what(), Catch::Contains("no source given"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an unknown catalog key is rejected with a suggestion", "[config][catalog]") {
+  const std::string dir = scratch_catalog(
+      "gpus.yaml", "gpus:\n  - name: X1\n    memory_gbb: 10\n");
+  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("did you mean 'memory_gb'?"));
+  std::filesystem::remove_all(dir);
+}

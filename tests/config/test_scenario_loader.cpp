@@ -1,0 +1,350 @@
+// The scenario loader: each kind of bad input gives one clear error; overrides, defaults,
+// provenance and the resolved-YAML round trip.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/device_profile.hpp"
+#include "config/options.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+
+using namespace tiersim;
+using namespace tiersim::config;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+
+const char* kBase =
+    "name: llama3-70b-h200-4x-gen5-gds\n"            // 1
+    "hardware:\n"                                     // 2
+    "  gpu: {model: H200, count: 1}\n"                // 3
+    "  nvme: {model: generic-gen5, count: 4}\n"       // 4
+    "model: {name: llama-3-70b}\n"                    // 5
+    "workload:\n"                                     // 6
+    "  kind: inference\n"                             // 7
+    "  batch: 96\n"                                   // 8
+    "  prompt_tokens: 512\n"                          // 9
+    "  gen_tokens: 32\n"                              // 10
+    "policy:\n"                                       // 11
+    "  weights: nvme\n"                               // 12
+    "  io_path: gds\n";                               // 13
+
+LoadOptions with_data(std::vector<std::string> overrides = {}) {
+  LoadOptions o;
+  o.data_dir = kData;
+  o.overrides = std::move(overrides);
+  return o;
+}
+
+Scenario load(const std::string& text, std::vector<std::string> overrides = {}) {
+  return load_scenario_text(text, "s.yaml", with_data(std::move(overrides)));
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+// Runs `f`, which must throw ConfigError; returns it for inspection.
+template <class F>
+ConfigError config_error(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("expected a ConfigError");
+  throw;  // unreachable
+}
+
+}  // namespace
+
+TEST_CASE("a valid scenario resolves catalog entries and defaults", "[config][scenario]") {
+  const Scenario s = load(kBase);
+  CHECK(s.name == "llama3-70b-h200-4x-gen5-gds");
+  CHECK(s.hardware.gpu.name == "H200");
+  CHECK(s.hardware.gpu.memory_gb > 100);
+  CHECK(s.hardware.host.name == "generic-2s-ddr5");  // the default host
+  CHECK(s.hardware.nvme.count == 4);
+  CHECK(s.hardware.nvme.drive.name == "generic-gen5");
+  CHECK(s.hardware.nvme.model.read.peak_gbps > 0);  // datasheet-derived model
+  CHECK(s.model.name == "llama-3-70b");
+  CHECK(s.model.layers == 80);
+  CHECK(s.kind == WorkloadKind::kInference);
+  CHECK(s.inference.batch == 96);
+  CHECK(s.policy.weights.nvme == 1.0);
+  CHECK(s.policy.io_path == IoPath::kGds);
+  CHECK(s.policy.aio.block_size_bytes == 16.0 * 1024 * 1024);  // default from the table
+  CHECK(s.policy.aio.queue_depth == 64);
+  CHECK(s.economics.pue == Approx(1.3));
+  CHECK(s.economics.prices.gpu.known());
+  CHECK(s.economics.prices.drive.known());
+  CHECK(s.economics.prices.platform.known());
+  CHECK(s.provenance.at("hardware.gpu.memory_gb").rfind("catalog: ", 0) == 0);
+  CHECK(s.provenance.at("model.layers").rfind("catalog: ", 0) == 0);
+  CHECK(s.hash.size() == 16);
+  CHECK_FALSE(s.resolved_yaml.empty());
+}
+
+TEST_CASE("syntax error names the file and line", "[config][scenario]") {
+  const auto e = config_error([] { load("name: x\nhardware: {gpu: [H200\nmodel: {}\n"); });
+  CHECK(e.file() == "s.yaml");
+  CHECK(e.line() >= 2);
+  CHECK_THAT(e.what(), Catch::Contains("YAML syntax error"));
+}
+
+TEST_CASE("unknown key: suggestion, file, line, path, valid keys", "[config][scenario]") {
+  const auto e = config_error([] { load(replace(kBase, "  prompt_tokens:", "  promt_tokens:")); });
+  CHECK(e.file() == "s.yaml");
+  CHECK(e.line() == 9);
+  CHECK(e.key_path() == "workload.promt_tokens");
+  CHECK_THAT(e.what(), Catch::Contains("did you mean 'prompt_tokens'?"));
+  CHECK_THAT(e.what(), Catch::Contains("gen_tokens"));
+  CHECK_THAT(e.what(), Catch::StartsWith("s.yaml:9: workload.promt_tokens: unknown key"));
+
+  const auto top = config_error([] { load(std::string(kBase) + "polcy: {}\n"); });
+  CHECK_THAT(top.what(), Catch::Contains("did you mean 'policy'?"));
+}
+
+TEST_CASE("wrong type", "[config][scenario]") {
+  const auto e = config_error([] { load(replace(kBase, "batch: 96", "batch: abc")); });
+  CHECK(e.line() == 8);
+  CHECK(e.key_path() == "workload.batch");
+  CHECK_THAT(e.what(), Catch::Contains("expected a positive integer, got 'abc'"));
+  CHECK_THROWS_WITH(load(replace(kBase, "io_path: gds", "io_path: dgs")),
+                    Catch::Contains("did you mean 'gds'?"));
+  CHECK_THROWS_WITH(load(kBase, {"policy.weight_bits=5"}), Catch::Contains("one of 16, 8, 4"));
+  CHECK_THROWS_WITH(load(kBase, {"economics.duty_cycle=1.5"}), Catch::Contains("out of range"));
+}
+
+TEST_CASE("missing required keys", "[config][scenario]") {
+  const auto e = config_error([] { load(replace(kBase, "  batch: 96\n", "")); });
+  CHECK(e.key_path() == "workload.batch");
+  CHECK(e.line() == 7);  // the workload map starts on the line of its first key
+  CHECK_THAT(e.what(), Catch::Contains("missing required key"));
+  CHECK_THROWS_WITH(load(replace(kBase, "model: {name: llama-3-70b}\n", "")),
+                    Catch::Contains("model.name: missing required key"));
+  CHECK_THROWS_WITH(load(replace(kBase, "  kind: inference\n", "")),
+                    Catch::Contains("workload.kind: missing required key"));
+}
+
+TEST_CASE("non-positive sizes and counts", "[config][scenario]") {
+  CHECK_THROWS_WITH(load(kBase, {"policy.aio.block_size=0"}),
+                    Catch::Contains("expected a positive size"));
+  CHECK_THROWS_WITH(load(kBase, {"policy.aio.block_size=-4KiB"}),
+                    Catch::Contains("expected a positive size"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=0"}),
+                    Catch::Contains("expected a positive integer"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.memory_gb=0"}),
+                    Catch::Contains("expected a positive number"));
+  const std::string io =
+      "name: io\nhardware: {gpu: {model: H200}, nvme: {model: generic-gen5, count: 1}}\n"
+      "model: {name: llama-3-8b}\nworkload: {kind: io, size: 0}\n";
+  CHECK_THROWS_WITH(load(io), Catch::Contains("workload.size: expected a positive size"));
+  const Scenario s = load(io, {"workload.size=1.5GB", "workload.direction=write"});
+  CHECK(s.io.bytes == 1.5e9);
+  CHECK(s.io.write);
+}
+
+TEST_CASE("unknown catalog names list the valid names", "[config][scenario]") {
+  try {
+    load(replace(kBase, "model: H200", "model: A100"));
+    FAIL("no error");
+  } catch (const CatalogError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Catch::StartsWith("s.yaml:3: hardware.gpu.model: unknown GPU 'A100'"));
+    CHECK_THAT(msg, Catch::Contains("A100-40GB"));
+    CHECK_THAT(msg, Catch::Contains("L40S"));
+  }
+  CHECK_THROWS_AS(load(kBase, {"model.name=llama-4"}), CatalogError);
+}
+
+TEST_CASE("fractions must sum to 1", "[config][scenario]") {
+  const auto e = config_error(
+      [] { load(replace(kBase, "weights: nvme", "weights: {gpu: 0.5, cpu: 0.3}")); });
+  CHECK(e.line() == 12);
+  CHECK_THAT(e.what(), Catch::Contains("fractions must sum to 1, got 0.8"));
+  const Scenario s = load(replace(kBase, "weights: nvme", "weights: {gpu: 0.2, cpu: 0.3, nvme: 0.5}"));
+  CHECK(s.policy.weights.gpu == Approx(0.2));
+  CHECK(s.policy.weights.nvme == Approx(0.5));
+  CHECK_THROWS_WITH(load(kBase, {"policy.kv_cache={gpu: 0.5, nvme: 0.5}"}),
+                    Catch::Contains("policy.kv_cache.nvme: unknown key"));
+}
+
+TEST_CASE("bad --set keys get the same suggestions, naming --set", "[config][scenario]") {
+  const auto e = config_error([] { load(kBase, {"workload.promt_tokens=5"}); });
+  CHECK(e.file() == "--set");
+  CHECK(e.line() == 0);
+  CHECK_THAT(e.what(), Catch::StartsWith("--set: workload.promt_tokens: unknown key"));
+  CHECK_THAT(e.what(), Catch::Contains("did you mean 'workload.prompt_tokens'?"));
+  CHECK_THROWS_WITH(load(kBase, {"workload.batch"}), Catch::Contains("expected key.path=value"));
+  CHECK_THROWS_WITH(load(kBase, {"policy.aio=3"}), Catch::Contains("is a section"));
+  const auto t = config_error([] { load(kBase, {"workload.batch=abc"}); });
+  CHECK(t.file() == "--set");
+  CHECK_THAT(t.what(), Catch::Contains("expected a positive integer, got 'abc'"));
+}
+
+TEST_CASE("keys of another workload kind are rejected", "[config][scenario]") {
+  CHECK_THROWS_WITH(load(kBase, {"workload.direction=read"}),
+                    Catch::Contains("does not apply to workload kind 'inference'"));
+}
+
+TEST_CASE("inline and --set overrides, with provenance", "[config][scenario]") {
+  std::string text = replace(kBase, "gpu: {model: H200, count: 1}",
+                             "gpu: {model: H200, count: 1, memory_gb: 40}");
+  text = replace(text, "model: {name: llama-3-70b}", "model: {name: llama-3-70b, layers: 2}");
+  const Scenario s = load(text, {"workload.batch=8", "hardware.nvme.read_gbps=3.5",
+                                 "policy.aio.block_size=4MiB", "economics.prices.gpu_usd=1000"});
+  CHECK(s.hardware.gpu.memory_gb == 40);
+  CHECK(s.model.layers == 2);
+  CHECK(s.inference.batch == 8);
+  CHECK(s.hardware.nvme.drive.read_gbps == 3.5);
+  CHECK(s.policy.aio.block_size_bytes == 4.0 * 1024 * 1024);
+  CHECK(s.economics.prices.gpu.usd == 1000);
+  CHECK_THAT(s.economics.prices.gpu.source, Catch::Contains("override"));
+  CHECK(s.provenance.at("hardware.gpu.memory_gb") == "override");
+  CHECK(s.provenance.at("model.layers") == "override");
+  CHECK(s.provenance.at("hardware.nvme.read_gbps") == "override");
+  CHECK(s.hardware.gpu.sources.at("memory_gb") == "override");
+  // --set wins over the file.
+  CHECK(load(text, {"hardware.gpu.memory_gb=20"}).hardware.gpu.memory_gb == 20);
+}
+
+TEST_CASE("catalog names are case-insensitive", "[config][scenario]") {
+  std::string text = replace(kBase, "model: H200", "model: h200");
+  text = replace(text, "name: llama-3-70b", "name: LLAMA-3-70B");
+  text = replace(text, "model: generic-gen5", "model: Generic-Gen5");
+  const Scenario s = load(text);
+  CHECK(s.hardware.gpu.name == "H200");
+  CHECK(s.model.name == "llama-3-70b");
+  CHECK(s.hardware.nvme.drive.name == "generic-gen5");
+  CHECK(s.hash == load(kBase).hash);
+}
+
+TEST_CASE("resolved YAML loads back into the same scenario and hash", "[config][scenario]") {
+  std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {kBase, {}},
+      {kBase,
+       {"hardware.gpu.memory_gb=40", "model.layers=2", "policy.weights={gpu: 0.2, cpu: 0.3, nvme: 0.5}",
+        "economics.prices.gpu_usd=1234.5", "policy.aio.block_size=1.5MiB", "description=a test"}},
+      {"name: io\nhardware: {gpu: {model: A100-40GB}, nvme: {model: micron-9400, count: 2}}\n"
+       "model: {name: llama-3-8b}\nworkload: {kind: io, direction: write, size: 1GiB, buffer: "
+       "gpu_direct}\n",
+       {}},
+      {"name: train\nhardware: {gpu: {model: H100-SXM, count: 8}, host: {model: dgx-2}}\n"
+       "model: {name: llama-3-8b}\nworkload: {kind: training, global_batch: 64, sequence_tokens: 2048,"
+       " optimizer: cpu}\npolicy: {parallelism: {tensor: 2}}\n"
+       "reference:\n  - {case: c1, source: paper, metric: throughput_tokens_per_s, value: 1.9, "
+       "approx: true}\n",
+       {}},
+      {"name: ckpt\nhardware: {gpu: {model: H200}, nvme: {model: kioxia-cm7}}\nmodel: {name: opt-13b}\n"
+       "workload: {kind: checkpoint, writer: fast_persist, target: {kind: network, per_node_gbps: 5, "
+       "aggregate_gbps: 50, name: lustre}}\n",
+       {}},
+  };
+  for (const auto& [text, overrides] : cases) {
+    const Scenario a = load(text, overrides);
+    INFO(a.resolved_yaml);
+    const Scenario b = load_scenario_text(a.resolved_yaml, "resolved", with_data());
+    CHECK(b.resolved_yaml == a.resolved_yaml);
+    CHECK(b.hash == a.hash);
+    CHECK(b.provenance == a.provenance);
+    CHECK(b.hardware.gpu.sources == a.hardware.gpu.sources);
+    CHECK(b.economics.prices.gpu.source == a.economics.prices.gpu.source);
+    CHECK(b.references.size() == a.references.size());
+    CHECK(b.description == a.description);
+  }
+  // Deterministic: the same input gives the same hash; a different input another one.
+  CHECK(load(kBase).hash == load(kBase).hash);
+  CHECK(load(kBase).hash != load(kBase, {"workload.batch=95"}).hash);
+}
+
+TEST_CASE("cross-field checks", "[config][scenario]") {
+  const std::string no_nvme = replace(kBase, "  nvme: {model: generic-gen5, count: 4}\n", "");
+  CHECK_THROWS_WITH(load(no_nvme), Catch::Contains("policy.weights: weights on nvme need NVMe"));
+  CHECK(load(no_nvme, {"policy.weights=cpu"}).hardware.nvme.count == 0);
+  CHECK_THROWS_WITH(load(no_nvme, {"policy.weights=cpu", "hardware.nvme.count=2"}),
+                    Catch::Contains("need hardware.nvme.model or hardware.nvme.profile"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.nvme.count=0"}),
+                    Catch::Contains("weights on nvme need NVMe"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=2"}),
+                    Catch::Contains("must equal tensor * pipeline = 1"));
+  CHECK_NOTHROW(load(kBase, {"hardware.gpu.count=2", "policy.parallelism.tensor=2"}));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=3", "policy.parallelism.tensor=3"}),
+                    Catch::Contains("must divide the model's heads"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.gds=false"}),
+                    Catch::Contains("does not support GPUDirect Storage"));
+  CHECK_THROWS_WITH(load(kBase, {"policy.schedule=flexgen-block", "policy.gpu_batches=5"}),
+                    Catch::Contains("must divide workload.batch"));
+}
+
+TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenario]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "tiersim-profile-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  DeviceProfile p;
+  p.model.name = "my-drive";
+  p.model.read = {6.5, 1, 80, 0};
+  p.model.write = {3.0, 2, 20, 0};
+  write_device_profile((dir / "sub" / "device.yaml").string(), p);
+  std::ofstream((dir / "scenario.yaml").string())
+      << replace(kBase, "nvme: {model: generic-gen5, count: 4}",
+                 "nvme: {profile: sub/device.yaml, count: 4}");
+  const Scenario s = load_scenario((dir / "scenario.yaml").string(), with_data());
+  CHECK(s.hardware.nvme.model.read.peak_gbps == 6.5);
+  CHECK(s.hardware.nvme.drive.has_profile);
+  CHECK(s.hardware.nvme.count == 4);
+  CHECK(s.provenance.at("hardware.nvme.profile").rfind("profile: ", 0) == 0);
+  const Scenario b = load_scenario_text(s.resolved_yaml, "resolved", with_data());
+  CHECK(b.hash == s.hash);
+  CHECK(b.hardware.nvme.model.read.peak_gbps == 6.5);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the option table is complete and documented", "[config][schema]") {
+  for (const auto& o : scenario_options()) {
+    INFO(o.path);
+    CHECK_FALSE(o.help.empty());
+    CHECK(o.field);
+    CHECK_FALSE((o.required && !o.default_text.empty()));
+  }
+  const std::string md = schema_markdown();
+  CHECK_THAT(md, Catch::Contains("| `workload.prompt_tokens` |"));
+  CHECK_THAT(schema_text(), Catch::Contains("policy.aio.block_size"));
+}
+
+TEST_CASE("scenarios/README.md holds the current schema table", "[config][schema]") {
+  std::ifstream in(kData + "/README.md");
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Regenerate with: tiersim schema --markdown (and paste below the marker).
+  const std::string marker = "<!-- generated: tiersim schema --markdown -->\n";
+  const auto pos = text.find(marker);
+  REQUIRE(pos != std::string::npos);
+  CHECK(text.substr(pos + marker.size()) == schema_markdown());
+}
+
+TEST_CASE("every shipped scenario loads and round-trips", "[config][scenario]") {
+  namespace fs = std::filesystem;
+  const Catalog catalog = Catalog::load(kData);
+  LoadOptions opts;
+  opts.catalog = &catalog;
+  int loaded = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kData)) {
+    if (e.path().extension() != ".yaml" || e.path().parent_path().filename() == "catalog" ||
+        e.path().parent_path().filename() == "profiles")
+      continue;  // catalogs and device profiles are not scenarios
+    INFO(e.path().string());
+    Scenario a;
+    REQUIRE_NOTHROW(a = load_scenario(e.path().string(), opts));
+    const Scenario b = load_scenario_text(a.resolved_yaml, "resolved", opts);
+    CHECK(b.hash == a.hash);
+    ++loaded;
+  }
+  CHECK(loaded > 0);
+}

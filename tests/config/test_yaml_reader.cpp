@@ -1,0 +1,84 @@
+// The strict YAML reader: sizes, suggestions, typed scalars and their error messages.
+#include <catch2/catch.hpp>
+
+#include "config/yaml_reader.hpp"
+#include "model/errors.hpp"
+
+using namespace tiersim;
+using namespace tiersim::config;
+
+TEST_CASE("size strings parse with decimal and binary units", "[config][yaml]") {
+  CHECK(parse_size("4096") == 4096.0);
+  CHECK(parse_size("4KiB") == 4096.0);
+  CHECK(parse_size("16MiB") == 16.0 * 1024 * 1024);
+  CHECK(parse_size("1GiB") == 1024.0 * 1024 * 1024);
+  CHECK(parse_size("1.5GB") == 1.5e9);
+  CHECK(parse_size("2 TB") == 2e12);
+  CHECK(parse_size("8mib") == 8.0 * 1024 * 1024);
+  CHECK_FALSE(parse_size("abc"));
+  CHECK_FALSE(parse_size("12XB"));
+  CHECK_FALSE(parse_size(""));
+}
+
+TEST_CASE("near-match suggestions", "[config][yaml]") {
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(nearest("promt_tokens", {"batch", "prompt_tokens", "gen_tokens"}) == "prompt_tokens");
+  CHECK(nearest("A100", {"L40S", "A100-40GB", "H200"}) == "A100-40GB");
+  CHECK(nearest("zzzzzz", {"batch", "kind"}).empty());
+  CHECK(did_you_mean("bach", {"batch"}) == " (did you mean 'batch'?)");
+}
+
+TEST_CASE("numbers round-trip through format_number", "[config][yaml]") {
+  for (double v : {0.1, 96.0, 1.5e9, 1.0 / 3.0, 16777216.0}) {
+    CHECK(parse_size(format_number(v)) == v);
+  }
+}
+
+TEST_CASE("typed scalars report file, line, key and what was expected", "[config][yaml]") {
+  const YNode root = parse_yaml_text("a: 1\nb: abc\nc: [1, 2]\nd: -3\ne: 2.5\n", "t.yaml");
+  CHECK(root.require("a", "x").as_int(1, 10) == 1);
+  try {
+    (void)root.require("b", "x").as_int(1, 2000000000);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "t.yaml");
+    CHECK(e.line() == 2);
+    CHECK(e.key_path() == "b");
+    CHECK_THAT(e.what(), Catch::Contains("expected a positive integer, got 'abc'"));
+  }
+  CHECK_THROWS_WITH(root.require("c", "x").as_double(0, 1), Catch::Contains("got a list"));
+  CHECK_THROWS_WITH(root.require("d", "x").as_size_bytes(),
+                    Catch::Contains("expected a positive size"));
+  CHECK_THROWS_WITH(root.require("e", "x").as_int(0, 10), Catch::Contains("got '2.5'"));
+  CHECK_THROWS_WITH(root.require("zz", "a thing"), Catch::Contains("t.yaml:1: zz: missing"));
+}
+
+TEST_CASE("YAML syntax errors become ConfigError with the line", "[config][yaml]") {
+  try {
+    (void)parse_yaml_text("a: 1\nb: [1, 2\nc: 3\n", "bad.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "bad.yaml");
+    CHECK(e.line() >= 2);
+    CHECK_THAT(e.what(), Catch::Contains("YAML syntax error"));
+  }
+}
+
+TEST_CASE("unknown and duplicate keys are errors", "[config][yaml]") {
+  const YNode root = parse_yaml_text("batch: 1\nbach: 2\n", "k.yaml");
+  try {
+    root.check_keys({"batch", "kind"});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.line() == 2);
+    CHECK(e.key_path() == "bach");
+    CHECK_THAT(e.what(), Catch::Contains("did you mean 'batch'?"));
+    CHECK_THAT(e.what(), Catch::Contains("valid keys: batch, kind"));
+  }
+  const YNode dup = parse_yaml_text("a: 1\na: 2\n", "d.yaml");
+  CHECK_THROWS_WITH(dup.entries(), Catch::Contains("duplicate key"));
+}
+
+TEST_CASE("a missing file is a ConfigError", "[config][yaml]") {
+  CHECK_THROWS_AS(parse_yaml_file("no/such/file.yaml"), ConfigError);
+}
