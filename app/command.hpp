@@ -23,5 +23,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_catalog(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_schema(const std::vector<std::string>& args);
+int cmd_calibrate(const std::vector<std::string>& args);
 
 }  // namespace tiersim::app

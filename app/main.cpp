@@ -20,6 +20,8 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_catalog},
     {"schema", "print every scenario key with its type, unit, range, default and help",
      tiersim::app::cmd_schema},
+    {"calibrate", "measure drives with io_uring, fit the device model, write a device profile",
+     tiersim::app::cmd_calibrate},
 };
 
 void print_usage(std::ostream& os) {
