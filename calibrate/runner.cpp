@@ -171,7 +171,6 @@ class Worker {
 
   // One completion: count it, resubmit what is left of a short transfer, retry transient errors.
   void complete(const IoCompletion& c, std::uint64_t t_ns, bool measuring) {
-    --inflight_;
     Slot& s = slots_[c.slot];
     if (c.result < 0) {
       const int err = -c.result;
@@ -218,6 +217,9 @@ class Worker {
       if (n == 0) continue;
       const std::uint64_t t = now_ns();  // one clock read per batch of completions
       const bool measuring = shared_.measuring.load(std::memory_order_relaxed);
+      // The whole batch has left the kernel, even if one of them throws below: drain() must not
+      // wait for completions that were already reaped.
+      inflight_ -= n;
       for (unsigned i = 0; i < n; ++i) complete(done[i], t, measuring);
       counters_.bytes.store(bytes_, std::memory_order_relaxed);
       counters_.ios.store(ios_, std::memory_order_relaxed);
