@@ -22,9 +22,9 @@ int Resource::earliest_channel() const {
   return static_cast<int>(best);
 }
 
-void Resource::reserve(int channel, double start_s, double end_s, const Tag& tag) {
+void Resource::reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag) {
   free_at_[static_cast<std::size_t>(channel)] = end_s;
-  double busy = end_s - start_s;
+  double busy = work_s;
   busy_s_ += busy;
   // Labels are static strings, so pointer identity is enough; the list stays a handful long.
   auto it = std::find_if(busy_by_label_.begin(), busy_by_label_.end(),
@@ -144,7 +144,11 @@ double Engine::reserve_all(const Demand* begin, const Demand* end, const Tag& ta
       duration = std::max(duration, fixed_s + d.amount / d.resource->rate_per_s());
   }
   double finish = start + duration;
-  for (std::size_t i = 0; i < n; ++i) begin[i].resource->reserve(channels[i], start, finish, tag);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Demand& d = begin[i];
+    const double work = fixed_s + (d.resource->rate_per_s() > 0 ? d.amount / d.resource->rate_per_s() : 0);
+    d.resource->reserve(channels[i], start, finish, work, tag);
+  }
   return finish;
 }
 

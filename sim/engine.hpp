@@ -106,7 +106,9 @@ class Resource {
   int channels() const { return static_cast<int>(free_at_.size()); }
   int id() const { return id_; }
 
-  // Total channel-seconds of service; utilization = busy_s / (channels * makespan).
+  // Channel-seconds of work done at this resource's own rate; utilization = busy_s / (channels *
+  // makespan). A flow held back by a slower resource occupies this one longer than busy_s counts,
+  // so the narrowest link of a flow, not every link it crosses, shows up as the bottleneck.
   double busy_s() const { return busy_s_; }
   // Busy seconds per Tag label, for "where the time went".
   double busy_s(const char* label) const;
@@ -119,7 +121,7 @@ class Resource {
   // Low-level: used by Engine::use_all.
   int earliest_channel() const;
   double channel_free_at(int c) const { return free_at_[static_cast<std::size_t>(c)]; }
-  void reserve(int channel, double start_s, double end_s, const Tag& tag);
+  void reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag);
 
  private:
   Engine& engine_;
