@@ -7,7 +7,7 @@
 #   env: SIZE (default 4GiB, region measured), SECONDS_PER_RUN (default 10), WARMUP (default 1)
 #
 # tiersim creates the file (with its ownership header, kept with --keep) and measures the region
-# after its first MiB; fio is pointed at exactly that region (--offset 1MiB --size SIZE). Both use
+# after its first MiB; fio is pointed at exactly that region (--offset 1048576 --size SIZE, in bytes). Both use
 # O_DIRECT, so the page cache is out of the picture on both sides.
 set -euo pipefail
 
@@ -29,9 +29,18 @@ run_tiersim() {  # rw bs qd -> "bandwidth_gbps iops"
     python3 -c 'import json,sys; p=json.load(sys.stdin); print(p["bandwidth_gbps"], p["iops"])'
 }
 
+# fio reads "1MiB" as 10^6 bytes (its kb_base quirk): hand it plain byte counts.
+bytes() {
+  python3 -c '
+import re, sys
+m = re.fullmatch(r"(\d+)\s*([kmgt]?)(i?b)?", sys.argv[1].strip().lower())
+if not m: sys.exit("bad size " + sys.argv[1])
+print(int(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))' "$1"
+}
+
 run_fio() {  # rw bs qd -> "bandwidth_gbps iops"
-  fio --name=cmp --filename="$file" --offset=1MiB --size="$size" --ioengine=io_uring --direct=1 \
-    --fixedbufs --registerfiles --rw="$1" --bs="$2" --iodepth="$3" --numjobs=1 --time_based \
+  fio --name=cmp --filename="$file" --offset=1048576 --size="$(bytes "$size")" --ioengine=io_uring --direct=1 \
+    --fixedbufs --registerfiles --rw="$1" --bs="$(bytes "$2")" --iodepth="$3" --numjobs=1 --time_based \
     --runtime="$secs" --ramp_time="$warmup" --norandommap --randrepeat=0 --output-format=json |
     python3 -c '
 import json, sys
