@@ -22,6 +22,13 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_schema},
     {"calibrate", "measure drives with io_uring, fit the device model, write a device profile",
      tiersim::app::cmd_calibrate},
+    {"compare", "run several configurations; speed, energy per token and cost side by side",
+     tiersim::app::cmd_compare},
+    {"sweep", "simulate every point of a sweep file in parallel (or under mpirun) into the results "
+              "database, resuming where it stopped",
+     tiersim::app::cmd_sweep},
+    {"plan", "find the cheapest configuration meeting constraints, and the Pareto front",
+     tiersim::app::cmd_plan},
 };
 
 void print_usage(std::ostream& os) {

@@ -1,0 +1,185 @@
+#pragma once
+// Sweeps: one base scenario, axes over any scenario key path, every point simulated in parallel
+// and stored in the results store (reports/results_store.hpp) keyed by the resolved scenario's
+// hash, so a re-run (or a run resumed after kill -9) simulates only what is missing.
+//
+// File format: scenarios/sweeps/README.md. The axis grammar (grid, zip, ranges) is shared with
+// plan files (sim/planner.hpp).
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "config/yaml_reader.hpp"
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+
+namespace tiersim::reports {
+class ResultsStore;
+}
+
+namespace tiersim::sweep {
+
+// One value of an axis as YAML text ("16", "generic-gen5", "{gpu: 0.25, cpu: 0.75}") with the
+// sweep-file line it came from, so that a bad value is reported where it was written.
+struct AxisValue {
+  std::string yaml;
+  int line = 0;
+};
+
+// One axis of the grid. Several keys form a zipped axis: they advance together.
+struct Axis {
+  std::vector<std::string> keys;
+  std::vector<std::vector<AxisValue>> values;  // values[key][i]; every key has size() values
+  std::size_t size() const { return values.empty() ? 0 : values.front().size(); }
+};
+
+// The part of a sweep or plan file that defines points: a base scenario, fixed overrides and axes.
+struct PointSpace {
+  std::string file;       // the sweep/plan file, for messages
+  std::string base_path;  // the base scenario, resolved relative to the sweep file
+  std::vector<std::pair<std::string, AxisValue>> fixed;  // `set:` overrides, applied first
+  std::vector<Axis> axes;                                // product, last axis fastest
+  std::size_t point_count() const;
+};
+
+struct SweepSpec {
+  std::string name;  // the sweep name in the results store
+  std::string description;
+  std::string text;  // the sweep file's text (stored in the sweeps table)
+  PointSpace space;
+};
+
+// One point: the overrides that make it, in application order.
+struct Point {
+  std::size_t index = 0;
+  std::vector<std::string> overrides;  // "key.path=value"
+  std::string label;                   // "workload.batch=16 hardware.nvme.count=2" (axes only)
+};
+
+// Reads the `base`, `set`, `grid` and `zip` keys of a sweep or plan file (the caller checks the
+// other keys). Throws ConfigError with file, line and key path.
+PointSpace parse_point_space(const config::YNode& root);
+SweepSpec parse_sweep_text(const std::string& text, const std::string& file);
+SweepSpec parse_sweep_file(const std::string& path);
+
+Point point_at(const PointSpace& space, std::size_t index);
+
+// Loads the base once per distinct axis value with only that value applied and rethrows a
+// ConfigError about that key at the sweep-file line of the value (typos in drive names, values out
+// of range). Errors that depend on a combination of values are left to the points themselves.
+void check_axis_values(const PointSpace& space, const config::Catalog& catalog);
+
+// The point's resolved scenario. Throws ConfigError/CatalogError/ModelError for invalid points.
+Scenario load_point(const PointSpace& space, const Point& point, const config::Catalog& catalog);
+
+enum class Status {
+  kSimulated,  // fits and was simulated
+  kNoFit,      // the capacity check failed; result holds the shortfall
+  kSkipped,    // already stored (resume)
+  kInvalid,    // the scenario could not be built or the model cannot express it
+};
+const char* to_string(Status s);
+
+struct Outcome {
+  Point point;
+  Status status = Status::kSimulated;
+  std::optional<Scenario> scenario;  // set unless the scenario itself was invalid
+  sim::RunResult result;
+  std::string error;  // kInvalid: why
+};
+
+struct RunOptions {
+  int threads = 0;  // 0 = every hardware thread
+  // Called from worker threads with a point's scenario hash; true = already done, skip it. Must be
+  // safe to call concurrently (read-only lookups).
+  std::function<bool(const std::string& hash)> done;
+  // Set by the caller (or a signal handler) to stop handing out points; points in flight finish.
+  const std::atomic<bool>* stop = nullptr;
+  bool progress_tty = false;  // run_sweep's progress stream is a terminal (overwrite one line)
+};
+
+// Simulates `indices` of `space` on a pool of threads. Each worker loads and simulates its own
+// points (the loader and the simulator share nothing mutable: the catalog is read-only and each
+// simulation owns its Engine). `sink` runs on the calling thread only, once per point, in
+// completion order: the one writer.
+void run_points(const PointSpace& space, const std::vector<std::size_t>& indices,
+                const config::Catalog& catalog, const RunOptions& options,
+                const std::function<void(Outcome&&)>& sink);
+
+// Progress with an ETA on a stream: a self-overwriting line on a terminal, plain lines (every
+// few seconds) otherwise.
+class Progress {
+ public:
+  Progress(std::ostream& os, std::string what, std::size_t total, bool tty);
+  void add(Status s);
+  void finish();
+  std::size_t count(Status s) const { return counts_[static_cast<std::size_t>(s)]; }
+  std::size_t done() const;
+
+ private:
+  void print(bool final_line);
+  std::ostream& os_;
+  std::string what_;
+  std::size_t total_;
+  bool tty_;
+  std::size_t counts_[4] = {0, 0, 0, 0};
+  double start_s_;
+  double last_print_s_ = -1e9;
+};
+// Seconds on a monotonic clock.
+double now_s();
+
+// The results store as a sweep sees it: runs through ResultsStore (one commit per point, WAL,
+// synchronous=NORMAL so a commit survives kill -9 without an fsync each), plus two tables of its
+// own: `sweeps` (definition and point count per sweep name) and `sweep_failures` (points that
+// could not be built or simulated, with the reason).
+class SweepStore {
+ public:
+  explicit SweepStore(const std::string& path);
+  ~SweepStore();
+  SweepStore(const SweepStore&) = delete;
+  SweepStore& operator=(const SweepStore&) = delete;
+
+  void begin_sweep(const SweepSpec& spec, std::size_t points, const std::string& tool_version);
+  void finish_sweep(const std::string& sweep);
+  // Hashes of the runs already stored under this sweep name.
+  std::unordered_set<std::string> done_hashes(const std::string& sweep) const;
+  // Stores a simulated/no-fit run (skipping one already there) or records a failure.
+  void save(const Outcome& outcome, const std::string& sweep, const std::string& tool_version);
+  std::size_t run_count(const std::string& sweep) const;
+  std::size_t failure_count(const std::string& sweep) const;
+  reports::ResultsStore& results() { return *results_; }
+
+ private:
+  std::unique_ptr<reports::ResultsStore> results_;
+};
+
+struct SweepSummary {
+  std::size_t points = 0, simulated = 0, no_fit = 0, skipped = 0, invalid = 0;
+  double wall_s = 0;
+  std::vector<std::string> failures;  // first few "label: reason"
+};
+
+// The whole single-process sweep: check, skip what is stored, simulate the rest, store. `limit`
+// (when > 0) stops after that many newly stored points, as if killed (tests, smoke runs).
+SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::Catalog& catalog,
+                       const RunOptions& options, const std::string& tool_version,
+                       std::ostream* progress, std::size_t limit = 0);
+
+// Reads a metric by name; nullopt when the simulator did not produce it (older builds, other
+// workloads).
+std::optional<double> metric(const sim::RunResult& r, const std::string& name);
+
+// RunResult <-> compact text, for sending results between MPI ranks.
+std::string serialize_result(const sim::RunResult& r);
+sim::RunResult deserialize_result(const std::string& text);
+
+}  // namespace tiersim::sweep
