@@ -4,6 +4,7 @@
 #include "model/errors.hpp"
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
+#include "sim/economics.hpp"  // energy and cost metrics on every result
 
 namespace tiersim::sim {
 namespace {
@@ -65,8 +66,8 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
 
 RunResult simulate(const Scenario& scenario, const SimOptions& options) {
   switch (scenario.kind) {
-    case WorkloadKind::kInference: return simulate_inference(scenario, options);
-    case WorkloadKind::kIo: return simulate_io(scenario, options);
+    case WorkloadKind::kInference: return with_energy_and_cost(scenario, simulate_inference(scenario, options));
+    case WorkloadKind::kIo: return with_energy_and_cost(scenario, simulate_io(scenario, options));
     case WorkloadKind::kTraining:
     case WorkloadKind::kCheckpoint: break;
   }

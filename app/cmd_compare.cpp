@@ -1,0 +1,364 @@
+// tiersim compare: run several configurations and put their speed, energy and cost side by side,
+// with ratios against the first (the baseline). Inputs are scenario files or comparison files
+// (format in scenarios/README.md, "Comparison files").
+#include <yaml-cpp/yaml.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "app/command.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "sim/economics.hpp"
+#include "sim/simulate.hpp"
+
+namespace po = boost::program_options;
+
+namespace tiersim::app {
+
+namespace {
+
+// One configuration to run, before loading.
+struct VariantSpec {
+  std::string name;         // column title; empty = the scenario's name
+  std::string file;         // scenario file, or empty for an inline scenario
+  std::string inline_yaml;  // inline scenario map, dumped back to YAML text
+  std::string display;      // where it came from, for error messages
+  std::string note;         // free text shown under the table
+  std::vector<std::string> sets;  // key.path=value overrides
+};
+
+struct Comparison {
+  std::string name;
+  std::string description;
+  std::string baseline;  // variant name; empty = first
+  std::vector<VariantSpec> variants;
+};
+
+// A finished variant.
+struct Row {
+  std::string name;
+  std::string note;
+  std::optional<Scenario> scenario;
+  sim::RunResult result;
+  std::string error;  // the model could not simulate it (message); the table goes on
+};
+
+[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& key,
+                       const std::string& message) {
+  throw ConfigError(file, node.IsDefined() ? node.Mark().line + 1 : 0, key, message);
+}
+
+void check_keys(const std::string& file, const YAML::Node& map, const std::string& where,
+                const std::set<std::string>& allowed) {
+  if (!map.IsMap()) fail(file, map, where, "expected a map");
+  for (const auto& kv : map) {
+    const std::string key = kv.first.as<std::string>();
+    if (!allowed.count(key)) {
+      std::string valid;
+      for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
+      fail(file, kv.first, where.empty() ? key : where + "." + key,
+           "unknown key; valid keys: " + valid);
+    }
+  }
+}
+
+std::string scalar(const std::string& file, const YAML::Node& n, const std::string& key) {
+  if (!n.IsScalar()) fail(file, n, key, "expected a text value");
+  return n.Scalar();
+}
+
+// `set: {key.path: value}` -> "key.path=value" strings, values kept as YAML (flow style).
+std::vector<std::string> read_sets(const std::string& file, const YAML::Node& n,
+                                   const std::string& where) {
+  std::vector<std::string> out;
+  if (!n) return out;
+  if (!n.IsMap()) fail(file, n, where, "expected a map of scenario key paths to values");
+  for (const auto& kv : n) {
+    YAML::Emitter e;
+    e.SetMapFormat(YAML::Flow);
+    e.SetSeqFormat(YAML::Flow);
+    e << kv.second;
+    out.push_back(kv.first.as<std::string>() + "=" + e.c_str());
+  }
+  return out;
+}
+
+std::string join_path(const std::string& base_file, const std::string& rel) {
+  namespace fs = std::filesystem;
+  if (fs::path(rel).is_absolute()) return rel;
+  return (fs::path(base_file).parent_path() / rel).lexically_normal().string();
+}
+
+Comparison read_comparison(const std::string& file, const YAML::Node& root) {
+  check_keys(file, root, "", {"compare"});
+  const YAML::Node c = root["compare"];
+  check_keys(file, c, "compare", {"name", "description", "baseline", "set", "variants"});
+  Comparison cmp;
+  if (c["name"]) cmp.name = scalar(file, c["name"], "compare.name");
+  if (c["description"]) cmp.description = scalar(file, c["description"], "compare.description");
+  if (c["baseline"]) cmp.baseline = scalar(file, c["baseline"], "compare.baseline");
+  const auto common = read_sets(file, c["set"], "compare.set");
+  const YAML::Node vs = c["variants"];
+  if (!vs || !vs.IsSequence() || vs.size() == 0)
+    fail(file, vs ? vs : c, "compare.variants", "expected a non-empty list of variants");
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const std::string where = "compare.variants[" + std::to_string(i) + "]";
+    const YAML::Node v = vs[i];
+    check_keys(file, v, where, {"name", "file", "base", "scenario", "set", "note"});
+    VariantSpec spec;
+    spec.display = file + ": " + where;
+    if (v["name"]) spec.name = scalar(file, v["name"], where + ".name");
+    if (v["note"]) spec.note = scalar(file, v["note"], where + ".note");
+    const int sources = (v["file"] ? 1 : 0) + (v["base"] ? 1 : 0) + (v["scenario"] ? 1 : 0);
+    if (sources != 1)
+      fail(file, v, where, "give exactly one of file: (alias base:) or scenario: (inline map)");
+    if (v["scenario"]) {
+      if (!v["scenario"].IsMap()) fail(file, v["scenario"], where + ".scenario", "expected a map");
+      spec.inline_yaml = YAML::Dump(v["scenario"]);
+    } else {
+      const YAML::Node f = v["file"] ? v["file"] : v["base"];
+      spec.file = join_path(file, scalar(file, f, where + ".file"));
+    }
+    spec.sets = common;
+    for (auto& s : read_sets(file, v["set"], where + ".set")) spec.sets.push_back(std::move(s));
+    cmp.variants.push_back(std::move(spec));
+  }
+  return cmp;
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  const double a = std::abs(v);
+  if (a != 0 && (a >= 1e7 || a < 1e-3))
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  else if (a >= 1000)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+std::string unit_of(const std::vector<Row>& rows, const std::string& metric) {
+  for (const auto& r : rows)
+    for (const auto& m : r.result.metrics)
+      if (m.name == metric) return m.unit;
+  return "";
+}
+
+void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>& rows) {
+  const Row& base = rows.front();
+  os << "comparison " << (cmp.name.empty() ? "(command line)" : cmp.name) << ": "
+     << rows.size() << " configurations, ratios against the baseline '" << base.name << "'\n";
+  if (!cmp.description.empty()) os << cmp.description << "\n";
+  os << "\n";
+  std::size_t col = 16;
+  for (const auto& r : rows) col = std::max(col, r.name.size() + 2);
+  constexpr std::size_t kMetricW = 26, kUnitW = 30;
+  os << pad("metric", kMetricW) << pad("unit", kUnitW);
+  for (const auto& r : rows) os << pad(r.name, col);
+  os << "\n" << pad("fits", kMetricW) << pad("", kUnitW);
+  for (const auto& r : rows) os << pad(!r.error.empty() ? "error" : r.result.fits ? "yes" : "NO", col);
+  os << "\n";
+  for (const auto& metric : sim::comparison_metrics()) {
+    os << pad(metric, kMetricW) << pad(unit_of(rows, metric), kUnitW);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i].result;
+      std::string cell = "-";
+      if (r.has_metric(metric)) {
+        cell = fmt(r.metric(metric));
+        if (i > 0 && base.result.has_metric(metric) && base.result.metric(metric) != 0)
+          cell += " (" + fmt(r.metric(metric) / base.result.metric(metric)) + "x)";
+      }
+      os << pad(cell, col);
+    }
+    os << "\n";
+  }
+  os << "\n";
+  for (const auto& r : rows) {
+    if (!r.error.empty()) os << r.name << ": error: " << r.error << "\n";
+    if (!r.result.fits) os << r.name << ": does not fit: " << r.result.shortfall << "\n";
+    if (r.scenario) {
+      const std::string note = sim::cost_note(*r.scenario);
+      if (!note.empty()) os << r.name << ": " << note << "\n";
+    }
+    if (!r.note.empty()) os << r.name << ": " << r.note << "\n";
+  }
+  os << "energy per token is IT energy (GPUs, CPUs, DRAM, drives, platform) per generated token;\n"
+        "cost per token bills facility energy (IT x PUE); tiersim compare --sources lists inputs\n";
+}
+
+void print_sources(std::ostream& os, const std::vector<Row>& rows) {
+  for (const auto& r : rows) {
+    if (!r.scenario) continue;
+    const nlohmann::json src = sim::economics_sources(*r.scenario);
+    os << "\nsources: " << r.name << "\n";
+    for (const auto& [what, q] : src["prices"].items()) {
+      os << "  " << pad("price " + what + " (" + q["component"].get<std::string>() + ")", 44);
+      if (q["usd"].is_null()) {
+        os << "MISSING\n";
+        continue;
+      }
+      os << pad(fmt(q["usd"].get<double>()) + " USD", 14) << pad(q["date"].get<std::string>(), 9)
+         << q["source"].get<std::string>() << "\n";
+    }
+    for (const char* section : {"power", "economics"})
+      for (const auto& [key, v] : src[section].items())
+        os << "  " << pad(key, 44)
+           << pad(fmt(v["value"].get<double>()) + " " + v["unit"].get<std::string>(), 23)
+           << v["source"].get<std::string>() << "\n";
+  }
+}
+
+nlohmann::json to_json(const Comparison& cmp, const std::vector<Row>& rows) {
+  nlohmann::json j;
+  j["comparison"] = cmp.name;
+  if (!cmp.description.empty()) j["description"] = cmp.description;
+  j["baseline"] = rows.front().name;
+  j["metrics"] = sim::comparison_metrics();
+  nlohmann::json variants = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json v;
+    v["name"] = r.name;
+    v["fits"] = r.error.empty() && r.result.fits;
+    if (!r.error.empty()) v["error"] = r.error;
+    if (!r.result.fits) v["shortfall"] = r.result.shortfall;
+    if (!r.note.empty()) v["note"] = r.note;
+    if (r.scenario) {
+      v["scenario"] = r.scenario->name;
+      v["scenario_hash"] = r.scenario->hash;
+      v["file"] = r.scenario->file;
+      const std::string note = sim::cost_note(*r.scenario);
+      if (!note.empty()) v["cost_note"] = note;
+      v["sources"] = sim::economics_sources(*r.scenario);
+    }
+    nlohmann::json metrics = nlohmann::json::object(), units = nlohmann::json::object();
+    for (const auto& m : r.result.metrics) {
+      metrics[m.name] = m.value;
+      units[m.name] = m.unit;
+    }
+    v["metrics"] = metrics;
+    v["units"] = units;
+    nlohmann::json ratios = nlohmann::json::object();
+    for (const auto& [name, ratio] : sim::metric_ratios(r.result, rows.front().result))
+      ratios[name] = ratio;
+    v["ratios"] = ratios;
+    if (!r.result.bottleneck.empty()) v["bottleneck"] = r.result.bottleneck;
+    variants.push_back(std::move(v));
+  }
+  j["variants"] = variants;
+  return j;
+}
+
+}  // namespace
+
+int cmd_compare(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: tiersim compare FILE... [options]\n\n"
+      "Runs several configurations and prints speed, energy per token, capex, cost per million\n"
+      "tokens and return per dollar side by side, with ratios against the first (the baseline).\n"
+      "Each FILE is a scenario or a comparison file (top-level key `compare:`; see\n"
+      "scenarios/README.md). Exit code 1 when a configuration could not be simulated.\n\n"
+      "options");
+  std::vector<std::string> files, sets;
+  std::string data_dir;
+  opts.add_options()("help,h", "show this help")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "override one scenario key in every configuration, e.g. --set economics.usd_per_kwh=0.2 "
+      "(repeatable)")("json", "print one JSON object (includes the sources of every input)")(
+      "sources", "after the table, list where each price and power figure came from")(
+      "data-dir", po::value<std::string>(&data_dir),
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nexample:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources\n";
+    return kExitOk;
+  }
+  if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");
+
+  Comparison cmp;
+  for (const auto& f : files) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(f);
+    } catch (const YAML::BadFile&) {
+      throw ConfigError(f, 0, "", "cannot read file");
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(f, e.mark.line + 1, "", e.msg);
+    }
+    if (root.IsMap() && root["compare"]) {
+      Comparison c = read_comparison(f, root);
+      if (files.size() == 1) {
+        cmp.name = c.name;
+        cmp.description = c.description;
+        cmp.baseline = c.baseline;
+      }
+      for (auto& v : c.variants) cmp.variants.push_back(std::move(v));
+    } else {
+      VariantSpec v;
+      v.file = f;
+      v.display = f;
+      cmp.variants.push_back(std::move(v));
+    }
+  }
+  // The baseline goes first: ratios are against the first row.
+  if (!cmp.baseline.empty()) {
+    auto it = std::find_if(cmp.variants.begin(), cmp.variants.end(),
+                           [&](const VariantSpec& v) { return v.name == cmp.baseline; });
+    if (it == cmp.variants.end())
+      throw ConfigError(files.front(), 0, "compare.baseline",
+                        "'" + cmp.baseline + "' names no variant (variants need a name: to be "
+                        "chosen as baseline)");
+    std::rotate(cmp.variants.begin(), it, it + 1);
+  }
+
+  std::vector<Row> rows;
+  bool failed = false;
+  for (const auto& spec : cmp.variants) {
+    config::LoadOptions load;
+    load.overrides = spec.sets;
+    for (const auto& s : sets) load.overrides.push_back(s);
+    load.data_dir = data_dir;
+    Row row;
+    row.note = spec.note;
+    row.scenario = spec.file.empty()
+                       ? config::load_scenario_text(spec.inline_yaml, spec.display, load)
+                       : config::load_scenario(spec.file, load);
+    row.name = spec.name.empty() ? row.scenario->name : spec.name;
+    try {
+      row.result = sim::simulate(*row.scenario);
+    } catch (const ModelError& e) {
+      // One configuration the model cannot express should not hide the others.
+      row.error = e.what();
+      row.result.fits = false;
+      failed = true;
+    }
+    rows.push_back(std::move(row));
+  }
+
+  if (vm.count("json")) {
+    std::cout << to_json(cmp, rows).dump(2) << "\n";
+  } else {
+    print_table(std::cout, cmp, rows);
+    if (vm.count("sources")) print_sources(std::cout, rows);
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace tiersim::app

@@ -1,0 +1,62 @@
+#pragma once
+// Cost of owning and running one node for a workload. Pure arithmetic on resolved prices
+// (Scenario::economics.prices, from scenarios/catalog/prices.yaml or economics.prices.* overrides)
+// and on the power model's output (model/power.hpp).
+//
+// Definitions (all per node):
+//   capex_usd            = gpu_count * gpu + platform + dram_gb * dram_per_gb + drives * drive
+//   capex_usd_per_hour   = capex_usd / (amortization_years * 8766 h * duty_cycle)
+//                          The whole purchase is paid by the hours the node actually serves this
+//                          workload: at duty_cycle 0.25 each serving hour carries 4x the capex.
+//   energy_usd_per_hour  = (facility serving power + facility idle power * (1 - d) / d)
+//                          * usd_per_kwh / 1000, d = duty_cycle. The node stays powered between
+//                          jobs, so its idle draw in the non-serving hours is charged to the
+//                          serving hours like the capex. Facility power = IT power * PUE.
+//   usd_per_hour         = capex_usd_per_hour + energy_usd_per_hour (per serving hour)
+//   usd_per_million_tokens, tokens_per_usd from the simulated throughput while serving.
+//   return_per_dollar    = throughput tokens/s per 1000 USD of capex (hardware only).
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+
+namespace tiersim {
+
+inline constexpr double kHoursPerYear = 8766;  // 365.25 days
+
+struct CapexBreakdown {
+  double gpu_usd = 0;       // all GPUs
+  double platform_usd = 0;  // chassis, CPUs, board
+  double dram_usd = 0;      // all DRAM
+  double drives_usd = 0;    // all NVMe drives
+  double total_usd() const { return gpu_usd + platform_usd + dram_usd + drives_usd; }
+};
+
+struct CostResult {
+  CapexBreakdown capex;
+  double capex_usd_per_hour = 0;
+  double energy_usd_per_hour = 0;
+  double usd_per_hour = 0;
+  bool per_token = false;  // false when the workload produces no tokens (fields below are 0)
+  double usd_per_million_tokens = 0;
+  double tokens_per_usd = 0;
+  double return_per_dollar = 0;  // tokens/s per 1000 USD of capex
+};
+
+// One line per component in use without a known price, each naming the component and how to
+// supply the price (economics.prices.<key> or prices.yaml). Empty when every needed price is known.
+std::vector<std::string> missing_prices(const Hardware& hw, const ComponentPrices& prices);
+
+// Throws ModelError for economics inputs outside their domain (amortization_years <= 0, duty_cycle
+// outside (0, 1], pue < 1, negative energy or component price).
+void check_economics(const Economics& econ);
+
+// Throws ModelError naming the first component without a price, or when the capex is 0.
+CapexBreakdown compute_capex(const Hardware& hw, const ComponentPrices& prices);
+
+// serving_it_w: average IT power while serving; idle_it_w: the node's IT power when idle;
+// tokens_per_s: throughput while serving (0 = no per-token figures).
+CostResult compute_cost(const Hardware& hw, const Economics& econ, double serving_it_w,
+                        double idle_it_w, double tokens_per_s);
+
+}  // namespace tiersim

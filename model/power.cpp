@@ -1,0 +1,101 @@
+#include "model/power.hpp"
+
+#include <cmath>
+
+#include "model/errors.hpp"
+
+namespace tiersim {
+
+namespace {
+
+// Names the scenario key of a power figure so the message says what to change.
+void require_power(double value_w, const std::string& key, const std::string& component) {
+  if (!std::isfinite(value_w) || value_w < 0)
+    throw ModelError("power figure " + key + " of " + component + " is " + std::to_string(value_w) +
+                     " W; power must be >= 0 (fix it in the catalog entry or override " + key +
+                     " in the scenario)");
+}
+
+void require_active_above_idle(double active_w, double idle_w, const std::string& active_key,
+                               const std::string& idle_key, const std::string& component) {
+  if (active_w < idle_w)
+    throw ModelError(component + ": " + active_key + " (" + std::to_string(active_w) +
+                     " W) is below " + idle_key + " (" + std::to_string(idle_w) +
+                     " W); active power must be at least idle power");
+}
+
+// Busy time may exceed the makespan only by rounding.
+void require_busy(double busy_s, double limit_s, const char* what) {
+  if (!std::isfinite(busy_s) || busy_s < 0 || busy_s > limit_s * (1 + 1e-9) + 1e-12)
+    throw ModelError(std::string("power model: ") + what + " busy time " + std::to_string(busy_s) +
+                     " s is outside 0.." + std::to_string(limit_s) + " s");
+}
+
+}  // namespace
+
+void check_power_inputs(const Hardware& hw) {
+  const std::string gpu = "GPU '" + hw.gpu.name + "'";
+  require_power(hw.gpu.tdp_w, "hardware.gpu.tdp_w", gpu);
+  require_power(hw.gpu.idle_w, "hardware.gpu.idle_w", gpu);
+  require_active_above_idle(hw.gpu.tdp_w, hw.gpu.idle_w, "hardware.gpu.tdp_w",
+                            "hardware.gpu.idle_w", gpu);
+  const std::string host = "host '" + hw.host.name + "'";
+  require_power(hw.host.cpu_tdp_w, "hardware.host.cpu_tdp_w", host);
+  require_power(hw.host.cpu_idle_w, "hardware.host.cpu_idle_w", host);
+  require_active_above_idle(hw.host.cpu_tdp_w, hw.host.cpu_idle_w, "hardware.host.cpu_tdp_w",
+                            "hardware.host.cpu_idle_w", host);
+  require_power(hw.host.dram_w_per_gb_active, "hardware.host.dram_w_per_gb_active", host);
+  require_power(hw.host.dram_w_per_gb_idle, "hardware.host.dram_w_per_gb_idle", host);
+  require_active_above_idle(hw.host.dram_w_per_gb_active, hw.host.dram_w_per_gb_idle,
+                            "hardware.host.dram_w_per_gb_active",
+                            "hardware.host.dram_w_per_gb_idle", host);
+  require_power(hw.host.platform_w, "hardware.host.platform_w", host);
+  if (hw.host.dram_gb < 0) throw ModelError(host + ": hardware.host.dram_gb must be >= 0");
+  if (hw.gpu_count < 0 || hw.host.sockets < 0 || hw.nvme.count < 0)
+    throw ModelError("power model: negative GPU, socket or drive count");
+  if (hw.nvme.count > 0) {
+    const std::string drive = "drive '" + hw.nvme.drive.name + "'";
+    require_power(hw.nvme.drive.active_w, "hardware.nvme.active_w", drive);
+    require_power(hw.nvme.drive.idle_w, "hardware.nvme.idle_w", drive);
+    require_active_above_idle(hw.nvme.drive.active_w, hw.nvme.drive.idle_w,
+                              "hardware.nvme.active_w", "hardware.nvme.idle_w", drive);
+  }
+}
+
+double node_idle_w(const Hardware& hw) {
+  return hw.gpu_count * hw.gpu.idle_w + hw.host.sockets * hw.host.cpu_idle_w +
+         hw.host.dram_gb * hw.host.dram_w_per_gb_idle +
+         (hw.nvme.count > 0 ? hw.nvme.count * hw.nvme.drive.idle_w : 0.0) + hw.host.platform_w;
+}
+
+EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& a, double pue) {
+  check_power_inputs(hw);
+  if (!std::isfinite(pue) || pue < 1)
+    throw ModelError("economics.pue is " + std::to_string(pue) +
+                     "; power usage effectiveness is facility power / IT power, so it is >= 1");
+  if (!std::isfinite(a.makespan_s) || a.makespan_s < 0)
+    throw ModelError("power model: negative or non-finite makespan");
+  const double t = a.makespan_s;
+  require_busy(a.gpu_busy_s, t * hw.gpu_count, "GPU");
+  require_busy(a.cpu_busy_s, t, "CPU");
+  require_busy(a.dram_busy_s, t, "DRAM");
+  require_busy(a.nvme_busy_s, hw.nvme.count > 0 ? t : 0.0, "NVMe");
+
+  EnergyBreakdown e;
+  e.pue = pue;
+  e.gpu_j = hw.gpu_count * hw.gpu.idle_w * t + (hw.gpu.tdp_w - hw.gpu.idle_w) * a.gpu_busy_s;
+  // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
+  // spreads over every core of every socket), so all sockets are active while it is busy.
+  e.cpu_j = hw.host.sockets *
+            (hw.host.cpu_idle_w * t + (hw.host.cpu_tdp_w - hw.host.cpu_idle_w) * a.cpu_busy_s);
+  e.dram_j = hw.host.dram_gb * (hw.host.dram_w_per_gb_idle * t +
+                                (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) *
+                                    a.dram_busy_s);
+  if (hw.nvme.count > 0)
+    e.nvme_j = hw.nvme.count * (hw.nvme.drive.idle_w * t +
+                                (hw.nvme.drive.active_w - hw.nvme.drive.idle_w) * a.nvme_busy_s);
+  e.platform_j = hw.host.platform_w * t;
+  return e;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,218 @@
+#include "sim/economics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/options.hpp"
+#include "model/cost.hpp"
+#include "model/errors.hpp"
+#include "model/perf.hpp"
+#include "model/units.hpp"
+
+namespace tiersim::sim {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// "gpu", "gpu0", "gpu12" but not "gpu-peer".
+bool is_gpu_resource(const std::string& name) {
+  if (!starts_with(name, "gpu")) return false;
+  return std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
+  const Hardware& hw = s.hardware;
+  ActivityTimes a;
+  a.makespan_s = r.metric("total_s");
+  // Only the inference workload splits GPUs over tensor-parallel ranks; the io benchmark has none.
+  const int tp = s.kind == WorkloadKind::kInference ? std::max(1, s.policy.parallelism.tensor) : 1;
+  double pcie_bytes = 0;
+  double nvme_busy_s = 0;
+  for (const auto& u : r.utilization) {
+    if (is_gpu_resource(u.name)) {
+      a.gpu_busy_s += u.busy_s * tp;
+    } else if (u.name == "cpu") {
+      a.cpu_busy_s += u.busy_s;
+    } else if (u.name == "nvme") {
+      nvme_busy_s += u.busy_s;
+    } else if (starts_with(u.name, "pcie-h2d")) {
+      pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
+    } else if (starts_with(u.name, "pcie-d2h")) {
+      pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+    }
+  }
+  const double t = a.makespan_s;
+  // Rounding in the engine may put busy time a hair above the makespan; the power model checks
+  // the bounds strictly, so clamp here where the numbers are produced.
+  a.gpu_busy_s = std::min(a.gpu_busy_s, t * hw.gpu_count);
+  a.cpu_busy_s = std::min(a.cpu_busy_s, t);
+  a.nvme_busy_s = hw.nvme.count > 0 ? std::min(nvme_busy_s, t) : 0.0;
+
+  double nvme_bytes = 0;
+  if (a.nvme_busy_s > 0) {
+    const double gbps = r.has_metric("nvme_read_gbps_model") ? r.metric("nvme_read_gbps_model")
+                                                             : r.metric("array_gbps_model");
+    nvme_bytes = a.nvme_busy_s * units::gbps_to_bytes_per_s(gbps);
+  }
+  const bool gds = s.kind == WorkloadKind::kIo ? s.io.buffer == IoWorkload::Buffer::kGpuDirect
+                                               : s.policy.io_path == IoPath::kGds;
+  const double dram_bytes = std::max(0.0, pcie_bytes + (gds ? -nvme_bytes : nvme_bytes));
+  const double dram_bps = units::gbps_to_bytes_per_s(hw.host.dram_gbps);
+  const double dma_s = dram_bps > 0 ? dram_bytes / dram_bps : 0.0;
+  a.dram_busy_s = std::min(t, a.cpu_busy_s + dma_s);
+  return a;
+}
+
+std::string cost_note(const Scenario& s) {
+  std::string note;
+  for (const auto& m : missing_prices(s.hardware, s.economics.prices))
+    note += (note.empty() ? "" : "; ") + m;
+  return note.empty() ? note : "cost metrics omitted: " + note;
+}
+
+RunResult with_energy_and_cost(const Scenario& scenario, RunResult result) {
+  add_energy_and_cost(scenario, result);
+  return result;
+}
+
+void add_energy_and_cost(const Scenario& s, RunResult& r) {
+  const Hardware& hw = s.hardware;
+  check_power_inputs(hw);
+  check_economics(s.economics);
+  const bool prices_known = missing_prices(hw, s.economics.prices).empty();
+
+  if (!r.fits || r.metric("total_s") <= 0) {
+    // No timeline: the purchase price is still worth showing (compare lists what would not fit).
+    if (prices_known) {
+      const CapexBreakdown c = compute_capex(hw, s.economics.prices);
+      r.set("capex_usd", c.total_usd(), "USD");
+    }
+    return;
+  }
+  const ActivityTimes a = activity_from_usage(s, r);
+  const EnergyBreakdown e = integrate_energy(hw, a, s.economics.pue);
+  const double t = a.makespan_s;
+  r.set("energy_j", e.it_j(), "J");
+  r.set("energy_j_gpu", e.gpu_j, "J");
+  r.set("energy_j_cpu", e.cpu_j, "J");
+  r.set("energy_j_dram", e.dram_j, "J");
+  r.set("energy_j_nvme", e.nvme_j, "J");
+  r.set("energy_j_platform", e.platform_j, "J");
+  r.set("facility_energy_j", e.facility_j(), "J");
+  r.set("avg_power_w", e.it_j() / t, "W");
+  r.set("facility_avg_power_w", e.facility_j() / t, "W");
+  const double tokens = r.metric("generated_tokens");
+  if (tokens > 0) {
+    r.set("energy_j_per_token", e.it_j() / tokens, "J/token");
+    r.set("facility_energy_j_per_token", e.facility_j() / tokens, "J/token");
+    r.set("tokens_per_kwh", tokens / (e.it_j() / units::kJoulesPerKwh), "tokens/kWh");
+  }
+  if (!prices_known) return;  // cost_note() explains; `run` without prices still works
+
+  const double tokens_per_s = tokens > 0 ? r.metric("throughput_tokens_per_s") : 0.0;
+  const CostResult c = compute_cost(hw, s.economics, e.it_j() / t, node_idle_w(hw), tokens_per_s);
+  r.set("capex_usd", c.capex.total_usd(), "USD");
+  r.set("capex_usd_gpu", c.capex.gpu_usd, "USD");
+  r.set("capex_usd_platform", c.capex.platform_usd, "USD");
+  r.set("capex_usd_dram", c.capex.dram_usd, "USD");
+  r.set("capex_usd_drives", c.capex.drives_usd, "USD");
+  r.set("capex_usd_per_hour", c.capex_usd_per_hour, "USD/h");
+  r.set("energy_usd_per_hour", c.energy_usd_per_hour, "USD/h");
+  r.set("usd_per_hour", c.usd_per_hour, "USD/h");
+  if (c.per_token) {
+    r.set("usd_per_million_tokens", c.usd_per_million_tokens, "USD/Mtoken");
+    r.set("tokens_per_usd", c.tokens_per_usd, "tokens/USD");
+    r.set("return_per_dollar", c.return_per_dollar, "tokens/s per 1000 USD capex");
+  }
+}
+
+const std::vector<std::string>& comparison_metrics() {
+  static const std::vector<std::string> kNames = {
+      "throughput_tokens_per_s", "ttft_s",           "decode_s_per_token",
+      "energy_j_per_token",      "avg_power_w",      "tokens_per_kwh",
+      "capex_usd",               "usd_per_hour",     "usd_per_million_tokens",
+      "return_per_dollar"};
+  return kNames;
+}
+
+std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& result,
+                                                          const RunResult& baseline) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& name : comparison_metrics()) {
+    if (!result.has_metric(name) || !baseline.has_metric(name)) continue;
+    const double b = baseline.metric(name);
+    if (b == 0) continue;
+    out.emplace_back(name, result.metric(name) / b);
+  }
+  return out;
+}
+
+namespace {
+
+// Scenario keys that are not catalog fields carry no provenance entry: tell a default from a
+// value the scenario gave by comparing with the option table's default.
+std::string plain_source(const Scenario& s, const std::string& key, double value) {
+  if (auto it = s.provenance.find(key); it != s.provenance.end()) return it->second;
+  const config::Option* o = config::find_option(key, s.kind);
+  if (o && !o->default_text.empty()) {
+    try {
+      if (std::stod(o->default_text) == value) return "default";
+    } catch (const std::exception&) {
+    }
+  }
+  return "scenario";
+}
+
+nlohmann::json quote_json(const PriceQuote& q, const std::string& component) {
+  if (!q.known()) return {{"component", component}, {"usd", nullptr}, {"source", "missing"}};
+  return {{"component", component}, {"usd", q.usd}, {"date", q.date}, {"source", q.source}};
+}
+
+}  // namespace
+
+nlohmann::json economics_sources(const Scenario& s) {
+  const Hardware& hw = s.hardware;
+  nlohmann::json j;
+  nlohmann::json prices = nlohmann::json::object();
+  const ComponentPrices& p = s.economics.prices;
+  if (hw.gpu_count > 0) prices["gpu"] = quote_json(p.gpu, hw.gpu.name);
+  prices["platform"] = quote_json(p.platform, hw.host.name);
+  if (hw.host.dram_gb > 0) prices["dram_per_gb"] = quote_json(p.dram_per_gb, "DRAM per GB");
+  if (hw.nvme.count > 0) prices["drive"] = quote_json(p.drive, hw.nvme.drive.name);
+  j["prices"] = prices;
+
+  nlohmann::json power = nlohmann::json::object();
+  auto add = [&](nlohmann::json& into, const std::string& key, double value, const char* unit) {
+    into[key] = {{"value", value}, {"unit", unit}, {"source", plain_source(s, key, value)}};
+  };
+  add(power, "hardware.gpu.count", hw.gpu_count, "GPUs");
+  add(power, "hardware.gpu.tdp_w", hw.gpu.tdp_w, "W");
+  add(power, "hardware.gpu.idle_w", hw.gpu.idle_w, "W");
+  add(power, "hardware.host.sockets", hw.host.sockets, "sockets");
+  add(power, "hardware.host.cpu_tdp_w", hw.host.cpu_tdp_w, "W");
+  add(power, "hardware.host.cpu_idle_w", hw.host.cpu_idle_w, "W");
+  add(power, "hardware.host.dram_gb", hw.host.dram_gb, "GB");
+  add(power, "hardware.host.dram_gbps", hw.host.dram_gbps, "GB/s");
+  add(power, "hardware.host.dram_w_per_gb_active", hw.host.dram_w_per_gb_active, "W/GB");
+  add(power, "hardware.host.dram_w_per_gb_idle", hw.host.dram_w_per_gb_idle, "W/GB");
+  add(power, "hardware.host.platform_w", hw.host.platform_w, "W");
+  if (hw.nvme.count > 0) {
+    add(power, "hardware.nvme.count", hw.nvme.count, "drives");
+    add(power, "hardware.nvme.active_w", hw.nvme.drive.active_w, "W");
+    add(power, "hardware.nvme.idle_w", hw.nvme.drive.idle_w, "W");
+  }
+  j["power"] = power;
+
+  nlohmann::json econ = nlohmann::json::object();
+  add(econ, "economics.usd_per_kwh", s.economics.usd_per_kwh, "USD/kWh");
+  add(econ, "economics.pue", s.economics.pue, "");
+  add(econ, "economics.amortization_years", s.economics.amortization_years, "years");
+  add(econ, "economics.duty_cycle", s.economics.duty_cycle, "");
+  j["economics"] = econ;
+  return j;
+}
+
+}  // namespace tiersim::sim

@@ -1,0 +1,67 @@
+#pragma once
+// Energy and cost of a simulated run, added to RunResult::metrics so that `run --json`, the human
+// table, `compare`, the results store and the reports all see them by name.
+//
+// Metrics (names are stable; the reports read them):
+//   energy_j, energy_j_gpu, energy_j_cpu, energy_j_dram, energy_j_nvme, energy_j_platform  [J]
+//       IT energy of the node over the run (no PUE); energy_j is the sum of the five parts.
+//   facility_energy_j [J]           energy_j * economics.pue.
+//   avg_power_w [W], facility_avg_power_w [W]   energy / total_s.
+//   energy_j_per_token [J/token]    IT energy per generated token (what "energy per token" means
+//                                   in vendor claims: device-level, no cooling overhead).
+//   facility_energy_j_per_token [J/token], tokens_per_kwh [tokens/kWh] (IT energy).
+//   capex_usd, capex_usd_gpu, capex_usd_platform, capex_usd_dram, capex_usd_drives [USD]
+//   capex_usd_per_hour, energy_usd_per_hour, usd_per_hour [USD/h]  per serving hour; energy is
+//                                   billed at facility level (IT * PUE).
+//   usd_per_million_tokens [USD/Mtoken], tokens_per_usd [tokens/USD],
+//   return_per_dollar [tokens/s per 1000 USD capex].
+// Energy metrics need a run that fits and has a makespan (metric total_s); per-token metrics need
+// generated tokens. Cost metrics appear only when every component in use has a price; otherwise
+// they are absent and cost_note() says which price is missing and how to supply it.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/power.hpp"
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+
+namespace tiersim::sim {
+
+// Maps the run's resource usage onto component activity:
+//   GPU:  busy_s of every "gpu"/"gpuN" resource x tensor-parallel degree (one resource per
+//         pipeline stage stands for its tp GPUs); GPUs beyond tp x pp only idle.
+//   CPU:  busy_s of "cpu" (attention on the host; all sockets).
+//   NVMe: busy_s of "nvme" (RAID-0: every drive transfers while the array does).
+//   DRAM: the memory bus is counted busy while the CPU computes (attention streams the KV cache
+//         at DRAM bandwidth) plus the time the DMA traffic through host memory would occupy the
+//         bus at hardware.host.dram_gbps: bytes over pcie-h2d*/pcie-d2h* (busy_s x link rate x tp),
+//         plus NVMe bytes landing in the AIO bounce buffers, minus them under GPUDirect Storage
+//         (drive to GPU without touching DRAM). Capped at the makespan.
+ActivityTimes activity_from_usage(const Scenario& scenario, const RunResult& result);
+
+// Adds the energy and cost metrics listed above. Throws ModelError for invalid power or economics
+// inputs (negative power, active below idle, pue < 1, ...); a missing price is not an error here.
+void add_energy_and_cost(const Scenario& scenario, RunResult& result);
+
+// The same, for the simulate() dispatcher's return statements.
+RunResult with_energy_and_cost(const Scenario& scenario, RunResult result);
+
+// Why cost metrics are absent ("" when every price is known): one sentence per missing price.
+std::string cost_note(const Scenario& scenario);
+
+// The key metrics `compare` shows, in table order.
+const std::vector<std::string>& comparison_metrics();
+
+// value / baseline value for each comparison metric present in both with a non-zero baseline.
+std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& result,
+                                                          const RunResult& baseline);
+
+// Where the inputs of the power and cost numbers came from: {"prices": {gpu, platform,
+// dram_per_gb, drive: {usd, date, source}}, "power": {key: {value, unit, source}}, "economics":
+// {key: {value, unit, source}}}. Only components in use are listed.
+nlohmann::json economics_sources(const Scenario& scenario);
+
+}  // namespace tiersim::sim

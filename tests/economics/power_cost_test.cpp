@@ -1,0 +1,293 @@
+// Power integral, cost arithmetic at its boundaries, bad inputs, and compare's ratios.
+#include <catch2/catch.hpp>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "config/scenario_loader.hpp"
+#include "model/cost.hpp"
+#include "model/errors.hpp"
+#include "model/power.hpp"
+#include "model/units.hpp"
+#include "sim/economics.hpp"
+#include "sim/simulate.hpp"
+
+using namespace tiersim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Round numbers so every expected joule can be checked by hand.
+Scenario hand_scenario() {
+  Scenario s;
+  s.name = "hand";
+  Hardware& hw = s.hardware;
+  hw.gpu.name = "G";
+  hw.gpu.tdp_w = 300;
+  hw.gpu.idle_w = 100;
+  hw.gpu_count = 1;
+  hw.host.name = "H";
+  hw.host.sockets = 2;
+  hw.host.cpu_tdp_w = 200;
+  hw.host.cpu_idle_w = 50;
+  hw.host.dram_gb = 100;
+  hw.host.dram_gbps = 100;
+  hw.host.dram_w_per_gb_active = 0.2;
+  hw.host.dram_w_per_gb_idle = 0.05;
+  hw.host.platform_w = 100;
+  hw.nvme.count = 2;
+  hw.nvme.drive.name = "D";
+  hw.nvme.drive.active_w = 20;
+  hw.nvme.drive.idle_w = 5;
+  s.economics.usd_per_kwh = 0.1;
+  s.economics.pue = 1.5;
+  s.economics.amortization_years = 1;
+  s.economics.duty_cycle = 1;
+  s.economics.prices.gpu.usd = 1000;
+  s.economics.prices.platform.usd = 2000;
+  s.economics.prices.dram_per_gb.usd = 10;  // x 100 GB = 1000
+  s.economics.prices.drive.usd = 500;       // x 2 = 1000
+  return s;
+}
+
+// A 10 s run in which the GPU, the CPU and the drives each work for 5 s.
+sim::RunResult half_busy_run() {
+  sim::RunResult r;
+  r.workload = "inference";
+  r.set("total_s", 10, "s");
+  r.set("generated_tokens", 100, "tokens");
+  r.set("throughput_tokens_per_s", 10, "tokens/s");
+  r.utilization = {{"gpu", "s", 5, 0.5}, {"cpu", "s", 5, 0.5}, {"nvme", "s", 5, 0.5}};
+  return r;
+}
+
+Scenario load(const std::string& yaml, std::vector<std::string> sets = {}) {
+  config::LoadOptions o;
+  o.overrides = std::move(sets);
+  return config::load_scenario_text(yaml, "test.yaml", o);
+}
+
+const char* kNvmeScenario = R"(
+name: t
+hardware:
+  gpu: {model: L40S, count: 1}
+  host: {model: generic-2s-ddr5, dram_gb: 256}
+  nvme: {model: micron-9550, count: 1}
+model: {name: opt-30b}
+workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 4}
+policy: {weights: nvme, kv_cache: cpu}
+)";
+
+}  // namespace
+
+TEST_CASE("a resource idle half the time draws the mean of idle and active power", "[economics]") {
+  const Scenario s = hand_scenario();
+  sim::RunResult r = half_busy_run();
+  sim::add_energy_and_cost(s, r);
+  // GPU: 100 W x 10 s + (300 - 100) W x 5 s = (100 + 300) / 2 W x 10 s.
+  CHECK(r.metric("energy_j_gpu") == Approx(2000));
+  // CPU: 2 sockets x (50 x 10 + 150 x 5).
+  CHECK(r.metric("energy_j_cpu") == Approx(2500));
+  // DRAM: busy while the CPU computes (5 s; no PCIe traffic in this run): 100 GB x (0.05 x 10 +
+  // 0.15 x 5).
+  CHECK(r.metric("energy_j_dram") == Approx(125));
+  // Drives: 2 x (5 x 10 + 15 x 5).
+  CHECK(r.metric("energy_j_nvme") == Approx(250));
+  CHECK(r.metric("energy_j_platform") == Approx(1000));
+  CHECK(r.metric("energy_j") == Approx(5875));
+  CHECK(r.metric("facility_energy_j") == Approx(5875 * 1.5));
+  CHECK(r.metric("avg_power_w") == Approx(587.5));
+  CHECK(r.metric("energy_j_per_token") == Approx(58.75));
+  CHECK(r.metric("tokens_per_kwh") == Approx(100 / (5875 / units::kJoulesPerKwh)));
+  // Cost: capex 1000 + 2000 + 1000 + 1000 over one year of serving hours; facility energy.
+  CHECK(r.metric("capex_usd") == Approx(5000));
+  CHECK(r.metric("capex_usd_per_hour") == Approx(5000 / 8766.0));
+  CHECK(r.metric("energy_usd_per_hour") == Approx(587.5 * 1.5 / 1000 * 0.1));
+  CHECK(r.metric("return_per_dollar") == Approx(10 / 5.0));
+  CHECK(r.metric("usd_per_million_tokens") ==
+        Approx(r.metric("usd_per_hour") / (10 * 3600.0) * 1e6));
+}
+
+TEST_CASE("an always-busy and an always-idle component bound the energy", "[economics]") {
+  const Scenario s = hand_scenario();
+  ActivityTimes idle;
+  idle.makespan_s = 10;
+  const EnergyBreakdown e0 = integrate_energy(s.hardware, idle, 1.0);
+  CHECK(e0.it_j() == Approx(node_idle_w(s.hardware) * 10));
+  ActivityTimes busy = idle;
+  busy.gpu_busy_s = busy.cpu_busy_s = busy.dram_busy_s = busy.nvme_busy_s = 10;
+  const EnergyBreakdown e1 = integrate_energy(s.hardware, busy, 1.0);
+  CHECK(e1.gpu_j == Approx(3000));
+  CHECK(e1.nvme_j == Approx(400));
+  CHECK(e1.facility_j() == Approx(e1.it_j()));
+  busy.gpu_busy_s = 11;  // more GPU-seconds than one GPU has
+  CHECK_THROWS_AS(integrate_energy(s.hardware, busy, 1.0), ModelError);
+}
+
+TEST_CASE("cost arithmetic at its boundaries", "[economics]") {
+  const Scenario s = hand_scenario();
+  Economics e = s.economics;
+  const double serving_w = 1000, idle_w = 400, tps = 100;
+
+  SECTION("duty cycle 1: capex over every hour, no idle energy") {
+    const CostResult c = compute_cost(s.hardware, e, serving_w, idle_w, tps);
+    CHECK(c.capex.total_usd() == Approx(5000));
+    CHECK(c.capex_usd_per_hour == Approx(5000 / kHoursPerYear));
+    CHECK(c.energy_usd_per_hour == Approx(1.0 * 1.5 * 0.1));
+    CHECK(c.usd_per_hour == Approx(c.capex_usd_per_hour + c.energy_usd_per_hour));
+    CHECK(c.usd_per_million_tokens * c.tokens_per_usd == Approx(1e6));
+    CHECK(c.return_per_dollar == Approx(100 / 5.0));
+  }
+  SECTION("small duty cycle: each serving hour carries capex / d and the idle hours' power") {
+    e.duty_cycle = 0.1;
+    const CostResult c = compute_cost(s.hardware, e, serving_w, idle_w, tps);
+    CHECK(c.capex_usd_per_hour == Approx(10 * 5000 / kHoursPerYear));
+    CHECK(c.energy_usd_per_hour == Approx((1000 + 400 * 9) / 1000.0 * 1.5 * 0.1));
+    // Hardware return does not depend on how often the node serves.
+    CHECK(c.return_per_dollar == Approx(100 / 5.0));
+  }
+  SECTION("zero energy price: only capex") {
+    e.usd_per_kwh = 0;
+    const CostResult c = compute_cost(s.hardware, e, serving_w, idle_w, tps);
+    CHECK(c.energy_usd_per_hour == 0);
+    CHECK(c.usd_per_hour == Approx(c.capex_usd_per_hour));
+  }
+  SECTION("amortisation: twice the years, half the capex per hour") {
+    const double one = compute_cost(s.hardware, e, serving_w, idle_w, tps).capex_usd_per_hour;
+    e.amortization_years = 2;
+    CHECK(compute_cost(s.hardware, e, serving_w, idle_w, tps).capex_usd_per_hour ==
+          Approx(one / 2));
+  }
+  SECTION("no tokens: per-hour cost only") {
+    const CostResult c = compute_cost(s.hardware, e, serving_w, idle_w, 0);
+    CHECK_FALSE(c.per_token);
+    CHECK(c.usd_per_hour > 0);
+  }
+  SECTION("components not in use need no price") {
+    Hardware hw = s.hardware;
+    hw.nvme.count = 0;
+    ComponentPrices p = e.prices;
+    p.drive = PriceQuote{};
+    CHECK(missing_prices(hw, p).empty());
+    CHECK(compute_capex(hw, p).total_usd() == Approx(4000));
+  }
+}
+
+TEST_CASE("bad economics inputs are rejected with the key to fix", "[economics]") {
+  const Scenario s = hand_scenario();
+  auto cost_with = [&](auto change) {
+    Economics e = s.economics;
+    change(e);
+    return compute_cost(s.hardware, e, 100, 50, 1);
+  };
+  CHECK_THROWS_WITH(cost_with([](Economics& e) { e.duty_cycle = 0; }),
+                    Contains("economics.duty_cycle"));
+  CHECK_THROWS_WITH(cost_with([](Economics& e) { e.duty_cycle = 1.5; }),
+                    Contains("economics.duty_cycle"));
+  CHECK_THROWS_WITH(cost_with([](Economics& e) { e.amortization_years = 0; }),
+                    Contains("economics.amortization_years"));
+  CHECK_THROWS_WITH(cost_with([](Economics& e) { e.pue = 0.9; }), Contains("economics.pue"));
+  CHECK_THROWS_WITH(cost_with([](Economics& e) { e.usd_per_kwh = -0.1; }),
+                    Contains("economics.usd_per_kwh"));
+  CHECK_THROWS_WITH(cost_with([](Economics& e) {
+                      e.prices.gpu.usd = 0;
+                      e.prices.platform.usd = 0;
+                      e.prices.dram_per_gb.usd = 0;
+                      e.prices.drive.usd = 0;
+                    }),
+                    Contains("capex is $0"));
+}
+
+TEST_CASE("a missing price names the component and how to supply it", "[economics]") {
+  Scenario s = hand_scenario();
+  s.economics.prices.drive = PriceQuote{};
+  CHECK_THROWS_AS(compute_capex(s.hardware, s.economics.prices), ModelError);
+  CHECK_THROWS_WITH(compute_capex(s.hardware, s.economics.prices),
+                    Contains("drive 'D'") && Contains("economics.prices.drive_usd") &&
+                        Contains("prices.yaml"));
+  // A run still gets its energy; cost metrics are absent and the note says why.
+  sim::RunResult r = half_busy_run();
+  REQUIRE_NOTHROW(sim::add_energy_and_cost(s, r));
+  CHECK(r.has_metric("energy_j_per_token"));
+  CHECK_FALSE(r.has_metric("capex_usd"));
+  CHECK_FALSE(r.has_metric("usd_per_million_tokens"));
+  CHECK_THAT(sim::cost_note(s), Contains("economics.prices.drive_usd"));
+  CHECK(sim::cost_note(hand_scenario()).empty());
+}
+
+TEST_CASE("negative or inconsistent power figures are rejected", "[economics]") {
+  Scenario s = hand_scenario();
+  ActivityTimes a;
+  a.makespan_s = 1;
+  s.hardware.gpu.idle_w = -5;
+  CHECK_THROWS_WITH(integrate_energy(s.hardware, a, 1), Contains("hardware.gpu.idle_w"));
+  s = hand_scenario();
+  s.hardware.nvme.drive.active_w = 1;  // below idle 5
+  CHECK_THROWS_WITH(integrate_energy(s.hardware, a, 1),
+                    Contains("hardware.nvme.active_w") && Contains("below"));
+  s = hand_scenario();
+  CHECK_THROWS_WITH(integrate_energy(s.hardware, a, 0.5), Contains("economics.pue"));
+  // Through the loader: a negative override is refused before any model runs.
+  CHECK_THROWS_AS(load(kNvmeScenario, {"hardware.gpu.tdp_w=-5"}), ConfigError);
+  CHECK_THROWS_AS(load(kNvmeScenario, {"economics.prices.drive_usd=-1"}), ConfigError);
+  CHECK_THROWS_AS(load(kNvmeScenario, {"economics.duty_cycle=0"}), ConfigError);
+}
+
+TEST_CASE("unknown components are errors, not silent zeros", "[economics]") {
+  CHECK_THROWS_WITH(load(kNvmeScenario, {"economics.prices.tpu_usd=100"}),
+                    Contains("economics.prices.tpu_usd") && Contains("unknown key"));
+  CHECK_THROWS_AS(load(kNvmeScenario, {"hardware.nvme.model=micron-0000"}), Error);
+}
+
+TEST_CASE("a simulated run gets consistent energy and cost metrics", "[economics]") {
+  const Scenario s = load(kNvmeScenario);
+  const sim::RunResult r = sim::simulate(s);
+  REQUIRE(r.fits);
+  const double parts = r.metric("energy_j_gpu") + r.metric("energy_j_cpu") +
+                       r.metric("energy_j_dram") + r.metric("energy_j_nvme") +
+                       r.metric("energy_j_platform");
+  CHECK(r.metric("energy_j") == Approx(parts));
+  const double idle_w = node_idle_w(s.hardware);
+  CHECK(r.metric("avg_power_w") >= idle_w);
+  CHECK(r.metric("avg_power_w") <= idle_w + (350 - 95) + 2 * (350 - 100) +
+                                      256 * (0.15 - 0.05) + (18 - 5) + 1e-6);
+  CHECK(r.metric("energy_j_nvme") > 5 * r.metric("total_s"));  // the drive worked
+  CHECK(r.metric("capex_usd") == Approx(8500 + 25000 + 256 * 11.0 + 1190));
+  CHECK(r.has_metric("usd_per_million_tokens"));
+  CHECK(r.has_metric("return_per_dollar"));
+}
+
+TEST_CASE("compare: the baseline's ratios are 1", "[economics][compare]") {
+  const sim::RunResult r = [] {
+    sim::RunResult x = half_busy_run();
+    sim::add_energy_and_cost(hand_scenario(), x);
+    return x;
+  }();
+  const auto ratios = sim::metric_ratios(r, r);
+  REQUIRE(ratios.size() >= 5);
+  for (const auto& [name, ratio] : ratios) CHECK(ratio == Approx(1));
+
+  // End to end through the program, when the test runner says where it is.
+  const char* bin = std::getenv("TIERSIM_BIN");
+  if (!bin) {
+    WARN("TIERSIM_BIN not set: skipping the tiersim compare run");
+    return;
+  }
+  const std::string cmd = std::string(bin) + " compare --json " + TIERSIM_SOURCE_DIR +
+                          "/scenarios/cost/opt30b-l40s.yaml";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  REQUIRE(pipe);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
+  const auto j = nlohmann::json::parse(out);
+  REQUIRE(j["variants"].size() == 3);
+  CHECK(j["baseline"] == j["variants"][0]["name"]);
+  const auto& base_ratios = j["variants"][0]["ratios"];
+  REQUIRE(base_ratios.contains("throughput_tokens_per_s"));
+  REQUIRE(base_ratios.contains("usd_per_million_tokens"));
+  for (const auto& [name, ratio] : base_ratios.items()) CHECK(ratio.get<double>() == Approx(1));
+  CHECK(j["variants"][1]["sources"]["prices"]["gpu"]["date"] == "2026-03");
+}
