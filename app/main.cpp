@@ -24,8 +24,6 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_calibrate},
     {"compare", "run several configurations; speed, energy per token and cost side by side",
      tiersim::app::cmd_compare},
-    {"compare", "run several configurations; speed, energy per token and cost side by side",
-     tiersim::app::cmd_compare},
     {"sweep", "simulate every point of a sweep file in parallel (or under mpirun) into the results "
               "database, resuming where it stopped",
      tiersim::app::cmd_sweep},
