@@ -240,6 +240,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
+#ifdef TIERSIM_HAVE_MPI
+    std::cout << "MPI: enabled (under mpirun the points are sharded over the ranks)\n\n";
+#else
+    std::cout << "MPI: disabled (built without Open MPI)\n\n";
+#endif
     std::cout << opts << "\nexamples:\n  tiersim sweep scenarios/sweeps/llama3-70b-drives.yaml --db results.db\n"
                          "  mpirun -np 4 tiersim sweep scenarios/sweeps/llama3-70b-drives.yaml --db results.db\n";
     return kExitOk;
