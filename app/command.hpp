@@ -24,6 +24,7 @@ int cmd_catalog(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_schema(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_capacity(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);

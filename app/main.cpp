@@ -22,6 +22,8 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_schema},
     {"calibrate", "measure drives with io_uring, fit the device model, write a device profile",
      tiersim::app::cmd_calibrate},
+    {"capacity", "largest trainable model per ZeRO strategy (data parallel, ZeRO-3, offload)",
+     tiersim::app::cmd_capacity},
     {"compare", "run several configurations; speed, energy per token and cost side by side",
      tiersim::app::cmd_compare},
     {"sweep", "simulate every point of a sweep file in parallel (or under mpirun) into the results "

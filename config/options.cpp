@@ -221,6 +221,15 @@ std::vector<Option> build_table() {
                                    F(training.zero_stage)),
                            {"0", "1", "2", "3"}),
                    kTraining));
+  t.push_back(only(choice("workload.precision", {"mixed", "fp32"}, "mixed",
+                          "mixed: fp16/bf16 params and grads with fp32 master weights; fp32: "
+                          "everything fp32",
+                          E(training.precision)),
+                   kTraining | kCheckpoint));
+  t.push_back(only(choice("workload.optimizer_kind", {"adam", "sgd_momentum"}, "adam",
+                          "optimizer (sets the state bytes per parameter)",
+                          E(training.optimizer_kind)),
+                   kTraining | kCheckpoint));
   t.push_back(only(choice("workload.params", tiers, "gpu",
                           "where fp16 parameters live between uses", E(training.params)),
                    kTraining));
@@ -234,51 +243,73 @@ std::vector<Option> build_table() {
                         "recompute activations in the backward pass",
                         F(training.activation_checkpointing)),
                    kTraining));
-  t.push_back(only(flag("workload.optimizer_on_cpu", "false", "CPU Adam instead of GPU Adam",
+  t.push_back(only(flag("workload.optimizer_on_cpu", "false",
+                        "CPU Adam instead of GPU Adam (implied when the optimizer states are on "
+                        "cpu or nvme)",
                         F(training.optimizer_on_cpu)),
                    kTraining));
   t.push_back(only(number("workload.cpu_adam_params_per_s", "params/s", 0, kInf, false, "0",
-                          "CPU Adam rate; 0 = estimate from the host catalog",
+                          "CPU Adam rate of the whole host; 0 = estimate from its DRAM bandwidth",
                           F(training.cpu_adam_params_per_s)),
                    kTraining));
   t.push_back(only(flag("workload.params_auto", "false",
-                        "find the largest model of this shape family that fits",
+                        "find the largest model of this shape family that fits (max_params_b)",
                         F(training.params_auto)),
+                   kTraining));
+  t.push_back(only(choice("workload.capacity_shape", {"width_depth", "layers"}, "width_depth",
+                          "params_auto: grow hidden and layers together (GPT-style) or layers "
+                          "only",
+                          E(training.capacity_shape)),
                    kTraining));
   t.push_back(only(integer("workload.checkpoint_interval_iters", 0, "0",
                            "iterations between checkpoints; 0 = none",
                            F(training.checkpoint_interval_iters)),
                    kTraining));
+  t.push_back(only(number("workload.network_gbps", "GB/s", 0, kInf, true, "25",
+                          "inter-node bandwidth per node and direction, all NICs together",
+                          F(training.network_gbps)),
+                   kTraining));
 
   t.push_back(only(choice("workload.writer", {"torch_save", "fast_persist"}, "torch_save",
                           "checkpoint writer", E(checkpoint.writer)),
+                   kTraining | kCheckpoint));
+  t.push_back(only(choice("workload.weights_dtype", {"fp16", "bf16", "fp32"}, "fp16",
+                          "checkpoint kind: precision of the saved model weights",
+                          E(checkpoint.weights_dtype)),
                    kCheckpoint));
   t.push_back(only(range(opt("workload.size", VT::kSize, "bytes", "0",
                              "checkpoint size; 0 = from the model and optimizer states",
                              F(checkpoint.size_bytes)),
                          0, kInf),
                    kCheckpoint));
-  t.push_back(only(integer("workload.writers_per_node", 1, "8", "FastPersist parallel writers",
+  t.push_back(only(integer("workload.writers_per_node", 1, "1",
+                           "processes writing the checkpoint per node (spread over the "
+                           "data-parallel ranks)",
                            F(checkpoint.writers_per_node)),
-                   kCheckpoint));
+                   kTraining | kCheckpoint));
   t.push_back(only(flag("workload.include_optimizer", "true",
                         "checkpoint includes the optimizer states",
                         F(checkpoint.include_optimizer)),
-                   kCheckpoint));
+                   kTraining | kCheckpoint));
+  t.push_back(only(range(opt("workload.io_buffer", VT::kSize, "bytes", "256MiB",
+                             "fast_persist: size of each of the two pinned write buffers",
+                             F(checkpoint.io_buffer_bytes)),
+                         0, kInf, true),
+                   kTraining | kCheckpoint));
   t.push_back(only(choice("workload.target.kind", {"local_nvme", "network"}, "local_nvme",
                           "checkpoint storage target", E(checkpoint.target.kind)),
-                   kCheckpoint));
+                   kTraining | kCheckpoint));
   t.push_back(only(number("workload.target.per_node_gbps", "GB/s", 0, kInf, false, "0",
                           "network file system: what one node's client can push",
                           F(checkpoint.target.per_node_gbps)),
-                   kCheckpoint));
+                   kTraining | kCheckpoint));
   t.push_back(only(number("workload.target.aggregate_gbps", "GB/s", 0, kInf, false, "0",
                           "network file system: what the servers absorb in total",
                           F(checkpoint.target.aggregate_gbps)),
-                   kCheckpoint));
+                   kTraining | kCheckpoint));
   t.push_back(only(optional(opt("workload.target.name", VT::kText, "", "",
                                 "storage target name (reports)", F(checkpoint.target.name))),
-                   kCheckpoint));
+                   kTraining | kCheckpoint));
 
   // Policy.
   t.push_back(choices(opt("policy.weights", VT::kPlacement, "", "gpu",
@@ -300,6 +331,10 @@ std::vector<Option> build_table() {
   t.push_back(choice("policy.io_path", {"aio", "gds"}, "aio",
                      "NVMe reads via a pinned host bounce buffer (aio) or GPUDirect Storage (gds)",
                      E(policy.io_path)));
+  t.push_back(flag("policy.pin_memory", "true",
+                   "weights offloaded to host DRAM sit in pinned memory (DMA copies); false: "
+                   "pageable memory, copied by the CPU through the driver's staging buffers",
+                   F(policy.pin_memory)));
   t.push_back(integer("policy.prefetch_layers", 0, "1", "layers fetched ahead of the one computing",
                       F(policy.prefetch_layers)));
   t.push_back(range(opt("policy.aio.block_size", VT::kSize, "bytes", "16MiB",
@@ -345,7 +380,7 @@ std::vector<Option> build_table() {
                               F(economics.prices.drive.usd))));
 
   t.push_back(optional(opt("reference", VT::kReferences, "", "",
-                           "published measurements: list of {case, source, metric, value, approx}",
+                           "published measurements: list of {case, source, metric, value, approx, role: prediction | calibration}",
                            F(references))));
   return t;
 }
@@ -387,13 +422,19 @@ Placement read_placement(const YNode& node, const Option& o) {
 std::vector<Reference> read_references(const YNode& node) {
   std::vector<Reference> out;
   for (const YNode& item : node.items()) {
-    item.check_keys({"case", "source", "metric", "value", "approx"});
+    item.check_keys({"case", "source", "metric", "value", "approx", "role"});
     Reference r;
     r.case_name = item.require("case", "the reference case name").as_string();
     r.source = item.require("source", "the publication").as_string();
     r.metric = item.require("metric", "a result metric name").as_string();
     r.value = item.require("value", "the published value").as_double(-kInf, kInf);
     if (auto a = item.get("approx")) r.approx = a->as_bool();
+    if (auto role = item.get("role")) {
+      const std::string v = role->as_string();
+      if (v != "prediction" && v != "calibration")
+        role->fail("expected 'prediction' or 'calibration', got '" + v + "'");
+      r.calibration = v == "calibration";
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -534,6 +575,7 @@ YAML::Node option_yaml(const Option& o, Scenario& s) {
         m["metric"] = r.metric;
         m["value"] = format_number(r.value);
         m["approx"] = r.approx ? "true" : "false";
+        m["role"] = r.calibration ? "calibration" : "prediction";
         list.push_back(m);
       }
       return list;

@@ -62,6 +62,7 @@ struct Policy {
   int quant_group_size = 64;
   IoPath io_path = IoPath::kAio;
   int prefetch_layers = 1;  // layers fetched ahead of the one computing
+  bool pin_memory = true;   // host-resident weights pinned (DMA) or pageable (CPU-staged copies)
   AioConfig aio;
   Parallelism parallelism;
   Schedule schedule = Schedule::kZeroInference;
@@ -98,8 +99,15 @@ struct IoWorkload {
   enum class Buffer { kCpu, kGpuBounce, kGpuDirect } buffer = Buffer::kCpu;
 };
 
-// Training with ZeRO offload (filled in by the training workload; see sim/training.hpp).
+// Training with ZeRO offload (see sim/training.hpp and model/training_memory.hpp).
 struct TrainingWorkload {
+  // Mixed precision keeps fp16/bf16 parameters and gradients with fp32 master weights in the
+  // optimizer; fp32 keeps everything in fp32.
+  enum class Precision { kMixed, kFp32 } precision = Precision::kMixed;
+  enum class Optimizer { kAdam, kSgdMomentum } optimizer_kind = Optimizer::kAdam;
+  // How the capacity solver grows a model: every dimension in proportion (GPT-style: hidden in
+  // steps of one 64-wide head, layers in the base model's layers/hidden ratio) or layers only.
+  enum class Shape { kWidthDepth, kLayers } capacity_shape = Shape::kWidthDepth;
   int global_batch = 1;          // sequences per iteration over all data-parallel ranks
   int sequence_tokens = 1024;
   int nodes = 1;                 // data-parallel degree = gpu_count * nodes / (tp * pp)
@@ -112,6 +120,7 @@ struct TrainingWorkload {
   double cpu_adam_params_per_s = 0;  // 0 = from host catalog estimate
   bool params_auto = false;       // find the largest model of this shape family that fits
   int checkpoint_interval_iters = 0;  // 0 = no periodic checkpoint
+  double network_gbps = 25;       // inter-node bandwidth per node and direction (all NICs)
 };
 
 struct StorageTarget {
@@ -123,9 +132,12 @@ struct StorageTarget {
 
 struct CheckpointWorkload {
   enum class Writer { kTorchSave, kFastPersist } writer = Writer::kTorchSave;
+  // Precision of the saved model weights (optimizer states are always fp32).
+  enum class Dtype { kFp16, kBf16, kFp32 } weights_dtype = Dtype::kFp16;
   double size_bytes = 0;      // 0 = from the model and optimizer states
-  int writers_per_node = 8;   // FastPersist: parallel writers
+  int writers_per_node = 1;   // processes writing per node (each one torch.save or FastPersist writer)
   bool include_optimizer = true;
+  double io_buffer_bytes = 256.0 * 1024 * 1024;  // FastPersist: each of the two pinned buffers
   StorageTarget target;
 };
 
@@ -161,6 +173,9 @@ struct Reference {
   std::string metric;  // name of a result metric, e.g. throughput_tokens_per_s
   double value = 0;
   bool approx = false;
+  // A calibration reference was used to set a hardware parameter of its scenario (e.g. a host's
+  // storage-path cap from ds_io runs on that host); a prediction reference was not.
+  bool calibration = false;
 };
 
 struct Scenario {

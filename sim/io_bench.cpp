@@ -1,38 +1,65 @@
 // A raw transfer between the NVMe array and a CPU or GPU buffer, as DeepSpeed's ds_io measures it:
 // the check that the array model (drives, striping, host I/O path, PCIe hop) matches measurements
 // before any LLM is involved.
+#include <algorithm>
+#include <cmath>
+
 #include "model/errors.hpp"
 #include "model/units.hpp"
+#include "sim/checkpoint.hpp"
 #include "sim/simulate.hpp"
+#include "sim/training.hpp"
 #include "sim/economics.hpp"  // energy and cost metrics on every result
 
 namespace tiersim::sim {
 namespace {
 
-Task transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
-              double nvme_s) {
+Task bounce_copy(Resource& link, double bytes, Tag tag, Semaphore& buffers, Latch& done) {
+  co_await link.use(bytes, tag);
+  buffers.release();
+  done.count_down();
+}
+
+Task bounce_drive(Resource& nvme, double seconds, Tag tag, Semaphore& buffers, Latch& done) {
+  co_await nvme.use(seconds, tag);
+  buffers.release();
+  done.count_down();
+}
+
+// Through pinned bounce buffers, one block at a time: with one buffer the drive transfer and the
+// PCIe copy take turns; with several they overlap (double buffering and beyond).
+Task bounce_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
+                     double block_bytes, int swap_buffers, double nvme_s_per_byte,
+                     double latency_s) {
   const Tag tag{io.write ? "write" : "read", 0, 0};
-  switch (io.buffer) {
-    case IoWorkload::Buffer::kCpu:
-      co_await nvme.use(nvme_s, tag);
-      break;
-    case IoWorkload::Buffer::kGpuBounce:
-      // One pinned bounce buffer: the PCIe copy and the drive transfer take turns.
-      if (io.write) {
-        co_await link.use(io.bytes, tag);
-        co_await nvme.use(nvme_s, tag);
-      } else {
-        co_await nvme.use(nvme_s, tag);
-        co_await link.use(io.bytes, tag);
-      }
-      break;
-    case IoWorkload::Buffer::kGpuDirect:
-    {
-      // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
-      std::vector<Demand> demands{Demand{&nvme, nvme_s}, Demand{&link, io.bytes}};
-      co_await engine.use_all(std::move(demands), tag);
+  const int blocks = std::max(1, static_cast<int>(std::ceil(io.bytes / block_bytes)));
+  Semaphore buffers(engine, std::max(1, swap_buffers));
+  Latch done(engine, blocks);
+  for (int b = 0; b < blocks; ++b) {
+    const double bytes = std::min(block_bytes, io.bytes - b * block_bytes);
+    const double drive_s = (b == 0 ? latency_s : 0.0) + bytes * nvme_s_per_byte;
+    co_await buffers.acquire();
+    if (io.write) {
+      co_await link.use(bytes, tag);
+      engine.spawn(bounce_drive(nvme, drive_s, tag, buffers, done));
+    } else {
+      co_await nvme.use(drive_s, tag);
+      engine.spawn(bounce_copy(link, bytes, tag, buffers, done));
     }
-      break;
+  }
+  co_await done.wait();
+}
+
+Task direct_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
+                     double nvme_s) {
+  const Tag tag{io.write ? "write" : "read", 0, 0};
+  if (io.buffer == IoWorkload::Buffer::kCpu) {
+    co_await nvme.use(nvme_s, tag);
+  } else {
+    // GPUDirect: the drive and the GPU's link carry the same bytes at once.
+    // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
+    std::vector<Demand> demands{Demand{&nvme, nvme_s}, Demand{&link, io.bytes}};
+    co_await engine.use_all(std::move(demands), tag);
   }
 }
 
@@ -53,7 +80,13 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
                                     : h2d_gbps(s.hardware.gpu, s.hardware.host);
   Resource& link = engine.add_resource(io.write ? "pcie-d2h" : "pcie-h2d", "bytes",
                                        units::gbps_to_bytes_per_s(link_gbps));
-  engine.spawn(transfer(engine, nvme, link, io, latency + io.bytes / units::gbps_to_bytes_per_s(gbps)));
+  if (io.buffer == IoWorkload::Buffer::kGpuBounce)
+    engine.spawn(bounce_transfer(engine, nvme, link, io, s.policy.aio.block_size_bytes,
+                                 s.policy.aio.swap_buffers,
+                                 1.0 / units::gbps_to_bytes_per_s(gbps), latency));
+  else
+    engine.spawn(direct_transfer(engine, nvme, link, io,
+                                 latency + io.bytes / units::gbps_to_bytes_per_s(gbps)));
   engine.run();
   const double total = engine.now();
   result.set("total_s", total, "s");
@@ -68,11 +101,10 @@ RunResult simulate(const Scenario& scenario, const SimOptions& options) {
   switch (scenario.kind) {
     case WorkloadKind::kInference: return with_energy_and_cost(scenario, simulate_inference(scenario, options));
     case WorkloadKind::kIo: return with_energy_and_cost(scenario, simulate_io(scenario, options));
-    case WorkloadKind::kTraining:
-    case WorkloadKind::kCheckpoint: break;
+    case WorkloadKind::kTraining: return simulate_training(scenario, options);
+    case WorkloadKind::kCheckpoint: return simulate_checkpoint(scenario, options);
   }
-  throw ModelError(std::string("workload kind '") + to_string(scenario.kind) +
-                   "' is not simulated yet");
+  throw ModelError(std::string("workload kind '") + to_string(scenario.kind) + "' is unknown");
 }
 
 }  // namespace tiersim::sim
