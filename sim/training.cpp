@@ -45,7 +45,7 @@ class TrainingSim {
   double optimizer_s() const { return optimizer_s_; }
 
  private:
-  Task fetcher(int iter, int pass);
+  Task fetcher(int iter);
   Task fetch_module(int module, int pass);
   Task reduce_grads(int module, Latch* done);
   Task optimizer_chunk(double params, int index, Semaphore* buffers, Latch* done);
@@ -108,13 +108,16 @@ Task TrainingSim::fetch_module(int module, int pass) {
                       Tag{"allgather-params", pass, module});
 }
 
-Task TrainingSim::fetcher(int iter, int pass) {
-  for (int k = 0; k < n_modules_; ++k) {
-    const int module = module_at(pass, k);
-    co_await slots_->acquire();
-    co_await fetch_module(module, pass);
-    ready(iter, pass, module).set();
-  }
+Task TrainingSim::fetcher(int iter) {
+  // One process walks forward then backward order, so prefetch slots are taken in the order the
+  // compute process releases them.
+  for (int pass = 0; pass < 2; ++pass)
+    for (int k = 0; k < n_modules_; ++k) {
+      const int module = module_at(pass, k);
+      co_await slots_->acquire();
+      co_await fetch_module(module, pass);
+      ready(iter, pass, module).set();
+    }
 }
 
 Task TrainingSim::reduce_grads(int module, Latch* done) {
@@ -155,8 +158,7 @@ Task TrainingSim::iteration(int iter) {
   const bool zero3 = w_.zero_stage >= 3;
   const double recompute = w_.activation_checkpointing ? 1.0 : 0.0;
   if (zero3) {
-    engine_.spawn(fetcher(iter, 0));
-    engine_.spawn(fetcher(iter, 1));
+    engine_.spawn(fetcher(iter));
   }
   Latch grads(engine_, n_modules_);
   for (int pass = 0; pass < 2; ++pass) {
