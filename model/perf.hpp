@@ -20,6 +20,10 @@ struct ExecutionModel {
   double layer_overhead_s = 300e-6;
   // Per fetched parameter tensor: ZeRO-3 module hooks, buffer allocation, stream synchronisation.
   double fetch_overhead_s = 200e-6;
+  // Copies from pageable host memory: the CUDA driver memcpy's through pinned staging buffers on a
+  // CPU thread, reaching about 50-70% of a pinned DMA copy on PCIe Gen4 hosts (estimate) and
+  // keeping that thread busy for the duration.
+  double pageable_copy_efficiency = 0.65;
   // CPU kernels reading host DRAM reach this fraction of its theoretical bandwidth.
   double cpu_dram_efficiency = 0.5;
   // CUDA context, cuBLAS workspace and caching-allocator slack kept on every GPU.

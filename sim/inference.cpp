@@ -115,7 +115,19 @@ Task InferenceSim::fetch_module(int stage, int module, int pass) {
                                &copies));
       }
     }
-    if (cpu_bytes > 0) co_await st.h2d->use(cpu_bytes / tp_, Tag{"weights-cpu", pass, module});
+    if (cpu_bytes > 0) {
+      const Tag tag{"weights-cpu", pass, module};
+      if (p_.pin_memory) {
+        co_await st.h2d->use(cpu_bytes / tp_, tag);
+      } else {
+        // Pageable memory: the copy runs at a fraction of the DMA rate and occupies the CPU, so it
+        // serialises with CPU attention.
+        const double link_bytes = cpu_bytes / tp_ / em_.pageable_copy_efficiency;
+        std::vector<Demand> demands{Demand{st.h2d, link_bytes},
+                                    Demand{cpu_, link_bytes / st.h2d->rate_per_s()}};
+        co_await engine_.use_all(std::move(demands), tag);
+      }
+    }
   }
   co_await copies.wait();
 }

@@ -92,6 +92,9 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   result.set("total_s", total, "s");
   result.set(io.write ? "write_gbps" : "read_gbps", total > 0 ? io.bytes / total / units::kGB : 0,
              "GB/s");
+  // DeepSpeed's ds_io reports GB/s as 2^30 bytes per second; report both.
+  result.set(io.write ? "write_gibps" : "read_gibps",
+             total > 0 ? io.bytes / total / units::kGiB : 0, "GiB/s");
   result.set("array_gbps_model", gbps, "GB/s");
   collect_usage(engine, total, result);
   return result;
