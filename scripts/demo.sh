@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job: build tiersim, check it against the published measurements, simulate the default
+# comparison (OPT-30B on six L40S vs one L40S streaming from DRAM or a Gen5 drive), and write the
+# report to out/report/index.html (plus report.md and results.csv beside it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+mkdir -p out
+rm -f out/results.sqlite out/results.sqlite-wal out/results.sqlite-shm
+./build/app/tiersim validate
+./build/app/tiersim compare scenarios/cost/opt30b-l40s.yaml --db out/results.sqlite
+./build/app/tiersim report --db out/results.sqlite --out out/report
+echo
+echo "report: out/report/index.html (open it in a browser; it works offline)"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds tiersim and runs the whole test suite twice: an optimised build, then a build under
+# AddressSanitizer and UndefinedBehaviorSanitizer. This is what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIERSIM_BENCH=ON >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+if [[ "${TIERSIM_SKIP_SANITIZERS:-0}" != 1 ]]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTIERSIM_SANITIZE=ON -DTIERSIM_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+  cmake --build build-asan -j"$jobs"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j"$jobs")
+fi
