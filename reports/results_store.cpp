@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a replaced run never hands its id to another
   created_at TEXT NOT NULL,
   tool_version TEXT NOT NULL,
   scenario_name TEXT NOT NULL,
