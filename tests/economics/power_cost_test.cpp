@@ -283,11 +283,12 @@ TEST_CASE("compare: the baseline's ratios are 1", "[economics][compare]") {
   std::array<char, 4096> buf{};
   while (std::fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
   const auto j = nlohmann::json::parse(out);
-  REQUIRE(j["variants"].size() == 3);
+  REQUIRE(j["variants"].size() == 4);  // six GPUs at b144 (baseline) and b200, DRAM, Gen5
   CHECK(j["baseline"] == j["variants"][0]["name"]);
   const auto& base_ratios = j["variants"][0]["ratios"];
   REQUIRE(base_ratios.contains("throughput_tokens_per_s"));
   REQUIRE(base_ratios.contains("usd_per_million_tokens"));
   for (const auto& [name, ratio] : base_ratios.items()) CHECK(ratio.get<double>() == Approx(1));
-  CHECK(j["variants"][1]["sources"]["prices"]["gpu"]["date"] == "2026-03");
+  CHECK(j["variants"][1]["fits"] == false);  // batch 200 on six L40S: said, not hidden
+  CHECK(j["variants"][2]["sources"]["prices"]["gpu"]["date"] == "2026-03");
 }
