@@ -1,0 +1,158 @@
+// `tiersim replay`: run a scenario's simulated offload schedule on a real drive (compute replaced
+// by timed holds, I/O real) and print measured against predicted time; `--suite` runs the fixed
+// hardware validation suite (calibrate/replay_suite.hpp).
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+#include "app/command.hpp"
+#include "calibrate/engine.hpp"
+#include "calibrate/interrupt.hpp"
+#include "calibrate/replay.hpp"
+#include "calibrate/replay_suite.hpp"
+#include "calibrate/runner.hpp"
+#include "calibrate/sweep.hpp"
+#include "config/device_profile.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "reports/sqlite.hpp"
+#include "sim/output.hpp"
+
+namespace tiersim::app {
+
+namespace po = boost::program_options;
+namespace cal = tiersim::calibrate;
+
+namespace {
+
+constexpr const char* kDefaultSuiteScenario = "scenarios/inference/opt30b-l40s-gen5.yaml";
+
+void store_replay(const std::string& db_path, const std::string& scenario, const std::string& target, double scale,
+                  const cal::PhaseTimes& pred, const cal::PhaseTimes& meas, double read_gbps) {
+  store::Database db(db_path);
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS replay_runs ("
+      "id INTEGER PRIMARY KEY, created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,"
+      "predicted_prefill_s REAL, measured_prefill_s REAL, predicted_decode_s REAL, measured_decode_s REAL,"
+      "predicted_total_s REAL, measured_total_s REAL, error_pct REAL,"
+      "predicted_point_total_s REAL, point_error_pct REAL,"
+      "replay_read_gbps REAL, calibrated_read_gbps REAL)");
+  auto st = db.prepare(
+      "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, measured_prefill_s,"
+      " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct, replay_read_gbps)"
+      " VALUES (datetime('now'),?,?,'inference',?,?,?,?,?,?,?,?,?)");
+  st.bind(1, target).bind(2, scenario).bind(3, "scale " + std::to_string(scale));
+  st.bind(4, pred.prefill_s).bind(5, meas.prefill_s).bind(6, pred.decode_s).bind(7, meas.decode_s);
+  st.bind(8, pred.total_s).bind(9, meas.total_s).bind(10, cal::error_pct(pred.total_s, meas.total_s));
+  st.bind(11, read_gbps);
+  st.run();
+}
+
+}  // namespace
+
+int cmd_replay(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "usage: tiersim replay SCENARIO --target DIR [--scale F] [--profile device.yaml] [--db results.sqlite]\n"
+      "       tiersim replay --suite --target DIR [--profile device.yaml] [--db results.sqlite]\n\n"
+      "Lays the scenario's NVMe-resident weights out in a tiersim-owned file in DIR (removed afterwards), runs "
+      "the simulated schedule for real (io_uring O_DIRECT reads, pinned buffers, bounce copies, compute as "
+      "timed holds) and compares with the simulator's prediction for the drive's calibrated profile.\n\noptions");
+  std::string scenario_path, target, profile, db, trace, data_dir;
+  double scale = 0;
+  int passes = 0;
+  bool suite = false;
+  desc.add_options()("help,h", "show this help")("scenario", po::value(&scenario_path), "inference scenario file")(
+      "target", po::value(&target), "directory on the drive to replay on")(
+      "scale", po::value(&scale)->default_value(0),
+      "multiply every tensor's bytes and compute time by F (0: shrink to about 256 MiB per pass)")(
+      "passes", po::value(&passes)->default_value(0), "forward passes to replay (0: the scenario's gen_tokens)")(
+      "profile", po::value(&profile), "calibrated device profile of this drive (default: the scenario's)")(
+      "db", po::value(&db), "store predicted and measured times in this SQLite file (table replay_runs)")(
+      "trace", po::value(&trace), "write the measured timeline as a Chrome trace (same names as run --trace)")(
+      "data-dir", po::value(&data_dir), "folder holding catalog/ (default: installed scenarios)")(
+      "suite", po::bool_switch(&suite), "run the fixed hardware validation suite (under ten minutes)");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  if (target.empty()) throw Error("--target DIR is required");
+  const std::string why = cal::io_uring_unavailable_reason();
+  if (!why.empty()) throw cal::EngineUnavailable(why, 0);
+
+  cal::InterruptGuard guard;
+  try {
+    if (suite) {
+      cal::SuiteOptions so;
+      so.target_dir = target;
+      so.scenario_path = scenario_path.empty() ? kDefaultSuiteScenario : scenario_path;
+      so.data_dir = data_dir;
+      so.profile_path = profile;
+      so.db_path = db;
+      so.stop = guard.flag();
+      const cal::SuiteReport r = cal::run_replay_suite(so, std::cout);
+      return r.passed ? kExitOk : kExitFailure;
+    }
+    if (scenario_path.empty()) throw Error("a SCENARIO file is required (or --suite)");
+    LoadOptions lo;
+    lo.data_dir = data_dir;
+    const Scenario s = load_scenario(scenario_path, lo);
+    SsdModel drive = s.hardware.nvme.model;
+    if (!profile.empty()) drive = load_device_profile(profile);
+    else if (s.hardware.nvme.profile_path.empty())
+      std::cerr << "tiersim replay: warning: the scenario's drive model is not a calibrated profile of this "
+                   "drive; pass --profile device.yaml (tiersim calibrate --target DIR --quick --out device.yaml)\n";
+    cal::PlanOptions po_;
+    po_.passes = passes;
+    po_.scale = 1;
+    if (scale <= 0) {
+      const cal::ReplayPlan full = cal::build_replay_plan(s, po_);
+      scale = std::min(1.0, 256.0 * 1048576.0 / (full.io_bytes() / full.passes));
+    }
+    po_.scale = scale;
+    const cal::ReplayPlan plan = cal::build_replay_plan(s, po_);
+    const cal::HostRates host = cal::measure_host_rates();
+    std::cout << "replaying " << s.name << " at scale " << scale << ": " << plan.passes << " passes x "
+              << plan.modules << " modules, " << std::fixed << std::setprecision(0) << plan.io_bytes() / 1048576.0
+              << " MiB read, " << cal::size_text(plan.block_bytes) << " x QD" << plan.queue_depth << " x "
+              << plan.threads << " threads, prefetch " << plan.prefetch_layers << "\n";
+    cal::ReplayOptions ro;
+    ro.target_dir = target;
+    ro.stop = guard.flag();
+    const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
+    const cal::ReplayPrediction p = cal::predict_replay(plan, drive, host);
+    std::cout << std::setprecision(4) << std::left << std::setw(10) << "phase" << std::right << std::setw(12)
+              << "predicted_s" << std::setw(12) << "measured_s" << std::setw(9) << "error%\n";
+    auto line = [](const char* name, double pred, double meas) {
+      std::cout << std::left << std::setw(10) << name << std::right << std::setw(12) << pred << std::setw(12) << meas
+                << std::setprecision(1) << std::setw(8) << cal::error_pct(pred, meas) << std::setprecision(4)
+                << "\n";
+    };
+    line("prefill", p.times.prefill_s, m.times.prefill_s);
+    line("decode", p.times.decode_s, m.times.decode_s);
+    line("total", p.times.total_s, m.times.total_s);
+    std::cout << std::setprecision(2) << "replay read bandwidth " << m.read_gbps() << " GB/s (model "
+              << p.read_gbps << " GB/s); host buffers " << (m.pinned ? "pinned" : "NOT pinned (RLIMIT_MEMLOCK)")
+              << "\n";
+    if (!trace.empty()) {
+      sim::RunResult rr;
+      rr.workload = "inference";
+      rr.timeline = m.timeline;
+      std::ofstream out(trace);
+      if (!out) throw IoError("cannot write trace file '" + trace + "'");
+      sim::write_chrome_trace(out, s, rr);
+    }
+    if (!db.empty()) store_replay(db, s.name, target, scale, p.times, m.times, m.read_gbps());
+    return kExitOk;
+  } catch (const cal::Interrupted&) {
+    std::cerr << "tiersim replay: interrupted; replay files removed\n";
+    return 130;
+  }
+}
+
+}  // namespace tiersim::app

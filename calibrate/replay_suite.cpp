@@ -1,0 +1,277 @@
+#include "calibrate/replay_suite.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <tuple>
+
+#include "calibrate/ckpt_writer.hpp"
+#include "calibrate/replay.hpp"
+#include "calibrate/runner.hpp"
+#include "calibrate/sweep.hpp"
+#include "calibrate/target.hpp"
+#include "config/device_profile.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "reports/sqlite.hpp"
+
+namespace tiersim::calibrate {
+
+double SuiteRow::error_pct() const { return calibrate::error_pct(predicted_s, measured_s); }
+double SuiteRow::point_error_pct() const { return calibrate::error_pct(predicted_point_s, measured_s); }
+
+namespace {
+
+struct InferenceCase {
+  const char* name;
+  IoPath path;
+  int prefetch_layers;
+  std::uint32_t block_bytes;
+  unsigned queue_depth;
+  double compute_to_io;  // compute / predicted read time of the whole schedule
+};
+
+// Block size x depth pairs that the quick calibration also measures (4 KiB..16 MiB in 4x steps,
+// depth 1, 4, 16, 64, one thread), so replay and calibration meet at the same operating point.
+constexpr InferenceCase kCases[] = {
+    {"io-bound aio pf1", IoPath::kAio, 1, 256u << 10, 16, 0.3},
+    {"balanced aio pf1", IoPath::kAio, 1, 256u << 10, 16, 1.0},
+    {"compute-bound aio pf1", IoPath::kAio, 1, 256u << 10, 16, 3.0},
+    {"balanced direct pf4", IoPath::kGds, 4, 256u << 10, 16, 1.0},
+    {"io-bound direct pf0", IoPath::kGds, 0, 1u << 20, 4, 0.3},
+};
+
+using OpPoint = std::tuple<IoDirection, std::uint32_t, unsigned, unsigned>;  // dir, block, depth, threads
+
+class PointMeter {
+ public:
+  PointMeter(const std::string& dir, const std::atomic<bool>* stop) : stop_(stop) {
+    FileOptions fo;
+    fo.region_bytes = 512ull << 20;
+    fo.stop = stop;
+    fo.limits.free_bytes = statvfs_free_bytes;
+    file_.emplace(CalibrationFile::create_in_dir(dir, 950, fo));
+  }
+  // Random I/O like the calibration sweep, cached per operating point.
+  double gbps(const OpPoint& p) {
+    const auto it = cache_.find(p);
+    if (it != cache_.end()) return it->second;
+    JobSpec job;
+    job.direction = std::get<0>(p);
+    job.pattern = Pattern::random;
+    job.block_bytes = std::get<1>(p);
+    job.queue_depth = std::get<2>(p);
+    job.threads = std::get<3>(p);
+    RunLimits limits;
+    limits.warmup_s = 0.2;
+    limits.min_s = 1.0;
+    limits.max_s = 2.0;
+    const PointResult r = run_point(EngineKind::io_uring,
+                                    {PointTarget{file_->fd(), file_->region_offset_bytes(), file_->region_bytes()}},
+                                    job, limits, stop_, 7);
+    cache_[p] = r.bandwidth_gbps;
+    return r.bandwidth_gbps;
+  }
+
+ private:
+  const std::atomic<bool>* stop_;
+  std::optional<CalibrationFile> file_;
+  std::map<OpPoint, double> cache_;
+};
+
+// The drive model flattened at one measured operating point: the profile "measured at the
+// replay's exact operating point" (bandwidth as measured, no latency/overhead terms).
+SsdModel at_point(SsdModel m, IoDirection dir, double gbps) {
+  SsdDirectionModel flat;
+  flat.peak_gbps = gbps;
+  (dir == IoDirection::read ? m.read : m.write) = flat;
+  return m;
+}
+
+void store_rows(const std::string& db_path, const SuiteReport& report, const std::string& target) {
+  store::Database db(db_path);
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS replay_runs ("
+      "id INTEGER PRIMARY KEY, created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,"
+      "predicted_prefill_s REAL, measured_prefill_s REAL, predicted_decode_s REAL, measured_decode_s REAL,"
+      "predicted_total_s REAL, measured_total_s REAL, error_pct REAL,"
+      "predicted_point_total_s REAL, point_error_pct REAL,"
+      "replay_read_gbps REAL, calibrated_read_gbps REAL)");
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  for (const auto& r : report.rows) {
+    auto st = db.prepare(
+        "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, measured_prefill_s,"
+        " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct,"
+        " predicted_point_total_s, point_error_pct, replay_read_gbps, calibrated_read_gbps)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, std::string(when)).bind(2, target).bind(3, r.name).bind(4, r.kind).bind(5, r.detail);
+    st.bind(6, r.predicted_prefill_s).bind(7, r.measured_prefill_s).bind(8, r.predicted_decode_s);
+    st.bind(9, r.measured_decode_s).bind(10, r.predicted_s).bind(11, r.measured_s).bind(12, r.error_pct());
+    st.bind(13, r.predicted_point_s).bind(14, r.point_error_pct());
+    st.bind(15, r.replay_read_gbps).bind(16, r.calibrated_read_gbps);
+    st.run();
+  }
+}
+
+}  // namespace
+
+SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
+  const auto t_start = std::chrono::steady_clock::now();
+  // 1. This drive's fitted model: a quick calibration unless a profile is given.
+  SsdModel drive;
+  if (!o.profile_path.empty()) {
+    drive = load_device_profile(o.profile_path);
+    out << "profile: " << o.profile_path << "\n";
+  } else {
+    out << "calibrating " << o.target_dir << " (quick sweep)...\n" << std::flush;
+    CalibrationOptions co;
+    co.targets = {o.target_dir};
+    co.plan = quick_plan();
+    co.file.region_bytes = 512ull << 20;
+    co.file.limits.free_bytes = statvfs_free_bytes;
+    co.mode = "quick";
+    Progress progress(std::cerr, false);
+    drive = run_calibration(co, o.stop, progress).profile.model;
+  }
+  const HostRates host = measure_host_rates();
+  out << "host memcpy: " << std::fixed << std::setprecision(2) << host.memcpy_gbps << " GB/s\n";
+  PointMeter meter(o.target_dir, o.stop);
+
+  LoadOptions lo;
+  lo.data_dir = o.data_dir;
+  const Scenario base = load_scenario(o.scenario_path, lo);
+  SuiteReport report;
+
+  for (const InferenceCase& c : kCases) {
+    Scenario s = base;
+    s.policy.io_path = c.path;
+    s.policy.prefetch_layers = c.prefetch_layers;
+    PlanOptions po;
+    po.passes = o.passes;
+    po.block_bytes = c.block_bytes;
+    po.queue_depth = c.queue_depth;
+    po.threads = 1;
+    // Scale so that one pass reads bytes_per_pass: the layer count and I/O-to-compute ratio stay.
+    const ReplayPlan full = build_replay_plan(s, po);
+    po.scale = std::min(1.0, double(o.bytes_per_pass) / (full.io_bytes() / full.passes));
+    ReplayPlan plan = build_replay_plan(s, po);
+    set_compute_to_io_ratio(plan, c.compute_to_io, predict_replay(plan, drive, host).read_gbps);
+
+    const double point_gbps = meter.gbps({IoDirection::read, c.block_bytes, c.queue_depth, 1});
+    out << "replay: " << c.name << " (scale " << std::setprecision(5) << plan.scale << ", "
+        << std::setprecision(0) << plan.io_bytes() / 1048576.0 << " MiB read)...\n" << std::flush;
+    ReplayOptions ro;
+    ro.target_dir = o.target_dir;
+    ro.stop = o.stop;
+    const ReplayMeasurement m = run_replay(plan, ro);
+    const ReplayPrediction p = predict_replay(plan, drive, host);
+    const ReplayPrediction pp = predict_replay(plan, at_point(drive, IoDirection::read, point_gbps), host);
+
+    SuiteRow row;
+    row.name = c.name;
+    row.kind = "inference";
+    row.detail = std::string(c.path == IoPath::kAio ? "aio" : "direct") + " pf" + std::to_string(c.prefetch_layers) +
+                 " " + size_text(c.block_bytes) + "xQD" + std::to_string(c.queue_depth);
+    row.predicted_prefill_s = p.times.prefill_s;
+    row.measured_prefill_s = m.times.prefill_s;
+    row.predicted_decode_s = p.times.decode_s;
+    row.measured_decode_s = m.times.decode_s;
+    row.predicted_s = p.times.total_s;
+    row.measured_s = m.times.total_s;
+    row.predicted_point_s = pp.times.total_s;
+    row.replay_read_gbps = m.read_gbps();
+    row.calibrated_read_gbps = point_gbps;
+    report.rows.push_back(row);
+  }
+
+  // Checkpoints: same state, both writers.
+  double ckpt_s[2] = {0, 0}, ckpt_pred[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    CheckpointReplayOptions co;
+    co.target_dir = o.target_dir;
+    co.size_bytes = o.checkpoint_bytes;
+    co.stop = o.stop;
+    co.writer = k == 0 ? CheckpointWorkload::Writer::kTorchSave : CheckpointWorkload::Writer::kFastPersist;
+    out << "checkpoint: " << (k == 0 ? "torch.save" : "FastPersist") << "...\n" << std::flush;
+    const CheckpointMeasurement m = run_checkpoint_replay(co);
+    const double pred = predict_checkpoint_s(co, drive, host);
+    // Operating point of the writes: the kernel's writeback (1 MiB x 32) or the writers' rings.
+    const OpPoint op = k == 0 ? OpPoint{IoDirection::write, 1u << 20, 32, 1}
+                              : OpPoint{IoDirection::write, co.block_bytes, co.queue_depth, co.writers};
+    const double wgbps = meter.gbps(op);
+    const double pred_point = predict_checkpoint_s(co, at_point(drive, IoDirection::write, wgbps), host);
+    SuiteRow row;
+    row.name = k == 0 ? "checkpoint torch.save" : "checkpoint FastPersist";
+    row.kind = "checkpoint";
+    row.detail = k == 0 ? "1 thread, buffered 4MiB, fsync"
+                        : std::to_string(co.writers) + " writers, O_DIRECT " + size_text(co.block_bytes) + "xQD" +
+                              std::to_string(co.queue_depth);
+    row.predicted_s = pred;
+    row.measured_s = m.total_s;
+    row.predicted_point_s = pred_point;
+    ckpt_s[k] = m.total_s;
+    ckpt_pred[k] = pred_point;
+    report.rows.push_back(row);
+  }
+  report.measured_speedup = ckpt_s[1] > 0 ? ckpt_s[0] / ckpt_s[1] : 0;
+  report.predicted_speedup = ckpt_pred[1] > 0 ? ckpt_pred[0] / ckpt_pred[1] : 0;
+
+  double sum = 0, sum_pt = 0;
+  report.min_bandwidth_ratio = 1e9;
+  for (const auto& r : report.rows) {
+    sum += std::abs(r.error_pct());
+    sum_pt += std::abs(r.point_error_pct());
+    report.max_abs_error_pct = std::max(report.max_abs_error_pct, std::abs(r.error_pct()));
+    report.max_abs_point_error_pct = std::max(report.max_abs_point_error_pct, std::abs(r.point_error_pct()));
+    if (r.kind == "inference" && r.calibrated_read_gbps > 0)
+      report.min_bandwidth_ratio = std::min(report.min_bandwidth_ratio, r.replay_read_gbps / r.calibrated_read_gbps);
+  }
+  const double n = double(report.rows.size());
+  report.mean_abs_error_pct = sum / n;
+  report.mean_abs_point_error_pct = sum_pt / n;
+
+  // The table.
+  out << "\n" << std::left << std::setw(24) << "case" << std::setw(28) << "config" << std::right
+      << std::setw(9) << "pre.pred" << std::setw(9) << "pre.meas" << std::setw(9) << "dec.pred" << std::setw(9)
+      << "dec.meas" << std::setw(9) << "tot.pred" << std::setw(9) << "tot.meas" << std::setw(8) << "err%"
+      << std::setw(9) << "pt.pred" << std::setw(8) << "pt.err%" << std::setw(8) << "rd GB/s" << std::setw(8)
+      << "cal GB/s" << "\n";
+  for (const auto& r : report.rows) {
+    out << std::left << std::setw(24) << r.name << std::setw(28) << r.detail << std::right << std::fixed
+        << std::setprecision(3) << std::setw(9) << r.predicted_prefill_s << std::setw(9) << r.measured_prefill_s
+        << std::setw(9) << r.predicted_decode_s << std::setw(9) << r.measured_decode_s << std::setw(9)
+        << r.predicted_s << std::setw(9) << r.measured_s << std::setprecision(1) << std::setw(8) << r.error_pct()
+        << std::setprecision(3) << std::setw(9) << r.predicted_point_s << std::setprecision(1) << std::setw(8)
+        << r.point_error_pct() << std::setprecision(2) << std::setw(8) << r.replay_read_gbps << std::setw(8)
+        << r.calibrated_read_gbps << "\n";
+  }
+  out << std::setprecision(1) << "\nfitted profile:          mean |error| " << report.mean_abs_error_pct
+      << "%, max " << report.max_abs_error_pct << "%\n"
+      << "operating-point profile: mean |error| " << report.mean_abs_point_error_pct << "%, max "
+      << report.max_abs_point_error_pct << "%\n"
+      << std::setprecision(2) << "FastPersist speedup over torch.save: measured " << report.measured_speedup
+      << "x, predicted " << report.predicted_speedup << "x ("
+      << std::setprecision(1) << error_pct(report.predicted_speedup, report.measured_speedup) << "%)\n"
+      << std::setprecision(2) << "replay read bandwidth / calibration at the same block and depth: worst "
+      << report.min_bandwidth_ratio << "\n";
+  const double speedup_err = std::abs(error_pct(report.predicted_speedup, report.measured_speedup));
+  report.passed = report.mean_abs_point_error_pct <= 10 && report.max_abs_point_error_pct <= 20 &&
+                  report.measured_speedup > 1 && speedup_err <= 15 && report.min_bandwidth_ratio >= 0.9;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  out << "suite " << (report.passed ? "PASSED" : "FAILED") << " in " << std::setprecision(0) << elapsed << " s\n";
+  if (!o.db_path.empty()) store_rows(o.db_path, report, o.target_dir);
+  return report;
+}
+
+}  // namespace tiersim::calibrate

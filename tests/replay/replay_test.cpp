@@ -1,0 +1,186 @@
+// Replay: the scheduler on a small scaled scenario (real io_uring O_DIRECT I/O in a temp dir) and
+// the safety rules of its files.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "calibrate/ckpt_writer.hpp"
+#include "calibrate/engine.hpp"
+#include "calibrate/replay.hpp"
+#include "calibrate/target.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+
+namespace fs = std::filesystem;
+namespace cal = tiersim::calibrate;
+
+namespace {
+
+// A fresh directory on a disk-backed file system (the build tree, not tmpfs: O_DIRECT).
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::current_path() / ("replay-test-" + std::to_string(::getpid()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  int files() const {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(path)) n += e.is_regular_file() ? 1 : 0;
+    return n;
+  }
+};
+
+tiersim::Scenario small_scenario() {
+  tiersim::LoadOptions lo;
+  lo.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  return tiersim::load_scenario(std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-gen5.yaml", lo);
+}
+
+// Why the real-I/O tests cannot run here, or "" when they can.
+std::string io_unavailable(const std::string& dir) {
+  std::string why = cal::io_uring_unavailable_reason();
+  if (!why.empty()) return why;
+  const std::string probe = dir + "/.odirect-probe";
+  const int fd = ::open(probe.c_str(), O_CREAT | O_RDWR | O_DIRECT, 0600);
+  if (fd < 0) return "O_DIRECT is not supported in " + dir;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+cal::ReplayPlan small_plan(double bytes_per_pass) {
+  cal::PlanOptions po;
+  po.passes = 2;
+  po.block_bytes = 256u << 10;
+  po.queue_depth = 4;
+  po.threads = 2;
+  const cal::ReplayPlan full = cal::build_replay_plan(small_scenario(), po);
+  po.scale = bytes_per_pass / (full.io_bytes() / full.passes);
+  return cal::build_replay_plan(small_scenario(), po);
+}
+
+}  // namespace
+
+TEST_CASE("replay plan keeps layer count and the ratio of I/O to compute when scaled", "[replay]") {
+  cal::PlanOptions po;
+  po.passes = 2;
+  const cal::ReplayPlan full = cal::build_replay_plan(small_scenario(), po);
+  po.scale = 0.001;
+  const cal::ReplayPlan small = cal::build_replay_plan(small_scenario(), po);
+  REQUIRE(small.modules == full.modules);
+  REQUIRE(small.steps.size() == full.steps.size());
+  CHECK(small.io_bytes() == Approx(full.io_bytes() * 0.001).epsilon(0.02));
+  CHECK(small.compute_s() == Approx(full.compute_s() * 0.001).epsilon(1e-9));
+  CHECK(small.compute_s() > 0);
+  for (const auto& st : small.steps) CHECK(st.nvme_bytes % 4096 == 0);
+}
+
+TEST_CASE("replay scheduler runs a small scaled scenario and matches its own timeline", "[replay]") {
+  TempDir dir;
+  const std::string why = io_unavailable(dir.path.string());
+  if (!why.empty()) {
+    WARN("skipping the real-I/O replay: " << why);
+    return;
+  }
+  for (const auto path : {tiersim::IoPath::kAio, tiersim::IoPath::kGds}) {
+    cal::ReplayPlan plan = small_plan(8.0 * 1048576);
+    plan.io_path = path;
+    cal::ReplayOptions ro;
+    ro.target_dir = dir.path.string();
+    ro.reserve_free_bytes = 0;
+    const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
+    CHECK(m.read_bytes == Approx(plan.io_bytes()));
+    CHECK(m.times.total_s >= plan.compute_s() * 0.99);  // compute holds are never cut short
+    CHECK(m.times.prefill_s > 0);
+    CHECK(m.times.prefill_s < m.times.total_s);
+    int computes = 0, reads = 0, bounces = 0;
+    for (const auto& s : m.timeline) {
+      computes += s.label == "compute";
+      reads += s.label == "weights-nvme";
+      bounces += s.label == "weights-bounce";
+    }
+    CHECK(computes == static_cast<int>(plan.steps.size()));
+    CHECK(reads > 0);
+    CHECK((bounces > 0) == (path == tiersim::IoPath::kAio));
+    // The prediction of the same plan has the same structure.
+    tiersim::SsdModel drive;
+    drive.read.peak_gbps = 1.0;
+    drive.write.peak_gbps = 1.0;
+    const cal::ReplayPrediction p = cal::predict_replay(plan, drive, cal::HostRates{});
+    CHECK(p.times.total_s >= plan.compute_s());
+    CHECK(dir.files() == 0);  // replay file removed afterwards
+  }
+}
+
+TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
+  TempDir dir;
+  const std::string why = io_unavailable(dir.path.string());
+  if (!why.empty()) {
+    WARN("skipping the real-I/O checkpoint replay: " << why);
+    return;
+  }
+  for (const auto w : {tiersim::CheckpointWorkload::Writer::kTorchSave, tiersim::CheckpointWorkload::Writer::kFastPersist}) {
+    cal::CheckpointReplayOptions o;
+    o.target_dir = dir.path.string();
+    o.size_bytes = 8u << 20;
+    o.io_buffer_bytes = 2u << 20;
+    o.tensor_bytes = 2u << 20;
+    o.writer = w;
+    o.reserve_free_bytes = 0;
+    const cal::CheckpointMeasurement m = cal::run_checkpoint_replay(o);
+    CHECK(m.total_s > 0);
+    CHECK(m.bytes == Approx(8u << 20));
+    CHECK(dir.files() == 0);
+  }
+}
+
+TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]") {
+  TempDir dir;
+  const std::string why = io_unavailable(dir.path.string());
+  if (!why.empty()) {
+    WARN("skipping: " << why);
+    return;
+  }
+  // A foreign file with the name the replay would use is refused, not overwritten.
+  const std::string foreign = (dir.path / (std::string(cal::kFilePrefix) + std::to_string(::getpid()) + "-900.dat")).string();
+  {
+    std::ofstream f(foreign);
+    f << "somebody's data\n";
+  }
+  cal::ReplayPlan plan = small_plan(2.0 * 1048576);
+  cal::ReplayOptions ro;
+  ro.target_dir = dir.path.string();
+  ro.reserve_free_bytes = 0;
+  CHECK_THROWS_AS(cal::run_replay(plan, ro), cal::SafetyError);
+  {
+    std::ifstream f(foreign);
+    std::string line;
+    std::getline(f, line);
+    CHECK(line == "somebody's data");
+  }
+  CHECK_FALSE(cal::is_own_file(foreign));
+  fs::remove(foreign);
+
+  // While it runs the file carries the ownership header; kept on request, removed otherwise.
+  ro.keep_files = true;
+  const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
+  REQUIRE(fs::exists(m.file));
+  CHECK(cal::is_own_file(m.file));
+  fs::remove(m.file);
+  ro.keep_files = false;
+  const cal::ReplayMeasurement m2 = cal::run_replay(plan, ro);
+  CHECK_FALSE(fs::exists(m2.file));
+
+  // Not enough free space: refused before anything is written.
+  ro.reserve_free_bytes = ~0ull / 2;
+  CHECK_THROWS_AS(cal::run_replay(plan, ro), cal::SafetyError);
+  CHECK(dir.files() == 0);
+}
