@@ -31,6 +31,8 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_sweep},
     {"plan", "find the cheapest configuration meeting constraints, and the Pareto front",
      tiersim::app::cmd_plan},
+    {"replay", "run a scenario's offload schedule on a real drive; measured vs predicted (--suite)",
+     tiersim::app::cmd_replay},
 };
 
 void print_usage(std::ostream& os) {
