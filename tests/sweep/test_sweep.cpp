@@ -5,6 +5,7 @@
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
+#include "reports/results_store.hpp"
 #include "sim/sweep.hpp"
 
 using namespace tiersim;
