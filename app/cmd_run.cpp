@@ -6,6 +6,7 @@
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "reports/results_store.hpp"
 #include "sim/output.hpp"
 #include "sim/simulate.hpp"
 
@@ -19,7 +20,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "Simulates one scenario (hardware, model, workload, offload policy) and prints how fast it\n"
       "runs, where the time goes and whether it fits in memory. Exit code 3 when it does not fit.\n\n"
       "options");
-  std::string file, trace_path, data_dir;
+  std::string file, trace_path, data_dir, db_path;
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(),
@@ -29,7 +30,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "trace", po::value<std::string>(&trace_path),
       "write every simulated event as a Chrome trace-event file (open in Perfetto)")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)")(
+      "db", po::value<std::string>(&db_path),
+      "also store the run (scenario, metrics, one decode step's timeline) in this SQLite results "
+      "database, replacing an earlier run of the same scenario; read it with `tiersim report`");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>(&file));
   po::options_description all;
@@ -51,7 +55,8 @@ int cmd_run(const std::vector<std::string>& args) {
   load.data_dir = data_dir;
   const Scenario scenario = config::load_scenario(file, load);
   sim::SimOptions sim_opts;
-  sim_opts.trace = !trace_path.empty();
+  // The store keeps one decode step's timeline for the report's Gantt chart, so --db traces too.
+  sim_opts.trace = !trace_path.empty() || !db_path.empty();
   const sim::RunResult result = sim::simulate(scenario, sim_opts);
 
   if (vm.count("json"))
@@ -63,6 +68,11 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!out) throw IoError("cannot write trace file '" + trace_path + "'");
     sim::write_chrome_trace(out, scenario, result);
     if (!out) throw IoError("failed writing trace file '" + trace_path + "'");
+  }
+  if (!db_path.empty()) {
+    reports::ResultsStore store(db_path);
+    const std::int64_t id = store.save(scenario, result, TIERSIM_VERSION);
+    if (!vm.count("json")) std::cout << "stored as run " << id << " in " << db_path << "\n";
   }
   return result.fits ? kExitOk : kExitDoesNotFit;
 }

@@ -1,32 +1,17 @@
 // tiersim validate: predicted vs published for every reference scenario.
-#include <algorithm>
 #include <boost/program_options.hpp>
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "sim/simulate.hpp"
+#include "sim/validation.hpp"
 
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 
 namespace tiersim::app {
-
-namespace {
-
-struct Row {
-  std::string file, case_name, metric, source;
-  double published = 0, predicted = 0, error_pct = 0;
-  bool approx = false;
-  std::string note;
-};
-
-}  // namespace
 
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -50,46 +35,10 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::cout << opts << "\nexample:\n  tiersim validate --max-mape 15\n";
     return kExitOk;
   }
-  if (dir.empty()) dir = (fs::path(data_dir.empty() ? config::default_data_dir() : data_dir) / "reference").string();
-  if (!fs::is_directory(dir)) throw Error("reference folder '" + dir + "' does not exist");
-
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".yaml") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-
-  config::LoadOptions load;
-  load.data_dir = data_dir;
-  const config::Catalog catalog = config::Catalog::load(data_dir);
-  load.catalog = &catalog;
-  std::vector<Row> rows;
-  for (const auto& f : files) {
-    const Scenario s = config::load_scenario(f.string(), load);
-    if (s.references.empty()) continue;
-    const sim::RunResult r = sim::simulate(s);
-    for (const auto& ref : s.references) {
-      Row row{f.filename().string(), ref.case_name, ref.metric, ref.source, ref.value, 0, 0,
-              ref.approx, ""};
-      if (!r.fits) {
-        row.note = "does not fit: " + r.shortfall;
-        row.error_pct = 100;
-      } else if (!r.has_metric(ref.metric)) {
-        throw Error(f.string() + ": reference metric '" + ref.metric +
-                    "' is not an output of a " + r.workload + " workload");
-      } else {
-        row.predicted = r.metric(ref.metric);
-        row.error_pct = 100.0 * (row.predicted - row.published) / row.published;
-      }
-      rows.push_back(row);
-    }
-  }
-  if (rows.empty()) throw Error("no reference scenarios found in '" + dir + "'");
-  double sum = 0, worst = 0;
-  for (const auto& r : rows) {
-    sum += std::fabs(r.error_pct);
-    worst = std::max(worst, std::fabs(r.error_pct));
-  }
-  const double mape = sum / double(rows.size());
+  if (dir.empty()) dir = sim::default_reference_dir(data_dir);
+  const sim::ValidationSummary v = sim::run_validation(dir, data_dir);
+  const auto& rows = v.rows;
+  const double mape = v.mape_pct, worst = v.max_abs_error_pct;
 
   if (vm.count("json")) {
     nlohmann::json j = nlohmann::json::array();

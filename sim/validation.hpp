@@ -1,0 +1,32 @@
+#pragma once
+// The reference validation: every scenario in a folder that carries a published measurement is
+// simulated and its prediction compared with the measurement. `tiersim validate` prints it;
+// `tiersim report` quotes its mean absolute error next to the predictions.
+#include <string>
+#include <vector>
+
+namespace tiersim::sim {
+
+struct ValidationRow {
+  std::string file;  // file name within the folder
+  std::string case_name, metric, source;
+  double published = 0, predicted = 0, error_pct = 0;  // error: signed, percent of published
+  bool approx = false;  // value read off a published chart
+  std::string note;     // e.g. "does not fit: ..."
+};
+
+struct ValidationSummary {
+  std::vector<ValidationRow> rows;
+  double mape_pct = 0;           // mean absolute percentage error over rows
+  double max_abs_error_pct = 0;
+};
+
+// Runs every *.yaml in `reference_dir` (sorted by name) that has references. `data_dir`: folder
+// holding catalog/ ("" = config::default_data_dir()). Throws Error when the folder does not exist
+// or holds no reference, or a reference names a metric the workload does not produce.
+ValidationSummary run_validation(const std::string& reference_dir, const std::string& data_dir);
+
+// <data_dir>/reference, with "" meaning the default data folder.
+std::string default_reference_dir(const std::string& data_dir);
+
+}  // namespace tiersim::sim
