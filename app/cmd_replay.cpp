@@ -99,9 +99,9 @@ int cmd_replay(const std::vector<std::string>& args) {
       return r.passed ? kExitOk : kExitFailure;
     }
     if (scenario_path.empty()) throw Error("a SCENARIO file is required (or --suite)");
-    LoadOptions lo;
+    config::LoadOptions lo;
     lo.data_dir = data_dir;
-    const Scenario s = load_scenario(scenario_path, lo);
+    const Scenario s = config::load_scenario(scenario_path, lo);
     SsdModel drive = s.hardware.nvme.model;
     if (!profile.empty()) drive = load_device_profile(profile);
     else if (s.hardware.nvme.profile_path.empty())

@@ -148,9 +148,9 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
   out << "host memcpy: " << std::fixed << std::setprecision(2) << host.memcpy_gbps << " GB/s\n";
   PointMeter meter(o.target_dir, o.stop);
 
-  LoadOptions lo;
+  config::LoadOptions lo;
   lo.data_dir = o.data_dir;
-  const Scenario base = load_scenario(o.scenario_path, lo);
+  const Scenario base = config::load_scenario(o.scenario_path, lo);
   SuiteReport report;
 
   for (const InferenceCase& c : kCases) {

@@ -39,9 +39,9 @@ struct TempDir {
 };
 
 tiersim::Scenario small_scenario() {
-  tiersim::LoadOptions lo;
+  tiersim::config::LoadOptions lo;
   lo.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
-  return tiersim::load_scenario(std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-gen5.yaml", lo);
+  return tiersim::config::load_scenario(std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-gen5.yaml", lo);
 }
 
 // Why the real-I/O tests cannot run here, or "" when they can.
