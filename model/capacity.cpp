@@ -70,8 +70,9 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em) {
   if (p.weight_bits < 16) gpu.add("dequantisation workspace", max_module_elems * 2.0 / tp);
   gpu.add("kv cache", kv_total * p.kv_cache.gpu / shards);
   // Activations live for one GPU batch (FlexGen block) or one pipeline micro-batch at a time.
+  const int gpu_batches = p.schedule == Schedule::kFlexGenBlock ? std::max(1, p.gpu_batches) : 1;
   const double sub_batch =
-      double(w.batch) / std::max(1, p.gpu_batches) / std::max(1, p.parallelism.micro_batches);
+      double(w.batch) / gpu_batches / std::max(1, p.parallelism.micro_batches);
   const double tokens = sub_batch * w.prompt_tokens;
   const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
   // Prefill peak: hidden states in and out, the FFN intermediate, and eager attention's score and

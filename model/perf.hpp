@@ -20,10 +20,11 @@ struct ExecutionModel {
   double layer_overhead_s = 300e-6;
   // Per fetched parameter tensor: ZeRO-3 module hooks, buffer allocation, stream synchronisation.
   double fetch_overhead_s = 200e-6;
-  // Copies from pageable host memory: the CUDA driver memcpy's through pinned staging buffers on a
-  // CPU thread, reaching about 50-70% of a pinned DMA copy on PCIe Gen4 hosts (estimate) and
-  // keeping that thread busy for the duration.
-  double pageable_copy_efficiency = 0.65;
+  // Copies from pageable host memory: the CUDA driver memcpy's through pinned staging buffers on
+  // one CPU thread, so the rate is capped by that memcpy, whatever the link, and the thread is
+  // busy for the duration. Measured 15.2-15.4 GB/s host-to-device for 16-64 MiB copies on an H200
+  // host whose pinned copies reach 52-54 GB/s (tools/gpu/h200-copy-bandwidth.csv).
+  double pageable_copy_gbps = 15.0;
   // CPU kernels reading host DRAM reach this fraction of its theoretical bandwidth.
   double cpu_dram_efficiency = 0.5;
   // CUDA context, cuBLAS workspace and caching-allocator slack kept on every GPU.

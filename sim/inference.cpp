@@ -120,11 +120,12 @@ Task InferenceSim::fetch_module(int stage, int module, int pass) {
       if (p_.pin_memory) {
         co_await st.h2d->use(cpu_bytes / tp_, tag);
       } else {
-        // Pageable memory: the copy runs at a fraction of the DMA rate and occupies the CPU, so it
-        // serialises with CPU attention.
-        const double link_bytes = cpu_bytes / tp_ / em_.pageable_copy_efficiency;
-        std::vector<Demand> demands{Demand{st.h2d, link_bytes},
-                                    Demand{cpu_, link_bytes / st.h2d->rate_per_s()}};
+        // Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy
+        // and occupies the CPU, serialising with CPU attention.
+        const double bytes = cpu_bytes / tp_;
+        const double copy_s =
+            bytes / std::min(st.h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+        std::vector<Demand> demands{Demand{st.h2d, bytes}, Demand{cpu_, copy_s}};
         co_await engine_.use_all(std::move(demands), tag);
       }
     }
@@ -222,7 +223,9 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 Task InferenceSim::compute_stage(int stage) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const double micro_batch = double(w_.batch) / n_micro_;
-  const int gpu_batches = std::max(1, p_.gpu_batches);
+  // Only FlexGen's block schedule splits the batch into GPU batches that share one weight fetch.
+  const int gpu_batches =
+      p_.schedule == Schedule::kFlexGenBlock ? std::max(1, p_.gpu_batches) : 1;
   for (int pass = 0; pass < passes_; ++pass) {
     for (int micro = 0; micro < n_micro_; ++micro) {
       co_await stage_input(pass, stage, micro).wait();
