@@ -29,5 +29,6 @@ int cmd_compare(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
 
 }  // namespace tiersim::app

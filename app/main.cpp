@@ -33,6 +33,8 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_plan},
     {"replay", "run a scenario's offload schedule on a real drive; measured vs predicted (--suite)",
      tiersim::app::cmd_replay},
+    {"report", "write an HTML/Markdown/CSV cost report from a results database",
+     tiersim::app::cmd_report},
 };
 
 void print_usage(std::ostream& os) {

@@ -1,0 +1,100 @@
+// tiersim report: turn the runs in a results database into a report for people who buy hardware.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "app/command.hpp"
+#include "calibrate/points.hpp"
+#include "model/errors.hpp"
+#include "reports/report.hpp"
+#include "reports/results_store.hpp"
+#include "sim/validation.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace tiersim::app {
+
+int cmd_report(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: tiersim report --db results.sqlite --out DIR [options]\n\n"
+      "Writes DIR/index.html (self-contained: comparison table, plots of throughput, latency,\n"
+      "energy and cost per token, one decode step's timeline per configuration, calibration\n"
+      "curves when the database has them; opens offline), DIR/report.md (the table and sources)\n"
+      "and DIR/metrics.csv (every metric of every run). The header quotes the model's error\n"
+      "against the published reference measurements (tiersim validate).\n\n"
+      "options");
+  std::string db_path, out_dir, sweep, title, data_dir, vendor_dir;
+  opts.add_options()("help,h", "show this help")(
+      "db", po::value<std::string>(&db_path), "results database written by run/compare/sweep --db")(
+      "out", po::value<std::string>(&out_dir), "folder to write the report into (created)")(
+      "sweep", po::value<std::string>(&sweep),
+      "only the runs of this sweep (default: every run in the database)")(
+      "title", po::value<std::string>(&title)->default_value("tiersim cost report"), "page title")(
+      "data-dir", po::value<std::string>(&data_dir),
+      "folder holding catalog/ and reference/ for the validation (default: the shipped one)")(
+      "no-validation", "skip running the reference validation (the header then says so)")(
+      "vendor-dir", po::value<std::string>(&vendor_dir),
+      "folder holding vega.min.js, vega-lite.min.js, vega-embed.min.js (default: "
+      "$TIERSIM_VENDOR_DIR or the source tree's reports/vendor)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nexample:\n  tiersim run a.yaml --db results.sqlite && tiersim run b.yaml --db "
+                 "results.sqlite\n  tiersim report --db results.sqlite --out report/\n";
+    return kExitOk;
+  }
+  if (db_path.empty()) throw Error("missing --db (see tiersim report --help)");
+  if (out_dir.empty()) throw Error("missing --out (see tiersim report --help)");
+  // Opening would create an empty database; a typo should be an error instead.
+  if (!fs::exists(db_path)) throw StoreError("cannot open results database '" + db_path + "': no such file");
+
+  reports::ResultsStore store(db_path);
+  reports::ReportInput in;
+  in.title = title;
+  in.sweep = sweep;
+  in.database_name = fs::path(db_path).filename().string();
+  in.tool_version = TIERSIM_VERSION;
+  in.vendor_dir = vendor_dir;
+  reports::RunFilter filter;
+  if (vm.count("sweep")) filter.sweep = sweep;
+  in.runs = store.runs(filter);
+  if (in.runs.empty())
+    throw Error("no runs in '" + db_path + "'" + (sweep.empty() ? "" : " for sweep '" + sweep + "'") +
+                " (store some with tiersim run FILE --db " + db_path + ")");
+
+  if (calibrate::latest_calibration_run(store.database()) != 0)
+    for (const auto& c : calibrate::read_bandwidth_curves(store.database()))
+      in.calibration.push_back({c.target, c.rw, c.threads, c.queue_depth, c.block_bytes,
+                                c.bandwidth_gbps, c.model_bandwidth_gbps});
+
+  if (vm.count("no-validation")) {
+    in.validation.error = "skipped with --no-validation";
+  } else {
+    try {
+      const sim::ValidationSummary v =
+          sim::run_validation(sim::default_reference_dir(data_dir), data_dir);
+      in.validation.available = true;
+      in.validation.measurements = v.rows.size();
+      in.validation.mape_pct = v.mape_pct;
+      in.validation.max_abs_error_pct = v.max_abs_error_pct;
+    } catch (const Error& e) {
+      // The report is still useful without it; the header says why the number is missing.
+      in.validation.error = e.what();
+      std::cerr << "tiersim report: warning: validation failed: " << e.what() << "\n";
+    }
+  }
+
+  const reports::ReportFiles files = reports::write_report(in, out_dir);
+  std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
+            << "\n(" << in.runs.size() << " runs";
+  if (in.validation.available)
+    std::cout << "; validated against " << in.validation.measurements
+              << " published measurements, mean absolute error " << in.validation.mape_pct << "%";
+  std::cout << ")\n";
+  return kExitOk;
+}
+
+}  // namespace tiersim::app

@@ -1,0 +1,557 @@
+#include "reports/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "model/errors.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tiersim::reports {
+namespace {
+
+// Gantt charts are per run; past this many the page gets long and slow to render.
+constexpr std::size_t kMaxGanttRuns = 24;
+
+// Metrics a buyer looks at first; the rest follow alphabetically.
+const std::vector<std::string> kHeadlineMetrics = {
+    "throughput_tokens_per_s", "tokens_per_s", "usd_per_million_tokens", "energy_j_per_token",
+    "ttft_s", "decode_s_per_token", "prefill_s", "decode_s", "weight_wait_s", "total_s",
+    "capex_usd", "usd_per_hour", "avg_power_w"};
+
+const std::vector<std::string> kEnergyComponents = {"gpu", "cpu", "dram", "nvme", "platform"};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw IoError("cannot read vendored script '" + p.string() +
+                         "' (set TIERSIM_VENDOR_DIR to the folder holding vega.min.js)");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  // The page must not reach for anything over the network, not even a source map.
+  for (auto pos = s.find("//# sourceMappingURL="); pos != std::string::npos;
+       pos = s.find("//# sourceMappingURL=", pos)) {
+    auto end = s.find('\n', pos);
+    s.erase(pos, end == std::string::npos ? std::string::npos : end - pos);
+  }
+  return s;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  if (!out) throw IoError("cannot write report file '" + p.string() + "'");
+  out << text;
+  if (!out) throw IoError("failed writing report file '" + p.string() + "'");
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+// Unique, readable run labels: the scenario name, with the run id when names repeat (sweeps).
+std::vector<std::string> run_labels(const std::vector<StoredRun>& runs) {
+  std::map<std::string, int> count;
+  for (const auto& r : runs) ++count[r.scenario_name];
+  std::vector<std::string> out;
+  for (const auto& r : runs)
+    out.push_back(count[r.scenario_name] > 1 ? r.scenario_name + " #" + std::to_string(r.id)
+                                             : r.scenario_name);
+  return out;
+}
+
+// Metric names in display order, with the unit each one has.
+std::vector<std::pair<std::string, std::string>> metric_rows(const std::vector<StoredRun>& runs) {
+  std::map<std::string, std::string> unit;
+  for (const auto& r : runs)
+    for (const auto& m : r.metrics) unit.emplace(m.name, m.unit);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& name : kHeadlineMetrics)
+    if (auto it = unit.find(name); it != unit.end()) out.push_back(*it);
+  for (const auto& [name, u] : unit)
+    if (std::find(kHeadlineMetrics.begin(), kHeadlineMetrics.end(), name) ==
+        kHeadlineMetrics.end())
+      out.emplace_back(name, u);
+  return out;
+}
+
+std::map<std::string, int> provenance_counts(const StoredRun& r) {
+  std::map<std::string, int> n;
+  for (const auto& [key, source] : r.provenance) ++n[provenance_kind(source)];
+  return n;
+}
+
+std::string provenance_summary(const StoredRun& r) {
+  if (r.provenance.empty()) return "not recorded";
+  std::string s;
+  for (const auto& [kind, n] : provenance_counts(r)) {
+    if (!s.empty()) s += ", ";
+    s += std::to_string(n) + " " + kind;
+  }
+  return s;
+}
+
+std::string validation_sentence(const ValidationInfo& v) {
+  char buf[256];
+  if (!v.available)
+    return "Model validation could not be run (" + v.error +
+           "); treat the predictions as unvalidated.";
+  std::snprintf(buf, sizeof buf,
+                "Model validated against %zu published measurements, mean absolute error %.1f%% "
+                "(worst case %.1f%%).",
+                v.measurements, v.mape_pct, v.max_abs_error_pct);
+  return buf;
+}
+
+// --- Vega-Lite specs --------------------------------------------------------------------------
+
+json base_spec(const std::string& title, int width, int height) {
+  return {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
+          {"title", title},
+          {"width", width},
+          {"height", height},
+          {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
+}
+
+// A horizontal bar per run; nullopt-like (null json) when no run has the metric.
+json bar_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels,
+              const std::vector<std::string>& names, const std::string& title,
+              const std::string& axis) {
+  json values = json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const auto& name : names)
+      if (const sim::Metric* m = runs[i].find_metric(name)) {
+        values.push_back({{"run", labels[i]}, {"value", m->value}});
+        break;  // first name present wins (e.g. tokens_per_s for training runs)
+      }
+  if (values.empty()) return nullptr;
+  json s = base_spec(title, 560, static_cast<int>(std::max<std::size_t>(60, 22 * values.size())));
+  s["data"] = {{"values", values}};
+  s["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  s["encoding"] = {{"y", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+                   {"x", {{"field", "value"}, {"type", "quantitative"}, {"title", axis}}}};
+  return s;
+}
+
+json latency_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels) {
+  const std::vector<std::pair<std::string, std::string>> parts = {
+      {"prefill_s", "prefill"}, {"decode_s", "decode"}, {"weight_wait_s", "I/O wait (weights)"}};
+  json values = json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const auto& [name, part] : parts)
+      if (const sim::Metric* m = runs[i].find_metric(name))
+        values.push_back({{"run", labels[i]}, {"part", part}, {"seconds", m->value}});
+  if (values.empty()) return nullptr;
+  // Side by side, not stacked: I/O wait happens inside prefill and decode, so stacking would
+  // count it twice.
+  json s = base_spec("Latency split (I/O wait is part of prefill + decode)", 560,
+                     static_cast<int>(std::max<std::size_t>(60, 30 * runs.size())));
+  s["data"] = {{"values", values}};
+  s["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  s["encoding"] = {
+      {"y", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+      {"yOffset", {{"field", "part"}, {"sort", {"prefill", "decode", "I/O wait (weights)"}}}},
+      {"x", {{"field", "seconds"}, {"type", "quantitative"}, {"title", "seconds"}}},
+      {"color", {{"field", "part"}, {"type", "nominal"}, {"sort", {"prefill", "decode", "I/O wait (weights)"}}, {"title", nullptr}}}};
+  return s;
+}
+
+json energy_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels) {
+  json values = json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const StoredRun& r = runs[i];
+    const double tokens = r.metric("generated_tokens", 0);
+    bool any_component = false;
+    if (tokens > 0)
+      for (const auto& c : kEnergyComponents)
+        if (const sim::Metric* m = r.find_metric("energy_j_" + c)) {
+          values.push_back({{"run", labels[i]}, {"component", c}, {"j_per_token", m->value / tokens}});
+          any_component = true;
+        }
+    if (!any_component)
+      if (const sim::Metric* m = r.find_metric("energy_j_per_token"))
+        values.push_back({{"run", labels[i]}, {"component", "total"}, {"j_per_token", m->value}});
+  }
+  if (values.empty()) return nullptr;
+  json s = base_spec("Energy per generated token by component", 560,
+                     static_cast<int>(std::max<std::size_t>(60, 22 * runs.size())));
+  s["data"] = {{"values", values}};
+  s["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  s["encoding"] = {
+      {"y", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+      {"x", {{"field", "j_per_token"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "J per token (IT power, before PUE)"}}},
+      {"color", {{"field", "component"}, {"type", "nominal"}, {"title", "component"}}}};
+  return s;
+}
+
+json gantt_spec(const StoredRun& r, const std::string& label) {
+  if (r.timeline.empty()) return nullptr;
+  double t0 = r.timeline.front().start_s;
+  for (const auto& s : r.timeline) t0 = std::min(t0, s.start_s);
+  json values = json::array();
+  for (const auto& s : r.timeline)
+    values.push_back({{"resource", s.resource},
+                      {"label", s.label},
+                      {"start_ms", (s.start_s - t0) * 1e3},
+                      {"end_ms", (s.end_s - t0) * 1e3},
+                      {"step", s.phase},
+                      {"item", s.item}});
+  int step = r.timeline.front().phase;
+  json s = base_spec(label + ": one decode step (step " + std::to_string(step) + ")", 900, 0);
+  s.erase("height");
+  s["data"] = {{"values", values}};
+  s["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  s["encoding"] = {
+      {"y", {{"field", "resource"}, {"type", "nominal"}, {"title", nullptr}}},
+      {"x", {{"field", "start_ms"}, {"type", "quantitative"}, {"title", "milliseconds into the step"}}},
+      {"x2", {{"field", "end_ms"}}},
+      {"color", {{"field", "label"}, {"type", "nominal"}, {"title", "activity"}}},
+      {"tooltip", json::array({{{"field", "label"}}, {{"field", "resource"}}, {{"field", "start_ms"}, {"format", ".3f"}},
+                               {{"field", "end_ms"}, {"format", ".3f"}}, {{"field", "step"}}, {{"field", "item"}, {"title", "layer/item"}}})}};
+  return s;
+}
+
+json calibration_spec(const std::vector<CalibrationCurve>& curves) {
+  json values = json::array();
+  for (const auto& c : curves)
+    for (std::size_t i = 0; i < c.block_bytes.size() && i < c.bandwidth_gbps.size(); ++i)
+      values.push_back({{"block_kib", c.block_bytes[i] / 1024.0},
+                        {"gbps", c.bandwidth_gbps[i]},
+                        {"queue_depth", c.queue_depth},
+                        {"series", c.rw + " " + fs::path(c.target).filename().string() +
+                                       " (" + std::to_string(c.threads) + " thread" +
+                                       (c.threads == 1 ? "" : "s") + ")"}});
+  if (values.empty()) return nullptr;
+  json s = base_spec("", 420, 260);
+  s.erase("title");
+  s.erase("width");
+  s.erase("height");
+  s["title"] = "Measured bandwidth vs block size per queue depth (calibration)";
+  s["data"] = {{"values", values}};
+  s["facet"] = {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}};
+  s["columns"] = 2;
+  s["spec"] = {{"width", 420},
+               {"height", 260},
+               {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
+               {"encoding",
+                {{"x", {{"field", "block_kib"}, {"type", "quantitative"}, {"scale", {{"type", "log"}, {"base", 2}}}, {"title", "block size (KiB)"}}},
+                 {"y", {{"field", "gbps"}, {"type", "quantitative"}, {"title", "GB/s (1e9 B/s)"}}},
+                 {"color", {{"field", "queue_depth"}, {"type", "ordinal"}, {"title", "queue depth"}}}}}};
+  return s;
+}
+
+// --- HTML -------------------------------------------------------------------------------------
+
+// JSON inside <script> must not contain "</" (it would close the script element).
+std::string script_json(const json& j) {
+  std::string s = j.dump();
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') {
+      out += "<\\/";
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+constexpr const char* kCss = R"css(
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px 32px;color:#1d2330;max-width:1500px}
+h1{margin-bottom:4px}h2{margin-top:36px;border-bottom:1px solid #d0d5dd;padding-bottom:4px}
+.meta{color:#555;margin:2px 0}
+.validation{background:#eef5ff;border-left:4px solid #2f6fdf;padding:8px 12px;margin:12px 0;font-weight:600}
+.validation.missing{background:#fff4e5;border-left-color:#e08a00}
+.tablewrap{overflow-x:auto}
+table{border-collapse:collapse;font-size:13px}
+th,td{border:1px solid #d0d5dd;padding:3px 8px;text-align:right;white-space:nowrap}
+th{background:#f3f5f8}td.name,th.name{text-align:left}
+tr.head td{font-weight:600;background:#fafbfc}
+.plot{margin:16px 0}.note{color:#666;font-size:13px}
+details{margin:6px 0}summary{cursor:pointer;font-weight:600}
+.src-catalog{color:#1d6b35}.src-profile{color:#8a3ab9}.src-override{color:#b54708}.src-default{color:#555}
+)css";
+
+std::string html_table(const ReportInput& in, const std::vector<std::string>& labels) {
+  std::ostringstream h;
+  h << "<div class=\"tablewrap\"><table><thead><tr><th class=\"name\">metric</th><th class=\"name\">unit</th>";
+  for (const auto& l : labels) h << "<th>" << html_escape(l) << "</th>";
+  h << "</tr></thead><tbody>";
+  auto text_row = [&](const std::string& name, auto get) {
+    h << "<tr class=\"head\"><td class=\"name\">" << name << "</td><td></td>";
+    for (const auto& r : in.runs) h << "<td>" << html_escape(get(r)) << "</td>";
+    h << "</tr>";
+  };
+  text_row("workload", [](const StoredRun& r) { return r.workload; });
+  text_row("fits in memory", [](const StoredRun& r) { return std::string(r.fits ? "yes" : "NO"); });
+  text_row("bottleneck", [](const StoredRun& r) { return r.bottleneck; });
+  text_row("inputs from", [](const StoredRun& r) { return provenance_summary(r); });
+  for (const auto& [name, unit] : metric_rows(in.runs)) {
+    h << "<tr><td class=\"name\">" << html_escape(name) << "</td><td class=\"name\">"
+      << html_escape(unit) << "</td>";
+    for (const auto& r : in.runs) {
+      const sim::Metric* m = r.find_metric(name);
+      h << "<td>" << (m ? format_value(m->value) : "&ndash;") << "</td>";
+    }
+    h << "</tr>";
+  }
+  h << "</tbody></table></div>";
+  return h.str();
+}
+
+std::string html_sources(const ReportInput& in, const std::vector<std::string>& labels) {
+  std::ostringstream h;
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    const StoredRun& r = in.runs[i];
+    h << "<details><summary>" << html_escape(labels[i]) << " &mdash; "
+      << html_escape(provenance_summary(r)) << "</summary>";
+    h << "<p class=\"meta\">run " << r.id << ", scenario hash <code>" << html_escape(r.scenario_hash)
+      << "</code>, simulated " << html_escape(r.created_at) << " by tiersim "
+      << html_escape(r.tool_version);
+    if (!r.sweep.empty()) h << ", sweep " << html_escape(r.sweep);
+    if (!r.fits) h << "<br><b>does not fit:</b> " << html_escape(r.shortfall);
+    h << "</p>";
+    if (!r.provenance.empty()) {
+      h << "<table><tr><th class=\"name\">input</th><th class=\"name\">source</th></tr>";
+      for (const auto& [key, source] : r.provenance)
+        h << "<tr><td class=\"name\">" << html_escape(key) << "</td><td class=\"name src-"
+          << provenance_kind(source) << "\">" << html_escape(source) << "</td></tr>";
+      h << "</table>";
+    }
+    h << "</details>";
+  }
+  return h.str();
+}
+
+std::string build_html(const ReportInput& in, const std::vector<std::string>& labels,
+                       const std::string& vendor_dir) {
+  const fs::path vd(vendor_dir);
+  std::vector<std::pair<std::string, json>> plots;  // (section heading or "", spec)
+  std::vector<std::string> missing;
+  auto add = [&](const std::string& what, json spec) {
+    if (spec.is_null())
+      missing.push_back(what);
+    else
+      plots.emplace_back(what, std::move(spec));
+  };
+  add("throughput", bar_spec(in.runs, labels, {"throughput_tokens_per_s", "tokens_per_s"},
+                             "Throughput", "generated tokens per second"));
+  add("latency split", latency_spec(in.runs, labels));
+  add("energy per token", energy_spec(in.runs, labels));
+  add("cost per million tokens",
+      bar_spec(in.runs, labels, {"usd_per_million_tokens"},
+               "Cost per million generated tokens (capex amortised + energy)", "USD per 1e6 tokens"));
+
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    << "<title>" << html_escape(in.title) << "</title><style>" << kCss << "</style>\n";
+  for (const char* f : {"vega.min.js", "vega-lite.min.js", "vega-embed.min.js"})
+    h << "<script>/* " << f << " (reports/vendor, BSD-3-Clause) */\n" << read_file(vd / f)
+      << "\n</script>\n";
+  h << "</head><body>\n<h1>" << html_escape(in.title) << "</h1>\n";
+  h << "<p class=\"meta\">" << in.runs.size() << " configuration" << (in.runs.size() == 1 ? "" : "s")
+    << (in.sweep.empty() ? "" : " of sweep <b>" + html_escape(in.sweep) + "</b>")
+    << " from <code>" << html_escape(in.database_name) << "</code>; generated " << utc_now()
+    << " by tiersim " << html_escape(in.tool_version) << ".</p>\n";
+  h << "<p class=\"validation" << (in.validation.available ? "" : " missing") << "\">"
+    << html_escape(validation_sentence(in.validation)) << "</p>\n";
+  h << "<p class=\"note\">All numbers are simulator predictions, not measurements. Each run's inputs "
+       "and where they came from (catalog entry with its source, calibrated device profile, or "
+       "user override) are listed under <a href=\"#sources\">Sources</a>.</p>\n";
+
+  h << "<h2>Comparison</h2>\n" << html_table(in, labels) << "\n";
+  h << "<h2>Plots</h2>\n";
+  if (!missing.empty()) {
+    h << "<p class=\"note\">Not plotted (no run has the metrics): ";
+    for (std::size_t i = 0; i < missing.size(); ++i) h << (i ? ", " : "") << html_escape(missing[i]);
+    h << ".</p>\n";
+  }
+  int n = 0;
+  std::ostringstream js;
+  auto embed = [&](const json& spec) {
+    const std::string id = "plot" + std::to_string(n++);
+    h << "<div class=\"plot\" id=\"" << id << "\"></div>\n";
+    js << "vegaEmbed('#" << id << "'," << script_json(spec)
+       << ",{actions:false,renderer:'svg'}).catch(function(e){document.getElementById('" << id
+       << "').textContent='plot failed: '+e;});\n";
+  };
+  for (const auto& [what, spec] : plots) embed(spec);
+
+  h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
+       "simulated resource during one steady-state decode step (the middle one), including "
+       "prefetches for the next step that overlap it. Hover a bar for the layer.</p>\n";
+  std::size_t gantts = 0;
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    json g = gantt_spec(in.runs[i], labels[i]);
+    if (g.is_null()) continue;
+    if (gantts++ == kMaxGanttRuns) {
+      h << "<p class=\"note\">Further timelines left out (more than " << kMaxGanttRuns
+        << " configurations).</p>\n";
+      break;
+    }
+    embed(g);
+  }
+  if (gantts == 0)
+    h << "<p class=\"note\">No timeline stored (runs saved without tracing).</p>\n";
+
+  if (json c = calibration_spec(in.calibration); !c.is_null()) {
+    h << "<h2>Calibration</h2>\n<p class=\"note\">Points measured by <code>tiersim calibrate</code> "
+         "on this machine's drives (latest calibration run in the database).</p>\n";
+    embed(c);
+  }
+
+  h << "<h2 id=\"sources\">Sources</h2>\n" << html_sources(in, labels) << "\n";
+  h << "<script>\n" << js.str() << "</script>\n</body></html>\n";
+  return h.str();
+}
+
+// --- Markdown and CSV -------------------------------------------------------------------------
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string build_markdown(const ReportInput& in, const std::vector<std::string>& labels) {
+  std::ostringstream m;
+  m << "# " << in.title << "\n\n";
+  m << in.runs.size() << " configuration(s)" << (in.sweep.empty() ? "" : " of sweep `" + in.sweep + "`")
+    << " from `" << in.database_name << "`; generated " << utc_now() << " by tiersim "
+    << in.tool_version << ".\n\n";
+  m << "**" << validation_sentence(in.validation) << "**\n\n";
+  m << "All numbers are simulator predictions. Plots and per-step timelines are in index.html.\n\n";
+  m << "## Comparison\n\n| metric | unit |";
+  for (const auto& l : labels) m << " " << md_escape(l) << " |";
+  m << "\n|---|---|";
+  for (std::size_t i = 0; i < labels.size(); ++i) m << "---:|";
+  m << "\n| fits in memory | |";
+  for (const auto& r : in.runs) m << " " << (r.fits ? "yes" : "**no**") << " |";
+  m << "\n| bottleneck | |";
+  for (const auto& r : in.runs) m << " " << md_escape(r.bottleneck) << " |";
+  m << "\n| inputs from | |";
+  for (const auto& r : in.runs) m << " " << md_escape(provenance_summary(r)) << " |";
+  for (const auto& [name, unit] : metric_rows(in.runs)) {
+    m << "\n| " << md_escape(name) << " | " << md_escape(unit) << " |";
+    for (const auto& r : in.runs) {
+      const sim::Metric* x = r.find_metric(name);
+      m << " " << (x ? format_value(x->value) : "–") << " |";
+    }
+  }
+  m << "\n\n## Sources\n";
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    const StoredRun& r = in.runs[i];
+    m << "\n### " << labels[i] << "\n\nrun " << r.id << ", scenario hash `" << r.scenario_hash
+      << "`, tiersim " << r.tool_version << ", " << r.created_at << "\n\n";
+    if (!r.fits) m << "Does not fit: " << r.shortfall << "\n\n";
+    for (const auto& [key, source] : r.provenance)
+      m << "- `" << key << "`: " << md_escape(source) << "\n";
+  }
+  return m.str();
+}
+
+std::string build_csv(const ReportInput& in) {
+  std::ostringstream c;
+  c << "run_id,scenario_name,scenario_hash,sweep,metric,value,unit\n";
+  for (const auto& r : in.runs)
+    for (const auto& m : r.metrics) {
+      char v[40];
+      std::snprintf(v, sizeof v, "%.17g", m.value);  // full precision: a CSV is for re-analysis
+      c << r.id << "," << csv_escape(r.scenario_name) << "," << r.scenario_hash << ","
+        << csv_escape(r.sweep) << "," << csv_escape(m.name) << "," << v << ","
+        << csv_escape(m.unit) << "\n";
+    }
+  return c.str();
+}
+
+}  // namespace
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_value(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf");
+  char buf[40];
+  const double a = std::fabs(v);
+  if (a != 0 && (a >= 1e7 || a < 1e-3))
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string provenance_kind(const std::string& source) {
+  auto starts = [&](const char* p) { return source.rfind(p, 0) == 0; };
+  if (starts("catalog")) return "catalog";
+  if (starts("profile")) return "profile";
+  if (starts("override")) return "override";
+  if (starts("default")) return "default";
+  return "other";
+}
+
+std::string default_vendor_dir() {
+  if (const char* env = std::getenv("TIERSIM_VENDOR_DIR"); env && *env) return env;
+  return std::string(TIERSIM_SOURCE_DIR) + "/reports/vendor";
+}
+
+ReportFiles write_report(const ReportInput& in, const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw IoError("cannot create report folder '" + out_dir + "': " + ec.message());
+  const std::vector<std::string> labels = run_labels(in.runs);
+  const std::string vendor = in.vendor_dir.empty() ? default_vendor_dir() : in.vendor_dir;
+  ReportFiles files{(fs::path(out_dir) / "index.html").string(),
+                    (fs::path(out_dir) / "report.md").string(),
+                    (fs::path(out_dir) / "metrics.csv").string()};
+  // Build the page first: a missing vendored script fails before any file is half-written.
+  const std::string html = build_html(in, labels, vendor);
+  write_file(files.html, html);
+  write_file(files.markdown, build_markdown(in, labels));
+  write_file(files.csv, build_csv(in));
+  return files;
+}
+
+}  // namespace tiersim::reports

@@ -1,0 +1,65 @@
+#pragma once
+// Reports built from the results store: one self-contained HTML page (Vega-Lite plots, all
+// JavaScript inlined, opens offline), the same comparison table as Markdown, and a CSV of every
+// metric. `tiersim report` gathers the inputs (runs, calibration curves, validation error) and
+// calls write_report().
+#include <string>
+#include <vector>
+
+#include "reports/results_store.hpp"
+
+namespace tiersim::reports {
+
+// One measured bandwidth-vs-block-size line (from calibrate/points.hpp's read_bandwidth_curves;
+// copied here so the report library does not depend on the calibration library).
+struct CalibrationCurve {
+  std::string target;
+  std::string rw;
+  int threads = 1;
+  int queue_depth = 1;
+  std::vector<double> block_bytes;
+  std::vector<double> bandwidth_gbps;
+  std::vector<double> model_bandwidth_gbps;  // 0 where not fitted
+};
+
+// The model's error against published measurements (sim/validation.hpp), quoted in the header.
+struct ValidationInfo {
+  bool available = false;
+  std::size_t measurements = 0;
+  double mape_pct = 0;
+  double max_abs_error_pct = 0;
+  std::string error;  // why it is not available
+};
+
+struct ReportInput {
+  std::string title = "tiersim cost report";
+  std::string sweep;           // "" = every run in the store
+  std::string database_name;   // shown in the header (file name only)
+  std::string tool_version;
+  std::vector<StoredRun> runs;
+  std::vector<CalibrationCurve> calibration;
+  ValidationInfo validation;
+  std::string vendor_dir;  // folder holding vega*.min.js; "" = default_vendor_dir()
+};
+
+struct ReportFiles {
+  std::string html;      // index.html
+  std::string markdown;  // report.md
+  std::string csv;       // metrics.csv
+};
+
+// Writes the three files into out_dir (created if needed). Throws IoError when a file cannot be
+// written or a vendored script is missing.
+ReportFiles write_report(const ReportInput& input, const std::string& out_dir);
+
+// $TIERSIM_VENDOR_DIR when set, else the source tree's reports/vendor.
+std::string default_vendor_dir();
+
+// Pieces exposed for tests.
+std::string csv_escape(const std::string& s);
+std::string html_escape(const std::string& s);
+std::string format_value(double v);
+// "catalog", "profile", "override", "default" or "other": the kind of a provenance source.
+std::string provenance_kind(const std::string& source);
+
+}  // namespace tiersim::reports
