@@ -39,6 +39,10 @@ struct CheckpointMeasurement {
 
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& options);
 
+// Rate at which this host's page cache drains into a fresh file on the target at fsync (buffered
+// writes of `probe_bytes`, then only the fsync timed): the operating point of torch.save's writes.
+double measure_writeback_gbps(const CheckpointReplayOptions& options, std::uint64_t probe_bytes = 128ull << 20);
+
 // The simulator's checkpoint workload (sim::CheckpointRun) with the calibrated drive and this
 // host's copy rate in place of the GPU link and CPU stages the replay stands in for.
 double predict_checkpoint_s(const CheckpointReplayOptions& options, const SsdModel& drive, const HostRates& host);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -135,10 +136,23 @@ NvmeArrayTiming drive_timing(const ReplayPlan& plan, const SsdModel& drive, doub
   return nvme_array_timing(array, host, aio, transfer_bytes);
 }
 
+// A module's read as the drive sees it: every reader keeps its queue full until its share runs
+// out, so the last requests complete at falling depth. Time between completions at depth d is
+// block / bandwidth(block, d) (Little's law on the device model), summed over the requests. A
+// steady-state rate at full depth for the whole module was 5-20% optimistic for modules of a few
+// dozen requests.
 double read_time_s(const ReplayPlan& plan, const SsdModel& drive, double bytes) {
   if (bytes <= 0) return 0;
-  const NvmeArrayTiming t = drive_timing(plan, drive, bytes);
-  return t.read_latency_s + bytes / (t.read_gbps * 1e9);
+  const double block = plan.block_bytes;
+  const double requests = std::ceil(bytes / block);
+  const double depth = double(plan.queue_depth) * plan.threads;
+  double t = 0;
+  for (double i = 0; i < requests; i += 1) {
+    const double d = std::min(depth, requests - i);
+    const double b = std::min(block, bytes - i * block);
+    t += b / (drive.read.bandwidth_gbps(block, d) * 1e9);
+  }
+  return t;
 }
 
 }  // namespace
@@ -150,6 +164,32 @@ void set_compute_to_io_ratio(ReplayPlan& plan, double ratio, double read_gbps) {
   const double f = ratio * io / compute;
   for (auto& s : plan.steps) s.compute_s *= f;
 }
+
+namespace {
+
+double read_number(const char* path) {
+  std::ifstream f(path);
+  double v = 0;
+  f >> v;
+  return f ? v : 0.0;
+}
+
+// vm.dirty_background_bytes, or vm.dirty_background_ratio percent of the memory the kernel counts
+// as dirtyable (approximated by MemAvailable).
+double dirty_background_bytes() {
+  const double bytes = read_number("/proc/sys/vm/dirty_background_bytes");
+  if (bytes > 0) return bytes;
+  const double ratio = read_number("/proc/sys/vm/dirty_background_ratio");
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return ratio / 100.0 * kib * 1024.0;
+  return 0;
+}
+
+}  // namespace
 
 HostRates measure_host_rates() {
   // One core's large memcpy, best of a few (the other engineers' builds share this machine).
@@ -164,6 +204,7 @@ HostRates measure_host_rates() {
   }
   HostRates r;
   r.memcpy_gbps = double(kBytes) / best_s / 1e9;
+  r.dirty_background_bytes = dirty_background_bytes();
   return r;
 }
 

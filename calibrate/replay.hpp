@@ -79,6 +79,9 @@ void set_compute_to_io_ratio(ReplayPlan& plan, double ratio, double read_gbps);
 // copy, the stand-in for a PCIe copy).
 struct HostRates {
   double memcpy_gbps = 8;
+  // Dirty page cache below which the kernel does not start writeback by itself (vm.dirty_background_*):
+  // a buffered checkpoint smaller than this is written out only at its fsync.
+  double dirty_background_bytes = 0;
 };
 HostRates measure_host_rates();
 

@@ -86,12 +86,16 @@ class PointMeter {
   std::map<OpPoint, double> cache_;
 };
 
-// The drive model flattened at one measured operating point: the profile "measured at the
-// replay's exact operating point" (bandwidth as measured, no latency/overhead terms).
-SsdModel at_point(SsdModel m, IoDirection dir, double gbps) {
-  SsdDirectionModel flat;
-  flat.peak_gbps = gbps;
-  (dir == IoDirection::read ? m.read : m.write) = flat;
+// The profile "measured at the replay's exact operating point": the fitted model with its time
+// per byte scaled so that it reproduces the bandwidth measured at (block, depth) exactly, keeping
+// its shape (how bandwidth falls as the queue drains at the end of a transfer).
+SsdModel at_point(SsdModel m, IoDirection dir, double block_bytes, double depth, double gbps) {
+  SsdDirectionModel& d = dir == IoDirection::read ? m.read : m.write;
+  const double k = d.bandwidth_gbps(block_bytes, depth) / gbps;  // > 1: the fit was optimistic
+  d.peak_gbps /= k;
+  if (d.stream_gbps > 0) d.stream_gbps /= k;
+  d.io_overhead_us *= k;
+  d.latency_us *= k;
   return m;
 }
 
@@ -176,7 +180,7 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     ro.stop = o.stop;
     const ReplayMeasurement m = run_replay(plan, ro);
     const ReplayPrediction p = predict_replay(plan, drive, host);
-    const ReplayPrediction pp = predict_replay(plan, at_point(drive, IoDirection::read, point_gbps), host);
+    const ReplayPrediction pp = predict_replay(plan, at_point(drive, IoDirection::read, c.block_bytes, c.queue_depth, point_gbps), host);
 
     SuiteRow row;
     row.name = c.name;
@@ -206,11 +210,13 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     out << "checkpoint: " << (k == 0 ? "torch.save" : "FastPersist") << "...\n" << std::flush;
     const CheckpointMeasurement m = run_checkpoint_replay(co);
     const double pred = predict_checkpoint_s(co, drive, host);
-    // Operating point of the writes: the kernel's writeback (1 MiB x 32) or the writers' rings.
-    const OpPoint op = k == 0 ? OpPoint{IoDirection::write, 1u << 20, 32, 1}
-                              : OpPoint{IoDirection::write, co.block_bytes, co.queue_depth, co.writers};
-    const double wgbps = meter.gbps(op);
-    const double pred_point = predict_checkpoint_s(co, at_point(drive, IoDirection::write, wgbps), host);
+    // Operating point of the writes: the page cache's flush at fsync (measured as such: kernel
+    // writeback of a fresh file is not an O_DIRECT point), or the writers' rings.
+    const double wgbps = k == 0 ? measure_writeback_gbps(co)
+                                : meter.gbps({IoDirection::write, co.block_bytes, co.queue_depth, co.writers});
+    const double block = k == 0 ? 1048576.0 : double(co.block_bytes);
+    const double depth = k == 0 ? 32.0 : double(co.queue_depth) * co.writers;
+    const double pred_point = predict_checkpoint_s(co, at_point(drive, IoDirection::write, block, depth, wgbps), host);
     SuiteRow row;
     row.name = k == 0 ? "checkpoint torch.save" : "checkpoint FastPersist";
     row.kind = "checkpoint";

@@ -17,7 +17,7 @@ struct SuiteOptions {
   std::string data_dir;             // catalog folder; empty = default
   std::string profile_path;         // empty: run a quick calibration first
   std::string db_path;              // empty: do not store
-  std::uint64_t bytes_per_pass = 256ull << 20;  // NVMe bytes one forward pass reads, after scaling
+  std::uint64_t bytes_per_pass = 512ull << 20;  // NVMe bytes one forward pass reads, after scaling
   int passes = 2;                   // prefill + one decode step
   std::uint64_t checkpoint_bytes = 256ull << 20;
   const std::atomic<bool>* stop = nullptr;
