@@ -198,7 +198,8 @@ json energy_spec(const std::vector<StoredRun>& runs, const std::vector<std::stri
   return s;
 }
 
-json gantt_spec(const StoredRun& r, const std::string& label) {
+// `activities`: every label over all runs, so one activity has the same colour in every chart.
+json gantt_spec(const StoredRun& r, const std::string& label, const json& activities) {
   if (r.timeline.empty()) return nullptr;
   double t0 = r.timeline.front().start_s;
   for (const auto& s : r.timeline) t0 = std::min(t0, s.start_s);
@@ -219,7 +220,7 @@ json gantt_spec(const StoredRun& r, const std::string& label) {
       {"y", {{"field", "resource"}, {"type", "nominal"}, {"title", nullptr}}},
       {"x", {{"field", "start_ms"}, {"type", "quantitative"}, {"title", "milliseconds into the step"}}},
       {"x2", {{"field", "end_ms"}}},
-      {"color", {{"field", "label"}, {"type", "nominal"}, {"title", "activity"}}},
+      {"color", {{"field", "label"}, {"type", "nominal"}, {"title", "activity"}, {"scale", {{"domain", activities}, {"scheme", "tableau20"}}}}},
       {"tooltip", json::array({{{"field", "label"}}, {{"field", "resource"}}, {{"field", "start_ms"}, {"format", ".3f"}},
                                {{"field", "end_ms"}, {"format", ".3f"}}, {{"field", "step"}}, {{"field", "item"}, {"title", "layer/item"}}})}};
   return s;
@@ -389,17 +390,21 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     const std::string id = "plot" + std::to_string(n++);
     h << "<div class=\"plot\" id=\"" << id << "\"></div>\n";
     js << "vegaEmbed('#" << id << "'," << script_json(spec)
-       << ",{actions:false,renderer:'svg'}).catch(function(e){document.getElementById('" << id
-       << "').textContent='plot failed: '+e;});\n";
+       << ",{actions:false,renderer:'svg'}).catch(function(e){var d=document.getElementById('" << id
+       << "');d.className='plot plot-error';d.textContent='This plot failed to render: '+e;});\n";
   };
   for (const auto& [what, spec] : plots) embed(spec);
 
   h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
        "simulated resource during one steady-state decode step (the middle one), including "
        "prefetches for the next step that overlap it. Hover a bar for the layer.</p>\n";
+  std::set<std::string> activity_set;
+  for (const auto& r : in.runs)
+    for (const auto& sp : r.timeline) activity_set.insert(sp.label);
+  const json activities(activity_set);
   std::size_t gantts = 0;
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
-    json g = gantt_spec(in.runs[i], labels[i]);
+    json g = gantt_spec(in.runs[i], labels[i], activities);
     if (g.is_null()) continue;
     if (gantts++ == kMaxGanttRuns) {
       h << "<p class=\"note\">Further timelines left out (more than " << kMaxGanttRuns
