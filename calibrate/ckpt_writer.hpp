@@ -22,7 +22,7 @@ struct CheckpointReplayOptions {
   std::uint64_t size_bytes = 256ull << 20;
   CheckpointWorkload::Writer writer = CheckpointWorkload::Writer::kTorchSave;
   unsigned writers = 2;                          // FastPersist: parallel writers
-  std::uint64_t io_buffer_bytes = 16ull << 20;   // FastPersist: each of the two pinned buffers
+  std::uint64_t io_buffer_bytes = 32ull << 20;   // FastPersist: each of the two pinned buffers
   std::uint32_t block_bytes = 1u << 20;          // FastPersist: O_DIRECT request size
   unsigned queue_depth = 8;                      // FastPersist: per writer
   std::uint64_t tensor_bytes = 16ull << 20;      // torch.save: one record
@@ -40,7 +40,7 @@ struct CheckpointMeasurement {
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& options);
 
 // Rate at which this host's page cache drains into a fresh file on the target at fsync (buffered
-// writes of `probe_bytes`, then only the fsync timed): the operating point of torch.save's writes.
+// writes of `probe_bytes` and the fsync, timed together): the operating point of torch.save's writes.
 double measure_writeback_gbps(const CheckpointReplayOptions& options, std::uint64_t probe_bytes = 128ull << 20);
 
 // The simulator's checkpoint workload (sim::CheckpointRun) with the calibrated drive and this

@@ -19,7 +19,7 @@ struct SuiteOptions {
   std::string db_path;              // empty: do not store
   std::uint64_t bytes_per_pass = 512ull << 20;  // NVMe bytes one forward pass reads, after scaling
   int passes = 2;                   // prefill + one decode step
-  std::uint64_t checkpoint_bytes = 256ull << 20;
+  std::uint64_t checkpoint_bytes = 512ull << 20;
   const std::atomic<bool>* stop = nullptr;
 };
 
