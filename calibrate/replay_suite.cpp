@@ -60,10 +60,9 @@ class PointMeter {
     fo.limits.free_bytes = statvfs_free_bytes;
     file_.emplace(CalibrationFile::create_in_dir(dir, 950, fo));
   }
-  // Random I/O like the calibration sweep, cached per operating point.
+  // Random I/O like the calibration sweep. Not cached: this disk drifts by +-20% over minutes,
+  // so the suite brackets each replay with a point just before and just after it.
   double gbps(const OpPoint& p) {
-    const auto it = cache_.find(p);
-    if (it != cache_.end()) return it->second;
     JobSpec job;
     job.direction = std::get<0>(p);
     job.pattern = Pattern::random;
@@ -77,14 +76,12 @@ class PointMeter {
     const PointResult r = run_point(EngineKind::io_uring,
                                     {PointTarget{file_->fd(), file_->region_offset_bytes(), file_->region_bytes()}},
                                     job, limits, stop_, 7);
-    cache_[p] = r.bandwidth_gbps;
     return r.bandwidth_gbps;
   }
 
  private:
   const std::atomic<bool>* stop_;
   std::optional<CalibrationFile> file_;
-  std::map<OpPoint, double> cache_;
 };
 
 // The profile "measured at the replay's exact operating point": the fitted model with its time
@@ -173,13 +170,15 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     ReplayPlan plan = build_replay_plan(s, po);
     set_compute_to_io_ratio(plan, c.compute_to_io, predict_replay(plan, drive, host).read_gbps);
 
-    const double point_gbps = meter.gbps({IoDirection::read, c.block_bytes, c.queue_depth, 1});
+    const OpPoint op{IoDirection::read, c.block_bytes, c.queue_depth, 1};
+    const double point_before = meter.gbps(op);
     out << "replay: " << c.name << " (scale " << std::setprecision(5) << plan.scale << ", "
         << std::setprecision(0) << plan.io_bytes() / 1048576.0 << " MiB read)...\n" << std::flush;
     ReplayOptions ro;
     ro.target_dir = o.target_dir;
     ro.stop = o.stop;
     const ReplayMeasurement m = run_replay(plan, ro);
+    const double point_gbps = 0.5 * (point_before + meter.gbps(op));
     const ReplayPrediction p = predict_replay(plan, drive, host);
     const ReplayPrediction pp = predict_replay(plan, at_point(drive, IoDirection::read, c.block_bytes, c.queue_depth, point_gbps), host);
 
@@ -209,13 +208,14 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     co.stop = o.stop;
     co.writer = k == 0 ? CheckpointWorkload::Writer::kTorchSave : CheckpointWorkload::Writer::kFastPersist;
     out << "checkpoint: " << (k == 0 ? "torch.save" : "FastPersist") << "...\n" << std::flush;
+    const OpPoint op{IoDirection::write, co.block_bytes, co.queue_depth, co.writers};
+    const double fp_before = k == 1 ? meter.gbps(op) : 0.0;
     const CheckpointMeasurement m = run_checkpoint_replay(co);
     const double pred = predict_checkpoint_s(co, drive, host);
     // Operating point of the writes: the page cache path at the same size (dirty throttling makes
     // it size-dependent: 128 MiB flushed 3x faster than 512 MiB here), measured as such (kernel
     // writeback of a fresh file is not an O_DIRECT point), or the writers' rings.
-    const double wgbps = k == 0 ? measure_writeback_gbps(co, co.size_bytes)
-                                : meter.gbps({IoDirection::write, co.block_bytes, co.queue_depth, co.writers});
+    const double wgbps = k == 0 ? measure_writeback_gbps(co, co.size_bytes) : 0.5 * (fp_before + meter.gbps(op));
     const double block = k == 0 ? 1048576.0 : double(co.block_bytes);
     const double depth = k == 0 ? 32.0 : double(co.queue_depth) * co.writers;
     const double pred_point = predict_checkpoint_s(co, at_point(drive, IoDirection::write, block, depth, wgbps), host);
