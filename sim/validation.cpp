@@ -35,7 +35,7 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
     const RunResult r = simulate(s);
     for (const auto& ref : s.references) {
       ValidationRow row{f.filename().string(), ref.case_name, ref.metric, ref.source, ref.value,
-                        0, 0, ref.approx, ""};
+                        0, 0, ref.approx, ref.calibration, ""};
       if (!r.fits) {
         row.note = "does not fit: " + r.shortfall;
         row.error_pct = 100;
@@ -50,12 +50,18 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
     }
   }
   if (out.rows.empty()) throw Error("no reference scenarios found in '" + dir + "'");
-  double sum = 0;
+  double sum = 0, prediction_sum = 0;
   for (const auto& r : out.rows) {
-    sum += std::fabs(r.error_pct);
-    out.max_abs_error_pct = std::max(out.max_abs_error_pct, std::fabs(r.error_pct));
+    const double e = std::fabs(r.error_pct);
+    sum += e;
+    out.max_abs_error_pct = std::max(out.max_abs_error_pct, e);
+    if (r.calibration) continue;
+    prediction_sum += e;
+    ++out.prediction_rows;
+    out.prediction_max_abs_error_pct = std::max(out.prediction_max_abs_error_pct, e);
   }
   out.mape_pct = sum / double(out.rows.size());
+  if (out.prediction_rows > 0) out.prediction_mape_pct = prediction_sum / double(out.prediction_rows);
   return out;
 }
 

@@ -12,6 +12,7 @@ struct ValidationRow {
   std::string case_name, metric, source;
   double published = 0, predicted = 0, error_pct = 0;  // error: signed, percent of published
   bool approx = false;  // value read off a published chart
+  bool calibration = false;  // this measurement set a hardware parameter of its own scenario
   std::string note;     // e.g. "does not fit: ..."
 };
 
@@ -19,6 +20,10 @@ struct ValidationSummary {
   std::vector<ValidationRow> rows;
   double mape_pct = 0;           // mean absolute percentage error over rows
   double max_abs_error_pct = 0;
+  // The same over the prediction rows only (calibration rows left out): the honest figure.
+  double prediction_mape_pct = 0;
+  double prediction_max_abs_error_pct = 0;
+  std::size_t prediction_rows = 0;
 };
 
 // Runs every *.yaml in `reference_dir` (sorted by name) that has references. `data_dir`: folder
