@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -20,11 +21,13 @@ namespace cal = tiersim::calibrate;
 
 namespace {
 
-// A fresh directory on a disk-backed file system (the build tree, not tmpfs: O_DIRECT).
+// A fresh temporary directory; TIERSIM_REPLAY_TEST_DIR picks a disk-backed parent where the
+// system's temp dir is tmpfs (no O_DIRECT: the real-I/O tests then WARN and skip).
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::current_path() / ("replay-test-" + std::to_string(::getpid()));
+    const char* parent = std::getenv("TIERSIM_REPLAY_TEST_DIR");
+    path = (parent ? fs::path(parent) : fs::temp_directory_path()) / ("tiersim-replay-test-" + std::to_string(::getpid()));
     fs::create_directories(path);
   }
   ~TempDir() {
