@@ -1,5 +1,8 @@
 #include "calibrate/replay_suite.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -97,6 +100,16 @@ SsdModel at_point(SsdModel m, IoDirection dir, double block_bytes, double depth,
   return m;
 }
 
+// Commits the file system's journal: with `-o discard`, deleting a replay file issues its discards
+// at the next commit, and writes that run into them were seen 3x slower (a 512 MiB buffered write
+// + fsync took 2.1 s, then 0.6 s). Each measurement starts from a settled file system.
+void settle(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::syncfs(fd);
+  ::close(fd);
+}
+
 void store_rows(const std::string& db_path, const SuiteReport& report, const std::string& target) {
   store::Database db(db_path);
   db.exec(
@@ -177,6 +190,7 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     ReplayOptions ro;
     ro.target_dir = o.target_dir;
     ro.stop = o.stop;
+    settle(o.target_dir);
     const ReplayMeasurement m = run_replay(plan, ro);
     const double point_gbps = 0.5 * (point_before + meter.gbps(op));
     const ReplayPrediction p = predict_replay(plan, drive, host);
@@ -209,13 +223,17 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     co.writer = k == 0 ? CheckpointWorkload::Writer::kTorchSave : CheckpointWorkload::Writer::kFastPersist;
     out << "checkpoint: " << (k == 0 ? "torch.save" : "FastPersist") << "...\n" << std::flush;
     const OpPoint op{IoDirection::write, co.block_bytes, co.queue_depth, co.writers};
-    const double fp_before = k == 1 ? meter.gbps(op) : 0.0;
+    settle(o.target_dir);
+    const double before = k == 1 ? meter.gbps(op) : measure_writeback_gbps(co, co.size_bytes);
+    settle(o.target_dir);
     const CheckpointMeasurement m = run_checkpoint_replay(co);
+    settle(o.target_dir);
     const double pred = predict_checkpoint_s(co, drive, host);
     // Operating point of the writes: the page cache path at the same size (dirty throttling makes
     // it size-dependent: 128 MiB flushed 3x faster than 512 MiB here), measured as such (kernel
     // writeback of a fresh file is not an O_DIRECT point), or the writers' rings.
-    const double wgbps = k == 0 ? measure_writeback_gbps(co, co.size_bytes) : 0.5 * (fp_before + meter.gbps(op));
+    const double after = k == 0 ? measure_writeback_gbps(co, co.size_bytes) : meter.gbps(op);
+    const double wgbps = 0.5 * (before + after);
     const double block = k == 0 ? 1048576.0 : double(co.block_bytes);
     const double depth = k == 0 ? 32.0 : double(co.queue_depth) * co.writers;
     const double pred_point = predict_checkpoint_s(co, at_point(drive, IoDirection::write, block, depth, wgbps), host);
