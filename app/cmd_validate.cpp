@@ -1,5 +1,6 @@
 // tiersim validate: predicted vs published for every reference scenario.
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,9 @@
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "calibrate/interrupt.hpp"
+#include "calibrate/replay_suite.hpp"
+#include "calibrate/runner.hpp"
 #include "sim/validation.hpp"
 
 namespace po = boost::program_options;
@@ -20,20 +24,45 @@ int cmd_validate(const std::vector<std::string>& args) {
       "which carries a published measurement, and prints predicted vs published with the error\n"
       "and the mean absolute percentage error (MAPE). Exits 1 when the MAPE exceeds --max-mape.\n\n"
       "options");
-  std::string dir, data_dir;
+  std::string dir, data_dir, target, profile, db;
   double max_mape = 15.0;
   opts.add_options()("help,h", "show this help")(
       "dir", po::value<std::string>(&dir), "folder of reference scenarios (default: <data>/reference)")(
       "data-dir", po::value<std::string>(&data_dir), "folder holding catalog/ and reference/")(
       "max-mape", po::value<double>(&max_mape)->default_value(15.0),
       "fail (exit 1) when the mean absolute percentage error is above this, in percent")(
-      "json", "print the table as JSON");
+      "json", "print the table as JSON")(
+      "hardware", "instead: replay a fixed suite of offload schedules and checkpoint writers on a "
+                  "real drive (--target) and compare measured with predicted time")(
+      "target", po::value<std::string>(&target), "--hardware: directory on the drive to measure")(
+      "profile", po::value<std::string>(&profile),
+      "--hardware: device profile to predict with (default: run a quick calibration first)")(
+      "db", po::value<std::string>(&db), "--hardware: store the replays in this results database");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\nexample:\n  tiersim validate --max-mape 15\n";
     return kExitOk;
+  }
+  if (vm.count("hardware")) {
+    if (target.empty()) throw Error("--hardware needs --target DIR (a directory on the drive to measure)");
+    calibrate::InterruptGuard guard;
+    calibrate::SuiteOptions so;
+    so.target_dir = target;
+    so.profile_path = profile;
+    so.db_path = db;
+    so.data_dir = data_dir;
+    so.scenario_path = (std::filesystem::path(data_dir.empty() ? config::default_data_dir() : data_dir) /
+                        "inference" / "opt30b-l40s-gen5.yaml")
+                           .string();
+    so.stop = guard.flag();
+    try {
+      return calibrate::run_replay_suite(so, std::cout).passed ? kExitOk : kExitFailure;
+    } catch (const calibrate::Interrupted&) {
+      std::cerr << "tiersim validate: interrupted; replay files removed\n";
+      return 130;
+    }
   }
   if (dir.empty()) dir = sim::default_reference_dir(data_dir);
   const sim::ValidationSummary v = sim::run_validation(dir, data_dir);
