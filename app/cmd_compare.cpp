@@ -13,6 +13,7 @@
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "reports/results_store.hpp"
 #include "sim/economics.hpp"
 #include "sim/simulate.hpp"
 
@@ -269,14 +270,16 @@ int cmd_compare(const std::vector<std::string>& args) {
       "scenarios/README.md). Exit code 1 when a configuration could not be simulated.\n\n"
       "options");
   std::vector<std::string> files, sets;
-  std::string data_dir;
+  std::string data_dir, db_path;
   opts.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(),
       "override one scenario key in every configuration, e.g. --set economics.usd_per_kwh=0.2 "
       "(repeatable)")("json", "print one JSON object (includes the sources of every input)")(
       "sources", "after the table, list where each price and power figure came from")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)")(
+      "db", po::value<std::string>(&db_path),
+      "store every configuration's result in this SQLite results database (for tiersim report)");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   po::options_description all;
@@ -287,7 +290,9 @@ int cmd_compare(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexample:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources\n";
+    std::cout << opts
+              << "\nexample:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "
+                 "results.sqlite\n";
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");
@@ -342,7 +347,11 @@ int cmd_compare(const std::vector<std::string>& args) {
                        : config::load_scenario(spec.file, load);
     row.name = spec.name.empty() ? row.scenario->name : spec.name;
     try {
-      row.result = sim::simulate(*row.scenario);
+      sim::SimOptions sim_opts;
+      // The store keeps one decode step's timeline for the report's Gantt chart.
+      sim_opts.trace = !db_path.empty();
+      row.result = sim::simulate(*row.scenario, sim_opts);
+      if (!db_path.empty()) reports::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION);
     } catch (const ModelError& e) {
       // One configuration the model cannot express should not hide the others.
       row.error = e.what();

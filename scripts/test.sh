@@ -12,7 +12,7 @@ cmake --build build -j"$jobs"
 
 if [[ "${TIERSIM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTIERSIM_SANITIZE=ON -DTIERSIM_BENCH=OFF \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
   # The program and the test binary only: benchmarks do not run under the sanitizers.
   cmake --build build-asan -j"$jobs" --target tiersim tiersim_tests
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

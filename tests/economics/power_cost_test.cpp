@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "tests/support.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/cost.hpp"
 #include "model/errors.hpp"
@@ -64,9 +65,7 @@ sim::RunResult half_busy_run() {
 }
 
 Scenario load(const std::string& yaml, std::vector<std::string> sets = {}) {
-  config::LoadOptions o;
-  o.overrides = std::move(sets);
-  return config::load_scenario_text(yaml, "test.yaml", o);
+  return test::load_yaml(yaml, std::move(sets));
 }
 
 const char* kNvmeScenario = R"(

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "tests/support.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/capacity.hpp"
 #include "model/layout.hpp"
@@ -15,9 +16,7 @@ using namespace tiersim;
 namespace {
 
 Scenario load(const std::string& yaml, std::vector<std::string> sets = {}) {
-  config::LoadOptions o;
-  o.overrides = std::move(sets);
-  return config::load_scenario_text(yaml, "test.yaml", o);
+  return test::load_yaml(yaml, std::move(sets));
 }
 
 const char* kNvmeScenario = R"(

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "tests/support.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/training_memory.hpp"
 #include "sim/simulate.hpp"
@@ -9,9 +10,7 @@ using namespace tiersim;
 namespace {
 
 Scenario load(const std::string& yaml, std::vector<std::string> sets = {}) {
-  config::LoadOptions o;
-  o.overrides = std::move(sets);
-  return config::load_scenario_text(yaml, "test.yaml", o);
+  return test::load_yaml(yaml, std::move(sets));
 }
 
 const char* kDgx2 = R"(
