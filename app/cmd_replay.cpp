@@ -31,13 +31,7 @@ constexpr const char* kDefaultSuiteScenario = "scenarios/inference/opt30b-l40s-g
 void store_replay(const std::string& db_path, const std::string& scenario, const std::string& target, double scale,
                   const cal::PhaseTimes& pred, const cal::PhaseTimes& meas, double read_gbps) {
   store::Database db(db_path);
-  db.exec(
-      "CREATE TABLE IF NOT EXISTS replay_runs ("
-      "id INTEGER PRIMARY KEY, created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,"
-      "predicted_prefill_s REAL, measured_prefill_s REAL, predicted_decode_s REAL, measured_decode_s REAL,"
-      "predicted_total_s REAL, measured_total_s REAL, error_pct REAL,"
-      "predicted_point_total_s REAL, point_error_pct REAL,"
-      "replay_read_gbps REAL, calibrated_read_gbps REAL)");
+  cal::create_replay_table(db);
   auto st = db.prepare(
       "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, measured_prefill_s,"
       " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct, replay_read_gbps)"

@@ -27,6 +27,16 @@
 
 namespace tiersim::calibrate {
 
+void create_replay_table(store::Database& db) {
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS replay_runs ("
+      "id INTEGER PRIMARY KEY, created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,"
+      "predicted_prefill_s REAL, measured_prefill_s REAL, predicted_decode_s REAL, measured_decode_s REAL,"
+      "predicted_total_s REAL, measured_total_s REAL, error_pct REAL,"
+      "predicted_point_total_s REAL, point_error_pct REAL,"
+      "replay_read_gbps REAL, calibrated_read_gbps REAL)");
+}
+
 double SuiteRow::error_pct() const { return calibrate::error_pct(predicted_s, measured_s); }
 double SuiteRow::point_error_pct() const { return calibrate::error_pct(predicted_point_s, measured_s); }
 
@@ -112,13 +122,7 @@ void settle(const std::string& dir) {
 
 void store_rows(const std::string& db_path, const SuiteReport& report, const std::string& target) {
   store::Database db(db_path);
-  db.exec(
-      "CREATE TABLE IF NOT EXISTS replay_runs ("
-      "id INTEGER PRIMARY KEY, created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,"
-      "predicted_prefill_s REAL, measured_prefill_s REAL, predicted_decode_s REAL, measured_decode_s REAL,"
-      "predicted_total_s REAL, measured_total_s REAL, error_pct REAL,"
-      "predicted_point_total_s REAL, point_error_pct REAL,"
-      "replay_read_gbps REAL, calibrated_read_gbps REAL)");
+  create_replay_table(db);
   char when[32];
   const std::time_t now = std::time(nullptr);
   std::tm tm{};

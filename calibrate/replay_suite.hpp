@@ -3,6 +3,7 @@
 // bound; shallow and deep prefetch; AIO and direct paths; both checkpoint writers) run on one
 // drive, each compared with the simulator's prediction for the same drive's calibrated profile.
 // `tiersim replay --suite --target DIR` runs it; `validate --hardware` can call it directly.
+#include "reports/sqlite.hpp"
 #include <atomic>
 #include <cstdint>
 #include <iosfwd>
@@ -10,6 +11,10 @@
 #include <vector>
 
 namespace tiersim::calibrate {
+
+// Creates the `replay_runs` table (one row per replayed case: predicted and measured times) if
+// it does not exist. The suite and `tiersim replay --db` both write it.
+void create_replay_table(store::Database& db);
 
 struct SuiteOptions {
   std::string target_dir;
