@@ -87,22 +87,42 @@ Task CheckpointRun::store(double bytes, bool direct, Latch* written, Semaphore* 
   written->count_down();
 }
 
-Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
-  Resource* d2h = res_.d2h[static_cast<std::size_t>(w)];
-  Resource* thread = res_.threads[static_cast<std::size_t>(w)];
-  const double chunk = std::max(plan_.tensor_bytes, 1.0);
-  const double total = plan_.gpu_bytes + plan_.host_bytes + plan_.nvme_bytes;
-  const int chunks = std::max(1, int(std::ceil(total / chunk)));
-  Latch written(engine_, chunks);
-  double gpu_left = plan_.gpu_bytes, nvme_left = plan_.nvme_bytes, left = total;
-  for (int i = 0; i < chunks; ++i) {
+namespace {
+
+// Walks a checkpoint in chunks of `chunk_bytes`, visiting tensors in order: GPU-resident first,
+// then host-resident, then NVMe-resident; says where each chunk's bytes come from.
+struct ChunkWalk {
+  struct Chunk {
+    double bytes, from_gpu, from_host, from_nvme;
+  };
+  ChunkWalk(const CheckpointPlan& plan, double chunk_bytes)
+      : chunk(std::max(chunk_bytes, 1.0)),
+        left(plan.gpu_bytes + plan.host_bytes + plan.nvme_bytes),
+        gpu_left(plan.gpu_bytes),
+        nvme_left(plan.nvme_bytes),
+        chunks(std::max(1, int(std::ceil(left / chunk)))) {}
+  Chunk next() {
     const double b = std::min(chunk, left);
     left -= b;
-    // Tensors are visited in order: GPU-resident first, then host, then NVMe-resident.
     const double from_gpu = std::min(b, gpu_left);
     gpu_left -= from_gpu;
     const double from_nvme = std::min(b - from_gpu, nvme_left);
     nvme_left -= from_nvme;
+    return {b, from_gpu, b - from_gpu - from_nvme, from_nvme};
+  }
+  double chunk, left, gpu_left, nvme_left;
+  int chunks;
+};
+
+}  // namespace
+
+Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
+  Resource* d2h = res_.d2h[static_cast<std::size_t>(w)];
+  Resource* thread = res_.threads[static_cast<std::size_t>(w)];
+  ChunkWalk walk(plan_, plan_.tensor_bytes);
+  Latch written(engine_, walk.chunks);
+  for (int i = 0; i < walk.chunks; ++i) {
+    const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     if (from_gpu > 0) {
       co_await d2h->use(from_gpu, Tag{"ckpt-d2h-pageable", 0, i});
       co_await thread->use(from_gpu / bytes_per_s(sw_.pageable_copy_gbps),
@@ -123,21 +143,12 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
 Task CheckpointRun::fast_persist_writer(int w, Latch* finished) {
   Resource* d2h = res_.d2h[static_cast<std::size_t>(w)];
   Resource* thread = res_.threads[static_cast<std::size_t>(w)];
-  const double chunk = std::max(plan_.io_buffer_bytes, 1.0);
-  const double total = plan_.gpu_bytes + plan_.host_bytes + plan_.nvme_bytes;
-  const int chunks = std::max(1, int(std::ceil(total / chunk)));
+  ChunkWalk walk(plan_, plan_.io_buffer_bytes);
   // Two pinned buffers: one fills while the other's O_DIRECT write is in flight.
   Semaphore buffers(engine_, 2);
-  Latch written(engine_, chunks);
-  double gpu_left = plan_.gpu_bytes, nvme_left = plan_.nvme_bytes, left = total;
-  for (int i = 0; i < chunks; ++i) {
-    const double b = std::min(chunk, left);
-    left -= b;
-    const double from_gpu = std::min(b, gpu_left);
-    gpu_left -= from_gpu;
-    const double from_nvme = std::min(b - from_gpu, nvme_left);
-    nvme_left -= from_nvme;
-    const double from_host = b - from_gpu - from_nvme;
+  Latch written(engine_, walk.chunks);
+  for (int i = 0; i < walk.chunks; ++i) {
+    const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     co_await buffers.acquire();
     if (from_gpu > 0) co_await d2h->use(from_gpu, Tag{"ckpt-d2h-pinned", 0, i});
     if (from_host > 0)
