@@ -1,6 +1,7 @@
 // The catalogs: every shipped entry is valid and sourced; lookups are case-insensitive and an
 // unknown name lists the valid ones; a malformed catalog is a clear error.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,9 @@ const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
 // A scratch catalog folder holding the shipped files, with one of them replaced.
 std::string scratch_catalog(const std::string& file, const std::string& text) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tiersim-cat-test-" + file);
+  // CTest runs test cases as parallel processes: the pid keeps their scratch folders apart.
+  const fs::path dir = fs::temp_directory_path() /
+                       ("tiersim-cat-test-" + std::to_string(::getpid()) + "-" + file);
   fs::remove_all(dir);
   fs::create_directories(dir / "catalog");
   for (const auto& e : fs::directory_iterator(kData + "/catalog"))

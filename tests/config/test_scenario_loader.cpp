@@ -1,6 +1,7 @@
 // The scenario loader: each kind of bad input gives one clear error; overrides, defaults,
 // provenance and the resolved-YAML round trip.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -285,7 +286,8 @@ TEST_CASE("cross-field checks", "[config][scenario]") {
 
 TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenario]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "tiersim-profile-test";
+  const fs::path dir =
+      fs::temp_directory_path() / ("tiersim-profile-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "sub");
   DeviceProfile p;
