@@ -44,7 +44,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexample:\n  tiersim run scenarios/llama3-70b-h200-4x-gen5-gds.yaml "
+    std::cout << opts << "\nexample:\n  tiersim run scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml "
                          "--set hardware.nvme.count=8 --json\n";
     return kExitOk;
   }

@@ -47,7 +47,7 @@ void print_usage(std::ostream& os) {
     os << "  " << name << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ') << c.summary
        << "\n";
   }
-  os << "\nexample:\n  tiersim run scenarios/llama3-70b-h200-4x-gen5-gds.yaml\n";
+  os << "\nexample:\n  tiersim run scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml\n";
 }
 
 }  // namespace
