@@ -123,18 +123,14 @@ void settle(const std::string& dir) {
 void store_rows(const std::string& db_path, const SuiteReport& report, const std::string& target) {
   store::Database db(db_path);
   create_replay_table(db);
-  char when[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string when = store::utc_timestamp();
   for (const auto& r : report.rows) {
     auto st = db.prepare(
         "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, measured_prefill_s,"
         " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct,"
         " predicted_point_total_s, point_error_pct, replay_read_gbps, calibrated_read_gbps)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    st.bind(1, std::string(when)).bind(2, target).bind(3, r.name).bind(4, r.kind).bind(5, r.detail);
+    st.bind(1, when).bind(2, target).bind(3, r.name).bind(4, r.kind).bind(5, r.detail);
     st.bind(6, r.predicted_prefill_s).bind(7, r.measured_prefill_s).bind(8, r.predicted_decode_s);
     st.bind(9, r.measured_decode_s).bind(10, r.predicted_s).bind(11, r.measured_s).bind(12, r.error_pct());
     st.bind(13, r.predicted_point_s).bind(14, r.point_error_pct());

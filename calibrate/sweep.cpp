@@ -16,6 +16,7 @@
 
 #include "calibrate/fit.hpp"
 #include "calibrate/store.hpp"
+#include "reports/sqlite.hpp"
 
 namespace tiersim::calibrate {
 
@@ -99,15 +100,6 @@ std::string clock_text(double s) {
   std::ostringstream os;
   os << total / 60 << ":" << std::setw(2) << std::setfill('0') << total % 60;
   return os.str();
-}
-
-std::string iso_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string host_name() {
@@ -251,7 +243,7 @@ CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind e
 
 CalibrationRun make_run(const CalibrationOptions& o) {
   CalibrationRun run;
-  run.started_at = iso_now();
+  run.started_at = store::utc_timestamp();
   run.host = host_name();
   run.kernel = kernel_release();
   run.mode = o.mode;
@@ -388,7 +380,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
 
   const TargetDescription& first = targets.front().where;
   profile.model.name = o.name.empty() ? "calibrated " + first.device : o.name;
-  profile.measured.date = iso_now();
+  profile.measured.date = store::utc_timestamp();
   profile.measured.host = host_name();
   profile.measured.kernel = kernel_release();
   profile.measured.filesystem = first.filesystem;
@@ -401,7 +393,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   profile.measured.engine = engine_name(o.engine);
   profile.measured.tool_version = o.tool_version;
   if (!o.out_path.empty()) write_device_profile(o.out_path, profile);
-  if (db) set_run_profile(*db, outcome.run_id, o.out_path, iso_now());
+  if (db) set_run_profile(*db, outcome.run_id, o.out_path, store::utc_timestamp());
   return outcome;
 }
 
@@ -424,7 +416,7 @@ CalibrationPoint run_single_point(const CalibrationOptions& o, const JobSpec& jo
   if (db) {
     cp.run_id = insert_run(*db, make_run(o));
     cp.id = insert_point(*db, cp);
-    set_run_profile(*db, cp.run_id, "", iso_now());
+    set_run_profile(*db, cp.run_id, "", store::utc_timestamp());
   }
   return cp;
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "reports/sqlite.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -54,14 +55,7 @@ void write_file(const fs::path& p, const std::string& text) {
   if (!out) throw IoError("failed writing report file '" + p.string() + "'");
 }
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
+std::string utc_now() { return store::utc_timestamp("%Y-%m-%d %H:%M UTC"); }
 
 // Unique, readable run labels: the scenario name, with the run id when names repeat (sweeps).
 std::vector<std::string> run_labels(const std::vector<StoredRun>& runs) {

@@ -70,14 +70,6 @@ CREATE TABLE IF NOT EXISTS provenance (
 );
 )sql";
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void bind_sweep(store::Statement& st, int index, const std::string& sweep) {
   if (sweep.empty())
@@ -162,7 +154,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
   auto ins = db_.prepare(
       "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
       "workload, fits, shortfall, bottleneck, sweep) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  ins.bind(1, utc_now())
+  ins.bind(1, store::utc_timestamp())
       .bind(2, tool_version)
       .bind(3, scenario.name)
       .bind(4, scenario.hash)

@@ -1,5 +1,7 @@
 #include "reports/sqlite.hpp"
 
+#include <ctime>
+
 namespace tiersim::store {
 
 Database::Database(const std::string& path) : path_(path) {
@@ -93,6 +95,15 @@ std::string Statement::column_text(int index) const {
 }
 bool Statement::column_is_null(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+std::string utc_timestamp(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
 Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }

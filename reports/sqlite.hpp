@@ -71,6 +71,10 @@ class Database {
   std::string path_;
 };
 
+// The current time in UTC, formatted with strftime's `format`; the default is the ISO 8601 form
+// every table of the results database stores.
+std::string utc_timestamp(const char* format = "%Y-%m-%dT%H:%M:%SZ");
+
 // Commits on commit(); rolls back if destroyed before that (an exception unwinding).
 class Transaction {
  public:
