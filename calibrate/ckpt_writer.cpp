@@ -35,6 +35,7 @@ FileOptions owned_file_options(const CheckpointReplayOptions& o, bool direct) {
   fo.stop = o.stop;
   fo.limits.reserve_free_bytes = o.reserve_free_bytes;
   fo.limits.free_bytes = statvfs_free_bytes;
+  fo.deferred_removal = o.deferred_removal;
   return fo;
 }
 
@@ -69,7 +70,8 @@ CheckpointMeasurement torch_save(const CheckpointReplayOptions& o, const char* s
 }
 
 // One FastPersist writer: a copy thread fills the two pinned buffers in turn while this writer's
-// ring drains the other one with O_DIRECT writes.
+// ring drains the other one with O_DIRECT writes. Without a source (the write probe) the buffers
+// are written as they are and nothing is copied.
 void fast_persist_writer(const CheckpointReplayOptions& o, const CalibrationFile& file, IoEngine& engine,
                          const PinnedBuffer& pool, const char* source, std::uint64_t share_bytes) {
   const std::uint64_t base = file.region_offset_bytes() + file.region_bytes();
@@ -90,7 +92,7 @@ void fast_persist_writer(const CheckpointReplayOptions& o, const CalibrationFile
         free_buffers.acquire();
         if (abort.load()) return;
         const std::uint64_t n = std::min(chunk, share_bytes - done);
-        std::memcpy(pool.data() + (i % 2) * chunk, source + done, static_cast<std::size_t>(n));
+        if (source) std::memcpy(pool.data() + (i % 2) * chunk, source + done, static_cast<std::size_t>(n));
         filled.release();
       }
     } catch (...) {
@@ -129,6 +131,7 @@ CheckpointMeasurement fast_persist(const CheckpointReplayOptions& o, const char*
   for (unsigned w = 0; w < writers; ++w) {
     files.push_back(CalibrationFile::create_in_dir(o.target_dir, 920 + static_cast<int>(w), owned_file_options(o, true)));
     pools.emplace_back(static_cast<std::size_t>(2 * o.io_buffer_bytes));
+    if (!source) Rng(0x9e11ull + w).fill(pools.back().data(), pools.back().size());  // incompressible
     EngineSetup setup;
     setup.fd = files.back().fd();
     setup.direction = IoDirection::write;
@@ -146,7 +149,7 @@ CheckpointMeasurement fast_persist(const CheckpointReplayOptions& o, const char*
     const std::uint64_t share = std::min<std::uint64_t>(o.size_bytes, first + per) - first;
     threads.emplace_back([&, w, first, share] {
       try {
-        fast_persist_writer(o, files[w], *engines[w], pools[w], source + first, share);
+        fast_persist_writer(o, files[w], *engines[w], pools[w], source ? source + first : nullptr, share);
       } catch (...) {
         errors[w] = std::current_exception();
       }
@@ -161,21 +164,38 @@ CheckpointMeasurement fast_persist(const CheckpointReplayOptions& o, const char*
 
 }  // namespace
 
-double measure_writeback_gbps(const CheckpointReplayOptions& o, std::uint64_t probe_bytes) {
+WritebackRates measure_writeback(const CheckpointReplayOptions& o, std::uint64_t probe_bytes) {
   const CalibrationFile file = CalibrationFile::create_in_dir(o.target_dir, 930, owned_file_options(o, false));
   const std::uint64_t base = file.region_offset_bytes() + file.region_bytes();
   std::vector<char> chunk(static_cast<std::size_t>(o.write_chunk_bytes));
   Rng rng(0x3b1ull);
   rng.fill(chunk.data(), chunk.size());
-  // Timed from the first write: with a memory cgroup or a small dirty limit, write() itself is
-  // throttled to the flush rate, so timing only the fsync overstates the path (seen: 5x).
+  // The write()s are timed too: with a memory cgroup or a small dirty limit they are throttled to
+  // the flush rate, and on a VM fresh page-cache pages may cost a host fault each.
   const auto t0 = Clock::now();
   for (std::uint64_t done = 0; done < probe_bytes; done += chunk.size()) {
     const ssize_t r = ::pwrite(file.fd(), chunk.data(), chunk.size(), static_cast<off_t>(base + done));
     if (r != static_cast<ssize_t>(chunk.size())) throw IoError("writeback probe write failed in " + file.path());
   }
+  const double write_s = seconds_since(t0);
+  const auto t1 = Clock::now();
   if (::fsync(file.fd()) != 0) throw IoError("fsync failed: " + std::string(std::strerror(errno)));
-  return double(probe_bytes) / seconds_since(t0) / 1e9;
+  const double fsync_s = seconds_since(t1);
+  const double bytes = double(probe_bytes);
+  return {bytes / std::max(write_s, 1e-9) / 1e9, bytes / std::max(fsync_s, 1e-9) / 1e9};
+}
+
+PinnedBuffer make_checkpoint_source(std::uint64_t size_bytes) {
+  // Incompressible data, filled before any clock starts.
+  PinnedBuffer source(static_cast<std::size_t>(size_bytes));
+  Rng(0xc4e7ull).fill(source.data(), source.size());
+  return source;
+}
+
+double measure_direct_write_gbps(const CheckpointReplayOptions& o) {
+  if (o.size_bytes == 0 || o.size_bytes % 4096 != 0) throw ModelError("checkpoint size must be a positive multiple of 4 KiB");
+  check_stop(o);
+  return fast_persist(o, nullptr).write_gbps();
 }
 
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& o) {
@@ -185,12 +205,11 @@ CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& o) {
   limits.reserve_free_bytes = o.reserve_free_bytes;
   limits.free_bytes = statvfs_free_bytes;
   check_free_space(o.target_dir, o.size_bytes, limits);
-  // The state "in GPU memory": incompressible data, filled before the clock starts.
-  PinnedBuffer source(static_cast<std::size_t>(o.size_bytes));
-  Rng rng(0xc4e7ull);
-  rng.fill(source.data(), source.size());
-  return o.writer == CheckpointWorkload::Writer::kTorchSave ? torch_save(o, source.data())
-                                                           : fast_persist(o, source.data());
+  PinnedBuffer own;
+  if (o.source && o.source->size() < o.size_bytes) throw ModelError("checkpoint source smaller than the checkpoint");
+  if (!o.source) own = make_checkpoint_source(o.size_bytes);
+  const char* source = o.source ? o.source->data() : own.data();
+  return o.writer == CheckpointWorkload::Writer::kTorchSave ? torch_save(o, source) : fast_persist(o, source);
 }
 
 double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& drive, const HostRates& host) {
@@ -215,6 +234,7 @@ double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& dr
   sim::CheckpointSoftware sw;
   sw.pageable_copy_gbps = host.memcpy_gbps;
   sw.crc32_gbps = host.memcpy_gbps;  // the replay's serialisation pass is one memcpy
+  if (host.page_cache_write_gbps > 0) sw.page_cache_write_gbps = host.page_cache_write_gbps;
   const double buffer = fp ? double(o.io_buffer_bytes) : double(o.write_chunk_bytes);
   res.direct_write_gbps = nvme_array_timing(array, h, aio, buffer).write_gbps;
   // The fsync hands the whole file to writeback at once.

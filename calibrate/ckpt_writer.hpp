@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "calibrate/io_blocks.hpp"
 #include "calibrate/replay.hpp"
 #include "model/scenario.hpp"
 #include "model/ssd_model.hpp"
@@ -29,6 +30,12 @@ struct CheckpointReplayOptions {
   std::uint64_t write_chunk_bytes = 4ull << 20;  // torch.save: buffered write() size
   const std::atomic<bool>* stop = nullptr;
   std::uint64_t reserve_free_bytes = 1ull << 30;
+  DeferredRemoval* deferred_removal = nullptr;  // see calibrate/target.hpp
+  // The state "in GPU memory", at least size_bytes; null: each run allocates and fills its own.
+  // A caller that brackets runs with probes passes one: freeing 512 MiB of just-touched memory at
+  // the end of a run handed the next page-cache writes warm pages (5x faster on a VM whose guest
+  // memory is backed on first touch).
+  const PinnedBuffer* source = nullptr;
 };
 
 struct CheckpointMeasurement {
@@ -37,11 +44,25 @@ struct CheckpointMeasurement {
   double write_gbps() const { return total_s > 0 ? bytes / total_s / 1e9 : 0; }
 };
 
+// A checkpoint's worth of incompressible state for CheckpointReplayOptions::source.
+PinnedBuffer make_checkpoint_source(std::uint64_t size_bytes);
+
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& options);
 
-// Rate at which this host's page cache drains into a fresh file on the target at fsync (buffered
-// writes of `probe_bytes` and the fsync, timed together): the operating point of torch.save's writes.
-double measure_writeback_gbps(const CheckpointReplayOptions& options, std::uint64_t probe_bytes = 128ull << 20);
+// torch.save's write path on this host and target, for a fresh file of `probe_bytes`: write()s
+// into the page cache, then the fsync that drains it.
+struct WritebackRates {
+  double page_cache_gbps = 0;  // bytes / time in write(): page allocation, copy, dirty throttling
+  double flush_gbps = 0;       // bytes / time in fsync(): kernel writeback to the drive
+  double total_gbps() const { return page_cache_gbps > 0 && flush_gbps > 0 ? 1 / (1 / page_cache_gbps + 1 / flush_gbps) : 0; }
+};
+WritebackRates measure_writeback(const CheckpointReplayOptions& options, std::uint64_t probe_bytes = 128ull << 20);
+
+// Rate at which the FastPersist writers' O_DIRECT rings alone write fresh files on the target
+// (each writer's share of `size_bytes`, the same blocks, depth and preallocation, nothing copied):
+// the operating point of the FastPersist writes. Fresh blocks are what a checkpoint gets; on thin-
+// provisioned or `discard`-mounted volumes they write slower than the calibration file's.
+double measure_direct_write_gbps(const CheckpointReplayOptions& options);
 
 // The simulator's checkpoint workload (sim::CheckpointRun) with the calibrated drive and this
 // host's copy rate in place of the GPU link and CPU stages the replay stands in for.

@@ -578,6 +578,7 @@ ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& option
   fo.region_bytes = plan.file_bytes;
   fo.direct = true;
   fo.keep = options.keep_files;
+  fo.deferred_removal = options.deferred_removal;
   fo.stop = options.stop;
   fo.limits.reserve_free_bytes = options.reserve_free_bytes;
   fo.limits.free_bytes = statvfs_free_bytes;

@@ -27,6 +27,8 @@
 
 namespace tiersim::calibrate {
 
+class DeferredRemoval;  // calibrate/target.hpp
+
 // One module of one pass: what the fetch process reads and what the compute process holds.
 struct ReplayStep {
   int pass = 0;
@@ -82,6 +84,9 @@ struct HostRates {
   // Dirty page cache below which the kernel does not start writeback by itself (vm.dirty_background_*):
   // a buffered checkpoint smaller than this is written out only at its fsync.
   double dirty_background_bytes = 0;
+  // Buffered write() into a fresh file's page cache, 1e9 B/s; 0: the software model's default. On
+  // a VM whose guest memory is backed on first touch this was 0.25 GB/s, not ~3.
+  double page_cache_write_gbps = 0;
 };
 HostRates measure_host_rates();
 
@@ -104,6 +109,7 @@ ReplayPrediction predict_replay(const ReplayPlan& plan, const SsdModel& drive, c
 struct ReplayOptions {
   std::string target_dir;
   bool keep_files = false;
+  DeferredRemoval* deferred_removal = nullptr;  // remove the replay file later, with its owner's
   const std::atomic<bool>* stop = nullptr;  // SIGINT flag: stop between modules, then clean up
   std::uint64_t reserve_free_bytes = 1ull << 30;
 };

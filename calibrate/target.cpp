@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -249,14 +250,37 @@ CalibrationFile::CalibrationFile(CalibrationFile&& o) noexcept
       region_bytes_(o.region_bytes_),
       created_(o.created_),
       remove_on_close_(o.remove_on_close_),
-      direct_(o.direct_) {
+      direct_(o.direct_),
+      deferred_removal_(o.deferred_removal_) {
   o.fd_ = -1;
   o.remove_on_close_ = false;
 }
 
 CalibrationFile::~CalibrationFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (remove_on_close_) ::unlink(path_.c_str());
+  if (!remove_on_close_) return;
+  if (deferred_removal_) {
+    try {
+      deferred_removal_->add(path_);
+      return;
+    } catch (...) {  // out of memory: remove it now rather than leak it
+    }
+  }
+  ::unlink(path_.c_str());
+}
+
+DeferredRemoval::~DeferredRemoval() {
+  for (const auto& p : paths_) ::unlink(p.c_str());
+}
+
+void DeferredRemoval::add(const std::string& path) {
+  std::lock_guard lk(mu_);
+  paths_.push_back(path);
+}
+
+bool DeferredRemoval::holds(const std::string& path) const {
+  std::lock_guard lk(mu_);
+  return std::find(paths_.begin(), paths_.end(), path) != paths_.end();
 }
 
 CalibrationFile CalibrationFile::open_owned(const std::string& path, const FileOptions& options) {
@@ -285,6 +309,7 @@ CalibrationFile CalibrationFile::open_owned(const std::string& path, const FileO
     if (cfd < 0) throw IoError("cannot create " + path + ": " + errno_text(errno));
     f.created_ = true;
     f.remove_on_close_ = !options.keep;
+    f.deferred_removal_ = options.deferred_removal;
     // From here on the destructor removes the file if anything below throws.
     std::string header = header_text();
     header.resize(kHeaderBytes, '\0');
@@ -322,12 +347,17 @@ CalibrationFile CalibrationFile::create_in_dir(const std::string& dir, int index
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) throw IoError("target " + dir + ": " + errno_text(errno));
   if (!S_ISDIR(st.st_mode)) throw IoError("target " + dir + " is not a directory");
-  const std::string path = (fs::path(dir) / (std::string(kFilePrefix) + std::to_string(::getpid()) +
-                                            "-" + std::to_string(index) + ".dat"))
-                               .string();
+  auto name = [&](int i) {
+    return (fs::path(dir) / (std::string(kFilePrefix) + std::to_string(::getpid()) + "-" + std::to_string(i) + ".dat"))
+        .string();
+  };
+  std::string path = name(index);
+  // A name waiting for deferred removal belongs to an earlier measurement of this run.
+  for (int i = index; options.deferred_removal && options.deferred_removal->holds(path);) path = name(i += 1000);
   CalibrationFile f = open_owned(path, options);
   // The name is tiersim's own pattern and pid: whatever its history, this run owns it now.
   f.remove_on_close_ = !options.keep;
+  f.deferred_removal_ = options.deferred_removal;
   return f;
 }
 

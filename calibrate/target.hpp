@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "model/errors.hpp"
 
@@ -85,10 +87,31 @@ class AlignedBuffer {
   std::size_t size_ = 0;
 };
 
+// Files a run created and wants removed later, all at once. Freeing blocks on a file system mounted
+// with `discard` sends discards to the drive, and writes measured while those were pending ran 3-5x
+// slower (or, landing on just-freed blocks, faster) than on long-free space; the hardware suite
+// therefore keeps every file it creates until it ends.
+class DeferredRemoval {
+ public:
+  DeferredRemoval() = default;
+  DeferredRemoval(const DeferredRemoval&) = delete;
+  DeferredRemoval& operator=(const DeferredRemoval&) = delete;
+  ~DeferredRemoval();  // removes every file handed over
+  void add(const std::string& path);
+  bool holds(const std::string& path) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> paths_;
+};
+
 struct FileOptions {
   std::uint64_t region_bytes = 1ull << 30;  // bytes the benchmark reads and writes
   bool direct = true;                       // O_DIRECT (false: --buffered, page cache in the way)
   bool keep = false;                        // leave a file this run created in place at exit
+  // Hand a created file to this list at close instead of removing it (and never reuse a name the
+  // list holds: a "fresh file" must get fresh blocks).
+  DeferredRemoval* deferred_removal = nullptr;
   std::uint64_t seed = 1;                   // fill data
   const std::atomic<bool>* stop = nullptr;  // set by the signal handler: abandon the fill
   SafetyLimits limits;
@@ -131,6 +154,7 @@ class CalibrationFile {
   bool created_ = false;
   bool remove_on_close_ = false;
   bool direct_ = true;
+  DeferredRemoval* deferred_removal_ = nullptr;
 };
 
 }  // namespace tiersim::calibrate

@@ -60,6 +60,32 @@ TEST_CASE("safety: created files carry the ownership header and are removed at e
   CHECK(dir.calibration_files() == 0);
 }
 
+TEST_CASE("safety: deferred removal keeps created files until its owner ends, and never reuses them",
+          "[calibrate][safety]") {
+  tiersim::test::TempDir dir;
+  std::string first, second;
+  {
+    DeferredRemoval deferred;
+    FileOptions fo = small_file();
+    fo.deferred_removal = &deferred;
+    {
+      auto f = create(dir, 3, fo);
+      first = f.path();
+    }
+    CHECK(std::filesystem::exists(first));  // closed, not removed
+    CHECK(deferred.holds(first));
+    {
+      // Same index again: a fresh name, not the waiting file (a fresh-file probe must get fresh blocks).
+      auto g = create(dir, 3, fo);
+      second = g.path();
+      CHECK(g.created());
+    }
+    CHECK(second != first);
+    CHECK(dir.calibration_files() == 2);
+  }
+  CHECK(dir.calibration_files() == 0);
+}
+
 TEST_CASE("safety: refuses to reuse a file it did not create", "[calibrate][safety]") {
   tiersim::test::TempDir dir;
   SECTION("a foreign file with tiersim's own name in a target directory") {
