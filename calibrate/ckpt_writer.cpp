@@ -39,6 +39,10 @@ FileOptions owned_file_options(const CheckpointReplayOptions& o, bool direct) {
   return fo;
 }
 
+void check_size(const CheckpointReplayOptions& o) {
+  if (o.size_bytes == 0 || o.size_bytes % 4096 != 0) throw ModelError("checkpoint size must be a positive multiple of 4 KiB");
+}
+
 void check_stop(const CheckpointReplayOptions& o) {
   if (o.stop && o.stop->load(std::memory_order_relaxed)) throw Interrupted("checkpoint replay interrupted");
 }
@@ -193,13 +197,13 @@ PinnedBuffer make_checkpoint_source(std::uint64_t size_bytes) {
 }
 
 double measure_direct_write_gbps(const CheckpointReplayOptions& o) {
-  if (o.size_bytes == 0 || o.size_bytes % 4096 != 0) throw ModelError("checkpoint size must be a positive multiple of 4 KiB");
+  check_size(o);
   check_stop(o);
   return fast_persist(o, nullptr).write_gbps();
 }
 
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& o) {
-  if (o.size_bytes == 0 || o.size_bytes % 4096 != 0) throw ModelError("checkpoint size must be a positive multiple of 4 KiB");
+  check_size(o);
   remove_stale_files(o.target_dir);
   SafetyLimits limits;
   limits.reserve_free_bytes = o.reserve_free_bytes;
