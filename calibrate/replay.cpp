@@ -346,19 +346,18 @@ class Replayer {
     const PinnedBuffer& pool = plan_.io_path == IoPath::kAio ? bounce_ : dest_;
     const std::vector<iovec> pieces = block_pieces(pool, plan_.block_bytes);
     // Engines are created up front so io_uring setup is not timed and fails before any thread runs.
-    std::vector<std::unique_ptr<IoEngine>> engines;
+    pool_base_ = pool.data();
     for (unsigned r = 0; r < plan_.threads; ++r) {
       EngineSetup setup;
       setup.fd = file_.fd();
       setup.direction = IoDirection::read;
       setup.queue_depth = plan_.queue_depth;
       setup.buffers = pieces;
-      engines.push_back(make_engine(EngineKind::io_uring, setup));
+      engines_.push_back(make_engine(EngineKind::io_uring, setup));
     }
     t0_ = Clock::now();
     std::vector<std::thread> readers;
-    for (unsigned r = 0; r < plan_.threads; ++r)
-      readers.emplace_back([this, r, &engines, &pool] { reader(r, *engines[r], pool.data()); });
+    for (unsigned r = 1; r < plan_.threads; ++r) readers.emplace_back([this, r] { reader(r); });
     std::thread copier([this] { copy_loop(); });
     std::thread computer([this] { compute_loop(); });
     std::exception_ptr fetch_error;
@@ -405,7 +404,19 @@ class Replayer {
  private:
   double now_s() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
 
-  void reader(unsigned r, IoEngine& engine, const char* pool_base) {
+  // Reader r's contiguous share of a module, in whole blocks: each ring streams its own part.
+  void move_share(unsigned r, std::uint64_t off, char* buffer, std::uint64_t bytes) {
+    const std::uint64_t blocks = (bytes + plan_.block_bytes - 1) / plan_.block_bytes;
+    const std::uint64_t per = (blocks + plan_.threads - 1) / plan_.threads;
+    const std::uint64_t first = std::min(blocks, per * r) * plan_.block_bytes;
+    const std::uint64_t last = std::min(bytes, std::min(blocks, per * (r + 1)) * plan_.block_bytes);
+    if (last > first)
+      transfer_blocks(*engines_[r], off + first, buffer + first, pool_base_, last - first, plan_.block_bytes,
+                      plan_.queue_depth);
+  }
+
+  // Readers 1..threads-1; the fetch thread itself is reader 0.
+  void reader(unsigned r) {
     std::uint64_t seen = 0;
     for (;;) {
       std::uint64_t off = 0, bytes = 0;
@@ -419,16 +430,9 @@ class Replayer {
         buffer = batch_.buffer;
         bytes = batch_.bytes;
       }
-      // Contiguous shares in whole blocks: each ring streams its own part of the module.
-      const std::uint64_t blocks = (bytes + plan_.block_bytes - 1) / plan_.block_bytes;
-      const std::uint64_t per = (blocks + plan_.threads - 1) / plan_.threads;
-      const std::uint64_t first = std::min(blocks, per * r) * plan_.block_bytes;
-      const std::uint64_t last = std::min(bytes, std::min(blocks, per * (r + 1)) * plan_.block_bytes);
       std::exception_ptr err;
       try {
-        if (last > first)
-          transfer_blocks(engine, off + first, buffer + first, pool_base, last - first, plan_.block_bytes,
-                          plan_.queue_depth);
+        move_share(r, off, buffer, bytes);
       } catch (...) {
         err = std::current_exception();
       }
@@ -438,16 +442,31 @@ class Replayer {
     }
   }
 
+  // The fetch thread moves the first share itself rather than handing it to a sleeping reader: on
+  // a VM each hand-off is a wake-up of an idle vCPU, paid once per module before the first request
+  // reaches the drive.
   void read(std::uint64_t file_offset_bytes, char* buffer, std::uint64_t bytes) {
-    std::unique_lock lk(batch_.mu);
-    batch_.file_offset_bytes = file_offset_bytes;
-    batch_.buffer = buffer;
-    batch_.bytes = bytes;
-    batch_.remaining = plan_.threads;
-    ++batch_.generation;
-    batch_.cv.notify_all();
-    batch_.cv.wait(lk, [&] { return batch_.remaining == 0; });
-    if (batch_.error) std::rethrow_exception(batch_.error);
+    if (plan_.threads > 1) {
+      std::lock_guard lk(batch_.mu);
+      batch_.file_offset_bytes = file_offset_bytes;
+      batch_.buffer = buffer;
+      batch_.bytes = bytes;
+      batch_.remaining = plan_.threads - 1;
+      ++batch_.generation;
+      batch_.cv.notify_all();
+    }
+    std::exception_ptr err;
+    try {
+      move_share(0, file_offset_bytes, buffer, bytes);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    if (plan_.threads > 1) {
+      std::unique_lock lk(batch_.mu);
+      batch_.cv.wait(lk, [&] { return batch_.remaining == 0; });
+      if (!err) err = batch_.error;
+    }
+    if (err) std::rethrow_exception(err);
   }
 
   void mark_ready(std::size_t i) {
@@ -552,6 +571,8 @@ class Replayer {
   std::counting_semaphore<1024> swaps_;
   std::uint64_t slot_bytes_ = 0;
   PinnedBuffer dest_, bounce_;
+  std::vector<std::unique_ptr<IoEngine>> engines_;  // one ring per reader; engines_[0] is the fetch thread's
+  const char* pool_base_ = nullptr;                 // the registered buffers the rings read into
   Clock::time_point t0_;
   ReadBatch batch_;
   std::mutex copy_mu_;

@@ -8,8 +8,9 @@
 // time are multiplied by the same factor, keeping the layer count and the ratio of I/O to compute.
 //
 // run_replay executes the plan with real threads on tiersim-owned files (calibrate/target.hpp):
-// a fetch thread walking the schedule, a pool of reader threads each with its own io_uring ring
-// (policy block size and queue depth, O_DIRECT, registered buffers), pinned (mlock'ed) host
+// a fetch thread walking the schedule and reading the first share of each module itself, further
+// reader threads for the policy's other threads, each with its own io_uring ring (policy block
+// size and queue depth, O_DIRECT, registered buffers), pinned (mlock'ed) host
 // buffers, a copy thread for the AIO bounce (memcpy into a buffer standing in for GPU memory) and
 // a compute thread that holds each module for its compute time. Prefetch slots bound the queue
 // between fetch and compute exactly as in sim/inference.cpp.
