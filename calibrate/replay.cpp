@@ -592,9 +592,8 @@ class Replayer {
 
 }  // namespace
 
-ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
+CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& options) {
   if (plan.steps.empty()) throw ModelError("empty replay plan");
-  if (plan.block_bytes % 4096 != 0) throw ModelError("replay block size must be a multiple of 4 KiB");
   FileOptions fo;
   fo.region_bytes = plan.file_bytes;
   fo.direct = true;
@@ -605,9 +604,23 @@ ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& option
   fo.limits.free_bytes = statvfs_free_bytes;
   remove_stale_files(options.target_dir);
   // Index 900 keeps the replay file apart from a calibration run's files in the same directory.
-  const CalibrationFile file = CalibrationFile::create_in_dir(options.target_dir, 900, fo);
+  return CalibrationFile::create_in_dir(options.target_dir, 900, fo);
+}
+
+ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file, const ReplayOptions& options) {
+  if (plan.steps.empty()) throw ModelError("empty replay plan");
+  if (plan.block_bytes % 4096 != 0) throw ModelError("replay block size must be a multiple of 4 KiB");
+  if (file.region_bytes() < plan.file_bytes)
+    throw ModelError("replay file " + file.path() + " holds " + std::to_string(file.region_bytes()) +
+                     " bytes; the plan needs " + std::to_string(plan.file_bytes));
   Replayer r(plan, file, options.stop);
   return r.run();
+}
+
+ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
+  if (plan.block_bytes % 4096 != 0) throw ModelError("replay block size must be a multiple of 4 KiB");
+  const CalibrationFile file = create_replay_file(plan, options);
+  return run_replay(plan, file, options);
 }
 
 }  // namespace tiersim::calibrate

@@ -29,6 +29,7 @@
 namespace tiersim::calibrate {
 
 class DeferredRemoval;  // calibrate/target.hpp
+class CalibrationFile;  // calibrate/target.hpp
 
 // One module of one pass: what the fetch process reads and what the compute process holds.
 struct ReplayStep {
@@ -129,6 +130,13 @@ struct ReplayMeasurement {
 // removes the file. Throws SafetyError, IoError, EngineUnavailable, DirectIoUnsupported,
 // Interrupted.
 ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& options);
+
+// The same in two steps, so that several replays of one layout (the suite's repeated attempts) pay
+// for writing it once and leave one file, not one per attempt: create_replay_file lays out `plan`'s
+// modules (any plan with file_bytes not larger can run on it); run_replay runs on that file and
+// throws ModelError when the file is too small.
+CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& options);
+ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file, const ReplayOptions& options);
 
 // Signed relative error of a prediction against a measurement, in percent.
 double error_pct(double predicted, double measured);

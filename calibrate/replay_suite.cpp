@@ -187,6 +187,7 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
   const Scenario base = config::load_scenario(o.scenario_path, lo);
   SuiteReport report;
 
+  std::vector<ReplayPlan> plans;
   for (const InferenceCase& c : kCases) {
     Scenario s = base;
     s.policy.io_path = c.path;
@@ -199,16 +200,26 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     // Scale so that one pass reads bytes_per_pass: the layer count and I/O-to-compute ratio stay.
     const ReplayPlan full = build_replay_plan(s, po);
     po.scale = std::min(1.0, double(o.bytes_per_pass) / (full.io_bytes() / full.passes));
-    ReplayPlan plan = build_replay_plan(s, po);
-    set_compute_to_io_ratio(plan, c.compute_to_io, predict_replay(plan, drive, host).read_gbps);
+    plans.push_back(build_replay_plan(s, po));
+    set_compute_to_io_ratio(plans.back(), c.compute_to_io, predict_replay(plans.back(), drive, host).read_gbps);
+  }
+  ReplayOptions ro;
+  ro.target_dir = o.target_dir;
+  ro.stop = o.stop;
+  ro.deferred_removal = &deferred;
+  // Every case and attempt reads the same scaled model, so one file laid out once serves them all
+  // (a file per attempt would leave 25 files of 2 GiB on the target until the end).
+  const CalibrationFile replay_file = create_replay_file(
+      *std::max_element(plans.begin(), plans.end(),
+                        [](const ReplayPlan& a, const ReplayPlan& b) { return a.file_bytes < b.file_bytes; }),
+      ro);
 
+  for (std::size_t ci = 0; ci < plans.size(); ++ci) {
+    const InferenceCase& c = kCases[ci];
+    const ReplayPlan& plan = plans[ci];
     const OpPoint op{IoDirection::read, c.block_bytes, c.queue_depth, 1};
     out << "replay: " << c.name << " (scale " << std::setprecision(5) << plan.scale << ", "
         << std::setprecision(0) << plan.io_bytes() / 1048576.0 << " MiB read)...\n" << std::flush;
-    ReplayOptions ro;
-    ro.target_dir = o.target_dir;
-    ro.stop = o.stop;
-    ro.deferred_removal = &deferred;
     // One replay is one sample of a disk that drifts by 10-25% between consecutive probes: each case
     // runs several times, each attempt bracketed by read probes at its own block size and depth and
     // predicted at that point, and the attempt with the median error stands for the case (pairing
@@ -224,7 +235,7 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     double before = meter.gbps(op);
     for (int attempt = 1; attempt <= kInferenceAttempts; ++attempt) {
       settle(o.target_dir);
-      Attempt a{run_replay(plan, ro), 0, {}};
+      Attempt a{run_replay(plan, replay_file, ro), 0, {}};
       const double after = meter.gbps(op);
       a.point_gbps = 0.5 * (before + after);
       a.at_point = predict_replay(plan, at_point(drive, IoDirection::read, c.block_bytes, c.queue_depth, a.point_gbps), host);

@@ -123,6 +123,34 @@ TEST_CASE("replay scheduler runs a small scaled scenario and matches its own tim
   }
 }
 
+TEST_CASE("one replay file serves repeated replays, one reader or several", "[replay]") {
+  TempDir dir;
+  const std::string why = io_unavailable(dir.path.string());
+  if (!why.empty()) {
+    WARN("skipping the real-I/O replay: " << why);
+    return;
+  }
+  cal::ReplayOptions ro;
+  ro.target_dir = dir.path.string();
+  ro.reserve_free_bytes = 0;
+  cal::ReplayPlan plan = small_plan(4.0 * 1048576);
+  {
+    const cal::CalibrationFile file = cal::create_replay_file(plan, ro);
+    for (const unsigned threads : {1u, 3u}) {
+      plan.threads = threads;  // the fetch thread alone, or with two reader threads
+      const cal::ReplayMeasurement m = cal::run_replay(plan, file, ro);
+      CHECK(m.read_bytes == Approx(plan.io_bytes()));
+      CHECK(m.file == file.path());
+      CHECK(dir.files() == 1);  // the same file, not a new one per replay
+    }
+    // A plan that needs more than the file holds is refused, not read past the region.
+    const cal::ReplayPlan bigger = small_plan(16.0 * 1048576);
+    REQUIRE(bigger.file_bytes > file.region_bytes());
+    CHECK_THROWS_AS(cal::run_replay(bigger, file, ro), tiersim::ModelError);
+  }
+  CHECK(dir.files() == 0);
+}
+
 TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
   TempDir dir;
   const std::string why = io_unavailable(dir.path.string());
