@@ -11,7 +11,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <ostream>
 #include <sstream>
 #include <tuple>
@@ -65,40 +64,26 @@ constexpr InferenceCase kCases[] = {
 
 using OpPoint = std::tuple<IoDirection, std::uint32_t, unsigned, unsigned>;  // dir, block, depth, threads
 
-class PointMeter {
- public:
-  PointMeter(const std::string& dir, const std::atomic<bool>* stop, DeferredRemoval* deferred) : stop_(stop) {
-    FileOptions fo;
-    fo.region_bytes = 512ull << 20;
-    fo.stop = stop;
-    fo.deferred_removal = deferred;
-    fo.limits.free_bytes = statvfs_free_bytes;
-    file_.emplace(CalibrationFile::create_in_dir(dir, 950, fo));
-  }
-  // The replay's own pattern (it streams each module's bytes in file order) at its block size and
-  // depth. Not cached: this disk drifts by +-20% over minutes, so the suite brackets each replay
-  // with a point just before and just after it.
-  double gbps(const OpPoint& p) {
-    JobSpec job;
-    job.direction = std::get<0>(p);
-    job.pattern = Pattern::sequential;
-    job.block_bytes = std::get<1>(p);
-    job.queue_depth = std::get<2>(p);
-    job.threads = std::get<3>(p);
-    RunLimits limits;
-    limits.warmup_s = 0.2;
-    limits.min_s = 1.0;
-    limits.max_s = 2.0;
-    const PointResult r = run_point(EngineKind::io_uring,
-                                    {PointTarget{file_->fd(), file_->region_offset_bytes(), file_->region_bytes()}},
-                                    job, limits, stop_, 7);
-    return r.bandwidth_gbps;
-  }
-
- private:
-  const std::atomic<bool>* stop_;
-  std::optional<CalibrationFile> file_;
-};
+// The replay's own pattern (it streams each module's bytes in file order) at its block size and
+// depth, on the replay's own file: a separate probe file on this virtual disk read at 0.8-1.0 GB/s
+// for minutes while the replay file read at 1.2-1.7 (the host's caching and placement of the two
+// differ), so a probe elsewhere measures another device. Not cached: the disk drifts by +-20% over
+// minutes, so the suite brackets each replay with a point just before and just after it.
+double read_point_gbps(const CalibrationFile& file, const OpPoint& p, const std::atomic<bool>* stop) {
+  JobSpec job;
+  job.direction = std::get<0>(p);
+  job.pattern = Pattern::sequential;
+  job.block_bytes = std::get<1>(p);
+  job.queue_depth = std::get<2>(p);
+  job.threads = std::get<3>(p);
+  RunLimits limits;
+  limits.warmup_s = 0.2;
+  limits.min_s = 1.0;
+  limits.max_s = 2.0;
+  return run_point(EngineKind::io_uring, {PointTarget{file.fd(), file.region_offset_bytes(), file.region_bytes()}},
+                   job, limits, stop, 7)
+      .bandwidth_gbps;
+}
 
 // The profile "measured at the replay's exact operating point": the fitted model with its time
 // per byte scaled so that it reproduces the bandwidth measured at (block, depth) exactly, keeping
@@ -180,7 +165,6 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
   }
   const HostRates host = measure_host_rates();
   out << "host memcpy: " << std::fixed << std::setprecision(2) << host.memcpy_gbps << " GB/s\n";
-  PointMeter meter(o.target_dir, o.stop, &deferred);
 
   config::LoadOptions lo;
   lo.data_dir = o.data_dir;
@@ -232,11 +216,11 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
     };
     std::vector<Attempt> attempts;
     std::vector<double> ratios;
-    double before = meter.gbps(op);
+    double before = read_point_gbps(replay_file, op, o.stop);
     for (int attempt = 1; attempt <= kInferenceAttempts; ++attempt) {
       settle(o.target_dir);
       Attempt a{run_replay(plan, replay_file, ro), 0, {}};
-      const double after = meter.gbps(op);
+      const double after = read_point_gbps(replay_file, op, o.stop);
       a.point_gbps = 0.5 * (before + after);
       a.at_point = predict_replay(plan, at_point(drive, IoDirection::read, c.block_bytes, c.queue_depth, a.point_gbps), host);
       ratios.push_back(a.m.read_gbps() / a.point_gbps);
