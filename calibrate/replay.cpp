@@ -29,9 +29,13 @@
 namespace tiersim::calibrate {
 namespace {
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
+  return (v + to - 1) / to * to;
+}
 
-bool is_weight_fetch(const std::string& label) { return label.rfind("weights-", 0) == 0; }
+bool is_weight_fetch(const std::string& label) {
+  return label.rfind("weights-", 0) == 0;
+}
 
 }  // namespace
 
@@ -58,8 +62,10 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
   Scenario s = scenario;
   if (options.passes > 0) s.inference.gen_tokens = options.passes;
   const Policy& p = s.policy;
-  if (p.weights.nvme <= 0) throw ModelError("scenario '" + s.name + "' streams no weights from NVMe: nothing to replay");
-  if (p.parallelism.pipeline != 1) throw ModelError("replay covers one pipeline stage (parallelism.pipeline: 1)");
+  if (p.weights.nvme <= 0)
+    throw ModelError("scenario '" + s.name + "' streams no weights from NVMe: nothing to replay");
+  if (p.parallelism.pipeline != 1)
+    throw ModelError("replay covers one pipeline stage (parallelism.pipeline: 1)");
 
   // The simulator's own schedule: its compute spans per (pass, module) are what the replay holds.
   sim::SimOptions so;
@@ -72,10 +78,13 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
   plan.scale = options.scale;
   plan.passes = std::max(1, s.inference.gen_tokens);
   plan.io_path = p.io_path;
-  plan.block_bytes = options.block_bytes ? options.block_bytes
-                                         : static_cast<std::uint32_t>(std::max(4096.0, p.aio.block_size_bytes));
-  plan.queue_depth = options.queue_depth ? options.queue_depth : static_cast<unsigned>(std::max(1, p.aio.queue_depth));
-  plan.threads = options.threads ? options.threads : static_cast<unsigned>(std::max(1, p.aio.threads));
+  plan.block_bytes = options.block_bytes
+                         ? options.block_bytes
+                         : static_cast<std::uint32_t>(std::max(4096.0, p.aio.block_size_bytes));
+  plan.queue_depth = options.queue_depth ? options.queue_depth
+                                         : static_cast<unsigned>(std::max(1, p.aio.queue_depth));
+  plan.threads =
+      options.threads ? options.threads : static_cast<unsigned>(std::max(1, p.aio.threads));
   plan.swap_buffers = static_cast<unsigned>(std::max(1, p.aio.swap_buffers));
   plan.prefetch_layers = std::max(0, p.prefetch_layers);
   const ExecutionModel em;
@@ -98,7 +107,8 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
       }
     // 4 KiB multiples keep O_DIRECT happy; module starts on a block so every request is one
     // registered piece of the pinned pool.
-    module_bytes[m] = nvme > 0 ? round_up(static_cast<std::uint64_t>(std::ceil(nvme * options.scale)), 4096) : 0;
+    module_bytes[m] =
+        nvme > 0 ? round_up(static_cast<std::uint64_t>(std::ceil(nvme * options.scale)), 4096) : 0;
     module_offset[m] = offset;
     offset += round_up(module_bytes[m], plan.block_bytes);
     plan.largest_module_bytes = std::max(plan.largest_module_bytes, module_bytes[m]);
@@ -261,7 +271,8 @@ class PlanSim {
       }
       co_await slots_->acquire();
       if (st.tensors > 0)
-        co_await host_->use(st.tensors * plan_.fetch_overhead_s, sim::Tag{"fetch-overhead", st.pass, st.module});
+        co_await host_->use(st.tensors * plan_.fetch_overhead_s,
+                            sim::Tag{"fetch-overhead", st.pass, st.module});
       const double read_s = read_time_s(plan_, drive_, double(st.nvme_bytes));
       if (plan_.io_path == IoPath::kAio) {
         co_await swaps_->acquire();
@@ -298,7 +309,8 @@ class PlanSim {
 
 }  // namespace
 
-ReplayPrediction predict_replay(const ReplayPlan& plan, const SsdModel& drive, const HostRates& host) {
+ReplayPrediction predict_replay(const ReplayPlan& plan, const SsdModel& drive,
+                                const HostRates& host) {
   PlanSim sim(plan, drive, host);
   return sim.run();
 }
@@ -335,9 +347,13 @@ struct ReadBatch {
 class Replayer {
  public:
   Replayer(const ReplayPlan& plan, const CalibrationFile& file, const std::atomic<bool>* stop)
-      : plan_(plan), file_(file), stop_(stop), slots_(plan.prefetch_layers + 1),
+      : plan_(plan),
+        file_(file),
+        stop_(stop),
+        slots_(plan.prefetch_layers + 1),
         swaps_(static_cast<std::ptrdiff_t>(plan.swap_buffers)) {
-    slot_bytes_ = round_up(std::max<std::uint64_t>(plan.largest_module_bytes, 4096), plan.block_bytes);
+    slot_bytes_ =
+        round_up(std::max<std::uint64_t>(plan.largest_module_bytes, 4096), plan.block_bytes);
     const std::size_t n_slots = static_cast<std::size_t>(plan.prefetch_layers + 1);
     dest_ = PinnedBuffer(n_slots * slot_bytes_);
     // AIO reads land in bounce buffers and are copied on; the direct path reads straight into the
@@ -409,7 +425,9 @@ class Replayer {
     for (auto* v : {&fetch_spans_, &copy_spans_, &compute_spans_})
       m.timeline.insert(m.timeline.end(), v->begin(), v->end());
     std::sort(m.timeline.begin(), m.timeline.end(),
-              [](const sim::TimelineSpan& a, const sim::TimelineSpan& b) { return a.start_s < b.start_s; });
+              [](const sim::TimelineSpan& a, const sim::TimelineSpan& b) {
+                return a.start_s < b.start_s;
+              });
     return m;
   }
 
@@ -423,8 +441,8 @@ class Replayer {
     const std::uint64_t first = std::min(blocks, per * r) * plan_.block_bytes;
     const std::uint64_t last = std::min(bytes, std::min(blocks, per * (r + 1)) * plan_.block_bytes);
     if (last > first)
-      transfer_blocks(*engines_[r], off + first, buffer + first, pool_base_, last - first, plan_.block_bytes,
-                      plan_.queue_depth);
+      transfer_blocks(*engines_[r], off + first, buffer + first, pool_base_, last - first,
+                      plan_.block_bytes, plan_.queue_depth);
   }
 
   // Readers 1..threads-1; the fetch thread itself is reader 0.
@@ -501,9 +519,12 @@ class Replayer {
       const std::size_t slot = slot_index_++ % static_cast<std::size_t>(plan_.prefetch_layers + 1);
       char* dest = dest_.data() + slot * slot_bytes_;
       const double t_host = now_s();
-      if (st.tensors > 0) hold_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                         std::chrono::duration<double>(st.tensors * plan_.fetch_overhead_s)));
-      if (st.tensors > 0) fetch_spans_.push_back({"cpu", "fetch-overhead", t_host, now_s(), st.pass, st.module});
+      if (st.tensors > 0)
+        hold_until(Clock::now() +
+                   std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(st.tensors * plan_.fetch_overhead_s)));
+      if (st.tensors > 0)
+        fetch_spans_.push_back({"cpu", "fetch-overhead", t_host, now_s(), st.pass, st.module});
       const std::uint64_t file_off = file_.region_offset_bytes() + st.file_offset_bytes;
       if (plan_.io_path == IoPath::kAio) {
         swaps_.acquire();
@@ -560,7 +581,8 @@ class Replayer {
       const ReplayStep& st = plan_.steps[i];
       if (!abort_.load()) {
         const double t = now_s();
-        hold_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(st.compute_s)));
+        hold_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(st.compute_s)));
         compute_spans_.push_back({"gpu", "compute", t, now_s(), st.pass, st.module});
       }
       if (st.nvme_bytes > 0) slots_.release();
@@ -583,8 +605,9 @@ class Replayer {
   std::counting_semaphore<1024> swaps_;
   std::uint64_t slot_bytes_ = 0;
   PinnedBuffer dest_, bounce_;
-  std::vector<std::unique_ptr<IoEngine>> engines_;  // one ring per reader; engines_[0] is the fetch thread's
-  const char* pool_base_ = nullptr;                 // the registered buffers the rings read into
+  std::vector<std::unique_ptr<IoEngine>>
+      engines_;                      // one ring per reader; engines_[0] is the fetch thread's
+  const char* pool_base_ = nullptr;  // the registered buffers the rings read into
   Clock::time_point t0_;
   ReadBatch batch_;
   std::mutex copy_mu_;
@@ -619,18 +642,22 @@ CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& 
   return CalibrationFile::create_in_dir(options.target_dir, 900, fo);
 }
 
-ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file, const ReplayOptions& options) {
+ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file,
+                             const ReplayOptions& options) {
   if (plan.steps.empty()) throw ModelError("empty replay plan");
-  if (plan.block_bytes % 4096 != 0) throw ModelError("replay block size must be a multiple of 4 KiB");
+  if (plan.block_bytes % 4096 != 0)
+    throw ModelError("replay block size must be a multiple of 4 KiB");
   if (file.region_bytes() < plan.file_bytes)
-    throw ModelError("replay file " + file.path() + " holds " + std::to_string(file.region_bytes()) +
-                     " bytes; the plan needs " + std::to_string(plan.file_bytes));
+    throw ModelError("replay file " + file.path() + " holds " +
+                     std::to_string(file.region_bytes()) + " bytes; the plan needs " +
+                     std::to_string(plan.file_bytes));
   Replayer r(plan, file, options.stop);
   return r.run();
 }
 
 ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
-  if (plan.block_bytes % 4096 != 0) throw ModelError("replay block size must be a multiple of 4 KiB");
+  if (plan.block_bytes % 4096 != 0)
+    throw ModelError("replay block size must be a multiple of 4 KiB");
   const CalibrationFile file = create_replay_file(plan, options);
   return run_replay(plan, file, options);
 }

@@ -35,10 +35,10 @@ class CalibrationFile;  // calibrate/target.hpp
 struct ReplayStep {
   int pass = 0;
   int module = 0;
-  std::uint64_t nvme_bytes = 0;    // this module's NVMe-resident tensors, laid out contiguously
+  std::uint64_t nvme_bytes = 0;  // this module's NVMe-resident tensors, laid out contiguously
   std::uint64_t file_offset_bytes = 0;  // where they start in the replay file's region
-  int tensors = 0;                 // tensors read (each pays the fetch overhead)
-  double compute_s = 0;            // GPU (and CPU-attention) time the model assigns
+  int tensors = 0;                      // tensors read (each pays the fetch overhead)
+  double compute_s = 0;                 // GPU (and CPU-attention) time the model assigns
 };
 
 struct ReplayPlan {
@@ -50,19 +50,19 @@ struct ReplayPlan {
   std::uint32_t block_bytes = 1 << 20;
   unsigned queue_depth = 16;
   unsigned threads = 1;
-  unsigned swap_buffers = 5;       // AIO bounce buffers
+  unsigned swap_buffers = 5;  // AIO bounce buffers
   int prefetch_layers = 1;
-  double fetch_overhead_s = 0;     // per tensor, scaled like compute
-  std::vector<ReplayStep> steps;   // schedule order: pass-major, then module
-  std::uint64_t file_bytes = 0;    // one copy of every streamed module
+  double fetch_overhead_s = 0;    // per tensor, scaled like compute
+  std::vector<ReplayStep> steps;  // schedule order: pass-major, then module
+  std::uint64_t file_bytes = 0;   // one copy of every streamed module
   std::uint64_t largest_module_bytes = 0;
-  double io_bytes() const;         // every read of the schedule
-  double compute_s() const;        // every compute stage of the schedule
+  double io_bytes() const;   // every read of the schedule
+  double compute_s() const;  // every compute stage of the schedule
 };
 
 struct PlanOptions {
-  double scale = 1;                // bytes and compute times multiplied by this
-  int passes = 0;                  // 0: the scenario's gen_tokens (prefill + decode steps)
+  double scale = 1;  // bytes and compute times multiplied by this
+  int passes = 0;    // 0: the scenario's gen_tokens (prefill + decode steps)
   // Override the policy's I/O operating point (0 = keep): replay at a calibrated point.
   std::uint32_t block_bytes = 0;
   unsigned queue_depth = 0;
@@ -83,8 +83,9 @@ void set_compute_to_io_ratio(ReplayPlan& plan, double ratio, double read_gbps);
 // copy, the stand-in for a PCIe copy).
 struct HostRates {
   double memcpy_gbps = 8;
-  // Dirty page cache below which the kernel does not start writeback by itself (vm.dirty_background_*):
-  // a buffered checkpoint smaller than this is written out only at its fsync.
+  // Dirty page cache below which the kernel does not start writeback by itself
+  // (vm.dirty_background_*): a buffered checkpoint smaller than this is written out only at its
+  // fsync.
   double dirty_background_bytes = 0;
   // Buffered write() into a fresh file's page cache, 1e9 B/s; 0: the software model's default. On
   // a VM whose guest memory is backed on first touch this was 0.25 GB/s, not ~3.
@@ -100,19 +101,20 @@ struct PhaseTimes {
 
 struct ReplayPrediction {
   PhaseTimes times;
-  double read_gbps = 0;            // the drive model at the plan's operating point
+  double read_gbps = 0;  // the drive model at the plan's operating point
   std::vector<sim::TimelineSpan> timeline;
 };
 
 // The plan on the event engine: NVMe reads at the drive model's bandwidth for the module's
 // transfer (block size, threads x queue depth), bounce copies at memcpy speed, compute as given.
-ReplayPrediction predict_replay(const ReplayPlan& plan, const SsdModel& drive, const HostRates& host);
+ReplayPrediction predict_replay(const ReplayPlan& plan, const SsdModel& drive,
+                                const HostRates& host);
 
 struct ReplayOptions {
   std::string target_dir;
   bool keep_files = false;
   DeferredRemoval* deferred_removal = nullptr;  // remove the replay file later, with its owner's
-  const std::atomic<bool>* stop = nullptr;  // SIGINT flag: stop between modules, then clean up
+  const std::atomic<bool>* stop = nullptr;      // SIGINT flag: stop between modules, then clean up
   std::uint64_t reserve_free_bytes = 1ull << 30;
 };
 
@@ -120,10 +122,10 @@ struct ReplayMeasurement {
   PhaseTimes times;
   std::vector<sim::TimelineSpan> timeline;  // same resource/label names as the simulator's trace
   double read_bytes = 0;
-  double read_busy_s = 0;          // union of the intervals with reads in flight
+  double read_busy_s = 0;  // union of the intervals with reads in flight
   double read_gbps() const { return read_busy_s > 0 ? read_bytes / read_busy_s / 1e9 : 0; }
-  bool pinned = false;             // mlock succeeded on every host buffer
-  std::string file;                // the replay file (removed unless keep_files)
+  bool pinned = false;  // mlock succeeded on every host buffer
+  std::string file;     // the replay file (removed unless keep_files)
 };
 
 // Lays the plan's tensors out in a tiersim-owned file in `target_dir`, runs the schedule and
@@ -136,7 +138,8 @@ ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& option
 // modules (any plan with file_bytes not larger can run on it); run_replay runs on that file and
 // throws ModelError when the file is too small.
 CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& options);
-ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file, const ReplayOptions& options);
+ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file,
+                             const ReplayOptions& options);
 
 // Signed relative error of a prediction against a measurement, in percent.
 double error_pct(double predicted, double measured);

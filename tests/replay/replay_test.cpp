@@ -27,7 +27,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     const char* parent = std::getenv("TIERSIM_REPLAY_TEST_DIR");
-    path = (parent ? fs::path(parent) : fs::temp_directory_path()) / ("tiersim-replay-test-" + std::to_string(::getpid()));
+    path = (parent ? fs::path(parent) : fs::temp_directory_path()) /
+           ("tiersim-replay-test-" + std::to_string(::getpid()));
     fs::create_directories(path);
   }
   ~TempDir() {
@@ -44,7 +45,8 @@ struct TempDir {
 tiersim::Scenario small_scenario() {
   tiersim::config::LoadOptions lo;
   lo.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
-  return tiersim::config::load_scenario(std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-gen5.yaml", lo);
+  return tiersim::config::load_scenario(
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-gen5.yaml", lo);
 }
 
 // Why the real-I/O tests cannot run here, or "" when they can.
@@ -86,7 +88,8 @@ TEST_CASE("replay plan keeps layer count and the ratio of I/O to compute when sc
   for (const auto& st : small.steps) CHECK(st.nvme_bytes % 4096 == 0);
 }
 
-TEST_CASE("replay scheduler runs a small scaled scenario and matches its own timeline", "[replay]") {
+TEST_CASE("replay scheduler runs a small scaled scenario and matches its own timeline",
+          "[replay]") {
   TempDir dir;
   const std::string why = io_unavailable(dir.path.string());
   if (!why.empty()) {
@@ -158,7 +161,8 @@ TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
     WARN("skipping the real-I/O checkpoint replay: " << why);
     return;
   }
-  for (const auto w : {tiersim::CheckpointWorkload::Writer::kTorchSave, tiersim::CheckpointWorkload::Writer::kFastPersist}) {
+  for (const auto w : {tiersim::CheckpointWorkload::Writer::kTorchSave,
+                       tiersim::CheckpointWorkload::Writer::kFastPersist}) {
     cal::CheckpointReplayOptions o;
     o.target_dir = dir.path.string();
     o.size_bytes = 8u << 20;
@@ -181,7 +185,9 @@ TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]
     return;
   }
   // A foreign file with the name the replay would use is refused, not overwritten.
-  const std::string foreign = (dir.path / (std::string(cal::kFilePrefix) + std::to_string(::getpid()) + "-900.dat")).string();
+  const std::string foreign =
+      (dir.path / (std::string(cal::kFilePrefix) + std::to_string(::getpid()) + "-900.dat"))
+          .string();
   {
     std::ofstream f(foreign);
     f << "somebody's data\n";
