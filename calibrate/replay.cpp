@@ -627,8 +627,19 @@ class Replayer {
 
 }  // namespace
 
-CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& options) {
+namespace {
+
+// Checked before the file is laid out, so a plan that cannot run writes nothing.
+void check_plan(const ReplayPlan& plan) {
   if (plan.steps.empty()) throw ModelError("empty replay plan");
+  if (plan.block_bytes % 4096 != 0)
+    throw ModelError("replay block size must be a multiple of 4 KiB");
+}
+
+}  // namespace
+
+CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& options) {
+  check_plan(plan);
   FileOptions fo;
   fo.region_bytes = plan.file_bytes;
   fo.direct = true;
@@ -644,9 +655,7 @@ CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& 
 
 ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file,
                              const ReplayOptions& options) {
-  if (plan.steps.empty()) throw ModelError("empty replay plan");
-  if (plan.block_bytes % 4096 != 0)
-    throw ModelError("replay block size must be a multiple of 4 KiB");
+  check_plan(plan);
   if (file.region_bytes() < plan.file_bytes)
     throw ModelError("replay file " + file.path() + " holds " +
                      std::to_string(file.region_bytes()) + " bytes; the plan needs " +
@@ -656,8 +665,6 @@ ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file
 }
 
 ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
-  if (plan.block_bytes % 4096 != 0)
-    throw ModelError("replay block size must be a multiple of 4 KiB");
   const CalibrationFile file = create_replay_file(plan, options);
   return run_replay(plan, file, options);
 }

@@ -61,6 +61,13 @@ std::string io_unavailable(const std::string& dir) {
   return "";
 }
 
+// True (after a WARN naming why) when the real-I/O tests cannot run in `dir`.
+bool skip_real_io(const TempDir& dir) {
+  const std::string why = io_unavailable(dir.path.string());
+  if (!why.empty()) WARN("skipping the real-I/O test: " << why);
+  return !why.empty();
+}
+
 cal::ReplayPlan small_plan(double bytes_per_pass) {
   cal::PlanOptions po;
   po.passes = 2;
@@ -91,11 +98,7 @@ TEST_CASE("replay plan keeps layer count and the ratio of I/O to compute when sc
 TEST_CASE("replay scheduler runs a small scaled scenario and matches its own timeline",
           "[replay]") {
   TempDir dir;
-  const std::string why = io_unavailable(dir.path.string());
-  if (!why.empty()) {
-    WARN("skipping the real-I/O replay: " << why);
-    return;
-  }
+  if (skip_real_io(dir)) return;
   for (const auto path : {tiersim::IoPath::kAio, tiersim::IoPath::kGds}) {
     cal::ReplayPlan plan = small_plan(8.0 * 1048576);
     plan.io_path = path;
@@ -128,11 +131,7 @@ TEST_CASE("replay scheduler runs a small scaled scenario and matches its own tim
 
 TEST_CASE("one replay file serves repeated replays, one reader or several", "[replay]") {
   TempDir dir;
-  const std::string why = io_unavailable(dir.path.string());
-  if (!why.empty()) {
-    WARN("skipping the real-I/O replay: " << why);
-    return;
-  }
+  if (skip_real_io(dir)) return;
   cal::ReplayOptions ro;
   ro.target_dir = dir.path.string();
   ro.reserve_free_bytes = 0;
@@ -156,11 +155,7 @@ TEST_CASE("one replay file serves repeated replays, one reader or several", "[re
 
 TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
   TempDir dir;
-  const std::string why = io_unavailable(dir.path.string());
-  if (!why.empty()) {
-    WARN("skipping the real-I/O checkpoint replay: " << why);
-    return;
-  }
+  if (skip_real_io(dir)) return;
   for (const auto w : {tiersim::CheckpointWorkload::Writer::kTorchSave,
                        tiersim::CheckpointWorkload::Writer::kFastPersist}) {
     cal::CheckpointReplayOptions o;
@@ -179,11 +174,7 @@ TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
 
 TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]") {
   TempDir dir;
-  const std::string why = io_unavailable(dir.path.string());
-  if (!why.empty()) {
-    WARN("skipping: " << why);
-    return;
-  }
+  if (skip_real_io(dir)) return;
   // A foreign file with the name the replay would use is refused, not overwritten.
   const std::string foreign =
       (dir.path / (std::string(cal::kFilePrefix) + std::to_string(::getpid()) + "-900.dat"))
