@@ -15,6 +15,7 @@
 #include "calibrate/target.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "tests/calibrate/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 namespace cal = tiersim::calibrate;
@@ -23,24 +24,8 @@ namespace {
 
 // A fresh temporary directory; TIERSIM_REPLAY_TEST_DIR picks a disk-backed parent where the
 // system's temp dir is tmpfs (no O_DIRECT: the real-I/O tests then WARN and skip).
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    const char* parent = std::getenv("TIERSIM_REPLAY_TEST_DIR");
-    path = (parent ? fs::path(parent) : fs::temp_directory_path()) /
-           ("tiersim-replay-test-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  int files() const {
-    int n = 0;
-    for (const auto& e : fs::directory_iterator(path)) n += e.is_regular_file() ? 1 : 0;
-    return n;
-  }
-};
+using tiersim::test::TempDir;
+constexpr const char* kParentEnv = "TIERSIM_REPLAY_TEST_DIR";
 
 tiersim::Scenario small_scenario() {
   tiersim::config::LoadOptions lo;
@@ -63,7 +48,7 @@ std::string io_unavailable(const std::string& dir) {
 
 // True (after a WARN naming why) when the real-I/O tests cannot run in `dir`.
 bool skip_real_io(const TempDir& dir) {
-  const std::string why = io_unavailable(dir.path.string());
+  const std::string why = io_unavailable(dir.str());
   if (!why.empty()) WARN("skipping the real-I/O test: " << why);
   return !why.empty();
 }
@@ -97,13 +82,13 @@ TEST_CASE("replay plan keeps layer count and the ratio of I/O to compute when sc
 
 TEST_CASE("replay scheduler runs a small scaled scenario and matches its own timeline",
           "[replay]") {
-  TempDir dir;
+  TempDir dir(kParentEnv);
   if (skip_real_io(dir)) return;
   for (const auto path : {tiersim::IoPath::kAio, tiersim::IoPath::kGds}) {
     cal::ReplayPlan plan = small_plan(8.0 * 1048576);
     plan.io_path = path;
     cal::ReplayOptions ro;
-    ro.target_dir = dir.path.string();
+    ro.target_dir = dir.str();
     ro.reserve_free_bytes = 0;
     const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
     CHECK(m.read_bytes == Approx(plan.io_bytes()));
@@ -125,15 +110,15 @@ TEST_CASE("replay scheduler runs a small scaled scenario and matches its own tim
     drive.write.peak_gbps = 1.0;
     const cal::ReplayPrediction p = cal::predict_replay(plan, drive, cal::HostRates{});
     CHECK(p.times.total_s >= plan.compute_s());
-    CHECK(dir.files() == 0);  // replay file removed afterwards
+    CHECK(dir.regular_files() == 0);  // replay file removed afterwards
   }
 }
 
 TEST_CASE("one replay file serves repeated replays, one reader or several", "[replay]") {
-  TempDir dir;
+  TempDir dir(kParentEnv);
   if (skip_real_io(dir)) return;
   cal::ReplayOptions ro;
-  ro.target_dir = dir.path.string();
+  ro.target_dir = dir.str();
   ro.reserve_free_bytes = 0;
   cal::ReplayPlan plan = small_plan(4.0 * 1048576);
   {
@@ -143,23 +128,23 @@ TEST_CASE("one replay file serves repeated replays, one reader or several", "[re
       const cal::ReplayMeasurement m = cal::run_replay(plan, file, ro);
       CHECK(m.read_bytes == Approx(plan.io_bytes()));
       CHECK(m.file == file.path());
-      CHECK(dir.files() == 1);  // the same file, not a new one per replay
+      CHECK(dir.regular_files() == 1);  // the same file, not a new one per replay
     }
     // A plan that needs more than the file holds is refused, not read past the region.
     const cal::ReplayPlan bigger = small_plan(16.0 * 1048576);
     REQUIRE(bigger.file_bytes > file.region_bytes());
     CHECK_THROWS_AS(cal::run_replay(bigger, file, ro), tiersim::ModelError);
   }
-  CHECK(dir.files() == 0);
+  CHECK(dir.regular_files() == 0);
 }
 
 TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
-  TempDir dir;
+  TempDir dir(kParentEnv);
   if (skip_real_io(dir)) return;
   for (const auto w : {tiersim::CheckpointWorkload::Writer::kTorchSave,
                        tiersim::CheckpointWorkload::Writer::kFastPersist}) {
     cal::CheckpointReplayOptions o;
-    o.target_dir = dir.path.string();
+    o.target_dir = dir.str();
     o.size_bytes = 8u << 20;
     o.io_buffer_bytes = 2u << 20;
     o.tensor_bytes = 2u << 20;
@@ -168,24 +153,23 @@ TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
     const cal::CheckpointMeasurement m = cal::run_checkpoint_replay(o);
     CHECK(m.total_s > 0);
     CHECK(m.bytes == Approx(8u << 20));
-    CHECK(dir.files() == 0);
+    CHECK(dir.regular_files() == 0);
   }
 }
 
 TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]") {
-  TempDir dir;
+  TempDir dir(kParentEnv);
   if (skip_real_io(dir)) return;
   // A foreign file with the name the replay would use is refused, not overwritten.
   const std::string foreign =
-      (dir.path / (std::string(cal::kFilePrefix) + std::to_string(::getpid()) + "-900.dat"))
-          .string();
+      dir.file(std::string(cal::kFilePrefix) + std::to_string(::getpid()) + "-900.dat");
   {
     std::ofstream f(foreign);
     f << "somebody's data\n";
   }
   cal::ReplayPlan plan = small_plan(2.0 * 1048576);
   cal::ReplayOptions ro;
-  ro.target_dir = dir.path.string();
+  ro.target_dir = dir.str();
   ro.reserve_free_bytes = 0;
   CHECK_THROWS_AS(cal::run_replay(plan, ro), cal::SafetyError);
   {
@@ -210,5 +194,5 @@ TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]
   // Not enough free space: refused before anything is written.
   ro.reserve_free_bytes = ~0ull / 2;
   CHECK_THROWS_AS(cal::run_replay(plan, ro), cal::SafetyError);
-  CHECK(dir.files() == 0);
+  CHECK(dir.regular_files() == 0);
 }
