@@ -25,11 +25,11 @@ Scenario hand_scenario() {
   Scenario s;
   s.name = "hand";
   Hardware& hw = s.hardware;
-  hw.gpu.name = "G";
+  hw.gpu.name = "gpu";
   hw.gpu.tdp_w = 300;
   hw.gpu.idle_w = 100;
   hw.gpu_count = 1;
-  hw.host.name = "H";
+  hw.host.name = "host";
   hw.host.sockets = 2;
   hw.host.cpu_tdp_w = 200;
   hw.host.cpu_idle_w = 50;
@@ -39,7 +39,7 @@ Scenario hand_scenario() {
   hw.host.dram_w_per_gb_idle = 0.05;
   hw.host.platform_w = 100;
   hw.nvme.count = 2;
-  hw.nvme.drive.name = "D";
+  hw.nvme.drive.name = "drive";
   hw.nvme.drive.active_w = 20;
   hw.nvme.drive.idle_w = 5;
   s.economics.usd_per_kwh = 0.1;
@@ -204,7 +204,7 @@ TEST_CASE("a missing price names the component and how to supply it", "[economic
   s.economics.prices.drive = PriceQuote{};
   CHECK_THROWS_AS(compute_capex(s.hardware, s.economics.prices), ModelError);
   CHECK_THROWS_WITH(compute_capex(s.hardware, s.economics.prices),
-                    Contains("drive 'D'") && Contains("economics.prices.drive_usd") &&
+                    Contains("drive 'drive'") && Contains("economics.prices.drive_usd") &&
                         Contains("prices.yaml"));
   // A run still gets its energy; cost metrics are absent and the note says why.
   sim::RunResult r = half_busy_run();
