@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <semaphore>
 #include <thread>
 #include <vector>
@@ -238,6 +239,8 @@ double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& dr
   sim::CheckpointSoftware sw;
   sw.pageable_copy_gbps = host.memcpy_gbps;
   sw.crc32_gbps = host.memcpy_gbps;  // the replay's serialisation pass is one memcpy
+  // The replay allocates its buffers once: no fresh pages per tensor.
+  sw.fresh_allocation_gbps = std::numeric_limits<double>::infinity();
   if (host.page_cache_write_gbps > 0) sw.page_cache_write_gbps = host.page_cache_write_gbps;
   const double buffer = fp ? double(o.io_buffer_bytes) : double(o.write_chunk_bytes);
   res.direct_write_gbps = nvme_array_timing(array, h, aio, buffer).write_gbps;

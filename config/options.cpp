@@ -296,6 +296,20 @@ std::vector<Option> build_table() {
                              F(checkpoint.io_buffer_bytes)),
                          0, kInf, true),
                    kTraining | kCheckpoint));
+  t.push_back(only(choice("workload.serialization", {"zipfile", "legacy"}, "zipfile",
+                          "torch.save file format: zipfile (the default since PyTorch 1.6; a "
+                          "CRC-32 over every byte) or legacy (_use_new_zipfile_serialization="
+                          "False); fast_persist always writes legacy",
+                          E(checkpoint.serialization)),
+                   kTraining | kCheckpoint));
+  t.push_back(only(range(opt("workload.pickled_source", VT::kSize, "bytes", "0",
+                             "Python source the pickler parses: when torch.save pickles whole "
+                             "nn.Module objects (legacy format), the sum over distinct module "
+                             "classes of the size of each class's defining file; 0 for a state "
+                             "dict",
+                             F(checkpoint.pickled_source_bytes)),
+                         0, kInf),
+                   kTraining | kCheckpoint));
   t.push_back(only(choice("workload.target.kind", {"local_nvme", "network"}, "local_nvme",
                           "checkpoint storage target", E(checkpoint.target.kind)),
                    kTraining | kCheckpoint));

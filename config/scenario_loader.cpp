@@ -264,6 +264,14 @@ void Loader::check_cross_fields() const {
     for (const auto& [key, tier] : tiers)
       if (tier == Tier::kNvme && !nvme) fail_at(key, "nvme needs NVMe drives (hardware.nvme)");
   }
+  if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist) {
+    // FastPersist's overlapped storage writes hook into torch's legacy serialiser only.
+    if (given("workload.serialization") &&
+        s_.checkpoint.serialization != CheckpointWorkload::Serialization::kLegacy)
+      fail_at("workload.serialization",
+              "fast_persist writes the legacy format only (its storage hook exists in the "
+              "legacy serialiser); use legacy or leave the key out");
+  }
   if (s_.kind == WorkloadKind::kCheckpoint &&
       s_.checkpoint.target.kind == StorageTarget::Kind::kLocalNvme && !nvme)
     fail_at("workload.target.kind", "local_nvme needs NVMe drives (hardware.nvme)");
@@ -363,6 +371,9 @@ Scenario Loader::run() {
   resolve_nvme();
   resolve_prices(catalog);
   check_cross_fields();
+  // FastPersist writes the legacy format (checked above); the resolved scenario says so.
+  if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist)
+    s_.checkpoint.serialization = CheckpointWorkload::Serialization::kLegacy;
   s_.resolved_yaml = emit_resolved();
   s_.hash = stable_hash(s_.resolved_yaml);
   return std::move(s_);

@@ -138,6 +138,14 @@ struct CheckpointWorkload {
   int writers_per_node = 1;   // processes writing per node (each one torch.save or FastPersist writer)
   bool include_optimizer = true;
   double io_buffer_bytes = 256.0 * 1024 * 1024;  // FastPersist: each of the two pinned buffers
+  // torch.save's file format. The zip format (torch.save's default) runs a CRC-32 over every
+  // byte; the legacy format does not. FastPersist always writes the legacy format: its
+  // overlapped storage writes hook into the legacy serialiser only.
+  enum class Serialization { kZipfile, kLegacy } serialization = Serialization::kZipfile;
+  // Bytes of Python source the pickler parses (unit: bytes). Pickling a whole nn.Module object
+  // (not a state dict) in the legacy format records the source of every distinct module class;
+  // CPython 3.9-3.12 parses the entire defining file once per class. 0 for a state dict.
+  double pickled_source_bytes = 0;
   StorageTarget target;
 };
 

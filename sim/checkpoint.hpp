@@ -13,15 +13,29 @@
 
 namespace tiersim::sim {
 
-// Single-core rates of the torch.save path. Properties of the software stack (PyTorch's zip
-// serialiser, glibc, the Linux page cache), not of any one published case. All are estimates.
+// Single-core rates of the torch.save path. Properties of the software stack (PyTorch's
+// serialisers, glibc, the Linux page cache, CPython), not of any one published case. Estimates,
+// or measured where the comment says so.
 struct CheckpointSoftware {
   // A pageable device-to-host copy lands in the driver's pinned staging buffer and is then copied
   // by one CPU thread into the pageable destination: one core's large memcpy, ~8 GB/s.
   double pageable_copy_gbps = 8.0;
   // torch.save's zip writer (miniz) computes a table-driven, byte-at-a-time CRC-32 over every
-  // record: a dependent table lookup per byte, ~1-1.5 GB/s on a 2-3.5 GHz server core.
+  // record: a dependent table lookup per byte, ~1-1.5 GB/s on a 2-3.5 GHz server core. The
+  // legacy format has no CRC.
   double crc32_gbps = 1.2;
+  // Both formats copy each GPU storage into a freshly allocated pageable CPU storage
+  // (`storage.cpu()`, `.to("cpu")`) and free it after the write. Large allocations are fresh
+  // mmap()ed pages: the kernel faults in and zeroes every 4 KiB page on first touch, and unmaps
+  // them on free. Measured with tools/host/fresh_pages.cpp on a 2-vCPU KVM guest (4 KiB pages,
+  // 38-400 MiB buffers): fault-in 0.53-0.85 s/GB, free 0.08-0.13 s/GB, together 1.1-1.3 GB/s.
+  // Bare-metal hosts fault faster; the published runs were on cloud VMs.
+  double fresh_allocation_gbps = 1.2;
+  // Parsing Python source when the legacy pickler records a module class's source
+  // (inspect.getsourcelines: ast.parse of the whole defining file, then tokenising the class).
+  // Measured with tools/host/source_parse_cost.py (CPython 3.11, 12 standard-library modules of
+  // 12-120 kB, same guest): per-run medians 350-470 ns per byte of the defining file.
+  double source_parse_s_per_byte = 400e-9;
   // Buffered write(): copying into freshly allocated page-cache pages (allocation, LRU insertion,
   // dirty accounting) runs at ~3 GB/s on one core, below a plain memcpy.
   double page_cache_write_gbps = 3.0;
@@ -39,6 +53,8 @@ struct CheckpointPlan {
   double nvme_bytes = 0;          // per writer: state on the local NVMe (read back first)
   double tensor_bytes = 64e6;     // typical tensor: torch.save's unit of work
   double io_buffer_bytes = 256.0 * 1024 * 1024;
+  CheckpointWorkload::Serialization serialization = CheckpointWorkload::Serialization::kZipfile;
+  double pickled_source_bytes = 0;  // per writer: source the pickler parses before any storage
   double total_bytes() const { return (gpu_bytes + host_bytes + nvme_bytes) * writers; }
 };
 
@@ -73,6 +89,7 @@ class CheckpointRun {
   Task torch_save_writer(int w, Latch* finished);
   Task fast_persist_writer(int w, Latch* finished);
   Task store(double bytes, bool direct, Latch* written, Semaphore* buffer);
+  Task pickle(Resource* thread);
   Engine& engine_;
   CheckpointPlan plan_;
   CheckpointResources res_;

@@ -301,6 +301,8 @@ double TrainingSim::run() {
     plan.nvme_bytes = (weights * share(w_.params, Tier::kNvme) + optim * share(w_.optimizer, Tier::kNvme)) / writers;
     plan.tensor_bytes = average_tensor_bytes(m, sb_.params);
     plan.io_buffer_bytes = c.io_buffer_bytes;
+    plan.serialization = c.serialization;
+    plan.pickled_source_bytes = c.pickled_source_bytes;
     CheckpointResources res = make_checkpoint_resources(engine_, s_, writers, d2h_, nvme_);
     checkpoint_run_ = std::make_unique<CheckpointRun>(engine_, plan, std::move(res));
     checkpoint_done_ = std::make_unique<Flag>(engine_);

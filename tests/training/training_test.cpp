@@ -1,9 +1,10 @@
 #include <catch2/catch.hpp>
 
-#include "tests/support.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/training_memory.hpp"
+#include "sim/checkpoint.hpp"
 #include "sim/simulate.hpp"
+#include "tests/support.hpp"
 
 using namespace tiersim;
 
@@ -137,4 +138,47 @@ workload: {kind: checkpoint, writer: torch_save, weights_dtype: fp32, include_op
   const auto fast = sim::simulate(load(yaml, {"workload.writer=fast_persist"}));
   CHECK(slow.metric("checkpoint_bytes") == Approx(count_params(load(yaml).model).total * 4));
   CHECK(fast.metric("write_gbps") > 10 * slow.metric("write_gbps"));
+}
+
+namespace {
+const char* kPhi3Checkpoint = R"(
+name: c
+hardware:
+  gpu: {model: A100-80GB, count: 1}
+  host: {model: generic-2s-ddr4}
+  nvme: {model: generic-gen4, count: 8}
+model: {name: phi-3-mini}
+workload: {kind: checkpoint, writer: torch_save, weights_dtype: fp32, include_optimizer: false}
+)";
+}  // namespace
+
+TEST_CASE("the zip format costs torch.save one CRC-32 pass over every byte", "[checkpoint]") {
+  // One thread serialises; the drives keep up, so the formats differ by the CRC alone.
+  const auto zip = sim::simulate(load(kPhi3Checkpoint, {"workload.serialization=zipfile"}));
+  const auto legacy = sim::simulate(load(kPhi3Checkpoint, {"workload.serialization=legacy"}));
+  const double bytes = zip.metric("checkpoint_bytes");
+  const double crc_s = bytes / (sim::CheckpointSoftware{}.crc32_gbps * 1e9);
+  CHECK(zip.metric("checkpoint_s") - legacy.metric("checkpoint_s") == Approx(crc_s).epsilon(0.01));
+}
+
+TEST_CASE("pickling a module object's source delays either writer by its parse time",
+          "[checkpoint]") {
+  const double source_bytes = 1e6;
+  const double parse_s = source_bytes * sim::CheckpointSoftware{}.source_parse_s_per_byte;
+  for (const char* writer : {"torch_save", "fast_persist"}) {
+    INFO(writer);
+    const std::string w = std::string("workload.writer=") + writer;
+    const auto state_dict = sim::simulate(load(kPhi3Checkpoint, {w}));
+    const auto module = sim::simulate(load(kPhi3Checkpoint, {w, "workload.pickled_source=1MB"}));
+    CHECK(module.metric("checkpoint_s") - state_dict.metric("checkpoint_s") ==
+          Approx(parse_s).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("fast_persist writes the legacy format only", "[checkpoint][config]") {
+  const Scenario s = load(kPhi3Checkpoint, {"workload.writer=fast_persist"});
+  CHECK(s.checkpoint.serialization == CheckpointWorkload::Serialization::kLegacy);
+  CHECK_THROWS_WITH(
+      load(kPhi3Checkpoint, {"workload.writer=fast_persist", "workload.serialization=zipfile"}),
+      Catch::Contains("workload.serialization") && Catch::Contains("legacy"));
 }
