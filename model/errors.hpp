@@ -26,10 +26,11 @@ class ConfigError : public Error {
  private:
   static std::string format(const std::string& file, int line, const std::string& key,
                             const std::string& message) {
+    // Appended piece by piece: GCC 12 misreads `":" + std::to_string(line)` as an overflow.
     std::string s = file.empty() ? std::string("<input>") : file;
-    if (line > 0) s += ":" + std::to_string(line);
-    if (!key.empty()) s += ": " + key;
-    return s + ": " + message;
+    if (line > 0) s.append(":").append(std::to_string(line));
+    if (!key.empty()) s.append(": ").append(key);
+    return s.append(": ").append(message);
   }
   std::string file_;
   int line_;
