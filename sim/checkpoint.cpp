@@ -40,6 +40,16 @@ double average_tensor_bytes(const LlmSpec& m, double bytes_per_param) {
   return tensors > 0 ? elements / tensors * bytes_per_param : 64e6;
 }
 
+CheckpointPlan plan_for(const CheckpointWorkload& c, int writers) {
+  CheckpointPlan plan;
+  plan.writer = c.writer;
+  plan.writers = writers;
+  plan.io_buffer_bytes = c.io_buffer_bytes;
+  plan.serialization = c.serialization;
+  plan.pickled_source_bytes = c.pickled_source_bytes;
+  return plan;
+}
+
 CheckpointResources make_checkpoint_resources(Engine& engine, const Scenario& s, int writers,
                                               Resource* d2h0, Resource* nvme) {
   const CheckpointWorkload& c = s.checkpoint;
@@ -193,14 +203,9 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
   const double total = checkpoint_bytes(s);
   // Writers take GPUs in turn; with more writers than GPUs some share a link.
   const int writers = std::max(1, c.writers_per_node);
-  CheckpointPlan plan;
-  plan.writer = c.writer;
-  plan.writers = writers;
+  CheckpointPlan plan = plan_for(c, writers);
   plan.gpu_bytes = total / nodes / writers;  // standalone: the state is in GPU memory
   plan.tensor_bytes = average_tensor_bytes(s.model, dtype_bytes(c.weights_dtype));
-  plan.io_buffer_bytes = c.io_buffer_bytes;
-  plan.serialization = c.serialization;
-  plan.pickled_source_bytes = c.pickled_source_bytes;
 
   Engine engine;
   engine.enable_trace(options.trace);

@@ -58,6 +58,10 @@ struct CheckpointPlan {
   double total_bytes() const { return (gpu_bytes + host_bytes + nvme_bytes) * writers; }
 };
 
+// The parts of a plan the workload fixes (writer, format, buffers, pickled source) for `writers`
+// writers; the caller fills in where the bytes are and the tensor size.
+CheckpointPlan plan_for(const CheckpointWorkload& c, int writers);
+
 // Bytes of one full checkpoint of the job (all nodes): model weights at the checkpoint's dtype,
 // plus the optimizer states when included; `size_bytes` overrides.
 double checkpoint_bytes(const Scenario& s);

@@ -293,16 +293,11 @@ double TrainingSim::run() {
     const double weights = n * sb_.params / nodes_;
     const double optim = c.include_optimizer ? n * sb_.optimizer / nodes_ : 0.0;
     auto share = [](Tier t, Tier where) { return t == where ? 1.0 : 0.0; };
-    CheckpointPlan plan;
-    plan.writer = c.writer;
-    plan.writers = writers;
+    CheckpointPlan plan = plan_for(c, writers);
     plan.gpu_bytes = (weights * share(w_.params, Tier::kGpu) + optim * share(w_.optimizer, Tier::kGpu)) / writers;
     plan.host_bytes = (weights * share(w_.params, Tier::kCpu) + optim * share(w_.optimizer, Tier::kCpu)) / writers;
     plan.nvme_bytes = (weights * share(w_.params, Tier::kNvme) + optim * share(w_.optimizer, Tier::kNvme)) / writers;
     plan.tensor_bytes = average_tensor_bytes(m, sb_.params);
-    plan.io_buffer_bytes = c.io_buffer_bytes;
-    plan.serialization = c.serialization;
-    plan.pickled_source_bytes = c.pickled_source_bytes;
     CheckpointResources res = make_checkpoint_resources(engine_, s_, writers, d2h_, nvme_);
     checkpoint_run_ = std::make_unique<CheckpointRun>(engine_, plan, std::move(res));
     checkpoint_done_ = std::make_unique<Flag>(engine_);
