@@ -519,12 +519,12 @@ class Replayer {
       const std::size_t slot = slot_index_++ % static_cast<std::size_t>(plan_.prefetch_layers + 1);
       char* dest = dest_.data() + slot * slot_bytes_;
       const double t_host = now_s();
-      if (st.tensors > 0)
+      if (st.tensors > 0) {
         hold_until(Clock::now() +
                    std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(st.tensors * plan_.fetch_overhead_s)));
-      if (st.tensors > 0)
         fetch_spans_.push_back({"cpu", "fetch-overhead", t_host, now_s(), st.pass, st.module});
+      }
       const std::uint64_t file_off = file_.region_offset_bytes() + st.file_offset_bytes;
       if (plan_.io_path == IoPath::kAio) {
         swaps_.acquire();

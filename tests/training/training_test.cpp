@@ -136,10 +136,10 @@ TEST_CASE("a checkpoint that fits inside compute costs no iteration time", "[tra
 }
 
 TEST_CASE("FastPersist outruns torch.save on the same drives", "[checkpoint]") {
-  const char* yaml = kPhi3Checkpoint;
-  const auto slow = sim::simulate(load(yaml));
-  const auto fast = sim::simulate(load(yaml, {"workload.writer=fast_persist"}));
-  CHECK(slow.metric("checkpoint_bytes") == Approx(count_params(load(yaml).model).total * 4));
+  const auto slow = sim::simulate(load(kPhi3Checkpoint));
+  const auto fast = sim::simulate(load(kPhi3Checkpoint, {"workload.writer=fast_persist"}));
+  CHECK(slow.metric("checkpoint_bytes") ==
+        Approx(count_params(load(kPhi3Checkpoint).model).total * 4));
   CHECK(fast.metric("write_gbps") > 10 * slow.metric("write_gbps"));
 }
 
