@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Golden-output test: every shipped scenario, comparison, sweep, plan and `tiersim validate` must
+# give the same output, byte for byte, as the files under tests/golden/expected/. It guards
+# refactorings that must not change behaviour (issue: one workload interface, typed resources).
+#
+#   golden.sh TIERSIM SOURCE_DIR            compare (exit 1 and a diff on any change)
+#   golden.sh TIERSIM SOURCE_DIR --update   rewrite the expected files after an intended change
+#
+# Runs from SOURCE_DIR so every path in the output is relative and the same on every machine.
+set -euo pipefail
+bin=$1
+src=$2
+mode=${3:-check}
+cd "$src"
+export TIERSIM_DATA_DIR="$src/scenarios"
+out=$(mktemp -d)
+scratch=$(mktemp -d)
+trap 'rm -rf "$out" "$scratch"' EXIT
+
+# One output file per command; the name says what produced it.
+capture() {  # NAME CMD...
+  local name=$1
+  shift
+  local rc=0
+  "$@" >"$out/$name" 2>&1 || rc=$?
+  echo "exit $rc" >>"$out/$name"
+}
+
+for f in $(find scenarios/inference scenarios/reference scenarios/training -name '*.yaml' | sort) \
+  scenarios/plans/opt66b-base.yaml scenarios/sweeps/llama3-70b-h200-base.yaml; do
+  capture "run--$(echo "${f#scenarios/}" | tr / _).json" "$bin" run "$f" --json
+done
+for f in $(find scenarios/cost -name '*.yaml' | sort); do
+  capture "compare--$(basename "$f").json" "$bin" compare "$f" --json
+done
+for f in scenarios/training/dgx2-zero3.yaml scenarios/training/dgx2-zero-infinity.yaml; do
+  capture "capacity--$(basename "$f").txt" "$bin" capacity "$f"
+done
+capture validate.json "$bin" validate --json
+
+# Sweeps and plans: every stored point's metrics, read back from the results database in a
+# fixed order (the database itself carries timestamps).
+for f in $(find scenarios/sweeps -name '*.yaml' ! -name '*-base.yaml' | sort); do
+  db="$scratch/sweep.db"
+  rm -f "$db"
+  capture "sweep--$(basename "$f").txt" "$bin" sweep "$f" --db "$db" -q -j 1
+  if [[ -f $db ]]; then
+    sqlite3 "$db" "SELECT r.scenario_hash, r.scenario_name, r.fits, r.bottleneck, m.name,
+                          printf('%.17g', m.value), m.unit
+                   FROM runs r JOIN metrics m ON m.run_id = r.id
+                   ORDER BY r.scenario_hash, m.name" >>"$out/sweep--$(basename "$f").txt"
+  fi
+done
+plan_dir="$scratch/plan"
+capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.yaml --out "$plan_dir" -j 1
+# Wall-clock times are the one thing allowed to change.
+sed -i -E -e "s#$scratch#SCRATCH#g" -e 's/; [0-9.e+-]+ s(;|$)/; T s\1/' "$out"/*
+if [[ -d $plan_dir ]]; then
+  for p in $(cd "$plan_dir" && find . -type f | sort); do
+    { echo "== $p"; cat "$plan_dir/$p"; } >>"$out/plan-files.txt"
+  done
+fi
+
+expected="$src/tests/golden/expected"
+if [[ $mode == --update ]]; then
+  rm -rf "$expected"
+  mkdir -p "$expected"
+  cp "$out"/* "$expected"/
+  echo "golden: wrote $(ls "$expected" | wc -l) files to tests/golden/expected"
+  exit 0
+fi
+if diff -ru "$expected" "$out" >"$out.diff"; then
+  echo "golden: $(ls "$expected" | wc -l) outputs unchanged"
+  rm -f "$out.diff"
+else
+  head -c 20000 "$out.diff"
+  rm -f "$out.diff"
+  echo "golden: outputs differ from tests/golden/expected (rerun with --update only for an intended change)"
+  exit 1
+fi
