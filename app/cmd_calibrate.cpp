@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/command.hpp"
-#include "calibrate/engine.hpp"
+#include "calibrate/io_engine.hpp"
 #include "calibrate/interrupt.hpp"
-#include "calibrate/sweep.hpp"
+#include "calibrate/campaign.hpp"
 #include "model/errors.hpp"
 
 namespace tiersim::app {

@@ -13,7 +13,7 @@
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "reports/results_store.hpp"
+#include "store/results_store.hpp"
 #include "sim/economics.hpp"
 #include "sim/simulate.hpp"
 

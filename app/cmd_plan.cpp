@@ -9,7 +9,7 @@
 #include "config/catalog.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
-#include "sim/planner.hpp"
+#include "study/planner.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

@@ -7,17 +7,17 @@
 #include <iostream>
 
 #include "app/command.hpp"
-#include "calibrate/engine.hpp"
+#include "calibrate/io_engine.hpp"
 #include "calibrate/interrupt.hpp"
-#include "calibrate/replay.hpp"
-#include "calibrate/replay_suite.hpp"
+#include "replay/replay.hpp"
+#include "replay/replay_suite.hpp"
 #include "calibrate/runner.hpp"
-#include "calibrate/sweep.hpp"
+#include "calibrate/campaign.hpp"
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "reports/sqlite.hpp"
-#include "sim/output.hpp"
+#include "store/sqlite.hpp"
+#include "reports/run_output.hpp"
 
 namespace tiersim::app {
 

@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "app/command.hpp"
-#include "calibrate/points.hpp"
+#include "store/calibration_points.hpp"
 #include "model/errors.hpp"
 #include "reports/report.hpp"
-#include "reports/results_store.hpp"
-#include "sim/validation.hpp"
+#include "store/results_store.hpp"
+#include "study/validation.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

@@ -6,8 +6,8 @@
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "reports/results_store.hpp"
-#include "sim/output.hpp"
+#include "store/results_store.hpp"
+#include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
 
 namespace po = boost::program_options;

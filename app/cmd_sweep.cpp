@@ -19,7 +19,7 @@
 #include "app/command.hpp"
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
-#include "sim/sweep.hpp"
+#include "study/sweep.hpp"
 
 #ifdef TIERSIM_HAVE_MPI
 #include <mpi.h>

@@ -9,9 +9,9 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "calibrate/interrupt.hpp"
-#include "calibrate/replay_suite.hpp"
+#include "replay/replay_suite.hpp"
 #include "calibrate/runner.hpp"
-#include "sim/validation.hpp"
+#include "study/validation.hpp"
 
 namespace po = boost::program_options;
 

@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "config/scenario_loader.hpp"
-#include "sim/engine.hpp"
+#include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
 
 namespace {

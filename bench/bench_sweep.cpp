@@ -12,7 +12,7 @@
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
 #include "sim/simulate.hpp"
-#include "sim/sweep.hpp"
+#include "study/sweep.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "calibrate/engine.hpp"
+#include "calibrate/io_engine.hpp"
 #include "calibrate/target.hpp"
 
 namespace tiersim::calibrate {

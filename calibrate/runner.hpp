@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/engine.hpp"
+#include "calibrate/io_engine.hpp"
 #include "calibrate/histogram.hpp"
 
 namespace tiersim::calibrate {

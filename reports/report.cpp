@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "model/errors.hpp"
-#include "reports/sqlite.hpp"
+#include "store/sqlite.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/results_store.hpp"
+#include "store/results_store.hpp"
 
 namespace tiersim::reports {
 

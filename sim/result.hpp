@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "model/capacity.hpp"
-#include "sim/engine.hpp"
+#include "sim/engine/engine.hpp"
 
 namespace tiersim::sim {
 

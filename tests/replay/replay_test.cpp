@@ -9,13 +9,13 @@
 #include <fstream>
 #include <string>
 
-#include "calibrate/ckpt_writer.hpp"
-#include "calibrate/engine.hpp"
-#include "calibrate/replay.hpp"
+#include "replay/ckpt_writer.hpp"
+#include "calibrate/io_engine.hpp"
+#include "replay/replay.hpp"
 #include "calibrate/target.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "tests/calibrate/temp_dir.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 namespace cal = tiersim::calibrate;

@@ -1,0 +1,424 @@
+// The calibration sweep, the fit of its points and the device profile.
+#include "calibrate/campaign.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "calibrate/fit.hpp"
+#include "store/calibration_store.hpp"
+#include "store/sqlite.hpp"
+
+namespace tiersim::calibrate {
+
+std::uint64_t parse_size_bytes(const std::string& text) {
+  std::size_t pos = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw Error("cannot read size '" + text + "' (examples: 4096, 4KiB, 1MiB, 2GiB)");
+  }
+  std::string unit = text.substr(pos);
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double mult = 1;
+  if (unit.empty() || unit == "b") {
+    mult = 1;
+  } else if (unit == "k" || unit == "kb" || unit == "kib") {
+    mult = 1024.0;
+  } else if (unit == "m" || unit == "mb" || unit == "mib") {
+    mult = 1024.0 * 1024;
+  } else if (unit == "g" || unit == "gb" || unit == "gib") {
+    mult = 1024.0 * 1024 * 1024;
+  } else if (unit == "t" || unit == "tb" || unit == "tib") {
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  } else {
+    throw Error("unknown size unit in '" + text + "' (use KiB, MiB, GiB or TiB)");
+  }
+  const double bytes = value * mult;
+  if (!(bytes > 0) || bytes > 1e18 || bytes != std::floor(bytes)) {
+    throw Error("size '" + text + "' must be a positive whole number of bytes");
+  }
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string size_text(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + units[u];
+}
+
+SweepPlan quick_plan() {
+  SweepPlan p;
+  for (std::uint32_t b = 4096; b <= (16u << 20); b *= 4) p.block_bytes.push_back(b);
+  p.queue_depths = {1, 4, 16, 64};
+  p.threads = {1};
+  p.limits.warmup_s = 0.1;
+  p.limits.min_s = 0.3;
+  p.limits.max_s = 0.7;
+  p.limits.window_s = 0.05;
+  p.limits.converge_tolerance = 0.03;
+  p.limits.converge_windows = 5;
+  return p;
+}
+
+SweepPlan full_plan() {
+  SweepPlan p;
+  for (std::uint32_t b = 4096; b <= (16u << 20); b *= 2) p.block_bytes.push_back(b);
+  for (unsigned q = 1; q <= 256; q *= 2) p.queue_depths.push_back(q);
+  p.threads = {1, 4};
+  p.limits.warmup_s = 0.3;
+  p.limits.min_s = 1.0;
+  p.limits.max_s = 3.0;
+  p.limits.window_s = 0.1;
+  p.limits.converge_tolerance = 0.02;
+  p.limits.converge_windows = 6;
+  return p;
+}
+
+namespace {
+
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string clock_text(double s) {
+  const long total = std::lround(std::max(0.0, s));
+  std::ostringstream os;
+  os << total / 60 << ":" << std::setw(2) << std::setfill('0') << total % 60;
+  return os.str();
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
+std::string kernel_release() {
+  utsname u{};
+  return ::uname(&u) == 0 ? std::string(u.release) : std::string("unknown");
+}
+
+struct OpenTarget {
+  std::unique_ptr<CalibrationFile> file;
+  std::string name;  // what the user named
+  TargetDescription where;
+};
+
+std::vector<OpenTarget> open_targets(const CalibrationOptions& o, Progress* progress) {
+  std::vector<OpenTarget> out;
+  if (!o.raw_device.empty()) {
+    OpenTarget t;
+    t.file = std::make_unique<CalibrationFile>(CalibrationFile::open_raw_device(o.raw_device, o.raw_confirmation, o.file));
+    t.name = o.raw_device;
+    t.where = describe_target(o.raw_device);
+    out.push_back(std::move(t));
+    return out;
+  }
+  if (o.targets.empty()) throw Error("no target: give --target DIR_OR_FILE (or --raw-device)");
+  int index = 0;
+  for (const auto& target : o.targets) {
+    std::error_code ec;
+    FileOptions fo = o.file;
+    fo.seed = o.file.seed + static_cast<std::uint64_t>(index);
+    OpenTarget t;
+    if (std::filesystem::is_directory(target, ec)) {
+      const int stale = remove_stale_files(target);
+      if (stale > 0 && progress) {
+        progress->message("removed " + std::to_string(stale) + " calibration file(s) left in " + target +
+                          " by a run that no longer exists");
+      }
+      t.file = std::make_unique<CalibrationFile>(CalibrationFile::create_in_dir(target, index, fo));
+    } else {
+      t.file = std::make_unique<CalibrationFile>(CalibrationFile::open_path(target, fo));
+    }
+    t.name = target;
+    t.where = describe_target(t.file->path());
+    out.push_back(std::move(t));
+    ++index;
+  }
+  return out;
+}
+
+PointTarget point_target(const CalibrationFile& f) {
+  return PointTarget{f.fd(), f.region_offset_bytes(), f.region_bytes()};
+}
+
+struct PlannedPoint {
+  std::vector<std::size_t> targets;  // indices into the open targets
+  JobSpec job;
+};
+
+std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n_targets, std::uint64_t region_bytes) {
+  const SweepPlan& p = o.plan;
+  // The sync engine keeps one request per thread in flight: depth comes only from threads.
+  std::vector<unsigned> depths = o.engine == EngineKind::sync ? std::vector<unsigned>{1} : p.queue_depths;
+  auto fits = [&](std::uint32_t b, unsigned q, unsigned t) {
+    const std::uint64_t inflight = static_cast<std::uint64_t>(b) * q * t;
+    return inflight <= p.max_inflight_bytes && inflight <= region_bytes / 2;
+  };
+  std::vector<PlannedPoint> out;
+  auto add = [&](std::vector<std::size_t> targets, IoDirection d, unsigned t, unsigned q, std::uint32_t b) {
+    if (!fits(b, q, t)) return;
+    PlannedPoint pp;
+    pp.targets = std::move(targets);
+    pp.job.direction = d;
+    pp.job.pattern = p.pattern;
+    pp.job.block_bytes = b;
+    pp.job.queue_depth = q;
+    pp.job.threads = t;
+    out.push_back(std::move(pp));
+  };
+  for (std::size_t i = 0; i < n_targets; ++i) {
+    for (IoDirection d : p.directions) {
+      for (unsigned t : p.threads) {
+        for (unsigned q : depths) {
+          for (std::uint32_t b : p.block_bytes) add({i}, d, t, q, b);
+        }
+      }
+    }
+  }
+  if (n_targets > 1) {
+    // All drives at once (RAID-0 striping): the smallest, a middle and the largest block at the
+    // lowest and highest depth show whether the host (PCIe root, CPU) or the drives limit.
+    std::vector<std::size_t> all(n_targets);
+    for (std::size_t i = 0; i < n_targets; ++i) all[i] = i;
+    const auto& bs = p.block_bytes;
+    std::vector<std::uint32_t> blocks{bs.front(), bs[bs.size() / 2], bs.back()};
+    std::vector<unsigned> qs{depths.front(), depths.back()};
+    for (IoDirection d : p.directions) {
+      for (unsigned q : qs) {
+        for (std::uint32_t b : blocks) add(all, d, 1, q, b);
+      }
+    }
+  }
+  return out;
+}
+
+CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind engine,
+                          const std::vector<const OpenTarget*>& targets) {
+  CalibrationPoint p;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    p.target += (i ? "," : "") + targets[i]->name;
+    if (i == 0) {
+      p.filesystem = targets[i]->where.filesystem;
+      p.device = targets[i]->where.device;
+    } else if (p.device.find(targets[i]->where.device) == std::string::npos) {
+      p.device += "," + targets[i]->where.device;
+    }
+  }
+  p.target_count = static_cast<int>(targets.size());
+  p.rw = rw_name(job);
+  p.engine = engine_name(engine);
+  p.block_bytes = job.block_bytes;
+  p.queue_depth = static_cast<int>(r.effective_queue_depth);
+  p.threads = static_cast<int>(job.threads);
+  p.duration_s = r.duration_s;
+  p.bytes = static_cast<std::int64_t>(r.bytes);
+  p.ios = static_cast<std::int64_t>(r.ios);
+  p.bandwidth_gbps = r.bandwidth_gbps;
+  p.iops = r.iops;
+  p.lat_mean_us = r.lat_mean_us;
+  p.lat_p50_us = r.lat_p50_us;
+  p.lat_p90_us = r.lat_p90_us;
+  p.lat_p99_us = r.lat_p99_us;
+  p.lat_p999_us = r.lat_p999_us;
+  p.lat_max_us = r.lat_max_us;
+  p.converged = r.converged;
+  return p;
+}
+
+CalibrationRun make_run(const CalibrationOptions& o) {
+  CalibrationRun run;
+  run.started_at = store::utc_timestamp();
+  run.host = host_name();
+  run.kernel = kernel_release();
+  run.mode = o.mode;
+  run.engine = engine_name(o.engine);
+  run.direct = o.file.direct;
+  run.file_size_bytes = static_cast<std::int64_t>(o.file.region_bytes);
+  run.targets = o.raw_device.empty() ? o.targets : std::vector<std::string>{o.raw_device};
+  run.options_json = o.options_json.empty() ? "{}" : o.options_json;
+  run.tool_version = o.tool_version;
+  return run;
+}
+
+std::string point_label(const PlannedPoint& pp, const std::vector<OpenTarget>& targets) {
+  std::ostringstream os;
+  os << rw_name(pp.job) << " bs=" << size_text(pp.job.block_bytes) << " qd=" << pp.job.queue_depth
+     << " threads=" << pp.job.threads;
+  if (pp.targets.size() > 1) {
+    os << " targets=all(" << pp.targets.size() << ")";
+  } else if (targets.size() > 1) {
+    os << " target=" << targets[pp.targets.front()].name;
+  }
+  return os.str();
+}
+
+}  // namespace
+
+void Progress::begin(std::size_t total_points, double estimate_per_point_s) {
+  total_ = total_points;
+  done_ = 0;
+  estimate_per_point_s_ = estimate_per_point_s;
+  start_s_ = wall_s();
+  if (!tty_) {
+    os_ << "calibrate: " << total_ << " points, about " << clock_text(estimate_per_point_s * static_cast<double>(total_))
+        << " (m:ss)\n";
+  }
+}
+
+void Progress::point_done(const std::string& label, const PointResult& r) {
+  ++done_;
+  const double elapsed = wall_s() - start_s_;
+  // Measured time per point so far once there is some, the plan's estimate before.
+  const double per_point = done_ >= 3 ? elapsed / static_cast<double>(done_) : estimate_per_point_s_;
+  const double eta = per_point * static_cast<double>(total_ - done_);
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(3) << label << ": " << r.bandwidth_gbps << " GB/s, "
+       << std::setprecision(0) << r.iops << " IOPS, p50 " << std::setprecision(1) << r.lat_p50_us << " us, p99 "
+       << r.lat_p99_us << " us" << (r.converged ? " (converged)" : "");
+  if (tty_) {
+    constexpr int kWidth = 30;
+    const auto filled = static_cast<int>(kWidth * static_cast<double>(done_) / static_cast<double>(std::max<std::size_t>(total_, 1)));
+    std::string shown = line.str();
+    if (shown.size() > 70) shown.resize(70);
+    os_ << "\r\033[K[" << std::string(static_cast<std::size_t>(filled), '#')
+        << std::string(static_cast<std::size_t>(kWidth - filled), ' ') << "] " << done_ << "/" << total_ << " ETA "
+        << clock_text(eta) << "  " << shown << std::flush;
+  } else {
+    os_ << "[" << done_ << "/" << total_ << " ETA " << clock_text(eta) << "] " << line.str() << "\n" << std::flush;
+  }
+}
+
+void Progress::message(const std::string& line) {
+  if (tty_) os_ << "\r\033[K";
+  os_ << line << "\n" << std::flush;
+}
+
+void Progress::finish() {
+  if (tty_) os_ << "\n";
+  os_ << "calibrate: " << done_ << " points in " << clock_text(wall_s() - start_s_) << "\n" << std::flush;
+}
+
+CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomic<bool>* stop, Progress& progress) {
+  CalibrationOutcome outcome;
+  std::optional<store::Database> db;
+  if (!o.db_path.empty()) {
+    db.emplace(o.db_path);
+    create_calibration_tables(*db);
+  }
+  std::vector<OpenTarget> targets = open_targets(o, &progress);
+  std::uint64_t region = UINT64_MAX;
+  for (const auto& t : targets) region = std::min(region, t.file->region_bytes());
+  const auto planned = plan_points(o, targets.size(), region);
+  if (planned.empty()) throw Error("the sweep has no points (file too small for the block sizes?)");
+  if (db) outcome.run_id = insert_run(*db, make_run(o));
+
+  progress.begin(planned.size(), o.plan.limits.warmup_s + o.plan.limits.max_s * 0.8);
+  std::uint64_t seed = o.file.seed;
+  std::vector<std::int64_t> point_ids;
+  for (const auto& pp : planned) {
+    std::vector<PointTarget> pts;
+    std::vector<const OpenTarget*> named;
+    for (std::size_t i : pp.targets) {
+      pts.push_back(point_target(*targets[i].file));
+      named.push_back(&targets[i]);
+    }
+    const PointResult r = run_point(o.engine, pts, pp.job, o.plan.limits, stop, ++seed);
+    CalibrationPoint cp = to_point(r, pp.job, o.engine, named);
+    cp.run_id = outcome.run_id;
+    cp.fit_role = "none";
+    if (db) cp.id = insert_point(*db, cp);
+    outcome.points.push_back(cp);
+    progress.point_done(point_label(pp, targets), r);
+  }
+  progress.finish();
+
+  // Fit each direction on the single-target points (the model is per drive); the together points
+  // stay out of the fit and show the scaling.
+  DeviceProfile& profile = outcome.profile;
+  auto fit_direction_points = [&](bool read, SsdDirectionModel& model, double& fit_err, double& held_err) {
+    std::vector<FitPoint> fp;
+    std::vector<CalibrationPoint*> owners;
+    for (auto& p : outcome.points) {
+      if (p.target_count != 1 || p.is_read() != read) continue;
+      fp.push_back({static_cast<double>(p.block_bytes), static_cast<double>(p.queue_depth * p.threads), p.bandwidth_gbps});
+      owners.push_back(&p);
+    }
+    if (fp.empty()) return 0;
+    const FitReport rep = fit_with_holdout(fp, o.heldout_every);
+    model = rep.model;
+    fit_err = rep.fit_error_pct;
+    held_err = rep.heldout_error_pct;
+    for (std::size_t i = 0; i < owners.size(); ++i) {
+      const bool held = o.heldout_every > 1 && (i + 1) % static_cast<std::size_t>(o.heldout_every) == 0;
+      owners[i]->fit_role = held ? "heldout" : "fit";
+      owners[i]->model_bandwidth_gbps = model.bandwidth_gbps(fp[i].block_bytes, fp[i].queue_depth);
+      if (db) update_point_fit(*db, owners[i]->id, owners[i]->fit_role, owners[i]->model_bandwidth_gbps);
+    }
+    profile.fit.points += rep.fit_points;
+    profile.fit.heldout_points += rep.heldout_points;
+    return rep.fit_points + rep.heldout_points;
+  };
+  fit_direction_points(true, profile.model.read, profile.fit.read_fit_error_pct, profile.fit.read_heldout_error_pct);
+  fit_direction_points(false, profile.model.write, profile.fit.write_fit_error_pct,
+                       profile.fit.write_heldout_error_pct);
+
+  const TargetDescription& first = targets.front().where;
+  profile.model.name = o.name.empty() ? "calibrated " + first.device : o.name;
+  profile.measured.date = store::utc_timestamp();
+  profile.measured.host = host_name();
+  profile.measured.kernel = kernel_release();
+  profile.measured.filesystem = first.filesystem;
+  for (const auto& t : targets) {
+    profile.measured.targets.push_back(t.name);
+    if (profile.measured.device.find(t.where.device) == std::string::npos) {
+      profile.measured.device += (profile.measured.device.empty() ? "" : ",") + t.where.device;
+    }
+  }
+  profile.measured.engine = engine_name(o.engine);
+  profile.measured.tool_version = o.tool_version;
+  if (!o.out_path.empty()) write_device_profile(o.out_path, profile);
+  if (db) set_run_profile(*db, outcome.run_id, o.out_path, store::utc_timestamp());
+  return outcome;
+}
+
+CalibrationPoint run_single_point(const CalibrationOptions& o, const JobSpec& job, const RunLimits& limits,
+                                  const std::atomic<bool>* stop) {
+  std::optional<store::Database> db;
+  if (!o.db_path.empty()) {
+    db.emplace(o.db_path);
+    create_calibration_tables(*db);
+  }
+  std::vector<OpenTarget> targets = open_targets(o, nullptr);
+  std::vector<PointTarget> pts;
+  std::vector<const OpenTarget*> named;
+  for (const auto& t : targets) {
+    pts.push_back(point_target(*t.file));
+    named.push_back(&t);
+  }
+  const PointResult r = run_point(o.engine, pts, job, limits, stop, o.file.seed);
+  CalibrationPoint cp = to_point(r, job, o.engine, named);
+  if (db) {
+    cp.run_id = insert_run(*db, make_run(o));
+    cp.id = insert_point(*db, cp);
+    set_run_profile(*db, cp.run_id, "", store::utc_timestamp());
+  }
+  return cp;
+}
+
+}  // namespace tiersim::calibrate

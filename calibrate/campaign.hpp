@@ -1,0 +1,87 @@
+#pragma once
+// A whole calibration: open the targets safely, sweep block size x queue depth x threads for
+// reads and writes (each target alone, then all together), store every point, fit the device
+// model with held-out points and build the device profile.
+#include <atomic>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "calibrate/io_engine.hpp"
+#include "store/calibration_points.hpp"
+#include "calibrate/runner.hpp"
+#include "calibrate/target.hpp"
+#include "config/device_profile.hpp"
+
+namespace tiersim::calibrate {
+
+// "4096", "4k", "4KiB", "1MiB", "16M", "2GiB": binary multiples, as fio reads them.
+std::uint64_t parse_size_bytes(const std::string& text);
+std::string size_text(std::uint64_t bytes);  // 4KiB, 1MiB, 2GiB
+
+struct SweepPlan {
+  std::vector<std::uint32_t> block_bytes;
+  std::vector<unsigned> queue_depths;
+  std::vector<unsigned> threads;
+  std::vector<IoDirection> directions{IoDirection::read, IoDirection::write};
+  Pattern pattern = Pattern::random;
+  RunLimits limits;
+  // Points whose buffers in flight (block x depth x threads) exceed this are skipped: they
+  // measure memory pinning, not the drive, and 16 MiB x 256 would need 4 GiB of buffers.
+  std::uint64_t max_inflight_bytes = 512ull << 20;
+};
+SweepPlan quick_plan();  // ~1 minute: 7 block sizes x 4 depths x 1 thread x read/write
+SweepPlan full_plan();   // 4 KiB..16 MiB x depth 1..256 x threads 1, 4
+
+struct CalibrationOptions {
+  std::vector<std::string> targets;  // directories or files
+  std::string raw_device;            // instead of targets, with raw_confirmation naming it again
+  std::string raw_confirmation;
+  EngineKind engine = EngineKind::io_uring;
+  std::string mode = "quick";        // quick, full or point
+  SweepPlan plan;
+  FileOptions file;                  // region size, O_DIRECT, keep, seed, safety limits
+  std::string db_path;               // empty: do not store
+  std::string out_path;              // empty: do not write a profile
+  std::string name;                  // profile name; empty: derived from the device
+  int heldout_every = 5;
+  std::string options_json;          // the command line, stored with the run
+  std::string tool_version;
+};
+
+// Progress bar and ETA on a stream (stderr): redrawn in place on a terminal, one plain line per
+// point otherwise (logs, CI).
+class Progress {
+ public:
+  Progress(std::ostream& os, bool tty) : os_(os), tty_(tty) {}
+  virtual ~Progress() = default;
+  virtual void begin(std::size_t total_points, double estimate_per_point_s);
+  virtual void point_done(const std::string& label, const PointResult& result);
+  virtual void message(const std::string& line);
+  virtual void finish();
+
+ private:
+  std::ostream& os_;
+  bool tty_;
+  std::size_t total_ = 0, done_ = 0;
+  double estimate_per_point_s_ = 1;
+  double start_s_ = 0;
+};
+
+struct CalibrationOutcome {
+  std::int64_t run_id = 0;                 // 0 when not stored
+  std::vector<CalibrationPoint> points;
+  DeviceProfile profile;
+};
+
+// Runs the sweep. Throws Interrupted when `stop` is set (files already removed by then),
+// SafetyError on refusals, IoError / EngineUnavailable / DirectIoUnsupported on I/O problems.
+CalibrationOutcome run_calibration(const CalibrationOptions& options, const std::atomic<bool>* stop,
+                                   Progress& progress);
+
+// One point (`tiersim calibrate --point`): same safety rules, stored when db_path is set.
+CalibrationPoint run_single_point(const CalibrationOptions& options, const JobSpec& job, const RunLimits& limits,
+                                  const std::atomic<bool>* stop);
+
+}  // namespace tiersim::calibrate

@@ -1,0 +1,175 @@
+#include "sim/engine/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace tiersim::sim {
+
+Resource::Resource(Engine& engine, int id, std::string name, std::string unit, double rate_per_s,
+                   int channels)
+    : engine_(engine),
+      id_(id),
+      name_(std::move(name)),
+      unit_(std::move(unit)),
+      rate_per_s_(rate_per_s),
+      free_at_(static_cast<std::size_t>(std::max(1, channels)), 0.0) {}
+
+int Resource::earliest_channel() const {
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < free_at_.size(); ++c)
+    if (free_at_[c] < free_at_[best]) best = c;
+  return static_cast<int>(best);
+}
+
+void Resource::reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag) {
+  free_at_[static_cast<std::size_t>(channel)] = end_s;
+  double busy = work_s;
+  busy_s_ += busy;
+  // Labels are static strings, so pointer identity is enough; the list stays a handful long.
+  auto it = std::find_if(busy_by_label_.begin(), busy_by_label_.end(),
+                         [&](const auto& p) { return p.first == tag.label; });
+  if (it == busy_by_label_.end())
+    busy_by_label_.emplace_back(tag.label, busy);
+  else
+    it->second += busy;
+  if (engine_.tracing())
+    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.label, tag.phase, tag.item});
+}
+
+double Resource::busy_s(const char* label) const {
+  double sum = 0;
+  for (const auto& [l, s] : busy_by_label_)
+    if (l == label || std::strcmp(l, label) == 0) sum += s;
+  return sum;
+}
+
+// A detached process: owns the Task it runs, unlinks itself from the engine's live list and frees
+// its frame when the Task finishes.
+struct ProcessPromise;
+struct Process {
+  using promise_type = ProcessPromise;
+  std::coroutine_handle<ProcessPromise> handle;
+};
+
+struct ProcessPromise {
+  Engine* engine = nullptr;
+  ProcessPromise* prev = nullptr;
+  ProcessPromise* next = nullptr;
+  Process get_return_object() {
+    return Process{std::coroutine_handle<ProcessPromise>::from_promise(*this)};
+  }
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  std::suspend_never final_suspend() noexcept {
+    unlink();
+    return {};
+  }
+  void return_void() {}
+  void unhandled_exception() {
+    if (engine && !engine->failure_) engine->failure_ = std::current_exception();
+  }
+  void unlink() {
+    if (!engine) return;
+    if (prev) prev->next = next;
+    else engine->live_head_ = next;
+    if (next) next->prev = prev;
+    engine = nullptr;
+  }
+};
+
+namespace {
+Process run_detached(Task task) { co_await task; }
+}  // namespace
+
+Engine::~Engine() {
+  // Processes left waiting (a deadlock, or a run stopped by an exception) are freed here.
+  while (live_head_) {
+    ProcessPromise* p = live_head_;
+    p->unlink();
+    std::coroutine_handle<ProcessPromise>::from_promise(*p).destroy();
+  }
+}
+
+Resource& Engine::add_resource(std::string name, std::string unit, double rate_per_s,
+                               int channels) {
+  int id = static_cast<int>(resources_.size());
+  resources_.push_back(
+      std::make_unique<Resource>(*this, id, std::move(name), std::move(unit), rate_per_s, channels));
+  return *resources_.back();
+}
+
+void Engine::schedule(double t_s, std::coroutine_handle<> h) {
+  queue_.push_back(Event{std::max(t_s, now_s_), seq_++, h});
+  std::push_heap(queue_.begin(), queue_.end(), Later{});
+}
+
+void Engine::spawn(Task task) {
+  Process p = run_detached(std::move(task));
+  ProcessPromise& promise = p.handle.promise();
+  promise.engine = this;
+  promise.next = live_head_;
+  if (live_head_) live_head_->prev = &promise;
+  live_head_ = &promise;
+  schedule(now_s_, p.handle);
+}
+
+void Engine::run() {
+  while (!queue_.empty()) {
+    std::pop_heap(queue_.begin(), queue_.end(), Later{});
+    Event e = queue_.back();
+    queue_.pop_back();
+    now_s_ = e.t_s;
+    ++events_;
+    e.handle.resume();
+    if (failure_) std::rethrow_exception(failure_);
+  }
+}
+
+double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s) {
+  return reserve_all(demands.data(), demands.data() + demands.size(), tag, fixed_s);
+}
+
+double Engine::reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s) {
+  double start = now_s_;
+  double duration = fixed_s;
+  constexpr std::size_t kMaxDemands = 8;
+  int channels[kMaxDemands];
+  std::size_t n = static_cast<std::size_t>(end - begin);
+  if (n > kMaxDemands) n = kMaxDemands;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Demand& d = begin[i];
+    channels[i] = d.resource->earliest_channel();
+    start = std::max(start, d.resource->channel_free_at(channels[i]));
+    if (d.resource->rate_per_s() > 0)
+      duration = std::max(duration, fixed_s + d.amount / d.resource->rate_per_s());
+  }
+  double finish = start + duration;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Demand& d = begin[i];
+    const double work = fixed_s + (d.resource->rate_per_s() > 0 ? d.amount / d.resource->rate_per_s() : 0);
+    d.resource->reserve(channels[i], start, finish, work, tag);
+  }
+  return finish;
+}
+
+void Flag::set() {
+  if (set_) return;
+  set_ = true;
+  for (auto h : waiters_) engine_->schedule(engine_->now(), h);
+  waiters_.clear();
+}
+
+void Semaphore::release() {
+  if (head_ < waiters_.size()) {
+    auto h = waiters_[head_++];
+    if (head_ == waiters_.size()) {
+      waiters_.clear();
+      head_ = 0;
+    }
+    engine_->schedule(engine_->now(), h);
+  } else {
+    ++free_;
+  }
+}
+
+}  // namespace tiersim::sim

@@ -1,0 +1,402 @@
+// Training with ZeRO offload on the event engine.
+//
+// Per iteration the representative rank plays: forward over the modules (embedding, layers,
+// head), backward in reverse (2x the forward FLOPs, plus one forward recompute with activation
+// checkpointing), gradient reduction per module as soon as its backward finishes (all-reduce for
+// stages 0-1, reduce-scatter for 2-3, over NVLink inside the node and the network across nodes),
+// gradient offload to host/NVMe, then the optimizer step on the GPU or as CPU Adam over
+// sub-groups streamed from NVMe, and the updated parameters' way back. ZeRO-3 fetches each
+// module's partition from its tier (NVMe -> host -> PCIe) and all-gathers it before forward and
+// again before backward, in a separate prefetching process, so transfers overlap compute and the
+// bottleneck is read off the timeline.
+#include "sim/workloads/training/training.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+
+#include "model/errors.hpp"
+#include "model/perf.hpp"
+#include "model/training_memory.hpp"
+#include "model/units.hpp"
+#include "sim/workloads/checkpoint/checkpoint.hpp"
+
+namespace tiersim::sim {
+namespace {
+
+struct Module {
+  double params = 0;      // elements
+  double fwd_flops = 0;   // forward FLOPs for the rank's tokens
+  double fwd_bytes = 0;   // forward device-memory traffic
+};
+
+class TrainingSim {
+ public:
+  TrainingSim(const Scenario& s, const SimOptions& o, int iterations, bool checkpoint)
+      : s_(s), w_(s.training), em_(o.exec), iterations_(iterations), checkpoint_(checkpoint) {
+    engine_.enable_trace(o.trace);
+  }
+  // Returns the time at which the last iteration ended.
+  double run();
+  double last_iteration_s() const { return last_iteration_s_; }
+  Engine& engine() { return engine_; }
+  double gather_wait_s() const { return gather_wait_s_; }
+  double optimizer_s() const { return optimizer_s_; }
+
+ private:
+  Task fetcher(int iter);
+  Task fetch_module(int module, int pass);
+  Task reduce_grads(int module, Latch* done);
+  Task optimizer_chunk(double params, int index, Semaphore* buffers, Latch* done);
+  Task iteration(int iter);
+  Task main_process();
+  Task collective(double peer_bytes, double net_bytes, Tag tag);
+
+  Flag& ready(int iter, int pass, int module) {
+    return ready_[static_cast<std::size_t>((iter * 2 + pass) * n_modules_ + module)];
+  }
+  int module_at(int pass, int k) const { return pass == 0 ? k : n_modules_ - 1 - k; }
+
+  const Scenario& s_;
+  const TrainingWorkload& w_;
+  ExecutionModel em_;
+  int iterations_;
+  bool checkpoint_;
+  Engine engine_;
+  Resource *gpu_ = nullptr, *h2d_ = nullptr, *d2h_ = nullptr, *peer_ = nullptr;
+  Resource *net_ = nullptr, *nvme_ = nullptr, *cpu_ = nullptr;
+  std::unique_ptr<Semaphore> slots_;
+  std::deque<Flag> ready_;
+  std::vector<Module> modules_;
+  int n_modules_ = 0;
+  StateBytes sb_;
+  TrainingLayout layout_;
+  double dp_ = 1, rpn_ = 1, nodes_ = 1, total_params_ = 0;
+  double nvme_read_bps_ = 0, nvme_write_bps_ = 0, cpu_adam_node_params_per_s_ = 0;
+  bool cpu_step_ = false;
+  double last_iteration_s_ = 0;
+  double gather_wait_s_ = 0, optimizer_s_ = 0;
+  std::unique_ptr<Flag> checkpoint_done_;
+  std::unique_ptr<CheckpointRun> checkpoint_run_;
+};
+
+Task TrainingSim::collective(double peer_bytes, double net_bytes, Tag tag) {
+  if (net_ && net_bytes > 0) {
+    // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
+    std::vector<Demand> demands{Demand{peer_, peer_bytes}, Demand{net_, net_bytes}};
+    co_await engine_.use_all(std::move(demands), tag);
+  } else if (peer_bytes > 0) {
+    co_await peer_->use(peer_bytes, tag);
+  }
+}
+
+Task TrainingSim::fetch_module(int module, int pass) {
+  const double full = modules_[static_cast<std::size_t>(module)].params * sb_.params;
+  const double part = full / dp_;
+  const Tag tag{pass == 0 ? "param-fetch-fwd" : "param-fetch-bwd", pass, module};
+  if (w_.params == Tier::kNvme) {
+    // Every rank of the node reads its partition from the shared array at the same time.
+    co_await nvme_->use(rpn_ * part / nvme_read_bps_, tag);
+    co_await h2d_->use(part, tag);
+  } else if (w_.params == Tier::kCpu) {
+    co_await h2d_->use(part, tag);
+  }
+  // All-gather: each rank receives the other ranks' partitions; across nodes each node receives
+  // what its ranks do not hold once, then shares it over NVLink (hierarchical collective).
+  co_await collective(full * (dp_ - 1) / dp_, full * (nodes_ - 1) / nodes_,
+                      Tag{"allgather-params", pass, module});
+}
+
+Task TrainingSim::fetcher(int iter) {
+  // One process walks forward then backward order, so prefetch slots are taken in the order the
+  // compute process releases them.
+  for (int pass = 0; pass < 2; ++pass)
+    for (int k = 0; k < n_modules_; ++k) {
+      const int module = module_at(pass, k);
+      co_await slots_->acquire();
+      co_await fetch_module(module, pass);
+      ready(iter, pass, module).set();
+    }
+}
+
+Task TrainingSim::reduce_grads(int module, Latch* done) {
+  const double g = modules_[static_cast<std::size_t>(module)].params * sb_.grads;
+  if (w_.zero_stage >= 2) {
+    co_await collective(g * (dp_ - 1) / dp_, g * (nodes_ - 1) / nodes_,
+                        Tag{"reduce-scatter-grads", 1, module});
+  } else {
+    co_await collective(2 * g * (dp_ - 1) / dp_, 2 * g * (nodes_ - 1) / nodes_,
+                        Tag{"allreduce-grads", 1, module});
+  }
+  const double held = w_.zero_stage >= 2 ? g / dp_ : g;
+  if (w_.gradients != Tier::kGpu) co_await d2h_->use(held, Tag{"grad-offload", 1, module});
+  if (w_.gradients == Tier::kNvme)
+    co_await nvme_->use(rpn_ * held / nvme_write_bps_, Tag{"grad-swap-out", 1, module});
+  done->count_down();
+}
+
+Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, Latch* done) {
+  const Tag tag{"optimizer", 2, index};
+  if (w_.optimizer == Tier::kNvme)
+    co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_read_bps_, Tag{"optim-swap-in", 2, index});
+  if (w_.gradients == Tier::kNvme)
+    co_await nvme_->use(rpn_ * params * sb_.grads / nvme_read_bps_, Tag{"grad-swap-in", 2, index});
+  if (w_.gradients == Tier::kGpu) co_await d2h_->use(params * sb_.grads, Tag{"grad-to-host", 2, index});
+  co_await cpu_->use(rpn_ * params / cpu_adam_node_params_per_s_, tag);
+  if (w_.optimizer == Tier::kNvme)
+    co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_write_bps_, Tag{"optim-swap-out", 2, index});
+  if (buffers) buffers->release();
+  // Updated working-precision parameters go back to where they live.
+  if (w_.params == Tier::kGpu) co_await h2d_->use(params * sb_.params, Tag{"param-update", 2, index});
+  if (w_.params == Tier::kNvme)
+    co_await nvme_->use(rpn_ * params * sb_.params / nvme_write_bps_, Tag{"param-swap-out", 2, index});
+  done->count_down();
+}
+
+Task TrainingSim::iteration(int iter) {
+  const bool zero3 = w_.zero_stage >= 3;
+  const double recompute = w_.activation_checkpointing ? 1.0 : 0.0;
+  if (zero3) {
+    engine_.spawn(fetcher(iter));
+  }
+  Latch grads(engine_, n_modules_);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int k = 0; k < n_modules_; ++k) {
+      const int module = module_at(pass, k);
+      const Module& m = modules_[static_cast<std::size_t>(module)];
+      if (zero3) {
+        const double before = engine_.now();
+        co_await ready(iter, pass, module).wait();
+        gather_wait_s_ += engine_.now() - before;
+      }
+      const double factor = pass == 0 ? 1.0 : 2.0 + recompute;
+      const double t = gpu_kernel_s(s_.hardware.gpu, em_, m.fwd_flops * factor, m.fwd_bytes * factor);
+      co_await gpu_->use(t + em_.layer_overhead_s * factor,
+                         Tag{pass == 0 ? "forward" : "backward", pass, module});
+      if (zero3) slots_->release();
+      if (pass == 1) engine_.spawn(reduce_grads(module, &grads));
+    }
+  }
+  co_await grads.wait();
+  // The optimizer must not change the states a checkpoint is still saving.
+  if (checkpoint_done_ && iter > 0) co_await checkpoint_done_->wait();
+
+  const double step_start = engine_.now();
+  const double partition = w_.zero_stage >= 1 ? total_params_ / dp_ : total_params_;
+  if (!cpu_step_) {
+    // GPU Adam is memory-bound: it reads and writes the optimizer states, reads the gradients,
+    // converts them to fp32 and writes the working-precision parameters.
+    const double bytes = partition * (2 * sb_.optimizer + sb_.grads + 2 * 4.0 + sb_.params);
+    co_await gpu_->use(gpu_kernel_s(s_.hardware.gpu, em_, 0, bytes), Tag{"optimizer", 2, 0});
+  } else {
+    const ZeroBuffers zb;
+    const double sub = w_.optimizer == Tier::kNvme ? zb.nvme_sub_group_params : zb.sub_group_params;
+    const int chunks = std::max(1, int(std::ceil(partition / sub)));
+    Latch done(engine_, chunks);
+    // NVMe swapping streams sub-groups through two pinned buffers, so reading the next overlaps
+    // stepping and writing back the current one.
+    Semaphore buffers(engine_, 2);
+    for (int c = 0; c < chunks; ++c) {
+      if (w_.optimizer == Tier::kNvme) co_await buffers.acquire();
+      engine_.spawn(optimizer_chunk(partition / chunks, c, w_.optimizer == Tier::kNvme ? &buffers : nullptr,
+                                    &done));
+    }
+    co_await done.wait();
+  }
+  if (w_.zero_stage >= 1 && w_.zero_stage <= 2) {
+    // Stages 1-2 keep full parameters on every rank: all-gather the updated partitions.
+    const double full = total_params_ * sb_.params;
+    co_await collective(full * (dp_ - 1) / dp_, full * (nodes_ - 1) / nodes_,
+                        Tag{"allgather-updated", 2, 0});
+  }
+  optimizer_s_ = engine_.now() - step_start;
+}
+
+Task TrainingSim::main_process() {
+  for (int iter = 0; iter < iterations_; ++iter) {
+    const double start = engine_.now();
+    co_await iteration(iter);
+    last_iteration_s_ = engine_.now() - start;
+    if (checkpoint_ && iter == 0) {
+      engine_.spawn(checkpoint_run_->run(checkpoint_done_.get()));
+      // torch.save-style writers block the training loop until the file is durable.
+      if (s_.checkpoint.writer == CheckpointWorkload::Writer::kTorchSave)
+        co_await checkpoint_done_->wait();
+    }
+  }
+}
+
+double TrainingSim::run() {
+  const LlmSpec& m = s_.model;
+  const HostSpec& host = s_.hardware.host;
+  const GpuSpec& gpu = s_.hardware.gpu;
+  layout_ = training_layout(s_);
+  dp_ = layout_.data_parallel;
+  rpn_ = layout_.ranks_per_node;
+  nodes_ = std::max(1, w_.nodes);
+  sb_ = state_bytes_per_param(w_.precision, w_.optimizer_kind);
+  cpu_step_ = w_.optimizer_on_cpu || w_.optimizer != Tier::kGpu;
+
+  // Modules: embedding (a gather), the layers, the head (one GEMM over the vocabulary).
+  const ParamCounts pc = count_params(m);
+  total_params_ = pc.total;
+  const double tokens = layout_.micro_batch * w_.sequence_tokens;
+  const double act = tokens * m.hidden * sb_.params;
+  modules_.push_back({pc.embedding, 0, 2 * act});
+  for (int l = 0; l < m.layers; ++l)
+    modules_.push_back({pc.per_layer,
+                        layer_gemm_flops(m, tokens) + attention_flops(m, tokens, w_.sequence_tokens),
+                        pc.per_layer * sb_.params + 16 * act});
+  const double head_params = m.tied_embeddings ? pc.embedding : pc.lm_head;
+  modules_.push_back({m.tied_embeddings ? 0.0 : pc.lm_head, 2 * tokens * head_params,
+                      head_params * sb_.params + tokens * m.vocab * 6.0});
+  n_modules_ = static_cast<int>(modules_.size());
+
+  gpu_ = &engine_.add_resource("gpu", "s", 1.0);
+  h2d_ = &engine_.add_resource("pcie-h2d", "bytes", units::gbps_to_bytes_per_s(h2d_gbps(gpu, host)));
+  d2h_ = &engine_.add_resource("pcie-d2h", "bytes", units::gbps_to_bytes_per_s(d2h_gbps(gpu, host)));
+  // Inside a node every rank exchanges over its own NVLink (or PCIe peer) port.
+  peer_ = &engine_.add_resource("gpu-peer", "bytes", units::gbps_to_bytes_per_s(gpu_peer_gbps(gpu, host)));
+  if (nodes_ > 1)
+    net_ = &engine_.add_resource("network", "bytes", units::gbps_to_bytes_per_s(w_.network_gbps));
+  if (s_.hardware.nvme.count > 0) {
+    nvme_ = &engine_.add_resource("nvme", "s", 1.0);
+    const ZeroBuffers zb;
+    const auto t = nvme_array_timing(s_.hardware.nvme, host, s_.policy.aio,
+                                     zb.nvme_sub_group_params * sb_.optimizer);
+    nvme_read_bps_ = units::gbps_to_bytes_per_s(t.read_gbps);
+    nvme_write_bps_ = units::gbps_to_bytes_per_s(t.write_gbps);
+  }
+  cpu_ = &engine_.add_resource("cpu", "s", 1.0);
+  if (w_.cpu_adam_params_per_s > 0) {
+    cpu_adam_node_params_per_s_ = w_.cpu_adam_params_per_s;
+  } else {
+    // CPU Adam streams every state through DRAM: it reads and writes the fp32 master weights and
+    // moments, reads the fp32 gradients and writes the fp16 parameters; its vectorised arithmetic
+    // (~12 FLOPs per parameter) is rarely the limit.
+    const double bytes = 2 * sb_.optimizer + 4.0 + sb_.params;
+    const double memory_rate =
+        units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency / bytes;
+    const double compute_rate = host.cpu_fp32_gflops * units::kGiga * std::max(1, host.sockets) / 12.0;
+    cpu_adam_node_params_per_s_ = compute_rate > 0 ? std::min(memory_rate, compute_rate) : memory_rate;
+  }
+  slots_ = std::make_unique<Semaphore>(engine_, s_.policy.prefetch_layers + 1);
+  for (int i = 0; i < iterations_ * 2 * n_modules_; ++i) ready_.emplace_back(engine_);
+
+  if (checkpoint_) {
+    const CheckpointWorkload& c = s_.checkpoint;
+    const int writers = std::max(1, std::min(c.writers_per_node, int(rpn_)));
+    const double n = total_params_;
+    // The node's share of the checkpoint: every rank's fp16 weights and optimizer partition
+    // (data-parallel ranks hold replicas below stage 3; one copy is saved).
+    const double weights = n * sb_.params / nodes_;
+    const double optim = c.include_optimizer ? n * sb_.optimizer / nodes_ : 0.0;
+    auto share = [](Tier t, Tier where) { return t == where ? 1.0 : 0.0; };
+    CheckpointPlan plan = plan_for(c, writers);
+    plan.gpu_bytes = (weights * share(w_.params, Tier::kGpu) + optim * share(w_.optimizer, Tier::kGpu)) / writers;
+    plan.host_bytes = (weights * share(w_.params, Tier::kCpu) + optim * share(w_.optimizer, Tier::kCpu)) / writers;
+    plan.nvme_bytes = (weights * share(w_.params, Tier::kNvme) + optim * share(w_.optimizer, Tier::kNvme)) / writers;
+    plan.tensor_bytes = average_tensor_bytes(m, sb_.params);
+    CheckpointResources res = make_checkpoint_resources(engine_, s_, writers, d2h_, nvme_);
+    checkpoint_run_ = std::make_unique<CheckpointRun>(engine_, plan, std::move(res));
+    checkpoint_done_ = std::make_unique<Flag>(engine_);
+  }
+
+  engine_.spawn(main_process());
+  engine_.run();
+  return engine_.now();
+}
+
+}  // namespace
+
+RunResult simulate_training(const Scenario& scenario, const SimOptions& options) {
+  RunResult result;
+  result.workload = "training";
+  const TrainingWorkload& w = scenario.training;
+  if (w.params != Tier::kGpu && w.zero_stage < 3)
+    throw ModelError("parameters off the GPU need ZeRO stage 3 (they are fetched per layer)");
+  if (!w.optimizer_on_cpu && w.optimizer == Tier::kGpu && w.gradients != Tier::kGpu)
+    throw ModelError("gradients off the GPU need the optimizer step on the CPU "
+                     "(optimizer: cpu or nvme, or optimizer_on_cpu: true)");
+  if (w.optimizer_on_cpu && w.optimizer == Tier::kGpu)
+    throw ModelError("CPU Adam needs the optimizer states on cpu or nvme");
+  const auto& par = scenario.policy.parallelism;
+  if (par.tensor * par.pipeline > 1)
+    throw ModelError("tensor and pipeline parallelism are not modelled for training; use "
+                     "policy.parallelism tensor: 1, pipeline: 1");
+
+  Scenario s = scenario;
+  if (w.params_auto) {
+    const CapacitySearch found = largest_trainable(s, options.exec);
+    if (!found.found) {
+      result.fits = false;
+      result.shortfall = "even the smallest model of the family does not fit: " + found.limit;
+      return result;
+    }
+    s.model = found.model;
+    result.set("max_params_b", found.params / 1e9, "1e9 params");
+    result.set("max_params_layers", found.model.layers, "layers");
+    result.set("max_params_hidden", found.model.hidden, "");
+  }
+  const TrainingLayout layout = training_layout(s);
+  if (s.training.global_batch % layout.data_parallel != 0)
+    throw ModelError("global_batch (" + std::to_string(s.training.global_batch) +
+                     ") must be a multiple of the data-parallel degree (" +
+                     std::to_string(layout.data_parallel) + ")");
+  const CapacityReport cap = training_capacity(s, options.exec);
+  result.memory = cap.tiers;
+  result.fits = cap.fits;
+  result.shortfall = cap.shortfall;
+  for (const auto& t : cap.tiers) result.set(t.tier + "_memory_bytes", t.required_bytes, "bytes");
+  if (!cap.fits) return result;
+
+  TrainingSim base(s, options, 2, false);
+  const double base_end = base.run();
+  const double iter_s = base.last_iteration_s();
+  const double n = count_params(s.model).total;
+  const double tokens_rank = layout.micro_batch * s.training.sequence_tokens;
+  double model_flops = 0;
+  {
+    // Model FLOPs (forward + backward, without recompute), as MFU counts them.
+    const ParamCounts pc = count_params(s.model);
+    model_flops = 3.0 * (s.model.layers * (layer_gemm_flops(s.model, tokens_rank) +
+                                           attention_flops(s.model, tokens_rank, s.training.sequence_tokens)) +
+                         2.0 * tokens_rank * (s.model.tied_embeddings ? pc.embedding : pc.lm_head));
+  }
+  result.set("params_b", n / 1e9, "1e9 params");
+  result.set("iteration_s", iter_s, "s");
+  result.set("samples_per_s", s.training.global_batch / iter_s, "samples/s");
+  result.set("tokens_per_s", double(s.training.global_batch) * s.training.sequence_tokens / iter_s,
+             "tokens/s");
+  result.set("achieved_tflops_per_gpu", model_flops / iter_s / units::kTera, "TFLOP/s");
+  result.set("optimizer_step_s", base.optimizer_s(), "s");
+  result.set("param_gather_wait_s", base.gather_wait_s() / 2, "s");
+  result.set("data_parallel", layout.data_parallel, "ranks");
+  collect_usage(base.engine(), base_end, result);
+
+  if (s.training.checkpoint_interval_iters > 0) {
+    // The same two iterations with a checkpoint after the first: what it adds is its cost.
+    TrainingSim with(s, options, 2, true);
+    const double end = with.run();
+    const double stall = std::max(0.0, end - base_end);
+    const double interval_s = s.training.checkpoint_interval_iters * iter_s;
+    result.set("checkpoint_stall_s", stall, "s");
+    result.set("checkpoint_overhead_pct", 100.0 * stall / (interval_s + stall), "%");
+    // The checkpoint on its own, from the same states and storage.
+    Scenario alone = s;
+    alone.kind = WorkloadKind::kCheckpoint;
+    alone.checkpoint.weights_dtype = s.training.precision == TrainingWorkload::Precision::kFp32
+                                         ? CheckpointWorkload::Dtype::kFp32
+                                         : CheckpointWorkload::Dtype::kFp16;
+    alone.checkpoint.writers_per_node =
+        std::max(1, std::min(s.checkpoint.writers_per_node, layout.ranks_per_node));
+    const RunResult c = simulate_checkpoint(alone, options);
+    result.set("checkpoint_s", c.metric("checkpoint_s"), "s");
+    result.set("checkpoint_bytes", c.metric("checkpoint_bytes"), "bytes");
+    result.set("write_gbps", c.metric("write_gbps"), "GB/s");
+  }
+  return result;
+}
+
+}  // namespace tiersim::sim

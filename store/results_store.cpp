@@ -1,0 +1,304 @@
+#include "store/results_store.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+
+namespace tiersim::reports {
+namespace {
+
+// Foreign keys with ON DELETE CASCADE make "replace" one DELETE plus inserts. The expression
+// index enforces "no duplicates" also for runs outside a sweep: SQLite's UNIQUE treats NULLs as
+// distinct, so UNIQUE(scenario_hash, sweep) alone would let NULL-sweep runs repeat.
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  component TEXT PRIMARY KEY,
+  version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a replaced run never hands its id to another
+  created_at TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  scenario_name TEXT NOT NULL,
+  scenario_hash TEXT NOT NULL,
+  scenario_yaml TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  fits INTEGER NOT NULL,
+  shortfall TEXT,
+  bottleneck TEXT,
+  sweep TEXT NULL,
+  UNIQUE (scenario_hash, sweep)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_hash_sweep ON runs (scenario_hash, ifnull(sweep, ''));
+CREATE INDEX IF NOT EXISTS runs_sweep ON runs (sweep);
+CREATE TABLE IF NOT EXISTS metrics (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL,
+  unit TEXT,
+  PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS memory (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tier TEXT NOT NULL,
+  required_bytes REAL,
+  capacity_bytes REAL
+);
+CREATE INDEX IF NOT EXISTS memory_run ON memory (run_id);
+CREATE TABLE IF NOT EXISTS utilization (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  resource TEXT NOT NULL,
+  utilization REAL,
+  busy_s REAL
+);
+CREATE INDEX IF NOT EXISTS utilization_run ON utilization (run_id);
+CREATE TABLE IF NOT EXISTS timeline (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  resource TEXT NOT NULL,
+  label TEXT,
+  start_s REAL,
+  end_s REAL,
+  phase INTEGER,
+  item INTEGER
+);
+CREATE INDEX IF NOT EXISTS timeline_run ON timeline (run_id);
+CREATE TABLE IF NOT EXISTS provenance (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  source TEXT,
+  PRIMARY KEY (run_id, key)
+);
+)sql";
+
+
+void bind_sweep(store::Statement& st, int index, const std::string& sweep) {
+  if (sweep.empty())
+    st.bind_null(index);
+  else
+    st.bind(index, sweep);
+}
+
+}  // namespace
+
+const sim::Metric* StoredRun::find_metric(const std::string& name) const {
+  for (const auto& m : metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<sim::TimelineSpan> representative_step(const std::vector<sim::TimelineSpan>& spans,
+                                                   std::size_t max_rows) {
+  if (spans.empty()) return {};
+  std::set<int> phases;
+  for (const auto& s : spans) phases.insert(s.phase);
+  // Inference: phase 0 is prefill, 1.. are decode steps. The middle decode step is steady state
+  // (the first one still overlaps prefill's tail, the last one has nothing to prefetch).
+  std::vector<int> candidates;
+  for (int p : phases)
+    if (p > 0 || phases.size() == 1) candidates.push_back(p);
+  const int phase = candidates[candidates.size() / 2];
+  double begin = 0, end = 0;
+  bool first = true;
+  for (const auto& s : spans) {
+    if (s.phase != phase) continue;
+    begin = first ? s.start_s : std::min(begin, s.start_s);
+    end = first ? s.end_s : std::max(end, s.end_s);
+    first = false;
+  }
+  // Every span overlapping the step's window, whatever its phase, so the Gantt shows prefetching
+  // of the next step running under this one.
+  std::vector<sim::TimelineSpan> out;
+  for (const auto& s : spans) {
+    if (s.end_s < begin || s.start_s > end) continue;
+    if (out.size() >= max_rows) break;
+    out.push_back(s);
+  }
+  return out;
+}
+
+ResultsStore::ResultsStore(const std::string& path) : db_(path) { create_schema(); }
+
+void ResultsStore::create_schema() {
+  store::Transaction tx(db_);
+  db_.exec(kSchema);
+  auto get = db_.prepare("SELECT version FROM schema_version WHERE component = 'results'");
+  if (get.step()) {
+    const std::int64_t v = get.column_int(0);
+    if (v > kResultsSchemaVersion)
+      throw StoreError("results database '" + db_.path() + "' has schema version " +
+                       std::to_string(v) + ", newer than this tiersim understands (" +
+                       std::to_string(kResultsSchemaVersion) + "); upgrade tiersim");
+  } else {
+    db_.prepare("INSERT INTO schema_version (component, version) VALUES ('results', ?)")
+        .bind(1, kResultsSchemaVersion)
+        .run();
+  }
+  tx.commit();
+}
+
+std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& result,
+                                const std::string& tool_version, const std::string& sweep,
+                                OnDuplicate on_duplicate) {
+  if (scenario.hash.empty())
+    throw StoreError("results database '" + db_.path() + "': scenario '" + scenario.name +
+                     "' has no hash (was it built by the scenario loader?)");
+  // BEGIN IMMEDIATE takes the write lock first, so check-then-insert is atomic across processes.
+  store::Transaction tx(db_);
+  if (auto existing = find(scenario.hash, sweep)) {
+    if (on_duplicate == OnDuplicate::kSkip) {
+      tx.commit();
+      return *existing;
+    }
+    db_.prepare("DELETE FROM runs WHERE id = ?").bind(1, *existing).run();
+  }
+  auto ins = db_.prepare(
+      "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
+      "workload, fits, shortfall, bottleneck, sweep) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, store::utc_timestamp())
+      .bind(2, tool_version)
+      .bind(3, scenario.name)
+      .bind(4, scenario.hash)
+      .bind(5, scenario.resolved_yaml)
+      .bind(6, result.workload)
+      .bind(7, result.fits ? 1 : 0)
+      .bind(8, result.shortfall)
+      .bind(9, result.bottleneck);
+  bind_sweep(ins, 10, sweep);
+  ins.run();
+  const std::int64_t id = db_.last_insert_rowid();
+
+  auto met = db_.prepare("INSERT INTO metrics (run_id, name, value, unit) VALUES (?,?,?,?)");
+  for (const auto& m : result.metrics)
+    met.bind(1, id).bind(2, m.name).bind(3, m.value).bind(4, m.unit).run();
+  auto mem = db_.prepare(
+      "INSERT INTO memory (run_id, tier, required_bytes, capacity_bytes) VALUES (?,?,?,?)");
+  for (const auto& t : result.memory)
+    mem.bind(1, id).bind(2, t.tier).bind(3, t.required_bytes).bind(4, t.capacity_bytes).run();
+  auto use = db_.prepare(
+      "INSERT INTO utilization (run_id, resource, utilization, busy_s) VALUES (?,?,?,?)");
+  for (const auto& u : result.utilization)
+    use.bind(1, id).bind(2, u.name).bind(3, u.utilization).bind(4, u.busy_s).run();
+  auto tl = db_.prepare(
+      "INSERT INTO timeline (run_id, resource, label, start_s, end_s, phase, item) "
+      "VALUES (?,?,?,?,?,?,?)");
+  for (const auto& s : representative_step(result.timeline))
+    tl.bind(1, id)
+        .bind(2, s.resource)
+        .bind(3, s.label)
+        .bind(4, s.start_s)
+        .bind(5, s.end_s)
+        .bind(6, s.phase)
+        .bind(7, s.item)
+        .run();
+  auto prov = db_.prepare("INSERT INTO provenance (run_id, key, source) VALUES (?,?,?)");
+  for (const auto& [key, source] : scenario.provenance)
+    prov.bind(1, id).bind(2, key).bind(3, source).run();
+  tx.commit();
+  return id;
+}
+
+std::optional<std::int64_t> ResultsStore::find(const std::string& scenario_hash,
+                                               const std::string& sweep) const {
+  auto st = db_.prepare("SELECT id FROM runs WHERE scenario_hash = ? AND ifnull(sweep, '') = ?");
+  st.bind(1, scenario_hash).bind(2, sweep);
+  if (st.step()) return st.column_int(0);
+  return std::nullopt;
+}
+
+bool ResultsStore::has(const std::string& scenario_hash, const std::string& sweep) const {
+  return find(scenario_hash, sweep).has_value();
+}
+
+std::vector<StoredRun> ResultsStore::runs(const RunFilter& filter) const {
+  std::string sql =
+      "SELECT id, created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
+      "workload, fits, shortfall, bottleneck, sweep FROM runs WHERE 1=1";
+  if (filter.sweep) sql += " AND ifnull(sweep, '') = ?1";
+  if (!filter.scenario_hash.empty()) sql += " AND scenario_hash = ?2";
+  if (!filter.scenario_name.empty()) sql += " AND scenario_name = ?3";
+  sql += " ORDER BY id";
+  auto st = db_.prepare(sql);
+  if (filter.sweep) st.bind(1, *filter.sweep);
+  if (!filter.scenario_hash.empty()) st.bind(2, filter.scenario_hash);
+  if (!filter.scenario_name.empty()) st.bind(3, filter.scenario_name);
+  std::vector<StoredRun> out;
+  while (st.step()) {
+    StoredRun r;
+    r.id = st.column_int(0);
+    r.created_at = st.column_text(1);
+    r.tool_version = st.column_text(2);
+    r.scenario_name = st.column_text(3);
+    r.scenario_hash = st.column_text(4);
+    r.scenario_yaml = st.column_text(5);
+    r.workload = st.column_text(6);
+    r.fits = st.column_int(7) != 0;
+    r.shortfall = st.column_text(8);
+    r.bottleneck = st.column_text(9);
+    r.sweep = st.column_text(10);
+    out.push_back(std::move(r));
+  }
+  if (filter.details)
+    for (auto& r : out) read_details(r);
+  return out;
+}
+
+void ResultsStore::read_details(StoredRun& r) const {
+  auto met = db_.prepare("SELECT name, value, unit FROM metrics WHERE run_id = ? ORDER BY name");
+  met.bind(1, r.id);
+  while (met.step()) r.metrics.push_back({met.column_text(0), met.column_double(1), met.column_text(2)});
+  auto mem = db_.prepare(
+      "SELECT tier, required_bytes, capacity_bytes FROM memory WHERE run_id = ? ORDER BY rowid");
+  mem.bind(1, r.id);
+  while (mem.step())
+    r.memory.push_back({mem.column_text(0), mem.column_double(1), mem.column_double(2)});
+  auto use = db_.prepare(
+      "SELECT resource, utilization, busy_s FROM utilization WHERE run_id = ? ORDER BY rowid");
+  use.bind(1, r.id);
+  while (use.step()) {
+    sim::ResourceUsage u;
+    u.name = use.column_text(0);
+    u.utilization = use.column_double(1);
+    u.busy_s = use.column_double(2);
+    r.utilization.push_back(std::move(u));
+  }
+  auto tl = db_.prepare(
+      "SELECT resource, label, start_s, end_s, phase, item FROM timeline WHERE run_id = ? "
+      "ORDER BY rowid");
+  tl.bind(1, r.id);
+  while (tl.step())
+    r.timeline.push_back({tl.column_text(0), tl.column_text(1), tl.column_double(2),
+                          tl.column_double(3), static_cast<int>(tl.column_int(4)),
+                          static_cast<int>(tl.column_int(5))});
+  auto prov = db_.prepare("SELECT key, source FROM provenance WHERE run_id = ? ORDER BY key");
+  prov.bind(1, r.id);
+  while (prov.step()) r.provenance[prov.column_text(0)] = prov.column_text(1);
+}
+
+std::optional<StoredRun> ResultsStore::run(std::int64_t id) const {
+  auto st = db_.prepare("SELECT scenario_hash, ifnull(sweep, '') FROM runs WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  RunFilter f;
+  f.scenario_hash = st.column_text(0);
+  f.sweep = st.column_text(1);
+  auto rs = runs(f);
+  if (rs.empty()) return std::nullopt;
+  return std::move(rs.front());
+}
+
+std::vector<std::string> ResultsStore::sweeps() const {
+  auto st = db_.prepare("SELECT DISTINCT sweep FROM runs WHERE sweep IS NOT NULL ORDER BY sweep");
+  std::vector<std::string> out;
+  while (st.step()) out.push_back(st.column_text(0));
+  return out;
+}
+
+bool ResultsStore::remove(std::int64_t id) {
+  store::Transaction tx(db_);
+  db_.prepare("DELETE FROM runs WHERE id = ?").bind(1, id).run();
+  const bool removed = sqlite3_changes(db_.handle()) > 0;
+  tx.commit();
+  return removed;
+}
+
+}  // namespace tiersim::reports

@@ -1,0 +1,111 @@
+#pragma once
+// The results store: every simulated run, with its fully resolved scenario, in one SQLite file
+// that people can query with sqlite3 (schema: reports/README.md). `tiersim run --db`, `compare
+// --db` and sweeps write it; `tiersim report` reads it.
+//
+// Duplicates: a run is identified by (scenario hash, sweep). save() with OnDuplicate::kReplace
+// (the default) deletes the old run and inserts the new one in the same transaction, so readers
+// see either the old or the new run, never both or neither; OnDuplicate::kSkip keeps the stored
+// run and returns its id. Sweeps call has() before simulating (cheap skip) and save with kSkip
+// (no duplicates even when two workers race on the same point).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "store/sqlite.hpp"
+#include "sim/result.hpp"
+
+namespace tiersim::reports {
+
+// Newest schema this code writes and reads (table schema_version).
+inline constexpr int kResultsSchemaVersion = 1;
+
+// At most this many timeline spans are stored per run (one decode step's spans, see save()).
+inline constexpr std::size_t kMaxTimelineRows = 4000;
+
+struct StoredMemory {
+  std::string tier;
+  double required_bytes = 0;
+  double capacity_bytes = 0;
+};
+
+struct StoredRun {
+  std::int64_t id = 0;
+  std::string created_at;  // ISO 8601 UTC
+  std::string tool_version;
+  std::string scenario_name;
+  std::string scenario_hash;
+  std::string scenario_yaml;  // fully resolved; load_scenario_text() re-creates the scenario
+  std::string workload;
+  bool fits = true;
+  std::string shortfall;
+  std::string bottleneck;
+  std::string sweep;  // "" when the run belongs to no sweep (NULL in the table)
+  std::vector<sim::Metric> metrics;  // in name order
+  std::vector<StoredMemory> memory;
+  std::vector<sim::ResourceUsage> utilization;  // unit is empty (not stored)
+  std::vector<sim::TimelineSpan> timeline;      // one step's spans; empty when not traced
+  std::map<std::string, std::string> provenance;  // key path -> source
+
+  const sim::Metric* find_metric(const std::string& name) const;
+  bool has_metric(const std::string& name) const { return find_metric(name) != nullptr; }
+  double metric(const std::string& name, double fallback = 0) const {
+    const sim::Metric* m = find_metric(name);
+    return m ? m->value : fallback;
+  }
+};
+
+// Which runs runs() returns. Empty fields do not filter.
+struct RunFilter {
+  std::optional<std::string> sweep;  // "" = runs outside any sweep; nullopt = every run
+  std::string scenario_hash;
+  std::string scenario_name;
+  bool details = true;  // also read metrics, memory, utilization, timeline and provenance
+};
+
+enum class OnDuplicate { kReplace, kSkip };
+
+class ResultsStore {
+ public:
+  // Opens or creates the database and its tables. Throws StoreError ("cannot open results
+  // database ...") when the file cannot be opened, or when it was written by a newer tiersim.
+  explicit ResultsStore(const std::string& path);
+
+  // Stores one run in one transaction and returns its id. A failure leaves nothing behind.
+  // sweep "" = not part of a sweep. The timeline is reduced to one decode step (the middle one;
+  // for other workloads the middle phase) and capped at kMaxTimelineRows spans.
+  std::int64_t save(const Scenario& scenario, const sim::RunResult& result,
+                    const std::string& tool_version, const std::string& sweep = "",
+                    OnDuplicate on_duplicate = OnDuplicate::kReplace);
+
+  bool has(const std::string& scenario_hash, const std::string& sweep = "") const;
+  // Id of the run with this hash in this sweep.
+  std::optional<std::int64_t> find(const std::string& scenario_hash,
+                                   const std::string& sweep = "") const;
+
+  // Runs in id order (oldest first).
+  std::vector<StoredRun> runs(const RunFilter& filter = {}) const;
+  std::optional<StoredRun> run(std::int64_t id) const;
+  // Distinct non-empty sweep names, sorted.
+  std::vector<std::string> sweeps() const;
+  bool remove(std::int64_t id);
+
+  // The connection, for readers of other tables in the same file (calibration points).
+  store::Database& database() const { return db_; }
+  const std::string& path() const { return db_.path(); }
+
+ private:
+  void create_schema();
+  void read_details(StoredRun& run) const;
+  // mutable: reading prepares statements, which needs a non-const connection.
+  mutable store::Database db_;
+};
+
+// The spans save() keeps: those overlapping the time window of one representative phase.
+std::vector<sim::TimelineSpan> representative_step(const std::vector<sim::TimelineSpan>& spans,
+                                                   std::size_t max_rows = kMaxTimelineRows);
+
+}  // namespace tiersim::reports

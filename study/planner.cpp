@@ -1,0 +1,443 @@
+#include "study/planner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "config/options.hpp"
+#include "model/capacity.hpp"
+#include "model/cost.hpp"
+#include "model/errors.hpp"
+#include "model/layout.hpp"
+#include "model/llm.hpp"
+#include "model/units.hpp"
+#include "sim/simulate.hpp"
+
+namespace tiersim::plan {
+namespace {
+
+using config::YNode;
+
+// Metrics whose better direction is obvious, so `pareto:` may name them without minimize/maximize.
+const std::map<std::string, Sense>& known_senses() {
+  static const std::map<std::string, Sense> k = {
+      {"throughput_tokens_per_s", Sense::kMaximize}, {"tokens_per_joule", Sense::kMaximize},
+      {"tokens_per_kwh", Sense::kMaximize},          {"tokens_per_usd", Sense::kMaximize},
+      {"return_per_dollar", Sense::kMaximize},       {"usd_per_million_tokens", Sense::kMinimize},
+      {"energy_j_per_token", Sense::kMinimize},      {"capex_usd", Sense::kMinimize},
+      {"usd_per_hour", Sense::kMinimize},            {"ttft_s", Sense::kMinimize},
+      {"total_s", Sense::kMinimize},                 {"decode_s_per_token", Sense::kMinimize},
+      {"avg_power_w", Sense::kMinimize},
+  };
+  return k;
+}
+
+std::vector<std::string> known_metric_names() {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : known_senses()) names.push_back(k);
+  return names;
+}
+
+Goal parse_goal(const YNode& node) {
+  if (node.is_scalar()) {
+    const std::string m = node.as_string();
+    auto it = known_senses().find(m);
+    if (it == known_senses().end())
+      node.fail("unknown direction for metric '" + m + "'" + config::did_you_mean(m, known_metric_names()) +
+                "; write {minimize: " + m + "} or {maximize: " + m + "}");
+    return {m, it->second};
+  }
+  node.check_keys({"minimize", "maximize"});
+  auto mn = node.get("minimize"), mx = node.get("maximize");
+  if (mn && mx) node.fail("give either minimize or maximize, not both");
+  if (!mn && !mx) node.fail_missing("minimize", "minimize: METRIC or maximize: METRIC");
+  Goal g{(mn ? *mn : *mx).as_string(), mn ? Sense::kMinimize : Sense::kMaximize};
+  return g;
+}
+
+template <class F>
+void parallel_for(std::size_t n, int threads, F&& fn) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t t = std::min<std::size_t>(threads > 0 ? std::size_t(threads) : hw, std::max<std::size_t>(1, n));
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex mu;
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!failure) failure = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < t; ++k) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// a dominates b on the goals: no worse on any, better on one.
+bool dominates(const std::vector<double>& a, const std::vector<double>& b, const std::vector<Goal>& goals) {
+  bool strictly = false;
+  for (std::size_t k = 0; k < goals.size(); ++k) {
+    if (goals[k].better(b[k], a[k])) return false;
+    if (goals[k].better(a[k], b[k])) strictly = true;
+  }
+  return strictly;
+}
+
+}  // namespace
+
+PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
+  const YNode root = config::parse_yaml_text(text, file);
+  if (!root.is_map()) root.fail("expected a plan file (a map with name, base, grid, constraints, objective), got " + root.describe());
+  root.check_keys({"name", "description", "base", "set", "grid", "zip", "constraints", "objective", "pareto", "top"});
+  PlanSpec spec;
+  spec.name = root.require("name", "the plan name").as_string();
+  if (auto d = root.get("description")) spec.description = d->as_string();
+  spec.text = text;
+  spec.space = sweep::parse_point_space(root);
+  if (auto cs = root.get("constraints")) {
+    for (const auto& [metric, node] : cs->entries()) {
+      Constraint c;
+      c.metric = metric;
+      c.line = node.line();
+      if (metric == "fits") {  // every candidate must fit; accepted for readability
+        if (!node.as_bool()) node.fail("configurations that do not fit have no metrics; fits must be true");
+        continue;
+      }
+      node.check_keys({"min", "max"});
+      if (auto v = node.get("min")) c.min = v->as_double(-1e300, 1e300);
+      if (auto v = node.get("max")) c.max = v->as_double(-1e300, 1e300);
+      if (!c.min && !c.max) node.fail_missing("min", "min: VALUE and/or max: VALUE");
+      spec.constraints.push_back(c);
+    }
+  }
+  spec.objective = parse_goal(root.require("objective", "{minimize: METRIC} or {maximize: METRIC}"));
+  if (auto p = root.get("pareto")) {
+    for (const auto& item : p->items()) spec.pareto.push_back(parse_goal(item));
+    if (spec.pareto.size() != 2) p->fail("expected two metrics, e.g. [throughput_tokens_per_s, usd_per_million_tokens]");
+  }
+  if (auto t = root.get("top")) spec.top = static_cast<std::size_t>(t->as_int(1, 1000));
+  return spec;
+}
+
+PlanSpec parse_plan_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot read plan file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_plan_text(ss.str(), path);
+}
+
+Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
+  Bounds b;
+  try {
+    const CapexBreakdown c = compute_capex(s.hardware, s.economics.prices);
+    b.capex_usd = c.total_usd();
+  } catch (const Error&) {
+    // A missing price: no capex figure, so no budget or cost pruning for this point.
+  }
+  if (s.kind != WorkloadKind::kInference) return b;  // only inference has a roofline here
+  const Policy& p = s.policy;
+  const LlmSpec& m = s.model;
+  const auto& w = s.inference;
+  const GpuSpec& gpu = s.hardware.gpu;
+  const HostSpec& host = s.hardware.host;
+  const double tp = std::max(1, p.parallelism.tensor);
+  const double stages = std::max(1, p.parallelism.pipeline);
+  const double passes = std::max(1, w.gen_tokens);
+  const double micro = std::max(1, std::min(p.parallelism.micro_batches, w.batch));
+  const double gpu_batches = std::max(1, p.gpu_batches);
+
+  // GPU: every layer of every pass, for every micro-batch and GPU batch, pays the launch overhead
+  // and reads its fp16 weights from HBM at least once (kernel time is the max of compute and
+  // memory time, so the memory part alone is a lower bound).
+  const double hbm = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  const double per_layer_s = em.layer_overhead_s + layer_active_params(m) * 2.0 / tp / hbm;
+  const double gpu_pass_s = m.layers * micro * gpu_batches * per_layer_s / stages;
+
+  // Streamed weights: PCIe host-to-device bytes, NVMe read time, and the fetch process's
+  // sequential per-tensor cost (overhead, then its NVMe read, then its host copy).
+  const auto modules = weight_modules(m, p);
+  const double streamed = p.weights.cpu + p.weights.nvme;
+  const double h2d = units::gbps_to_bytes_per_s(h2d_gbps(gpu, host));
+  double largest = 0;
+  for (const auto& mod : modules)
+    for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
+  NvmeArrayTiming nt;
+  if (s.hardware.nvme.count > 0)
+    nt = nvme_array_timing(s.hardware.nvme, host, p.aio, largest * p.weights.nvme);
+  const double small_limit = std::max(em.small_param_bytes, p.aio.block_size_bytes);
+  double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
+  if (streamed > 0) {
+    for (const auto& mod : modules)
+      for (const auto& t : mod.tensors) {
+        double nvme_bytes = t.bytes * p.weights.nvme, cpu_bytes = t.bytes * p.weights.cpu;
+        if (nvme_bytes > 0 && t.bytes < small_limit) {
+          cpu_bytes += nvme_bytes;
+          nvme_bytes = 0;
+        }
+        if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
+        double seq = em.fetch_overhead_s;
+        h2d_pass_s += (nvme_bytes + cpu_bytes) / tp / h2d;
+        if (nvme_bytes > 0 && nt.read_gbps > 0) {
+          const double read_s = nt.read_latency_s + nvme_bytes / units::gbps_to_bytes_per_s(nt.read_gbps);
+          nvme_pass_s += read_s;
+          seq += read_s;
+        }
+        if (cpu_bytes > 0) seq += cpu_bytes / tp / h2d;
+        fetch_pass_s += seq;
+      }
+    h2d_pass_s /= stages;  // each stage has its own link; the busiest carries at least the mean
+    fetch_pass_s /= stages;
+  }
+  const double pass_s = std::max({gpu_pass_s, h2d_pass_s, nvme_pass_s, fetch_pass_s});
+  b.ttft_s_lb = pass_s;
+  b.total_s_lb = passes * pass_s;
+  const double tokens = double(w.batch) * double(w.gen_tokens);
+  b.throughput_ub = b.total_s_lb > 0 ? tokens / b.total_s_lb : std::numeric_limits<double>::infinity();
+  if (b.capex_usd && b.throughput_ub > 0) {
+    const Economics& e = s.economics;
+    if (e.amortization_years > 0 && e.duty_cycle > 0) {
+      const double capex_per_h = *b.capex_usd / (e.amortization_years * kHoursPerYear * e.duty_cycle);
+      b.usd_per_million_tokens_lb = capex_per_h / (b.throughput_ub * 3600.0) * 1e6;
+    }
+  }
+  return b;
+}
+
+std::optional<double> optimistic_value(const Bounds& b, const std::string& metric) {
+  if (metric == "throughput_tokens_per_s") return b.throughput_ub;
+  if (metric == "ttft_s" || metric == "prefill_s") return b.ttft_s_lb;
+  if (metric == "total_s") return b.total_s_lb;
+  if (metric == "capex_usd") return b.capex_usd;
+  if (metric == "usd_per_million_tokens") return b.usd_per_million_tokens_lb;
+  if (metric == "tokens_per_usd" && b.usd_per_million_tokens_lb && *b.usd_per_million_tokens_lb > 0)
+    return 1e6 / *b.usd_per_million_tokens_lb;
+  if (metric == "return_per_dollar" && b.capex_usd && *b.capex_usd > 0)
+    return b.throughput_ub / (*b.capex_usd / 1000.0);
+  return std::nullopt;
+}
+
+std::optional<double> metric_value(const Scenario& s, const sim::RunResult& r, const std::string& metric) {
+  if (auto v = sweep::metric(r, metric)) return v;
+  if (metric == "tokens_per_joule") {
+    if (auto e = sweep::metric(r, "energy_j_per_token"); e && *e > 0) return 1.0 / *e;
+    return std::nullopt;
+  }
+  if (metric == "capex_usd") return optimistic_bounds(s).capex_usd;
+  return std::nullopt;
+}
+
+PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const PlanOptions& options) {
+  const double t0 = sweep::now_s();
+  sweep::check_axis_values(spec.space, catalog);
+  const std::size_t n = spec.space.point_count();
+  PlanResult out;
+  PlanStats& st = out.stats;
+  st.considered = n;
+  const ExecutionModel em;
+
+  // Phase 1, no simulation: build each point, check capacity, budget and the optimistic bounds.
+  enum class Verdict { kInvalid, kCapacity, kConstraint, kSurvivor };
+  std::vector<Candidate> cands(n);
+  std::vector<Verdict> verdict(n, Verdict::kInvalid);
+  std::vector<std::string> pruned_by(n);
+  parallel_for(n, options.threads, [&](std::size_t i) {
+    Candidate& c = cands[i];
+    c.point = sweep::point_at(spec.space, i);
+    try {
+      c.scenario = sweep::load_point(spec.space, c.point, catalog);
+    } catch (const Error&) {
+      return;
+    }
+    if (c.scenario.kind == WorkloadKind::kInference && !inference_capacity(c.scenario, em).fits) {
+      verdict[i] = Verdict::kCapacity;
+      return;
+    }
+    c.bounds = optimistic_bounds(c.scenario, em);
+    verdict[i] = Verdict::kSurvivor;
+    if (!options.prune) return;
+    for (const auto& con : spec.constraints) {
+      const auto v = optimistic_value(c.bounds, con.metric);
+      // The optimistic value is a bound in the metric's better direction; it refutes a constraint
+      // only on that side (an upper bound on throughput can miss a minimum, never a maximum).
+      const auto it = known_senses().find(con.metric);
+      if (!v || it == known_senses().end()) continue;
+      const bool exact = con.metric == "capex_usd";
+      const bool miss = it->second == Sense::kMaximize ? (con.min && *v < *con.min) || (exact && con.max && *v > *con.max)
+                                                       : (con.max && *v > *con.max) || (exact && con.min && *v < *con.min);
+      if (miss) {
+        verdict[i] = Verdict::kConstraint;
+        pruned_by[i] = con.metric;
+        return;
+      }
+    }
+  });
+  std::vector<std::size_t> survivors;
+  for (std::size_t i = 0; i < n; ++i) switch (verdict[i]) {
+      case Verdict::kInvalid: ++st.invalid; break;
+      case Verdict::kCapacity: ++st.pruned_capacity; break;
+      case Verdict::kConstraint: ++st.pruned_constraint[pruned_by[i]]; break;
+      case Verdict::kSurvivor: survivors.push_back(i); break;
+    }
+
+  // Phase 2: simulate best optimistic objective first, in parallel batches; between batches,
+  // skip points that cannot enter the top list nor the Pareto front.
+  const Goal& obj = spec.objective;
+  auto opt_obj = [&](std::size_t i) { return optimistic_value(cands[i].bounds, obj.metric); };
+  std::stable_sort(survivors.begin(), survivors.end(), [&](std::size_t a, std::size_t b) {
+    const auto va = opt_obj(a), vb = opt_obj(b);
+    if (!va) return vb.has_value();  // no bound: cannot be pruned, simulate first
+    if (!vb) return false;
+    return obj.better(*va, *vb);
+  });
+  std::vector<std::size_t> best;         // feasible, sorted best first
+  std::vector<std::size_t> front;        // feasible, non-dominated
+  std::vector<std::vector<double>> front_values;
+  auto value_of = [&](std::size_t i, const std::string& m) {
+    return metric_value(cands[i].scenario, cands[i].result, m);
+  };
+  auto cannot_improve = [&](std::size_t i) {
+    if (!options.prune) return false;
+    // Top list: full, and the bound is no better than its last entry.
+    const auto v = opt_obj(i);
+    if (!v || best.size() < spec.top) return false;
+    if (obj.better(*v, *value_of(best.back(), obj.metric))) return false;
+    if (spec.pareto.empty()) return true;
+    // Front: the optimistic point is dominated by (or equal to) a feasible simulated one.
+    std::vector<double> o;
+    for (const auto& g : spec.pareto) {
+      const auto ov = optimistic_value(cands[i].bounds, g.metric);
+      if (!ov) return false;
+      o.push_back(*ov);
+    }
+    for (const auto& f : front_values) {
+      bool no_better = true;
+      for (std::size_t k = 0; k < o.size(); ++k)
+        if (spec.pareto[k].better(o[k], f[k])) no_better = false;
+      if (no_better) return true;
+    }
+    return false;
+  };
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t batch_size = 2 * (options.threads > 0 ? std::size_t(options.threads) : hw);
+  std::string missing_metric;
+  for (std::size_t pos = 0; pos < survivors.size();) {
+    std::vector<std::size_t> batch;
+    while (pos < survivors.size() && batch.size() < batch_size) {
+      const std::size_t i = survivors[pos++];
+      if (cannot_improve(i))
+        ++st.pruned_objective;
+      else
+        batch.push_back(i);
+    }
+    std::vector<char> failed(batch.size(), 0);
+    parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+      Candidate& c = cands[batch[k]];
+      try {
+        c.result = sim::simulate(c.scenario);
+        c.simulated = true;
+      } catch (const Error& e) {
+        failed[k] = 1;
+        c.why_not = e.what();
+      }
+    });
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      const std::size_t i = batch[k];
+      Candidate& c = cands[i];
+      if (failed[k]) {
+        ++st.invalid;
+        continue;
+      }
+      ++st.simulated;
+      if (options.on_simulated) options.on_simulated(c);
+      if (!c.result.fits) {
+        c.why_not = "does not fit: " + c.result.shortfall;
+        continue;
+      }
+      // The bounds must hold for every simulated point; a violation means pruning was unsafe.
+      for (const char* m : {"throughput_tokens_per_s", "ttft_s", "usd_per_million_tokens"}) {
+        const auto g = known_senses().find(m);
+        const auto bound = optimistic_value(c.bounds, m);
+        const auto actual = value_of(i, m);
+        if (!bound || !actual) continue;
+        const bool beaten = g->second == Sense::kMaximize ? *actual > *bound * (1 + 1e-9)
+                                                          : *actual < *bound * (1 - 1e-9);
+        if (beaten) ++st.bound_violations;
+      }
+      c.feasible = true;
+      for (const auto& con : spec.constraints) {
+        const auto v = value_of(i, con.metric);
+        if (!v) {
+          missing_metric = con.metric;
+          c.feasible = false;
+          break;
+        }
+        if (!con.met(*v)) {
+          c.feasible = false;
+          c.why_not = con.metric + " = " + config::format_number(*v);
+          break;
+        }
+      }
+      const auto ov = value_of(i, obj.metric);
+      if (!ov) missing_metric = obj.metric;
+      if (!c.feasible || !ov) continue;
+      ++st.feasible;
+      best.insert(std::upper_bound(best.begin(), best.end(), i,
+                                   [&](std::size_t a, std::size_t b) {
+                                     return obj.better(*value_of(a, obj.metric), *value_of(b, obj.metric));
+                                   }),
+                  i);
+      if (best.size() > spec.top) best.pop_back();
+      if (!spec.pareto.empty()) {
+        std::vector<double> pv;
+        for (const auto& g : spec.pareto) {
+          const auto v = value_of(i, g.metric);
+          if (!v) {
+            missing_metric = g.metric;
+            break;
+          }
+          pv.push_back(*v);
+        }
+        if (pv.size() != spec.pareto.size()) continue;
+        bool dominated = false;
+        for (const auto& f : front_values)
+          if (dominates(f, pv, spec.pareto)) dominated = true;
+        if (dominated) continue;
+        for (std::size_t k = front.size(); k-- > 0;)
+          if (dominates(pv, front_values[k], spec.pareto)) {
+            front.erase(front.begin() + static_cast<std::ptrdiff_t>(k));
+            front_values.erase(front_values.begin() + static_cast<std::ptrdiff_t>(k));
+          }
+        front.push_back(i);
+        front_values.push_back(pv);
+      }
+    }
+  }
+  if (!missing_metric.empty() && st.feasible == 0)
+    throw ModelError("plan '" + spec.name + "': the simulator does not report metric '" + missing_metric +
+                     "' for these scenarios (see `tiersim run --json` for the metrics it does report)");
+  for (std::size_t i : best) out.best.push_back(cands[i]);
+  std::vector<std::size_t> order(front.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return spec.pareto[0].better(front_values[a][0], front_values[b][0]);
+  });
+  for (std::size_t k : order) out.pareto.push_back(cands[front[k]]);
+  st.wall_s = sweep::now_s() - t0;
+  return out;
+}
+
+}  // namespace tiersim::plan

@@ -1,0 +1,113 @@
+#pragma once
+// Capacity planning: over a space of hardware and policy choices (the sweep axis grammar), find
+// the configurations that meet constraints and are best on an objective, plus the Pareto front of
+// two metrics. A branch-and-bound search: every point is first checked without simulation
+// (capacity, exact capex against the budget, and an optimistic roofline bound against the
+// constraints); survivors are simulated best-bound first, and a point whose optimistic bound
+// cannot beat the incumbents (nor reach the Pareto front) is skipped.
+//
+// File format: scenarios/plans/README.md.
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "model/perf.hpp"
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+#include "study/sweep.hpp"
+
+namespace tiersim::plan {
+
+enum class Sense { kMinimize, kMaximize };
+
+struct Goal {
+  std::string metric;
+  Sense sense = Sense::kMinimize;
+  // True when `a` is strictly better than `b`.
+  bool better(double a, double b) const { return sense == Sense::kMinimize ? a < b : a > b; }
+};
+
+struct Constraint {
+  std::string metric;
+  std::optional<double> min, max;
+  int line = 0;
+  bool met(double v) const { return (!min || v >= *min) && (!max || v <= *max); }
+};
+
+struct PlanSpec {
+  std::string name;  // also the sweep name its simulated points are stored under
+  std::string description;
+  std::string text;
+  sweep::PointSpace space;
+  std::vector<Constraint> constraints;
+  Goal objective;
+  std::vector<Goal> pareto;  // empty, or two metrics
+  std::size_t top = 3;
+};
+
+PlanSpec parse_plan_text(const std::string& text, const std::string& file);
+PlanSpec parse_plan_file(const std::string& path);
+
+// Optimistic bounds from the roofline, no simulation: no simulated run of the scenario can be
+// faster. Each single-channel resource of the simulation (GPU kernels, PCIe host-to-device, the
+// NVMe array) is busy at least for the work the scenario puts on it at that resource's own rate,
+// and the fetch process is sequential, so the run lasts at least the largest of these.
+struct Bounds {
+  double total_s_lb = 0;
+  double ttft_s_lb = 0;
+  double throughput_ub = 0;          // tokens/s
+  std::optional<double> capex_usd;   // exact (model/cost.hpp); nullopt when a price is missing
+  std::optional<double> usd_per_million_tokens_lb;  // capex share only (energy >= 0)
+};
+Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em = {});
+
+// The optimistic value of a metric for pruning (an upper bound for maximised metrics, a lower
+// bound for minimised ones); nullopt when there is no bound for it.
+std::optional<double> optimistic_value(const Bounds& b, const std::string& metric);
+
+// A metric of a result, with derived ones (tokens_per_joule = 1 / energy_j_per_token) and capex
+// computed from the scenario when the simulator does not report it.
+std::optional<double> metric_value(const Scenario& s, const sim::RunResult& r, const std::string& metric);
+
+struct Candidate {
+  sweep::Point point;
+  Scenario scenario;
+  Bounds bounds;
+  sim::RunResult result;
+  bool simulated = false;
+  bool feasible = false;  // fits and meets every constraint
+  std::string why_not;    // first constraint missed
+};
+
+struct PlanStats {
+  std::size_t considered = 0;
+  std::size_t invalid = 0;           // the scenario could not be built or the model refused it
+  std::size_t pruned_capacity = 0;   // does not fit (inference_capacity, no simulation)
+  std::map<std::string, std::size_t> pruned_constraint;  // by metric: its bound misses it
+  std::size_t pruned_objective = 0;  // its bound cannot beat the incumbents or reach the front
+  std::size_t simulated = 0;
+  std::size_t feasible = 0;
+  std::size_t bound_violations = 0;  // a simulated value beat its bound (a bug: reported)
+  double wall_s = 0;
+};
+
+struct PlanResult {
+  std::vector<Candidate> best;    // feasible, best first, at most `top`
+  std::vector<Candidate> pareto;  // feasible and non-dominated on spec.pareto, by the first metric
+  PlanStats stats;
+};
+
+struct PlanOptions {
+  int threads = 0;     // 0 = every hardware thread
+  bool prune = true;   // false: simulate every fitting point (brute force, for tests)
+  // Called on the calling thread for every simulated point (to store it).
+  std::function<void(const Candidate&)> on_simulated;
+};
+
+PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const PlanOptions& options);
+
+}  // namespace tiersim::plan

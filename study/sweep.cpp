@@ -1,0 +1,634 @@
+#include "study/sweep.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "config/options.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "store/results_store.hpp"
+#include "sim/simulate.hpp"
+
+namespace tiersim::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using config::YNode;
+
+// Ranges are inclusive of `to`; this slack keeps 0.1-steps from missing the end by rounding.
+constexpr double kRangeSlack = 1e-9;
+// More values than this in one range is almost certainly a typo (step 0.001 instead of 0.1).
+constexpr std::size_t kMaxRangeValues = 100000;
+
+std::string emit_flow(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
+
+// Rounds away binary noise from from + k * step (0.30000000000000004 -> 0.3) so values print and
+// hash the same however they were generated.
+double tidy(double v) {
+  if (v == 0) return 0;
+  const double scale = std::pow(10.0, 12 - std::ceil(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+std::vector<double> range_values(const YNode& node) {
+  node.check_keys({"from", "to", "step", "factor"});
+  const double from = node.require("from", "the first value").as_double(-1e300, 1e300);
+  const double to = node.require("to", "the last value").as_double(-1e300, 1e300);
+  const auto step = node.get("step");
+  const auto factor = node.get("factor");
+  if (step && factor) node.fail("give either step (arithmetic range) or factor (geometric), not both");
+  if (!step && !factor) node.fail_missing("step", "step: N (arithmetic) or factor: N (geometric)");
+  std::vector<double> out;
+  if (step) {
+    const double s = step->as_double(0, 1e300, true);
+    if (to < from) node.fail("`to` must be >= `from`");
+    for (std::size_t k = 0;; ++k) {
+      const double v = from + double(k) * s;
+      if (v > to + kRangeSlack * std::max(1.0, std::fabs(to))) break;
+      out.push_back(tidy(v));
+      if (out.size() > kMaxRangeValues) step->fail("range has more than 100000 values");
+    }
+  } else {
+    const double f = factor->as_double(1, 1e300, true);
+    if (from <= 0) node.fail("a geometric range needs `from` > 0");
+    if (to < from) node.fail("`to` must be >= `from`");
+    for (double v = from; v <= to * (1 + kRangeSlack); v *= f) {
+      out.push_back(tidy(v));
+      if (out.size() > kMaxRangeValues) factor->fail("range has more than 100000 values");
+    }
+  }
+  return out;
+}
+
+// {split: [gpu, cpu], from: 0, to: 1, step: 0.25} -> {gpu: x, cpu: 1-x}: a placement axis that
+// moves a fraction between two tiers.
+std::vector<AxisValue> split_values(const YNode& node) {
+  node.check_keys({"split", "from", "to", "step"});
+  const YNode tiers = node.require("split", "two tiers, e.g. [gpu, cpu]");
+  const auto items = tiers.items();
+  if (items.size() != 2) tiers.fail("expected two tiers, e.g. [gpu, cpu]");
+  const std::vector<std::string> valid = {"gpu", "cpu", "nvme"};
+  std::string a = config::to_lower(items[0].as_string()), b = config::to_lower(items[1].as_string());
+  for (const auto* t : {&items[0], &items[1]}) {
+    const std::string name = config::to_lower(t->as_string());
+    if (name != "gpu" && name != "cpu" && name != "nvme")
+      t->fail("unknown tier '" + name + "'" + config::did_you_mean(name, valid) + "; valid: gpu, cpu, nvme");
+  }
+  if (a == b) tiers.fail("the two tiers must differ");
+  YAML::Node range;
+  for (const char* k : {"from", "to", "step"})
+    if (auto v = node.get(k)) range[k] = v->raw();
+  if (!node.get("from")) range["from"] = 0;
+  if (!node.get("to")) range["to"] = 1;
+  std::vector<AxisValue> out;
+  const YNode range_node(range, std::make_shared<const std::string>(node.file()), node.path());
+  for (double x : range_values(range_node)) {
+    if (x < 0 || x > 1 + kRangeSlack) node.fail("split fractions must lie in [0, 1]");
+    x = std::min(1.0, x);
+    out.push_back({"{" + a + ": " + config::format_number(x) + ", " + b + ": " +
+                       config::format_number(tidy(1.0 - x)) + "}",
+                   node.line()});
+  }
+  return out;
+}
+
+std::vector<AxisValue> axis_values(const YNode& node) {
+  std::vector<AxisValue> out;
+  if (node.is_sequence()) {
+    for (const auto& item : node.items()) {
+      if (item.is_null()) item.fail("expected a value, got nothing");
+      out.push_back({emit_flow(item.raw()), item.line()});
+    }
+    if (out.empty()) node.fail("an axis needs at least one value");
+  } else if (node.is_map() && node.get("split")) {
+    out = split_values(node);
+  } else if (node.is_map() && (node.get("from") || node.get("to"))) {
+    for (double v : range_values(node)) out.push_back({config::format_number(v), node.line()});
+    if (out.empty()) node.fail("the range is empty");
+  } else if (node.is_map()) {
+    node.fail("expected a list of values, a range {from, to, step} or {from, to, factor}, or "
+              "{split: [gpu, cpu], from, to, step}; to sweep maps, list them: [{gpu: 1}, {cpu: 1}]");
+  } else {
+    out.push_back({emit_flow(node.raw()), node.line()});  // one value: same as `set`
+  }
+  return out;
+}
+
+std::vector<std::string> all_option_paths() {
+  std::vector<std::string> paths;
+  for (const auto& o : config::scenario_options()) paths.push_back(o.path);
+  return paths;
+}
+
+void check_key(const YNode& at, const std::string& key) {
+  if (!config::find_options(key).empty() || config::is_section(key)) return;
+  at.fail("unknown scenario key '" + key + "'" + config::did_you_mean(key, all_option_paths()) +
+          " (keys as in `tiersim schema`)");
+}
+
+}  // namespace
+
+std::size_t PointSpace::point_count() const {
+  std::size_t n = 1;
+  for (const auto& a : axes) n *= a.size();
+  return n;
+}
+
+PointSpace parse_point_space(const YNode& root) {
+  PointSpace space;
+  space.file = root.file();
+  const YNode base = root.require("base", "the base scenario file, relative to this file");
+  fs::path base_path = base.as_string();
+  if (base_path.is_relative()) base_path = fs::path(root.file()).parent_path() / base_path;
+  if (!fs::exists(base_path)) base.fail("base scenario '" + base_path.string() + "' does not exist");
+  space.base_path = base_path.lexically_normal().string();
+  if (auto set = root.get("set")) {
+    for (const auto& [key, value] : set->entries()) {
+      check_key(value, key);
+      if (value.is_null()) value.fail("expected a value, got nothing");
+      space.fixed.push_back({key, {emit_flow(value.raw()), value.line()}});
+    }
+  }
+  if (auto grid = root.get("grid")) {
+    for (const auto& [key, value] : grid->entries()) {
+      check_key(value, key);
+      Axis axis;
+      axis.keys = {key};
+      axis.values = {axis_values(value)};
+      space.axes.push_back(std::move(axis));
+    }
+  }
+  if (auto zip = root.get("zip")) {
+    for (const auto& group : zip->items()) {
+      Axis axis;
+      for (const auto& [key, value] : group.entries()) {
+        check_key(value, key);
+        auto values = axis_values(value);
+        if (!axis.values.empty() && values.size() != axis.size())
+          value.fail("zipped lists must have the same length: " + std::to_string(values.size()) +
+                     " values here, " + std::to_string(axis.size()) + " for '" + axis.keys.front() + "'");
+        axis.keys.push_back(key);
+        axis.values.push_back(std::move(values));
+      }
+      if (axis.keys.empty()) group.fail("a zip group needs at least one key");
+      space.axes.push_back(std::move(axis));
+    }
+  }
+  // One key on two axes would make the later silently win.
+  std::vector<std::string> seen;
+  for (const auto& a : space.axes)
+    for (const auto& k : a.keys) {
+      if (std::find(seen.begin(), seen.end(), k) != seen.end())
+        root.fail("key '" + k + "' appears on more than one axis");
+      seen.push_back(k);
+    }
+  return space;
+}
+
+SweepSpec parse_sweep_text(const std::string& text, const std::string& file) {
+  const YNode root = config::parse_yaml_text(text, file);
+  if (!root.is_map()) root.fail("expected a sweep file (a map with name, base, grid ...), got " + root.describe());
+  root.check_keys({"name", "description", "base", "set", "grid", "zip"});
+  SweepSpec spec;
+  spec.name = root.require("name", "the sweep name (results are stored under it)").as_string();
+  if (auto d = root.get("description")) spec.description = d->as_string();
+  spec.text = text;
+  spec.space = parse_point_space(root);
+  if (spec.space.axes.empty()) root.fail_missing("grid", "at least one axis (grid: or zip:)");
+  return spec;
+}
+
+SweepSpec parse_sweep_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot read sweep file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep_text(ss.str(), path);
+}
+
+Point point_at(const PointSpace& space, std::size_t index) {
+  Point p;
+  p.index = index;
+  for (const auto& [key, value] : space.fixed) p.overrides.push_back(key + "=" + value.yaml);
+  // Mixed radix, last axis fastest.
+  std::vector<std::size_t> digit(space.axes.size());
+  std::size_t rest = index;
+  for (std::size_t a = space.axes.size(); a-- > 0;) {
+    digit[a] = rest % space.axes[a].size();
+    rest /= space.axes[a].size();
+  }
+  for (std::size_t a = 0; a < space.axes.size(); ++a) {
+    const Axis& axis = space.axes[a];
+    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+      const std::string kv = axis.keys[k] + "=" + axis.values[k][digit[a]].yaml;
+      p.overrides.push_back(kv);
+      if (!p.label.empty()) p.label += " ";
+      p.label += kv;
+    }
+  }
+  return p;
+}
+
+Scenario load_point(const PointSpace& space, const Point& point, const config::Catalog& catalog) {
+  config::LoadOptions opts;
+  opts.overrides = point.overrides;
+  opts.catalog = &catalog;
+  return config::load_scenario(space.base_path, opts);
+}
+
+void check_axis_values(const PointSpace& space, const config::Catalog& catalog) {
+  Point fixed;
+  for (const auto& [key, value] : space.fixed) fixed.overrides.push_back(key + "=" + value.yaml);
+  Scenario base;
+  try {
+    base = load_point(space, fixed, catalog);
+  } catch (const ConfigError& e) {
+    // Name the `set` entry when the error is about one of its keys.
+    for (const auto& [key, value] : space.fixed)
+      if (e.key_path().rfind(key, 0) == 0)
+        throw ConfigError(space.file, value.line, "set." + key, e.what());
+    throw;
+  } catch (const CatalogError& e) {
+    throw ConfigError(space.file, 0, "base", std::string("base scenario with `set`: ") + e.what());
+  }
+  auto file = std::make_shared<const std::string>(space.file);
+  for (const auto& axis : space.axes)
+    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+      const std::string& key = axis.keys[k];
+      const config::Option* opt = config::find_option(key, base.kind);
+      if (!opt) {
+        auto any = config::find_options(key);
+        if (any.empty()) continue;  // a section (map value): checked when points load
+        opt = any.front();
+      }
+      for (const auto& v : axis.values[k]) {
+        Scenario s = base;
+        try {
+          const YNode node(YAML::Load(v.yaml), file, key, false);
+          config::read_option(node, *opt, s);
+          if (opt->resolve) opt->resolve(s, catalog);
+        } catch (const ConfigError& e) {
+          throw ConfigError(space.file, v.line, key, "value " + v.yaml + ": " + e.what());
+        } catch (const CatalogError& e) {
+          throw ConfigError(space.file, v.line, key, "value " + v.yaml + ": " + e.what());
+        } catch (const YAML::Exception& e) {
+          throw ConfigError(space.file, v.line, key, "value " + v.yaml + ": " + e.what());
+        }
+      }
+    }
+}
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::kSimulated: return "simulated";
+    case Status::kNoFit: return "no-fit";
+    case Status::kSkipped: return "skipped";
+    case Status::kInvalid: return "invalid";
+  }
+  return "?";
+}
+
+void run_points(const PointSpace& space, const std::vector<std::size_t>& indices,
+                const config::Catalog& catalog, const RunOptions& options,
+                const std::function<void(Outcome&&)>& sink) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(
+      options.threads > 0 ? std::size_t(options.threads) : hw, std::max<std::size_t>(1, indices.size()));
+  // Bounded so that a slow writer holds back the workers instead of buffering the whole sweep.
+  const std::size_t max_queued = 4 * threads + 64;
+
+  std::mutex mu;
+  std::condition_variable produced, consumed;
+  std::deque<Outcome> queue;
+  std::size_t next = 0, running = threads;
+  std::exception_ptr failure;
+  auto stopped = [&] { return failure || (options.stop && options.stop->load()); };
+
+  auto worker = [&] {
+    for (;;) {
+      std::size_t i;
+      {
+        std::lock_guard lock(mu);
+        if (next >= indices.size() || stopped()) break;
+        i = indices[next++];
+      }
+      Outcome out;
+      try {
+        out.point = point_at(space, i);
+        try {
+          out.scenario = load_point(space, out.point, catalog);
+          if (options.done && options.done(out.scenario->hash)) {
+            out.status = Status::kSkipped;
+          } else {
+            out.result = sim::simulate(*out.scenario);
+            out.status = out.result.fits ? Status::kSimulated : Status::kNoFit;
+          }
+        } catch (const Error& e) {  // ConfigError, CatalogError, ModelError: this point only
+          out.status = Status::kInvalid;
+          out.error = e.what();
+        }
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!failure) failure = std::current_exception();
+        break;
+      }
+      std::unique_lock lock(mu);
+      consumed.wait(lock, [&] { return queue.size() < max_queued || failure; });
+      queue.push_back(std::move(out));
+      produced.notify_one();
+    }
+    std::lock_guard lock(mu);
+    --running;
+    produced.notify_one();
+  };
+
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  try {
+    for (;;) {
+      std::deque<Outcome> batch;
+      {
+        std::unique_lock lock(mu);
+        produced.wait(lock, [&] { return !queue.empty() || running == 0; });
+        if (queue.empty()) break;
+        batch.swap(queue);
+        consumed.notify_all();
+      }
+      for (auto& o : batch) sink(std::move(o));
+    }
+  } catch (...) {
+    std::lock_guard lock(mu);
+    if (!failure) failure = std::current_exception();
+    consumed.notify_all();
+  }
+  // The sink threw: let the workers drain (they stop taking points) before rethrowing.
+  {
+    std::unique_lock lock(mu);
+    while (running > 0) {
+      queue.clear();
+      consumed.notify_all();
+      produced.wait_for(lock, std::chrono::milliseconds(10));
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Progress::Progress(std::ostream& os, std::string what, std::size_t total, bool tty)
+    : os_(os), what_(std::move(what)), total_(total), tty_(tty), start_s_(now_s()) {}
+
+std::size_t Progress::done() const { return counts_[0] + counts_[1] + counts_[2] + counts_[3]; }
+
+void Progress::add(Status s) {
+  ++counts_[static_cast<std::size_t>(s)];
+  const double t = now_s();
+  // A terminal line is cheap to overwrite; a log gets a line every 5 s.
+  if (t - last_print_s_ >= (tty_ ? 0.1 : 5.0)) {
+    last_print_s_ = t;
+    print(false);
+  }
+}
+
+void Progress::finish() { print(true); }
+
+void Progress::print(bool final_line) {
+  const double elapsed = now_s() - start_s_;
+  const std::size_t n = done();
+  const std::size_t worked = n - counts_[2];  // skipped points cost almost nothing
+  const double rate = elapsed > 0 ? double(worked) / elapsed : 0;
+  char buf[256];
+  std::string eta = "--:--";
+  if (rate > 0 && n < total_) {
+    const auto left = static_cast<long long>(double(total_ - n) / rate + 0.5);
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", left / 3600, left / 60 % 60, left % 60);
+    eta = buf;
+  } else if (n >= total_) {
+    eta = "0:00:00";
+  }
+  std::snprintf(buf, sizeof buf,
+                "%s: %zu/%zu (%.1f%%) simulated %zu, no-fit %zu, skipped %zu, invalid %zu | %.1f "
+                "points/s | %s %s",
+                what_.c_str(), n, total_, total_ ? 100.0 * double(n) / double(total_) : 100.0,
+                counts_[0], counts_[1], counts_[2], counts_[3], rate,
+                final_line ? "elapsed" : "ETA",
+                final_line ? (std::to_string(static_cast<long long>(elapsed + 0.5)) + " s").c_str()
+                           : eta.c_str());
+  if (tty_)
+    os_ << "\r\033[K" << buf << (final_line ? "\n" : "") << std::flush;
+  else
+    os_ << buf << "\n" << std::flush;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+SweepStore::SweepStore(const std::string& path)
+    : results_(std::make_unique<reports::ResultsStore>(path)) {
+  auto& db = results_->database();
+  // WAL + NORMAL: a committed point survives the process being killed (the WAL is in the OS page
+  // cache); only a power loss can drop the last commits, which a re-run then recomputes. FULL
+  // would fsync every point and dominate short simulations.
+  db.exec("PRAGMA synchronous=NORMAL");
+  db.exec(R"(CREATE TABLE IF NOT EXISTS sweeps (
+  name TEXT PRIMARY KEY,
+  file TEXT,
+  description TEXT,
+  definition TEXT,
+  points INTEGER,
+  tool_version TEXT,
+  started_at TEXT,
+  finished_at TEXT))");
+  db.exec(R"(CREATE TABLE IF NOT EXISTS sweep_failures (
+  sweep TEXT NOT NULL,
+  point TEXT NOT NULL,
+  scenario_hash TEXT,
+  reason TEXT NOT NULL,
+  UNIQUE (sweep, point)))");
+}
+
+SweepStore::~SweepStore() = default;
+
+void SweepStore::begin_sweep(const SweepSpec& spec, std::size_t points, const std::string& tool_version) {
+  auto& db = results_->database();
+  store::Transaction tx(db);
+  db.prepare(
+        "INSERT INTO sweeps (name, file, description, definition, points, tool_version, started_at) "
+        "VALUES (?,?,?,?,?,?,strftime('%Y-%m-%dT%H:%M:%SZ','now')) ON CONFLICT(name) DO UPDATE SET "
+        "file=excluded.file, description=excluded.description, definition=excluded.definition, "
+        "points=excluded.points, tool_version=excluded.tool_version, started_at=excluded.started_at, "
+        "finished_at=NULL")
+      .bind(1, spec.name)
+      .bind(2, fs::path(spec.space.file).filename().string())
+      .bind(3, spec.description)
+      .bind(4, spec.text)
+      .bind(5, static_cast<std::int64_t>(points))
+      .bind(6, tool_version)
+      .run();
+  // Failures are re-evaluated on every run (invalid points are never skipped).
+  db.prepare("DELETE FROM sweep_failures WHERE sweep = ?").bind(1, spec.name).run();
+  tx.commit();
+}
+
+void SweepStore::finish_sweep(const std::string& sweep) {
+  results_->database()
+      .prepare("UPDATE sweeps SET finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE name = ?")
+      .bind(1, sweep)
+      .run();
+}
+
+std::unordered_set<std::string> SweepStore::done_hashes(const std::string& sweep) const {
+  std::unordered_set<std::string> out;
+  auto st = results_->database().prepare("SELECT scenario_hash FROM runs WHERE sweep = ?");
+  st.bind(1, sweep);
+  while (st.step()) out.insert(st.column_text(0));
+  return out;
+}
+
+void SweepStore::save(const Outcome& o, const std::string& sweep, const std::string& tool_version) {
+  if (o.status == Status::kSkipped) return;
+  if (o.status == Status::kInvalid) {
+    results_->database()
+        .prepare("INSERT OR REPLACE INTO sweep_failures (sweep, point, scenario_hash, reason) VALUES (?,?,?,?)")
+        .bind(1, sweep)
+        .bind(2, o.point.label)
+        .bind(3, o.scenario ? o.scenario->hash : std::string())
+        .bind(4, o.error)
+        .run();
+    return;
+  }
+  results_->save(*o.scenario, o.result, tool_version, sweep, reports::OnDuplicate::kSkip);
+}
+
+std::size_t SweepStore::run_count(const std::string& sweep) const {
+  auto st = results_->database().prepare("SELECT count(*) FROM runs WHERE sweep = ?");
+  st.bind(1, sweep);
+  st.step();
+  return static_cast<std::size_t>(st.column_int(0));
+}
+
+std::size_t SweepStore::failure_count(const std::string& sweep) const {
+  auto st = results_->database().prepare("SELECT count(*) FROM sweep_failures WHERE sweep = ?");
+  st.bind(1, sweep);
+  st.step();
+  return static_cast<std::size_t>(st.column_int(0));
+}
+
+SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::Catalog& catalog,
+                       const RunOptions& options, const std::string& tool_version,
+                       std::ostream* progress, std::size_t limit) {
+  const double t0 = now_s();
+  check_axis_values(spec.space, catalog);
+  const std::size_t n = spec.space.point_count();
+  store.begin_sweep(spec, n, tool_version);
+  const auto done = store.done_hashes(spec.name);
+
+  std::atomic<bool> stop{false};
+  RunOptions opts = options;
+  opts.stop = &stop;
+  opts.done = [&done](const std::string& h) { return done.count(h) > 0; };
+  std::vector<std::size_t> indices(n);
+  for (std::size_t i = 0; i < n; ++i) indices[i] = i;
+
+  SweepSummary sum;
+  sum.points = n;
+  std::optional<Progress> bar;
+  if (progress) bar.emplace(*progress, "sweep " + spec.name, n, options.progress_tty);
+  std::size_t stored = 0;
+  run_points(spec.space, indices, catalog, opts, [&](Outcome&& o) {
+    if (stop.load()) return;  // stopping: drop what is in flight, as a kill would
+    if (options.stop && options.stop->load()) {
+      stop = true;
+      return;
+    }
+    store.save(o, spec.name, tool_version);
+    switch (o.status) {
+      case Status::kSimulated: ++sum.simulated; break;
+      case Status::kNoFit: ++sum.no_fit; break;
+      case Status::kSkipped: ++sum.skipped; break;
+      case Status::kInvalid:
+        ++sum.invalid;
+        if (sum.failures.size() < 5) sum.failures.push_back(o.point.label + ": " + o.error);
+        break;
+    }
+    if (bar) bar->add(o.status);
+    if (o.status != Status::kSkipped && ++stored == limit) stop = true;
+  });
+  if (bar) bar->finish();
+  if (!stop.load()) store.finish_sweep(spec.name);
+  sum.wall_s = now_s() - t0;
+  return sum;
+}
+
+std::optional<double> metric(const sim::RunResult& r, const std::string& name) {
+  for (const auto& m : r.metrics)
+    if (m.name == name) return m.value;
+  return std::nullopt;
+}
+
+std::string serialize_result(const sim::RunResult& r) {
+  nlohmann::json j;
+  j["w"] = r.workload;
+  j["f"] = r.fits;
+  j["s"] = r.shortfall;
+  j["b"] = r.bottleneck;
+  j["e"] = r.events;
+  auto& ms = j["m"] = nlohmann::json::array();
+  for (const auto& m : r.metrics) ms.push_back({m.name, m.value, m.unit});
+  auto& mem = j["t"] = nlohmann::json::array();
+  for (const auto& t : r.memory) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& i : t.items) items.push_back({i.what, i.bytes});
+    mem.push_back({t.tier, t.required_bytes, t.capacity_bytes, items});
+  }
+  auto& us = j["u"] = nlohmann::json::array();
+  for (const auto& u : r.utilization) us.push_back({u.name, u.unit, u.busy_s, u.utilization});
+  return j.dump();
+}
+
+sim::RunResult deserialize_result(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  sim::RunResult r;
+  r.workload = j.at("w").get<std::string>();
+  r.fits = j.at("f").get<bool>();
+  r.shortfall = j.at("s").get<std::string>();
+  r.bottleneck = j.at("b").get<std::string>();
+  r.events = j.at("e").get<std::uint64_t>();
+  for (const auto& m : j.at("m")) r.metrics.push_back({m[0].get<std::string>(), m[1].get<double>(), m[2].get<std::string>()});
+  for (const auto& t : j.at("t")) {
+    TierMemory tm;
+    tm.tier = t[0].get<std::string>();
+    tm.required_bytes = t[1].get<double>();
+    tm.capacity_bytes = t[2].get<double>();
+    for (const auto& i : t[3]) tm.items.push_back({i[0].get<std::string>(), i[1].get<double>()});
+    r.memory.push_back(std::move(tm));
+  }
+  for (const auto& u : j.at("u"))
+    r.utilization.push_back({u[0].get<std::string>(), u[1].get<std::string>(), u[2].get<double>(), u[3].get<double>()});
+  return r;
+}
+
+}  // namespace tiersim::sweep

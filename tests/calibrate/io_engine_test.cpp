@@ -1,0 +1,139 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+
+#include "calibrate/io_engine.hpp"
+#include "calibrate/runner.hpp"
+#include "calibrate/target.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace tiersim::calibrate;
+
+namespace {
+
+// O_DIRECT when the scratch file system allows it (tmpfs may not), buffered otherwise: the
+// engine logic under test is the same.
+CalibrationFile scratch_file(const tiersim::test::TempDir& dir, std::uint64_t bytes) {
+  FileOptions fo;
+  fo.region_bytes = bytes;
+  fo.limits.reserve_free_bytes = 0;
+  try {
+    return CalibrationFile::create_in_dir(dir.str(), 0, fo);
+  } catch (const DirectIoUnsupported&) {
+    WARN("scratch directory does not support O_DIRECT; testing the engine with buffered I/O");
+    fo.direct = false;
+    return CalibrationFile::create_in_dir(dir.str(), 0, fo);
+  }
+}
+
+bool uring_available() {
+  const std::string why = io_uring_unavailable_reason();
+  if (!why.empty()) WARN("skipping io_uring checks: " << why);
+  return why.empty();
+}
+
+RunLimits short_limits() {
+  RunLimits l;
+  l.warmup_s = 0.02;
+  l.min_s = 0.05;
+  l.max_s = 0.2;
+  l.window_s = 0.02;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("engines read back what was written, through prepare/submit/reap", "[calibrate][engine]") {
+  tiersim::test::TempDir dir;
+  auto file = scratch_file(dir, 8 << 20);
+  for (EngineKind kind : {EngineKind::io_uring, EngineKind::sync}) {
+    if (kind == EngineKind::io_uring && !uring_available()) continue;
+    INFO(engine_name(kind));
+    AlignedBuffer out(2 * 4096), in(2 * 4096);
+    std::memset(out.data(), 0xab, 4096);
+    std::memset(static_cast<char*>(out.data()) + 4096, 0xcd, 4096);
+    for (IoDirection d : {IoDirection::write, IoDirection::read}) {
+      AlignedBuffer& buf = d == IoDirection::write ? out : in;
+      EngineSetup setup;
+      setup.fd = file.fd();
+      setup.direction = d;
+      setup.queue_depth = 2;
+      setup.buffers = {{buf.data(), 4096}, {static_cast<char*>(buf.data()) + 4096, 4096}};
+      auto engine = make_engine(kind, setup);
+      CHECK(((engine->caps() & kCapAsync) != 0) == (kind == EngineKind::io_uring));
+      for (std::uint32_t s = 0; s < 2; ++s) {
+        REQUIRE(engine->prepare({s, file.region_offset_bytes() + s * 4096, 4096, static_cast<char*>(buf.data()) + s * 4096}));
+      }
+      REQUIRE(engine->submit(2) == 0);
+      IoCompletion c[4];
+      unsigned got = 0;
+      while (got < 2) {
+        const unsigned n = engine->reap(std::span<IoCompletion>(c + got, 4 - got));
+        if (n == 0) REQUIRE(engine->submit(1) == 0);
+        got += n;
+      }
+      for (unsigned i = 0; i < 2; ++i) CHECK(c[i].result == 4096);
+    }
+    CHECK(std::memcmp(in.data(), out.data(), 2 * 4096) == 0);
+  }
+}
+
+TEST_CASE("run_point measures reads and writes with latency percentiles", "[calibrate][engine]") {
+  tiersim::test::TempDir dir;
+  auto file = scratch_file(dir, 32 << 20);
+  const PointTarget target{file.fd(), file.region_offset_bytes(), file.region_bytes()};
+  for (EngineKind kind : {EngineKind::io_uring, EngineKind::sync}) {
+    if (kind == EngineKind::io_uring && !uring_available()) continue;
+    for (const char* rw : {"randread", "write"}) {
+      INFO(engine_name(kind) << " " << rw);
+      JobSpec job = parse_rw(rw);
+      job.block_bytes = 64 * 1024;
+      job.queue_depth = 8;
+      job.threads = 2;
+      const PointResult r = run_point(kind, {target}, job, short_limits(), nullptr, 1);
+      CHECK(r.ios > 0);
+      CHECK(r.bytes == r.ios * job.block_bytes);
+      CHECK(r.bandwidth_gbps > 0);
+      CHECK(r.iops == Approx(r.bandwidth_gbps * 1e9 / job.block_bytes).epsilon(1e-9));
+      CHECK(r.lat_p50_us > 0);
+      CHECK(r.lat_p50_us <= r.lat_p90_us);
+      CHECK(r.lat_p90_us <= r.lat_p99_us);
+      CHECK(r.lat_p99_us <= r.lat_p999_us);
+      CHECK(r.lat_p999_us <= r.lat_max_us);
+      CHECK(r.effective_queue_depth == (kind == EngineKind::sync ? 1u : 8u));
+    }
+  }
+}
+
+TEST_CASE("run_point reports I/O errors by errno", "[calibrate][engine]") {
+  if (!uring_available()) return;
+  tiersim::test::TempDir dir;
+  // A read-only descriptor: every write completes with -EBADF, which must become an IoError.
+  const std::string path = dir.file("ro.dat");
+  { std::ofstream(path) << std::string(1 << 20, 'x'); }
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  JobSpec job = parse_rw("write");
+  job.block_bytes = 4096;
+  job.queue_depth = 4;
+  try {
+    run_point(EngineKind::io_uring, {{fd, 0, 1 << 20}}, job, short_limits(), nullptr, 1);
+    FAIL("no error");
+  } catch (const tiersim::IoError& e) {
+    CHECK(std::string(e.what()).find("errno " + std::to_string(EBADF)) != std::string::npos);
+  }
+  ::close(fd);
+}
+
+TEST_CASE("parse_rw and engine names", "[calibrate][engine]") {
+  CHECK(parse_rw("randwrite").direction == IoDirection::write);
+  CHECK(parse_rw("randwrite").pattern == Pattern::random);
+  CHECK(parse_rw("read").pattern == Pattern::sequential);
+  CHECK(rw_name(parse_rw("randread")) == "randread");
+  CHECK_THROWS_AS(parse_rw("trim"), tiersim::Error);
+  CHECK(parse_engine("sync") == EngineKind::sync);
+  CHECK_THROWS_AS(parse_engine("libaio"), tiersim::Error);
+}

@@ -1,0 +1,129 @@
+// Report files: written, self-contained, containing the comparison table and the sources.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/scenario_loader.hpp"
+#include "reports/report.hpp"
+#include "sim/simulate.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace tiersim;
+using namespace tiersim::reports;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+ReportInput two_runs(ResultsStore& store) {
+  config::LoadOptions opts;
+  opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  sim::SimOptions traced;
+  traced.trace = true;
+  for (const char* f : {"llama3-70b-a100-4x-gen4-aio.yaml", "opt30b-a6000-quant-kvoffload.yaml"}) {
+    const Scenario s = config::load_scenario(
+        std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/" + f, opts);
+    store.save(s, sim::simulate(s, traced), "test");
+  }
+  ReportInput in;
+  in.database_name = "results.sqlite";
+  in.tool_version = "test";
+  in.runs = store.runs();
+  in.validation.available = true;
+  in.validation.measurements = 38;
+  in.validation.mape_pct = 11.87;
+  in.validation.max_abs_error_pct = 40;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("report: HTML, Markdown and CSV carry the comparison table", "[report]") {
+  test::TempDir dir;
+  ResultsStore store(":memory:");
+  ReportInput in = two_runs(store);
+  CalibrationCurve c;
+  c.target = "/mnt/nvme0";
+  c.rw = "randread";
+  c.queue_depth = 16;
+  c.block_bytes = {4096, 65536, 1 << 20};
+  c.bandwidth_gbps = {0.5, 3.0, 6.5};
+  in.calibration.push_back(c);
+  const ReportFiles files = write_report(in, dir.file("out"));
+
+  const std::string html = slurp(files.html);
+  const std::string md = slurp(files.markdown);
+  const std::string csv = slurp(files.csv);
+  for (const auto& r : in.runs) {
+    CHECK(html.find(r.scenario_name) != std::string::npos);
+    CHECK(md.find(r.scenario_name) != std::string::npos);
+  }
+  CHECK(html.find("validated against 38 published measurements, mean absolute error 11.9%") !=
+        std::string::npos);
+  CHECK(md.find("validated against 38 published measurements, mean absolute error 11.9%") !=
+        std::string::npos);
+  CHECK(md.find("| throughput_tokens_per_s | tokens/s |") != std::string::npos);
+  CHECK(html.find("<td class=\"name\">throughput_tokens_per_s</td>") != std::string::npos);
+  // Self-contained: the scripts are inlined, nothing is fetched.
+  CHECK(html.find("<script src") == std::string::npos);
+  CHECK(html.find("sourceMappingURL") == std::string::npos);
+  CHECK(count(html, "vegaEmbed('#plot") >= 4 + 2 + 1);  // summary plots, 2 timelines, calibration
+  CHECK(html.find("Measured bandwidth vs block size") != std::string::npos);
+  // Sources: every provenance key of every run.
+  for (const auto& r : in.runs)
+    for (const auto& [key, source] : r.provenance) CHECK(md.find("`" + key + "`") != std::string::npos);
+
+  std::size_t metrics = 0;
+  for (const auto& r : in.runs) metrics += r.metrics.size();
+  CHECK(count(csv, "\n") == metrics + 1);
+  CHECK(csv.rfind("run_id,scenario_name,scenario_hash,sweep,metric,value,unit\n", 0) == 0);
+}
+
+TEST_CASE("report: missing energy and cost metrics are reported, not plotted", "[report]") {
+  test::TempDir dir;
+  ResultsStore store(":memory:");
+  ReportInput in = two_runs(store);
+  in.validation = {};
+  in.validation.error = "skipped";
+  for (auto& r : in.runs) {
+    std::erase_if(r.metrics, [](const sim::Metric& m) {
+      return m.name.rfind("energy", 0) == 0 || m.name.rfind("usd", 0) == 0;
+    });
+  }
+  const std::string html = slurp(write_report(in, dir.file("out")).html);
+  CHECK(html.find("Not plotted (no run has the metrics): energy per token, cost per million tokens") !=
+        std::string::npos);
+  CHECK(html.find("Model validation could not be run (skipped)") != std::string::npos);
+}
+
+TEST_CASE("report: a missing vendored script is an IoError and writes nothing", "[report]") {
+  test::TempDir dir;
+  ResultsStore store(":memory:");
+  ReportInput in = two_runs(store);
+  in.vendor_dir = dir.file("no-vendor");
+  CHECK_THROWS_AS(write_report(in, dir.file("out")), IoError);
+  CHECK_FALSE(std::filesystem::exists(dir.file("out/index.html")));
+}
+
+TEST_CASE("report: escaping", "[report]") {
+  CHECK(csv_escape("a,b") == "\"a,b\"");
+  CHECK(csv_escape("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_escape("plain") == "plain");
+  CHECK(html_escape("<b>&\"") == "&lt;b&gt;&amp;&quot;");
+  CHECK(format_value(1.5e11) == "1.500e+11");
+  CHECK(format_value(18.32365) == "18.32");
+  CHECK(provenance_kind("catalog: NVIDIA datasheet") == "catalog");
+  CHECK(provenance_kind("override") == "override");
+}

@@ -1,0 +1,176 @@
+#include <catch2/catch.hpp>
+
+#include "config/scenario_loader.hpp"
+#include "model/training_memory.hpp"
+#include "sim/workloads/checkpoint/checkpoint.hpp"
+#include "sim/simulate.hpp"
+#include "tests/support.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+Scenario load(const std::string& yaml, std::vector<std::string> sets = {}) {
+  return test::load_yaml(yaml, std::move(sets));
+}
+
+const char* kDgx2 = R"(
+name: t
+hardware:
+  gpu: {model: V100-32GB, count: 16}
+  host: {model: dgx-2}
+  nvme: {model: generic-gen3, count: 8, capacity_tb: 3.84}
+model: {name: opt-13b}
+workload: {kind: training, global_batch: 16, sequence_tokens: 1024, zero_stage: 3,
+           params: gpu, gradients: gpu, optimizer: gpu, params_auto: true}
+)";
+
+const char* kSmallTraining = R"(
+name: t
+hardware:
+  gpu: {model: A100-80GB, count: 8}
+  host: {model: generic-2s-ddr4}
+  nvme: {model: generic-gen4, count: 8}
+model: {name: phi-3-mini}
+workload: {kind: training, global_batch: 64, sequence_tokens: 2048, zero_stage: 3,
+           writer: fast_persist, writers_per_node: 8, include_optimizer: false,
+           checkpoint_interval_iters: 100}
+)";
+
+// One A100 saving Phi-3-mini's fp32 weights to eight Gen4 drives, as in the published benchmark.
+const char* kPhi3Checkpoint = R"(
+name: c
+hardware:
+  gpu: {model: A100-80GB, count: 1}
+  host: {model: generic-2s-ddr4}
+  nvme: {model: generic-gen4, count: 8}
+model: {name: phi-3-mini}
+workload: {kind: checkpoint, writer: torch_save, weights_dtype: fp32, include_optimizer: false}
+)";
+
+}  // namespace
+
+TEST_CASE("state bytes per parameter by precision and optimizer", "[training]") {
+  using P = TrainingWorkload::Precision;
+  using O = TrainingWorkload::Optimizer;
+  const StateBytes adam = state_bytes_per_param(P::kMixed, O::kAdam);
+  CHECK(adam.params == 2);
+  CHECK(adam.grads == 2);
+  CHECK(adam.optimizer == 12);  // fp32 master + momentum + variance
+  CHECK(adam.total() == 16);    // the ZeRO paper's 16 B/param
+  CHECK(state_bytes_per_param(P::kFp32, O::kAdam).total() == 16);  // 4 + 4 + 8
+  CHECK(state_bytes_per_param(P::kMixed, O::kSgdMomentum).total() == 12);  // 2 + 2 + 4 + 4
+  CHECK(state_bytes_per_param(P::kFp32, O::kSgdMomentum).total() == 12);   // 4 + 4 + 4
+}
+
+TEST_CASE("ZeRO stages partition the states over the data-parallel ranks", "[training]") {
+  LlmSpec m = load(kDgx2).model;
+  TrainingWorkload w;
+  const double n = count_params(m).total;
+  for (int stage = 0; stage <= 3; ++stage) {
+    w.zero_stage = stage;
+    const RankStates r = rank_states(m, w, 16);
+    CHECK(r.optimizer == Approx(n * 12 / (stage >= 1 ? 16 : 1)));
+    CHECK(r.grads == Approx(n * 2 / (stage >= 2 ? 16 : 1)));
+    CHECK(r.params == Approx(n * 2 / (stage >= 3 ? 16 : 1)));
+  }
+}
+
+TEST_CASE("activation checkpointing keeps only layer inputs", "[training]") {
+  const LlmSpec m = load(kDgx2).model;
+  const double full = activation_bytes(m, 1, 1024, false);
+  const double ckpt = activation_bytes(m, 1, 1024, true);
+  CHECK(ckpt < full / 5);
+}
+
+TEST_CASE("the capacity solver stops exactly at the boundary", "[training]") {
+  for (const char* stage : {"0", "3"}) {
+    Scenario s = load(kDgx2, {std::string("workload.zero_stage=") + stage});
+    const ExecutionModel em;
+    const CapacitySearch found = largest_trainable(s, em);
+    REQUIRE(found.found);
+    Scenario at = s;
+    at.model = found.model;
+    CHECK(training_capacity(at, em).fits);
+    Scenario next = s;
+    next.model = scaled_model(s.model, s.training.capacity_shape, found.step + 1);
+    CHECK_FALSE(training_capacity(next, em).fits);
+    CHECK(count_params(next.model).total > found.params);
+  }
+}
+
+TEST_CASE("offloading optimizer states to host memory trains a larger model", "[training]") {
+  const ExecutionModel em;
+  const double gpu_only = largest_trainable(load(kDgx2), em).params;
+  const double offload =
+      largest_trainable(load(kDgx2, {"workload.optimizer=cpu", "workload.gradients=cpu"}), em).params;
+  const double infinity = largest_trainable(
+      load(kDgx2, {"workload.optimizer=nvme", "workload.gradients=cpu", "workload.params=nvme"}), em).params;
+  CHECK(offload > 1.5 * gpu_only);
+  CHECK(infinity > 2 * offload);
+}
+
+TEST_CASE("training reports iteration time and throughput", "[training]") {
+  const sim::RunResult r = sim::simulate(load(kSmallTraining));
+  REQUIRE(r.fits);
+  const double it = r.metric("iteration_s");
+  CHECK(it > 0);
+  CHECK(r.metric("samples_per_s") == Approx(64 / it));
+  CHECK(r.metric("achieved_tflops_per_gpu") > 0);
+  CHECK(r.metric("achieved_tflops_per_gpu") < 312);
+}
+
+TEST_CASE("a checkpoint that fits inside compute costs no iteration time", "[training]") {
+  // FastPersist writes the 7.6 GB of fp16 weights from eight GPUs while the next iteration's
+  // forward and backward run; the optimizer step waits for it only if it is still writing.
+  const sim::RunResult r = sim::simulate(load(kSmallTraining));
+  REQUIRE(r.fits);
+  CHECK(r.metric("checkpoint_s") > 0);
+  CHECK(r.metric("checkpoint_s") < r.metric("iteration_s"));
+  CHECK(r.metric("checkpoint_stall_s") < 1e-3 * r.metric("iteration_s"));
+  CHECK(r.metric("checkpoint_overhead_pct") < 0.01);
+  // torch.save blocks the loop for its whole duration.
+  const sim::RunResult blocking = sim::simulate(load(kSmallTraining, {"workload.writer=torch_save"}));
+  CHECK(blocking.metric("checkpoint_stall_s") > 0.9 * blocking.metric("checkpoint_s"));
+  CHECK(blocking.metric("checkpoint_overhead_pct") > r.metric("checkpoint_overhead_pct"));
+}
+
+TEST_CASE("FastPersist outruns torch.save on the same drives", "[checkpoint]") {
+  const auto slow = sim::simulate(load(kPhi3Checkpoint));
+  const auto fast = sim::simulate(load(kPhi3Checkpoint, {"workload.writer=fast_persist"}));
+  CHECK(slow.metric("checkpoint_bytes") ==
+        Approx(count_params(load(kPhi3Checkpoint).model).total * 4));
+  CHECK(fast.metric("write_gbps") > 10 * slow.metric("write_gbps"));
+}
+
+
+TEST_CASE("the zip format costs torch.save one CRC-32 pass over every byte", "[checkpoint]") {
+  // One thread serialises; the drives keep up, so the formats differ by the CRC alone.
+  const auto zip = sim::simulate(load(kPhi3Checkpoint, {"workload.serialization=zipfile"}));
+  const auto legacy = sim::simulate(load(kPhi3Checkpoint, {"workload.serialization=legacy"}));
+  const double bytes = zip.metric("checkpoint_bytes");
+  const double crc_s = bytes / (sim::CheckpointSoftware{}.crc32_gbps * 1e9);
+  CHECK(zip.metric("checkpoint_s") - legacy.metric("checkpoint_s") == Approx(crc_s).epsilon(0.01));
+}
+
+TEST_CASE("pickling a module object's source delays either writer by its parse time",
+          "[checkpoint]") {
+  const double source_bytes = 1e6;
+  const double parse_s = source_bytes * sim::CheckpointSoftware{}.source_parse_s_per_byte;
+  for (const char* writer : {"torch_save", "fast_persist"}) {
+    INFO(writer);
+    const std::string w = std::string("workload.writer=") + writer;
+    const auto state_dict = sim::simulate(load(kPhi3Checkpoint, {w}));
+    const auto module = sim::simulate(load(kPhi3Checkpoint, {w, "workload.pickled_source=1MB"}));
+    CHECK(module.metric("checkpoint_s") - state_dict.metric("checkpoint_s") ==
+          Approx(parse_s).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("fast_persist writes the legacy format only", "[checkpoint][config]") {
+  const Scenario s = load(kPhi3Checkpoint, {"workload.writer=fast_persist"});
+  CHECK(s.checkpoint.serialization == CheckpointWorkload::Serialization::kLegacy);
+  CHECK_THROWS_WITH(
+      load(kPhi3Checkpoint, {"workload.writer=fast_persist", "workload.serialization=zipfile"}),
+      Catch::Contains("workload.serialization") && Catch::Contains("legacy"));
+}

@@ -1,0 +1,156 @@
+// The results store: round trip, transactions, duplicates.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "config/scenario_loader.hpp"
+#include "store/results_store.hpp"
+#include "sim/simulate.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace tiersim;
+using tiersim::reports::ResultsStore;
+
+namespace {
+
+std::string reference(const std::string& name) {
+  return std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/" + name;
+}
+
+Scenario load(const std::string& name) {
+  config::LoadOptions opts;
+  opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  return config::load_scenario(reference(name), opts);
+}
+
+sim::RunResult simulate_traced(const Scenario& s) {
+  sim::SimOptions o;
+  o.trace = true;
+  return sim::simulate(s, o);
+}
+
+}  // namespace
+
+TEST_CASE("results store: a run comes back identical and its YAML re-loads to the same hash",
+          "[report][store]") {
+  test::TempDir dir;
+  const Scenario s = load("llama3-70b-a100-4x-gen4-aio.yaml");
+  const sim::RunResult r = simulate_traced(s);
+  REQUIRE(!r.metrics.empty());
+  REQUIRE(!r.timeline.empty());
+
+  std::int64_t id = 0;
+  {
+    ResultsStore store(dir.file("results.sqlite"));
+    id = store.save(s, r, "9.9.9");
+    CHECK(store.has(s.hash));
+    CHECK_FALSE(store.has(s.hash, "some-sweep"));
+  }
+  // A fresh connection reads what the first one committed.
+  ResultsStore store(dir.file("results.sqlite"));
+  const auto back = store.run(id);
+  REQUIRE(back);
+  CHECK(back->scenario_name == s.name);
+  CHECK(back->scenario_hash == s.hash);
+  CHECK(back->scenario_yaml == s.resolved_yaml);
+  CHECK(back->tool_version == "9.9.9");
+  CHECK(back->workload == r.workload);
+  CHECK(back->fits == r.fits);
+  CHECK(back->bottleneck == r.bottleneck);
+  CHECK(back->sweep.empty());
+  REQUIRE(back->metrics.size() == r.metrics.size());
+  for (const auto& m : r.metrics) {
+    INFO(m.name);
+    const sim::Metric* got = back->find_metric(m.name);
+    REQUIRE(got);
+    CHECK(got->value == m.value);  // REAL round-trips a double bit-exactly
+    CHECK(got->unit == m.unit);
+  }
+  REQUIRE(back->memory.size() == r.memory.size());
+  for (std::size_t i = 0; i < r.memory.size(); ++i) {
+    CHECK(back->memory[i].tier == r.memory[i].tier);
+    CHECK(back->memory[i].required_bytes == r.memory[i].required_bytes);
+    CHECK(back->memory[i].capacity_bytes == r.memory[i].capacity_bytes);
+  }
+  REQUIRE(back->utilization.size() == r.utilization.size());
+  CHECK(back->provenance == s.provenance);
+  // Only one step's spans, capped.
+  CHECK(!back->timeline.empty());
+  CHECK(back->timeline.size() <= reports::kMaxTimelineRows);
+  CHECK(back->timeline.size() < r.timeline.size());
+
+  config::LoadOptions opts;
+  opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario again = config::load_scenario_text(back->scenario_yaml, "stored run", opts);
+  CHECK(again.hash == s.hash);
+}
+
+TEST_CASE("results store: duplicates are replaced or skipped, never repeated", "[report][store]") {
+  ResultsStore store(":memory:");
+  const Scenario s = load("opt30b-a6000-quant.yaml");
+  sim::RunResult r = sim::simulate(s);
+  const auto first = store.save(s, r, "1");
+  r.set("throughput_tokens_per_s", 123.0, "tokens/s");
+  const auto second = store.save(s, r, "2");  // default: replace atomically
+  CHECK(second != first);
+  auto all = store.runs();
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].tool_version == "2");
+  CHECK(all[0].metric("throughput_tokens_per_s") == 123.0);
+  CHECK_FALSE(store.run(first));
+
+  const auto skipped = store.save(s, r, "3", "", reports::OnDuplicate::kSkip);
+  CHECK(skipped == second);
+  CHECK(store.runs().at(0).tool_version == "2");
+
+  // The same hash in a sweep is a different run; within the sweep it is unique too.
+  const auto in_sweep = store.save(s, r, "4", "batch");
+  CHECK(store.save(s, r, "5", "batch", reports::OnDuplicate::kSkip) == in_sweep);
+  CHECK(store.runs().size() == 2);
+  reports::RunFilter f;
+  f.sweep = "batch";
+  CHECK(store.runs(f).size() == 1);
+  f.sweep = "";
+  CHECK(store.runs(f).size() == 1);
+  CHECK(store.sweeps() == std::vector<std::string>{"batch"});
+  // The table itself refuses a duplicate outside any sweep (the NULL-sweep case).
+  CHECK_THROWS_AS(store.database().exec(
+                      "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, "
+                      "scenario_yaml, workload, fits) SELECT created_at, tool_version, "
+                      "scenario_name, scenario_hash, scenario_yaml, workload, fits FROM runs "
+                      "WHERE sweep IS NULL"),
+                  StoreError);
+}
+
+TEST_CASE("results store: a failed save leaves no partial run", "[report][store]") {
+  test::TempDir dir;
+  ResultsStore store(dir.file("r.sqlite"));
+  const Scenario s = load("opt30b-a6000-quant.yaml");
+  const sim::RunResult good = sim::simulate(s);
+  store.save(s, good, "1");
+  // A metric name twice violates metrics' primary key after the runs row went in.
+  sim::RunResult bad = good;
+  bad.metrics.push_back(bad.metrics.front());
+  Scenario other = s;
+  other.hash = "0000000000000000";
+  CHECK_THROWS_AS(store.save(other, bad, "1"), StoreError);
+  CHECK_FALSE(store.has(other.hash));
+  CHECK(store.runs().size() == 1);
+  // Replacing with a bad result keeps the old run.
+  CHECK_THROWS_AS(store.save(s, bad, "2"), StoreError);
+  REQUIRE(store.runs().size() == 1);
+  CHECK(store.runs()[0].tool_version == "1");
+  auto orphans = store.database().prepare(
+      "SELECT count(*) FROM metrics WHERE run_id NOT IN (SELECT id FROM runs)");
+  REQUIRE(orphans.step());
+  CHECK(orphans.column_int(0) == 0);
+}
+
+TEST_CASE("results store: unopenable path names the file", "[report][store]") {
+  try {
+    ResultsStore store("/nonexistent-dir-for-tiersim/x.sqlite");
+    FAIL("expected StoreError");
+  } catch (const StoreError& e) {
+    CHECK(std::string(e.what()).find("cannot open results database") != std::string::npos);
+  }
+}

@@ -1,0 +1,113 @@
+// The planner's pruning is safe: on a small space it finds exactly what brute force finds, and the
+// optimistic bounds hold for every simulated point.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "config/catalog.hpp"
+#include "model/errors.hpp"
+#include "study/planner.hpp"
+
+using namespace tiersim;
+using namespace tiersim::plan;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+const std::string kFile = kData + "/plans/test-plan.yaml";
+
+const config::Catalog& catalog() {
+  static const config::Catalog c = config::Catalog::load(kData);  // read-only after first use
+  return c;
+}
+
+// 3 GPUs x 2 DRAM x 4 placements x 2 bits x 3 batches x 2 drive counts = 288 points; 8 layers
+// and 4 generated tokens keep each simulation short.
+std::string space_text(const std::string& tail) {
+  return "name: test-plan\n"
+         "base: opt66b-base.yaml\n"
+         "set: {model.layers: 8, workload.gen_tokens: 4}\n"
+         "grid:\n"
+         "  hardware.gpu.model: [RTX-A6000, A100-80GB, H200]\n"
+         "  hardware.host.dram_gb: [64, 256]\n"
+         "  policy.weights: [gpu, cpu, nvme, {gpu: 0.5, cpu: 0.5}]\n"
+         "  policy.weight_bits: [16, 4]\n"
+         "  workload.batch: [4, 16, 64]\n"
+         "  hardware.nvme.count: [1, 2]\n" +
+         tail;
+}
+
+std::set<std::string> labels(const std::vector<Candidate>& cs) {
+  std::set<std::string> out;
+  for (const auto& c : cs) out.insert(c.point.label);
+  return out;
+}
+
+void check_same_as_brute_force(const PlanSpec& spec) {
+  PlanOptions pruned, brute;
+  pruned.threads = brute.threads = 2;
+  brute.prune = false;
+  std::vector<Candidate> all;
+  brute.on_simulated = [&](const Candidate& c) { all.push_back(c); };
+  const PlanResult a = run_plan(spec, catalog(), pruned);
+  const PlanResult b = run_plan(spec, catalog(), brute);
+  INFO("pruned: simulated " << a.stats.simulated << " of " << a.stats.considered);
+  REQUIRE(!b.best.empty());
+  REQUIRE(a.best.size() == b.best.size());
+  for (std::size_t k = 0; k < a.best.size(); ++k)
+    CHECK(*metric_value(a.best[k].scenario, a.best[k].result, spec.objective.metric) ==
+          *metric_value(b.best[k].scenario, b.best[k].result, spec.objective.metric));
+  if (!spec.pareto.empty()) CHECK(labels(a.pareto) == labels(b.pareto));
+  // The search must actually prune something, and the bounds must hold everywhere.
+  std::size_t pruned_count = a.stats.pruned_objective;
+  for (const auto& [m, n] : a.stats.pruned_constraint) pruned_count += n;
+  CHECK(pruned_count > 0);
+  CHECK(a.stats.simulated < b.stats.simulated);
+  CHECK(a.stats.bound_violations == 0);
+  CHECK(b.stats.bound_violations == 0);
+  for (const auto& c : all) {
+    if (!c.result.fits) continue;
+    CHECK(c.result.metric("throughput_tokens_per_s") <= c.bounds.throughput_ub * (1 + 1e-9));
+    CHECK(c.result.metric("ttft_s") >= c.bounds.ttft_s_lb * (1 - 1e-9));
+    CHECK(c.result.metric("total_s") >= c.bounds.total_s_lb * (1 - 1e-9));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("planner: cheapest per token under a throughput floor matches brute force", "[plan]") {
+  const PlanSpec spec = parse_plan_text(
+      space_text("constraints: {throughput_tokens_per_s: {min: 40}, capex_usd: {max: 60000}}\n"
+                 "objective: {minimize: usd_per_million_tokens}\n"
+                 "pareto: [throughput_tokens_per_s, usd_per_million_tokens]\n"
+                 "top: 3\n"),
+      kFile);
+  check_same_as_brute_force(spec);
+}
+
+TEST_CASE("planner: highest throughput under a budget and a TTFT cap matches brute force", "[plan]") {
+  const PlanSpec spec = parse_plan_text(
+      space_text("constraints: {ttft_s: {max: 2}, capex_usd: {max: 50000}}\n"
+                 "objective: {maximize: throughput_tokens_per_s}\n"
+                 "top: 2\n"),
+      kFile);
+  check_same_as_brute_force(spec);
+}
+
+TEST_CASE("bad plan files name the file, line and key", "[plan]") {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_plan_text(text, kFile);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = "name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1, 2]}\n";
+  CHECK_THAT(error_of(head + "objective: {minimise: capex_usd}\n"),
+             Catch::Contains("test-plan.yaml:4") && Catch::Contains("did you mean 'minimize'"));
+  CHECK_THAT(error_of(head + "objective: throughput\n"), Catch::Contains("did you mean 'throughput_tokens_per_s'"));
+  CHECK_THAT(error_of(head + "objective: capex_usd\nconstraints: {ttft_s: {below: 3}}\n"),
+             Catch::Contains("test-plan.yaml:5") && Catch::Contains("below"));
+  CHECK_THAT(error_of(head + "objective: capex_usd\npareto: [capex_usd]\n"), Catch::Contains("two metrics"));
+}

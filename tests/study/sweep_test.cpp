@@ -1,0 +1,187 @@
+// Sweeps: axis expansion and its errors, resume without duplicates, result serialization.
+#include <catch2/catch.hpp>
+
+#include "tests/temp_dir.hpp"
+#include "config/catalog.hpp"
+#include "model/errors.hpp"
+#include "sim/simulate.hpp"
+#include "store/results_store.hpp"
+#include "study/sweep.hpp"
+
+using namespace tiersim;
+using namespace tiersim::sweep;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+// Parsed as if it lived next to the shipped sweeps, so `base` resolves there.
+const std::string kFile = kData + "/sweeps/test-sweep.yaml";
+
+const config::Catalog& catalog() {
+  static const config::Catalog c = config::Catalog::load(kData);  // read-only after first use
+  return c;
+}
+
+// A small, fast sweep: 4 layers, 4 generated tokens, 2 x 3 x 2 = 12 points.
+const char* kSmall =
+    "name: test-small\n"
+    "base: llama3-70b-h200-base.yaml\n"
+    "set: {model.layers: 4, workload.gen_tokens: 4}\n"
+    "grid:\n"
+    "  workload.batch: [8, 16]\n"
+    "  hardware.nvme.count: {from: 1, to: 4, factor: 2}\n"
+    "  policy.io_path: [aio, gds]\n";
+
+}  // namespace
+
+TEST_CASE("sweep axes expand as a grid product with zipped groups and ranges", "[sweep]") {
+  const SweepSpec s = parse_sweep_text(
+      "name: t\n"
+      "base: llama3-70b-h200-base.yaml\n"
+      "grid:\n"
+      "  workload.batch: {from: 16, to: 64, step: 16}\n"      // 16 32 48 64
+      "  policy.weights: {split: [gpu, cpu], from: 0, to: 1, step: 0.5}\n"  // 3 values
+      "zip:\n"
+      "  - {hardware.nvme.count: [2, 4], hardware.nvme.model: [generic-gen4, generic-gen5]}\n",
+      kFile);
+  REQUIRE(s.space.axes.size() == 3);
+  CHECK(s.space.point_count() == 4 * 3 * 2);
+  const Point first = point_at(s.space, 0);
+  CHECK(first.label ==
+        "workload.batch=16 policy.weights={gpu: 0, cpu: 1} hardware.nvme.count=2 hardware.nvme.model=generic-gen4");
+  const Point last = point_at(s.space, s.space.point_count() - 1);
+  CHECK(last.label ==
+        "workload.batch=64 policy.weights={gpu: 1, cpu: 0} hardware.nvme.count=4 hardware.nvme.model=generic-gen5");
+  // Last axis fastest.
+  CHECK(point_at(s.space, 1).label.find("hardware.nvme.count=4") != std::string::npos);
+
+  const SweepSpec g = parse_sweep_text(
+      "name: g\nbase: llama3-70b-h200-base.yaml\ngrid:\n  hardware.nvme.count: {from: 1, to: 8, factor: 2}\n"
+      "  policy.weights: {split: [gpu, cpu], from: 0, to: 0.3, step: 0.1}\n",
+      kFile);
+  CHECK(g.space.axes[0].size() == 4);
+  REQUIRE(g.space.axes[1].size() == 4);
+  CHECK(g.space.axes[1].values[0][3].yaml == "{gpu: 0.3, cpu: 0.7}");  // no binary noise
+  // Every split point loads (fractions sum to 1 within the loader's tolerance).
+  for (std::size_t i = 0; i < g.space.point_count(); ++i)
+    CHECK_NOTHROW(load_point(g.space, point_at(g.space, i), catalog()));
+}
+
+TEST_CASE("bad sweep files name the file, line and key", "[sweep]") {
+  auto error_of = [](const std::string& text) {
+    try {
+      const SweepSpec s = parse_sweep_text(text, kFile);
+      check_axis_values(s.space, catalog());
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = "name: t\nbase: llama3-70b-h200-base.yaml\ngrid:\n";
+  CHECK_THAT(error_of(head + "  workload.bach: [1, 2]\n"),
+             Catch::Contains("test-sweep.yaml:4") && Catch::Contains("did you mean 'workload.batch'"));
+  CHECK_THAT(error_of(head + "  hardware.nvme.model: [generic-gen4, generic-gen6]\n"),
+             Catch::Contains("test-sweep.yaml:4") && Catch::Contains("hardware.nvme.model") &&
+                 Catch::Contains("generic-gen6"));
+  CHECK_THAT(error_of(head + "  workload.batch: [8,\n    -1]\n"),
+             Catch::Contains("test-sweep.yaml:5") && Catch::Contains("workload.batch"));
+  CHECK_THAT(error_of(head + "  workload.batch: {from: 8, to: 4, step: 1}\n"), Catch::Contains("`to` must be >="));
+  CHECK_THAT(error_of(head + "  workload.batch: {from: 8, to: 16}\n"), Catch::Contains("step"));
+  CHECK_THAT(error_of(head + "  workload.batch: {from: 8, to: 16, stride: 2}\n"), Catch::Contains("stride"));
+  CHECK_THAT(error_of("name: t\nbase: llama3-70b-h200-base.yaml\nzip:\n"
+                      "  - {workload.batch: [1, 2], hardware.nvme.count: [1, 2, 4]}\n"),
+             Catch::Contains("same length"));
+  CHECK_THAT(error_of("name: t\nbase: nowhere.yaml\ngrid: {workload.batch: [1]}\n"),
+             Catch::Contains("does not exist"));
+  CHECK_THAT(error_of("name: t\nbase: llama3-70b-h200-base.yaml\ngird: {workload.batch: [1]}\n"),
+             Catch::Contains("did you mean 'grid'"));
+}
+
+TEST_CASE("a sweep stopped part-way resumes without losing or duplicating points", "[sweep]") {
+  test::TempDir dir;
+  const std::string db = dir.file("results.db");
+  const SweepSpec spec = parse_sweep_text(kSmall, kFile);
+  const std::size_t total = spec.space.point_count();
+  REQUIRE(total == 12);
+  RunOptions opts;
+  opts.threads = 2;
+  {
+    SweepStore store(db);
+    // "Killed" after 5 stored points: the points in flight are dropped, as a kill would.
+    const auto first = run_sweep(spec, store, catalog(), opts, "test", nullptr, 5);
+    CHECK(first.simulated + first.no_fit == 5);
+    CHECK(store.run_count("test-small") == 5);
+  }
+  {
+    SweepStore store(db);  // a new process would reopen the file
+    const auto second = run_sweep(spec, store, catalog(), opts, "test", nullptr);
+    CHECK(second.skipped == 5);
+    CHECK(second.simulated + second.no_fit == total - 5);
+    CHECK(store.run_count("test-small") == total);
+  }
+  {
+    SweepStore store(db);
+    const auto third = run_sweep(spec, store, catalog(), opts, "test", nullptr);
+    CHECK(third.skipped == total);
+    CHECK(third.simulated == 0);
+    CHECK(store.run_count("test-small") == total);
+    CHECK(store.done_hashes("test-small").size() == total);  // one row per distinct scenario
+  }
+}
+
+TEST_CASE("points that do not fit are stored with the reason; invalid points are recorded", "[sweep]") {
+  test::TempDir dir;
+  const SweepSpec spec = parse_sweep_text(
+      "name: fit\nbase: llama3-70b-h200-base.yaml\nset: {model.layers: 4, workload.gen_tokens: 2}\n"
+      "grid:\n"
+      "  hardware.gpu.memory_gb: [2, 141]\n"  // 2 GB cannot hold the CUDA context
+      "  hardware.nvme.count: [0, 1]\n",      // weights on NVMe without drives: invalid
+      kFile);
+  SweepStore store(dir.file("r.db"));
+  RunOptions opts;
+  opts.threads = 2;
+  const auto sum = run_sweep(spec, store, catalog(), opts, "test", nullptr);
+  CHECK(sum.no_fit == 1);
+  CHECK(sum.simulated == 1);
+  CHECK(sum.invalid == 2);
+  CHECK(store.run_count("fit") == 2);
+  CHECK(store.failure_count("fit") == 2);
+  bool found = false;
+  for (const auto& r : store.results().runs())
+    if (!r.fits) {
+      found = true;
+      CHECK_THAT(r.shortfall, Catch::Contains("gpu needs"));
+    }
+  CHECK(found);
+}
+
+TEST_CASE("run results survive serialization between ranks", "[sweep]") {
+  const SweepSpec spec = parse_sweep_text(kSmall, kFile);
+  const Scenario s = load_point(spec.space, point_at(spec.space, 3), catalog());
+  const sim::RunResult r = sim::simulate(s);
+  const sim::RunResult back = deserialize_result(serialize_result(r));
+  CHECK(back.fits == r.fits);
+  CHECK(back.bottleneck == r.bottleneck);
+  REQUIRE(back.metrics.size() == r.metrics.size());
+  for (std::size_t i = 0; i < r.metrics.size(); ++i) {
+    CHECK(back.metrics[i].name == r.metrics[i].name);
+    CHECK(back.metrics[i].value == r.metrics[i].value);  // bit for bit
+  }
+  CHECK(back.memory.size() == r.memory.size());
+  CHECK(back.utilization.size() == r.utilization.size());
+}
+
+TEST_CASE("the runner gives the same results on one thread and on many", "[sweep]") {
+  const SweepSpec spec = parse_sweep_text(kSmall, kFile);
+  std::vector<std::size_t> idx(spec.space.point_count());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  auto collect = [&](int threads) {
+    std::vector<double> tput(idx.size());
+    RunOptions o;
+    o.threads = threads;
+    run_points(spec.space, idx, catalog(), o,
+               [&](Outcome&& out) { tput[out.point.index] = out.result.metric("throughput_tokens_per_s"); });
+    return tput;
+  };
+  CHECK(collect(1) == collect(4));
+}
