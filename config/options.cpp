@@ -461,8 +461,12 @@ YAML::Node scalar_node(const std::string& text) { return YAML::Node(text); }
 unsigned kind_bit(WorkloadKind k) { return 1u << static_cast<unsigned>(k); }
 
 const std::vector<std::string>& workload_kind_names() {
-  // Same order as WorkloadKind.
-  static const std::vector<std::string> kNames = {"inference", "training", "checkpoint", "io"};
+  // Same order as WorkloadKind: both come from sim/workloads/registry.def.
+  static const std::vector<std::string> kNames = {
+#define TIERSIM_WORKLOAD(Enumerator, name) #name,
+#include "sim/workloads/registry.def"
+#undef TIERSIM_WORKLOAD
+  };
   return kNames;
 }
 

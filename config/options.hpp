@@ -41,7 +41,8 @@ using FieldRef = std::variant<int*, double*, bool*, std::string*, Placement*, En
 
 // Bit sets of workload kinds an option applies to.
 unsigned kind_bit(WorkloadKind k);
-inline constexpr unsigned kAllKinds = 0xFu;
+inline constexpr unsigned kAllKinds = (1u << kWorkloadKindCount) - 1;
+static_assert(kWorkloadKindCount < 32, "kinds are a bit set in an unsigned");
 
 struct Option {
   std::string path;  // "workload.batch"

@@ -29,10 +29,11 @@ const char* to_string(Tier t) {
 
 const char* to_string(WorkloadKind k) {
   switch (k) {
-    case WorkloadKind::kInference: return "inference";
-    case WorkloadKind::kTraining: return "training";
-    case WorkloadKind::kCheckpoint: return "checkpoint";
-    case WorkloadKind::kIo: return "io";
+#define TIERSIM_WORKLOAD(Enumerator, name) \
+  case WorkloadKind::Enumerator:             \
+    return #name;
+#include "sim/workloads/registry.def"
+#undef TIERSIM_WORKLOAD
   }
   return "?";
 }

@@ -83,7 +83,17 @@ struct Hardware {
   NvmeArray nvme;
 };
 
-enum class WorkloadKind { kInference, kTraining, kCheckpoint, kIo };
+// One enumerator per line of sim/workloads/registry.def (the list of workload kinds).
+enum class WorkloadKind {
+#define TIERSIM_WORKLOAD(Enumerator, name) Enumerator,
+#include "sim/workloads/registry.def"
+#undef TIERSIM_WORKLOAD
+};
+inline constexpr int kWorkloadKindCount = 0
+#define TIERSIM_WORKLOAD(Enumerator, name) +1
+#include "sim/workloads/registry.def"
+#undef TIERSIM_WORKLOAD
+    ;
 const char* to_string(WorkloadKind k);
 
 struct InferenceWorkload {

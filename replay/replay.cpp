@@ -25,6 +25,7 @@
 #include "model/perf.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/inference/inference.hpp"
 
 namespace tiersim::calibrate {
 namespace {

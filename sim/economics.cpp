@@ -73,11 +73,6 @@ std::string cost_note(const Scenario& s) {
   return note.empty() ? note : "cost metrics omitted: " + note;
 }
 
-RunResult with_energy_and_cost(const Scenario& scenario, RunResult result) {
-  add_energy_and_cost(scenario, result);
-  return result;
-}
-
 void add_energy_and_cost(const Scenario& s, RunResult& r) {
   const Hardware& hw = s.hardware;
   check_power_inputs(hw);

@@ -46,9 +46,6 @@ ActivityTimes activity_from_usage(const Scenario& scenario, const RunResult& res
 // inputs (negative power, active below idle, pue < 1, ...); a missing price is not an error here.
 void add_energy_and_cost(const Scenario& scenario, RunResult& result);
 
-// The same, for the simulate() dispatcher's return statements.
-RunResult with_energy_and_cost(const Scenario& scenario, RunResult result);
-
 // Why cost metrics are absent ("" when every price is known): one sentence per missing price.
 std::string cost_note(const Scenario& scenario);
 

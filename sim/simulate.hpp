@@ -11,10 +11,9 @@ struct SimOptions {
   ExecutionModel exec;    // software-stack efficiencies
 };
 
-// Dispatches on the workload kind. Throws ModelError for scenarios the model cannot express.
+// Runs the scenario's workload (the ops table registered for workload.kind, see
+// sim/workloads/workload.hpp) and adds what its capabilities ask for (energy and cost). Throws
+// ModelError for scenarios the model cannot express.
 RunResult simulate(const Scenario& scenario, const SimOptions& options = {});
-
-RunResult simulate_inference(const Scenario& scenario, const SimOptions& options);
-RunResult simulate_io(const Scenario& scenario, const SimOptions& options);
 
 }  // namespace tiersim::sim

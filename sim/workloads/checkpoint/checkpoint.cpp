@@ -1,5 +1,6 @@
 // Checkpoint writers on the event engine (see sim/checkpoint.hpp for the mechanisms).
 #include "sim/workloads/checkpoint/checkpoint.hpp"
+#include "sim/workloads/workload.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -231,5 +232,13 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
   collect_usage(engine, t, result);
   return result;
 }
+
+namespace workloads {
+const WorkloadOps checkpoint_workload{
+    "checkpoint", WorkloadKind::kCheckpoint,
+    "one checkpoint of a model's state from GPU memory to local NVMe or a network file system "
+    "(torch.save or FastPersist)",
+    0, &simulate_checkpoint};
+}  // namespace workloads
 
 }  // namespace tiersim::sim

@@ -16,7 +16,8 @@
 #include "model/errors.hpp"
 #include "model/layout.hpp"
 #include "model/units.hpp"
-#include "sim/simulate.hpp"
+#include "sim/workloads/inference/inference.hpp"
+#include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
 namespace {
@@ -355,5 +356,13 @@ RunResult simulate_inference(const Scenario& scenario, const SimOptions& options
   InferenceSim sim(scenario, options);
   return sim.run();
 }
+
+namespace workloads {
+const WorkloadOps inference_workload{
+    "inference", WorkloadKind::kInference,
+    "LLM generation with weights and KV cache streamed from GPU, DRAM or NVMe (ZeRO-Inference, "
+    "FlexGen block schedule, tensor and pipeline parallelism)",
+    kCapEnergyAndCost | kCapGeneratesTokens, &simulate_inference};
+}  // namespace workloads
 
 }  // namespace tiersim::sim

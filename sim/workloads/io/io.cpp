@@ -5,11 +5,10 @@
 #include <cmath>
 
 #include "model/errors.hpp"
+#include "model/perf.hpp"
 #include "model/units.hpp"
-#include "sim/workloads/checkpoint/checkpoint.hpp"
 #include "sim/simulate.hpp"
-#include "sim/workloads/training/training.hpp"
-#include "sim/economics.hpp"  // energy and cost metrics on every result
+#include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
 namespace {
@@ -63,8 +62,6 @@ Task direct_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWor
   }
 }
 
-}  // namespace
-
 RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   RunResult result;
   result.workload = "io";
@@ -100,14 +97,13 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   return result;
 }
 
-RunResult simulate(const Scenario& scenario, const SimOptions& options) {
-  switch (scenario.kind) {
-    case WorkloadKind::kInference: return with_energy_and_cost(scenario, simulate_inference(scenario, options));
-    case WorkloadKind::kIo: return with_energy_and_cost(scenario, simulate_io(scenario, options));
-    case WorkloadKind::kTraining: return simulate_training(scenario, options);
-    case WorkloadKind::kCheckpoint: return simulate_checkpoint(scenario, options);
-  }
-  throw ModelError(std::string("workload kind '") + to_string(scenario.kind) + "' is unknown");
-}
+}  // namespace
+
+namespace workloads {
+const WorkloadOps io_workload{
+    "io", WorkloadKind::kIo,
+    "a raw transfer between the NVMe array and a CPU or GPU buffer (DeepSpeed's ds_io)",
+    kCapEnergyAndCost, &simulate_io};
+}  // namespace workloads
 
 }  // namespace tiersim::sim

@@ -10,6 +10,7 @@
 // again before backward, in a separate prefetching process, so transfers overlap compute and the
 // bottleneck is read off the timeline.
 #include "sim/workloads/training/training.hpp"
+#include "sim/workloads/workload.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -398,5 +399,13 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
   }
   return result;
 }
+
+namespace workloads {
+const WorkloadOps training_workload{
+    "training", WorkloadKind::kTraining,
+    "training iterations with ZeRO stages and offload of parameters, gradients and optimizer "
+    "states, with periodic checkpoints",
+    0, &simulate_training};
+}  // namespace workloads
 
 }  // namespace tiersim::sim

@@ -1,0 +1,168 @@
+#include "sim/metrics.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+
+namespace tiersim::sim {
+
+namespace {
+
+// Every metric a run can report, in the order `tiersim schema --metrics` and
+// scenarios/README.md list them. Names are stable: stored results and reports read them.
+// Per-workload groups first, then energy and cost (sim/economics.cpp), which every workload with
+// the energy-and-cost capability adds.
+const std::vector<MetricDecl> kMetrics = {
+    // Every workload.
+    {"total_s", "s", "simulated wall time of the whole run (makespan)", "all"},
+
+    // Inference (ZeRO-Inference / FlexGen style offloaded generation).
+    {"prefill_s", "s",
+     "time until the prompt of every sequence in the batch has been processed (the first forward "
+     "pass over the whole batch, all pipeline micro-batches)",
+     "inference"},
+    {"ttft_s", "s",
+     "time to first token: equal to prefill_s, since the first generated token comes out of "
+     "prefill for the whole batch at once (static batching)",
+     "inference"},
+    {"decode_s", "s", "total_s - prefill_s: the decode steps that produce tokens 2..gen_tokens",
+     "inference"},
+    {"decode_s_per_token", "s",
+     "decode_s / (gen_tokens - 1): one decode step, which produces one token for every sequence "
+     "of the batch (0 when gen_tokens is 1)",
+     "inference"},
+    {"throughput_tokens_per_s", "tokens/s",
+     "generated_tokens / total_s: batch x gen_tokens over prefill plus decode, as the published "
+     "ZeRO-Inference and FlexGen figures count it",
+     "inference"},
+    {"generated_tokens", "tokens", "batch x gen_tokens", "inference"},
+    {"weight_wait_s", "s",
+     "time the first pipeline stage's compute waited for weights to arrive (fetch not hidden "
+     "behind compute), summed over the run",
+     "inference"},
+    {"cpu_attention_s", "s",
+     "CPU time spent on attention when the KV cache lives in host DRAM, summed over the run",
+     "inference"},
+    {"weights_bytes", "bytes", "model weight bytes at the policy's weight precision",
+     "inference"},
+    {"nvme_read_gbps_model", "GB/s",
+     "read bandwidth of the NVMe array the device model predicts at the policy's block size and "
+     "queue depth (present when weights or KV cache are on NVMe)",
+     "inference"},
+
+    // Raw I/O benchmark (ds_io).
+    {"read_gbps", "GB/s", "bytes / total_s for a read transfer (1e9 bytes per GB)", "io"},
+    {"write_gbps", "GB/s",
+     "bytes / total_s for a write transfer; for checkpoints, checkpoint_bytes / checkpoint_s",
+     "io, checkpoint, training"},
+    {"read_gibps", "GiB/s", "read_gbps in 2^30 bytes per second, as DeepSpeed's ds_io prints it",
+     "io"},
+    {"write_gibps", "GiB/s", "write_gbps in 2^30 bytes per second, as DeepSpeed's ds_io prints it",
+     "io"},
+    {"array_gbps_model", "GB/s",
+     "bandwidth of the NVMe array the device model predicts for this transfer's direction", "io"},
+
+    // Checkpoint.
+    {"checkpoint_s", "s", "time to write one checkpoint (all writers, all nodes)",
+     "checkpoint, training"},
+    {"checkpoint_bytes", "bytes", "bytes written by one checkpoint", "checkpoint, training"},
+    {"nvme_direct_write_gbps_model", "GB/s",
+     "write bandwidth of the node's NVMe array the device model predicts for O_DIRECT writes",
+     "checkpoint"},
+    {"nvme_buffered_write_gbps_model", "GB/s",
+     "write bandwidth of the node's NVMe array for buffered (page cache) writes", "checkpoint"},
+
+    // Training.
+    {"max_params_b", "1e9 params",
+     "params_auto: the largest model of the shape family that fits, in billions of parameters",
+     "training"},
+    {"max_params_layers", "layers", "params_auto: layers of that largest model", "training"},
+    {"max_params_hidden", "", "params_auto: hidden size of that largest model", "training"},
+    {"gpu_memory_bytes", "bytes", "training: GPU memory needed per GPU", "training"},
+    {"cpu_memory_bytes", "bytes", "training: host DRAM needed per node", "training"},
+    {"nvme_memory_bytes", "bytes", "training: NVMe capacity needed per node", "training"},
+    {"params_b", "1e9 params", "parameters of the trained model, in billions", "training"},
+    {"iteration_s", "s", "time of one training iteration in steady state", "training"},
+    {"samples_per_s", "samples/s", "global_batch / iteration_s", "training"},
+    {"tokens_per_s", "tokens/s", "global_batch x sequence_tokens / iteration_s", "training"},
+    {"achieved_tflops_per_gpu", "TFLOP/s",
+     "model FLOPs (forward + backward, no recompute, as MFU counts them) per GPU per second",
+     "training"},
+    {"optimizer_step_s", "s", "time of the optimizer step within one iteration", "training"},
+    {"param_gather_wait_s", "s",
+     "time per iteration compute waited for ZeRO-3 parameter gathers (not hidden by prefetch)",
+     "training"},
+    {"data_parallel", "ranks", "data-parallel degree: GPUs x nodes / (tensor x pipeline)",
+     "training"},
+    {"checkpoint_stall_s", "s",
+     "time a periodic checkpoint adds to the iteration it follows", "training"},
+    {"checkpoint_overhead_pct", "%",
+     "checkpoint_stall_s as a share of the time between checkpoints including the stall",
+     "training"},
+
+    // Energy (sim/economics.cpp, model/power.cpp): IT energy of the node over the run, no PUE.
+    {"energy_j", "J", "IT energy of the node over the run: the sum of the five parts below",
+     "energy"},
+    {"energy_j_gpu", "J", "GPU energy (busy at board power, idle otherwise)", "energy"},
+    {"energy_j_cpu", "J", "CPU energy (busy while computing on the host, idle otherwise)",
+     "energy"},
+    {"energy_j_dram", "J", "DRAM energy (active while the memory bus is busy)", "energy"},
+    {"energy_j_nvme", "J", "NVMe drives' energy (active while the array transfers)", "energy"},
+    {"energy_j_platform", "J", "the rest of the server (fans, board, NICs) at constant power",
+     "energy"},
+    {"facility_energy_j", "J", "energy_j x economics.pue", "energy"},
+    {"avg_power_w", "W", "energy_j / total_s", "energy"},
+    {"facility_avg_power_w", "W", "facility_energy_j / total_s", "energy"},
+    {"energy_j_per_token", "J/token",
+     "IT energy per generated token (device level, no cooling, as vendor claims count it)",
+     "energy"},
+    {"facility_energy_j_per_token", "J/token", "facility energy per generated token", "energy"},
+    {"tokens_per_kwh", "tokens/kWh", "generated tokens per kWh of IT energy", "energy"},
+
+    // Cost (model/cost.cpp): present only when every component in use has a price.
+    {"capex_usd", "USD", "purchase price of the configuration: the sum of the four parts below",
+     "cost"},
+    {"capex_usd_gpu", "USD", "GPUs", "cost"},
+    {"capex_usd_platform", "USD", "server without GPUs, DRAM and drives", "cost"},
+    {"capex_usd_dram", "USD", "DRAM", "cost"},
+    {"capex_usd_drives", "USD", "NVMe drives", "cost"},
+    {"capex_usd_per_hour", "USD/h",
+     "capex amortised over economics.amortization_years of serving at economics.duty_cycle",
+     "cost"},
+    {"energy_usd_per_hour", "USD/h",
+     "facility energy (IT x PUE) per serving hour at economics.usd_per_kwh", "cost"},
+    {"usd_per_hour", "USD/h", "capex_usd_per_hour + energy_usd_per_hour", "cost"},
+    {"usd_per_million_tokens", "USD/Mtoken", "usd_per_hour per million generated tokens",
+     "cost"},
+    {"tokens_per_usd", "tokens/USD", "generated tokens per dollar of usd_per_hour", "cost"},
+    {"return_per_dollar", "tokens/s per 1000 USD capex",
+     "throughput_tokens_per_s per thousand dollars of capex", "cost"},
+};
+
+}  // namespace
+
+const std::vector<MetricDecl>& metric_declarations() { return kMetrics; }
+
+const MetricDecl* find_metric(std::string_view name) {
+  const auto it = std::find_if(kMetrics.begin(), kMetrics.end(),
+                               [&](const MetricDecl& m) { return m.name == name; });
+  return it == kMetrics.end() ? nullptr : &*it;
+}
+
+const MetricDecl& metric_decl(std::string_view name) {
+  if (const MetricDecl* m = find_metric(name)) return *m;
+  throw std::logic_error("metric '" + std::string(name) +
+                      "' is not declared in sim/metrics.cpp (every metric needs a unit and a "
+                      "description there)");
+}
+
+std::string metrics_markdown() {
+  std::string out = "| metric | unit | workloads | meaning |\n|---|---|---|---|\n";
+  for (const auto& m : kMetrics) {
+    out += "| `" + std::string(m.name) + "` | " + (m.unit.empty() ? "-" : std::string(m.unit)) +
+           " | " + std::string(m.workloads) + " | " + std::string(m.description) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace tiersim::sim
