@@ -180,6 +180,7 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
     pp.job.block_bytes = b;
     pp.job.queue_depth = q;
     pp.job.threads = t;
+    pp.job.buffer_pages = o.buffer_pages;
     out.push_back(std::move(pp));
   };
   for (std::size_t i = 0; i < n_targets; ++i) {
@@ -238,6 +239,8 @@ CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind e
   p.lat_p999_us = r.lat_p999_us;
   p.lat_max_us = r.lat_max_us;
   p.converged = r.converged;
+  p.buffer_pages = buffer_pages_name(job.buffer_pages);
+  p.buffer_huge_fraction = r.buffer_huge_fraction;
   return p;
 }
 

@@ -39,6 +39,7 @@ struct CalibrationOptions {
   std::string raw_device;            // instead of targets, with raw_confirmation naming it again
   std::string raw_confirmation;
   EngineKind engine = EngineKind::io_uring;
+  BufferPages buffer_pages = BufferPages::automatic;  // pages under the I/O buffers of every point
   std::string mode = "quick";        // quick, full or point
   SweepPlan plan;
   FileOptions file;                  // region size, O_DIRECT, keep, seed, safety limits

@@ -115,18 +115,63 @@ std::string read_prefix(const std::string& path, std::size_t n) {
 
 void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
 
-AlignedBuffer::AlignedBuffer(std::size_t size_bytes) {
-  // Buffers of 2 MiB and more sit on transparent huge pages where the kernel allows: a request
-  // then spans a few physically contiguous segments instead of one per 4 KiB page, and block
-  // queues with a small segment limit (virtio-blk: 254) do not split 1 MiB requests in two.
+const char* buffer_pages_name(BufferPages pages) {
+  switch (pages) {
+    case BufferPages::automatic: return "auto";
+    case BufferPages::small: return "4k";
+    case BufferPages::huge: return "huge";
+  }
+  return "?";
+}
+
+BufferPages parse_buffer_pages(const std::string& name) {
+  if (name == "auto") return BufferPages::automatic;
+  if (name == "4k" || name == "4KiB") return BufferPages::small;
+  if (name == "huge" || name == "2MiB") return BufferPages::huge;
+  throw Error("unknown buffer pages '" + name + "' (valid: auto, 4k, huge)");
+}
+
+double huge_page_fraction(const void* data, std::size_t size_bytes) {
+  if (data == nullptr || size_bytes == 0) return 0;
+  const auto lo = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t hi = lo + size_bytes;
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  std::uint64_t overlap = 0, huge_bytes = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const char c = line.front();
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) {
+      // A mapping's header: "start-end perms offset dev inode [path]", addresses in hex.
+      const std::size_t dash = line.find('-');
+      const std::uintptr_t start = std::stoull(line.substr(0, dash), nullptr, 16);
+      const std::uintptr_t end = std::stoull(line.substr(dash + 1), nullptr, 16);
+      overlap = start < hi && lo < end ? std::min(end, hi) - std::max(start, lo) : 0;
+    } else if (overlap > 0 && line.rfind("AnonHugePages:", 0) == 0) {
+      const std::uint64_t kib = std::stoull(line.substr(line.find(':') + 1));
+      // A mapping larger than the buffer may hold huge pages outside it: count at most the overlap.
+      huge_bytes += std::min<std::uint64_t>(kib * 1024, overlap);
+    }
+  }
+  return std::min(1.0, static_cast<double>(huge_bytes) / static_cast<double>(size_bytes));
+}
+
+AlignedBuffer::AlignedBuffer(std::size_t size_bytes, BufferPages pages) {
+  // By default buffers of 2 MiB and more sit on transparent huge pages where the kernel allows: a
+  // request then spans a few physically contiguous segments instead of one per 4 KiB page, and
+  // block queues with a small segment limit (virtio-blk: 254) do not split 1 MiB requests in two.
   constexpr std::size_t kHuge = 2u << 20;
-  const std::size_t align = size_bytes >= kHuge ? kHuge : 4096;
+  const bool huge = pages == BufferPages::huge || (pages == BufferPages::automatic && size_bytes >= kHuge);
+  const std::size_t align = huge ? kHuge : 4096;
   std::size_t rounded = (std::max<std::size_t>(size_bytes, 1) + align - 1) / align * align;
   void* p = nullptr;
   if (::posix_memalign(&p, align, rounded) != 0) {
     throw IoError("cannot allocate " + std::to_string(rounded) + " bytes of aligned I/O buffer");
   }
-  if (align == kHuge) ::madvise(p, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
+  // Hints; failure is harmless (huge_page_fraction tells what the kernel did). NOHUGEPAGE matters
+  // when transparent huge pages are "always" on: 4 KiB pages must then be asked for.
+  if (huge) ::madvise(p, rounded, MADV_HUGEPAGE);
+  if (pages == BufferPages::small) ::madvise(p, rounded, MADV_NOHUGEPAGE);
   std::memset(p, 0, rounded);  // touch the pages before timing anything
   data_.reset(p);
   size_ = rounded;
