@@ -52,7 +52,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   std::vector<std::string> targets;
   std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, rw, bs, file_size, pattern, min_free;
   unsigned qd = 32, threads = 1;
-  double seconds = 10, warmup_s = 0.5;
+  double seconds = 10, warmup_s = 0.5, interface_gbps = 0;
   int heldout_every = 5;
   std::uint64_t seed = 1;
   desc.add_options()("help,h", "show this help")(
@@ -87,6 +87,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "db", po::value(&db)->default_value(""), "SQLite results store for every raw point (tables calibration_*)")(
       "out", po::value(&out)->default_value(""), "write the fitted device profile (YAML) here")(
       "name", po::value(&name)->default_value(""), "profile name (default: from the device)")(
+      "interface-gbps", po::value(&interface_gbps)->default_value(0),
+      "per-drive interface bound in GB/s for the cache check (default: the PCIe link sysfs reports, if any)")(
       "heldout-every", po::value(&heldout_every)->default_value(5),
       "hold every k-th point out of the fit to measure its prediction error (0: none)")(
       "seed", po::value(&seed)->default_value(1), "random offsets and fill data");
@@ -131,6 +133,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   o.name = name;
   if (heldout_every < 0) throw Error("--heldout-every must be >= 0");
   o.heldout_every = heldout_every;
+  if (!(interface_gbps >= 0)) throw Error("--interface-gbps must be >= 0");
+  o.interface_gbps = interface_gbps;
   o.tool_version = TIERSIM_VERSION;
   nlohmann::json opts;
   for (const auto& [key, value] : vm) {
@@ -195,6 +199,13 @@ int cmd_calibrate(const std::vector<std::string>& args) {
               << "  write: peak " << m.write.peak_gbps << " GB/s, io_overhead " << m.write.io_overhead_us
               << " us, latency " << m.write.latency_us << " us, stream " << m.write.stream_gbps << " GB/s; error "
               << f.write_fit_error_pct << "% fitted, " << f.write_heldout_error_pct << "% held out\n";
+    for (const auto& w : r.profile.warnings) {
+      std::cerr << "tiersim calibrate: warning: " << w << "\n";
+    }
+    if (!r.profile.warnings.empty()) {
+      std::cerr << "tiersim calibrate: these measurements may describe a cache rather than the drive"
+                << (out.empty() ? "" : "; the warnings are recorded under `warnings:` in " + out) << "\n";
+    }
     if (!out.empty()) std::cout << "profile written to " << out << "\n";
     if (!db.empty()) std::cout << "points stored in " << db << " (run " << r.run_id << ")\n";
     return kExitOk;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "calibrate/fit.hpp"
+#include "calibrate/plausibility.hpp"
 #include "calibrate/store.hpp"
 #include "reports/sqlite.hpp"
 
@@ -395,6 +396,27 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   }
   profile.measured.engine = engine_name(o.engine);
   profile.measured.tool_version = o.tool_version;
+
+  PlausibilityLimits limits;
+  if (o.interface_gbps > 0) {
+    limits.interface_gbps = o.interface_gbps;
+    limits.interface_source = "--interface-gbps";
+  } else {
+    // The widest link among the targets, and only when every target reports one: a bound that
+    // might be too low would warn about a healthy drive.
+    for (const auto& t : targets) {
+      const InterfaceLink link = drive_interface(t.file->path());
+      if (link.gbps <= 0) {
+        limits.interface_gbps = 0;
+        break;
+      }
+      if (link.gbps > limits.interface_gbps) {
+        limits.interface_gbps = link.gbps;
+        limits.interface_source = link.description;
+      }
+    }
+  }
+  profile.warnings = cache_warnings(outcome.points, profile.fit, limits);
   if (!o.out_path.empty()) write_device_profile(o.out_path, profile);
   if (db) set_run_profile(*db, outcome.run_id, o.out_path, store::utc_timestamp());
   return outcome;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include <sstream>
 
 #include "calibrate/rng.hpp"
+#include "model/hardware.hpp"
 
 namespace tiersim::calibrate {
 
@@ -286,6 +288,53 @@ TargetDescription describe_target(const std::string& path) {
     if (!model.empty()) d.device += " (" + model + ")";
   }
   return d;
+}
+
+int pcie_generation_from_link_speed(const std::string& text) {
+  double gts = 0;
+  try {
+    gts = std::stod(text);
+  } catch (const std::exception&) {
+    return 0;  // "Unknown" and the like
+  }
+  // Transfer rate per lane of each generation (PCI-SIG: 2.5, 5, 8, 16, 32, 64 GT/s).
+  const double rates[] = {2.5, 5, 8, 16, 32, 64};
+  for (int g = 0; g < 6; ++g) {
+    if (std::abs(gts - rates[g]) < 0.01 * rates[g]) return g + 1;
+  }
+  return 0;
+}
+
+InterfaceLink drive_interface(const std::string& path) {
+  InterfaceLink link;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return link;
+  const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  std::error_code ec;
+  fs::path dir = fs::canonical("/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)), ec);
+  if (ec) return link;
+  auto first_line = [](const fs::path& f) {
+    std::ifstream in(f);
+    std::string s;
+    std::getline(in, s);
+    return s;
+  };
+  for (; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (!fs::exists(dir / "current_link_speed", ec) || !fs::exists(dir / "current_link_width", ec)) continue;
+    const int gen = pcie_generation_from_link_speed(first_line(dir / "current_link_speed"));
+    int lanes = 0;
+    try {
+      lanes = std::stoi(first_line(dir / "current_link_width"));
+    } catch (const std::exception&) {
+      lanes = 0;
+    }
+    if (gen > 0 && lanes > 0) {
+      link.gbps = pcie_link_gbps(gen, lanes);
+      link.description = "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes) + " (sysfs)";
+    }
+    break;  // the nearest device with a link is the drive's own; a root port above it is not
+  }
+  return link;
 }
 
 CalibrationFile::CalibrationFile(CalibrationFile&& o) noexcept

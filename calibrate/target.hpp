@@ -71,6 +71,17 @@ struct TargetDescription {
 };
 TargetDescription describe_target(const std::string& path);
 
+// The PCIe link of the drive under `path` (a file, directory or block device), from the first
+// device above it in sysfs that reports current_link_speed and current_link_width (an NVMe drive's
+// PCI function does; virtio disks usually do not). gbps = 0 when unknown.
+struct InterfaceLink {
+  double gbps = 0;            // model/hardware.hpp pcie_link_gbps(generation, lanes)
+  std::string description;    // e.g. "PCIe Gen4 x4 (sysfs)"
+};
+InterfaceLink drive_interface(const std::string& path);
+// sysfs's current_link_speed text ("16.0 GT/s PCIe", "8 GT/s") -> PCIe generation; 0 when unknown.
+int pcie_generation_from_link_speed(const std::string& text);
+
 // Which pages back an I/O buffer. It changes what a request costs the block layer: a 1 MiB request
 // over 4 KiB pages is 256 scatter-gather segments, over 2 MiB pages one or two, and a queue with a
 // small segment limit (virtio-blk here: /sys/block/vda/queue/max_segments = 254) splits the former
