@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -119,9 +119,12 @@ void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
 
 const char* buffer_pages_name(BufferPages pages) {
   switch (pages) {
-    case BufferPages::automatic: return "auto";
-    case BufferPages::small: return "4k";
-    case BufferPages::huge: return "huge";
+    case BufferPages::automatic:
+      return "auto";
+    case BufferPages::small:
+      return "4k";
+    case BufferPages::huge:
+      return "huge";
   }
   return "?";
 }
@@ -163,7 +166,8 @@ AlignedBuffer::AlignedBuffer(std::size_t size_bytes, BufferPages pages) {
   // request then spans a few physically contiguous segments instead of one per 4 KiB page, and
   // block queues with a small segment limit (virtio-blk: 254) do not split 1 MiB requests in two.
   constexpr std::size_t kHuge = 2u << 20;
-  const bool huge = pages == BufferPages::huge || (pages == BufferPages::automatic && size_bytes >= kHuge);
+  const bool huge =
+      pages == BufferPages::huge || (pages == BufferPages::automatic && size_bytes >= kHuge);
   const std::size_t align = huge ? kHuge : 4096;
   std::size_t rounded = (std::max<std::size_t>(size_bytes, 1) + align - 1) / align * align;
   void* p = nullptr;
@@ -311,7 +315,8 @@ InterfaceLink drive_interface(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return link;
   const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
   std::error_code ec;
-  fs::path dir = fs::canonical("/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)), ec);
+  fs::path dir = fs::canonical(
+      "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)), ec);
   if (ec) return link;
   auto first_line = [](const fs::path& f) {
     std::ifstream in(f);
@@ -320,7 +325,8 @@ InterfaceLink drive_interface(const std::string& path) {
     return s;
   };
   for (; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-    if (!fs::exists(dir / "current_link_speed", ec) || !fs::exists(dir / "current_link_width", ec)) continue;
+    if (!fs::exists(dir / "current_link_speed", ec) || !fs::exists(dir / "current_link_width", ec))
+      continue;
     const int gen = pcie_generation_from_link_speed(first_line(dir / "current_link_speed"));
     int lanes = 0;
     try {
@@ -330,7 +336,8 @@ InterfaceLink drive_interface(const std::string& path) {
     }
     if (gen > 0 && lanes > 0) {
       link.gbps = pcie_link_gbps(gen, lanes);
-      link.description = "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes) + " (sysfs)";
+      link.description =
+          "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes) + " (sysfs)";
     }
     break;  // the nearest device with a link is the drive's own; a root port above it is not
   }

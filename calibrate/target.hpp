@@ -75,8 +75,8 @@ TargetDescription describe_target(const std::string& path);
 // device above it in sysfs that reports current_link_speed and current_link_width (an NVMe drive's
 // PCI function does; virtio disks usually do not). gbps = 0 when unknown.
 struct InterfaceLink {
-  double gbps = 0;            // model/hardware.hpp pcie_link_gbps(generation, lanes)
-  std::string description;    // e.g. "PCIe Gen4 x4 (sysfs)"
+  double gbps = 0;          // model/hardware.hpp pcie_link_gbps(generation, lanes)
+  std::string description;  // e.g. "PCIe Gen4 x4 (sysfs)"
 };
 InterfaceLink drive_interface(const std::string& path);
 // sysfs's current_link_speed text ("16.0 GT/s PCIe", "8 GT/s") -> PCIe generation; 0 when unknown.
@@ -90,8 +90,8 @@ int pcie_generation_from_link_speed(const std::string& text);
 //  - small:     4 KiB pages, transparent huge pages refused (MADV_NOHUGEPAGE);
 //  - huge:      2 MiB-aligned, rounded up to 2 MiB, transparent huge pages requested.
 enum class BufferPages { automatic, small, huge };
-const char* buffer_pages_name(BufferPages pages);          // auto, 4k, huge
-BufferPages parse_buffer_pages(const std::string& name);   // throws Error naming the valid names
+const char* buffer_pages_name(BufferPages pages);         // auto, 4k, huge
+BufferPages parse_buffer_pages(const std::string& name);  // throws Error naming the valid names
 
 // The share of [data, data + size_bytes) that the kernel has backed with anonymous huge pages, from
 // /proc/self/smaps (AnonHugePages of the mappings overlapping the range); 0 when unreadable.

@@ -9,10 +9,10 @@
 //   write: {peak_gbps, io_overhead_us, latency_us, stream_gbps}
 //   fit:   {points, heldout_points, read_fit_error_pct, read_heldout_error_pct,
 //           write_fit_error_pct, write_heldout_error_pct}
-//   warnings: [<text>, ...]   # only when calibration doubted the measurements (calibrate/plausibility.hpp)
+//   warnings: [<text>, ...]   # only when calibrate/plausibility.hpp doubted the measurements
 //
 // `name`, `read` and `write` are required (peak_gbps > 0; the other coefficients default to 0);
-// `measured`, `fit` and `warnings` are provenance and optional, so a hand-written profile is valid too.
+// `measured`, `fit` and `warnings` are provenance and optional: a hand-written profile is valid.
 #include <string>
 #include <vector>
 

@@ -34,7 +34,8 @@ TEST_CASE("device profile round trip", "[calibrate][profile]") {
   p.measured.engine = "io_uring";
   p.measured.tool_version = "0.1.0";
   p.fit = {40, 10, 2.5, 3.5, 4.5, 5.5};
-  p.warnings = {"writes measured 2.00x faster than reads: a write-back cache", "quote \" and # and: colon"};
+  p.warnings = {"writes measured 2.00x faster than reads: a write-back cache",
+                "quote \" and # and: colon"};
   const std::string path = dir.file("device.yaml");
   tiersim::write_device_profile(path, p);
 
@@ -103,7 +104,8 @@ TEST_CASE("device profile: bad input names file, line and key", "[calibrate][pro
     expect(std::string(kValid) + "fit: {points: 2.5}\n", 5, "fit.points", "whole number");
   }
   SECTION("warnings not a list") {
-    expect(std::string(kValid) + "warnings: looks like a cache\n", 5, "warnings", "expected a list");
+    expect(std::string(kValid) + "warnings: looks like a cache\n", 5, "warnings",
+           "expected a list");
   }
   SECTION("invalid YAML") { expect("name: x\nread: {peak_gbps: 1\n", 3, "", "invalid YAML"); }
 }

@@ -138,7 +138,8 @@ TEST_CASE("parse_rw and engine names", "[calibrate][engine]") {
   CHECK_THROWS_AS(parse_engine("libaio"), tiersim::Error);
 }
 
-TEST_CASE("buffer pages: 4k refuses huge pages, huge rounds to 2 MiB and asks for them", "[calibrate][engine]") {
+TEST_CASE("buffer pages: 4k refuses huge pages, huge rounds to 2 MiB and asks for them",
+          "[calibrate][engine]") {
   constexpr std::size_t kHuge = 2u << 20;
   CHECK(parse_buffer_pages("4k") == BufferPages::small);
   CHECK(parse_buffer_pages("huge") == BufferPages::huge);

@@ -16,8 +16,8 @@ using tiersim::SsdDirectionModel;
 namespace {
 
 // The quick sweep's points for one direction, measured with `noise_pct` relative scatter.
-void add_points(std::vector<CalibrationPoint>& out, const std::string& rw, const SsdDirectionModel& truth,
-                double noise_pct, unsigned seed) {
+void add_points(std::vector<CalibrationPoint>& out, const std::string& rw,
+                const SsdDirectionModel& truth, double noise_pct, unsigned seed) {
   std::mt19937 gen(seed);
   std::normal_distribution<double> noise(0.0, noise_pct / 100.0);
   const SweepPlan plan = quick_plan();
@@ -41,7 +41,8 @@ DeviceProfileFit fit_of(const std::vector<CalibrationPoint>& points) {
     std::vector<FitPoint> fp;
     for (const auto& p : points) {
       if (p.target_count == 1 && p.is_read() == read) {
-        fp.push_back({static_cast<double>(p.block_bytes), static_cast<double>(p.queue_depth), p.bandwidth_gbps});
+        fp.push_back({static_cast<double>(p.block_bytes), static_cast<double>(p.queue_depth),
+                      p.bandwidth_gbps});
       }
     }
     const FitReport r = fit_with_holdout(fp, 5);
@@ -66,7 +67,8 @@ const SsdDirectionModel kDriveWrite{4.0, 4.0, 15.0, 1.8};
 
 }  // namespace
 
-TEST_CASE("cache check: a drive measured with a few percent scatter raises nothing", "[calibrate][plausibility]") {
+TEST_CASE("cache check: a drive measured with a few percent scatter raises nothing",
+          "[calibrate][plausibility]") {
   std::vector<CalibrationPoint> pts;
   add_points(pts, "randread", kDriveRead, 3.0, 1);
   add_points(pts, "randwrite", kDriveWrite, 3.0, 2);
@@ -90,10 +92,12 @@ TEST_CASE("cache check: writes twice as fast as reads warn", "[calibrate][plausi
   std::vector<CalibrationPoint> close;
   add_points(close, "randread", kDriveRead, 0.0, 1);
   add_points(close, "randwrite", {1.4 * kDriveRead.peak_gbps, 1.5, 75.0, 2.5}, 0.0, 2);
-  CHECK_FALSE(mentions(cache_warnings(close, fit_of(close), PlausibilityLimits{}), "faster than reads"));
+  CHECK_FALSE(
+      mentions(cache_warnings(close, fit_of(close), PlausibilityLimits{}), "faster than reads"));
 }
 
-TEST_CASE("cache check: a poor held-out fit warns, naming the direction", "[calibrate][plausibility]") {
+TEST_CASE("cache check: a poor held-out fit warns, naming the direction",
+          "[calibrate][plausibility]") {
   // 40% scatter on the writes (a cache that sometimes absorbs them, sometimes flushes): the model
   // cannot predict the held-out points.
   std::vector<CalibrationPoint> pts;
@@ -108,8 +112,9 @@ TEST_CASE("cache check: a poor held-out fit warns, naming the direction", "[cali
   CHECK(mentions(w, "(held out)"));
 }
 
-TEST_CASE("cache check: bandwidth above the interface warns; points of several drives at once do not",
-          "[calibrate][plausibility]") {
+TEST_CASE(
+    "cache check: bandwidth above the interface warns; points of several drives at once do not",
+    "[calibrate][plausibility]") {
   std::vector<CalibrationPoint> pts;
   add_points(pts, "randread", kDriveRead, 0.0, 1);
   add_points(pts, "randwrite", kDriveWrite, 0.0, 2);
