@@ -37,7 +37,8 @@ nlohmann::json point_json(const cal::CalibrationPoint& p) {
           {"iops", p.iops},               {"lat_mean_us", p.lat_mean_us},
           {"lat_p50_us", p.lat_p50_us},   {"lat_p90_us", p.lat_p90_us},
           {"lat_p99_us", p.lat_p99_us},   {"lat_p999_us", p.lat_p999_us},
-          {"lat_max_us", p.lat_max_us}};
+          {"lat_max_us", p.lat_max_us},   {"buffer_pages", p.buffer_pages},
+          {"buffer_huge_fraction", p.buffer_huge_fraction}};
 }
 
 }  // namespace
@@ -49,9 +50,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "(.tiersim-calib-<pid>-<n>.dat, removed at exit and on Ctrl-C), fits the SSD device model and writes a "
       "device profile.\n\noptions");
   std::vector<std::string> targets;
-  std::string raw_device, raw_confirm, engine, db, out, name, rw, bs, file_size, pattern, min_free;
+  std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, rw, bs, file_size, pattern, min_free;
   unsigned qd = 32, threads = 1;
-  double seconds = 10, warmup_s = 0.5;
+  double seconds = 10, warmup_s = 0.5, interface_gbps = 0;
   int heldout_every = 5;
   std::uint64_t seed = 1;
   desc.add_options()("help,h", "show this help")(
@@ -74,6 +75,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "json", po::bool_switch(), "--point: print the result as JSON on stdout")(
       "engine", po::value(&engine)->default_value("io_uring"),
       "io_uring, or sync (pread/pwrite, one request per thread: what blocking code gets)")(
+      "buffer-pages", po::value(&buffer_pages)->default_value("auto"),
+      "pages under the I/O buffers: auto (huge pages for buffers of 2 MiB and more), 4k or huge; compare "
+      "with another tool (fio --iomem) only on the same kind")(
       "buffered", po::bool_switch(), "do not use O_DIRECT (for tmpfs and the like; measures the page cache)")(
       "file-size", po::value(&file_size)->default_value(""),
       "bytes of the measured region per target (default 2GiB quick, 8GiB full, 4GiB point)")(
@@ -83,6 +87,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "db", po::value(&db)->default_value(""), "SQLite results store for every raw point (tables calibration_*)")(
       "out", po::value(&out)->default_value(""), "write the fitted device profile (YAML) here")(
       "name", po::value(&name)->default_value(""), "profile name (default: from the device)")(
+      "interface-gbps", po::value(&interface_gbps)->default_value(0),
+      "per-drive interface bound in GB/s for the cache check (default: the PCIe link sysfs reports, if any)")(
       "heldout-every", po::value(&heldout_every)->default_value(5),
       "hold every k-th point out of the fit to measure its prediction error (0: none)")(
       "seed", po::value(&seed)->default_value(1), "random offsets and fill data");
@@ -104,6 +110,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   }
   if (!raw_device.empty() && !targets.empty()) throw Error("give either --target or --raw-device, not both");
   o.engine = cal::parse_engine(engine);
+  o.buffer_pages = cal::parse_buffer_pages(buffer_pages);
   const bool full = vm["full"].as<bool>(), point = vm["point"].as<bool>();
   if (full && vm["quick"].as<bool>()) throw Error("--quick and --full exclude each other");
   o.mode = point ? "point" : full ? "full" : "quick";
@@ -126,6 +133,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   o.name = name;
   if (heldout_every < 0) throw Error("--heldout-every must be >= 0");
   o.heldout_every = heldout_every;
+  if (!(interface_gbps >= 0)) throw Error("--interface-gbps must be >= 0");
+  o.interface_gbps = interface_gbps;
   o.tool_version = TIERSIM_VERSION;
   nlohmann::json opts;
   for (const auto& [key, value] : vm) {
@@ -160,6 +169,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       if (threads == 0 || threads > 256) throw Error("--threads must be in 1..256");
       job.queue_depth = qd;
       job.threads = threads;
+      job.buffer_pages = o.buffer_pages;
       cal::RunLimits limits;
       limits.warmup_s = warmup_s;
       limits.max_s = seconds;
@@ -189,6 +199,13 @@ int cmd_calibrate(const std::vector<std::string>& args) {
               << "  write: peak " << m.write.peak_gbps << " GB/s, io_overhead " << m.write.io_overhead_us
               << " us, latency " << m.write.latency_us << " us, stream " << m.write.stream_gbps << " GB/s; error "
               << f.write_fit_error_pct << "% fitted, " << f.write_heldout_error_pct << "% held out\n";
+    for (const auto& w : r.profile.warnings) {
+      std::cerr << "tiersim calibrate: warning: " << w << "\n";
+    }
+    if (!r.profile.warnings.empty()) {
+      std::cerr << "tiersim calibrate: these measurements may describe a cache rather than the drive"
+                << (out.empty() ? "" : "; the warnings are recorded under `warnings:` in " + out) << "\n";
+    }
     if (!out.empty()) std::cout << "profile written to " << out << "\n";
     if (!db.empty()) std::cout << "points stored in " << db << " (run " << r.run_id << ")\n";
     return kExitOk;

@@ -1,6 +1,6 @@
 // `tiersim replay`: run a scenario's simulated offload schedule on a real drive (compute replaced
 // by timed holds, I/O real) and print measured against predicted time; `--suite` runs the fixed
-// hardware validation suite (calibrate/replay_suite.hpp).
+// hardware validation suite (replay/replay_suite.hpp).
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iomanip>

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "calibrate/fit.hpp"
+#include "calibrate/plausibility.hpp"
 #include "store/calibration_store.hpp"
 #include "store/sqlite.hpp"
 
@@ -180,6 +181,7 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
     pp.job.block_bytes = b;
     pp.job.queue_depth = q;
     pp.job.threads = t;
+    pp.job.buffer_pages = o.buffer_pages;
     out.push_back(std::move(pp));
   };
   for (std::size_t i = 0; i < n_targets; ++i) {
@@ -238,6 +240,8 @@ CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind e
   p.lat_p999_us = r.lat_p999_us;
   p.lat_max_us = r.lat_max_us;
   p.converged = r.converged;
+  p.buffer_pages = buffer_pages_name(job.buffer_pages);
+  p.buffer_huge_fraction = r.buffer_huge_fraction;
   return p;
 }
 
@@ -392,6 +396,27 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   }
   profile.measured.engine = engine_name(o.engine);
   profile.measured.tool_version = o.tool_version;
+
+  PlausibilityLimits limits;
+  if (o.interface_gbps > 0) {
+    limits.interface_gbps = o.interface_gbps;
+    limits.interface_source = "--interface-gbps";
+  } else {
+    // The widest link among the targets, and only when every target reports one: a bound that
+    // might be too low would warn about a healthy drive.
+    for (const auto& t : targets) {
+      const InterfaceLink link = drive_interface(t.file->path());
+      if (link.gbps <= 0) {
+        limits.interface_gbps = 0;
+        break;
+      }
+      if (link.gbps > limits.interface_gbps) {
+        limits.interface_gbps = link.gbps;
+        limits.interface_source = link.description;
+      }
+    }
+  }
+  profile.warnings = cache_warnings(outcome.points, profile.fit, limits);
   if (!o.out_path.empty()) write_device_profile(o.out_path, profile);
   if (db) set_run_profile(*db, outcome.run_id, o.out_path, store::utc_timestamp());
   return outcome;

@@ -39,6 +39,7 @@ struct CalibrationOptions {
   std::string raw_device;            // instead of targets, with raw_confirmation naming it again
   std::string raw_confirmation;
   EngineKind engine = EngineKind::io_uring;
+  BufferPages buffer_pages = BufferPages::automatic;  // pages under the I/O buffers of every point
   std::string mode = "quick";        // quick, full or point
   SweepPlan plan;
   FileOptions file;                  // region size, O_DIRECT, keep, seed, safety limits
@@ -46,6 +47,9 @@ struct CalibrationOptions {
   std::string out_path;              // empty: do not write a profile
   std::string name;                  // profile name; empty: derived from the device
   int heldout_every = 5;
+  // Per-drive interface bound for the cache check (calibrate/plausibility.hpp), GB/s; 0: the PCIe
+  // link sysfs reports for every target, or no bound when it reports none.
+  double interface_gbps = 0;
   std::string options_json;          // the command line, stored with the run
   std::string tool_version;
 };

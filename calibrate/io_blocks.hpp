@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the replays: pinned host memory and one contiguous transfer split into blocks with a
-// bounded number in flight on an IoEngine (calibrate/engine.hpp), short I/O resubmitted.
+// bounded number in flight on an IoEngine (calibrate/io_engine.hpp), short I/O resubmitted.
 #include <cstdint>
 #include <memory>
 #include <vector>

@@ -70,9 +70,10 @@ class Worker {
       : kind_(kind), target_(target), job_(job), shared_(shared), counters_(counters), rng_(seed) {
     // The sync engine has one request in flight per thread, whatever the queue depth asked for.
     depth_ = kind == EngineKind::sync ? 1u : std::max(1u, job.queue_depth);
-    buffer_ = AlignedBuffer(static_cast<std::size_t>(depth_) * job.block_bytes);
+    buffer_ = AlignedBuffer(static_cast<std::size_t>(depth_) * job.block_bytes, job.buffer_pages);
     Rng fill(seed ^ 0xb0ffe4ull);
     fill.fill(buffer_.data(), buffer_.size());  // incompressible write data
+    huge_fraction_ = huge_page_fraction(buffer_.data(), buffer_.size());
     blocks_ = target.region_bytes / job.block_bytes;
     if (blocks_ == 0) throw IoError("target region smaller than one block");
     // Sequential threads each stream through their own slice, as fio's numjobs with offsets.
@@ -105,6 +106,7 @@ class Worker {
   unsigned caps() const { return caps_; }
   std::uint64_t short_ios() const { return short_ios_; }
   std::uint64_t retries() const { return retries_; }
+  double huge_fraction() const { return huge_fraction_; }
 
  private:
   struct Slot {
@@ -256,6 +258,7 @@ class Worker {
   unsigned caps_ = 0;
   std::uint64_t bytes_ = 0, ios_ = 0, short_ios_ = 0, retries_ = 0;
   LatencyHistogram hist_;
+  double huge_fraction_ = 0;
   std::exception_ptr error_;
 };
 
@@ -341,6 +344,8 @@ PointResult run_point(EngineKind engine, const std::vector<PointTarget>& targets
     hist.merge(w->histogram());
     r.short_ios += w->short_ios();
     r.retries += w->retries();
+    // Every worker's buffer has the same size: the plain mean is the share of all buffer bytes.
+    r.buffer_huge_fraction += w->huge_fraction() / static_cast<double>(workers.size());
   }
   r.effective_queue_depth = workers.front()->depth();
   r.engine_caps = workers.front()->caps();

@@ -10,6 +10,7 @@
 
 #include "calibrate/io_engine.hpp"
 #include "calibrate/histogram.hpp"
+#include "calibrate/target.hpp"
 
 namespace tiersim::calibrate {
 
@@ -21,6 +22,7 @@ struct JobSpec {
   std::uint32_t block_bytes = 1 << 20;
   unsigned queue_depth = 1;   // per thread; the sync engine always runs 1
   unsigned threads = 1;       // per target
+  BufferPages buffer_pages = BufferPages::automatic;  // pages under each worker's buffers
 };
 
 // "read", "write", "randread", "randwrite" (fio's names) <-> direction and pattern.
@@ -61,6 +63,7 @@ struct PointResult {
   unsigned engine_caps = 0;
   std::uint64_t short_ios = 0;         // completions that moved fewer bytes than asked (resubmitted)
   std::uint64_t retries = 0;           // -EAGAIN / -EINTR completions (resubmitted)
+  double buffer_huge_fraction = 0;     // share of the I/O buffers the kernel put on huge pages
 };
 
 // Runs one point. `stop` (may be null) is polled every window: when set, the point ends early and

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include <sstream>
 
 #include "calibrate/rng.hpp"
+#include "model/hardware.hpp"
 
 namespace tiersim::calibrate {
 
@@ -115,18 +117,67 @@ std::string read_prefix(const std::string& path, std::size_t n) {
 
 void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
 
-AlignedBuffer::AlignedBuffer(std::size_t size_bytes) {
-  // Buffers of 2 MiB and more sit on transparent huge pages where the kernel allows: a request
-  // then spans a few physically contiguous segments instead of one per 4 KiB page, and block
-  // queues with a small segment limit (virtio-blk: 254) do not split 1 MiB requests in two.
+const char* buffer_pages_name(BufferPages pages) {
+  switch (pages) {
+    case BufferPages::automatic:
+      return "auto";
+    case BufferPages::small:
+      return "4k";
+    case BufferPages::huge:
+      return "huge";
+  }
+  return "?";
+}
+
+BufferPages parse_buffer_pages(const std::string& name) {
+  if (name == "auto") return BufferPages::automatic;
+  if (name == "4k" || name == "4KiB") return BufferPages::small;
+  if (name == "huge" || name == "2MiB") return BufferPages::huge;
+  throw Error("unknown buffer pages '" + name + "' (valid: auto, 4k, huge)");
+}
+
+double huge_page_fraction(const void* data, std::size_t size_bytes) {
+  if (data == nullptr || size_bytes == 0) return 0;
+  const auto lo = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t hi = lo + size_bytes;
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  std::uint64_t overlap = 0, huge_bytes = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const char c = line.front();
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) {
+      // A mapping's header: "start-end perms offset dev inode [path]", addresses in hex.
+      const std::size_t dash = line.find('-');
+      const std::uintptr_t start = std::stoull(line.substr(0, dash), nullptr, 16);
+      const std::uintptr_t end = std::stoull(line.substr(dash + 1), nullptr, 16);
+      overlap = start < hi && lo < end ? std::min(end, hi) - std::max(start, lo) : 0;
+    } else if (overlap > 0 && line.rfind("AnonHugePages:", 0) == 0) {
+      const std::uint64_t kib = std::stoull(line.substr(line.find(':') + 1));
+      // A mapping larger than the buffer may hold huge pages outside it: count at most the overlap.
+      huge_bytes += std::min<std::uint64_t>(kib * 1024, overlap);
+    }
+  }
+  return std::min(1.0, static_cast<double>(huge_bytes) / static_cast<double>(size_bytes));
+}
+
+AlignedBuffer::AlignedBuffer(std::size_t size_bytes, BufferPages pages) {
+  // By default buffers of 2 MiB and more sit on transparent huge pages where the kernel allows: a
+  // request then spans a few physically contiguous segments instead of one per 4 KiB page, and
+  // block queues with a small segment limit (virtio-blk: 254) do not split 1 MiB requests in two.
   constexpr std::size_t kHuge = 2u << 20;
-  const std::size_t align = size_bytes >= kHuge ? kHuge : 4096;
+  const bool huge =
+      pages == BufferPages::huge || (pages == BufferPages::automatic && size_bytes >= kHuge);
+  const std::size_t align = huge ? kHuge : 4096;
   std::size_t rounded = (std::max<std::size_t>(size_bytes, 1) + align - 1) / align * align;
   void* p = nullptr;
   if (::posix_memalign(&p, align, rounded) != 0) {
     throw IoError("cannot allocate " + std::to_string(rounded) + " bytes of aligned I/O buffer");
   }
-  if (align == kHuge) ::madvise(p, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
+  // Hints; failure is harmless (huge_page_fraction tells what the kernel did). NOHUGEPAGE matters
+  // when transparent huge pages are "always" on: 4 KiB pages must then be asked for.
+  if (huge) ::madvise(p, rounded, MADV_HUGEPAGE);
+  if (pages == BufferPages::small) ::madvise(p, rounded, MADV_NOHUGEPAGE);
   std::memset(p, 0, rounded);  // touch the pages before timing anything
   data_.reset(p);
   size_ = rounded;
@@ -241,6 +292,56 @@ TargetDescription describe_target(const std::string& path) {
     if (!model.empty()) d.device += " (" + model + ")";
   }
   return d;
+}
+
+int pcie_generation_from_link_speed(const std::string& text) {
+  double gts = 0;
+  try {
+    gts = std::stod(text);
+  } catch (const std::exception&) {
+    return 0;  // "Unknown" and the like
+  }
+  // Transfer rate per lane of each generation (PCI-SIG: 2.5, 5, 8, 16, 32, 64 GT/s).
+  const double rates[] = {2.5, 5, 8, 16, 32, 64};
+  for (int g = 0; g < 6; ++g) {
+    if (std::abs(gts - rates[g]) < 0.01 * rates[g]) return g + 1;
+  }
+  return 0;
+}
+
+InterfaceLink drive_interface(const std::string& path) {
+  InterfaceLink link;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return link;
+  const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  std::error_code ec;
+  fs::path dir = fs::canonical(
+      "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)), ec);
+  if (ec) return link;
+  auto first_line = [](const fs::path& f) {
+    std::ifstream in(f);
+    std::string s;
+    std::getline(in, s);
+    return s;
+  };
+  for (; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (!fs::exists(dir / "current_link_speed", ec) || !fs::exists(dir / "current_link_width", ec))
+      continue;
+    const int gen = pcie_generation_from_link_speed(first_line(dir / "current_link_speed"));
+    int lanes = 0;
+    try {
+      lanes = std::stoi(first_line(dir / "current_link_width"));
+    } catch (const std::exception&) {
+      lanes = 0;
+    }
+    if (gen > 0 && lanes > 0) {
+      link.gbps = pcie_link_gbps(gen, lanes);
+      link.description =
+          "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes) + " (sysfs)";
+    }
+    break;  // the nearest device with a link is the drive's own; a root port above it is not
+  }
+  return link;
 }
 
 CalibrationFile::CalibrationFile(CalibrationFile&& o) noexcept

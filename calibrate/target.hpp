@@ -71,11 +71,37 @@ struct TargetDescription {
 };
 TargetDescription describe_target(const std::string& path);
 
-// Page-aligned heap memory, as O_DIRECT requires.
+// The PCIe link of the drive under `path` (a file, directory or block device), from the first
+// device above it in sysfs that reports current_link_speed and current_link_width (an NVMe drive's
+// PCI function does; virtio disks usually do not). gbps = 0 when unknown.
+struct InterfaceLink {
+  double gbps = 0;          // model/hardware.hpp pcie_link_gbps(generation, lanes)
+  std::string description;  // e.g. "PCIe Gen4 x4 (sysfs)"
+};
+InterfaceLink drive_interface(const std::string& path);
+// sysfs's current_link_speed text ("16.0 GT/s PCIe", "8 GT/s") -> PCIe generation; 0 when unknown.
+int pcie_generation_from_link_speed(const std::string& text);
+
+// Which pages back an I/O buffer. It changes what a request costs the block layer: a 1 MiB request
+// over 4 KiB pages is 256 scatter-gather segments, over 2 MiB pages one or two, and a queue with a
+// small segment limit (virtio-blk here: /sys/block/vda/queue/max_segments = 254) splits the former
+// in two. Comparisons with another tool (fio) must use the same kind on both sides.
+//  - automatic: transparent huge pages for buffers of 2 MiB and more, 4 KiB pages below;
+//  - small:     4 KiB pages, transparent huge pages refused (MADV_NOHUGEPAGE);
+//  - huge:      2 MiB-aligned, rounded up to 2 MiB, transparent huge pages requested.
+enum class BufferPages { automatic, small, huge };
+const char* buffer_pages_name(BufferPages pages);         // auto, 4k, huge
+BufferPages parse_buffer_pages(const std::string& name);  // throws Error naming the valid names
+
+// The share of [data, data + size_bytes) that the kernel has backed with anonymous huge pages, from
+// /proc/self/smaps (AnonHugePages of the mappings overlapping the range); 0 when unreadable.
+double huge_page_fraction(const void* data, std::size_t size_bytes);
+
+// Page-aligned heap memory, as O_DIRECT requires, on the pages `pages` asks for.
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(std::size_t size_bytes);
+  explicit AlignedBuffer(std::size_t size_bytes, BufferPages pages = BufferPages::automatic);
   void* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
 

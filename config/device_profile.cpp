@@ -150,13 +150,17 @@ class ProfileReader {
                         "invalid YAML: " + e.msg);
     }
     if (!root || root.IsNull()) throw ConfigError(path_, 0, "", "empty device profile");
-    check_keys(root, "", {"name", "measured", "read", "write", "fit"});
+    check_keys(root, "", {"name", "measured", "read", "write", "fit", "warnings"});
     DeviceProfile p;
     p.model.name = text(required(root, "", "name"), "name");
     p.model.read = direction(required(root, "", "read"), "read");
     p.model.write = direction(required(root, "", "write"), "write");
     if (const YAML::Node m = root["measured"]) p.measured = provenance(m);
     if (const YAML::Node f = root["fit"]) p.fit = fit(f);
+    if (const YAML::Node w = root["warnings"]) {
+      if (!w.IsSequence()) fail(w, "warnings", "expected a list of texts");
+      for (const auto& item : w) p.warnings.push_back(text(item, "warnings"));
+    }
     return p;
   }
 
@@ -226,6 +230,10 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile)
      << ", read_heldout_error_pct: " << num(f.read_heldout_error_pct)
      << ", write_fit_error_pct: " << num(f.write_fit_error_pct)
      << ", write_heldout_error_pct: " << num(f.write_heldout_error_pct) << "}\n";
+  if (!profile.warnings.empty()) {
+    os << "warnings:\n";
+    for (const auto& w : profile.warnings) os << "  - " << quoted(w) << "\n";
+  }
 
   const std::string tmp = path + ".tmp";
   {

@@ -9,9 +9,10 @@
 //   write: {peak_gbps, io_overhead_us, latency_us, stream_gbps}
 //   fit:   {points, heldout_points, read_fit_error_pct, read_heldout_error_pct,
 //           write_fit_error_pct, write_heldout_error_pct}
+//   warnings: [<text>, ...]   # only when calibrate/plausibility.hpp doubted the measurements
 //
 // `name`, `read` and `write` are required (peak_gbps > 0; the other coefficients default to 0);
-// `measured` and `fit` are provenance and optional, so a hand-written profile is valid too.
+// `measured`, `fit` and `warnings` are provenance and optional: a hand-written profile is valid.
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct DeviceProfile {
   SsdModel model;            // model.name is the profile's `name`
   DeviceProfileProvenance measured;
   DeviceProfileFit fit;
+  // Why the measurements may describe a cache rather than a drive (write faster than read, poor
+  // fit, bandwidth above the link); kept with the profile so whoever uses it sees them.
+  std::vector<std::string> warnings;
 };
 
 // Reads the whole profile. Throws ConfigError naming file, line and key on a missing file, bad

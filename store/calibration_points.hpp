@@ -31,6 +31,9 @@ struct CalibrationPoint {
   bool converged = false;      // stopped early because the bandwidth had settled
   std::string fit_role;        // fit, heldout or none
   double model_bandwidth_gbps = 0;  // the fitted model's prediction; 0 when not fitted
+  // Not stored (no column): what `--point --json` reports so a comparison can check its layout.
+  std::string buffer_pages = "auto";  // auto, 4k or huge, as asked
+  double buffer_huge_fraction = 0;    // share of the I/O buffers the kernel put on huge pages
 
   bool is_read() const { return rw == "read" || rw == "randread"; }
 };

@@ -137,3 +137,23 @@ TEST_CASE("parse_rw and engine names", "[calibrate][engine]") {
   CHECK(parse_engine("sync") == EngineKind::sync);
   CHECK_THROWS_AS(parse_engine("libaio"), tiersim::Error);
 }
+
+TEST_CASE("buffer pages: 4k refuses huge pages, huge rounds to 2 MiB and asks for them",
+          "[calibrate][engine]") {
+  constexpr std::size_t kHuge = 2u << 20;
+  CHECK(parse_buffer_pages("4k") == BufferPages::small);
+  CHECK(parse_buffer_pages("huge") == BufferPages::huge);
+  CHECK(parse_buffer_pages("auto") == BufferPages::automatic);
+  CHECK_THROWS_AS(parse_buffer_pages("1g"), tiersim::Error);
+  CHECK(std::string(buffer_pages_name(BufferPages::small)) == "4k");
+
+  // A 256 KiB buffer (4 KiB x QD 64) got 4 KiB pages whatever was wanted before --buffer-pages.
+  const AlignedBuffer huge(256u << 10, BufferPages::huge);
+  CHECK(huge.size() == kHuge);
+  CHECK(reinterpret_cast<std::uintptr_t>(huge.data()) % kHuge == 0);
+
+  // 8 MiB on 4 KiB pages: no huge page under it even where transparent huge pages are "always" on.
+  const AlignedBuffer small(8u << 20, BufferPages::small);
+  CHECK(small.size() == (8u << 20));
+  CHECK(huge_page_fraction(small.data(), small.size()) == 0.0);
+}

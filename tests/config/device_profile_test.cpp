@@ -34,6 +34,8 @@ TEST_CASE("device profile round trip", "[calibrate][profile]") {
   p.measured.engine = "io_uring";
   p.measured.tool_version = "0.1.0";
   p.fit = {40, 10, 2.5, 3.5, 4.5, 5.5};
+  p.warnings = {"writes measured 2.00x faster than reads: a write-back cache",
+                "quote \" and # and: colon"};
   const std::string path = dir.file("device.yaml");
   tiersim::write_device_profile(path, p);
 
@@ -51,6 +53,7 @@ TEST_CASE("device profile round trip", "[calibrate][profile]") {
   CHECK(q.fit.points == 40);
   CHECK(q.fit.heldout_points == 10);
   CHECK(q.fit.write_heldout_error_pct == Approx(5.5));
+  CHECK(q.warnings == p.warnings);
 
   const auto m = tiersim::load_device_profile(path);
   CHECK(m.read.bandwidth_gbps(1 << 20, 32) == Approx(p.model.read.bandwidth_gbps(1 << 20, 32)).epsilon(1e-6));
@@ -100,7 +103,26 @@ TEST_CASE("device profile: bad input names file, line and key", "[calibrate][pro
   SECTION("fit points not whole") {
     expect(std::string(kValid) + "fit: {points: 2.5}\n", 5, "fit.points", "whole number");
   }
+  SECTION("warnings not a list") {
+    expect(std::string(kValid) + "warnings: looks like a cache\n", 5, "warnings",
+           "expected a list");
+  }
   SECTION("invalid YAML") { expect("name: x\nread: {peak_gbps: 1\n", 3, "", "invalid YAML"); }
+}
+
+TEST_CASE("device profile: a profile without warnings has none, and is written without the key",
+          "[calibrate][profile]") {
+  tiersim::test::TempDir dir;
+  write(dir.file("p.yaml"), std::string(kValid) + "warnings:\n  - \"bandwidth above the link\"\n");
+  CHECK(tiersim::read_device_profile(dir.file("p.yaml")).warnings ==
+        std::vector<std::string>{"bandwidth above the link"});
+  write(dir.file("q.yaml"), kValid);
+  tiersim::DeviceProfile p = tiersim::read_device_profile(dir.file("q.yaml"));
+  CHECK(p.warnings.empty());
+  tiersim::write_device_profile(dir.file("r.yaml"), p);
+  std::ifstream in(dir.file("r.yaml"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("warnings") == std::string::npos);
 }
 
 TEST_CASE("device profile: missing file", "[calibrate][profile]") {
