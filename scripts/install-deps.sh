@@ -9,6 +9,7 @@ packages=(
   liburing-dev nlohmann-json3-dev catch2 libbenchmark-dev
   libopenmpi-dev openmpi-bin
   fio chromium
+  python3-dev pybind11-dev
 )
 
 missing=()

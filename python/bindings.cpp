@@ -1,0 +1,163 @@
+// The `tiersim` Python module's native part (`tiersim._tiersim`). It exposes the same library
+// calls the `tiersim` program makes and returns results as JSON text, which the pure-Python
+// wrapper (python/tiersim/__init__.py) turns into plain dicts and lists: exactly the objects
+// `tiersim run --json` prints, so a notebook and the command line never disagree.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "reports/run_output.hpp"
+#include "sim/economics.hpp"
+#include "sim/simulate.hpp"
+#include "store/results_store.hpp"
+#include "study/sweep.hpp"
+
+namespace py = pybind11;
+
+namespace tiersim::python {
+namespace {
+
+// Reads a scenario from a file (is_file) or from YAML/JSON text.
+Scenario load(const std::string& source, bool is_file, const std::vector<std::string>& sets,
+              const std::string& data_dir) {
+  config::LoadOptions o;
+  o.overrides = sets;
+  o.data_dir = data_dir;
+  return is_file ? config::load_scenario(source, o)
+                 : config::load_scenario_text(source, "<dict>", o);
+}
+
+// One scenario: the `tiersim run --json` object.
+std::string run(const std::string& source, bool is_file, const std::vector<std::string>& sets,
+                const std::string& data_dir) {
+  const Scenario s = load(source, is_file, sets, data_dir);
+  sim::RunResult r;
+  {
+    py::gil_scoped_release unlocked;  // simulation touches no Python object
+    r = sim::simulate(s);
+  }
+  return sim::to_json(s, r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
+std::string resolve(const std::string& source, bool is_file, const std::vector<std::string>& sets,
+                    const std::string& data_dir) {
+  const Scenario s = load(source, is_file, sets, data_dir);
+  return nlohmann::json{{"name", s.name}, {"hash", s.hash}, {"workload", to_string(s.kind)},
+                        {"resolved_yaml", s.resolved_yaml}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Several configurations side by side: each one's run object plus "ratios" to the first
+// (the baseline), for the metrics `tiersim compare` shows.
+std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
+                    const std::vector<std::string>& sets, const std::string& data_dir) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<sim::RunResult> results;
+  for (const auto& [source, is_file] : sources) {
+    const Scenario s = load(source, is_file, sets, data_dir);
+    sim::RunResult r;
+    {
+      py::gil_scoped_release unlocked;
+      r = sim::simulate(s);
+    }
+    nlohmann::json j = sim::to_json(s, r);
+    nlohmann::json ratios = nlohmann::json::object();
+    if (!results.empty())
+      for (const auto& [name, ratio] : sim::metric_ratios(r, results.front())) ratios[name] = ratio;
+    j["ratios"] = ratios;
+    out.push_back(j);
+    results.push_back(std::move(r));
+  }
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash).
+std::string sweep(const std::string& file, const std::string& db, int threads,
+                  const std::string& data_dir) {
+  const sweep::SweepSpec spec = sweep::parse_sweep_file(file);
+  const config::Catalog catalog = config::Catalog::load(data_dir);
+  sweep::SweepStore store(db);
+  sweep::RunOptions ro;
+  ro.threads = threads;
+  sweep::SweepSummary sum;
+  {
+    py::gil_scoped_release unlocked;
+    sum = sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
+  }
+  return nlohmann::json{{"sweep", spec.name},     {"points", sum.points},
+                        {"simulated", sum.simulated}, {"no_fit", sum.no_fit},
+                        {"skipped", sum.skipped}, {"invalid", sum.invalid},
+                        {"failures", sum.failures}, {"db", db}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Every stored run of a results database (optionally one sweep's), one flat object per run:
+// what a pandas.DataFrame takes directly (metrics as columns).
+std::string runs(const std::string& db, const std::optional<std::string>& sweep_name) {
+  const reports::ResultsStore store(db);
+  reports::RunFilter f;
+  f.sweep = sweep_name;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : store.runs(f)) {
+    nlohmann::json j = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"scenario", r.scenario_name},
+                        {"scenario_hash", r.scenario_hash},
+                        {"workload", r.workload},
+                        {"fits", r.fits},
+                        {"bottleneck", r.bottleneck},
+                        {"sweep", r.sweep}};
+    for (const auto& m : r.metrics) j[m.name] = m.value;
+    out.push_back(j);
+  }
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+}  // namespace tiersim::python
+
+PYBIND11_MODULE(_tiersim, m) {
+  using namespace tiersim;
+  m.doc() = "tiersim's native library; use the `tiersim` package, not this module";
+  // Errors keep tiersim's message (file, line, key) and its kind.
+  static py::exception<Error> error(m, "Error");
+  static py::exception<ConfigError> config_error(m, "ConfigError", error.ptr());
+  static py::exception<CatalogError> catalog_error(m, "CatalogError", error.ptr());
+  static py::exception<ModelError> model_error(m, "ModelError", error.ptr());
+  static py::exception<IoError> io_error(m, "IoError", error.ptr());
+  static py::exception<StoreError> store_error(m, "StoreError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      config_error(e.what());
+    } catch (const CatalogError& e) {
+      catalog_error(e.what());
+    } catch (const ModelError& e) {
+      model_error(e.what());
+    } catch (const IoError& e) {
+      io_error(e.what());
+    } catch (const StoreError& e) {
+      store_error(e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+  m.def("run", &python::run, py::arg("source"), py::arg("is_file"), py::arg("sets"),
+        py::arg("data_dir"));
+  m.def("resolve", &python::resolve, py::arg("source"), py::arg("is_file"), py::arg("sets"),
+        py::arg("data_dir"));
+  m.def("compare", &python::compare, py::arg("sources"), py::arg("sets"), py::arg("data_dir"));
+  m.def("sweep", &python::sweep, py::arg("file"), py::arg("db"), py::arg("threads"),
+        py::arg("data_dir"));
+  m.def("runs", &python::runs, py::arg("db"), py::arg("sweep"));
+  m.attr("__version__") = TIERSIM_VERSION;
+}
