@@ -82,7 +82,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "file-size", po::value(&file_size)->default_value(""),
       "bytes of the measured region per target (default 2GiB quick, 8GiB full, 4GiB point)")(
       "pattern", po::value(&pattern)->default_value("rand"), "sweep access pattern: rand or seq")(
-      "min-free", po::value(&min_free)->default_value("1GiB"), "free space that must remain after the files")(
+      "min-free", po::value(&min_free)->default_value("1GiB"),
+      "free space that must remain after the files (0: no reserve)")(
       "keep", po::bool_switch(), "keep a file this run created (to rerun on it, or to run fio on it)")(
       "db", po::value(&db)->default_value(""), "SQLite results store for every raw point (tables calibration_*)")(
       "out", po::value(&out)->default_value(""), "write the fitted device profile (YAML) here")(
@@ -127,7 +128,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   o.file.direct = !vm["buffered"].as<bool>();
   o.file.keep = vm["keep"].as<bool>();
   o.file.seed = seed;
-  o.file.limits.reserve_free_bytes = cal::parse_size_bytes(min_free);
+  o.file.limits.reserve_free_bytes = cal::parse_size_bytes(min_free, /*allow_zero=*/true);
   o.db_path = db;
   o.out_path = out;
   o.name = name;
@@ -211,7 +212,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     return kExitOk;
   } catch (const cal::Interrupted&) {
     std::cerr << "tiersim calibrate: interrupted; calibration files removed\n";
-    return 130;
+    return cal::InterruptGuard::exit_code();
   }
 }
 

@@ -15,6 +15,7 @@
 #include "model/errors.hpp"
 #include "store/results_store.hpp"
 #include "sim/economics.hpp"
+#include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
 
 namespace po = boost::program_options;
@@ -362,7 +363,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
 
   if (vm.count("json")) {
-    std::cout << to_json(cmp, rows).dump(2) << "\n";
+    std::cout << sim::json_text(to_json(cmp, rows), 2) << "\n";
   } else {
     print_table(std::cout, cmp, rows);
     if (vm.count("sources")) print_sources(std::cout, rows);

@@ -145,7 +145,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     return kExitOk;
   } catch (const cal::Interrupted&) {
     std::cerr << "tiersim replay: interrupted; replay files removed\n";
-    return 130;
+    return cal::InterruptGuard::exit_code();
   }
 }
 

@@ -51,7 +51,9 @@ int cmd_report(const std::vector<std::string>& args) {
   // Opening would create an empty database; a typo should be an error instead.
   if (!fs::exists(db_path)) throw StoreError("cannot open results database '" + db_path + "': no such file");
 
-  reports::ResultsStore store(db_path);
+  // Read-only: a report must work on a file it may not write (chmod 444, a read-only folder or
+  // mount) and must not change the file it reads, not even its journal mode.
+  reports::ResultsStore store(db_path, store::Access::kReadOnly);
   reports::ReportInput in;
   in.title = title;
   in.sweep = sweep;

@@ -60,7 +60,7 @@ int cmd_run(const std::vector<std::string>& args) {
   const sim::RunResult result = sim::simulate(scenario, sim_opts);
 
   if (vm.count("json"))
-    std::cout << sim::to_json(scenario, result).dump(2) << "\n";
+    std::cout << sim::json_text(sim::to_json(scenario, result), 2) << "\n";
   else
     sim::print_human(std::cout, scenario, result);
   if (!trace_path.empty()) {

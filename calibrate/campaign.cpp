@@ -21,7 +21,7 @@
 
 namespace tiersim::calibrate {
 
-std::uint64_t parse_size_bytes(const std::string& text) {
+std::uint64_t parse_size_bytes(const std::string& text, bool allow_zero) {
   std::size_t pos = 0;
   double value = 0;
   try {
@@ -46,8 +46,10 @@ std::uint64_t parse_size_bytes(const std::string& text) {
     throw Error("unknown size unit in '" + text + "' (use KiB, MiB, GiB or TiB)");
   }
   const double bytes = value * mult;
+  if (allow_zero && bytes == 0) return 0;
   if (!(bytes > 0) || bytes > 1e18 || bytes != std::floor(bytes)) {
-    throw Error("size '" + text + "' must be a positive whole number of bytes");
+    throw Error("size '" + text + "' must be a " + (allow_zero ? "" : "positive ") +
+                "whole number of bytes");
   }
   return static_cast<std::uint64_t>(bytes);
 }
@@ -130,18 +132,23 @@ std::vector<OpenTarget> open_targets(const CalibrationOptions& o, Progress* prog
     return out;
   }
   if (o.targets.empty()) throw Error("no target: give --target DIR_OR_FILE (or --raw-device)");
+  // The results database, when given, records every scratch file while it exists, so that files
+  // of a run that died (SIGKILL) can be proven tiersim's and removed now.
+  if (!o.db_path.empty()) {
+    const int stale = FileRegistry(o.db_path).remove_stale_files();
+    if (stale > 0 && progress)
+      progress->message("removed " + std::to_string(stale) +
+                        " calibration file(s) left by a run that no longer exists (registered in " +
+                        o.db_path + ")");
+  }
   int index = 0;
   for (const auto& target : o.targets) {
     std::error_code ec;
     FileOptions fo = o.file;
     fo.seed = o.file.seed + static_cast<std::uint64_t>(index);
+    if (fo.registry_path.empty()) fo.registry_path = o.db_path;
     OpenTarget t;
     if (std::filesystem::is_directory(target, ec)) {
-      const int stale = remove_stale_files(target);
-      if (stale > 0 && progress) {
-        progress->message("removed " + std::to_string(stale) + " calibration file(s) left in " + target +
-                          " by a run that no longer exists");
-      }
       t.file = std::make_unique<CalibrationFile>(CalibrationFile::create_in_dir(target, index, fo));
     } else {
       t.file = std::make_unique<CalibrationFile>(CalibrationFile::open_path(target, fo));

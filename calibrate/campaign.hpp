@@ -16,8 +16,9 @@
 
 namespace tiersim::calibrate {
 
-// "4096", "4k", "4KiB", "1MiB", "16M", "2GiB": binary multiples, as fio reads them.
-std::uint64_t parse_size_bytes(const std::string& text);
+// "4096", "4k", "4KiB", "1MiB", "16M", "2GiB": binary multiples, as fio reads them. Zero only
+// with `allow_zero` (a reserve may be none; a block or file size may not).
+std::uint64_t parse_size_bytes(const std::string& text, bool allow_zero = false);
 std::string size_text(std::uint64_t bytes);  // 4KiB, 1MiB, 2GiB
 
 struct SweepPlan {

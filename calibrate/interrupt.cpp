@@ -43,4 +43,9 @@ const std::atomic<bool>* InterruptGuard::flag() const { return &g_stop; }
 
 int InterruptGuard::signal_received() { return g_signal.load(); }
 
+int InterruptGuard::exit_code() {
+  const int sig = g_signal.load();
+  return 128 + (sig != 0 ? sig : SIGINT);
+}
+
 }  // namespace tiersim::calibrate

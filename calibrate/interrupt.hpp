@@ -17,6 +17,9 @@ class InterruptGuard {
   const std::atomic<bool>* flag() const;
   // The signal that set the flag, 0 when none.
   static int signal_received();
+  // The exit status of a program stopped by that signal, as a shell reports one killed by it:
+  // 128 + signal number (SIGINT 130, SIGTERM 143); 130 when none was received.
+  static int exit_code();
 };
 
 }  // namespace tiersim::calibrate

@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -26,6 +27,7 @@
 
 #include "calibrate/rng.hpp"
 #include "model/hardware.hpp"
+#include "store/sqlite.hpp"
 
 namespace tiersim::calibrate {
 
@@ -44,13 +46,35 @@ std::string host_name() {
   return buf;
 }
 
-std::string header_text() {
+constexpr char kTokenKey[] = "\ntoken: ";
+
+std::string header_text(const std::string& token, bool keep) {
   std::ostringstream os;
   os << kMagic << "pid: " << ::getpid() << "\nhost: " << host_name()
-     << "\ncreated: " << std::time(nullptr)
+     << "\ncreated: " << std::time(nullptr) << kTokenKey << token
+     << "\nkeep: " << (keep ? "yes" : "no")
      << "\nThis file was created by `tiersim calibrate` for I/O benchmarks and holds only random "
         "data. It is safe to delete.\n";
   return os.str();
+}
+
+// 128 random bits, hex: names one created file in its header and in the registry.
+std::string random_token() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw IoError("getrandom failed: " + errno_text(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char b : bytes) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
 }
 
 std::string gib_text(std::uint64_t bytes) {
@@ -113,7 +137,95 @@ std::string read_prefix(const std::string& path, std::size_t n) {
   return s;
 }
 
+// The token in a file's ownership header; "" when it has none (or is not tiersim's). Reads
+// through O_NOFOLLOW: a symlink has no header of its own.
+std::string header_token(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string s(kHeaderBytes, '\0');
+  const ssize_t n = ::pread(fd, s.data(), s.size(), 0);
+  ::close(fd);
+  if (n <= 0) return "";
+  s.resize(static_cast<std::size_t>(n));
+  if (s.rfind(std::string(kMagic, sizeof kMagic - 1), 0) != 0) return "";
+  const auto at = s.find(kTokenKey);
+  if (at == std::string::npos) return "";
+  const auto begin = at + sizeof kTokenKey - 1;
+  return s.substr(begin, s.find('\n', begin) - begin);
+}
+
 }  // namespace
+
+bool remove_created_file(const CreatedFile& f) {
+  struct stat st {};
+  if (f.path.empty() || ::lstat(f.path.c_str(), &st) != 0) return false;
+  if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_dev) != f.device ||
+      static_cast<std::uint64_t>(st.st_ino) != f.inode)
+    return false;
+  return ::unlink(f.path.c_str()) == 0;
+}
+
+struct FileRegistry::Impl {
+  explicit Impl(const std::string& path) : db(path) {
+    db.exec(
+        "CREATE TABLE IF NOT EXISTS calibration_files (token TEXT PRIMARY KEY, path TEXT NOT NULL, "
+        "device INTEGER NOT NULL, inode INTEGER NOT NULL, pid INTEGER NOT NULL, host TEXT NOT "
+        "NULL, "
+        "created_at TEXT NOT NULL)");
+  }
+  store::Database db;
+};
+
+FileRegistry::FileRegistry(const std::string& db_path) : impl_(std::make_unique<Impl>(db_path)) {}
+FileRegistry::~FileRegistry() = default;
+
+void FileRegistry::add(const CreatedFile& f) {
+  impl_->db
+      .prepare(
+          "INSERT INTO calibration_files (token, path, device, inode, pid, host, created_at) "
+          "VALUES (?,?,?,?,?,?,?)")
+      .bind(1, f.token)
+      .bind(2, f.path)
+      .bind(3, static_cast<std::int64_t>(f.device))
+      .bind(4, static_cast<std::int64_t>(f.inode))
+      .bind(5, static_cast<std::int64_t>(::getpid()))
+      .bind(6, host_name())
+      .bind(7, store::utc_timestamp())
+      .run();
+}
+
+void FileRegistry::forget(const std::string& token) {
+  impl_->db.prepare("DELETE FROM calibration_files WHERE token = ?").bind(1, token).run();
+}
+
+int FileRegistry::remove_stale_files() {
+  struct Entry {
+    CreatedFile file;
+    std::int64_t pid;
+  };
+  std::vector<Entry> stale;
+  {
+    auto st = impl_->db.prepare(
+        "SELECT path, token, device, inode, pid FROM calibration_files WHERE host = ?");
+    st.bind(1, host_name());
+    while (st.step()) {
+      const std::int64_t pid = st.column_int(4);
+      if (pid == ::getpid()) continue;
+      // Another live process (or one we may not signal) may still use it.
+      if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+      stale.push_back(
+          {{st.column_text(0), st.column_text(1), static_cast<std::uint64_t>(st.column_int(2)),
+            static_cast<std::uint64_t>(st.column_int(3))},
+           pid});
+    }
+  }
+  int removed = 0;
+  for (const auto& e : stale) {
+    if (header_token(e.file.path) == e.file.token && remove_created_file(e.file)) ++removed;
+    forget(e.file.token);
+  }
+  return removed;
+}
 
 void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
 
@@ -230,22 +342,6 @@ bool is_own_file(const std::string& path) {
   return prefix == std::string(kMagic, sizeof kMagic - 1);
 }
 
-int remove_stale_files(const std::string& dir) {
-  int removed = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(kFilePrefix, 0) != 0 || !entry.is_regular_file(ec)) continue;
-    // .tiersim-calib-<pid>-<n>.dat: parse the pid.
-    const long pid = std::strtol(name.c_str() + std::strlen(kFilePrefix), nullptr, 10);
-    if (pid <= 0 || pid == ::getpid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
-    if (!is_own_file(entry.path().string())) continue;
-    if (fs::remove(entry.path(), ec)) ++removed;
-  }
-  return removed;
-}
-
 TargetDescription describe_target(const std::string& path) {
   TargetDescription d;
   std::error_code ec;
@@ -347,6 +443,8 @@ InterfaceLink drive_interface(const std::string& path) {
 CalibrationFile::CalibrationFile(CalibrationFile&& o) noexcept
     : fd_(o.fd_),
       path_(std::move(o.path_)),
+      created_file_(std::move(o.created_file_)),
+      registry_path_(std::move(o.registry_path_)),
       region_offset_bytes_(o.region_offset_bytes_),
       region_bytes_(o.region_bytes_),
       created_(o.created_),
@@ -357,31 +455,46 @@ CalibrationFile::CalibrationFile(CalibrationFile&& o) noexcept
   o.remove_on_close_ = false;
 }
 
+namespace {
+
+// Removes a created file and its registry entry; never throws (destructors call it).
+void remove_and_forget(const CreatedFile& f, const std::string& registry_path) noexcept {
+  remove_created_file(f);
+  if (registry_path.empty()) return;
+  try {
+    FileRegistry(registry_path).forget(f.token);
+  } catch (...) {  // the entry stays; a later run sees the file gone and forgets it
+  }
+}
+
+}  // namespace
+
 CalibrationFile::~CalibrationFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!remove_on_close_) return;
   if (deferred_removal_) {
     try {
-      deferred_removal_->add(path_);
+      deferred_removal_->add(created_file_, registry_path_);
       return;
     } catch (...) {  // out of memory: remove it now rather than leak it
     }
   }
-  ::unlink(path_.c_str());
+  remove_and_forget(created_file_, registry_path_);
 }
 
 DeferredRemoval::~DeferredRemoval() {
-  for (const auto& p : paths_) ::unlink(p.c_str());
+  for (const auto& [file, registry] : files_) remove_and_forget(file, registry);
 }
 
-void DeferredRemoval::add(const std::string& path) {
+void DeferredRemoval::add(const CreatedFile& file, const std::string& registry_path) {
   std::lock_guard lk(mu_);
-  paths_.push_back(path);
+  files_.emplace_back(file, registry_path);
 }
 
 bool DeferredRemoval::holds(const std::string& path) const {
   std::lock_guard lk(mu_);
-  return std::find(paths_.begin(), paths_.end(), path) != paths_.end();
+  return std::any_of(files_.begin(), files_.end(),
+                     [&](const auto& f) { return f.first.path == path; });
 }
 
 CalibrationFile CalibrationFile::open_owned(const std::string& path, const FileOptions& options) {
@@ -408,11 +521,25 @@ CalibrationFile CalibrationFile::open_owned(const std::string& path, const FileO
     check_free_space(parent_dir(path), total, options.limits);
     const int cfd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
     if (cfd < 0) throw IoError("cannot create " + path + ": " + errno_text(errno));
+    struct stat created {};
+    ::fstat(cfd, &created);
     f.created_ = true;
+    f.created_file_ = {path, random_token(), static_cast<std::uint64_t>(created.st_dev),
+                       static_cast<std::uint64_t>(created.st_ino)};
+    // A --keep file is the user's from the start: never removed, never registered.
     f.remove_on_close_ = !options.keep;
     f.deferred_removal_ = options.deferred_removal;
     // From here on the destructor removes the file if anything below throws.
-    std::string header = header_text();
+    if (f.remove_on_close_ && !options.registry_path.empty()) {
+      try {
+        FileRegistry(options.registry_path).add(f.created_file_);
+      } catch (...) {
+        ::close(cfd);
+        throw;
+      }
+      f.registry_path_ = options.registry_path;
+    }
+    std::string header = header_text(f.created_file_.token, options.keep);
     header.resize(kHeaderBytes, '\0');
     const ssize_t w = ::pwrite(cfd, header.data(), header.size(), 0);
     const int err = errno;
@@ -455,11 +582,9 @@ CalibrationFile CalibrationFile::create_in_dir(const std::string& dir, int index
   std::string path = name(index);
   // A name waiting for deferred removal belongs to an earlier measurement of this run.
   for (int i = index; options.deferred_removal && options.deferred_removal->holds(path);) path = name(i += 1000);
-  CalibrationFile f = open_owned(path, options);
-  // The name is tiersim's own pattern and pid: whatever its history, this run owns it now.
-  f.remove_on_close_ = !options.keep;
-  f.deferred_removal_ = options.deferred_removal;
-  return f;
+  // A file already there under this name (a --keep file of an earlier run whose pid this process
+  // reuses) is used but stays: this run did not create it.
+  return open_owned(path, options);
 }
 
 CalibrationFile CalibrationFile::open_path(const std::string& path, const FileOptions& options) {

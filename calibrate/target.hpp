@@ -1,8 +1,12 @@
 #pragma once
 // The files calibration reads and writes, and the safety rules around them:
 //  - it writes only files it creates itself (`.tiersim-calib-<pid>-<n>.dat`), each starting with
-//    a 4 KiB ownership header, so a later run can tell its own files from anyone else's and
-//    refuses to touch a file without that header;
+//    a 4 KiB ownership header (with a random token), so a later run can tell its own files from
+//    anyone else's and refuses to touch a file without that header;
+//  - it deletes only files it can prove it created: created here with O_EXCL, still the same
+//    regular file (device and inode, never a symlink), never a --keep file. Files left by a run
+//    that died (SIGKILL) are deleted only when they are in the registry of a results database
+//    (table calibration_files) with the token their header carries, never by name alone;
 //  - it checks free space first and refuses when too little would remain;
 //  - it removes its files when the CalibrationFile is destroyed (normal exit, exceptions, and the
 //    stop-flag path that SIGINT/SIGTERM take);
@@ -59,9 +63,37 @@ void check_raw_device_consent(const std::string& device, const std::string& conf
 // True when `path` starts with tiersim's ownership header.
 bool is_own_file(const std::string& path);
 
-// Removes calibration files in `dir` whose header says they are tiersim's and whose creating
-// process is gone (a run killed with SIGKILL). Returns how many it removed.
-int remove_stale_files(const std::string& dir);
+// A scratch file this process created: what deleting it later must find again.
+struct CreatedFile {
+  std::string path;
+  std::string token;  // random, also in the file's header
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+};
+
+// Deletes `f.path` only when it is still the regular file that was created (same device and
+// inode; a symlink or a replaced file is left alone). True when it deleted it.
+bool remove_created_file(const CreatedFile& f);
+
+// Scratch files recorded in a results database (table calibration_files, next to the calibration
+// points) while they exist, so that a later run can remove those of a run that died.
+class FileRegistry {
+ public:
+  explicit FileRegistry(const std::string& db_path);
+  ~FileRegistry();
+  FileRegistry(const FileRegistry&) = delete;
+  FileRegistry& operator=(const FileRegistry&) = delete;
+  void add(const CreatedFile& f);
+  void forget(const std::string& token);
+  // Removes the registered files of this host whose creating process is gone, when the file is
+  // still the one created (remove_created_file) and its header carries the registered token;
+  // forgets entries whose file is gone or changed. Returns how many files it removed.
+  int remove_stale_files();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Where a path lives: for the results store and the profile's `measured` block.
 struct TargetDescription {
@@ -123,12 +155,12 @@ class DeferredRemoval {
   DeferredRemoval(const DeferredRemoval&) = delete;
   DeferredRemoval& operator=(const DeferredRemoval&) = delete;
   ~DeferredRemoval();  // removes every file handed over
-  void add(const std::string& path);
+  void add(const CreatedFile& file, const std::string& registry_path);
   bool holds(const std::string& path) const;
 
  private:
   mutable std::mutex mu_;
-  std::vector<std::string> paths_;
+  std::vector<std::pair<CreatedFile, std::string>> files_;  // file, registry ("" = none)
 };
 
 struct FileOptions {
@@ -138,6 +170,9 @@ struct FileOptions {
   // Hand a created file to this list at close instead of removing it (and never reuse a name the
   // list holds: a "fresh file" must get fresh blocks).
   DeferredRemoval* deferred_removal = nullptr;
+  // Results database recording each created scratch file until it is removed (FileRegistry);
+  // "" = none: files of a run killed with SIGKILL then stay (no proof they are tiersim's).
+  std::string registry_path;
   std::uint64_t seed = 1;                   // fill data
   const std::atomic<bool>* stop = nullptr;  // set by the signal handler: abandon the fill
   SafetyLimits limits;
@@ -175,6 +210,8 @@ class CalibrationFile {
 
   int fd_ = -1;
   std::string path_;
+  CreatedFile created_file_;   // set when this run created the file
+  std::string registry_path_;  // where it is registered ("" = nowhere)
   std::uint64_t region_offset_bytes_ = 0;
   std::uint64_t region_bytes_ = 0;
   bool created_ = false;

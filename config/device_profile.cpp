@@ -1,6 +1,8 @@
 // Reading and writing device profiles (see device_profile.hpp for the format).
 #include "config/device_profile.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -235,18 +237,32 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile)
     for (const auto& w : profile.warnings) os << "  - " << quoted(w) << "\n";
   }
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw IoError("cannot write device profile " + tmp + ": " + std::strerror(errno));
-    out << os.str();
-    out.flush();
-    if (!out) throw IoError("cannot write device profile " + tmp + ": " + std::strerror(errno));
+  // Atomic: a new file of a unique name next to `path` (O_EXCL through mkstemp, so nobody's
+  // `path.tmp` is truncated), written and synced, then renamed over `path`. On any failure (a full
+  // disk, a signal's exception) the temporary file is removed and `path` is as it was.
+  std::string tmp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw IoError("cannot write device profile " + path + ": " + std::strerror(errno));
+  const std::string text = os.str();
+  std::size_t done = 0;
+  int err = 0;
+  while (done < text.size() && err == 0) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0)
+      done += static_cast<std::size_t>(n);
+    else if (n < 0 && errno != EINTR)
+      err = errno;
+    else if (n == 0)
+      err = EIO;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw IoError("cannot move device profile into place at " + path + ": " + std::strerror(err));
+  // mkstemp creates 0600; a profile is meant to be shared (rw-r--r--, as the old ofstream made).
+  if (err == 0 && ::fchmod(fd, 0644) != 0) err = errno;
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    throw IoError("cannot write device profile " + path + ": " + std::strerror(err));
   }
 }
 

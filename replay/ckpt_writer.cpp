@@ -205,7 +205,6 @@ double measure_direct_write_gbps(const CheckpointReplayOptions& o) {
 
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& o) {
   check_size(o);
-  remove_stale_files(o.target_dir);
   SafetyLimits limits;
   limits.reserve_free_bytes = o.reserve_free_bytes;
   limits.free_bytes = statvfs_free_bytes;

@@ -649,7 +649,8 @@ CalibrationFile create_replay_file(const ReplayPlan& plan, const ReplayOptions& 
   fo.stop = options.stop;
   fo.limits.reserve_free_bytes = options.reserve_free_bytes;
   fo.limits.free_bytes = statvfs_free_bytes;
-  remove_stale_files(options.target_dir);
+  // No results database here, so no registry: leftovers of a killed replay are not provably
+  // tiersim's and stay (calibrate/target.hpp).
   // Index 900 keeps the replay file apart from a calibration run's files in the same directory.
   return CalibrationFile::create_in_dir(options.target_dir, 900, fo);
 }

@@ -251,17 +251,29 @@ json calibration_spec(const std::vector<CalibrationCurve>& curves) {
 
 // --- HTML -------------------------------------------------------------------------------------
 
-// JSON inside <script> must not contain "</" (it would close the script element).
+// JSON inlined in a <script> element. The HTML parser ends the element at "</script" and enters
+// its "script data escaped" states at "<!--" (then "<script" hides the real "</script>", and the
+// page's scripts never run); JavaScript before ES2019 ends a string at U+2028/U+2029. As \u
+// escapes none of them can occur (WHATWG HTML, "Restrictions for contents of script elements").
+// Invalid UTF-8 in a name becomes U+FFFD instead of failing the whole report.
 std::string script_json(const json& j) {
-  std::string s = j.dump();
+  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
+    const char c = s[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xe2' && i + 2 < s.size() && s[i + 1] == '\x80' &&
+               (s[i + 2] == '\xa8' || s[i + 2] == '\xa9')) {
+      out += s[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
     } else {
-      out += s[i];
+      out += c;
     }
   }
   return out;
@@ -423,23 +435,34 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
 
 // --- Markdown and CSV -------------------------------------------------------------------------
 
+// Text in Markdown (table cells, headings, list items): a "|" would end the cell, a newline the
+// row or paragraph, and raw HTML is rendered by most Markdown viewers; so they are escaped.
 std::string md_escape(const std::string& s) {
   std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+  for (char c : valid_utf8(s)) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '`': out += "\\`"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      default: out += c;
+    }
   }
   return out;
 }
 
 std::string build_markdown(const ReportInput& in, const std::vector<std::string>& labels) {
   std::ostringstream m;
-  m << "# " << in.title << "\n\n";
-  m << in.runs.size() << " configuration(s)" << (in.sweep.empty() ? "" : " of sweep `" + in.sweep + "`")
-    << " from `" << in.database_name << "`; generated " << utc_now() << " by tiersim "
-    << in.tool_version << ".\n\n";
-  m << "**" << validation_sentence(in.validation) << "**\n\n";
+  m << "# " << md_escape(in.title) << "\n\n";
+  m << in.runs.size() << " configuration(s)"
+    << (in.sweep.empty() ? "" : " of sweep " + md_escape(in.sweep)) << " from "
+    << md_escape(in.database_name) << "; generated " << utc_now() << " by tiersim "
+    << md_escape(in.tool_version) << ".\n\n";
+  m << "**" << md_escape(validation_sentence(in.validation)) << "**\n\n";
   m << "All numbers are simulator predictions. Plots and per-step timelines are in index.html.\n\n";
   m << "## Comparison\n\n| metric | unit |";
   for (const auto& l : labels) m << " " << md_escape(l) << " |";
@@ -461,11 +484,12 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
   m << "\n\n## Sources\n";
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const StoredRun& r = in.runs[i];
-    m << "\n### " << labels[i] << "\n\nrun " << r.id << ", scenario hash `" << r.scenario_hash
-      << "`, tiersim " << r.tool_version << ", " << r.created_at << "\n\n";
-    if (!r.fits) m << "Does not fit: " << r.shortfall << "\n\n";
+    m << "\n### " << md_escape(labels[i]) << "\n\nrun " << r.id << ", scenario hash "
+      << md_escape(r.scenario_hash) << ", tiersim " << md_escape(r.tool_version) << ", "
+      << md_escape(r.created_at) << "\n\n";
+    if (!r.fits) m << "Does not fit: " << md_escape(r.shortfall) << "\n\n";
     for (const auto& [key, source] : r.provenance)
-      m << "- `" << key << "`: " << md_escape(source) << "\n";
+      m << "- `" << md_escape(key) << "`: " << md_escape(source) << "\n";
   }
   return m.str();
 }
@@ -477,7 +501,7 @@ std::string build_csv(const ReportInput& in) {
     for (const auto& m : r.metrics) {
       char v[40];
       std::snprintf(v, sizeof v, "%.17g", m.value);  // full precision: a CSV is for re-analysis
-      c << r.id << "," << csv_escape(r.scenario_name) << "," << r.scenario_hash << ","
+      c << r.id << "," << csv_escape(r.scenario_name) << "," << csv_escape(r.scenario_hash) << ","
         << csv_escape(r.sweep) << "," << csv_escape(m.name) << "," << v << ","
         << csv_escape(m.unit) << "\n";
     }
@@ -486,9 +510,14 @@ std::string build_csv(const ReportInput& in) {
 
 }  // namespace
 
-std::string csv_escape(const std::string& s) {
+std::string csv_escape(const std::string& text) {
+  std::string s = valid_utf8(text);
+  // A spreadsheet runs a cell starting with = + - @ (or TAB/CR before one) as a formula
+  // (OWASP, "CSV Injection"); a leading quote makes it text.
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos)
+    s.insert(0, 1, '\'');
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
+  std::string out = "\"";  // RFC 4180: quote the field, double the quotes inside
   for (char ch : s) {
     if (ch == '"') out += '"';
     out += ch;
@@ -496,7 +525,8 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
-std::string html_escape(const std::string& s) {
+std::string html_escape(const std::string& text) {
+  const std::string s = valid_utf8(text);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -505,7 +535,46 @@ std::string html_escape(const std::string& s) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;  // attribute values in single quotes too
       default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string valid_utf8(std::string_view s) {
+  // Well-formed sequences per the Unicode Standard, Table 3-7; each byte that cannot start or
+  // continue one becomes U+FFFD (as nlohmann::json's error_handler_t::replace does).
+  std::string out;
+  out.reserve(s.size());
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char b = byte(i);
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+    if (b < 0x80) n = 1;
+    else if (b >= 0xc2 && b <= 0xdf) n = 2;
+    else if (b >= 0xe0 && b <= 0xef) {
+      n = 3;
+      if (b == 0xe0) lo = 0xa0;
+      if (b == 0xed) hi = 0x9f;  // no UTF-16 surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 4;
+      if (b == 0xf0) lo = 0x90;
+      if (b == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+    }
+    bool ok = n > 0 && i + n <= s.size();
+    for (std::size_t k = 1; ok && k < n; ++k) {
+      const unsigned char c = byte(i + k);
+      ok = k == 1 ? (c >= lo && c <= hi) : (c >= 0x80 && c <= 0xbf);
+    }
+    if (ok) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
     }
   }
   return out;

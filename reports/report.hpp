@@ -4,6 +4,7 @@
 // metric. `tiersim report` gathers the inputs (runs, calibration curves, validation error) and
 // calls write_report().
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/results_store.hpp"
@@ -55,9 +56,13 @@ ReportFiles write_report(const ReportInput& input, const std::string& out_dir);
 // $TIERSIM_VENDOR_DIR when set, else the source tree's reports/vendor.
 std::string default_vendor_dir();
 
-// Pieces exposed for tests.
+// Pieces exposed for tests. Each escapes for one context and replaces invalid UTF-8 first.
+// A CSV field (RFC 4180 quoting; a leading = + - @ TAB CR gets a ' so spreadsheets show text).
 std::string csv_escape(const std::string& s);
+// HTML text and quoted attribute values.
 std::string html_escape(const std::string& s);
+// `s` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+std::string valid_utf8(std::string_view s);
 std::string format_value(double v);
 // "catalog", "profile", "override", "default" or "other": the kind of a provenance source.
 std::string provenance_kind(const std::string& source);

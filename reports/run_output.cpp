@@ -7,6 +7,10 @@
 
 namespace tiersim::sim {
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
   nlohmann::json j;
   j["scenario"] = scenario.name;
@@ -96,7 +100,7 @@ void write_chrome_trace(std::ostream& os, const Scenario& scenario, const RunRes
                       {"dur", (s.end_s - s.start_s) * 1e6},
                       {"args", {{"phase", s.phase}, {"item", s.item}}}});
   }
-  os << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  os << json_text(nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}) << "\n";
 }
 
 }  // namespace tiersim::sim

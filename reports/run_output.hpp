@@ -2,11 +2,16 @@
 // Serialisations of a result: the --json object, the human table and the Chrome trace-event file.
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 
 namespace tiersim::sim {
+
+// `j` as text (indent -1: one line). A string that is not valid UTF-8 (a name read from a file)
+// comes out with U+FFFD in place of the bad bytes; nlohmann::json's default would throw.
+std::string json_text(const nlohmann::json& j, int indent = -1);
 
 // One object: scenario name/hash, fits, memory per tier, every metric at top level (name: value),
 // units, bottleneck, utilization per resource.

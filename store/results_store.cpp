@@ -116,23 +116,38 @@ std::vector<sim::TimelineSpan> representative_step(const std::vector<sim::Timeli
   return out;
 }
 
-ResultsStore::ResultsStore(const std::string& path) : db_(path) { create_schema(); }
+ResultsStore::ResultsStore(const std::string& path, store::Access access) : db_(path, access) {
+  if (access == store::Access::kReadOnly) {
+    if (!db_.has_table("runs") || !db_.has_table("schema_version"))
+      throw StoreError("results database '" + db_.path() +
+                       "' holds no runs (it has no runs table; store some with tiersim run "
+                       "FILE --db " +
+                       db_.path() + ")");
+    check_version();
+  } else {
+    create_schema();
+  }
+}
+
+void ResultsStore::check_version() {
+  auto get = db_.prepare("SELECT version FROM schema_version WHERE component = 'results'");
+  if (!get.step()) return;
+  const std::int64_t v = get.column_int(0);
+  if (v > kResultsSchemaVersion)
+    throw StoreError("results database '" + db_.path() + "' has schema version " +
+                     std::to_string(v) + ", newer than this tiersim understands (" +
+                     std::to_string(kResultsSchemaVersion) + "); upgrade tiersim");
+}
 
 void ResultsStore::create_schema() {
   store::Transaction tx(db_);
   db_.exec(kSchema);
-  auto get = db_.prepare("SELECT version FROM schema_version WHERE component = 'results'");
-  if (get.step()) {
-    const std::int64_t v = get.column_int(0);
-    if (v > kResultsSchemaVersion)
-      throw StoreError("results database '" + db_.path() + "' has schema version " +
-                       std::to_string(v) + ", newer than this tiersim understands (" +
-                       std::to_string(kResultsSchemaVersion) + "); upgrade tiersim");
-  } else {
+  check_version();
+  auto has = db_.prepare("SELECT count(*) FROM schema_version WHERE component = 'results'");
+  if (!has.step() || has.column_int(0) == 0)
     db_.prepare("INSERT INTO schema_version (component, version) VALUES ('results', ?)")
         .bind(1, kResultsSchemaVersion)
         .run();
-  }
   tx.commit();
 }
 

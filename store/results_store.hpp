@@ -71,8 +71,10 @@ enum class OnDuplicate { kReplace, kSkip };
 class ResultsStore {
  public:
   // Opens or creates the database and its tables. Throws StoreError ("cannot open results
-  // database ...") when the file cannot be opened, or when it was written by a newer tiersim.
-  explicit ResultsStore(const std::string& path);
+  // database ...") when the file cannot be opened, when it is not tiersim's (store::Database), or
+  // when it was written by a newer tiersim. kReadOnly (readers such as `tiersim report`) writes
+  // nothing, works on read-only files, and throws StoreError when the file holds no runs table.
+  explicit ResultsStore(const std::string& path, store::Access access = store::Access::kReadWrite);
 
   // Stores one run in one transaction and returns its id. A failure leaves nothing behind.
   // sweep "" = not part of a sweep. The timeline is reduced to one decode step (the middle one;
@@ -99,6 +101,7 @@ class ResultsStore {
 
  private:
   void create_schema();
+  void check_version();
   void read_details(StoredRun& run) const;
   // mutable: reading prepares statements, which needs a non-const connection.
   mutable store::Database db_;

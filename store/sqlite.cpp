@@ -1,23 +1,174 @@
 #include "store/sqlite.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <set>
 
 namespace tiersim::store {
 
-Database::Database(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+namespace {
+
+// Tables tiersim has written into a results database (reports/results_store.cpp,
+// calibrate/store.cpp, calibrate/replay_suite.cpp). A file without tiersim's application_id
+// counts as tiersim's only when it holds nothing else: tiersim versions before the id wrote these.
+const std::set<std::string, std::less<>> kTiersimTables = {
+    "schema_version",     "runs",       "metrics",    "memory",
+    "utilization",        "timeline",   "provenance", "calibration_runs",
+    "calibration_points", "replay_runs"};
+// Files holding only these (calibration and replay runs) had no schema_version table.
+const std::set<std::string, std::less<>> kUnversionedTables = {"calibration_runs",
+                                                               "calibration_points", "replay_runs"};
+
+// Result code of reading the file header (the first page).
+int probe_header(sqlite3* db) {
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+// `path` as an SQLite URI filename (https://www.sqlite.org/uri.html): % ? # escaped.
+std::string uri_path(const std::string& path) {
+  std::string out = "file:";
+  for (char c : path) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '?')
+      out += "%3f";
+    else if (c == '#')
+      out += "%23";
+    else
+      out += c;
+  }
+  return out;
+}
+
+bool not_a_database(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
+}
+
+}  // namespace
+
+Database::Database(const std::string& path, Access access)
+    : path_(path), read_only_(access == Access::kReadOnly) {
+  const int flags =
+      read_only_ ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
     throw StoreError("cannot open results database '" + path + "': " + msg);
   }
-  sqlite3_busy_timeout(db_, 60000);
-  if (path != ":memory:") exec("PRAGMA journal_mode=WAL");
-  exec("PRAGMA foreign_keys=ON");
+  // The destructor does not run when a constructor throws: close here on every error path.
+  try {
+    sqlite3_busy_timeout(db_, 60000);
+    if (read_only_ && path != ":memory:") {
+      // A WAL database in a folder this process may not write: SQLite cannot create the -shm
+      // index and every read fails (SQLITE_READONLY or SQLITE_CANTOPEN). Without a -wal file
+      // every committed page is in the main file, which SQLite can then read as immutable
+      // (https://www.sqlite.org/wal.html#readonly).
+      const int rc = probe_header(db_) & 0xff;
+      std::error_code ec;
+      if ((rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) &&
+          !std::filesystem::exists(path + "-wal", ec)) {
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        const std::string uri = uri_path(path) + "?immutable=1";
+        if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
+            SQLITE_OK)
+          throw StoreError("cannot open results database '" + path +
+                           "': " + (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+      }
+    }
+    claim_or_refuse();
+    if (!read_only_ && path != ":memory:") exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA foreign_keys=ON");
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
 }
 
-Database::~Database() { sqlite3_close(db_); }
+Database::~Database() {
+  sqlite3_close_v2(db_);
+}
+
+void Database::refuse(const std::string& why) const {
+  throw StoreError("'" + path_ + "' is not a tiersim results database (" + why +
+                   "); tiersim leaves it as it is. Give --db a new file or one tiersim wrote.");
+}
+
+void Database::claim_or_refuse() {
+  // Reads only, until the file is known to be ours. A file that is not SQLite at all fails the
+  // first read with SQLITE_NOTADB.
+  auto query = [&](const char* sql, auto&& on_row) {
+    sqlite3_stmt* st = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql, -1, &st, nullptr);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+      rc = sqlite3_step(st);
+      if (rc == SQLITE_ROW) on_row(st);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return;
+    if (not_a_database(rc) || not_a_database(sqlite3_extended_errcode(db_)))
+      refuse(std::string("not an SQLite database, or a damaged one: ") + sqlite3_errmsg(db_));
+    fail("reading the file header failed", sql);
+  };
+  std::int64_t application_id = 0, user_version = 0;
+  query("PRAGMA application_id",
+        [&](sqlite3_stmt* st) { application_id = sqlite3_column_int64(st, 0); });
+  query("PRAGMA user_version",
+        [&](sqlite3_stmt* st) { user_version = sqlite3_column_int64(st, 0); });
+  if (application_id == kApplicationId) {
+    if (user_version > kFileFormatVersion)
+      throw StoreError("results database '" + path_ + "' has file format " +
+                       std::to_string(user_version) + ", newer than this tiersim understands (" +
+                       std::to_string(kFileFormatVersion) + "); upgrade tiersim");
+    return;
+  }
+  if (application_id != 0) {
+    char id[16];
+    std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(application_id));
+    refuse(std::string("it carries another application's id, ") + id);
+  }
+  std::vector<std::string> tables;
+  query(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' "
+      "ORDER BY name",
+      [&](sqlite3_stmt* st) {
+        tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      });
+  std::string foreign;
+  bool unversioned_only = true;
+  for (const auto& t : tables) {
+    if (!kTiersimTables.count(t)) foreign += (foreign.empty() ? "" : ", ") + t;
+    if (!kUnversionedTables.count(t)) unversioned_only = false;
+  }
+  if (!foreign.empty()) refuse("it holds tables tiersim does not write: " + foreign);
+  if (!unversioned_only) {
+    // tiersim's results tables always come with a schema_version row (one transaction).
+    std::int64_t components = 0;
+    if (std::find(tables.begin(), tables.end(), "schema_version") != tables.end())
+      query("SELECT count(*) FROM schema_version",
+            [&](sqlite3_stmt* st) { components = sqlite3_column_int64(st, 0); });
+    if (components == 0) refuse("it has tiersim's table names but no schema_version rows");
+  }
+  // Empty (new) or written by an older tiersim: ours. Stamp it so the next open needs no guess.
+  if (!read_only_)
+    exec("PRAGMA application_id = " + std::to_string(kApplicationId) +
+         "; PRAGMA user_version = " + std::to_string(kFileFormatVersion));
+}
+
+bool Database::has_table(std::string_view name) {
+  auto st = prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+  st.bind(1, name);
+  return st.step() && st.column_int(0) > 0;
+}
 
 void Database::fail(std::string_view what, std::string_view sql) const {
   throw StoreError("results database '" + path_ + "': " + std::string(what) + ": " +

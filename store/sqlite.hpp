@@ -50,11 +50,28 @@ class Statement {
   std::string sql_;
 };
 
+// Marks a file as a tiersim results database in SQLite's header (PRAGMA application_id; the
+// ASCII bytes "TSIM"), so that tiersim can tell its own files from anyone else's before it
+// changes anything. https://www.sqlite.org/pragma.html#pragma_application_id
+inline constexpr std::int32_t kApplicationId = 0x5453494d;
+// Layout version of the file as a whole (PRAGMA user_version); each component's tables carry
+// their own version in the schema_version table.
+inline constexpr std::int32_t kFileFormatVersion = 1;
+
+enum class Access {
+  kReadWrite,  // create when absent; claim a new file (application_id) and switch it to WAL
+  kReadOnly,   // open with SQLITE_OPEN_READONLY; nothing in the file or its folder is written
+};
+
 class Database {
  public:
-  // Opens (creating if needed) the database at `path`; ":memory:" for an in-memory database.
-  // WAL journal and a busy timeout let several processes (sweep workers, MPI ranks) share it.
-  explicit Database(const std::string& path);
+  // Opens (creating if needed, for kReadWrite) the database at `path`; ":memory:" for an
+  // in-memory database. Before anything is written, the file must be tiersim's: its
+  // application_id is kApplicationId, or it has none and is empty (a new file) or holds only
+  // tiersim's tables (written by a tiersim older than the id). Any other file throws StoreError
+  // "... is not a tiersim results database" and is left byte for byte as it was. WAL journal and
+  // a busy timeout let several processes (sweep workers, MPI ranks) share a writable database.
+  explicit Database(const std::string& path, Access access = Access::kReadWrite);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -64,11 +81,19 @@ class Database {
   std::int64_t last_insert_rowid() const;
   const std::string& path() const { return path_; }
   sqlite3* handle() { return db_; }
+  bool read_only() const { return read_only_; }
+  // True when the file holds a table of this name.
+  bool has_table(std::string_view name);
   [[noreturn]] void fail(std::string_view what, std::string_view sql) const;
 
  private:
+  // Throws unless the file is tiersim's (see the constructor); stamps the id on a writable one.
+  void claim_or_refuse();
+  [[noreturn]] void refuse(const std::string& why) const;
+
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool read_only_ = false;
 };
 
 // The current time in UTC, formatted with strftime's `format`; the default is the ISO 8601 form

@@ -1,5 +1,8 @@
 #pragma once
 // Helpers shared by the test files.
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,19 @@ inline Scenario load_yaml(const std::string& yaml, std::vector<std::string> sets
   config::LoadOptions o;
   o.overrides = std::move(sets);
   return config::load_scenario_text(yaml, "test.yaml", o);
+}
+
+// The tiersim program under test (TIERSIM_BIN, set by tests/CMakeLists.txt); "" when unset.
+inline std::string tiersim_bin() {
+  const char* bin = std::getenv("TIERSIM_BIN");
+  return bin ? bin : "";
+}
+
+// Runs a command with /bin/sh; returns its exit status (128 + n when signal n ended it).
+inline int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  if (status == -1) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace tiersim::test

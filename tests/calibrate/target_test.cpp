@@ -1,8 +1,13 @@
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -10,6 +15,8 @@
 #include "calibrate/interrupt.hpp"
 #include "calibrate/campaign.hpp"
 #include "calibrate/target.hpp"
+#include "config/device_profile.hpp"
+#include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
 using namespace tiersim::calibrate;
@@ -149,15 +156,172 @@ TEST_CASE("safety: a raw device must be named twice, and be a block device", "[c
   CHECK_THROWS_AS(CalibrationFile::open_raw_device("/dev/nvme9n1", "", fo), SafetyError);
 }
 
-TEST_CASE("safety: stale files of dead runs are removed, others are left", "[calibrate][safety]") {
+TEST_CASE("safety: only registered scratch files of dead runs are removed", "[calibrate][safety]") {
+  tiersim::test::TempDir dir;
+  const std::string registry = dir.file("results.sqlite");
+  // A run that dies without cleaning up (as under SIGKILL): a child creates a registered file and
+  // leaves at once, without destructors.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    FileOptions fo = small_file();
+    fo.direct = false;
+    fo.registry_path = registry;
+    try {
+      CalibrationFile f = CalibrationFile::create_in_dir(dir.str(), 0, fo);
+      std::_Exit(f.created() ? 0 : 1);
+    } catch (...) {
+      std::_Exit(2);
+    }
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(dir.calibration_files() == 1);
+  std::string stale;
+  for (const auto& e : std::filesystem::directory_iterator(dir.str()))
+    if (e.path().filename().string().rfind(kFilePrefix, 0) == 0) stale = e.path().string();
+  // Files with the same name pattern and header that no registry entry proves: a --keep file of
+  // another run, a user's copy of the stale file, a user's symlink to it.
+  FileOptions keep = small_file();
+  keep.direct = false;
+  keep.keep = true;
+  keep.registry_path = registry;
+  const std::string kept = dir.file(".tiersim-calib-999999999-0.dat");
+  { CalibrationFile::open_path(kept, keep); }
+  const std::string copy = dir.file(".tiersim-calib-999999998-0.dat");
+  std::filesystem::copy_file(stale, copy);
+  const std::string link = dir.file(".tiersim-calib-999999997-0.dat");
+  std::filesystem::create_symlink(stale, link);
+
+  CHECK(FileRegistry(registry).remove_stale_files() == 1);
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(kept));
+  CHECK(std::filesystem::exists(copy));
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(FileRegistry(registry).remove_stale_files() == 0);  // the entry is gone too
+}
+
+TEST_CASE("safety: a created file replaced by a symlink or another file is not deleted",
+          "[calibrate][safety]") {
   tiersim::test::TempDir dir;
   FileOptions fo = small_file();
-  fo.keep = true;
   fo.direct = false;
-  { CalibrationFile::open_path(dir.file(".tiersim-calib-999999999-0.dat"), fo); }  // no such pid
-  std::ofstream(dir.file(".tiersim-calib-999999998-0.dat")) << "not ours";
-  CHECK(remove_stale_files(dir.str()) == 1);
-  CHECK(std::filesystem::exists(dir.file(".tiersim-calib-999999998-0.dat")));
+  const std::string target = dir.file("precious.txt");
+  std::ofstream(target) << "keep me\n";
+  std::string path;
+  {
+    auto f = CalibrationFile::create_in_dir(dir.str(), 0, fo);
+    path = f.path();
+    std::filesystem::remove(path);
+    std::filesystem::create_symlink(target, path);
+  }
+  CHECK(std::filesystem::is_symlink(path));
+  CHECK(std::filesystem::exists(target));
+}
+
+TEST_CASE("safety: a device profile that cannot be written leaves no temporary file",
+          "[calibrate][safety]") {
+  tiersim::test::TempDir dir;
+  tiersim::DeviceProfile profile;
+  profile.model.name = "test drive";
+  // A write limit stands in for a full disk (ENOSPC): the write fails part-way (EFBIG).
+  struct rlimit old_limit {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 64;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  bool threw = false;
+  try {
+    tiersim::write_device_profile(dir.file("dev.yaml"), profile);
+  } catch (const tiersim::IoError&) {
+    threw = true;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(threw);
+  CHECK(dir.regular_files() == 0);
+  // And without the limit it is written, with nothing else beside it.
+  tiersim::write_device_profile(dir.file("dev.yaml"), profile);
+  CHECK(dir.regular_files() == 1);
+  std::ifstream in(dir.file("dev.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("name: \"test drive\"") != std::string::npos);
+}
+
+namespace {
+
+// The command line of `tiersim calibrate` measuring one short point on a small buffered file in
+// `dir` (sync engine: works on any file system), plus `extra` options.
+std::string calibrate_cmd(const std::string& bin, const std::string& dir,
+                          const std::string& extra) {
+  return bin + " calibrate --target " + dir +
+         " --buffered --engine sync --point --bs 4KiB --qd 1 --warmup 0 --file-size 4MiB " + extra;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: a --keep file, a user's copy and a symlink survive the next run",
+          "[calibrate][safety]") {
+  const std::string bin = tiersim::test::tiersim_bin();
+  if (bin.empty()) {
+    WARN("TIERSIM_BIN not set: skipping the tiersim calibrate runs");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  REQUIRE(
+      tiersim::test::shell(calibrate_cmd(bin, dir.str(), "--seconds 0.2 --min-free 1MiB --keep") +
+                           " >/dev/null 2>&1") == 0);
+  REQUIRE(dir.calibration_files() == 1);
+  std::string kept;
+  for (const auto& e : std::filesystem::directory_iterator(dir.str())) kept = e.path().string();
+  const std::string copy = dir.file(".tiersim-calib-999999998-0.dat");
+  std::filesystem::copy_file(kept, copy);
+  const std::string link = dir.file(".tiersim-calib-999999997-0.dat");
+  std::filesystem::create_symlink(kept, link);
+  CHECK(tiersim::test::shell(calibrate_cmd(bin, dir.str(), "--seconds 0.2 --min-free 1MiB") +
+                             " >/dev/null 2>&1") == 0);
+  CHECK(std::filesystem::exists(kept));
+  CHECK(std::filesystem::exists(copy));
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(dir.calibration_files() == 3);  // the second run's own file is gone
+  // --min-free 0: no reserve (accepted, not "must be positive").
+  CHECK(tiersim::test::shell(calibrate_cmd(bin, dir.str(), "--seconds 0.2 --min-free 0") +
+                             " >/dev/null 2>&1") == 0);
+  CHECK(dir.calibration_files() == 3);
+}
+
+TEST_CASE("calibrate: SIGTERM exits 143 and SIGINT 130, after removing the files",
+          "[calibrate][safety]") {
+  const std::string bin = tiersim::test::tiersim_bin();
+  if (bin.empty()) {
+    WARN("TIERSIM_BIN not set: skipping the tiersim calibrate runs");
+    return;
+  }
+  for (const auto& [sig, expected] : {std::pair{"TERM", 143}, std::pair{"INT", 130}}) {
+    tiersim::test::TempDir dir;
+    const std::string err = dir.file("calibrate.err");
+    const std::string target = dir.file("t");
+    std::filesystem::create_directory(target);
+    // Signal once the run has created its file (its handlers are installed by then).
+    const std::string script = calibrate_cmd(bin, target, "--seconds 60 --min-free 1MiB") + " 2>" +
+                               err + " >/dev/null & p=$!; while [ -z \"$(ls -A " + target +
+                               ")\" ]; do sleep 0.05; done; sleep 0.3; kill -" + sig +
+                               " $p; wait $p";
+    INFO("SIG" << sig);
+    CHECK(tiersim::test::shell("sh -c '" + script + "'") == expected);
+    std::ifstream in(err);
+    std::stringstream text;
+    text << in.rdbuf();
+    INFO(text.str());
+    CHECK(text.str().find("interrupted; calibration files removed") != std::string::npos);
+    int left = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(target)) ++left;
+    CHECK(left == 0);
+  }
 }
 
 TEST_CASE("safety: SIGINT stops the sweep and the calibration files are removed", "[calibrate][safety]") {

@@ -31,24 +31,55 @@ if grep -Eq '<script[^>]+src=|<link[^>]+href=' "$work/report/index.html"; then
   echo "FAIL: index.html loads external resources"; exit 1
 fi
 
-"$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$work/profile" --virtual-time-budget=5000 \
-  --dump-dom "file://$work/report/index.html" >"$work/dom.html" 2>"$work/chromium.log" || {
-  echo "FAIL: chromium exited with an error:"; tail -20 "$work/chromium.log"; exit 1; }
+render() {  # render FILE.html into FILE.dom
+  "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$work/profile" --virtual-time-budget=5000 \
+    --dump-dom "file://$1" >"$1.dom" 2>"$work/chromium.log" || {
+    echo "FAIL: chromium exited with an error:"; tail -20 "$work/chromium.log"; exit 1; }
+}
 
+check_plots() {  # check_plots DOM EXPECTED
+  # Each rendered plot is an <svg ... class="marks"> (vega's SVG renderer) inside a container that
+  # vega marks role="graphics-document"; neither exists before the scripts ran.
+  rendered=$(grep -o '<svg[^>]*class="marks"' "$1" | wc -l)
+  documents=$(grep -o '<div[^>]*role="graphics-document"' "$1" | wc -l)
+  # A plot whose spec failed gets class plot-error (see reports/report.cpp).
+  failed=$(grep -o 'class="plot plot-error"' "$1" | wc -l)
+  echo "rendered $rendered plots in $documents containers (expected $2), $failed failed"
+  if [ "$failed" -ne 0 ] || [ "$rendered" -lt "$2" ] || [ "$documents" -lt "$2" ]; then
+    echo "FAIL: plots did not render"; grep -o 'class="plot plot-error"[^<]*' "$1" | head; exit 1
+  fi
+}
+
+render "$work/report/index.html"
 # Four summary plots (throughput, latency, energy, cost) and one timeline per run.
-expected=6
-# Each rendered plot is an <svg ... class="marks"> (vega's SVG renderer) inside a container that
-# vega marks role="graphics-document"; neither exists before the scripts ran.
-rendered=$(grep -o '<svg[^>]*class="marks"' "$work/dom.html" | wc -l)
-documents=$(grep -o '<div[^>]*role="graphics-document"' "$work/dom.html" | wc -l)
-# A plot whose spec failed gets class plot-error (see reports/report.cpp).
-failed=$(grep -o 'class="plot plot-error"' "$work/dom.html" | wc -l)
-echo "rendered $rendered plots in $documents containers (expected $expected), $failed failed"
-if [ "$failed" -ne 0 ] || [ "$rendered" -lt "$expected" ] || [ "$documents" -lt "$expected" ]; then
-  echo "FAIL: plots did not render"; grep -o 'class="plot plot-error"[^<]*' "$work/dom.html" | head; exit 1
-fi
-grep -q 'validated against [0-9]* published measurements, mean absolute error' "$work/dom.html" ||
+check_plots "$work/report/index.html.dom" 6
+grep -q 'validated against [0-9]* published measurements, mean absolute error' "$work/report/index.html.dom" ||
   { echo "FAIL: validation sentence missing from the header"; exit 1; }
+
+# Scenario names that try to break out of HTML, attributes and the inlined JSON
+# (tests/reports/payload_names.txt, one YAML scalar per line): the page still draws every plot and
+# runs none of their markup or script (two of them would mark <html data-pwned=...>).
+grep -v '^#' "$src/tests/reports/payload_names.txt" >"$work/payloads"
+n=0
+files=""
+while IFS= read -r line; do
+  n=$((n + 1))
+  NAME_LINE="name: $line" awk '!done && /^name: / { print ENVIRON["NAME_LINE"]; done = 1; next } { print }' \
+    "$ref/opt30b-a6000-quant-kvoffload.yaml" >"$work/p$n.yaml"
+  files="$files $work/p$n.yaml"
+done <"$work/payloads"
+# shellcheck disable=SC2086  # one word per file; mktemp paths have no spaces
+"$bin" compare $files --db "$work/payloads.sqlite" >/dev/null
+"$bin" report --db "$work/payloads.sqlite" --out "$work/payload-report" --no-validation >/dev/null
+render "$work/payload-report/index.html"
+dom="$work/payload-report/index.html.dom"
+check_plots "$dom" $((4 + n))
+if grep -q 'data-pwned=' "$dom"; then
+  echo "FAIL: a payload name ran as script"; grep -o '<html[^>]*>' "$dom"; exit 1
+fi
+if grep -Eq '<img[^>]*src="x"|<svg[^>]*onload' "$dom"; then
+  echo "FAIL: a payload name became markup"; exit 1
+fi
 echo "PASS"
