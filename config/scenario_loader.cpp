@@ -431,12 +431,25 @@ std::string stable_hash(const std::string& text) {
   return buf;
 }
 
-Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
-  const YNode root = parse_yaml_file(path);
+namespace {
+Scenario load_file_root(const YNode& root, const std::string& path, const LoadOptions& opts) {
   const std::string base = std::filesystem::path(path).parent_path().string();
   Scenario s = Loader(root, path, base, opts).run();
   s.file = path;
   return s;
+}
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
+  return load_file_root(parse_yaml_file(path), path, opts);
+}
+
+ScenarioSource::ScenarioSource(std::string path)
+    : path_(std::move(path)), text_(read_text_file(path_)) {}
+
+Scenario ScenarioSource::load(const LoadOptions& opts) const {
+  if (!text_) return load_scenario(path_, opts);  // throws the same error it always did
+  return load_file_root(parse_yaml_text(*text_, path_), path_, opts);
 }
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,

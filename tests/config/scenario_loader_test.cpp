@@ -384,3 +384,19 @@ TEST_CASE("plain --set values load as the same values written as YAML",
   CHECK_THROWS_AS(load_scenario(file, with_data({"description=# note"})), ConfigError);
   CHECK(load_scenario(file, with_data({"description=a # note"})).description == "a");
 }
+
+TEST_CASE("a scenario source loads as load_scenario does", "[config][scenario]") {
+  const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  const ScenarioSource source(file);
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {}, {"workload.batch=8", "hardware.nvme.count=2"}, {"policy.weights={gpu: 0.5, cpu: 0.5}"}}) {
+    const Scenario a = load_scenario(file, with_data(sets));
+    const Scenario b = source.load(with_data(sets));
+    CHECK(a.file == b.file);
+    CHECK(a.hash == b.hash);
+    CHECK(a.resolved_yaml == b.resolved_yaml);
+    CHECK(a.provenance == b.provenance);
+  }
+  const ScenarioSource missing(kData + "/no-such-scenario.yaml");
+  CHECK_THROWS_WITH(missing.load(with_data()), Catch::Contains("cannot open file"));
+}
