@@ -354,8 +354,7 @@ TEST_CASE("every shipped scenario loads and round-trips", "[config][scenario]") 
   CHECK(loaded > 0);
 }
 
-TEST_CASE("plain --set values load as the same values written as YAML",
-          "[config][scenario]") {
+TEST_CASE("plain --set values load as the same values written as YAML", "[config][scenario]") {
   const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
   // Each value once as written and once in a YAML form the loader must parse; both must load to
   // the same scenario (the plain form skips the YAML parser).
@@ -388,8 +387,10 @@ TEST_CASE("plain --set values load as the same values written as YAML",
 TEST_CASE("a scenario source loads as load_scenario does", "[config][scenario]") {
   const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
   const ScenarioSource source(file);
-  for (const auto& sets : std::vector<std::vector<std::string>>{
-           {}, {"workload.batch=8", "hardware.nvme.count=2"}, {"policy.weights={gpu: 0.5, cpu: 0.5}"}}) {
+  for (const auto& sets :
+       std::vector<std::vector<std::string>>{{},
+                                             {"workload.batch=8", "hardware.nvme.count=2"},
+                                             {"policy.weights={gpu: 0.5, cpu: 0.5}"}}) {
     const Scenario a = load_scenario(file, with_data(sets));
     const Scenario b = source.load(with_data(sets));
     CHECK(a.file == b.file);
