@@ -5,6 +5,9 @@
 //   build-swp/bench/bench_sweep --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +71,39 @@ void BM_LoadScenario(benchmark::State& state) {
 }
 BENCHMARK(BM_LoadScenario)->Unit(benchmark::kMicrosecond);
 
+// The catalogs as every process reads them once (`tiersim run` pays this on each start).
+void BM_LoadCatalog(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(config::Catalog::load(kData));
+}
+BENCHMARK(BM_LoadCatalog)->Unit(benchmark::kMicrosecond);
+
+// What `tiersim run` does before simulating: read the catalogs and load the scenario file.
+void BM_LoadRunScenario(benchmark::State& state) {
+  const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  config::LoadOptions o;
+  o.data_dir = kData;
+  for (auto _ : state) benchmark::DoNotOptimize(config::load_scenario(file, o));
+}
+BENCHMARK(BM_LoadRunScenario)->Unit(benchmark::kMicrosecond);
+
+const sweep::SweepSpec& drives_sweep() {
+  static const sweep::SweepSpec spec =
+      sweep::parse_sweep_file(kData + "/sweeps/llama3-70b-drives.yaml");  // read-only after
+  return spec;
+}
+
+// One sweep point's scenario (base plus axis overrides), cycling through the drives sweep.
+void BM_LoadPoint(benchmark::State& state) {
+  const sweep::SweepSpec& spec = drives_sweep();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const sweep::Point p = sweep::point_at(spec.space, i++ % spec.space.point_count());
+    benchmark::DoNotOptimize(sweep::load_point(spec.space, p, catalog()));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LoadPoint)->Unit(benchmark::kMicrosecond);
+
 // A sweep of Llama-3-70B variants as `tiersim sweep` runs it (load + simulate per point on a
 // thread pool, results to the calling thread), without the database. Arg: threads (0 = all).
 void BM_SweepPoints(benchmark::State& state) {
@@ -94,6 +130,28 @@ void BM_SweepPoints(benchmark::State& state) {
   state.counters["threads"] = opts.threads > 0 ? opts.threads : double(std::thread::hardware_concurrency());
 }
 BENCHMARK(BM_SweepPoints)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The whole `tiersim sweep` minus process start: the drives sweep into a fresh results database
+// (one commit per point), as run_sweep does it. Arg: threads (0 = all).
+void BM_SweepStore(benchmark::State& state) {
+  const sweep::SweepSpec& spec = drives_sweep();
+  const auto db = std::filesystem::temp_directory_path() /
+                  ("tiersim-bench-sweep-" + std::to_string(::getpid()) + ".db");
+  sweep::RunOptions opts;
+  opts.threads = static_cast<int>(state.range(0));
+  std::size_t points = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + ext);
+    state.ResumeTiming();
+    sweep::SweepStore store(db.string());
+    const auto sum = sweep::run_sweep(spec, store, catalog(), opts, "bench", nullptr);
+    points += sum.points;
+  }
+  for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + ext);
+  state.SetItemsProcessed(static_cast<std::int64_t>(points));  // items/s = points per second
+}
+BENCHMARK(BM_SweepStore)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,8 +1,13 @@
 #include "config/catalog.hpp"
 
+#include <array>
+#include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <set>
+#include <type_traits>
 
+#include "config/scenario_loader.hpp"
 #include "config/spec_fields.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
@@ -18,9 +23,8 @@ namespace {
 // Reads one catalog file: `top_key:` holding a list of entries whose keys are `name`, the spec's
 // fields and `sources`.
 template <class T>
-std::vector<T> read_specs(const std::string& path, const std::string& top_key,
+std::vector<T> read_specs(const YNode& root, const std::string& top_key,
                           const std::vector<SpecField<T>>& fields) {
-  const YNode root = parse_yaml_file(path);
   if (root.is_null()) root.fail("empty catalog file (expected '" + top_key + ":' with a list)");
   root.check_keys({top_key});
   std::vector<std::string> valid = {"name"};
@@ -33,17 +37,27 @@ std::vector<T> read_specs(const std::string& path, const std::string& top_key,
   std::set<std::string> seen;
   for (const YNode& entry : root.require(top_key, "a list of entries").items()) {
     entry.check_keys(valid);
+    // The entry's keys once (entries() also rejects duplicate keys), rather than a get() per
+    // field: each get() walks and copies the whole map, which made reading the catalogs
+    // quadratic in the number of fields.
+    const auto keys = entry.entries();
+    auto get = [&keys](const std::string& key) -> const YNode* {
+      for (const auto& [k, v] : keys)
+        if (k == key) return &v;
+      return nullptr;
+    };
     T spec;
-    const YNode name_node = entry.require("name", "the entry's name");
-    spec.name = name_node.as_string();
+    const YNode* name_node = get("name");
+    if (!name_node) entry.fail_missing("name", "the entry's name");
+    spec.name = name_node->as_string();
     if (!seen.insert(to_lower(spec.name)).second)
-      name_node.fail("duplicate name '" + spec.name + "' (names are case-insensitive)");
-    if (auto src = entry.get("sources")) {
+      name_node->fail("duplicate name '" + spec.name + "' (names are case-insensitive)");
+    if (const YNode* src = get("sources")) {
       src->check_keys(field_names);
       for (auto& [key, text] : src->entries()) spec.sources[key] = text.as_string();
     }
     for (const auto& f : fields) {
-      auto node = entry.get(f.name);
+      const YNode* node = get(f.name);
       if (!node) continue;
       read_field(*node, f, spec);
       // Every number must say where it came from; that is the point of the catalog.
@@ -108,6 +122,162 @@ PriceQuote find_price(const std::vector<PriceEntry>& v, const std::string& name)
   return PriceQuote{};
 }
 
+// The catalog files, in the order they are read.
+constexpr const char* kFiles[] = {"gpus", "drives", "hosts", "models", "prices"};
+constexpr std::size_t kFileCount = sizeof kFiles / sizeof kFiles[0];
+using Texts = std::array<std::optional<std::string>, kFileCount>;
+
+std::string catalog_dir(const std::string& data_dir) {
+  return (data_dir.empty() ? default_data_dir() : data_dir) + "/catalog";
+}
+
+Texts read_texts(const std::string& dir) {
+  Texts texts;
+  for (std::size_t i = 0; i < kFileCount; ++i)
+    texts[i] = read_text_file(dir + "/" + kFiles[i] + ".yaml");
+  return texts;
+}
+
+std::string hash_texts(const Texts& texts) {
+  std::string all;
+  for (std::size_t i = 0; i < kFileCount; ++i) {
+    if (!texts[i]) return "";
+    all += kFiles[i];
+    all += '\0';
+    all += std::to_string(texts[i]->size());
+    all += '\0';
+    all += *texts[i];
+  }
+  return stable_hash(all);
+}
+
+// File i parsed; an unreadable file fails here, when its turn comes, as parse_yaml_file would.
+YNode parse_file(const Texts& texts, const std::string& dir, std::size_t i) {
+  const std::string path = dir + "/" + kFiles[i] + ".yaml";
+  if (!texts[i]) throw ConfigError(path, 0, "", "cannot open file");
+  return parse_yaml_text(*texts[i], path);
+}
+
+// Length-prefixed fields ("5:hello"), so that any text (newlines, colons) survives unchanged.
+class TextWriter {
+ public:
+  void put(std::string_view v) {
+    out_ += std::to_string(v.size());
+    out_ += ':';
+    out_.append(v);
+  }
+  void count(std::size_t n) { put(std::to_string(n)); }
+  void quote(const PriceQuote& q) {
+    put(format_number(q.usd));
+    put(q.date);
+    put(q.source);
+  }
+  template <class T>
+  void specs(const std::vector<T>& v, const std::vector<SpecField<T>>& fields) {
+    count(v.size());
+    for (const T& spec : v) {
+      put(spec.name);
+      count(spec.sources.size());
+      for (const auto& [key, text] : spec.sources) {
+        put(key);
+        put(text);
+      }
+      // field_text is canonical: reading it back gives the same value, bit for bit.
+      for (const auto& f : fields) put(field_text(f, spec));
+    }
+  }
+  void prices(const std::vector<PriceEntry>& v) {
+    count(v.size());
+    for (const auto& e : v) {
+      put(e.name);
+      quote(e.quote);
+    }
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class TextReader {
+ public:
+  explicit TextReader(std::string_view text) : text_(text) {}
+  std::string_view get() {
+    const auto colon = text_.find(':', pos_);
+    std::size_t len = 0;
+    const auto [ptr, ec] = std::from_chars(text_.data() + pos_, text_.data() + colon, len);
+    if (colon == std::string_view::npos || ec != std::errc() || ptr != text_.data() + colon ||
+        len > text_.size() - colon - 1)
+      throw ConfigError("built-in catalog snapshot", 0, "",
+                        "malformed at offset " + std::to_string(pos_));
+    pos_ = colon + 1 + len;
+    return text_.substr(colon + 1, len);
+  }
+  std::string text() { return std::string(get()); }
+  double number() {
+    const std::string_view t = get();
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || ptr != t.data() + t.size())
+      throw ConfigError("built-in catalog snapshot", 0, "", "malformed number");
+    return v;
+  }
+  std::size_t count() { return static_cast<std::size_t>(number()); }
+  PriceQuote quote() {
+    PriceQuote q;
+    q.usd = number();
+    q.date = text();
+    q.source = text();
+    return q;
+  }
+  template <class T>
+  std::vector<T> specs(const std::vector<SpecField<T>>& fields) {
+    std::vector<T> out(count());
+    for (T& spec : out) {
+      spec.name = text();
+      for (std::size_t n = count(); n > 0; --n) {
+        std::string key = text();
+        spec.sources[key] = text();
+      }
+      for (const auto& f : fields) set_field(f, spec);
+    }
+    return out;
+  }
+  // The inverse of field_text. No range checks: the value passed them when the snapshot was
+  // made, and a field the catalog left out holds the struct's default, which may lie outside.
+  template <class T>
+  void set_field(const SpecField<T>& f, T& spec) {
+    std::visit(
+        [&](auto m) {
+          using M = decltype(m);
+          if constexpr (std::is_same_v<M, double T::*>)
+            spec.*m = number();
+          else if constexpr (std::is_same_v<M, int T::*>)
+            spec.*m = static_cast<int>(number());
+          else if constexpr (std::is_same_v<M, bool T::*>)
+            spec.*m = get() == "true";
+          else if constexpr (std::is_same_v<M, std::string T::*>)
+            spec.*m = text();
+          else
+            spec.*m = get() == "gated" ? FfnKind::kGated : FfnKind::kMlp;
+        },
+        f.member);
+  }
+  std::vector<PriceEntry> prices() {
+    std::vector<PriceEntry> out(count());
+    for (auto& e : out) {
+      e.name = text();
+      e.quote = quote();
+    }
+    return out;
+  }
+  bool at_end() const { return pos_ == text_.size(); }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
 }  // namespace
 
 std::string default_data_dir() {
@@ -118,14 +288,33 @@ std::string default_data_dir() {
 }
 
 Catalog Catalog::load(const std::string& data_dir) {
-  Catalog c;
-  c.dir_ = (data_dir.empty() ? default_data_dir() : data_dir) + "/catalog";
-  c.gpus_ = read_specs<GpuSpec>(c.dir_ + "/gpus.yaml", "gpus", gpu_fields());
-  c.drives_ = read_specs<NvmeSpec>(c.dir_ + "/drives.yaml", "drives", drive_fields());
-  c.hosts_ = read_specs<HostSpec>(c.dir_ + "/hosts.yaml", "hosts", host_fields());
-  c.models_ = read_specs<LlmSpec>(c.dir_ + "/models.yaml", "models", llm_fields());
+  const std::string dir = catalog_dir(data_dir);
+  const Texts texts = read_texts(dir);
+  if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
+    const std::string hash = hash_texts(texts);
+    if (!hash.empty() && hash == snap->texts_hash) return from_text(snap->data, dir);
+  }
+  return parse_texts(dir, texts);
+}
 
-  const YNode root = parse_yaml_file(c.dir_ + "/prices.yaml");
+Catalog Catalog::parse(const std::string& data_dir) {
+  const std::string dir = catalog_dir(data_dir);
+  return parse_texts(dir, read_texts(dir));
+}
+
+std::string Catalog::texts_hash(const std::string& data_dir) {
+  return hash_texts(read_texts(catalog_dir(data_dir)));
+}
+
+Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
+  Catalog c;
+  c.dir_ = dir;
+  c.gpus_ = read_specs<GpuSpec>(parse_file(texts, dir, 0), "gpus", gpu_fields());
+  c.drives_ = read_specs<NvmeSpec>(parse_file(texts, dir, 1), "drives", drive_fields());
+  c.hosts_ = read_specs<HostSpec>(parse_file(texts, dir, 2), "hosts", host_fields());
+  c.models_ = read_specs<LlmSpec>(parse_file(texts, dir, 3), "models", llm_fields());
+
+  const YNode root = parse_file(texts, dir, 4);
   if (root.is_null()) root.fail("empty catalog file (expected 'prices:')");
   root.check_keys({"prices"});
   const YNode prices = root.require("prices", "a map of gpus, platforms, drives, dram_usd_per_gb");
@@ -139,6 +328,38 @@ Catalog Catalog::load(const std::string& data_dir) {
     n->check_keys({"usd", "date", "source"});
     c.dram_per_gb_ = read_quote(*n);
   }
+  return c;
+}
+
+std::string Catalog::to_text() const {
+  TextWriter w;
+  w.put("tiersim-catalog-1");
+  w.specs(gpus_, gpu_fields());
+  w.specs(drives_, drive_fields());
+  w.specs(hosts_, host_fields());
+  w.specs(models_, llm_fields());
+  w.prices(gpu_prices_);
+  w.prices(platform_prices_);
+  w.prices(drive_prices_);
+  w.quote(dram_per_gb_);
+  return w.take();
+}
+
+Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
+  TextReader r(text);
+  if (r.get() != "tiersim-catalog-1")
+    throw ConfigError("built-in catalog snapshot", 0, "", "unknown format");
+  Catalog c;
+  c.dir_ = dir;
+  c.gpus_ = r.specs(gpu_fields());
+  c.drives_ = r.specs(drive_fields());
+  c.hosts_ = r.specs(host_fields());
+  c.models_ = r.specs(llm_fields());
+  c.gpu_prices_ = r.prices();
+  c.platform_prices_ = r.prices();
+  c.drive_prices_ = r.prices();
+  c.dram_per_gb_ = r.quote();
+  if (!r.at_end()) throw ConfigError("built-in catalog snapshot", 0, "", "trailing data");
   return c;
 }
 

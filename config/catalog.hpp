@@ -2,7 +2,10 @@
 // The hardware, model and price catalogs (scenarios/catalog/*.yaml), read strictly: an unknown key
 // is an error, and every numeric value must name its source in the entry's `sources:` map.
 // Names are matched case-insensitively; an unknown name is a CatalogError listing the valid ones.
+#include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/hardware.hpp"
@@ -20,11 +23,30 @@ struct PriceEntry {
   PriceQuote quote;
 };
 
+// The catalogs of the source tree, parsed when this program was built (the build runs
+// tiersim_catalog_snapshot), keyed by a hash of the files' text.
+struct CatalogSnapshot {
+  std::string_view texts_hash;  // Catalog::texts_hash of the files it was made from
+  std::string_view data;        // Catalog::to_text()
+};
+// The snapshot built into this program; nullptr in the snapshot generator itself.
+const CatalogSnapshot* builtin_catalog_snapshot();
+
 class Catalog {
  public:
   // Reads <data_dir>/catalog/{gpus,drives,hosts,models,prices}.yaml; "" = default_data_dir().
-  // Throws ConfigError (file, line, key) on any malformed entry.
+  // Throws ConfigError (file, line, key) on any malformed entry. When the files are byte for byte
+  // those of the built-in snapshot, the snapshot is returned instead of parsing them again: the
+  // YAML parser needs milliseconds for the five files, most of a short command's run time.
   static Catalog load(const std::string& data_dir = "");
+  // Same, always parsing the files (the snapshot generator; tests comparing the two).
+  static Catalog parse(const std::string& data_dir = "");
+
+  // Everything load() reads, as text: from_text(to_text(), dir) is an identical catalog.
+  std::string to_text() const;
+  static Catalog from_text(std::string_view text, const std::string& dir);
+  // Hash of the five files' names and text (16 hex digits); "" when one cannot be read.
+  static std::string texts_hash(const std::string& data_dir);
 
   const GpuSpec& gpu(const std::string& name) const;
   const HostSpec& host(const std::string& name) const;
@@ -48,6 +70,9 @@ class Catalog {
   const std::string& dir() const { return dir_; }  // the catalog folder it was read from
 
  private:
+  static Catalog parse_texts(const std::string& dir,
+                             const std::array<std::optional<std::string>, 5>& texts);
+
   std::string dir_;
   std::vector<GpuSpec> gpus_;
   std::vector<HostSpec> hosts_;

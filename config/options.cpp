@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "config/spec_fields.hpp"
 #include "model/errors.hpp"
@@ -475,11 +476,48 @@ const std::vector<Option>& scenario_options() {
   return kTable;
 }
 
-std::vector<const Option*> find_options(const std::string& path) {
-  std::vector<const Option*> out;
-  for (const auto& o : scenario_options())
-    if (o.path == path) out.push_back(&o);
-  return out;
+namespace {
+
+// The table's paths and sections, indexed once (the table itself never changes after it is built).
+struct TableIndex {
+  std::unordered_map<std::string, std::vector<const Option*>> by_path;
+  // Section prefix ("" = top level) -> the keys directly below it, in table order.
+  std::unordered_map<std::string, std::vector<std::string>> below;
+};
+
+TableIndex build_index() {
+  TableIndex idx;
+  idx.below[""];
+  for (const auto& o : scenario_options()) {
+    idx.by_path[o.path].push_back(&o);
+    // Every prefix of the path is a section holding the next segment as a key.
+    std::string prefix;
+    std::size_t start = 0;
+    while (true) {
+      const auto dot = o.path.find('.', start);
+      const std::string key = o.path.substr(start, dot == std::string::npos ? dot : dot - start);
+      auto& keys = idx.below[prefix];
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      if (dot == std::string::npos) break;
+      prefix = o.path.substr(0, dot);
+      start = dot + 1;
+    }
+  }
+  return idx;
+}
+
+const TableIndex& table_index() {
+  static const TableIndex kIndex = build_index();
+  return kIndex;
+}
+
+}  // namespace
+
+const std::vector<const Option*>& find_options(const std::string& path) {
+  static const std::vector<const Option*> kNone;
+  const auto& idx = table_index().by_path;
+  const auto it = idx.find(path);
+  return it == idx.end() ? kNone : it->second;
 }
 
 const Option* find_option(const std::string& path, WorkloadKind kind) {
@@ -489,22 +527,14 @@ const Option* find_option(const std::string& path, WorkloadKind kind) {
 }
 
 bool is_section(const std::string& path) {
-  const std::string prefix = path + ".";
-  for (const auto& o : scenario_options())
-    if (o.path.compare(0, prefix.size(), prefix) == 0) return true;
-  return false;
+  return !path.empty() && table_index().below.count(path) > 0;
 }
 
-std::vector<std::string> keys_below(const std::string& prefix) {
-  std::vector<std::string> out;
-  const std::string p = prefix.empty() ? "" : prefix + ".";
-  for (const auto& o : scenario_options()) {
-    if (o.path.compare(0, p.size(), p) != 0) continue;
-    std::string rest = o.path.substr(p.size());
-    rest = rest.substr(0, rest.find('.'));
-    if (std::find(out.begin(), out.end(), rest) == out.end()) out.push_back(rest);
-  }
-  return out;
+const std::vector<std::string>& keys_below(const std::string& prefix) {
+  static const std::vector<std::string> kNone;
+  const auto& idx = table_index().below;
+  const auto it = idx.find(prefix);
+  return it == idx.end() ? kNone : it->second;
 }
 
 void read_option(const YNode& node, const Option& o, Scenario& s) {

@@ -67,14 +67,15 @@ struct Option {
 const std::vector<Option>& scenario_options();
 
 // Options with this exact path (two when a key means different things per workload kind).
-std::vector<const Option*> find_options(const std::string& path);
+// Lookups go through an index built once with the table: every scenario load asks for every key.
+const std::vector<const Option*>& find_options(const std::string& path);
 // The one that applies to `kind`, or nullptr.
 const Option* find_option(const std::string& path, WorkloadKind kind);
 
 // Every section prefix ("hardware", "hardware.gpu", "policy.aio", ...).
 bool is_section(const std::string& path);
 // Keys directly below `prefix` ("" = top level), in table order, for "valid keys" messages.
-std::vector<std::string> keys_below(const std::string& prefix);
+const std::vector<std::string>& keys_below(const std::string& prefix);
 // Workload kind names in enum order ("inference", "training", "checkpoint", "io").
 const std::vector<std::string>& workload_kind_names();
 

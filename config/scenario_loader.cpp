@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "config/device_profile.hpp"
 #include "config/options.hpp"
@@ -59,6 +60,33 @@ std::string join_path(const std::string& base, const std::string& rel) {
   return (fs::path(base) / rel).lexically_normal().string();
 }
 
+// The option's value in `s` as text that is equal exactly when the values are: the scalar itself,
+// or the emitted YAML for maps and lists. Scalars skip the YAML emitter, which is slow.
+std::string value_text(const Option& o, Scenario& s) {
+  const YAML::Node n = option_yaml(o, s);
+  return n.IsScalar() ? n.Scalar() : YAML::Dump(n);
+}
+
+// True when `text`, read as YAML, is exactly one plain scalar with this same text: then it needs
+// no YAML parser. Every default in the option table and most --set and sweep-axis values ("16",
+// "generic-gen5", "16MiB") are; one YAML::Load for each used to be a large share of a scenario
+// load. Anything else (quotes, flow collections, comments, null words, several lines) is parsed.
+bool plain_scalar(const std::string& text) {
+  if (text.empty() || text.find_first_of(":{}[],#&*!|>'\"%@`~\n\r\t") != std::string::npos)
+    return false;
+  if (text.front() == ' ' || text.back() == ' ' || text.front() == '-' || text.front() == '?' ||
+      text.rfind("...", 0) == 0)
+    return false;
+  return to_lower(text) != "null";
+}
+
+// `text` as a node, parsed only when it is not a plain scalar.
+YNode value_node(const std::string& text, const std::string& display_name) {
+  if (plain_scalar(text))
+    return YNode(YAML::Node(text), std::make_shared<const std::string>(display_name), "", false);
+  return parse_yaml_text(text, display_name, false);
+}
+
 void Loader::flatten(const YNode& map, const std::string& prefix) {
   map.check_keys(keys_below(prefix));
   for (auto& [key, child] : map.entries()) {
@@ -98,7 +126,7 @@ void Loader::add_override(const std::string& assignment) {
                           (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
                           join(keys_below(prefix)));
   }
-  const YNode parsed = parse_yaml_text(value, "--set", false);
+  const YNode parsed = value_node(value, "--set");
   given_[key] = Given{YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false),
                       "", true};
 }
@@ -141,11 +169,11 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
     const std::string catalog_prov =
         src != sources->end() ? "catalog: " + src->second : std::string("default");
     if (g) {
-      const std::string before = YAML::Dump(option_yaml(o, s_));
+      const std::string before = value_text(o, s_);
       read_option(g->node, o, s_);
       // A value equal to the catalog's keeps the catalog's provenance: that is what makes the
       // resolved YAML (every value inlined) load back into an identical Scenario.
-      if (YAML::Dump(option_yaml(o, s_)) != before) {
+      if (value_text(o, s_) != before) {
         s_.provenance[o.path] = "override";
         (*sources)[field] = "override";
         return;
@@ -163,7 +191,7 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
   } else if (o.required) {
     fail_missing(o);
   } else if (!o.default_text.empty()) {
-    read_option(parse_yaml_text(o.default_text, "default of " + o.path, false), o, s_);
+    read_option(value_node(o.default_text, "default of " + o.path), o, s_);
   } else {
     return;  // optional, unset
   }
@@ -308,22 +336,35 @@ void Loader::check_cross_fields() const {
   }
 }
 
-// Inserts `value` at a dotted path of `root`, creating the maps on the way.
-void put(YAML::Node root, const std::string& path, const YAML::Node& value) {
-  YAML::Node cur = root;
-  std::size_t start = 0;
-  for (auto dot = path.find('.'); dot != std::string::npos; dot = path.find('.', start)) {
-    const std::string seg = path.substr(start, dot - start);
-    if (!cur[seg]) cur[seg] = YAML::Node(YAML::NodeType::Map);
-    YAML::Node next = cur[seg];
-    cur.reset(next);  // rebind, not assign: operator= would copy the content
-    start = dot + 1;
-  }
-  cur[path.substr(start)] = value;
+// The map at dotted `path` below `root`, created (in its parent, recursively) when first asked
+// for, so that sections appear in the order of the first key written below them. `sections`
+// remembers the maps made: looking a key up in a YAML::Node map compares it with every key there.
+YAML::Node section(YAML::Node root, std::unordered_map<std::string, YAML::Node>& sections,
+                   const std::string& path) {
+  if (path.empty()) return root;
+  if (auto it = sections.find(path); it != sections.end()) return it->second;
+  const auto dot = path.rfind('.');
+  YAML::Node parent =
+      section(root, sections, dot == std::string::npos ? std::string() : path.substr(0, dot));
+  YAML::Node map(YAML::NodeType::Map);
+  parent.force_insert(path.substr(dot == std::string::npos ? 0 : dot + 1), map);
+  sections.emplace(path, map);
+  return map;
+}
+
+// Inserts `value` at a dotted path of `root`, creating the maps on the way. Each path is written
+// once, so the key is appended without a search.
+void put(YAML::Node root, std::unordered_map<std::string, YAML::Node>& sections,
+         const std::string& path, const YAML::Node& value) {
+  const auto dot = path.rfind('.');
+  YAML::Node parent =
+      section(root, sections, dot == std::string::npos ? std::string() : path.substr(0, dot));
+  parent.force_insert(path.substr(dot == std::string::npos ? 0 : dot + 1), value);
 }
 
 std::string Loader::emit_resolved() {
   YAML::Node root(YAML::NodeType::Map);
+  std::unordered_map<std::string, YAML::Node> sections;
   const bool has_nvme = s_.hardware.nvme.count > 0;
   // A profile without a catalog drive has no catalog values: write only the fields set by hand
   // (the struct defaults, e.g. read_gbps 0, would not pass the range checks on reload).
@@ -334,10 +375,8 @@ std::string Loader::emit_resolved() {
     const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
       continue;
-    if (profile_only && drive_field &&
-        YAML::Dump(option_yaml(o, s_)) == YAML::Dump(option_yaml(o, blank)))
-      continue;
-    put(root, o.path, option_yaml(o, s_));
+    if (profile_only && drive_field && value_text(o, s_) == value_text(o, blank)) continue;
+    put(root, sections, o.path, option_yaml(o, s_));
   }
   YAML::Emitter out;
   out << root;
@@ -392,12 +431,25 @@ std::string stable_hash(const std::string& text) {
   return buf;
 }
 
-Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
-  const YNode root = parse_yaml_file(path);
+namespace {
+Scenario load_file_root(const YNode& root, const std::string& path, const LoadOptions& opts) {
   const std::string base = std::filesystem::path(path).parent_path().string();
   Scenario s = Loader(root, path, base, opts).run();
   s.file = path;
   return s;
+}
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
+  return load_file_root(parse_yaml_file(path), path, opts);
+}
+
+ScenarioSource::ScenarioSource(std::string path)
+    : path_(std::move(path)), text_(read_text_file(path_)) {}
+
+Scenario ScenarioSource::load(const LoadOptions& opts) const {
+  if (!text_) return load_scenario(path_, opts);  // throws the same error it always did
+  return load_file_root(parse_yaml_text(*text_, path_), path_, opts);
 }
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,

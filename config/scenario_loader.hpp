@@ -2,6 +2,7 @@
 // Builds a fully resolved Scenario from a scenario YAML file: strict parsing against the option
 // table (config/options.hpp), catalog lookups, inline and --set overrides, defaults, cross-field
 // checks, provenance, canonical resolved YAML and its hash. Throws ConfigError / CatalogError.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,20 @@ Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
 // working directory.
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,
                             const LoadOptions& opts = {});
+
+// A scenario file read once and then loaded many times with different overrides (sweep and plan
+// points): load(opts) gives exactly what load_scenario(path, opts) gives, without reading the
+// file again. Each load parses the kept text on its own, so loads may run on several threads.
+class ScenarioSource {
+ public:
+  explicit ScenarioSource(std::string path);
+  const std::string& path() const { return path_; }
+  Scenario load(const LoadOptions& opts = {}) const;
+
+ private:
+  std::string path_;
+  std::optional<std::string> text_;  // nullopt: unreadable; load() reports it as load_scenario
+};
 
 // FNV-1a 64 of the text, as 16 lower-case hex digits (stable across runs and platforms).
 std::string stable_hash(const std::string& text);

@@ -90,11 +90,16 @@ std::string field_text(const SpecField<T>& f, const T& obj) {
   return std::visit(
       [&](auto m) -> std::string {
         using M = decltype(m);
+        // An else chain: without it every branch is compiled for every member type.
         if constexpr (std::is_same_v<M, double T::*>) return format_number(obj.*m);
-        if constexpr (std::is_same_v<M, int T::*>) return std::to_string(obj.*m);
-        if constexpr (std::is_same_v<M, bool T::*>) return obj.*m ? "true" : "false";
-        if constexpr (std::is_same_v<M, std::string T::*>) return obj.*m;
-        return obj.*m == FfnKind::kGated ? "gated" : "mlp";
+        else if constexpr (std::is_same_v<M, int T::*>)
+          return std::to_string(obj.*m);
+        else if constexpr (std::is_same_v<M, bool T::*>)
+          return obj.*m ? "true" : "false";
+        else if constexpr (std::is_same_v<M, std::string T::*>)
+          return obj.*m;
+        else
+          return obj.*m == FfnKind::kGated ? "gated" : "mlp";
       },
       f.member);
 }

@@ -193,12 +193,18 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
   }
 }
 
-YNode parse_yaml_file(const std::string& path) {
+std::optional<std::string> read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open file");
+  if (!in) return std::nullopt;
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse_yaml_text(ss.str(), path);
+  return ss.str();
+}
+
+YNode parse_yaml_file(const std::string& path) {
+  const auto text = read_text_file(path);
+  if (!text) throw ConfigError(path, 0, "", "cannot open file");
+  return parse_yaml_text(*text, path);
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {

@@ -72,6 +72,8 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
                       bool lines_known = true);
 // Reads and parses a file; a missing or unreadable file is a ConfigError too.
 YNode parse_yaml_file(const std::string& path);
+// The whole file as text; nullopt when it cannot be opened.
+std::optional<std::string> read_text_file(const std::string& path);
 
 // Levenshtein distance, for near-match suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);

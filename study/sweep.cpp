@@ -163,6 +163,7 @@ PointSpace parse_point_space(const YNode& root) {
   if (base_path.is_relative()) base_path = fs::path(root.file()).parent_path() / base_path;
   if (!fs::exists(base_path)) base.fail("base scenario '" + base_path.string() + "' does not exist");
   space.base_path = base_path.lexically_normal().string();
+  space.base = std::make_shared<const config::ScenarioSource>(space.base_path);
   if (auto set = root.get("set")) {
     for (const auto& [key, value] : set->entries()) {
       check_key(value, key);
@@ -254,7 +255,8 @@ Scenario load_point(const PointSpace& space, const Point& point, const config::C
   config::LoadOptions opts;
   opts.overrides = point.overrides;
   opts.catalog = &catalog;
-  return config::load_scenario(space.base_path, opts);
+  // Every point starts from the same base file: read it once, not once per point.
+  return space.base ? space.base->load(opts) : config::load_scenario(space.base_path, opts);
 }
 
 void check_axis_values(const PointSpace& space, const config::Catalog& catalog) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/catalog.hpp"
+#include "config/scenario_loader.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
@@ -45,6 +46,8 @@ struct Axis {
 struct PointSpace {
   std::string file;       // the sweep/plan file, for messages
   std::string base_path;  // the base scenario, resolved relative to the sweep file
+  // The base file's text, read once by parse_point_space (null: read base_path at each load).
+  std::shared_ptr<const config::ScenarioSource> base;
   std::vector<std::pair<std::string, AxisValue>> fixed;  // `set:` overrides, applied first
   std::vector<Axis> axes;                                // product, last axis fastest
   std::size_t point_count() const;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
@@ -125,5 +126,34 @@ TEST_CASE("an unknown catalog key is rejected with a suggestion", "[config][cata
   const std::string dir = scratch_catalog(
       "gpus.yaml", "gpus:\n  - name: X1\n    memory_gbb: 10\n");
   CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("did you mean 'memory_gb'?"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the built-in catalog snapshot is the shipped catalogs, parsed", "[config][catalog]") {
+  const CatalogSnapshot* snap = builtin_catalog_snapshot();
+  REQUIRE(snap != nullptr);
+  CHECK(Catalog::texts_hash(kData) == snap->texts_hash);
+  const std::string parsed = Catalog::parse(kData).to_text();
+  // load() serves the snapshot for these files; it must hold exactly what parsing gives.
+  CHECK(Catalog::load(kData).to_text() == parsed);
+  CHECK(Catalog::from_text(parsed, kData + "/catalog").to_text() == parsed);
+  const Catalog c = Catalog::load(kData);
+  CHECK(c.dir() == kData + "/catalog");
+  CHECK(c.gpu("H200").memory_gb == Catalog::parse(kData).gpu("H200").memory_gb);
+  CHECK(c.gpu("H200").sources == Catalog::parse(kData).gpu("H200").sources);
+}
+
+TEST_CASE("an edited catalog is parsed, not served from the snapshot", "[config][catalog]") {
+  std::ifstream in(kData + "/catalog/gpus.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto at = text.find("  - name: H200\n    memory_gb: 141\n");
+  REQUIRE(at != std::string::npos);
+  text.replace(text.find("141", at), 3, "142");
+  const std::string dir = scratch_catalog("gpus.yaml", text);
+  CHECK(Catalog::texts_hash(dir) != Catalog::texts_hash(kData));
+  CHECK(Catalog::load(dir).gpu("H200").memory_gb == 142);
+  CHECK(Catalog::load(dir).to_text() == Catalog::parse(dir).to_text());
   std::filesystem::remove_all(dir);
 }

@@ -353,3 +353,51 @@ TEST_CASE("every shipped scenario loads and round-trips", "[config][scenario]") 
   }
   CHECK(loaded > 0);
 }
+
+TEST_CASE("plain --set values load as the same values written as YAML", "[config][scenario]") {
+  const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  // Each value once as written and once in a YAML form the loader must parse; both must load to
+  // the same scenario (the plain form skips the YAML parser).
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"workload.batch=16", "workload.batch='16'"},
+      {"hardware.nvme.model=generic-gen4", "hardware.nvme.model=\"generic-gen4\""},
+      {"policy.aio.block_size=4MiB", "policy.aio.block_size=[4MiB]"},
+      {"policy.weights=cpu", "policy.weights={cpu: 1}"},
+      {"description=two words", "description: two words"},
+  };
+  for (const auto& [plain, yaml] : same) {
+    INFO(plain << " vs " << yaml);
+    const Scenario a = load_scenario(file, with_data({plain}));
+    if (yaml.find('[') != std::string::npos || yaml.find('=') == std::string::npos) {
+      // Not the same value at all: a list is an error, a missing '=' is not an assignment.
+      CHECK_THROWS_AS(load_scenario(file, with_data({yaml})), ConfigError);
+      continue;
+    }
+    const Scenario b = load_scenario(file, with_data({yaml}));
+    CHECK(a.hash == b.hash);
+    CHECK(a.resolved_yaml == b.resolved_yaml);
+  }
+  // Words YAML reads as null or as a comment are not plain values.
+  CHECK_THROWS_AS(load_scenario(file, with_data({"description=~"})), ConfigError);
+  CHECK_THROWS_AS(load_scenario(file, with_data({"description=null"})), ConfigError);
+  CHECK_THROWS_AS(load_scenario(file, with_data({"description=# note"})), ConfigError);
+  CHECK(load_scenario(file, with_data({"description=a # note"})).description == "a");
+}
+
+TEST_CASE("a scenario source loads as load_scenario does", "[config][scenario]") {
+  const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  const ScenarioSource source(file);
+  for (const auto& sets :
+       std::vector<std::vector<std::string>>{{},
+                                             {"workload.batch=8", "hardware.nvme.count=2"},
+                                             {"policy.weights={gpu: 0.5, cpu: 0.5}"}}) {
+    const Scenario a = load_scenario(file, with_data(sets));
+    const Scenario b = source.load(with_data(sets));
+    CHECK(a.file == b.file);
+    CHECK(a.hash == b.hash);
+    CHECK(a.resolved_yaml == b.resolved_yaml);
+    CHECK(a.provenance == b.provenance);
+  }
+  const ScenarioSource missing(kData + "/no-such-scenario.yaml");
+  CHECK_THROWS_WITH(missing.load(with_data()), Catch::Contains("cannot open file"));
+}
