@@ -1,0 +1,132 @@
+// Fuzz target for the readers of user-written YAML: the scenario loader, the device-profile
+// reader and the sweep and plan file readers. Every input goes to every reader; a reader may
+// reject it only with a typed tiersim::Error (model/errors.hpp). Anything else is a finding: an
+// exception of another type (what `tiersim` reports as "internal error"), a crash, or a sanitizer
+// report. The same source builds two ways (tests/fuzz/README.md): with clang's libFuzzer, and
+// with GCC against tests/fuzz/standalone_driver.cpp, the time-boxed run CI does.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/catalog.hpp"
+#include "config/device_profile.hpp"
+#include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
+#include "study/planner.hpp"
+#include "study/sweep.hpp"
+#include "tests/fuzz/fuzz_target.hpp"
+
+namespace {
+
+using tiersim::config::Catalog;
+
+// The catalogs are read once per process, not per input: they are the same for every input, and
+// reading them would dominate each execution. Read-only after construction.
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load();
+  return c;
+}
+
+// Sweep and plan files name their base scenario relative to themselves; the input pretends to
+// sit next to the shipped ones so that their `base:` values resolve.
+const std::string& sweep_name() {
+  static const std::string s = catalog().dir() + "/../sweeps/fuzz-input.yaml";
+  return s;
+}
+const std::string& plan_name() {
+  static const std::string s = catalog().dir() + "/../plans/fuzz-input.yaml";
+  return s;
+}
+
+// The device-profile reader takes a path, so each input is written to one file per process.
+class ProfileFile {
+ public:
+  ProfileFile()
+      : path_((std::filesystem::temp_directory_path() /
+               ("tiersim-fuzz-profile-" + std::to_string(::getpid()) + ".yaml"))
+                  .string()) {}
+  ~ProfileFile() { std::remove(path_.c_str()); }
+  ProfileFile(const ProfileFile&) = delete;
+  ProfileFile& operator=(const ProfileFile&) = delete;
+  const std::string& write(const std::string& text) const {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << text;
+    return path_;
+  }
+
+ private:
+  std::string path_;
+};
+
+[[noreturn]] void internal_error(const char* reader, const char* what) {
+  std::fprintf(stderr, "tiersim fuzz: %s: internal error (not a tiersim::Error): %s\n", reader, what);
+  std::abort();
+}
+
+// Runs `f`; true when it accepted the input, false when it rejected it with a tiersim::Error.
+template <class F>
+bool accepts(const char* reader, F&& f) {
+  try {
+    f();
+    return true;
+  } catch (const tiersim::Error&) {
+    return false;
+  } catch (const std::exception& e) {
+    internal_error(reader, e.what());
+  } catch (...) {
+    internal_error(reader, "an exception not derived from std::exception");
+  }
+}
+
+}  // namespace
+
+namespace tiersim::fuzz {
+
+int run_input(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  tiersim::config::LoadOptions opts;
+  opts.catalog = &catalog();
+  int accepted = 0;
+
+  accepted += accepts("scenario loader", [&] {
+    const Scenario s = tiersim::config::load_scenario_text(text, "fuzz-input.yaml", opts);
+    // The resolved YAML inlines every value; it must load back into the same scenario
+    // (config/scenario_loader.cpp keeps catalog provenance for that reason).
+    Scenario again;
+    try {
+      again = tiersim::config::load_scenario_text(s.resolved_yaml, "resolved.yaml", opts);
+    } catch (const tiersim::Error& e) {
+      internal_error("scenario loader: the resolved YAML does not load back", e.what());
+    }
+    if (again.hash != s.hash)
+      internal_error("scenario loader", "the resolved YAML loads back into a different scenario");
+  });
+
+  static const ProfileFile profile;
+  accepted += accepts("device profile", [&] { tiersim::read_device_profile(profile.write(text)); });
+
+  accepted += accepts("sweep file", [&] {
+    const auto spec = tiersim::sweep::parse_sweep_text(text, sweep_name());
+    tiersim::sweep::load_point(spec.space, tiersim::sweep::point_at(spec.space, 0), catalog());
+  });
+
+  accepted += accepts("plan file", [&] {
+    const auto spec = tiersim::plan::parse_plan_text(text, plan_name());
+    const Scenario s =
+        tiersim::sweep::load_point(spec.space, tiersim::sweep::point_at(spec.space, 0), catalog());
+    tiersim::plan::optimistic_bounds(s);
+  });
+  return accepted;
+}
+
+}  // namespace tiersim::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  tiersim::fuzz::run_input(data, size);
+  return 0;
+}
