@@ -12,6 +12,7 @@
 
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "reports/results_store.hpp"
 #include "sim/economics.hpp"
@@ -300,10 +301,9 @@ int cmd_compare(const std::vector<std::string>& args) {
   Comparison cmp;
   for (const auto& f : files) {
     YAML::Node root;
+    const std::string text = config::read_input_file(f, "scenario or comparison file");
     try {
-      root = YAML::LoadFile(f);
-    } catch (const YAML::BadFile&) {
-      throw ConfigError(f, 0, "", "cannot read file");
+      root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
       throw ConfigError(f, e.mark.line + 1, "", e.msg);
     }

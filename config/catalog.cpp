@@ -20,7 +20,7 @@ namespace {
 template <class T>
 std::vector<T> read_specs(const std::string& path, const std::string& top_key,
                           const std::vector<SpecField<T>>& fields) {
-  const YNode root = parse_yaml_file(path);
+  const YNode root = parse_yaml_file(path, "catalog file");
   if (root.is_null()) root.fail("empty catalog file (expected '" + top_key + ":' with a list)");
   root.check_keys({top_key});
   std::vector<std::string> valid = {"name"};
@@ -125,7 +125,7 @@ Catalog Catalog::load(const std::string& data_dir) {
   c.hosts_ = read_specs<HostSpec>(c.dir_ + "/hosts.yaml", "hosts", host_fields());
   c.models_ = read_specs<LlmSpec>(c.dir_ + "/models.yaml", "models", llm_fields());
 
-  const YNode root = parse_yaml_file(c.dir_ + "/prices.yaml");
+  const YNode root = parse_yaml_file(c.dir_ + "/prices.yaml", "catalog file");
   if (root.is_null()) root.fail("empty catalog file (expected 'prices:')");
   root.check_keys({"prices"});
   const YNode prices = root.require("prices", "a map of gpus, platforms, drives, dram_usd_per_gb");

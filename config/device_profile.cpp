@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 
 namespace tiersim {
@@ -137,14 +138,10 @@ class ProfileReader {
   }
 
   DeviceProfile read() const {
-    std::ifstream in(path_);
-    if (!in) {
-      throw ConfigError(path_, 0, "", std::string("cannot open device profile: ") +
-                                          std::strerror(errno));
-    }
+    const std::string content = config::read_input_file(path_, "device profile");
     YAML::Node root;
     try {
-      root = YAML::Load(in);
+      root = YAML::Load(content);
     } catch (const YAML::ParserException& e) {
       throw ConfigError(path_, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
                         "invalid YAML: " + e.msg);

@@ -282,10 +282,13 @@ std::vector<Option> build_table() {
                              F(checkpoint.size_bytes)),
                          0, kInf),
                    kCheckpoint));
-  t.push_back(only(integer("workload.writers_per_node", 1, "1",
-                           "processes writing the checkpoint per node (spread over the "
-                           "data-parallel ranks)",
-                           F(checkpoint.writers_per_node)),
+  // Each writer is a simulated process with its own resources. 4096 is above any real node's
+  // writer count (one per GPU rank, at most one per hardware thread) and keeps memory bounded.
+  t.push_back(only(range(integer("workload.writers_per_node", 1, "1",
+                                 "processes writing the checkpoint per node (spread over the "
+                                 "data-parallel ranks)",
+                                 F(checkpoint.writers_per_node)),
+                         1, 4096),
                    kTraining | kCheckpoint));
   t.push_back(only(flag("workload.include_optimizer", "true",
                         "checkpoint includes the optimizer states",

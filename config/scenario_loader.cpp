@@ -1,5 +1,6 @@
 #include "config/scenario_loader.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -52,6 +53,9 @@ class Loader {
   std::map<std::string, YNode> sections_;  // section maps present in the file, for line numbers
   Scenario s_;
 };
+
+// Upper bound on the layer steps of one inference simulation (see check_cross_fields).
+constexpr double kMaxInferenceLayerSteps = 1 << 25;
 
 std::string join_path(const std::string& base, const std::string& rel) {
   namespace fs = std::filesystem;
@@ -298,6 +302,30 @@ void Loader::check_cross_fields() const {
     fail_at("policy.parallelism.pipeline", "more pipeline stages than layers (" +
                                                std::to_string(m.layers) + ")");
   if (s_.kind == WorkloadKind::kInference) {
+    const InferenceWorkload& w = s_.inference;
+    const long long positions = static_cast<long long>(w.prompt_tokens) + w.gen_tokens;
+    // Only where the catalog (or an override) gives the model's context length; a spec without a
+    // source keeps the struct's default, which is not a fact about this model.
+    if (m.sources.count("max_positions") && positions > m.max_positions)
+      fail_at("workload.gen_tokens",
+              "workload.prompt_tokens + workload.gen_tokens = " + std::to_string(positions) +
+                  " exceeds the model's maximum positions (context length) of " +
+                  std::to_string(m.max_positions) + " (model.max_positions)");
+    // The simulator walks every layer once per generated token (per micro-batch and GPU batch),
+    // a few events each: time grows with this product. The limit is above every real model at its
+    // full context (126 layers x 131072 tokens = 1.65e7 for Llama-3.1-405B) and about a minute of
+    // simulation.
+    const int micro = std::max(1, std::min(pol.parallelism.micro_batches, w.batch));
+    const int gpu_batches =
+        pol.schedule == Schedule::kFlexGenBlock ? std::max(1, pol.gpu_batches) : 1;
+    const double steps = (m.layers + 2.0) * w.gen_tokens * micro * gpu_batches;
+    if (steps > kMaxInferenceLayerSteps)
+      fail_at("workload.gen_tokens",
+              "model.layers + 2 (" + std::to_string(m.layers + 2) + ") x workload.gen_tokens (" +
+                  std::to_string(w.gen_tokens) + ") x micro-batches (" + std::to_string(micro) +
+                  ") x GPU batches (" + std::to_string(gpu_batches) +
+                  ") = " + format_number(steps) + " simulated layer steps, above the limit of " +
+                  format_number(kMaxInferenceLayerSteps));
     if (pol.schedule == Schedule::kFlexGenBlock && s_.inference.batch % pol.gpu_batches != 0)
       fail_at("policy.gpu_batches", "must divide workload.batch (" +
                                         std::to_string(s_.inference.batch) + ")");
@@ -393,7 +421,7 @@ std::string stable_hash(const std::string& text) {
 }
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
-  const YNode root = parse_yaml_file(path);
+  const YNode root = parse_yaml_file(path, "scenario file");
   const std::string base = std::filesystem::path(path).parent_path().string();
   Scenario s = Loader(root, path, base, opts).run();
   s.file = path;

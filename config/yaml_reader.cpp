@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -193,12 +194,34 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
   }
 }
 
-YNode parse_yaml_file(const std::string& path) {
+std::string read_input_file(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st))
+    throw ConfigError(path, 0, "", "cannot open " + what + ": no such file");
+  if (fs::is_directory(st)) throw ConfigError(path, 0, "", "is a directory, not a " + what);
+  if (!fs::is_regular_file(st))
+    throw ConfigError(path, 0, "",
+                      "is not a regular file (a device, pipe or socket), not a " + what);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_yaml_text(ss.str(), path);
+  if (!in) throw ConfigError(path, 0, "", "cannot open " + what + " (permission denied?)");
+  // Read in pieces and stop past the limit: the size on disk may change between stat and read.
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      throw ConfigError(path, 0, "",
+                        what + " is larger than the limit of " +
+                            std::to_string(kMaxInputFileBytes >> 20) + " MiB for input files");
+  }
+  if (in.bad()) throw ConfigError(path, 0, "", "error reading " + what);
+  return text;
+}
+
+YNode parse_yaml_file(const std::string& path, const std::string& what) {
+  return parse_yaml_text(read_input_file(path, what), path);
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
