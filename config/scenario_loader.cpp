@@ -35,6 +35,7 @@ class Loader {
  private:
   void flatten(const YNode& map, const std::string& prefix);
   void add_override(const std::string& assignment);
+  void add_given(const std::string& key, const YNode& value);
   [[noreturn]] void fail_at(const std::string& path, const std::string& message) const;
   [[noreturn]] void fail_missing(const Option& o) const;
   void apply_options(const Catalog& catalog);
@@ -86,25 +87,26 @@ void Loader::add_override(const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set", 0, assignment, "expected key.path=value");
   const std::string key = assignment.substr(0, eq);
-  const std::string value = assignment.substr(eq + 1);
+  const YNode parsed = parse_yaml_text(assignment.substr(eq + 1), "--set", false);
+  add_given(key, YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false));
+}
+
+// `value` names where the override was written (--set, or a line of a comparison file) and has
+// the key as its path, so every error about it names that place and the key.
+void Loader::add_given(const std::string& key, const YNode& value) {
   if (find_options(key).empty()) {
-    if (is_section(key))
-      throw ConfigError("--set", 0, key,
-                        "is a section; set one of its keys: " + join(keys_below(key)));
+    if (is_section(key)) value.fail("is a section; set one of its keys: " + join(keys_below(key)));
     std::vector<std::string> all;
     for (const auto& o : scenario_options()) all.push_back(o.path);
     // Show the valid keys of the deepest section that exists, as for an unknown key in a file.
     std::string prefix = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
     while (!prefix.empty() && !is_section(prefix))
       prefix = prefix.substr(0, prefix.rfind('.') == std::string::npos ? 0 : prefix.rfind('.'));
-    throw ConfigError("--set", 0, key,
-                      "unknown key" + did_you_mean(key, all) + "; valid keys" +
-                          (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
-                          join(keys_below(prefix)));
+    value.fail("unknown key" + did_you_mean(key, all) + "; valid keys" +
+               (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
+               join(keys_below(prefix)));
   }
-  const YNode parsed = parse_yaml_text(value, "--set", false);
-  given_[key] = Given{YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false),
-                      "", true};
+  given_[key] = Given{value, "", true};
 }
 
 void Loader::fail_at(const std::string& path, const std::string& message) const {
@@ -290,6 +292,16 @@ void Loader::check_cross_fields() const {
   if (s_.kind == WorkloadKind::kTraining && hw.gpu_count % (tp * pp) != 0)
     fail_at("hardware.gpu.count", "must be a multiple of tensor * pipeline = " +
                                       std::to_string(tp * pp));
+  if (s_.kind == WorkloadKind::kTraining) {
+    // Each data-parallel rank takes the same share of the batch (as in model/training_memory.cpp's
+    // training_layout; counted here in 64 bits, where nodes x ranks cannot overflow).
+    const long long dp = static_cast<long long>(std::max(1, hw.gpu_count / std::max(1, tp * pp))) *
+                         std::max(1, s_.training.nodes);
+    if (s_.training.global_batch % dp != 0)
+      fail_at("workload.global_batch",
+              "must be a multiple of the data-parallel degree " + std::to_string(dp) +
+                  " (hardware.gpu.count / (tensor x pipeline) x workload.nodes)");
+  }
   if (m.heads % tp != 0)
     fail_at("policy.parallelism.tensor", "tensor degree " + std::to_string(tp) +
                                              " must divide the model's heads (" +
@@ -376,6 +388,9 @@ Scenario Loader::run() {
   if (root_.is_null())
     root_.fail("empty scenario (expected a map with name, hardware, model, workload)");
   flatten(root_, "");
+  for (const auto& o : opts_.file_overrides)
+    add_given(o.key, YNode(o.value.raw(), std::make_shared<const std::string>(o.value.file()),
+                           o.key, o.value.line() > 0));
   for (const auto& a : opts_.overrides) add_override(a);
 
   // The workload kind decides which keys apply, so it is read first.

@@ -186,7 +186,14 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
                       bool lines_known) {
   auto file = std::make_shared<const std::string>(display_name);
   try {
-    return YNode(YAML::Load(text), file, "", lines_known);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      // A second document would be silently ignored: say so instead.
+      const int line = lines_known && docs[1].Mark().line >= 0 ? docs[1].Mark().line + 1 : 0;
+      throw ConfigError(display_name, line, "",
+                        "a second YAML document (after '---'); a file holds one document");
+    }
+    return YNode(docs.empty() ? YAML::Node() : docs.front(), file, "", lines_known);
   } catch (const YAML::Exception& e) {
     // e.msg is the bare message; e.what() repeats the position in yaml-cpp's own format.
     const int line = (lines_known && e.mark.line >= 0) ? e.mark.line + 1 : 0;
@@ -291,7 +298,10 @@ std::optional<double> parse_size(const std::string& text) {
       {"GiB", 1024.0 * 1024 * 1024},           {"TiB", 1024.0 * 1024 * 1024 * 1024}};
   // Units are matched case-insensitively except that the 'i' of binary units decides the base.
   for (const auto& [name, factor] : kUnits) {
-    if (to_lower(unit) == to_lower(name)) return *v * factor;
+    if (to_lower(unit) == to_lower(name)) {
+      const double bytes = *v * factor;  // "1e300GB" overflows to inf
+      return std::isfinite(bytes) ? std::optional<double>(bytes) : std::nullopt;
+    }
   }
   return std::nullopt;
 }

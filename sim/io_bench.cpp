@@ -100,12 +100,55 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   return result;
 }
 
+namespace {
+
+// The scenario keys a metric's value is computed from, for messages about it.
+std::string keys_behind(const std::string& metric) {
+  const auto has = [&](const char* part) { return metric.find(part) != std::string::npos; };
+  if (has("usd") || has("capex") || has("return_per_dollar"))
+    return "economics.amortization_years, economics.duty_cycle, economics.usd_per_kwh, "
+           "economics.pue, economics.prices";
+  if (has("energy") || has("power") || has("kwh"))
+    return "hardware.gpu.tdp_w, hardware.gpu.idle_w, hardware.host.*_w*, hardware.nvme.*_w, "
+           "hardware.host.dram_gb";
+  return "hardware, model, workload and policy sizes and rates";
+}
+
+// Every input is finite and within 1e-30..1e30 (config/options.cpp), but products of extreme
+// values can still overflow or divide by a vanishing number. A result that is not a number is
+// an input error; printing inf or null with exit code 0 would hide it.
+RunResult checked(const Scenario& s, RunResult r) {
+  for (const auto& m : r.metrics)
+    if (!std::isfinite(m.value))
+      throw ConfigError(s.file, 0, keys_behind(m.name),
+                        "the result " + m.name +
+                            " is not a finite number: an input is too large "
+                            "or too small for the model (check these keys)");
+  return r;
+}
+
+// Energy and cost, with the model's errors about their inputs located in the scenario.
+RunResult priced(const Scenario& s, RunResult r) {
+  r = checked(s, std::move(r));
+  try {
+    return checked(s, with_energy_and_cost(s, std::move(r)));
+  } catch (const ModelError& e) {
+    throw ModelError(ConfigError(s.file, 0, "economics, hardware power", e.what()).what());
+  }
+}
+
+}  // namespace
+
 RunResult simulate(const Scenario& scenario, const SimOptions& options) {
   switch (scenario.kind) {
-    case WorkloadKind::kInference: return with_energy_and_cost(scenario, simulate_inference(scenario, options));
-    case WorkloadKind::kIo: return with_energy_and_cost(scenario, simulate_io(scenario, options));
-    case WorkloadKind::kTraining: return simulate_training(scenario, options);
-    case WorkloadKind::kCheckpoint: return simulate_checkpoint(scenario, options);
+    case WorkloadKind::kInference:
+      return priced(scenario, simulate_inference(scenario, options));
+    case WorkloadKind::kIo:
+      return priced(scenario, simulate_io(scenario, options));
+    case WorkloadKind::kTraining:
+      return checked(scenario, simulate_training(scenario, options));
+    case WorkloadKind::kCheckpoint:
+      return checked(scenario, simulate_checkpoint(scenario, options));
   }
   throw ModelError(std::string("workload kind '") + to_string(scenario.kind) + "' is unknown");
 }

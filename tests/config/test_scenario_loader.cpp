@@ -316,6 +316,44 @@ TEST_CASE("what scales simulation memory or time is limited, naming file, line a
   CHECK(load(ckpt, {"workload.writers_per_node=4096"}).checkpoint.writers_per_node == 4096);
 }
 
+TEST_CASE("input errors name file, line and key", "[config][scenario]") {
+  // Magnitudes that overflow the model's products (1e308 GB is inf bytes).
+  ConfigError e = config_error([] { load(kBase, {"hardware.gpu.memory_gb=1e308"}); });
+  CHECK(e.file() == "--set");
+  CHECK(e.key_path() == "hardware.gpu.memory_gb");
+  CHECK_THAT(e.what(), Catch::Contains("1e+30"));
+  e = config_error([] { load(kBase, {"policy.aio.block_size=1e300GB"}); });
+  CHECK(e.key_path() == "policy.aio.block_size");
+
+  // The data-parallel split, checked where the file and line are known (it used to be a
+  // ModelError from the simulator naming neither).
+  const std::string training =
+      "name: t\nhardware: {gpu: {model: A100-80GB, count: 8}}\nmodel: {name: phi-3-mini}\n"
+      "workload:\n  kind: training\n  global_batch: 12\n  sequence_tokens: 1024\n";
+  e = config_error([&] { load(training); });
+  CHECK(e.file() == "s.yaml");
+  CHECK(e.line() == 6);
+  CHECK(e.key_path() == "workload.global_batch");
+  CHECK_THAT(e.what(), Catch::Contains("multiple of the data-parallel degree 8"));
+  CHECK_NOTHROW(load(training, {"workload.global_batch=16"}));
+
+  // Overrides written in another file (a comparison's `set:`) are blamed on that file and line,
+  // not on --set.
+  const YNode sets = parse_yaml_text("set:\n  workload.batch: -3\n  workload.bogus: 1\n", "c.yaml");
+  LoadOptions opts = with_data();
+  opts.file_overrides.push_back(
+      {"workload.batch", sets.require("set", "").require("workload.batch", "")});
+  e = config_error([&] { load_scenario_text(kBase, "s.yaml", opts); });
+  CHECK(e.file() == "c.yaml");
+  CHECK(e.line() == 2);
+  CHECK(e.key_path() == "workload.batch");
+  opts.file_overrides = {{"workload.bogus", sets.require("set", "").require("workload.bogus", "")}};
+  e = config_error([&] { load_scenario_text(kBase, "s.yaml", opts); });
+  CHECK(e.file() == "c.yaml");
+  CHECK(e.line() == 3);
+  CHECK_THAT(e.what(), Catch::Contains("unknown key"));
+}
+
 TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenario]") {
   namespace fs = std::filesystem;
   const fs::path dir =

@@ -124,3 +124,20 @@ TEST_CASE("input files are bounded regular files", "[config][yaml]") {
   CHECK_THROWS_WITH(read_input_file(big.string(), "scenario file"),
                     Catch::Contains("big.yaml") && Catch::Contains("16 MiB"));
 }
+
+TEST_CASE("a second YAML document is an error, not silently dropped", "[config][yaml]") {
+  try {
+    (void)parse_yaml_text("a: 1\n---\nb: 2\n", "two.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "two.yaml");
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains("second YAML document"));
+  }
+  CHECK(parse_yaml_text("---\na: 1\n", "one.yaml").is_map());  // a leading '---' is fine
+}
+
+TEST_CASE("a size too large for a double is malformed, not infinite", "[config][yaml]") {
+  CHECK_FALSE(parse_size("1e300GB"));
+  CHECK(parse_size("1e300") == 1e300);
+}
