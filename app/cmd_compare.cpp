@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <set>
 
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "store/results_store.hpp"
 #include "sim/economics.hpp"
@@ -31,7 +31,7 @@ struct VariantSpec {
   std::string inline_yaml;  // inline scenario map, dumped back to YAML text
   std::string display;      // where it came from, for error messages
   std::string note;         // free text shown under the table
-  std::vector<std::string> sets;  // key.path=value overrides
+  std::vector<config::Override> sets;  // the comparison file's `set:` entries
 };
 
 struct Comparison {
@@ -50,43 +50,12 @@ struct Row {
   std::string error;  // the model could not simulate it (message); the table goes on
 };
 
-[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& key,
-                       const std::string& message) {
-  throw ConfigError(file, node.IsDefined() ? node.Mark().line + 1 : 0, key, message);
-}
-
-void check_keys(const std::string& file, const YAML::Node& map, const std::string& where,
-                const std::set<std::string>& allowed) {
-  if (!map.IsMap()) fail(file, map, where, "expected a map");
-  for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>();
-    if (!allowed.count(key)) {
-      std::string valid;
-      for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
-      fail(file, kv.first, where.empty() ? key : where + "." + key,
-           "unknown key; valid keys: " + valid);
-    }
-  }
-}
-
-std::string scalar(const std::string& file, const YAML::Node& n, const std::string& key) {
-  if (!n.IsScalar()) fail(file, n, key, "expected a text value");
-  return n.Scalar();
-}
-
-// `set: {key.path: value}` -> "key.path=value" strings, values kept as YAML (flow style).
-std::vector<std::string> read_sets(const std::string& file, const YAML::Node& n,
-                                   const std::string& where) {
-  std::vector<std::string> out;
-  if (!n) return out;
-  if (!n.IsMap()) fail(file, n, where, "expected a map of scenario key paths to values");
-  for (const auto& kv : n) {
-    YAML::Emitter e;
-    e.SetMapFormat(YAML::Flow);
-    e.SetSeqFormat(YAML::Flow);
-    e << kv.second;
-    out.push_back(kv.first.as<std::string>() + "=" + e.c_str());
-  }
+// `set: {key.path: value}`: each entry keeps its node, so errors name this file, its line and key.
+std::vector<config::Override> read_sets(const std::optional<config::YNode>& n) {
+  std::vector<config::Override> out;
+  if (!n || n->is_null()) return out;
+  if (!n->is_map()) n->fail("expected a map of scenario key paths to values, got " + n->describe());
+  for (auto& [key, value] : n->entries()) out.push_back({key, value});
   return out;
 }
 
@@ -96,38 +65,35 @@ std::string join_path(const std::string& base_file, const std::string& rel) {
   return (fs::path(base_file).parent_path() / rel).lexically_normal().string();
 }
 
-Comparison read_comparison(const std::string& file, const YAML::Node& root) {
-  check_keys(file, root, "", {"compare"});
-  const YAML::Node c = root["compare"];
-  check_keys(file, c, "compare", {"name", "description", "baseline", "set", "variants"});
+Comparison read_comparison(const config::YNode& root) {
+  root.check_keys({"compare"});
+  const config::YNode c = root.require("compare", "a map with variants");
+  c.check_keys({"name", "description", "baseline", "set", "variants"});
   Comparison cmp;
-  if (c["name"]) cmp.name = scalar(file, c["name"], "compare.name");
-  if (c["description"]) cmp.description = scalar(file, c["description"], "compare.description");
-  if (c["baseline"]) cmp.baseline = scalar(file, c["baseline"], "compare.baseline");
-  const auto common = read_sets(file, c["set"], "compare.set");
-  const YAML::Node vs = c["variants"];
-  if (!vs || !vs.IsSequence() || vs.size() == 0)
-    fail(file, vs ? vs : c, "compare.variants", "expected a non-empty list of variants");
-  for (std::size_t i = 0; i < vs.size(); ++i) {
-    const std::string where = "compare.variants[" + std::to_string(i) + "]";
-    const YAML::Node v = vs[i];
-    check_keys(file, v, where, {"name", "file", "base", "scenario", "set", "note"});
+  if (auto n = c.get("name")) cmp.name = n->scalar("a text value");
+  if (auto n = c.get("description")) cmp.description = n->scalar("a text value");
+  if (auto n = c.get("baseline")) cmp.baseline = n->scalar("a text value");
+  const auto common = read_sets(c.get("set"));
+  const auto vs = c.get("variants");
+  if (!vs || !vs->is_sequence() || vs->items().empty())
+    (vs ? *vs : c).fail("expected a non-empty list of variants under compare.variants");
+  for (const config::YNode& v : vs->items()) {
+    v.check_keys({"name", "file", "base", "scenario", "set", "note"});
     VariantSpec spec;
-    spec.display = file + ": " + where;
-    if (v["name"]) spec.name = scalar(file, v["name"], where + ".name");
-    if (v["note"]) spec.note = scalar(file, v["note"], where + ".note");
-    const int sources = (v["file"] ? 1 : 0) + (v["base"] ? 1 : 0) + (v["scenario"] ? 1 : 0);
-    if (sources != 1)
-      fail(file, v, where, "give exactly one of file: (alias base:) or scenario: (inline map)");
-    if (v["scenario"]) {
-      if (!v["scenario"].IsMap()) fail(file, v["scenario"], where + ".scenario", "expected a map");
-      spec.inline_yaml = YAML::Dump(v["scenario"]);
+    spec.display = v.file() + ": " + v.path();
+    if (auto n = v.get("name")) spec.name = n->scalar("a text value");
+    if (auto n = v.get("note")) spec.note = n->scalar("a text value");
+    const auto file = v.get("file"), base = v.get("base"), inline_map = v.get("scenario");
+    if ((file ? 1 : 0) + (base ? 1 : 0) + (inline_map ? 1 : 0) != 1)
+      v.fail("give exactly one of file: (alias base:) or scenario: (inline map)");
+    if (inline_map) {
+      if (!inline_map->is_map()) inline_map->fail("expected a map, got " + inline_map->describe());
+      spec.inline_yaml = YAML::Dump(inline_map->raw());
     } else {
-      const YAML::Node f = v["file"] ? v["file"] : v["base"];
-      spec.file = join_path(file, scalar(file, f, where + ".file"));
+      spec.file = join_path(v.file(), (file ? *file : *base).as_string());
     }
     spec.sets = common;
-    for (auto& s : read_sets(file, v["set"], where + ".set")) spec.sets.push_back(std::move(s));
+    for (auto& s : read_sets(v.get("set"))) spec.sets.push_back(std::move(s));
     cmp.variants.push_back(std::move(spec));
   }
   return cmp;
@@ -300,16 +266,9 @@ int cmd_compare(const std::vector<std::string>& args) {
 
   Comparison cmp;
   for (const auto& f : files) {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(f);
-    } catch (const YAML::BadFile&) {
-      throw ConfigError(f, 0, "", "cannot read file");
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(f, e.mark.line + 1, "", e.msg);
-    }
-    if (root.IsMap() && root["compare"]) {
-      Comparison c = read_comparison(f, root);
+    const config::YNode root = config::parse_yaml_file(f, "scenario or comparison file");
+    if (root.is_map() && root.raw()["compare"]) {
+      Comparison c = read_comparison(root);
       if (files.size() == 1) {
         cmp.name = c.name;
         cmp.description = c.description;
@@ -338,8 +297,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   bool failed = false;
   for (const auto& spec : cmp.variants) {
     config::LoadOptions load;
-    load.overrides = spec.sets;
-    for (const auto& s : sets) load.overrides.push_back(s);
+    load.file_overrides = spec.sets;
+    load.overrides = sets;
     load.data_dir = data_dir;
     Row row;
     row.note = spec.note;

@@ -154,7 +154,8 @@ std::string hash_texts(const Texts& texts) {
 // File i parsed; an unreadable file fails here, when its turn comes, as parse_yaml_file would.
 YNode parse_file(const Texts& texts, const std::string& dir, std::size_t i) {
   const std::string path = dir + "/" + kFiles[i] + ".yaml";
-  if (!texts[i]) throw ConfigError(path, 0, "", "cannot open file");
+  // Unreadable: read it again for the reason (missing, a directory, too large, ...).
+  if (!texts[i]) read_input_file(path, "catalog file");
   return parse_yaml_text(*texts[i], path);
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 
 namespace tiersim {
@@ -38,14 +39,23 @@ class ProfileReader {
   void check_keys(const YAML::Node& map, const std::string& where,
                   const std::set<std::string>& allowed) const {
     if (!map.IsMap()) fail(map, where, "expected a mapping");
+    // A profile path may name any file (say /etc/shadow). Its text is repeated in a message only
+    // once the file has shown itself to be a profile (a known top-level key): otherwise the
+    // message names the line, never the content.
+    bool known = !where.empty();
+    for (const auto& kv : map)
+      known = known || (kv.first.IsScalar() && allowed.count(kv.first.Scalar()));
+    std::string valid;
+    for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
     for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
-      if (allowed.count(key) == 0) {
-        std::string valid;
-        for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
-        fail(kv.first, where.empty() ? key : where + "." + key,
-             "unknown key (valid keys: " + valid + ")");
-      }
+      if (kv.first.IsScalar() && allowed.count(kv.first.Scalar())) continue;
+      if (!kv.first.IsScalar()) fail(kv.first, where, "expected a key name, got a list or map");
+      if (!known)
+        fail(kv.first, where,
+             "not a device profile: unknown top-level key (valid keys: " + valid + ")");
+      const std::string key = kv.first.Scalar();
+      fail(kv.first, where.empty() ? key : where + "." + key,
+           "unknown key (valid keys: " + valid + ")");
     }
   }
 
@@ -63,13 +73,13 @@ class ProfileReader {
     try {
       value = node.as<double>();
     } catch (const YAML::Exception&) {
-      fail(node, key, "expected a number, got '" + node.Scalar() + "'");
+      fail(node, key, "expected a number");
     }
     if (!std::isfinite(value)) fail(node, key, "must be finite");
     if (strictly_positive ? !(value > min_exclusive_or_eq) : value < min_exclusive_or_eq) {
       std::ostringstream os;
       os << "must be " << (strictly_positive ? "> " : ">= ") << min_exclusive_or_eq << ", got "
-         << node.Scalar();
+         << value;
       fail(node, key, os.str());
     }
     return value;
@@ -139,18 +149,8 @@ class ProfileReader {
   }
 
   DeviceProfile read() const {
-    std::ifstream in(path_);
-    if (!in) {
-      throw ConfigError(path_, 0, "", std::string("cannot open device profile: ") +
-                                          std::strerror(errno));
-    }
-    YAML::Node root;
-    try {
-      root = YAML::Load(in);
-    } catch (const YAML::ParserException& e) {
-      throw ConfigError(path_, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
-                        "invalid YAML: " + e.msg);
-    }
+    const YAML::Node root =
+        config::parse_yaml_text(config::read_input_file(path_, "device profile"), path_).raw();
     if (!root || root.IsNull()) throw ConfigError(path_, 0, "", "empty device profile");
     check_keys(root, "", {"name", "measured", "read", "write", "fit", "warnings"});
     DeviceProfile p;

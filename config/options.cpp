@@ -283,10 +283,13 @@ std::vector<Option> build_table() {
                              F(checkpoint.size_bytes)),
                          0, kInf),
                    kCheckpoint));
-  t.push_back(only(integer("workload.writers_per_node", 1, "1",
-                           "processes writing the checkpoint per node (spread over the "
-                           "data-parallel ranks)",
-                           F(checkpoint.writers_per_node)),
+  // Each writer is a simulated process with its own resources. 4096 is above any real node's
+  // writer count (one per GPU rank, at most one per hardware thread) and keeps memory bounded.
+  t.push_back(only(range(integer("workload.writers_per_node", 1, "1",
+                                 "processes writing the checkpoint per node (spread over the "
+                                 "data-parallel ranks)",
+                                 F(checkpoint.writers_per_node)),
+                         1, 4096),
                    kTraining | kCheckpoint));
   t.push_back(only(flag("workload.include_optimizer", "true",
                         "checkpoint includes the optimizer states",
@@ -537,6 +540,25 @@ const std::vector<std::string>& keys_below(const std::string& prefix) {
   return it == idx.end() ? kNone : it->second;
 }
 
+namespace {
+
+// Quantities in a scenario (GB, W, USD, years, bytes) lie many orders of magnitude inside these
+// bounds; outside them, products and quotients in the model overflow to inf or lose all precision
+// (1e308 GB is inf bytes, 1e-320 years divides capex into inf USD per hour).
+constexpr double kMaxMagnitude = 1e30;
+constexpr double kMinMagnitude = 1e-30;
+
+double check_magnitude(const YNode& node, double v) {
+  const double a = std::fabs(v);
+  if (a != 0 && (a > kMaxMagnitude || a < kMinMagnitude))
+    node.fail("got " + node.describe() + ": values must be 0 or between " +
+              format_number(kMinMagnitude) + " and " + format_number(kMaxMagnitude) +
+              " in magnitude (out of range)");
+  return v;
+}
+
+}  // namespace
+
 void read_option(const YNode& node, const Option& o, Scenario& s) {
   FieldRef ref = o.field(s);
   switch (o.type) {
@@ -555,10 +577,11 @@ void read_option(const YNode& node, const Option& o, Scenario& s) {
       return;
     }
     case ValueType::kNumber:
-      *std::get<double*>(ref) = node.as_double(o.min, o.max, o.min_exclusive);
+      *std::get<double*>(ref) =
+          check_magnitude(node, node.as_double(o.min, o.max, o.min_exclusive));
       return;
     case ValueType::kSize:
-      *std::get<double*>(ref) = node.as_size_bytes(!o.min_exclusive);
+      *std::get<double*>(ref) = check_magnitude(node, node.as_size_bytes(!o.min_exclusive));
       return;
     case ValueType::kBool:
       *std::get<bool*>(ref) = node.as_bool();

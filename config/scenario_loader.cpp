@@ -1,5 +1,6 @@
 #include "config/scenario_loader.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -35,6 +36,7 @@ class Loader {
  private:
   void flatten(const YNode& map, const std::string& prefix);
   void add_override(const std::string& assignment);
+  void add_given(const std::string& key, const YNode& value);
   [[noreturn]] void fail_at(const std::string& path, const std::string& message) const;
   [[noreturn]] void fail_missing(const Option& o) const;
   void apply_options(const Catalog& catalog);
@@ -53,6 +55,9 @@ class Loader {
   std::map<std::string, YNode> sections_;  // section maps present in the file, for line numbers
   Scenario s_;
 };
+
+// Upper bound on the layer steps of one inference simulation (see check_cross_fields).
+constexpr double kMaxInferenceLayerSteps = 1 << 25;
 
 std::string join_path(const std::string& base, const std::string& rel) {
   namespace fs = std::filesystem;
@@ -110,25 +115,26 @@ void Loader::add_override(const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set", 0, assignment, "expected key.path=value");
   const std::string key = assignment.substr(0, eq);
-  const std::string value = assignment.substr(eq + 1);
+  const YNode parsed = value_node(assignment.substr(eq + 1), "--set");
+  add_given(key, YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false));
+}
+
+// `value` names where the override was written (--set, or a line of a comparison file) and has
+// the key as its path, so every error about it names that place and the key.
+void Loader::add_given(const std::string& key, const YNode& value) {
   if (find_options(key).empty()) {
-    if (is_section(key))
-      throw ConfigError("--set", 0, key,
-                        "is a section; set one of its keys: " + join(keys_below(key)));
+    if (is_section(key)) value.fail("is a section; set one of its keys: " + join(keys_below(key)));
     std::vector<std::string> all;
     for (const auto& o : scenario_options()) all.push_back(o.path);
     // Show the valid keys of the deepest section that exists, as for an unknown key in a file.
     std::string prefix = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
     while (!prefix.empty() && !is_section(prefix))
       prefix = prefix.substr(0, prefix.rfind('.') == std::string::npos ? 0 : prefix.rfind('.'));
-    throw ConfigError("--set", 0, key,
-                      "unknown key" + did_you_mean(key, all) + "; valid keys" +
-                          (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
-                          join(keys_below(prefix)));
+    value.fail("unknown key" + did_you_mean(key, all) + "; valid keys" +
+               (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
+               join(keys_below(prefix)));
   }
-  const YNode parsed = value_node(value, "--set");
-  given_[key] = Given{YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false),
-                      "", true};
+  given_[key] = Given{value, "", true};
 }
 
 void Loader::fail_at(const std::string& path, const std::string& message) const {
@@ -314,6 +320,16 @@ void Loader::check_cross_fields() const {
   if (s_.kind == WorkloadKind::kTraining && hw.gpu_count % (tp * pp) != 0)
     fail_at("hardware.gpu.count", "must be a multiple of tensor * pipeline = " +
                                       std::to_string(tp * pp));
+  if (s_.kind == WorkloadKind::kTraining) {
+    // Each data-parallel rank takes the same share of the batch (as in model/training_memory.cpp's
+    // training_layout; counted here in 64 bits, where nodes x ranks cannot overflow).
+    const long long dp = static_cast<long long>(std::max(1, hw.gpu_count / std::max(1, tp * pp))) *
+                         std::max(1, s_.training.nodes);
+    if (s_.training.global_batch % dp != 0)
+      fail_at("workload.global_batch",
+              "must be a multiple of the data-parallel degree " + std::to_string(dp) +
+                  " (hardware.gpu.count / (tensor x pipeline) x workload.nodes)");
+  }
   if (m.heads % tp != 0)
     fail_at("policy.parallelism.tensor", "tensor degree " + std::to_string(tp) +
                                              " must divide the model's heads (" +
@@ -326,6 +342,30 @@ void Loader::check_cross_fields() const {
     fail_at("policy.parallelism.pipeline", "more pipeline stages than layers (" +
                                                std::to_string(m.layers) + ")");
   if (s_.kind == WorkloadKind::kInference) {
+    const InferenceWorkload& w = s_.inference;
+    const long long positions = static_cast<long long>(w.prompt_tokens) + w.gen_tokens;
+    // Only where the catalog (or an override) gives the model's context length; a spec without a
+    // source keeps the struct's default, which is not a fact about this model.
+    if (m.sources.count("max_positions") && positions > m.max_positions)
+      fail_at("workload.gen_tokens",
+              "workload.prompt_tokens + workload.gen_tokens = " + std::to_string(positions) +
+                  " exceeds the model's maximum positions (context length) of " +
+                  std::to_string(m.max_positions) + " (model.max_positions)");
+    // The simulator walks every layer once per generated token (per micro-batch and GPU batch),
+    // a few events each: time grows with this product. The limit is above every real model at its
+    // full context (126 layers x 131072 tokens = 1.65e7 for Llama-3.1-405B) and about a minute of
+    // simulation.
+    const int micro = std::max(1, std::min(pol.parallelism.micro_batches, w.batch));
+    const int gpu_batches =
+        pol.schedule == Schedule::kFlexGenBlock ? std::max(1, pol.gpu_batches) : 1;
+    const double steps = (m.layers + 2.0) * w.gen_tokens * micro * gpu_batches;
+    if (steps > kMaxInferenceLayerSteps)
+      fail_at("workload.gen_tokens",
+              "model.layers + 2 (" + std::to_string(m.layers + 2) + ") x workload.gen_tokens (" +
+                  std::to_string(w.gen_tokens) + ") x micro-batches (" + std::to_string(micro) +
+                  ") x GPU batches (" + std::to_string(gpu_batches) +
+                  ") = " + format_number(steps) + " simulated layer steps, above the limit of " +
+                  format_number(kMaxInferenceLayerSteps));
     if (pol.schedule == Schedule::kFlexGenBlock && s_.inference.batch % pol.gpu_batches != 0)
       fail_at("policy.gpu_batches", "must divide workload.batch (" +
                                         std::to_string(s_.inference.batch) + ")");
@@ -387,6 +427,9 @@ Scenario Loader::run() {
   if (root_.is_null())
     root_.fail("empty scenario (expected a map with name, hardware, model, workload)");
   flatten(root_, "");
+  for (const auto& o : opts_.file_overrides)
+    add_given(o.key, YNode(o.value.raw(), std::make_shared<const std::string>(o.value.file()),
+                           o.key, o.value.line() > 0));
   for (const auto& a : opts_.overrides) add_override(a);
 
   // The workload kind decides which keys apply, so it is read first.
@@ -441,7 +484,7 @@ Scenario load_file_root(const YNode& root, const std::string& path, const LoadOp
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
-  return load_file_root(parse_yaml_file(path), path, opts);
+  return load_file_root(parse_yaml_file(path, "scenario file"), path, opts);
 }
 
 ScenarioSource::ScenarioSource(std::string path)

@@ -7,11 +7,19 @@
 #include <vector>
 
 #include "config/catalog.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/scenario.hpp"
 
 namespace tiersim::config {
 
+// One `set:` entry of a comparison file: errors about it name that file, its line and the key.
+struct Override {
+  std::string key;  // scenario key path
+  YNode value;
+};
+
 struct LoadOptions {
+  std::vector<Override> file_overrides;  // applied first, in order
   std::vector<std::string> overrides;  // "key.path=value" (value is YAML), applied before checks
   std::string data_dir;                // folder holding catalog/; empty = default_data_dir()
   const Catalog* catalog = nullptr;    // reuse an already loaded catalog (sweeps); overrides data_dir

@@ -84,7 +84,9 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
   using L = LlmSpec;
   static const std::vector<SpecField<L>> kFields = {
       {"family", &L::family, "", 0, 0, false, "architecture family (opt, llama, bloom, ...)"},
-      {"layers", &L::layers, "", 1, kNoLimit, false, "transformer layers"},
+      // Simulation time and the weight layout grow with layers. The deepest published
+      // transformers have about 1000 (DeepNet, Wang et al. 2022); 100000 leaves ample room.
+      {"layers", &L::layers, "", 1, 100000, false, "transformer layers"},
       {"hidden", &L::hidden, "", 1, kNoLimit, false, "hidden size"},
       {"ffn", &L::ffn, "", 1, kNoLimit, false, "FFN inner size (per expert for MoE)"},
       {"heads", &L::heads, "", 1, kNoLimit, false, "attention heads"},

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -185,7 +186,14 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
                       bool lines_known) {
   auto file = std::make_shared<const std::string>(display_name);
   try {
-    return YNode(YAML::Load(text), file, "", lines_known);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      // A second document would be silently ignored: say so instead.
+      const int line = lines_known && docs[1].Mark().line >= 0 ? docs[1].Mark().line + 1 : 0;
+      throw ConfigError(display_name, line, "",
+                        "a second YAML document (after '---'); a file holds one document");
+    }
+    return YNode(docs.empty() ? YAML::Node() : docs.front(), file, "", lines_known);
   } catch (const YAML::Exception& e) {
     // e.msg is the bare message; e.what() repeats the position in yaml-cpp's own format.
     const int line = (lines_known && e.mark.line >= 0) ? e.mark.line + 1 : 0;
@@ -193,18 +201,42 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
   }
 }
 
-std::optional<std::string> read_text_file(const std::string& path) {
+std::string read_input_file(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st))
+    throw ConfigError(path, 0, "", "cannot open " + what + ": no such file");
+  if (fs::is_directory(st)) throw ConfigError(path, 0, "", "is a directory, not a " + what);
+  if (!fs::is_regular_file(st))
+    throw ConfigError(path, 0, "",
+                      "is not a regular file (a device, pipe or socket), not a " + what);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (!in) throw ConfigError(path, 0, "", "cannot open " + what + " (permission denied?)");
+  // Read in pieces and stop past the limit: the size on disk may change between stat and read.
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      throw ConfigError(path, 0, "",
+                        what + " is larger than the limit of " +
+                            std::to_string(kMaxInputFileBytes >> 20) + " MiB for input files");
+  }
+  if (in.bad()) throw ConfigError(path, 0, "", "error reading " + what);
+  return text;
 }
 
-YNode parse_yaml_file(const std::string& path) {
-  const auto text = read_text_file(path);
-  if (!text) throw ConfigError(path, 0, "", "cannot open file");
-  return parse_yaml_text(*text, path);
+YNode parse_yaml_file(const std::string& path, const std::string& what) {
+  return parse_yaml_text(read_input_file(path, what), path);
+}
+
+std::optional<std::string> read_text_file(const std::string& path) {
+  try {
+    return read_input_file(path, "file");
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -274,7 +306,10 @@ std::optional<double> parse_size(const std::string& text) {
       {"GiB", 1024.0 * 1024 * 1024},           {"TiB", 1024.0 * 1024 * 1024 * 1024}};
   // Units are matched case-insensitively except that the 'i' of binary units decides the base.
   for (const auto& [name, factor] : kUnits) {
-    if (to_lower(unit) == to_lower(name)) return *v * factor;
+    if (to_lower(unit) == to_lower(name)) {
+      const double bytes = *v * factor;  // "1e300GB" overflows to inf
+      return std::isfinite(bytes) ? std::optional<double>(bytes) : std::nullopt;
+    }
   }
   return std::nullopt;
 }

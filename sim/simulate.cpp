@@ -1,14 +1,54 @@
 #include "sim/simulate.hpp"
 
+#include <cmath>
+
+#include "model/errors.hpp"
 #include "sim/economics.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
 
+namespace {
+
+// The scenario keys a metric's value is computed from, for messages about it.
+std::string keys_behind(const std::string& metric) {
+  const auto has = [&](const char* part) { return metric.find(part) != std::string::npos; };
+  if (has("usd") || has("capex") || has("return_per_dollar"))
+    return "economics.amortization_years, economics.duty_cycle, economics.usd_per_kwh, "
+           "economics.pue, economics.prices";
+  if (has("energy") || has("power") || has("kwh"))
+    return "hardware.gpu.tdp_w, hardware.gpu.idle_w, hardware.host.*_w*, hardware.nvme.*_w, "
+           "hardware.host.dram_gb";
+  return "hardware, model, workload and policy sizes and rates";
+}
+
+// Every input is finite and within 1e-30..1e30 (config/options.cpp), but products of extreme
+// values can still overflow or divide by a vanishing number. A result that is not a number is
+// an input error; printing inf or null with exit code 0 would hide it.
+void check_finite(const Scenario& s, const RunResult& r) {
+  for (const auto& m : r.metrics)
+    if (!std::isfinite(m.value))
+      throw ConfigError(s.file, 0, keys_behind(m.name),
+                        "the result " + m.name +
+                            " is not a finite number: an input is too large "
+                            "or too small for the model (check these keys)");
+}
+
+}  // namespace
+
 RunResult simulate(const Scenario& scenario, const SimOptions& options) {
   const WorkloadOps& ops = workload_ops(scenario.kind);
   RunResult result = ops.run(scenario, options);
-  if (ops.has(kCapEnergyAndCost)) add_energy_and_cost(scenario, result);
+  check_finite(scenario, result);
+  if (ops.has(kCapEnergyAndCost)) {
+    // The power and cost models' errors about their inputs, located in the scenario.
+    try {
+      add_energy_and_cost(scenario, result);
+    } catch (const ModelError& e) {
+      throw ModelError(ConfigError(scenario.file, 0, "economics, hardware power", e.what()).what());
+    }
+    check_finite(scenario, result);
+  }
   return result;
 }
 

@@ -133,11 +133,7 @@ PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
 }
 
 PlanSpec parse_plan_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot read plan file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_plan_text(ss.str(), path);
+  return parse_plan_text(config::read_input_file(path, "plan file"), path);
 }
 
 Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {

@@ -221,11 +221,7 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& file) {
 }
 
 SweepSpec parse_sweep_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot read sweep file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep_text(ss.str(), path);
+  return parse_sweep_text(config::read_input_file(path, "sweep file"), path);
 }
 
 Point point_at(const PointSpace& space, std::size_t index) {

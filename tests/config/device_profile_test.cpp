@@ -107,7 +107,9 @@ TEST_CASE("device profile: bad input names file, line and key", "[calibrate][pro
     expect(std::string(kValid) + "warnings: looks like a cache\n", 5, "warnings",
            "expected a list");
   }
-  SECTION("invalid YAML") { expect("name: x\nread: {peak_gbps: 1\n", 3, "", "invalid YAML"); }
+    SECTION("invalid YAML") {
+    expect("name: x\nread: {peak_gbps: 1\n", 3, "", "YAML syntax error");
+  }
 }
 
 TEST_CASE("device profile: a profile without warnings has none, and is written without the key",
@@ -127,4 +129,23 @@ TEST_CASE("device profile: a profile without warnings has none, and is written w
 
 TEST_CASE("device profile: missing file", "[calibrate][profile]") {
   CHECK_THROWS_AS(tiersim::load_device_profile("no/such/device.yaml"), ConfigError);
+}
+
+TEST_CASE("device profile: a file that is not one is refused without repeating its text",
+          "[calibrate][profile]") {
+  tiersim::test::TempDir dir;
+  const std::string path = dir.file("shadow");
+  write(path, "root:$6$SECRET:19000:0:99999:7:::\n");
+  try {
+    tiersim::load_device_profile(path);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == path);
+    CHECK(e.line() == 1);
+    CHECK_THAT(e.what(), !Catch::Contains("SECRET") && !Catch::Contains("root"));
+    CHECK_THAT(e.what(), Catch::Contains("not a device profile"));
+  }
+  write(path, "name: x\n? [a, b]\n: 1\n");  // a complex key: no yaml-cpp conversion error
+  CHECK_THROWS_AS(tiersim::load_device_profile(path), ConfigError);
+  CHECK_THROWS_WITH(tiersim::load_device_profile(dir.str()), Catch::Contains("is a directory"));
 }

@@ -284,6 +284,76 @@ TEST_CASE("cross-field checks", "[config][scenario]") {
                     Catch::Contains("must divide workload.batch"));
 }
 
+TEST_CASE("what scales simulation memory or time is limited, naming file, line and key",
+          "[config][scenario]") {
+  // Llama-3-70B's config.json: max_position_embeddings 8192. 512 + 7680 fits exactly.
+  CHECK_NOTHROW(load(kBase, {"workload.gen_tokens=7680", "workload.batch=1"}));
+  ConfigError e = config_error([] { load(replace(kBase, "gen_tokens: 32", "gen_tokens: 7681")); });
+  CHECK(e.file() == "s.yaml");
+  CHECK(e.line() == 10);
+  CHECK(e.key_path() == "workload.gen_tokens");
+  CHECK_THAT(e.what(), Catch::Contains("8192") && Catch::Contains("model.max_positions"));
+
+  // Layers x generated tokens: a million layers for a thousand tokens was a billion steps.
+  e = config_error([] {
+    load(kBase, {"model.max_positions=100000", "model.layers=100000", "workload.gen_tokens=1000"});
+  });
+  CHECK(e.key_path() == "workload.gen_tokens");
+  CHECK_THAT(e.what(), Catch::Contains("limit of 33554432") && Catch::Contains("model.layers"));
+  e = config_error([] { load(kBase, {"model.layers=1000000"}); });
+  CHECK(e.key_path() == "model.layers");
+  CHECK_THAT(e.what(), Catch::Contains("100000"));
+
+  // Checkpoint writers: each is a simulated process with its own resources.
+  const std::string ckpt =
+      "name: c\nhardware: {gpu: {model: A100-80GB}, nvme: {model: generic-gen4, count: 8}}\n"
+      "model: {name: phi-3-mini}\n"
+      "workload: {kind: checkpoint, writer: fast_persist, writers_per_node: 10000000}\n";
+  e = config_error([&] { load(ckpt); });
+  CHECK(e.line() == 4);
+  CHECK(e.key_path() == "workload.writers_per_node");
+  CHECK_THAT(e.what(), Catch::Contains("4096"));
+  CHECK(load(ckpt, {"workload.writers_per_node=4096"}).checkpoint.writers_per_node == 4096);
+}
+
+TEST_CASE("input errors name file, line and key", "[config][scenario]") {
+  // Magnitudes that overflow the model's products (1e308 GB is inf bytes).
+  ConfigError e = config_error([] { load(kBase, {"hardware.gpu.memory_gb=1e308"}); });
+  CHECK(e.file() == "--set");
+  CHECK(e.key_path() == "hardware.gpu.memory_gb");
+  CHECK_THAT(e.what(), Catch::Contains("1e+30"));
+  e = config_error([] { load(kBase, {"policy.aio.block_size=1e300GB"}); });
+  CHECK(e.key_path() == "policy.aio.block_size");
+
+  // The data-parallel split, checked where the file and line are known (it used to be a
+  // ModelError from the simulator naming neither).
+  const std::string training =
+      "name: t\nhardware: {gpu: {model: A100-80GB, count: 8}}\nmodel: {name: phi-3-mini}\n"
+      "workload:\n  kind: training\n  global_batch: 12\n  sequence_tokens: 1024\n";
+  e = config_error([&] { load(training); });
+  CHECK(e.file() == "s.yaml");
+  CHECK(e.line() == 6);
+  CHECK(e.key_path() == "workload.global_batch");
+  CHECK_THAT(e.what(), Catch::Contains("multiple of the data-parallel degree 8"));
+  CHECK_NOTHROW(load(training, {"workload.global_batch=16"}));
+
+  // Overrides written in another file (a comparison's `set:`) are blamed on that file and line,
+  // not on --set.
+  const YNode sets = parse_yaml_text("set:\n  workload.batch: -3\n  workload.bogus: 1\n", "c.yaml");
+  LoadOptions opts = with_data();
+  opts.file_overrides.push_back(
+      {"workload.batch", sets.require("set", "").require("workload.batch", "")});
+  e = config_error([&] { load_scenario_text(kBase, "s.yaml", opts); });
+  CHECK(e.file() == "c.yaml");
+  CHECK(e.line() == 2);
+  CHECK(e.key_path() == "workload.batch");
+  opts.file_overrides = {{"workload.bogus", sets.require("set", "").require("workload.bogus", "")}};
+  e = config_error([&] { load_scenario_text(kBase, "s.yaml", opts); });
+  CHECK(e.file() == "c.yaml");
+  CHECK(e.line() == 3);
+  CHECK_THAT(e.what(), Catch::Contains("unknown key"));
+}
+
 TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenario]") {
   namespace fs = std::filesystem;
   const fs::path dir =

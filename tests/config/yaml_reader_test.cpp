@@ -1,5 +1,9 @@
 // The strict YAML reader: sizes, suggestions, typed scalars and their error messages.
+#include <unistd.h>
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
 
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
@@ -81,4 +85,59 @@ TEST_CASE("unknown and duplicate keys are errors", "[config][yaml]") {
 
 TEST_CASE("a missing file is a ConfigError", "[config][yaml]") {
   CHECK_THROWS_AS(parse_yaml_file("no/such/file.yaml"), ConfigError);
+}
+
+TEST_CASE("input files are bounded regular files", "[config][yaml]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tiersim-reader-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{dir};
+
+  // A directory: a clear error naming it, not a stream exception ("basic_filebuf::underflow").
+  try {
+    (void)parse_yaml_file(dir.string(), "scenario file");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == dir.string());
+    CHECK_THAT(e.what(), Catch::Contains("is a directory"));
+  }
+  // A device that never ends: refused before reading (it used to be read until memory ran out).
+  if (fs::exists("/dev/zero")) {
+    CHECK_THROWS_WITH(read_input_file("/dev/zero", "scenario file"),
+                      Catch::Contains("/dev/zero") && Catch::Contains("not a regular file"));
+  }
+  // One byte over the limit is refused with the limit in the message; at the limit it is read.
+  const fs::path big = dir / "big.yaml";
+  {
+    std::ofstream out(big, std::ios::binary);
+    const std::string line(1023, '#');
+    for (std::size_t i = 0; i < kMaxInputFileBytes / 1024; ++i) out << line << '\n';
+  }
+  CHECK(read_input_file(big.string(), "scenario file").size() == kMaxInputFileBytes);
+  std::ofstream(big, std::ios::binary | std::ios::app) << '#';
+  CHECK_THROWS_WITH(read_input_file(big.string(), "scenario file"),
+                    Catch::Contains("big.yaml") && Catch::Contains("16 MiB"));
+}
+
+TEST_CASE("a second YAML document is an error, not silently dropped", "[config][yaml]") {
+  try {
+    (void)parse_yaml_text("a: 1\n---\nb: 2\n", "two.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "two.yaml");
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains("second YAML document"));
+  }
+  CHECK(parse_yaml_text("---\na: 1\n", "one.yaml").is_map());  // a leading '---' is fine
+}
+
+TEST_CASE("a size too large for a double is malformed, not infinite", "[config][yaml]") {
+  CHECK_FALSE(parse_size("1e300GB"));
+  CHECK(parse_size("1e300") == 1e300);
 }

@@ -291,3 +291,27 @@ TEST_CASE("compare: the baseline's ratios are 1", "[economics][compare]") {
   CHECK(j["variants"][1]["fits"] == false);  // batch 200 on six L40S: said, not hidden
   CHECK(j["variants"][2]["sources"]["prices"]["gpu"]["date"] == "2026-03");
 }
+
+TEST_CASE("a result that is not a finite number is an error naming the keys", "[economics]") {
+  // Values the loader now refuses (below 1e-30 in magnitude) used to give inf USD per hour and
+  // `null` in the JSON with exit code 0; the simulator's own check is the last line of defence.
+  CHECK_THROWS_WITH(
+      load(kNvmeScenario, {"economics.amortization_years=1e-320"}),
+      Catch::Contains("economics.amortization_years") && Catch::Contains("out of range"));
+  Scenario s = load(kNvmeScenario);
+  s.file = "hand.yaml";
+  s.economics.amortization_years = 1e-320;
+  try {
+    (void)sim::simulate(s);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "hand.yaml");
+    CHECK_THAT(e.key_path(), Catch::Contains("economics.amortization_years"));
+    CHECK_THAT(e.what(), Catch::Contains("not a finite number"));
+  }
+  // The power model's own errors say which scenario they are about.
+  s = load(kNvmeScenario);
+  s.file = "hand.yaml";
+  s.economics.pue = 0.5;
+  CHECK_THROWS_WITH(sim::simulate(s), Catch::StartsWith("hand.yaml: ") && Catch::Contains("pue"));
+}

@@ -9,6 +9,7 @@
 // the bottleneck are read off the timeline.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <memory>
 
@@ -22,6 +23,30 @@
 namespace tiersim::sim {
 namespace {
 
+// Flags one process sets and another waits for, both in the same order (numbered 0, 1, 2 ...). The
+// waiter drops each flag once it has passed it, so only the flags between the two are alive: memory
+// follows how far the setter runs ahead, not passes x modules (a long generation or a deep model
+// would otherwise hold one flag per layer and token).
+class FlagQueue {
+ public:
+  explicit FlagQueue(Engine& engine) : engine_(&engine) {}
+  // Flag number `k`; k is never below the next one the waiter has yet to pass.
+  Flag& at(std::uint64_t k) {
+    while (base_ + flags_.size() <= k) flags_.emplace_back(*engine_);
+    return flags_[static_cast<std::size_t>(k - base_)];
+  }
+  // The waiter has passed the oldest flag.
+  void pop() {
+    flags_.pop_front();
+    ++base_;
+  }
+
+ private:
+  Engine* engine_;
+  std::deque<Flag> flags_;  // a deque: growing it keeps references to waited-on flags valid
+  std::uint64_t base_ = 0;
+};
+
 struct StageResources {
   Resource* gpu = nullptr;   // seconds of kernel time
   Resource* h2d = nullptr;   // bytes, host to this stage's GPU(s)
@@ -29,6 +54,11 @@ struct StageResources {
   Resource* peer = nullptr;  // bytes, GPU-to-GPU (tensor-parallel all-reduce, pipeline hand-off)
   std::unique_ptr<Semaphore> slots;
   std::vector<int> modules;
+  // Streamed modules' weights in fetch order (pass by pass); resident modules need no flag.
+  std::unique_ptr<FlagQueue> weights_ready;
+  std::uint64_t fetched = 0, computed = 0;
+  // This stage's input, one flag per (pass, micro-batch): number pass * micro-batches + micro.
+  std::unique_ptr<FlagQueue> input;
 };
 
 class InferenceSim {
@@ -47,11 +77,10 @@ class InferenceSim {
   Task aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done);
   Task compute_module(int stage, int module, int pass, double sub_batch);
 
-  Flag& weights_ready(int pass, int module) {
-    return ready_[static_cast<std::size_t>(pass * n_modules_ + module)];
-  }
   Flag& stage_input(int pass, int stage, int micro) {
-    return input_[static_cast<std::size_t>((pass * n_stages_ + stage) * n_micro_ + micro)];
+    return stages_[static_cast<std::size_t>(stage)].input->at(
+        static_cast<std::uint64_t>(pass) * static_cast<std::uint64_t>(n_micro_) +
+        static_cast<std::uint64_t>(micro));
   }
   bool streamed(int module) const { return streamed_bytes_[static_cast<std::size_t>(module)] > 0; }
 
@@ -68,8 +97,6 @@ class InferenceSim {
   std::vector<WeightModule> modules_;
   std::vector<double> streamed_bytes_;
   NvmeArrayTiming nvme_timing_;
-  std::deque<Flag> ready_;
-  std::deque<Flag> input_;
   int n_modules_ = 0, n_stages_ = 1, n_micro_ = 1, passes_ = 1;
   double tp_ = 1;
   double prefill_end_s_ = 0;
@@ -138,13 +165,12 @@ Task InferenceSim::fetch_stage(int stage) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   for (int pass = 0; pass < passes_; ++pass) {
     for (int module : st.modules) {
-      if (!streamed(module)) {
-        weights_ready(pass, module).set();
-        continue;
-      }
+      // Resident weights need no flag: this process reached such a module, without waiting, right
+      // after setting the one before it, so compute never found one unset.
+      if (!streamed(module)) continue;
       co_await st.slots->acquire();
       co_await fetch_module(stage, module, pass);
-      weights_ready(pass, module).set();
+      st.weights_ready->at(st.fetched++).set();
     }
   }
 }
@@ -230,10 +256,13 @@ Task InferenceSim::compute_stage(int stage) {
   for (int pass = 0; pass < passes_; ++pass) {
     for (int micro = 0; micro < n_micro_; ++micro) {
       co_await stage_input(pass, stage, micro).wait();
+      st.input->pop();
       for (int module : st.modules) {
-        if (micro == 0) {
+        if (micro == 0 && streamed(module)) {
           const double before = engine_.now();
-          co_await weights_ready(pass, module).wait();
+          co_await st.weights_ready->at(st.computed).wait();
+          st.weights_ready->pop();
+          ++st.computed;
           if (stage == 0) weight_wait_s_ += engine_.now() - before;
         }
         for (int g = 0; g < gpu_batches; ++g)
@@ -301,6 +330,8 @@ RunResult InferenceSim::run() {
     st.peer = &engine_.add_resource("gpu-peer" + suffix, "bytes",
                                     units::gbps_to_bytes_per_s(gpu_peer_gbps(gpu, host)));
     st.slots = std::make_unique<Semaphore>(engine_, p_.prefetch_layers + 1);
+    st.weights_ready = std::make_unique<FlagQueue>(engine_);
+    st.input = std::make_unique<FlagQueue>(engine_);
   }
   // Layers in contiguous blocks over the stages; the embedding on the first, the head on the last.
   for (int mod = 0; mod < n_modules_; ++mod) {
@@ -320,9 +351,6 @@ RunResult InferenceSim::run() {
   cpu_ = &engine_.add_resource("cpu", "s", 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
 
-  for (int pass = 0; pass < passes_; ++pass)
-    for (int mod = 0; mod < n_modules_; ++mod) ready_.emplace_back(engine_);
-  for (int i = 0; i < passes_ * n_stages_ * n_micro_; ++i) input_.emplace_back(engine_);
   for (int micro = 0; micro < n_micro_; ++micro) stage_input(0, 0, micro).set();
 
   for (int i = 0; i < n_stages_; ++i) {

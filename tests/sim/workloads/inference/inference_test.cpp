@@ -1,4 +1,6 @@
+#include <sys/resource.h>
 #include <catch2/catch.hpp>
+
 #include <cmath>
 #include <filesystem>
 
@@ -133,4 +135,20 @@ TEST_CASE("published reference cases stay within 15% mean absolute error", "[val
   CHECK(v.prediction_mape_pct <= 15.0);
   // The four calibration rows of scenarios/reference/README.md are marked, so they can be left out.
   CHECK(v.rows.size() - v.prediction_rows == 4);
+}
+
+TEST_CASE("a long generation does not keep per-step state", "[inference]") {
+  // 82 modules x 30000 passes: the simulator used to hold two flags per module and pass
+  // (about 75 bytes a step: 185 MB here); only the flags between fetch and compute are needed.
+  const Scenario s = load(kNvmeScenario, {"workload.batch=1", "workload.gen_tokens=30000",
+                                          "model.max_positions=40000"});
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const sim::RunResult r = sim::simulate(s);
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  REQUIRE(r.fits);
+  CHECK(r.metric("generated_tokens") == 30000);
+  const long grown_kib = after.ru_maxrss - before.ru_maxrss;  // ru_maxrss is in KiB on Linux
+  CHECK(grown_kib < 64 * 1024);
 }

@@ -1,0 +1,98 @@
+// Bad input through the `tiersim` program: every error names file, line and key, and none is an
+// "internal error" (exit code 1 with a library's message).
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/temp_dir.hpp"
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `tiersim ARGS` (TIERSIM_BIN: the program, set by tests/CMakeLists.txt).
+Outcome run_tiersim(const std::string& args) {
+  const char* bin = std::getenv("TIERSIM_BIN");
+  REQUIRE(bin);
+  const std::string cmd = std::string(bin) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  Outcome o;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+const std::string kScenario =
+    std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+
+}  // namespace
+
+TEST_CASE("compare: errors point into the comparison file", "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  const std::string cmp = dir.file("cmp.yaml");
+  std::ofstream(cmp) << "compare:\n"                      // 1
+                        "  name: t\n"                      // 2
+                        "  set:\n"                         // 3
+                        "    workload.batch: -3\n"         // 4
+                        "  variants:\n"                    // 5
+                        "    - file: " + kScenario + "\n";  // 6
+  Outcome o = run_tiersim("compare " + cmp);
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains(cmp + ":4: workload.batch: expected a positive integer"));
+  CHECK_THAT(o.output, !Catch::Contains("--set"));
+
+  // A complex key used to escape as "internal error: yaml-cpp: bad conversion".
+  std::ofstream(cmp) << "compare:\n  ? [a, b]\n  : 1\n";
+  o = run_tiersim("compare " + cmp);
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains(cmp + ":2: compare:") && !Catch::Contains("internal error"));
+
+  // A directory used to escape as "internal error: basic_filebuf::underflow".
+  o = run_tiersim("compare " + dir.str());
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains(dir.str() + ": is a directory"));
+  o = run_tiersim("run " + kScenario + " --set hardware.nvme.profile=" + dir.str());
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains(dir.str() + ": is a directory"));
+
+  // A second document is not silently dropped.
+  const std::string two = dir.file("two.yaml");
+  {
+    std::ifstream in(kScenario);
+    std::ofstream out(two);
+    out << in.rdbuf() << "---\nname: other\n";
+  }
+  o = run_tiersim("run " + two);
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains("second YAML document"));
+}
+
+TEST_CASE("run: values that overflow the model are errors naming the key", "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  // Each used to print null or inf in the JSON with exit code 0.
+  for (const std::string set : {"economics.amortization_years=1e-320", "hardware.gpu.memory_gb=1e308",
+                                "policy.aio.block_size=1e300GB"}) {
+    const Outcome o = run_tiersim("run " + kScenario + " --json --set " + set);
+    INFO(set << ": " << o.output);
+    CHECK(o.exit_code == 2);
+    CHECK_THAT(o.output, Catch::Contains("--set: " + set.substr(0, set.find('=')) + ":"));
+  }
+}
