@@ -469,5 +469,5 @@ TEST_CASE("a scenario source loads as load_scenario does", "[config][scenario]")
     CHECK(a.provenance == b.provenance);
   }
   const ScenarioSource missing(kData + "/no-such-scenario.yaml");
-  CHECK_THROWS_WITH(missing.load(with_data()), Catch::Contains("cannot open file"));
+  CHECK_THROWS_WITH(missing.load(with_data()), Catch::Contains("cannot open scenario file"));
 }
