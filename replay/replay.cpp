@@ -33,10 +33,6 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
   return (v + to - 1) / to * to;
 }
 
-bool is_weight_fetch(const std::string& label) {
-  return label.rfind("weights-", 0) == 0;
-}
-
 }  // namespace
 
 double ReplayPlan::io_bytes() const {
@@ -117,7 +113,7 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
   std::map<std::pair<int, int>, double> compute;
   for (const auto& span : r.timeline)
-    if (!is_weight_fetch(span.label) && span.label != "activations")
+    if (!sim::is_weight_fetch(span.activity) && span.activity != sim::Activity::kActivations)
       compute[{span.phase, span.item}] += span.end_s - span.start_s;
   for (int pass = 0; pass < plan.passes; ++pass)
     for (int m = 0; m < plan.modules; ++m) {
@@ -230,10 +226,13 @@ class PlanSim {
   PlanSim(const ReplayPlan& plan, const SsdModel& drive, const HostRates& host)
       : plan_(plan), drive_(drive) {
     engine_.enable_trace(true);
-    nvme_ = &engine_.add_resource("nvme", "s", 1.0);
-    copy_ = &engine_.add_resource("pcie-h2d", "bytes", host.memcpy_gbps * 1e9);
-    gpu_ = &engine_.add_resource("gpu", "s", 1.0);
-    host_ = &engine_.add_resource("cpu", "s", 1.0);
+    using sim::ResourceKind, sim::WorkUnit, sim::kNoIndex;
+    nvme_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    // The replay's "PCIe link" is a host memcpy.
+    copy_ = &engine_.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes,
+                                  host.memcpy_gbps * 1e9);
+    gpu_ = &engine_.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+    host_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
     slots_ = std::make_unique<sim::Semaphore>(engine_, plan.prefetch_layers + 1);
     swaps_ = std::make_unique<sim::Semaphore>(engine_, static_cast<int>(plan.swap_buffers));
     for (std::size_t i = 0; i < plan.steps.size(); ++i) ready_.emplace_back(engine_);
@@ -257,7 +256,8 @@ class PlanSim {
  private:
   sim::Task copy(std::size_t i) {
     const ReplayStep& st = plan_.steps[i];
-    co_await copy_->use(double(st.nvme_bytes), sim::Tag{"weights-bounce", st.pass, st.module});
+    co_await copy_->use(double(st.nvme_bytes),
+                        sim::Tag{sim::Activity::kWeightsBounce, st.pass, st.module});
     swaps_->release();
     ready_[i].set();
   }
@@ -272,14 +272,14 @@ class PlanSim {
       co_await slots_->acquire();
       if (st.tensors > 0)
         co_await host_->use(st.tensors * plan_.fetch_overhead_s,
-                            sim::Tag{"fetch-overhead", st.pass, st.module});
+                            sim::Tag{sim::Activity::kFetchOverhead, st.pass, st.module});
       const double read_s = read_time_s(plan_, drive_, double(st.nvme_bytes));
       if (plan_.io_path == IoPath::kAio) {
         co_await swaps_->acquire();
-        co_await nvme_->use(read_s, sim::Tag{"weights-nvme", st.pass, st.module});
+        co_await nvme_->use(read_s, sim::Tag{sim::Activity::kWeightsNvme, st.pass, st.module});
         engine_.spawn(copy(i));
       } else {
-        co_await nvme_->use(read_s, sim::Tag{"weights-nvme", st.pass, st.module});
+        co_await nvme_->use(read_s, sim::Tag{sim::Activity::kWeightsNvme, st.pass, st.module});
         ready_[i].set();
       }
     }
@@ -289,7 +289,7 @@ class PlanSim {
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const ReplayStep& st = plan_.steps[i];
       co_await ready_[i].wait();
-      co_await gpu_->use(st.compute_s, sim::Tag{"compute", st.pass, st.module});
+      co_await gpu_->use(st.compute_s, sim::Tag{sim::Activity::kCompute, st.pass, st.module});
       if (st.nvme_bytes > 0) slots_->release();
       if (st.pass == 0) prefill_end_s_ = engine_.now();
     }
@@ -523,7 +523,9 @@ class Replayer {
         hold_until(Clock::now() +
                    std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(st.tensors * plan_.fetch_overhead_s)));
-        fetch_spans_.push_back({"cpu", "fetch-overhead", t_host, now_s(), st.pass, st.module});
+        fetch_spans_.push_back(sim::timeline_span(sim::ResourceKind::kCpu, sim::kNoIndex,
+                                                  sim::Activity::kFetchOverhead, t_host, now_s(),
+                                                  st.pass, st.module));
       }
       const std::uint64_t file_off = file_.region_offset_bytes() + st.file_offset_bytes;
       if (plan_.io_path == IoPath::kAio) {
@@ -547,7 +549,9 @@ class Replayer {
   }
 
   void note_read(double start_s, double end_s, const ReplayStep& st) {
-    fetch_spans_.push_back({"nvme", "weights-nvme", start_s, end_s, st.pass, st.module});
+    fetch_spans_.push_back(sim::timeline_span(sim::ResourceKind::kNvme, sim::kNoIndex,
+                                              sim::Activity::kWeightsNvme, start_s, end_s, st.pass,
+                                              st.module));
     read_bytes_ += double(st.nvme_bytes);
     read_busy_s_ += end_s - start_s;  // one batch at a time: the intervals do not overlap
   }
@@ -566,7 +570,9 @@ class Replayer {
       const ReplayStep& st = plan_.steps[c.step];
       const double t = now_s();
       std::memcpy(c.dest, c.bounce, c.bytes);
-      copy_spans_.push_back({"pcie-h2d", "weights-bounce", t, now_s(), st.pass, st.module});
+      copy_spans_.push_back(sim::timeline_span(sim::ResourceKind::kPcieH2d, sim::kNoIndex,
+                                               sim::Activity::kWeightsBounce, t, now_s(), st.pass,
+                                               st.module));
       swaps_.release();
       mark_ready(c.step);
     }
@@ -583,7 +589,9 @@ class Replayer {
         const double t = now_s();
         hold_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(st.compute_s)));
-        compute_spans_.push_back({"gpu", "compute", t, now_s(), st.pass, st.module});
+        compute_spans_.push_back(sim::timeline_span(sim::ResourceKind::kGpu, sim::kNoIndex,
+                                                    sim::Activity::kCompute, t, now_s(), st.pass,
+                                                    st.module));
       }
       if (st.nvme_bytes > 0) slots_.release();
       if (st.pass == 0) prefill_end_s_ = now_s();

@@ -11,18 +11,6 @@
 
 namespace tiersim::sim {
 
-namespace {
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-// "gpu", "gpu0", "gpu12" but not "gpu-peer".
-bool is_gpu_resource(const std::string& name) {
-  if (!starts_with(name, "gpu")) return false;
-  return std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-}  // namespace
-
 ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   const Hardware& hw = s.hardware;
   ActivityTimes a;
@@ -32,16 +20,31 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   double pcie_bytes = 0;
   double nvme_busy_s = 0;
   for (const auto& u : r.utilization) {
-    if (is_gpu_resource(u.name)) {
-      a.gpu_busy_s += u.busy_s * tp;
-    } else if (u.name == "cpu") {
-      a.cpu_busy_s += u.busy_s;
-    } else if (u.name == "nvme") {
-      nvme_busy_s += u.busy_s;
-    } else if (starts_with(u.name, "pcie-h2d")) {
-      pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
-    } else if (starts_with(u.name, "pcie-d2h")) {
-      pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+    switch (u.kind) {
+      case ResourceKind::kGpu:
+        a.gpu_busy_s += u.busy_s * tp;
+        break;
+      case ResourceKind::kCpu:
+        a.cpu_busy_s += u.busy_s;
+        break;
+      case ResourceKind::kNvme:
+        nvme_busy_s += u.busy_s;
+        break;
+      case ResourceKind::kPcieH2d:
+        pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
+        break;
+      case ResourceKind::kPcieD2h:
+        pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+        break;
+      // Not in the power model: GPU-to-GPU and network links, checkpoint writers' copies and
+      // threads (their CPU time is not counted as CPU activity), remote storage.
+      case ResourceKind::kGpuPeer:
+      case ResourceKind::kNetwork:
+      case ResourceKind::kCkptD2h:
+      case ResourceKind::kCkptThread:
+      case ResourceKind::kStorageClient:
+      case ResourceKind::kStorageServers:
+        break;
     }
   }
   const double t = a.makespan_s;

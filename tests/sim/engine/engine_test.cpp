@@ -28,7 +28,7 @@ Task thrower(Engine& e) {
 
 TEST_CASE("a FIFO resource serves requests one after another at its rate", "[engine]") {
   Engine e;
-  Resource& link = e.add_resource("link", "bytes", 100.0);
+  Resource& link = e.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 100.0);
   std::vector<double> a, b;
   e.spawn(use_twice(link, 50.0, a, e));
   e.spawn(use_twice(link, 50.0, b, e));
@@ -41,7 +41,7 @@ TEST_CASE("a FIFO resource serves requests one after another at its rate", "[eng
 
 TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
   Engine e;
-  Resource& cores = e.add_resource("cores", "s", 1.0, 2);
+  Resource& cores = e.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0, 2);
   std::vector<double> a, b;
   e.spawn(use_twice(cores, 1.0, a, e));
   e.spawn(use_twice(cores, 1.0, b, e));
@@ -52,8 +52,8 @@ TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
 
 TEST_CASE("a flow across two resources runs at the slower one's rate and holds both", "[engine]") {
   Engine e;
-  Resource& fast = e.add_resource("fast", "bytes", 100.0);
-  Resource& slow = e.add_resource("slow", "bytes", 10.0);
+  Resource& fast = e.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 100.0);
+  Resource& slow = e.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kBytes, 10.0);
   std::vector<double> log;
   auto flow = [&]() -> Task {
     std::vector<Demand> d{Demand{&fast, 100.0}, Demand{&slow, 100.0}};
