@@ -102,7 +102,12 @@ void Engine::spawn(Task task) {
 }
 
 void Engine::run() {
-  while (!queue_.empty()) {
+  run_until(std::numeric_limits<double>::infinity());
+}
+
+void Engine::run_until(double t_s) {
+  // The heap's front is the earliest event (Later orders the latest first).
+  while (!queue_.empty() && queue_.front().t_s <= t_s) {
     std::pop_heap(queue_.begin(), queue_.end(), Later{});
     Event e = queue_.back();
     queue_.pop_back();
@@ -111,6 +116,7 @@ void Engine::run() {
     e.handle.resume();
     if (failure_) std::rethrow_exception(failure_);
   }
+  if (t_s < std::numeric_limits<double>::infinity()) now_s_ = std::max(now_s_, t_s);
 }
 
 double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s) {
@@ -120,10 +126,17 @@ double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, d
 double Engine::reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s) {
   double start = now_s_;
   double duration = fixed_s;
-  constexpr std::size_t kMaxDemands = 8;
-  int channels[kMaxDemands];
-  std::size_t n = static_cast<std::size_t>(end - begin);
-  if (n > kMaxDemands) n = kMaxDemands;
+  // Flows cross a handful of resources: up to kInline channel choices stay on the stack, more go
+  // to the heap (a flow is never truncated).
+  constexpr std::size_t kInline = 8;
+  const std::size_t n = static_cast<std::size_t>(end - begin);
+  int inline_channels[kInline];
+  std::vector<int> heap_channels;
+  int* channels = inline_channels;
+  if (n > kInline) {
+    heap_channels.resize(n);
+    channels = heap_channels.data();
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const Demand& d = begin[i];
     channels[i] = d.resource->earliest_channel();

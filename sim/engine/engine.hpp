@@ -170,7 +170,12 @@ class Engine {
   // Starts `task` as an independent process at the current time. Its frame is freed when it
   // finishes (or when the engine is destroyed, for a process left waiting forever).
   void spawn(Task task);
-  // Runs until no event is left. Rethrows the first exception a process raised.
+  // Runs the events due at or before `t_s` [s] in time order, leaves later ones queued, and then
+  // sets the clock to t_s (nothing happens in between, and a process spawned next starts at t_s).
+  // Rethrows the first exception a process raised.
+  void run_until(double t_s);
+  // Runs until no event is left: run_until(infinity), except that the clock stays at the last
+  // event, which is the makespan the workloads report.
   void run();
 
   void enable_trace(bool on) { tracing_ = on; }
@@ -210,7 +215,7 @@ class Engine {
     };
     return Awaiter{*this, std::move(demands), tag, fixed_s};
   }
-  // Reserves as use_all does; returns the end time. At most 8 demands.
+  // Reserves as use_all does; returns the end time [s]. Any number of demands.
   double reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s);
   double reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s);
 
