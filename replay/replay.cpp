@@ -88,19 +88,21 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
   const std::vector<WeightModule> modules = weight_modules(s.model, p);
   plan.modules = static_cast<int>(modules.size());
-  // Placement is decided at the unscaled sizes, with DeepSpeed's rule that parameters below
-  // max(1 MiB, block) stay in host memory: the shrunken replay must read what the real run reads.
-  const double small_limit = std::max(em.small_param_bytes, p.aio.block_size_bytes);
+  // Placement is decided at the unscaled sizes, with DeepSpeed's small-tensor rule
+  // (model/layout.hpp): the shrunken replay must read what the real run reads.
+  const double small_limit = resident_param_limit_bytes(em, p.aio);
   std::vector<std::uint64_t> module_bytes(modules.size(), 0), module_offset(modules.size(), 0);
   std::vector<int> module_tensors(modules.size(), 0);
   std::uint64_t offset = 0;
   for (std::size_t m = 0; m < modules.size(); ++m) {
     double nvme = 0;
-    for (const auto& t : modules[m].tensors)
-      if (t.bytes * p.weights.nvme > 0 && t.bytes >= small_limit) {
-        nvme += t.bytes * p.weights.nvme;
+    for (const auto& t : modules[m].tensors) {
+      const double from_nvme = tensor_source(t.bytes, p.weights, small_limit).nvme_bytes;
+      if (from_nvme > 0) {
+        nvme += from_nvme;
         ++module_tensors[m];
       }
+    }
     // 4 KiB multiples keep O_DIRECT happy; module starts on a block so every request is one
     // registered piece of the pinned pool.
     module_bytes[m] =
@@ -132,36 +134,31 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
 namespace {
 
-NvmeArrayTiming drive_timing(const ReplayPlan& plan, const SsdModel& drive, double transfer_bytes) {
+// The replay's drive as a one-drive array, read the way the plan reads it.
+struct DriveSetup {
   NvmeArray array;
-  array.count = 1;
-  array.model = drive;
   HostSpec host;
-  host.nvme_io_gbps = 0;  // the profile was measured through this host's I/O path already
   AioConfig aio;
-  aio.block_size_bytes = plan.block_bytes;
-  aio.queue_depth = static_cast<int>(plan.queue_depth);
-  aio.threads = static_cast<int>(plan.threads);
-  return nvme_array_timing(array, host, aio, transfer_bytes);
+  DriveSetup(const ReplayPlan& plan, const SsdModel& drive) {
+    array.count = 1;
+    array.model = drive;
+    host.nvme_io_gbps = 0;  // the profile was measured through this host's I/O path already
+    aio.block_size_bytes = plan.block_bytes;
+    aio.queue_depth = static_cast<int>(plan.queue_depth);
+    aio.threads = static_cast<int>(plan.threads);
+  }
+};
+
+NvmeArrayTiming drive_timing(const ReplayPlan& plan, const SsdModel& drive, double transfer_bytes) {
+  const DriveSetup d(plan, drive);
+  return nvme_array_timing(d.array, d.host, d.aio, transfer_bytes);
 }
 
 // A module's read as the drive sees it: every reader keeps its queue full until its share runs
-// out, so the last requests complete at falling depth. Time between completions at depth d is
-// block / bandwidth(block, d) (Little's law on the device model), summed over the requests. A
-// steady-state rate at full depth for the whole module was 5-20% optimistic for modules of a few
-// dozen requests.
+// out, so the last requests complete at falling depth (model/perf.hpp, nvme_drained_read_s).
 double read_time_s(const ReplayPlan& plan, const SsdModel& drive, double bytes) {
-  if (bytes <= 0) return 0;
-  const double block = plan.block_bytes;
-  const double requests = std::ceil(bytes / block);
-  const double depth = double(plan.queue_depth) * plan.threads;
-  double t = 0;
-  for (double i = 0; i < requests; i += 1) {
-    const double d = std::min(depth, requests - i);
-    const double b = std::min(block, bytes - i * block);
-    t += b / (drive.read.bandwidth_gbps(block, d) * 1e9);
-  }
-  return t;
+  const DriveSetup d(plan, drive);
+  return nvme_drained_read_s(d.array, d.host, d.aio, bytes);
 }
 
 }  // namespace

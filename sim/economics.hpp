@@ -22,8 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "model/power.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
@@ -58,10 +56,5 @@ const std::vector<std::string>& comparison_metrics();
 // value / baseline value for each comparison metric present in both with a non-zero baseline.
 std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& result,
                                                           const RunResult& baseline);
-
-// Where the inputs of the power and cost numbers came from: {"prices": {gpu, platform,
-// dram_per_gb, drive: {usd, date, source}}, "power": {key: {value, unit, source}}, "economics":
-// {key: {value, unit, source}}}. Only components in use are listed.
-nlohmann::json economics_sources(const Scenario& scenario);
 
 }  // namespace tiersim::sim

@@ -15,6 +15,7 @@
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/layout.hpp"
+#include "model/parallelism.hpp"
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
 
@@ -85,25 +86,20 @@ Task InferenceSim::aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done) {
 Task InferenceSim::fetch_module(int stage, int module, int pass) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
-  const double small_limit = std::max(em_.small_param_bytes, p_.aio.block_size_bytes);
+  const double small_limit = resident_param_limit_bytes(em_, p_.aio);
   int aio_copies = 0;
   if (p_.io_path == IoPath::kAio)
     for (const auto& t : mod.tensors)
-      if (t.bytes * p_.weights.nvme > 0 && t.bytes >= small_limit) ++aio_copies;
+      if (tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0) ++aio_copies;
   Latch copies(engine_, aio_copies);
   for (const auto& t : mod.tensors) {
-    double nvme_bytes = t.bytes * p_.weights.nvme;
-    double cpu_bytes = t.bytes * p_.weights.cpu;
-    // DeepSpeed keeps small parameters in host memory even when offloading to NVMe.
-    if (nvme_bytes > 0 && t.bytes < small_limit) {
-      cpu_bytes += nvme_bytes;
-      nvme_bytes = 0;
-    }
+    const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
+    const double nvme_bytes = src.nvme_bytes;
+    const double cpu_bytes = src.cpu_bytes;
     if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
     co_await engine_.delay(em_.fetch_overhead_s);
     if (nvme_bytes > 0) {
-      const double read_s =
-          nvme_timing_.read_latency_s + nvme_bytes / units::gbps_to_bytes_per_s(nvme_timing_.read_gbps);
+      const double read_s = nvme_timing_.read_s(nvme_bytes);
       if (p_.io_path == IoPath::kGds) {
         // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
         std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{st.h2d, nvme_bytes / tp_}};
@@ -266,19 +262,10 @@ RunResult InferenceSim::run() {
     throw ModelError("KV cache on NVMe is not modelled; place it on gpu and/or cpu");
   if (p_.weights.nvme > 0 && s_.hardware.nvme.count <= 0)
     throw ModelError("weights on nvme need hardware.nvme.count >= 1");
+  // The loader rejects these at load time; scenarios built in code are checked here.
+  if (const auto issue = parallelism_issue(s_))
+    throw ModelError(issue->key + ": " + issue->message);
   const auto& par = p_.parallelism;
-  if (m_.heads % par.tensor != 0 || m_.kv_heads % par.tensor != 0)
-    throw ModelError("tensor-parallel degree " + std::to_string(par.tensor) +
-                     " must divide the model's heads (" + std::to_string(m_.heads) +
-                     ") and KV heads (" + std::to_string(m_.kv_heads) + ")");
-  if (par.pipeline > m_.layers)
-    throw ModelError("pipeline degree exceeds the number of layers");
-  if (par.micro_batches > 1 && (p_.weights.cpu + p_.weights.nvme) > 0)
-    throw ModelError("pipeline micro-batches with streamed weights are not modelled: every "
-                     "micro-batch would re-fetch the stage's layers; use micro_batches: 1");
-  if (double(par.tensor) * par.pipeline > s_.hardware.gpu_count)
-    throw ModelError("parallelism needs " + std::to_string(par.tensor * par.pipeline) +
-                     " GPUs but hardware.gpu.count is " + std::to_string(s_.hardware.gpu_count));
 
   tp_ = par.tensor;
   n_stages_ = par.pipeline;

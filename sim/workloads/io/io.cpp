@@ -87,7 +87,7 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
                                  1.0 / units::gbps_to_bytes_per_s(gbps), latency));
   else
     engine.spawn(direct_transfer(engine, nvme, link, io,
-                                 latency + io.bytes / units::gbps_to_bytes_per_s(gbps)));
+                                 io.write ? timing.write_s(io.bytes) : timing.read_s(io.bytes)));
   engine.run();
   const double total = engine.now();
   result.set("total_s", total, "s");
