@@ -10,13 +10,14 @@
 #include <optional>
 
 #include "app/command.hpp"
+#include "config/economics_sources.hpp"
 #include "config/scenario_loader.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
-#include "store/results_store.hpp"
 #include "sim/economics.hpp"
 #include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
+#include "store/results_store.hpp"
 
 namespace po = boost::program_options;
 
@@ -167,7 +168,7 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
 void print_sources(std::ostream& os, const std::vector<Row>& rows) {
   for (const auto& r : rows) {
     if (!r.scenario) continue;
-    const nlohmann::json src = sim::economics_sources(*r.scenario);
+    const nlohmann::json src = config::economics_sources(*r.scenario);
     os << "\nsources: " << r.name << "\n";
     for (const auto& [what, q] : src["prices"].items()) {
       os << "  " << pad("price " + what + " (" + q["component"].get<std::string>() + ")", 44);
@@ -206,7 +207,7 @@ nlohmann::json to_json(const Comparison& cmp, const std::vector<Row>& rows) {
       v["file"] = r.scenario->file;
       const std::string note = sim::cost_note(*r.scenario);
       if (!note.empty()) v["cost_note"] = note;
-      v["sources"] = sim::economics_sources(*r.scenario);
+      v["sources"] = config::economics_sources(*r.scenario);
     }
     nlohmann::json metrics = nlohmann::json::object(), units = nlohmann::json::object();
     for (const auto& m : r.result.metrics) {

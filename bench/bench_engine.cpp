@@ -9,8 +9,11 @@
 namespace {
 
 using tiersim::sim::Engine;
+using tiersim::sim::kNoIndex;
 using tiersim::sim::Resource;
+using tiersim::sim::ResourceKind;
 using tiersim::sim::Task;
+using tiersim::sim::WorkUnit;
 
 Task worker(Resource& link, Resource& gpu, int steps) {
   for (int i = 0; i < steps; ++i) {
@@ -26,8 +29,8 @@ void BM_EngineEvents(benchmark::State& state) {
   std::uint64_t events = 0;
   for (auto _ : state) {
     Engine engine;
-    Resource& link = engine.add_resource("link", "bytes", 25e9);
-    Resource& gpu = engine.add_resource("gpu", "s", 1.0, 4);
+    Resource& link = engine.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 25e9);
+    Resource& gpu = engine.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0, 4);
     for (int p = 0; p < processes; ++p) engine.spawn(worker(link, gpu, steps));
     engine.run();
     events += engine.events_processed();

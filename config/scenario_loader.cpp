@@ -12,6 +12,7 @@
 #include "config/options.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
+#include "model/parallelism.hpp"
 #include "model/ssd_model.hpp"
 
 namespace tiersim::config {
@@ -310,16 +311,14 @@ void Loader::check_cross_fields() const {
       s_.checkpoint.target.kind == StorageTarget::Kind::kLocalNvme && !nvme)
     fail_at("workload.target.kind", "local_nvme needs NVMe drives (hardware.nvme)");
 
-  // Parallelism.
+  // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
+  if (const auto issue = parallelism_issue(s_)) fail_at(issue->key, issue->message);
+  if (s_.kind == WorkloadKind::kInference && pol.schedule == Schedule::kFlexGenBlock &&
+      s_.inference.batch % pol.gpu_batches != 0)
+    fail_at("policy.gpu_batches",
+            "must divide workload.batch (" + std::to_string(s_.inference.batch) + ")");
   const int tp = pol.parallelism.tensor;
   const int pp = pol.parallelism.pipeline;
-  if (s_.kind == WorkloadKind::kInference && hw.gpu_count != tp * pp)
-    fail_at("hardware.gpu.count", "must equal tensor * pipeline = " + std::to_string(tp * pp) +
-                                      " for inference (data parallelism is simulated for "
-                                      "training only)");
-  if (s_.kind == WorkloadKind::kTraining && hw.gpu_count % (tp * pp) != 0)
-    fail_at("hardware.gpu.count", "must be a multiple of tensor * pipeline = " +
-                                      std::to_string(tp * pp));
   if (s_.kind == WorkloadKind::kTraining) {
     // Each data-parallel rank takes the same share of the batch (as in model/training_memory.cpp's
     // training_layout; counted here in 64 bits, where nodes x ranks cannot overflow).
@@ -330,17 +329,6 @@ void Loader::check_cross_fields() const {
               "must be a multiple of the data-parallel degree " + std::to_string(dp) +
                   " (hardware.gpu.count / (tensor x pipeline) x workload.nodes)");
   }
-  if (m.heads % tp != 0)
-    fail_at("policy.parallelism.tensor", "tensor degree " + std::to_string(tp) +
-                                             " must divide the model's heads (" +
-                                             std::to_string(m.heads) + ")");
-  if (m.kv_heads > 0 && m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
-    fail_at("policy.parallelism.tensor", "tensor degree " + std::to_string(tp) +
-                                             " and kv_heads (" + std::to_string(m.kv_heads) +
-                                             ") must divide one another");
-  if (pp > m.layers)
-    fail_at("policy.parallelism.pipeline", "more pipeline stages than layers (" +
-                                               std::to_string(m.layers) + ")");
   if (s_.kind == WorkloadKind::kInference) {
     const InferenceWorkload& w = s_.inference;
     const long long positions = static_cast<long long>(w.prompt_tokens) + w.gen_tokens;
@@ -366,13 +354,6 @@ void Loader::check_cross_fields() const {
                   ") x GPU batches (" + std::to_string(gpu_batches) +
                   ") = " + format_number(steps) + " simulated layer steps, above the limit of " +
                   format_number(kMaxInferenceLayerSteps));
-    if (pol.schedule == Schedule::kFlexGenBlock && s_.inference.batch % pol.gpu_batches != 0)
-      fail_at("policy.gpu_batches", "must divide workload.batch (" +
-                                        std::to_string(s_.inference.batch) + ")");
-    if (pol.parallelism.micro_batches > s_.inference.batch)
-      fail_at("policy.parallelism.micro_batches",
-              "more micro-batches than sequences (workload.batch = " +
-                  std::to_string(s_.inference.batch) + ")");
   }
 }
 

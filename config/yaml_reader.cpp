@@ -9,6 +9,9 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <string_view>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "model/errors.hpp"
 
@@ -182,18 +185,61 @@ double YNode::as_size_bytes(bool allow_zero) const {
   return *v;
 }
 
+namespace {
+
+// Counts the documents of a YAML stream without building them, stopping at the second. yaml-cpp's
+// LoadAll can keep returning empty documents on some malformed inputs until memory runs out (found
+// by the fuzzer, tests/fuzz/): never collect more than two.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  YAML::Mark second;  // where the second document starts
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents == 2) second = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// A second document needs a document marker ("---" or "...") at the start of a line.
+bool may_hold_markers(const std::string& text) {
+  for (const std::string_view marker : {"---", "..."}) {
+    for (std::size_t at = text.find(marker); at != std::string::npos;
+         at = text.find(marker, at + 1))
+      if (at == 0 || text[at - 1] == '\n') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 YNode parse_yaml_text(const std::string& text, const std::string& display_name,
                       bool lines_known) {
   auto file = std::make_shared<const std::string>(display_name);
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      // A second document would be silently ignored: say so instead.
-      const int line = lines_known && docs[1].Mark().line >= 0 ? docs[1].Mark().line + 1 : 0;
-      throw ConfigError(display_name, line, "",
-                        "a second YAML document (after '---'); a file holds one document");
+    if (may_hold_markers(text)) {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      DocumentCounter counter;
+      while (counter.documents < 2 && parser.HandleNextDocument(counter)) {
+      }
+      if (counter.documents > 1) {
+        // A second document would be silently ignored: say so instead.
+        const int line = lines_known && counter.second.line >= 0 ? counter.second.line + 1 : 0;
+        throw ConfigError(display_name, line, "",
+                          "a second YAML document (after '---'); a file holds one document");
+      }
     }
-    return YNode(docs.empty() ? YAML::Node() : docs.front(), file, "", lines_known);
+    return YNode(YAML::Load(text), file, "", lines_known);
   } catch (const YAML::Exception& e) {
     // e.msg is the bare message; e.what() repeats the position in yaml-cpp's own format.
     const int line = (lines_known && e.mark.line >= 0) ? e.mark.line + 1 : 0;

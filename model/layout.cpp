@@ -1,5 +1,7 @@
 #include "model/layout.hpp"
 
+#include <algorithm>
+
 namespace tiersim {
 
 double WeightModule::bytes() const {
@@ -56,6 +58,19 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
   head.tensors.push_back(plain("final_norm", h));
   modules.push_back(head);
   return modules;
+}
+
+double resident_param_limit_bytes(const ExecutionModel& em, const AioConfig& aio) {
+  return std::max(em.small_param_bytes, aio.block_size_bytes);
+}
+
+TensorSource tensor_source(double tensor_bytes, const Placement& weights, double limit_bytes) {
+  TensorSource src{tensor_bytes * weights.nvme, tensor_bytes * weights.cpu};
+  if (src.nvme_bytes > 0 && tensor_bytes < limit_bytes) {
+    src.cpu_bytes += src.nvme_bytes;
+    src.nvme_bytes = 0;
+  }
+  return src;
 }
 
 }  // namespace tiersim

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/llm.hpp"
+#include "model/perf.hpp"
 #include "model/scenario.hpp"
 
 namespace tiersim {
@@ -28,5 +29,19 @@ struct WeightModule {
 // Embedding, layers 0..L-1, head. A tied head re-fetches the embedding matrix, as ZeRO-3 does when
 // the output projection runs.
 std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p);
+
+// Where one streamed tensor is fetched from, in bytes of the tensor's full size.
+struct TensorSource {
+  double nvme_bytes = 0;  // read from the NVMe array [bytes]
+  double cpu_bytes = 0;   // copied from host DRAM [bytes]
+};
+
+// DeepSpeed's small-tensor rule: a parameter below max(1 MiB, AIO block size) is not swapped to
+// NVMe but kept in host memory (deepspeed/runtime/swap_tensor/partitioned_param_swapper.py:
+// min_aio_bytes = max(MIN_AIO_BYTES = 1024**2, aio block_size); tensors under it are not
+// swappable). The limit in bytes; em.small_param_bytes is the 1 MiB.
+double resident_param_limit_bytes(const ExecutionModel& em, const AioConfig& aio);
+// The tensor's NVMe and host-DRAM shares under the policy's weight placement and that rule.
+TensorSource tensor_source(double tensor_bytes, const Placement& weights, double limit_bytes);
 
 }  // namespace tiersim

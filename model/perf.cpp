@@ -72,4 +72,18 @@ NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host,
   return t;
 }
 
+double nvme_drained_read_s(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
+                           double bytes) {
+  if (bytes <= 0) return 0;
+  const double block = std::max(4096.0, aio.block_size_bytes);
+  const double requests = std::ceil(bytes / block);
+  double t = 0;
+  for (double i = 0; i < requests; i += 1) {
+    const double left = bytes - i * block;
+    t += std::min(block, left) /
+         units::gbps_to_bytes_per_s(nvme_array_timing(nvme, host, aio, left).read_gbps);
+  }
+  return t;
+}
+
 }  // namespace tiersim

@@ -223,10 +223,13 @@ double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& dr
   sim::CheckpointResources res;
   for (int w = 0; w < writers; ++w) {
     // The replay's "GPU link" is a host memcpy.
-    res.d2h.push_back(&engine.add_resource("ckpt-d2h" + std::to_string(w), "bytes", host.memcpy_gbps * 1e9));
-    res.threads.push_back(&engine.add_resource("ckpt-thread" + std::to_string(w), "s", 1.0));
+    res.d2h.push_back(&engine.add_resource(sim::ResourceKind::kCkptD2h, w, sim::WorkUnit::kBytes,
+                                           host.memcpy_gbps * 1e9));
+    res.threads.push_back(
+        &engine.add_resource(sim::ResourceKind::kCkptThread, w, sim::WorkUnit::kSeconds, 1.0));
   }
-  res.nvme = &engine.add_resource("nvme", "s", 1.0);
+  res.nvme =
+      &engine.add_resource(sim::ResourceKind::kNvme, sim::kNoIndex, sim::WorkUnit::kSeconds, 1.0);
   NvmeArray array;
   array.count = 1;
   array.model = drive;

@@ -34,10 +34,6 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
   return (v + to - 1) / to * to;
 }
 
-bool is_weight_fetch(const std::string& label) {
-  return label.rfind("weights-", 0) == 0;
-}
-
 }  // namespace
 
 double ReplayPlan::io_bytes() const {
@@ -93,19 +89,21 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
   const std::vector<WeightModule> modules = weight_modules(s.model, p);
   plan.modules = static_cast<int>(modules.size());
-  // Placement is decided at the unscaled sizes, with DeepSpeed's rule that parameters below
-  // max(1 MiB, block) stay in host memory: the shrunken replay must read what the real run reads.
-  const double small_limit = std::max(em.small_param_bytes, p.aio.block_size_bytes);
+  // Placement is decided at the unscaled sizes, with DeepSpeed's small-tensor rule
+  // (model/layout.hpp): the shrunken replay must read what the real run reads.
+  const double small_limit = resident_param_limit_bytes(em, p.aio);
   std::vector<std::uint64_t> module_bytes(modules.size(), 0), module_offset(modules.size(), 0);
   std::vector<int> module_tensors(modules.size(), 0);
   std::uint64_t offset = 0;
   for (std::size_t m = 0; m < modules.size(); ++m) {
     double nvme = 0;
-    for (const auto& t : modules[m].tensors)
-      if (t.bytes * p.weights.nvme > 0 && t.bytes >= small_limit) {
-        nvme += t.bytes * p.weights.nvme;
+    for (const auto& t : modules[m].tensors) {
+      const double from_nvme = tensor_source(t.bytes, p.weights, small_limit).nvme_bytes;
+      if (from_nvme > 0) {
+        nvme += from_nvme;
         ++module_tensors[m];
       }
+    }
     // 4 KiB multiples keep O_DIRECT happy; module starts on a block so every request is one
     // registered piece of the pinned pool.
     module_bytes[m] =
@@ -118,7 +116,7 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
   std::map<std::pair<int, int>, double> compute;
   for (const auto& span : r.timeline)
-    if (!is_weight_fetch(span.label) && span.label != "activations")
+    if (!sim::is_weight_fetch(span.activity) && span.activity != sim::Activity::kActivations)
       compute[{span.phase, span.item}] += span.end_s - span.start_s;
   for (int pass = 0; pass < plan.passes; ++pass)
     for (int m = 0; m < plan.modules; ++m) {
@@ -137,36 +135,31 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
 namespace {
 
-NvmeArrayTiming drive_timing(const ReplayPlan& plan, const SsdModel& drive, double transfer_bytes) {
+// The replay's drive as a one-drive array, read the way the plan reads it.
+struct DriveSetup {
   NvmeArray array;
-  array.count = 1;
-  array.model = drive;
   HostSpec host;
-  host.nvme_io_gbps = 0;  // the profile was measured through this host's I/O path already
   AioConfig aio;
-  aio.block_size_bytes = plan.block_bytes;
-  aio.queue_depth = static_cast<int>(plan.queue_depth);
-  aio.threads = static_cast<int>(plan.threads);
-  return nvme_array_timing(array, host, aio, transfer_bytes);
+  DriveSetup(const ReplayPlan& plan, const SsdModel& drive) {
+    array.count = 1;
+    array.model = drive;
+    host.nvme_io_gbps = 0;  // the profile was measured through this host's I/O path already
+    aio.block_size_bytes = plan.block_bytes;
+    aio.queue_depth = static_cast<int>(plan.queue_depth);
+    aio.threads = static_cast<int>(plan.threads);
+  }
+};
+
+NvmeArrayTiming drive_timing(const ReplayPlan& plan, const SsdModel& drive, double transfer_bytes) {
+  const DriveSetup d(plan, drive);
+  return nvme_array_timing(d.array, d.host, d.aio, transfer_bytes);
 }
 
 // A module's read as the drive sees it: every reader keeps its queue full until its share runs
-// out, so the last requests complete at falling depth. Time between completions at depth d is
-// block / bandwidth(block, d) (Little's law on the device model), summed over the requests. A
-// steady-state rate at full depth for the whole module was 5-20% optimistic for modules of a few
-// dozen requests.
+// out, so the last requests complete at falling depth (model/perf.hpp, nvme_drained_read_s).
 double read_time_s(const ReplayPlan& plan, const SsdModel& drive, double bytes) {
-  if (bytes <= 0) return 0;
-  const double block = plan.block_bytes;
-  const double requests = std::ceil(bytes / block);
-  const double depth = double(plan.queue_depth) * plan.threads;
-  double t = 0;
-  for (double i = 0; i < requests; i += 1) {
-    const double d = std::min(depth, requests - i);
-    const double b = std::min(block, bytes - i * block);
-    t += b / (drive.read.bandwidth_gbps(block, d) * 1e9);
-  }
-  return t;
+  const DriveSetup d(plan, drive);
+  return nvme_drained_read_s(d.array, d.host, d.aio, bytes);
 }
 
 }  // namespace
@@ -231,10 +224,13 @@ class PlanSim {
   PlanSim(const ReplayPlan& plan, const SsdModel& drive, const HostRates& host)
       : plan_(plan), drive_(drive) {
     engine_.enable_trace(true);
-    nvme_ = &engine_.add_resource("nvme", "s", 1.0);
-    copy_ = &engine_.add_resource("pcie-h2d", "bytes", host.memcpy_gbps * 1e9);
-    gpu_ = &engine_.add_resource("gpu", "s", 1.0);
-    host_ = &engine_.add_resource("cpu", "s", 1.0);
+    using sim::ResourceKind, sim::WorkUnit, sim::kNoIndex;
+    nvme_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    // The replay's "PCIe link" is a host memcpy.
+    copy_ = &engine_.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes,
+                                  host.memcpy_gbps * 1e9);
+    gpu_ = &engine_.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+    host_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
     slots_ = std::make_unique<sim::Semaphore>(engine_, plan.prefetch_layers + 1);
     swaps_ = std::make_unique<sim::Semaphore>(engine_, static_cast<int>(plan.swap_buffers));
     for (std::size_t i = 0; i < plan.steps.size(); ++i) ready_.emplace_back(engine_);
@@ -258,7 +254,8 @@ class PlanSim {
  private:
   sim::Task copy(std::size_t i) {
     const ReplayStep& st = plan_.steps[i];
-    co_await copy_->use(double(st.nvme_bytes), sim::Tag{"weights-bounce", st.pass, st.module});
+    co_await copy_->use(double(st.nvme_bytes),
+                        sim::Tag{sim::Activity::kWeightsBounce, st.pass, st.module});
     swaps_->release();
     ready_[i].set();
   }
@@ -273,14 +270,14 @@ class PlanSim {
       co_await slots_->acquire();
       if (st.tensors > 0)
         co_await host_->use(st.tensors * plan_.fetch_overhead_s,
-                            sim::Tag{"fetch-overhead", st.pass, st.module});
+                            sim::Tag{sim::Activity::kFetchOverhead, st.pass, st.module});
       const double read_s = read_time_s(plan_, drive_, double(st.nvme_bytes));
       if (plan_.io_path == IoPath::kAio) {
         co_await swaps_->acquire();
-        co_await nvme_->use(read_s, sim::Tag{"weights-nvme", st.pass, st.module});
+        co_await nvme_->use(read_s, sim::Tag{sim::Activity::kWeightsNvme, st.pass, st.module});
         engine_.spawn(copy(i));
       } else {
-        co_await nvme_->use(read_s, sim::Tag{"weights-nvme", st.pass, st.module});
+        co_await nvme_->use(read_s, sim::Tag{sim::Activity::kWeightsNvme, st.pass, st.module});
         ready_[i].set();
       }
     }
@@ -290,7 +287,7 @@ class PlanSim {
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const ReplayStep& st = plan_.steps[i];
       co_await ready_[i].wait();
-      co_await gpu_->use(st.compute_s, sim::Tag{"compute", st.pass, st.module});
+      co_await gpu_->use(st.compute_s, sim::Tag{sim::Activity::kCompute, st.pass, st.module});
       if (st.nvme_bytes > 0) slots_->release();
       if (st.pass == 0) prefill_end_s_ = engine_.now();
     }
@@ -524,7 +521,9 @@ class Replayer {
         hold_until(Clock::now() +
                    std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(st.tensors * plan_.fetch_overhead_s)));
-        fetch_spans_.push_back({"cpu", "fetch-overhead", t_host, now_s(), st.pass, st.module});
+        fetch_spans_.push_back(sim::timeline_span(sim::ResourceKind::kCpu, sim::kNoIndex,
+                                                  sim::Activity::kFetchOverhead, t_host, now_s(),
+                                                  st.pass, st.module));
       }
       const std::uint64_t file_off = file_.region_offset_bytes() + st.file_offset_bytes;
       if (plan_.io_path == IoPath::kAio) {
@@ -548,7 +547,9 @@ class Replayer {
   }
 
   void note_read(double start_s, double end_s, const ReplayStep& st) {
-    fetch_spans_.push_back({"nvme", "weights-nvme", start_s, end_s, st.pass, st.module});
+    fetch_spans_.push_back(sim::timeline_span(sim::ResourceKind::kNvme, sim::kNoIndex,
+                                              sim::Activity::kWeightsNvme, start_s, end_s, st.pass,
+                                              st.module));
     read_bytes_ += double(st.nvme_bytes);
     read_busy_s_ += end_s - start_s;  // one batch at a time: the intervals do not overlap
   }
@@ -567,7 +568,9 @@ class Replayer {
       const ReplayStep& st = plan_.steps[c.step];
       const double t = now_s();
       std::memcpy(c.dest, c.bounce, c.bytes);
-      copy_spans_.push_back({"pcie-h2d", "weights-bounce", t, now_s(), st.pass, st.module});
+      copy_spans_.push_back(sim::timeline_span(sim::ResourceKind::kPcieH2d, sim::kNoIndex,
+                                               sim::Activity::kWeightsBounce, t, now_s(), st.pass,
+                                               st.module));
       swaps_.release();
       mark_ready(c.step);
     }
@@ -584,7 +587,9 @@ class Replayer {
         const double t = now_s();
         hold_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(st.compute_s)));
-        compute_spans_.push_back({"gpu", "compute", t, now_s(), st.pass, st.module});
+        compute_spans_.push_back(sim::timeline_span(sim::ResourceKind::kGpu, sim::kNoIndex,
+                                                    sim::Activity::kCompute, t, now_s(), st.pass,
+                                                    st.module));
       }
       if (st.nvme_bytes > 0) slots_.release();
       if (st.pass == 0) prefill_end_s_ = now_s();

@@ -3,25 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "config/options.hpp"
 #include "model/cost.hpp"
 #include "model/errors.hpp"
 #include "model/perf.hpp"
 #include "model/units.hpp"
 
 namespace tiersim::sim {
-
-namespace {
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-// "gpu", "gpu0", "gpu12" but not "gpu-peer".
-bool is_gpu_resource(const std::string& name) {
-  if (!starts_with(name, "gpu")) return false;
-  return std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-}  // namespace
 
 ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   const Hardware& hw = s.hardware;
@@ -32,16 +19,31 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   double pcie_bytes = 0;
   double nvme_busy_s = 0;
   for (const auto& u : r.utilization) {
-    if (is_gpu_resource(u.name)) {
-      a.gpu_busy_s += u.busy_s * tp;
-    } else if (u.name == "cpu") {
-      a.cpu_busy_s += u.busy_s;
-    } else if (u.name == "nvme") {
-      nvme_busy_s += u.busy_s;
-    } else if (starts_with(u.name, "pcie-h2d")) {
-      pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
-    } else if (starts_with(u.name, "pcie-d2h")) {
-      pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+    switch (u.kind) {
+      case ResourceKind::kGpu:
+        a.gpu_busy_s += u.busy_s * tp;
+        break;
+      case ResourceKind::kCpu:
+        a.cpu_busy_s += u.busy_s;
+        break;
+      case ResourceKind::kNvme:
+        nvme_busy_s += u.busy_s;
+        break;
+      case ResourceKind::kPcieH2d:
+        pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
+        break;
+      case ResourceKind::kPcieD2h:
+        pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+        break;
+      // Not in the power model: GPU-to-GPU and network links, checkpoint writers' copies and
+      // threads (their CPU time is not counted as CPU activity), remote storage.
+      case ResourceKind::kGpuPeer:
+      case ResourceKind::kNetwork:
+      case ResourceKind::kCkptD2h:
+      case ResourceKind::kCkptThread:
+      case ResourceKind::kStorageClient:
+      case ResourceKind::kStorageServers:
+        break;
     }
   }
   const double t = a.makespan_s;
@@ -143,71 +145,6 @@ std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& resul
     out.emplace_back(name, result.metric(name) / b);
   }
   return out;
-}
-
-namespace {
-
-// Scenario keys that are not catalog fields carry no provenance entry: tell a default from a
-// value the scenario gave by comparing with the option table's default.
-std::string plain_source(const Scenario& s, const std::string& key, double value) {
-  if (auto it = s.provenance.find(key); it != s.provenance.end()) return it->second;
-  const config::Option* o = config::find_option(key, s.kind);
-  if (o && !o->default_text.empty()) {
-    try {
-      if (std::stod(o->default_text) == value) return "default";
-    } catch (const std::exception&) {
-    }
-  }
-  return "scenario";
-}
-
-nlohmann::json quote_json(const PriceQuote& q, const std::string& component) {
-  if (!q.known()) return {{"component", component}, {"usd", nullptr}, {"source", "missing"}};
-  return {{"component", component}, {"usd", q.usd}, {"date", q.date}, {"source", q.source}};
-}
-
-}  // namespace
-
-nlohmann::json economics_sources(const Scenario& s) {
-  const Hardware& hw = s.hardware;
-  nlohmann::json j;
-  nlohmann::json prices = nlohmann::json::object();
-  const ComponentPrices& p = s.economics.prices;
-  if (hw.gpu_count > 0) prices["gpu"] = quote_json(p.gpu, hw.gpu.name);
-  prices["platform"] = quote_json(p.platform, hw.host.name);
-  if (hw.host.dram_gb > 0) prices["dram_per_gb"] = quote_json(p.dram_per_gb, "DRAM per GB");
-  if (hw.nvme.count > 0) prices["drive"] = quote_json(p.drive, hw.nvme.drive.name);
-  j["prices"] = prices;
-
-  nlohmann::json power = nlohmann::json::object();
-  auto add = [&](nlohmann::json& into, const std::string& key, double value, const char* unit) {
-    into[key] = {{"value", value}, {"unit", unit}, {"source", plain_source(s, key, value)}};
-  };
-  add(power, "hardware.gpu.count", hw.gpu_count, "GPUs");
-  add(power, "hardware.gpu.tdp_w", hw.gpu.tdp_w, "W");
-  add(power, "hardware.gpu.idle_w", hw.gpu.idle_w, "W");
-  add(power, "hardware.host.sockets", hw.host.sockets, "sockets");
-  add(power, "hardware.host.cpu_tdp_w", hw.host.cpu_tdp_w, "W");
-  add(power, "hardware.host.cpu_idle_w", hw.host.cpu_idle_w, "W");
-  add(power, "hardware.host.dram_gb", hw.host.dram_gb, "GB");
-  add(power, "hardware.host.dram_gbps", hw.host.dram_gbps, "GB/s");
-  add(power, "hardware.host.dram_w_per_gb_active", hw.host.dram_w_per_gb_active, "W/GB");
-  add(power, "hardware.host.dram_w_per_gb_idle", hw.host.dram_w_per_gb_idle, "W/GB");
-  add(power, "hardware.host.platform_w", hw.host.platform_w, "W");
-  if (hw.nvme.count > 0) {
-    add(power, "hardware.nvme.count", hw.nvme.count, "drives");
-    add(power, "hardware.nvme.active_w", hw.nvme.drive.active_w, "W");
-    add(power, "hardware.nvme.idle_w", hw.nvme.drive.idle_w, "W");
-  }
-  j["power"] = power;
-
-  nlohmann::json econ = nlohmann::json::object();
-  add(econ, "economics.usd_per_kwh", s.economics.usd_per_kwh, "USD/kWh");
-  add(econ, "economics.pue", s.economics.pue, "");
-  add(econ, "economics.amortization_years", s.economics.amortization_years, "years");
-  add(econ, "economics.duty_cycle", s.economics.duty_cycle, "");
-  j["economics"] = econ;
-  return j;
 }
 
 }  // namespace tiersim::sim

@@ -22,8 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "model/power.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
@@ -31,13 +29,13 @@
 namespace tiersim::sim {
 
 // Maps the run's resource usage onto component activity:
-//   GPU:  busy_s of every "gpu"/"gpuN" resource x tensor-parallel degree (one resource per
+//   GPU:  busy_s of every ResourceKind::kGpu resource x tensor-parallel degree (one resource per
 //         pipeline stage stands for its tp GPUs); GPUs beyond tp x pp only idle.
-//   CPU:  busy_s of "cpu" (attention on the host; all sockets).
-//   NVMe: busy_s of "nvme" (RAID-0: every drive transfers while the array does).
+//   CPU:  busy_s of ResourceKind::kCpu (attention on the host; all sockets).
+//   NVMe: busy_s of ResourceKind::kNvme (RAID-0: every drive transfers while the array does).
 //   DRAM: the memory bus is counted busy while the CPU computes (attention streams the KV cache
 //         at DRAM bandwidth) plus the time the DMA traffic through host memory would occupy the
-//         bus at hardware.host.dram_gbps: bytes over pcie-h2d*/pcie-d2h* (busy_s x link rate x tp),
+//         bus at hardware.host.dram_gbps: bytes over kPcieH2d/kPcieD2h (busy_s x link rate x tp),
 //         plus NVMe bytes landing in the AIO bounce buffers, minus them under GPUDirect Storage
 //         (drive to GPU without touching DRAM). Capped at the makespan.
 ActivityTimes activity_from_usage(const Scenario& scenario, const RunResult& result);
@@ -55,10 +53,5 @@ const std::vector<std::string>& comparison_metrics();
 // value / baseline value for each comparison metric present in both with a non-zero baseline.
 std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& result,
                                                           const RunResult& baseline);
-
-// Where the inputs of the power and cost numbers came from: {"prices": {gpu, platform,
-// dram_per_gb, drive: {usd, date, source}}, "power": {key: {value, unit, source}}, "economics":
-// {key: {value, unit, source}}}. Only components in use are listed.
-nlohmann::json economics_sources(const Scenario& scenario);
 
 }  // namespace tiersim::sim

@@ -2,7 +2,22 @@
 
 #include <algorithm>
 
+#include "model/errors.hpp"
+
 namespace tiersim::sim {
+
+ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
+                              double utilization) {
+  const auto id = parse_resource_name(name);
+  if (!id) throw ModelError("unknown resource name '" + name + "' in stored results");
+  return ResourceUsage{id->kind, id->index, std::move(name), std::move(unit), busy_s, utilization};
+}
+
+TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
+                           double end_s, int phase, int item) {
+  return TimelineSpan{
+      resource_name(kind, index), to_string(activity), start_s, end_s, phase, item, activity};
+}
 
 void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
   result.utilization.clear();
@@ -10,7 +25,9 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
   for (const auto& r : engine.resources()) {
     ResourceUsage u;
     u.name = r->name();
-    u.unit = r->unit();
+    u.unit = to_string(r->unit());
+    u.kind = r->kind();
+    u.index = r->index();
     u.busy_s = r->busy_s();
     u.utilization =
         makespan_s > 0 ? std::min(1.0, r->busy_s() / (r->channels() * makespan_s)) : 0.0;
@@ -26,7 +43,8 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
     result.timeline.reserve(engine.trace().size());
     for (const auto& s : engine.trace())
       result.timeline.push_back({engine.resources()[static_cast<std::size_t>(s.resource)]->name(),
-                                 s.label, s.start_s, s.end_s, s.phase, s.item});
+                                 to_string(s.activity), s.start_s, s.end_s, s.phase, s.item,
+                                 s.activity});
   }
 }
 

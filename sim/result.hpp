@@ -13,12 +13,22 @@ namespace tiersim::sim {
 using tiersim::MemoryItem;
 using tiersim::TierMemory;
 
+// How much one resource worked. Observers (energy in sim/economics.cpp) read kind and index;
+// name and unit are their display form (resource_name, to_string(WorkUnit)).
+// Kind and index come first so that a usage cannot be brace-initialised from a name alone.
 struct ResourceUsage {
-  std::string name;
-  std::string unit;
-  double busy_s = 0;        // channel-seconds of service
-  double utilization = 0;   // busy_s / (channels * makespan), 0..1
+  ResourceKind kind = ResourceKind::kGpu;
+  int index = kNoIndex;    // GPU number, pipeline stage or writer; kNoIndex when one
+  std::string name;        // resource_name(kind, index)
+  std::string unit;        // what the resource's amounts count: "s" or "bytes"
+  double busy_s = 0;       // channel-seconds of service [s]
+  double utilization = 0;  // busy_s / (channels * makespan) [fraction, 0..1]
 };
+
+// A usage entry as read back from storage (results store, sweep cache): kind and index come from
+// the name. Throws ModelError for a name that resource_name does not make.
+ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
+                              double utilization);
 
 struct Metric {
   std::string name;
@@ -27,14 +37,21 @@ struct Metric {
 };
 
 // One busy interval for the trace file and the report's timeline.
+// resource and label are the display names (resource_name, to_string(Activity)); activity is the
+// typed form, which the replay's plan reads.
 struct TimelineSpan {
   std::string resource;
   std::string label;
-  double start_s = 0;
-  double end_s = 0;
+  double start_s = 0;  // [s] from the start of the run
+  double end_s = 0;    // [s]
   int phase = 0;
   int item = 0;
+  Activity activity = Activity::kNone;
 };
+
+// A span of work on a resource, with its display names made from the types.
+TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
+                           double end_s, int phase, int item);
 
 struct RunResult {
   std::string workload;  // inference, io, training, checkpoint

@@ -269,21 +269,20 @@ void ResultsStore::read_details(StoredRun& r) const {
   auto use = db_.prepare(
       "SELECT resource, utilization, busy_s FROM utilization WHERE run_id = ? ORDER BY rowid");
   use.bind(1, r.id);
-  while (use.step()) {
-    sim::ResourceUsage u;
-    u.name = use.column_text(0);
-    u.utilization = use.column_double(1);
-    u.busy_s = use.column_double(2);
-    r.utilization.push_back(std::move(u));
-  }
+  while (use.step())
+    r.utilization.push_back(
+        sim::usage_from_name(use.column_text(0), "", use.column_double(2), use.column_double(1)));
   auto tl = db_.prepare(
       "SELECT resource, label, start_s, end_s, phase, item FROM timeline WHERE run_id = ? "
       "ORDER BY rowid");
   tl.bind(1, r.id);
-  while (tl.step())
-    r.timeline.push_back({tl.column_text(0), tl.column_text(1), tl.column_double(2),
+  while (tl.step()) {
+    std::string label = tl.column_text(1);
+    const sim::Activity activity = sim::parse_activity(label).value_or(sim::Activity::kNone);
+    r.timeline.push_back({tl.column_text(0), std::move(label), tl.column_double(2),
                           tl.column_double(3), static_cast<int>(tl.column_int(4)),
-                          static_cast<int>(tl.column_int(5))});
+                          static_cast<int>(tl.column_int(5)), activity});
+  }
   auto prov = db_.prepare("SELECT key, source FROM provenance WHERE run_id = ? ORDER BY key");
   prov.bind(1, r.id);
   while (prov.step()) r.provenance[prov.column_text(0)] = prov.column_text(1);

@@ -174,21 +174,18 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   NvmeArrayTiming nt;
   if (s.hardware.nvme.count > 0)
     nt = nvme_array_timing(s.hardware.nvme, host, p.aio, largest * p.weights.nvme);
-  const double small_limit = std::max(em.small_param_bytes, p.aio.block_size_bytes);
+  const double small_limit = resident_param_limit_bytes(em, p.aio);
   double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
   if (streamed > 0) {
     for (const auto& mod : modules)
       for (const auto& t : mod.tensors) {
-        double nvme_bytes = t.bytes * p.weights.nvme, cpu_bytes = t.bytes * p.weights.cpu;
-        if (nvme_bytes > 0 && t.bytes < small_limit) {
-          cpu_bytes += nvme_bytes;
-          nvme_bytes = 0;
-        }
+        const TensorSource src = tensor_source(t.bytes, p.weights, small_limit);
+        const double nvme_bytes = src.nvme_bytes, cpu_bytes = src.cpu_bytes;
         if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
         double seq = em.fetch_overhead_s;
         h2d_pass_s += (nvme_bytes + cpu_bytes) / tp / h2d;
         if (nvme_bytes > 0 && nt.read_gbps > 0) {
-          const double read_s = nt.read_latency_s + nvme_bytes / units::gbps_to_bytes_per_s(nt.read_gbps);
+          const double read_s = nt.read_s(nvme_bytes);
           nvme_pass_s += read_s;
           seq += read_s;
         }

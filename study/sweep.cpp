@@ -625,7 +625,8 @@ sim::RunResult deserialize_result(const std::string& text) {
     r.memory.push_back(std::move(tm));
   }
   for (const auto& u : j.at("u"))
-    r.utilization.push_back({u[0].get<std::string>(), u[1].get<std::string>(), u[2].get<double>(), u[3].get<double>()});
+    r.utilization.push_back(sim::usage_from_name(u[0].get<std::string>(), u[1].get<std::string>(),
+                                                 u[2].get<double>(), u[3].get<double>()));
   return r;
 }
 

@@ -1,17 +1,18 @@
 #include "sim/engine/engine.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 namespace tiersim::sim {
 
-Resource::Resource(Engine& engine, int id, std::string name, std::string unit, double rate_per_s,
-                   int channels)
+Resource::Resource(Engine& engine, int id, ResourceKind kind, int index, WorkUnit unit,
+                   double rate_per_s, int channels)
     : engine_(engine),
       id_(id),
-      name_(std::move(name)),
-      unit_(std::move(unit)),
+      kind_(kind),
+      index_(index),
+      name_(resource_name(kind, index)),
+      unit_(unit),
       rate_per_s_(rate_per_s),
       free_at_(static_cast<std::size_t>(std::max(1, channels)), 0.0) {}
 
@@ -26,22 +27,9 @@ void Resource::reserve(int channel, double start_s, double end_s, double work_s,
   free_at_[static_cast<std::size_t>(channel)] = end_s;
   double busy = work_s;
   busy_s_ += busy;
-  // Labels are static strings, so pointer identity is enough; the list stays a handful long.
-  auto it = std::find_if(busy_by_label_.begin(), busy_by_label_.end(),
-                         [&](const auto& p) { return p.first == tag.label; });
-  if (it == busy_by_label_.end())
-    busy_by_label_.emplace_back(tag.label, busy);
-  else
-    it->second += busy;
+  busy_by_activity_[static_cast<std::size_t>(tag.activity)] += busy;
   if (engine_.tracing())
-    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.label, tag.phase, tag.item});
-}
-
-double Resource::busy_s(const char* label) const {
-  double sum = 0;
-  for (const auto& [l, s] : busy_by_label_)
-    if (l == label || std::strcmp(l, label) == 0) sum += s;
-  return sum;
+    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item});
 }
 
 // A detached process: owns the Task it runs, unlinks itself from the engine's live list and frees
@@ -90,11 +78,11 @@ Engine::~Engine() {
   }
 }
 
-Resource& Engine::add_resource(std::string name, std::string unit, double rate_per_s,
+Resource& Engine::add_resource(ResourceKind kind, int index, WorkUnit unit, double rate_per_s,
                                int channels) {
   int id = static_cast<int>(resources_.size());
   resources_.push_back(
-      std::make_unique<Resource>(*this, id, std::move(name), std::move(unit), rate_per_s, channels));
+      std::make_unique<Resource>(*this, id, kind, index, unit, rate_per_s, channels));
   return *resources_.back();
 }
 
@@ -114,7 +102,12 @@ void Engine::spawn(Task task) {
 }
 
 void Engine::run() {
-  while (!queue_.empty()) {
+  run_until(std::numeric_limits<double>::infinity());
+}
+
+void Engine::run_until(double t_s) {
+  // The heap's front is the earliest event (Later orders the latest first).
+  while (!queue_.empty() && queue_.front().t_s <= t_s) {
     std::pop_heap(queue_.begin(), queue_.end(), Later{});
     Event e = queue_.back();
     queue_.pop_back();
@@ -123,6 +116,7 @@ void Engine::run() {
     e.handle.resume();
     if (failure_) std::rethrow_exception(failure_);
   }
+  if (t_s < std::numeric_limits<double>::infinity()) now_s_ = std::max(now_s_, t_s);
 }
 
 double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s) {
@@ -132,10 +126,17 @@ double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, d
 double Engine::reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s) {
   double start = now_s_;
   double duration = fixed_s;
-  constexpr std::size_t kMaxDemands = 8;
-  int channels[kMaxDemands];
-  std::size_t n = static_cast<std::size_t>(end - begin);
-  if (n > kMaxDemands) n = kMaxDemands;
+  // Flows cross a handful of resources: up to kInline channel choices stay on the stack, more go
+  // to the heap (a flow is never truncated).
+  constexpr std::size_t kInline = 8;
+  const std::size_t n = static_cast<std::size_t>(end - begin);
+  int inline_channels[kInline];
+  std::vector<int> heap_channels;
+  int* channels = inline_channels;
+  if (n > kInline) {
+    heap_channels.resize(n);
+    channels = heap_channels.data();
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const Demand& d = begin[i];
     channels[i] = d.resource->earliest_channel();

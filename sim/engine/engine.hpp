@@ -10,6 +10,7 @@
 // host memory and a PCIe link) reserves all of them for the time the slowest one needs. Each
 // reservation is one event, which keeps the engine fast while contention, queueing and overlap
 // still come out of the timeline rather than a formula.
+#include <array>
 #include <coroutine>
 #include <cstdint>
 #include <exception>
@@ -17,6 +18,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "sim/engine/kinds.hpp"
 
 namespace tiersim::sim {
 
@@ -83,26 +86,28 @@ struct TraceSpan {
   int channel = 0;
   double start_s = 0;
   double end_s = 0;
-  const char* label = "";  // static string: what the work was (e.g. "weights", "attention")
-  int phase = 0;           // workload-defined (e.g. pass number)
-  int item = 0;            // workload-defined (e.g. layer number)
+  Activity activity = Activity::kNone;  // what the work was
+  int phase = 0;                        // workload-defined (e.g. pass number)
+  int item = 0;                         // workload-defined (e.g. layer number)
 };
 
 // Tag for a trace span: what, in which phase, on which item.
 struct Tag {
-  const char* label = "";
+  Activity activity = Activity::kNone;
   int phase = 0;
   int item = 0;
 };
 
 class Resource {
  public:
-  Resource(Engine& engine, int id, std::string name, std::string unit, double rate_per_s,
+  Resource(Engine& engine, int id, ResourceKind kind, int index, WorkUnit unit, double rate_per_s,
            int channels);
 
-  const std::string& name() const { return name_; }
-  const std::string& unit() const { return unit_; }  // what `amount` counts: bytes, flops, s
-  double rate_per_s() const { return rate_per_s_; }
+  ResourceKind kind() const { return kind_; }
+  int index() const { return index_; }  // GPU number, pipeline stage or writer; kNoIndex if one
+  const std::string& name() const { return name_; }  // resource_name(kind, index)
+  WorkUnit unit() const { return unit_; }            // what `amount` counts: bytes or seconds
+  double rate_per_s() const { return rate_per_s_; }  // units of `amount` per second
   int channels() const { return static_cast<int>(free_at_.size()); }
   int id() const { return id_; }
 
@@ -110,8 +115,10 @@ class Resource {
   // makespan). A flow held back by a slower resource occupies this one longer than busy_s counts,
   // so the narrowest link of a flow, not every link it crosses, shows up as the bottleneck.
   double busy_s() const { return busy_s_; }
-  // Busy seconds per Tag label, for "where the time went".
-  double busy_s(const char* label) const;
+  // Busy seconds per Tag activity, for "where the time went".
+  double busy_s(Activity activity) const {
+    return busy_by_activity_[static_cast<std::size_t>(activity)];
+  }
   double amount_served() const { return served_; }
 
   // Awaitable: occupies one channel for amount / rate seconds (plus `fixed_s`).
@@ -126,13 +133,15 @@ class Resource {
  private:
   Engine& engine_;
   int id_;
+  ResourceKind kind_;
+  int index_;
   std::string name_;
-  std::string unit_;
+  WorkUnit unit_;
   double rate_per_s_;
   std::vector<double> free_at_;
   double busy_s_ = 0;
   double served_ = 0;
-  std::vector<std::pair<const char*, double>> busy_by_label_;
+  std::array<double, kActivityCount> busy_by_activity_{};
 };
 
 // A demand on one resource inside a multi-resource flow.
@@ -151,13 +160,22 @@ class Engine {
   double now() const { return now_s_; }
   std::uint64_t events_processed() const { return events_; }
 
-  Resource& add_resource(std::string name, std::string unit, double rate_per_s, int channels = 1);
+  // A resource of `kind` (index: GPU number, pipeline stage or writer; kNoIndex when the workload
+  // has one), serving `rate_per_s` units of `unit` per second on each of `channels`. Its name is
+  // resource_name(kind, index).
+  Resource& add_resource(ResourceKind kind, int index, WorkUnit unit, double rate_per_s,
+                         int channels = 1);
   const std::vector<std::unique_ptr<Resource>>& resources() const { return resources_; }
 
   // Starts `task` as an independent process at the current time. Its frame is freed when it
   // finishes (or when the engine is destroyed, for a process left waiting forever).
   void spawn(Task task);
-  // Runs until no event is left. Rethrows the first exception a process raised.
+  // Runs the events due at or before `t_s` [s] in time order, leaves later ones queued, and then
+  // sets the clock to t_s (nothing happens in between, and a process spawned next starts at t_s).
+  // Rethrows the first exception a process raised.
+  void run_until(double t_s);
+  // Runs until no event is left: run_until(infinity), except that the clock stays at the last
+  // event, which is the makespan the workloads report.
   void run();
 
   void enable_trace(bool on) { tracing_ = on; }
@@ -197,7 +215,7 @@ class Engine {
     };
     return Awaiter{*this, std::move(demands), tag, fixed_s};
   }
-  // Reserves as use_all does; returns the end time. At most 8 demands.
+  // Reserves as use_all does; returns the end time [s]. Any number of demands.
   double reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s);
   double reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s);
 

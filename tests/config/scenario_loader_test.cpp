@@ -354,6 +354,20 @@ TEST_CASE("input errors name file, line and key", "[config][scenario]") {
   CHECK_THAT(e.what(), Catch::Contains("unknown key"));
 }
 
+TEST_CASE("the loader rejects at load time the parallelism the simulator cannot run",
+          "[config][scenario]") {
+  // Regression: the loader accepted a tensor degree that the KV heads divide (16 over Llama-3-70B's
+  // 8 KV heads) and micro-batches with streamed weights; the simulator then failed at run time.
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=16", "policy.parallelism.tensor=16"}),
+                    Catch::Contains("policy.parallelism.tensor: tensor-parallel degree 16 must "
+                                    "divide the model's heads (64) and KV heads (8)"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=2", "policy.parallelism.pipeline=2",
+                                 "policy.parallelism.micro_batches=2"}),
+                    Catch::Contains("policy.parallelism.micro_batches: pipeline micro-batches "
+                                    "with streamed weights are not modelled"));
+  CHECK_NOTHROW(load(kBase, {"hardware.gpu.count=8", "policy.parallelism.tensor=8"}));
+}
+
 TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenario]") {
   namespace fs = std::filesystem;
   const fs::path dir =

@@ -60,7 +60,10 @@ sim::RunResult half_busy_run() {
   r.set("total_s", 10, "s");
   r.set("generated_tokens", 100, "tokens");
   r.set("throughput_tokens_per_s", 10, "tokens/s");
-  r.utilization = {{"gpu", "s", 5, 0.5}, {"cpu", "s", 5, 0.5}, {"nvme", "s", 5, 0.5}};
+  using sim::ResourceKind, sim::kNoIndex;
+  r.utilization = {{ResourceKind::kGpu, kNoIndex, "gpu", "s", 5, 0.5},
+                   {ResourceKind::kCpu, kNoIndex, "cpu", "s", 5, 0.5},
+                   {ResourceKind::kNvme, kNoIndex, "nvme", "s", 5, 0.5}};
   return r;
 }
 
@@ -314,4 +317,19 @@ TEST_CASE("a result that is not a finite number is an error naming the keys", "[
   s.file = "hand.yaml";
   s.economics.pue = 0.5;
   CHECK_THROWS_WITH(sim::simulate(s), Catch::StartsWith("hand.yaml: ") && Catch::Contains("pue"));
+}
+
+TEST_CASE("energy observes resource kinds, not names", "[economics]") {
+  // A PCIe link whatever it is called: its bytes pass through host DRAM.
+  const Scenario s = hand_scenario();
+  sim::RunResult named = half_busy_run();
+  named.utilization.push_back({sim::ResourceKind::kPcieH2d, 0, "pcie-h2d0", "bytes", 5, 0.5});
+  sim::RunResult renamed = half_busy_run();
+  renamed.utilization.push_back({sim::ResourceKind::kPcieH2d, 0, "host-link", "bytes", 5, 0.5});
+  sim::RunResult none = half_busy_run();
+  sim::add_energy_and_cost(s, named);
+  sim::add_energy_and_cost(s, renamed);
+  sim::add_energy_and_cost(s, none);
+  CHECK(named.metric("energy_j_dram") > none.metric("energy_j_dram"));
+  CHECK(renamed.metric("energy_j_dram") == named.metric("energy_j_dram"));
 }

@@ -57,21 +57,25 @@ CheckpointResources make_checkpoint_resources(Engine& engine, const Scenario& s,
   CheckpointResources r;
   const double d2h = units::gbps_to_bytes_per_s(d2h_gbps(s.hardware.gpu, s.hardware.host));
   for (int w = 0; w < writers; ++w) {
-    const std::string id = std::to_string(w);
-    r.d2h.push_back(w == 0 && d2h0 ? d2h0 : &engine.add_resource("ckpt-d2h" + id, "bytes", d2h));
-    r.threads.push_back(&engine.add_resource("ckpt-thread" + id, "s", 1.0));
+    r.d2h.push_back(w == 0 && d2h0
+                        ? d2h0
+                        : &engine.add_resource(ResourceKind::kCkptD2h, w, WorkUnit::kBytes, d2h));
+    r.threads.push_back(
+        &engine.add_resource(ResourceKind::kCkptThread, w, WorkUnit::kSeconds, 1.0));
   }
   if (c.target.kind == StorageTarget::Kind::kNetwork) {
     if (c.target.per_node_gbps <= 0 || c.target.aggregate_gbps <= 0)
       throw ModelError("a network checkpoint target needs per_node_gbps and aggregate_gbps > 0");
     const double nodes = std::max(1, s.training.nodes);
-    r.net_node = &engine.add_resource("storage-client", "bytes", bytes_per_s(c.target.per_node_gbps));
+    r.net_node = &engine.add_resource(ResourceKind::kStorageClient, kNoIndex, WorkUnit::kBytes,
+                                      bytes_per_s(c.target.per_node_gbps));
     // Every node writes at once; symmetric nodes each get an equal share of the servers.
-    r.net_servers = &engine.add_resource("storage-servers", "bytes",
+    r.net_servers = &engine.add_resource(ResourceKind::kStorageServers, kNoIndex, WorkUnit::kBytes,
                                          bytes_per_s(c.target.aggregate_gbps / nodes));
   }
   if (s.hardware.nvme.count > 0) {
-    r.nvme = nvme ? nvme : &engine.add_resource("nvme", "s", 1.0);
+    r.nvme =
+        nvme ? nvme : &engine.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
     const CheckpointSoftware sw;
     const double buffer = std::max(c.io_buffer_bytes, 1.0);
     const auto direct = nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, buffer);
@@ -86,7 +90,7 @@ CheckpointResources make_checkpoint_resources(Engine& engine, const Scenario& s,
 }
 
 Task CheckpointRun::store(double bytes, bool direct, Latch* written, Semaphore* buffer) {
-  const Tag tag{"checkpoint-write", 0, 0};
+  const Tag tag{Activity::kCheckpointWrite, 0, 0};
   if (res_.net_node) {
     std::vector<Demand> demands{Demand{res_.net_node, bytes}, Demand{res_.net_servers, bytes}};
     co_await engine_.use_all(std::move(demands), tag);
@@ -102,7 +106,7 @@ Task CheckpointRun::pickle(Resource* thread) {
   // The object graph is pickled before the first storage is written, on the writer's thread.
   if (plan_.pickled_source_bytes > 0)
     co_await thread->use(plan_.pickled_source_bytes * sw_.source_parse_s_per_byte,
-                         Tag{"ckpt-pickle-source", 0, 0});
+                         Tag{Activity::kCkptPickleSource, 0, 0});
 }
 
 namespace {
@@ -144,19 +148,20 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
   for (int i = 0; i < walk.chunks; ++i) {
     const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     if (from_gpu > 0) {
-      co_await d2h->use(from_gpu, Tag{"ckpt-d2h-pageable", 0, i});
+      co_await d2h->use(from_gpu, Tag{Activity::kCkptD2hPageable, 0, i});
       // The driver's staging memcpy lands in a fresh CPU storage: every page faults in, and is
       // unmapped again when the storage is freed after its write.
       co_await thread->use(from_gpu / bytes_per_s(sw_.pageable_copy_gbps) +
                                from_gpu / bytes_per_s(sw_.fresh_allocation_gbps),
-                           Tag{"ckpt-staging-copy", 0, i});
+                           Tag{Activity::kCkptStagingCopy, 0, i});
     }
     if (from_nvme > 0)
-      co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps), Tag{"ckpt-read", 0, i});
+      co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
+                              Tag{Activity::kCkptRead, 0, i});
     // One thread serialises (the zip format's CRC-32) and copies the record into the page cache.
     co_await thread->use(
         (zip ? b / bytes_per_s(sw_.crc32_gbps) : 0.0) + b / bytes_per_s(sw_.page_cache_write_gbps),
-        Tag{"ckpt-serialise-write", 0, i});
+        Tag{Activity::kCkptSerialiseWrite, 0, i});
     // Dirty pages drain in the background; fsync at the end waits for all of them.
     engine_.spawn(store(b, false, &written, nullptr));
   }
@@ -175,11 +180,13 @@ Task CheckpointRun::fast_persist_writer(int w, Latch* finished) {
   for (int i = 0; i < walk.chunks; ++i) {
     const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     co_await buffers.acquire();
-    if (from_gpu > 0) co_await d2h->use(from_gpu, Tag{"ckpt-d2h-pinned", 0, i});
+    if (from_gpu > 0) co_await d2h->use(from_gpu, Tag{Activity::kCkptD2hPinned, 0, i});
     if (from_host > 0)
-      co_await thread->use(from_host / bytes_per_s(sw_.pageable_copy_gbps), Tag{"ckpt-copy", 0, i});
+      co_await thread->use(from_host / bytes_per_s(sw_.pageable_copy_gbps),
+                           Tag{Activity::kCkptCopy, 0, i});
     if (from_nvme > 0)
-      co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps), Tag{"ckpt-read", 0, i});
+      co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
+                              Tag{Activity::kCkptRead, 0, i});
     engine_.spawn(store(b, true, &written, &buffers));
   }
   co_await written.wait();
@@ -214,7 +221,8 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
   while (int(res.d2h.size()) < writers) {
     const std::size_t i = res.d2h.size();
     res.d2h.push_back(res.d2h[i % static_cast<std::size_t>(s.hardware.gpu_count)]);
-    res.threads.push_back(&engine.add_resource("ckpt-thread" + std::to_string(i), "s", 1.0));
+    res.threads.push_back(&engine.add_resource(ResourceKind::kCkptThread, static_cast<int>(i),
+                                               WorkUnit::kSeconds, 1.0));
   }
   const CheckpointResources used = res;
   CheckpointRun run(engine, plan, used);

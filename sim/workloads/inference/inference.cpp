@@ -16,6 +16,7 @@
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/layout.hpp"
+#include "model/parallelism.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/inference/inference.hpp"
 #include "sim/workloads/workload.hpp"
@@ -113,38 +114,33 @@ Task InferenceSim::aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done) {
 Task InferenceSim::fetch_module(int stage, int module, int pass) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
-  const double small_limit = std::max(em_.small_param_bytes, p_.aio.block_size_bytes);
+  const double small_limit = resident_param_limit_bytes(em_, p_.aio);
   int aio_copies = 0;
   if (p_.io_path == IoPath::kAio)
     for (const auto& t : mod.tensors)
-      if (t.bytes * p_.weights.nvme > 0 && t.bytes >= small_limit) ++aio_copies;
+      if (tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0) ++aio_copies;
   Latch copies(engine_, aio_copies);
   for (const auto& t : mod.tensors) {
-    double nvme_bytes = t.bytes * p_.weights.nvme;
-    double cpu_bytes = t.bytes * p_.weights.cpu;
-    // DeepSpeed keeps small parameters in host memory even when offloading to NVMe.
-    if (nvme_bytes > 0 && t.bytes < small_limit) {
-      cpu_bytes += nvme_bytes;
-      nvme_bytes = 0;
-    }
+    const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
+    const double nvme_bytes = src.nvme_bytes;
+    const double cpu_bytes = src.cpu_bytes;
     if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
     co_await engine_.delay(em_.fetch_overhead_s);
     if (nvme_bytes > 0) {
-      const double read_s =
-          nvme_timing_.read_latency_s + nvme_bytes / units::gbps_to_bytes_per_s(nvme_timing_.read_gbps);
+      const double read_s = nvme_timing_.read_s(nvme_bytes);
       if (p_.io_path == IoPath::kGds) {
         // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
         std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{st.h2d, nvme_bytes / tp_}};
-        co_await engine_.use_all(std::move(demands), Tag{"weights-nvme", pass, module});
+        co_await engine_.use_all(std::move(demands), Tag{Activity::kWeightsNvme, pass, module});
       } else {
         co_await swap_buffers_->acquire();
-        co_await nvme_->use(read_s, Tag{"weights-nvme", pass, module});
-        engine_.spawn(aio_copy(st.h2d, nvme_bytes / tp_, Tag{"weights-bounce", pass, module},
-                               &copies));
+        co_await nvme_->use(read_s, Tag{Activity::kWeightsNvme, pass, module});
+        engine_.spawn(aio_copy(st.h2d, nvme_bytes / tp_,
+                               Tag{Activity::kWeightsBounce, pass, module}, &copies));
       }
     }
     if (cpu_bytes > 0) {
-      const Tag tag{"weights-cpu", pass, module};
+      const Tag tag{Activity::kWeightsCpu, pass, module};
       if (p_.pin_memory) {
         co_await st.h2d->use(cpu_bytes / tp_, tag);
       } else {
@@ -182,7 +178,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
   const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
-  const Tag tag{"compute", pass, module};
+  const Tag tag{Activity::kCompute, pass, module};
 
   if (mod.kind != WeightModule::Kind::kLayer) {
     // Embedding lookup is a gather; the head is one GEMM for the last position of each sequence.
@@ -218,12 +214,13 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         gpu_kernel_s(gpu, em_, gemm_flops * qkv_share, weight_read_bytes * qkv_share + act_bytes / 2);
     co_await st.gpu->use(dequant_s + part1 + em_.layer_overhead_s / 2, tag);
     co_await st.d2h->use(sub_batch * (m_.hidden + 2.0 * m_.kv_dim()) * 2.0 / tp_,
-                         Tag{"kv-to-host", pass, module});
+                         Tag{Activity::kKvToHost, pass, module});
     const double cpu_s = cpu_attention_s(s_.hardware.host, em_, attn_flops * cpu_kv,
                                          sub_batch * context * kv_tok * cpu_kv);
     cpu_attention_s_ += cpu_s;
-    co_await cpu_->use(cpu_s, Tag{"attention-cpu", pass, module});
-    co_await st.h2d->use(sub_batch * m_.hidden * 2.0 / tp_, Tag{"attention-out", pass, module});
+    co_await cpu_->use(cpu_s, Tag{Activity::kAttentionCpu, pass, module});
+    co_await st.h2d->use(sub_batch * m_.hidden * 2.0 / tp_,
+                         Tag{Activity::kAttentionOut, pass, module});
     const double part2 = gpu_kernel_s(
         gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
         weight_read_bytes * (1 - qkv_share) + act_bytes / 2 + sub_batch * context * kv_tok * gpu_kv / tp_);
@@ -238,12 +235,13 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
                                   weight_read_bytes + act_bytes + kv_read + kv_write + score_bytes);
     co_await st.gpu->use(dequant_s + t + em_.layer_overhead_s, tag);
     if (prefill && cpu_kv > 0)
-      co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, Tag{"kv-offload", pass, module});
+      co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, Tag{Activity::kKvOffload, pass, module});
   }
   if (tp_ > 1) {
     // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
     const double bytes = tokens * m_.hidden * 2.0;
-    co_await st.peer->use(2.0 * 2.0 * (tp_ - 1) / tp_ * bytes, Tag{"allreduce", pass, module});
+    co_await st.peer->use(2.0 * 2.0 * (tp_ - 1) / tp_ * bytes,
+                          Tag{Activity::kAllreduce, pass, module});
   }
 }
 
@@ -271,7 +269,7 @@ Task InferenceSim::compute_stage(int stage) {
       }
       if (stage + 1 < n_stages_) {
         const double tokens = pass == 0 ? micro_batch * w_.prompt_tokens : micro_batch;
-        co_await st.peer->use(tokens * m_.hidden * 2.0, Tag{"activations", pass, stage});
+        co_await st.peer->use(tokens * m_.hidden * 2.0, Tag{Activity::kActivations, pass, stage});
         stage_input(pass, stage + 1, micro).set();
       } else {
         if (pass == 0 && micro == n_micro_ - 1) prefill_end_s_ = engine_.now();
@@ -294,19 +292,10 @@ RunResult InferenceSim::run() {
     throw ModelError("KV cache on NVMe is not modelled; place it on gpu and/or cpu");
   if (p_.weights.nvme > 0 && s_.hardware.nvme.count <= 0)
     throw ModelError("weights on nvme need hardware.nvme.count >= 1");
+  // The loader rejects these at load time; scenarios built in code are checked here.
+  if (const auto issue = parallelism_issue(s_))
+    throw ModelError(issue->key + ": " + issue->message);
   const auto& par = p_.parallelism;
-  if (m_.heads % par.tensor != 0 || m_.kv_heads % par.tensor != 0)
-    throw ModelError("tensor-parallel degree " + std::to_string(par.tensor) +
-                     " must divide the model's heads (" + std::to_string(m_.heads) +
-                     ") and KV heads (" + std::to_string(m_.kv_heads) + ")");
-  if (par.pipeline > m_.layers)
-    throw ModelError("pipeline degree exceeds the number of layers");
-  if (par.micro_batches > 1 && (p_.weights.cpu + p_.weights.nvme) > 0)
-    throw ModelError("pipeline micro-batches with streamed weights are not modelled: every "
-                     "micro-batch would re-fetch the stage's layers; use micro_batches: 1");
-  if (double(par.tensor) * par.pipeline > s_.hardware.gpu_count)
-    throw ModelError("parallelism needs " + std::to_string(par.tensor * par.pipeline) +
-                     " GPUs but hardware.gpu.count is " + std::to_string(s_.hardware.gpu_count));
 
   tp_ = par.tensor;
   n_stages_ = par.pipeline;
@@ -320,14 +309,15 @@ RunResult InferenceSim::run() {
   const GpuSpec& gpu = s_.hardware.gpu;
   stages_.resize(static_cast<std::size_t>(n_stages_));
   for (int i = 0; i < n_stages_; ++i) {
-    const std::string suffix = n_stages_ > 1 ? std::to_string(i) : "";
+    // One stage has unnumbered resources ("gpu"); several are numbered by stage ("gpu0").
+    const int index = n_stages_ > 1 ? i : kNoIndex;
     auto& st = stages_[static_cast<std::size_t>(i)];
-    st.gpu = &engine_.add_resource("gpu" + suffix, "s", 1.0);
-    st.h2d = &engine_.add_resource("pcie-h2d" + suffix, "bytes",
+    st.gpu = &engine_.add_resource(ResourceKind::kGpu, index, WorkUnit::kSeconds, 1.0);
+    st.h2d = &engine_.add_resource(ResourceKind::kPcieH2d, index, WorkUnit::kBytes,
                                    units::gbps_to_bytes_per_s(h2d_gbps(gpu, host)));
-    st.d2h = &engine_.add_resource("pcie-d2h" + suffix, "bytes",
+    st.d2h = &engine_.add_resource(ResourceKind::kPcieD2h, index, WorkUnit::kBytes,
                                    units::gbps_to_bytes_per_s(d2h_gbps(gpu, host)));
-    st.peer = &engine_.add_resource("gpu-peer" + suffix, "bytes",
+    st.peer = &engine_.add_resource(ResourceKind::kGpuPeer, index, WorkUnit::kBytes,
                                     units::gbps_to_bytes_per_s(gpu_peer_gbps(gpu, host)));
     st.slots = std::make_unique<Semaphore>(engine_, p_.prefetch_layers + 1);
     st.weights_ready = std::make_unique<FlagQueue>(engine_);
@@ -342,13 +332,13 @@ RunResult InferenceSim::run() {
     stages_[static_cast<std::size_t>(stage)].modules.push_back(mod);
   }
   if (s_.hardware.nvme.count > 0) {
-    nvme_ = &engine_.add_resource("nvme", "s", 1.0);
+    nvme_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
     double largest = 0;
     for (const auto& mod : modules_)
       for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
     nvme_timing_ = nvme_array_timing(s_.hardware.nvme, host, p_.aio, largest * p_.weights.nvme);
   }
-  cpu_ = &engine_.add_resource("cpu", "s", 1.0);
+  cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
 
   for (int micro = 0; micro < n_micro_; ++micro) stage_input(0, 0, micro).set();

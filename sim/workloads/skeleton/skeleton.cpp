@@ -28,7 +28,7 @@ Task decode_one_token(Resource& gpu, const Scenario& s, const ExecutionModel& ex
   const double layer_flops = layer_gemm_flops(m, 1.0);
   for (int layer = 0; layer < m.layers; ++layer)
     co_await gpu.use(gpu_kernel_s(s.hardware.gpu, exec, layer_flops, layer_bytes),
-                     Tag{"compute", 0, layer});
+                     Tag{Activity::kCompute, 0, layer});
 }
 
 RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
@@ -49,8 +49,9 @@ RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
 
   Engine engine;
   engine.enable_trace(options.trace);
-  // Resource rate 1 and unit "s": work is given in seconds of GPU time.
-  Resource& gpu = engine.add_resource("gpu", "s", 1.0);
+  // A typed resource (sim/engine/kinds.hpp): energy and the reports observe its kind, never its
+  // name. Rate 1 in seconds: work is given in seconds of GPU time.
+  Resource& gpu = engine.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
   engine.spawn(decode_one_token(gpu, s, options.exec));
   engine.run();
 

@@ -28,7 +28,7 @@ Task thrower(Engine& e) {
 
 TEST_CASE("a FIFO resource serves requests one after another at its rate", "[engine]") {
   Engine e;
-  Resource& link = e.add_resource("link", "bytes", 100.0);
+  Resource& link = e.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 100.0);
   std::vector<double> a, b;
   e.spawn(use_twice(link, 50.0, a, e));
   e.spawn(use_twice(link, 50.0, b, e));
@@ -41,7 +41,7 @@ TEST_CASE("a FIFO resource serves requests one after another at its rate", "[eng
 
 TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
   Engine e;
-  Resource& cores = e.add_resource("cores", "s", 1.0, 2);
+  Resource& cores = e.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0, 2);
   std::vector<double> a, b;
   e.spawn(use_twice(cores, 1.0, a, e));
   e.spawn(use_twice(cores, 1.0, b, e));
@@ -52,8 +52,8 @@ TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
 
 TEST_CASE("a flow across two resources runs at the slower one's rate and holds both", "[engine]") {
   Engine e;
-  Resource& fast = e.add_resource("fast", "bytes", 100.0);
-  Resource& slow = e.add_resource("slow", "bytes", 10.0);
+  Resource& fast = e.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 100.0);
+  Resource& slow = e.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kBytes, 10.0);
   std::vector<double> log;
   auto flow = [&]() -> Task {
     std::vector<Demand> d{Demand{&fast, 100.0}, Demand{&slow, 100.0}};
@@ -115,4 +115,57 @@ TEST_CASE("a process left waiting forever is freed with the engine", "[engine]")
   e->run();
   e.reset();
   SUCCEED();
+}
+
+TEST_CASE("a flow across more than eight resources waits for and holds every one", "[engine]") {
+  // Regression: reserve_all used to drop every demand past the eighth, so a slow ninth link
+  // neither set the flow's duration nor was counted busy.
+  Engine e;
+  std::vector<Demand> demands;
+  for (int i = 0; i < 8; ++i)
+    demands.push_back({&e.add_resource(ResourceKind::kPcieH2d, i, WorkUnit::kBytes, 100.0), 100.0});
+  Resource& slow = e.add_resource(ResourceKind::kNvme, 8, WorkUnit::kBytes, 10.0);
+  Resource& busy = e.add_resource(ResourceKind::kCpu, 9, WorkUnit::kSeconds, 1.0);
+  demands.push_back({&slow, 100.0});
+  demands.push_back({&busy, 1.0});
+  // `busy` is occupied until t = 3: the flow starts then, when all ten are free.
+  auto hog = [&]() -> Task { co_await busy.use(3.0); };
+  double done_s = -1;
+  auto flow = [&]() -> Task {
+    co_await e.use_all(demands);
+    done_s = e.now();
+  };
+  e.spawn(hog());
+  e.spawn(flow());
+  e.run();
+  REQUIRE(done_s == Approx(3.0 + 10.0));
+  REQUIRE(slow.busy_s() == Approx(10.0));
+  REQUIRE(busy.busy_s() == Approx(3.0 + 1.0));
+}
+
+TEST_CASE("run_until runs the events due by then and leaves the rest queued", "[engine]") {
+  Engine e;
+  std::vector<double> log;
+  for (double t : {1.0, 2.0, 3.0}) e.spawn(wait_then(e, t, log));
+  e.run_until(0.5);  // the three starts at t = 0, none of the wake-ups
+  REQUIRE(log.empty());
+  REQUIRE(e.now() == 0.5);
+  e.run_until(2.0);  // an event exactly at the bound runs
+  REQUIRE(log == std::vector<double>{1.0, 2.0});
+  REQUIRE(e.now() == 2.0);
+  e.run_until(2.5);  // nothing due: only the clock moves
+  REQUIRE(log.size() == 2);
+  REQUIRE(e.now() == 2.5);
+  // A process started now begins at the bound, not at the last event.
+  e.spawn(wait_then(e, 0.25, log));
+  e.run();
+  REQUIRE(log == std::vector<double>{1.0, 2.0, 2.75, 3.0});
+  REQUIRE(e.now() == 3.0);  // run() stops at the last event
+}
+
+TEST_CASE("run_until rethrows a process's exception", "[engine]") {
+  Engine e;
+  e.spawn(thrower(e));
+  REQUIRE_NOTHROW(e.run_until(0.5));
+  REQUIRE_THROWS_WITH(e.run_until(1.0), "boom");
 }
