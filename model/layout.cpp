@@ -58,4 +58,14 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
   return modules;
 }
 
+TensorSource tensor_source(const WeightTensor& t, const Placement& weights,
+                           double small_limit_bytes) {
+  TensorSource src{t.bytes * weights.nvme, t.bytes * weights.cpu};
+  if (src.nvme_bytes > 0 && t.bytes < small_limit_bytes) {
+    src.cpu_bytes += src.nvme_bytes;
+    src.nvme_bytes = 0;
+  }
+  return src;
+}
+
 }  // namespace tiersim

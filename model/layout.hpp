@@ -29,4 +29,14 @@ struct WeightModule {
 // the output projection runs.
 std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p);
 
+// Where one fetch of tensor `t` reads its bytes from under the policy's weight placement. Tensors
+// smaller than `small_limit_bytes` (small_param_limit_bytes in model/perf.hpp) stay in host memory
+// even when offloaded to NVMe, as DeepSpeed keeps them.
+struct TensorSource {
+  double nvme_bytes = 0;
+  double cpu_bytes = 0;
+};
+TensorSource tensor_source(const WeightTensor& t, const Placement& weights,
+                           double small_limit_bytes);
+
 }  // namespace tiersim
