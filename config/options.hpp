@@ -23,6 +23,7 @@ enum class ValueType {
   kInt,         // integer; `choices` (if any) lists the allowed values
   kNumber,      // real number
   kSize,        // bytes: 4096, 4KiB, 16MiB, 1GiB, 1.5GB
+  kDuration,    // seconds, always written with a unit: 2s, 200ms, 50us, 1min
   kBool,        // true | false
   kText,        // non-empty text
   kChoice,      // one of `choices` (case-insensitive)

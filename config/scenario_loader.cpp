@@ -45,6 +45,7 @@ class Loader {
   void resolve_nvme();
   void resolve_prices(const Catalog& catalog);
   void check_cross_fields() const;
+  void check_serving() const;
   std::string emit_resolved();
   bool given(const std::string& path) const { return given_.count(path) > 0; }
 
@@ -311,6 +312,8 @@ void Loader::check_cross_fields() const {
       s_.checkpoint.target.kind == StorageTarget::Kind::kLocalNvme && !nvme)
     fail_at("workload.target.kind", "local_nvme needs NVMe drives (hardware.nvme)");
 
+  if (s_.kind == WorkloadKind::kServing) check_serving();
+
   // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
   if (const auto issue = parallelism_issue(s_)) fail_at(issue->key, issue->message);
   if (s_.kind == WorkloadKind::kInference && pol.schedule == Schedule::kFlexGenBlock &&
@@ -355,6 +358,57 @@ void Loader::check_cross_fields() const {
                   ") = " + format_number(steps) + " simulated layer steps, above the limit of " +
                   format_number(kMaxInferenceLayerSteps));
   }
+}
+
+void Loader::check_serving() const {
+  const ServingWorkload& w = s_.serving;
+  const bool rate = w.arrival_rate_per_s > 0;
+  if (w.trace.empty() && !rate)
+    fail_at("workload.arrival_rate",
+            "missing: give workload.arrival_rate (requests/s) or a workload.trace");
+  if (!w.trace.empty() && rate)
+    fail_at("workload.arrival_rate",
+            "a trace gives the arrivals; remove workload.arrival_rate "
+            "or workload.trace");
+  const std::pair<const char*, std::pair<int, int>> bounds[] = {
+      {"workload.prompt_tokens", {w.prompt_tokens_min, w.prompt_tokens}},
+      {"workload.output_tokens", {w.output_tokens_min, w.output_tokens}}};
+  const ServingWorkload::Lengths dists[] = {w.prompt_dist, w.output_dist};
+  for (int i = 0; i < 2; ++i)
+    if (dists[i] == ServingWorkload::Lengths::kUniform &&
+        bounds[i].second.first > bounds[i].second.second)
+      fail_at(std::string(bounds[i].first) + "_min", "must not exceed " +
+                                                         std::string(bounds[i].first) + " (" +
+                                                         std::to_string(bounds[i].second.second) +
+                                                         "), the upper bound of the uniform "
+                                                         "distribution");
+  // The model's context window, where the catalog gives it (HF config max_position_embeddings):
+  // fixed and uniform lengths must fit in it; lognormal draws are truncated to it.
+  const LlmSpec& m = s_.model;
+  if (w.trace.empty() && m.sources.count("max_positions") &&
+      w.prompt_dist != ServingWorkload::Lengths::kLognormal &&
+      w.output_dist != ServingWorkload::Lengths::kLognormal &&
+      w.prompt_tokens + w.output_tokens > m.max_positions)
+    fail_at(given("workload.output_tokens") ? "workload.output_tokens" : "workload.prompt_tokens",
+            "prompt_tokens + output_tokens = " + std::to_string(w.prompt_tokens + w.output_tokens) +
+                " exceeds " + m.name + "'s context of " + std::to_string(m.max_positions) +
+                " tokens (model.max_positions)");
+  if (s_.policy.parallelism.pipeline != 1)
+    fail_at("policy.parallelism.pipeline",
+            "pipeline parallelism is not modelled for serving; use tensor parallelism, and more "
+            "GPUs than the tensor degree for data-parallel replicas");
+  if (s_.hardware.gpu_count % s_.policy.parallelism.tensor != 0)
+    fail_at("hardware.gpu.count",
+            "must be a multiple of tensor = " + std::to_string(s_.policy.parallelism.tensor) +
+                " (each replica of the model uses tensor GPUs)");
+  if (s_.policy.kv_cache.gpu < 1.0)
+    fail_at("policy.kv_cache",
+            "serving keeps the KV cache on the GPU (paged); KV offload to "
+            "host memory is modelled for the inference workload only");
+  if (s_.policy.weights.nvme > 0 && s_.hardware.gpu_count > s_.policy.parallelism.tensor)
+    fail_at("hardware.gpu.count",
+            "replicas that share one NVMe array are not modelled; use one "
+            "replica (gpu count = tensor) with weights on nvme");
 }
 
 // The map at dotted `path` below `root`, created (in its parent, recursively) when first asked

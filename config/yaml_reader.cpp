@@ -222,6 +222,20 @@ bool may_hold_markers(const std::string& text) {
 
 }  // namespace
 
+double YNode::as_duration_s(double min, double max, bool min_exclusive) const {
+  const std::string what = "a duration with a unit (s, ms, us, min or h; e.g. 2s, 200ms)";
+  const std::string text = scalar(what);
+  auto v = parse_duration_s(text);
+  if (!v) {
+    if (parse_double(text)) fail("expected " + what + ", got " + describe() + " (no unit)");
+    fail("expected " + what + ", got " + describe());
+  }
+  if (*v < min || (min_exclusive && *v == min) || *v > max)
+    fail("expected " + range_text(min, max, min_exclusive, false) + " of seconds, got " +
+         describe() + " (out of range)");
+  return *v;
+}
+
 YNode parse_yaml_text(const std::string& text, const std::string& display_name,
                       bool lines_known) {
   auto file = std::make_shared<const std::string>(display_name);
@@ -357,6 +371,24 @@ std::optional<double> parse_size(const std::string& text) {
       return std::isfinite(bytes) ? std::optional<double>(bytes) : std::nullopt;
     }
   }
+  return std::nullopt;
+}
+
+std::optional<double> parse_duration_s(const std::string& text) {
+  std::string s = text;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t pos = s.size();
+  while (pos > 0 && std::isalpha(static_cast<unsigned char>(s[pos - 1]))) --pos;
+  const std::string unit = to_lower(s.substr(pos));
+  std::string number = s.substr(0, pos);
+  while (!number.empty() && std::isspace(static_cast<unsigned char>(number.back())))
+    number.pop_back();
+  auto v = parse_double(number);
+  if (!v || unit.empty()) return std::nullopt;
+  static const std::pair<const char*, double> kUnits[] = {
+      {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"min", 60.0}, {"h", 3600.0}};
+  for (const auto& [name, factor] : kUnits)
+    if (unit == name) return *v * factor;
   return std::nullopt;
 }
 

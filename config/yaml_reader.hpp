@@ -55,6 +55,9 @@ class YNode {
   long long as_int(long long min, long long max) const;
   bool as_bool() const;
   double as_size_bytes(bool allow_zero = false) const;
+  // A duration with its unit ("2s", "200ms", "50us", "1.5min"), in seconds. A bare number fails:
+  // latency targets are read in seconds by some tools and in milliseconds by others.
+  double as_duration_s(double min, double max, bool min_exclusive = false) const;
 
   // The key path of a child, "a.b" + "c" -> "a.b.c".
   std::string child_path(const std::string& key) const;
@@ -96,6 +99,8 @@ std::string to_lower(std::string s);
 
 // "16MiB", "4KiB", "1GiB", "1.5GB", "4096" (plain numbers are bytes). nullopt when malformed.
 std::optional<double> parse_size(const std::string& text);
+// "2s", "200ms", "50us", "1.5min", "1h" in seconds; nullopt when malformed or without a unit.
+std::optional<double> parse_duration_s(const std::string& text);
 // Shortest text that reads back as exactly the same double ("0.1", "96", "1.5e+09").
 std::string format_number(double value);
 

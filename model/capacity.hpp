@@ -37,8 +37,30 @@ struct CapacityReport {
 // fp16 embeddings and norms).
 double model_weight_bytes(const LlmSpec& m, const Policy& p);
 
+// What the weights need: their bytes at the policy's precision, and the largest streamed module
+// and NVMe tensor (buffer sizes) and the largest module (dequantisation workspace).
+struct WeightFootprint {
+  double total_bytes = 0;
+  double max_streamed_module_bytes = 0;  // share of a module on cpu or nvme
+  double max_streamed_tensor_bytes = 0;  // share of a tensor on nvme
+  double max_module_elements = 0;
+};
+WeightFootprint weight_footprint(const LlmSpec& m, const Policy& p);
+
 // The inference scenario's memory per tier.
 CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em);
+
+// The serving scenario's memory per GPU of one replica: weights, buffers and the activation peak of
+// an iteration of `token_budget` tokens over `max_sequences` sequences; the rest of the GPU's
+// usable share is the paged KV cache. It does not fit when that pool cannot hold `min_kv_tokens`
+// (the longest request).
+struct ServingMemory {
+  CapacityReport report;
+  double kv_pool_bytes = 0;       // per GPU
+  double kv_bytes_per_token = 0;  // per GPU, all layers
+};
+ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, double token_budget,
+                               int max_sequences, double min_kv_tokens);
 
 // Builds the shortfall text and the fits flag from filled tiers.
 void finish_capacity(CapacityReport& report);

@@ -86,4 +86,38 @@ double nvme_drained_read_s(const NvmeArray& nvme, const HostSpec& host, const Ai
   return t;
 }
 
+double layer_weight_read_bytes(const LlmSpec& m, double tp) {
+  return layer_active_params(m) * 2.0 / tp;
+}
+
+double layer_activation_bytes(const LlmSpec& m, double tokens, double tp) {
+  return tokens * m.hidden * 2.0 * 8.0 / tp;
+}
+
+double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
+                       double module_elements, double tp) {
+  if (p.weight_bits >= 16) return 0;
+  return gpu_kernel_s(gpu, em, 0,
+                      module_elements * (bytes_per_weight(p.weight_bits, p.quant_group_size) + 2.0) /
+                          tp);
+}
+
+double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                      const LayerPass& pass, double tp) {
+  const double gemm_flops = layer_gemm_flops(m, pass.tokens) / tp;
+  return gpu_kernel_s(gpu, em, gemm_flops + pass.attention_flops / tp,
+                      layer_weight_read_bytes(m, tp) + layer_activation_bytes(m, pass.tokens, tp) +
+                          pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes);
+}
+
+double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
+                     double tokens, double sequences, double module_elements, double tp) {
+  double flops = 0, bytes = tokens * m.hidden * 2.0;
+  if (head) {
+    flops = 2.0 * sequences * m.vocab * m.hidden / tp;
+    bytes += module_elements * 2.0 / tp;
+  }
+  return gpu_kernel_s(gpu, em, flops, bytes) + em.layer_overhead_s / 4;
+}
+
 }  // namespace tiersim

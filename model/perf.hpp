@@ -78,4 +78,34 @@ NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host,
 double nvme_drained_read_s(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
                            double bytes);
 
+// The cost rules of one forward pass through one module on one GPU, shared by every workload that
+// runs transformer layers (inference, serving). `tp` is the tensor-parallel degree: each GPU holds
+// 1/tp of every weight matrix and of the KV heads.
+//
+// What one transformer layer's kernels do for a group of tokens.
+struct LayerPass {
+  double tokens = 0;           // tokens through the GEMMs
+  double attention_flops = 0;  // attention (scores and weighted sum) of the whole layer, all heads
+  double kv_read_bytes = 0;    // KV cache read on this GPU
+  double kv_write_bytes = 0;   // KV cache written on this GPU
+  double score_bytes = 0;      // eager attention's score matrices written and read on this GPU
+};
+// Weight bytes one GPU reads per layer pass: the fp16 (dequantised) copy of its shard.
+double layer_weight_read_bytes(const LlmSpec& m, double tp);
+// Activation traffic of one layer for `tokens` tokens on one GPU (hidden states in and out of the
+// eight kernels between the GEMMs).
+double layer_activation_bytes(const LlmSpec& m, double tokens, double tp);
+// Dequantising one layer's packed weights to fp16 before the GEMMs (0 at 16 bits): the packed
+// weights are read, the fp16 copies written, then the GEMM reads them again.
+double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
+                       double module_elements, double tp);
+// One layer's kernels with every operand in GPU memory, at the roofline (no launch overhead).
+double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                      const LayerPass& pass, double tp);
+// The embedding lookup (a gather) for `tokens` tokens, or the output head for the last position
+// of `sequences` sequences (one GEMM over the vocabulary), including their share of launch
+// overhead (a quarter of a layer's).
+double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
+                     double tokens, double sequences, double module_elements, double tp);
+
 }  // namespace tiersim

@@ -102,6 +102,34 @@ struct InferenceWorkload {
   int gen_tokens = 32;     // generated tokens per sequence (the first comes out of prefill)
 };
 
+// Online serving: a stream of requests arriving over time, batched by a scheduler on the same
+// GPUs, tiers and per-layer cost model as `inference` (sim/workloads/serving/).
+struct ServingWorkload {
+  int requests = 1000;             // requests simulated (the first N rows of a trace)
+  double arrival_rate_per_s = -1;  // mean arrival rate; -1 = unset (a trace gives the arrivals)
+  double arrival_cv = 1;           // coefficient of variation of inter-arrival gaps (1 = Poisson)
+  std::string trace;               // CSV of requests (Azure LLM inference trace or plain); "" = none
+  // Length distributions of prompts and outputs when no trace gives them.
+  enum class Lengths { kFixed, kUniform, kLognormal };
+  Lengths prompt_dist = Lengths::kFixed;
+  int prompt_tokens = 512;         // fixed: the length; uniform: the upper bound; lognormal: median
+  int prompt_tokens_min = 1;       // uniform: the lower bound
+  double prompt_sigma = 1;         // lognormal: standard deviation of ln(length)
+  Lengths output_dist = Lengths::kFixed;
+  int output_tokens = 128;
+  int output_tokens_min = 1;
+  double output_sigma = 1;
+  enum class Scheduler { kStatic, kContinuous, kChunked } scheduler = Scheduler::kContinuous;
+  int max_batch = 256;             // requests in one batch (static) or running at once
+  double max_wait_s = 0;           // static: longest the oldest request waits for a full batch
+  int token_budget = 0;            // tokens per iteration; 0 = the scheduler's default
+  int block_tokens = 16;           // paged KV cache block
+  double gpu_memory_utilization = 0.9;  // share of GPU memory the server may use
+  double slo_ttft_s = -1;          // time-to-first-token target; -1 = none
+  double slo_tbt_s = -1;           // time-between-tokens target (per-request mean); -1 = none
+  int seed = 1;
+};
+
 // A raw transfer benchmark of the NVMe array (what DeepSpeed's ds_io measures).
 struct IoWorkload {
   bool write = false;
@@ -204,6 +232,7 @@ struct Scenario {
   LlmSpec model;
   WorkloadKind kind = WorkloadKind::kInference;
   InferenceWorkload inference;
+  ServingWorkload serving;
   TrainingWorkload training;
   CheckpointWorkload checkpoint;
   IoWorkload io;

@@ -14,8 +14,11 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   const Hardware& hw = s.hardware;
   ActivityTimes a;
   a.makespan_s = r.metric("total_s");
-  // Only the inference workload splits GPUs over tensor-parallel ranks; the io benchmark has none.
-  const int tp = s.kind == WorkloadKind::kInference ? std::max(1, s.policy.parallelism.tensor) : 1;
+  // Inference and serving split GPUs over tensor-parallel ranks (one gpu resource stands for
+  // `tensor` GPUs in lockstep); the io benchmark has none.
+  const bool tensor_parallel =
+      s.kind == WorkloadKind::kInference || s.kind == WorkloadKind::kServing;
+  const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.tensor) : 1;
   double pcie_bytes = 0;
   double nvme_busy_s = 0;
   for (const auto& u : r.utilization) {
@@ -107,6 +110,8 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
     r.set("facility_energy_j_per_token", e.facility_j() / tokens, "J/token");
     r.set("tokens_per_kwh", tokens / (e.it_j() / units::kJoulesPerKwh), "tokens/kWh");
   }
+  const double requests = r.metric("requests_completed");
+  if (requests > 0) r.set("energy_j_per_request", e.it_j() / requests, "J/request");
   if (!prices_known) return;  // cost_note() explains; `run` without prices still works
 
   const double tokens_per_s = tokens > 0 ? r.metric("throughput_tokens_per_s") : 0.0;
@@ -119,6 +124,8 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   r.set("capex_usd_per_hour", c.capex_usd_per_hour, "USD/h");
   r.set("energy_usd_per_hour", c.energy_usd_per_hour, "USD/h");
   r.set("usd_per_hour", c.usd_per_hour, "USD/h");
+  if (requests > 0)
+    r.set("usd_per_request", c.usd_per_hour / (r.metric("requests_per_s") * 3600.0), "USD/request");
   if (c.per_token) {
     r.set("usd_per_million_tokens", c.usd_per_million_tokens, "USD/Mtoken");
     r.set("tokens_per_usd", c.tokens_per_usd, "tokens/USD");

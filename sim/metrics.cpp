@@ -32,10 +32,13 @@ const std::vector<MetricDecl> kMetrics = {
      "of the batch (0 when gen_tokens is 1)",
      "inference"},
     {"throughput_tokens_per_s", "tokens/s",
-     "generated_tokens / total_s: batch x gen_tokens over prefill plus decode, as the published "
-     "ZeRO-Inference and FlexGen figures count it",
-     "inference"},
-    {"generated_tokens", "tokens", "batch x gen_tokens", "inference"},
+     "generated_tokens / total_s: for inference batch x gen_tokens over prefill plus decode, as "
+     "the published ZeRO-Inference and FlexGen figures count it; for serving every request's "
+     "output over the whole run",
+     "inference, serving"},
+    {"generated_tokens", "tokens",
+     "tokens generated: batch x gen_tokens (inference), the sum of the requests' outputs (serving)",
+     "inference, serving"},
     {"weight_wait_s", "s",
      "time the first pipeline stage's compute waited for weights to arrive (fetch not hidden "
      "behind compute), summed over the run",
@@ -44,11 +47,76 @@ const std::vector<MetricDecl> kMetrics = {
      "CPU time spent on attention when the KV cache lives in host DRAM, summed over the run",
      "inference"},
     {"weights_bytes", "bytes", "model weight bytes at the policy's weight precision",
-     "inference"},
+     "inference, serving"},
     {"nvme_read_gbps_model", "GB/s",
      "read bandwidth of the NVMe array the device model predicts at the policy's block size and "
      "queue depth (present when weights or KV cache are on NVMe)",
-     "inference"},
+     "inference, serving"},
+
+    // Serving (requests arriving over time; sim/workloads/serving/). Latencies are measured from
+    // each request's arrival; percentiles are nearest-rank over the requests (TBT: over every gap
+    // between consecutive output tokens of every request).
+    {"requests_completed", "requests",
+     "requests served (all of them: the run ends when the last "
+     "one finishes)",
+     "serving"},
+    {"requests_per_s", "requests/s", "requests_completed / total_s", "serving"},
+    {"goodput_requests_per_s", "requests/s",
+     "requests meeting every latency target given (workload.slo_ttft on TTFT, workload.slo_tbt on "
+     "the request's time per output token) / total_s (DistServe's goodput)",
+     "serving"},
+    {"slo_attainment_pct", "%", "share of requests meeting every latency target given", "serving"},
+    {"queue_delay_mean_s", "s",
+     "mean time from arrival to the first iteration that works on the "
+     "request (scheduling delay)",
+     "serving"},
+    {"queue_delay_p50_s", "s", "median queueing delay", "serving"},
+    {"queue_delay_p99_s", "s", "99th percentile of the queueing delay", "serving"},
+    {"queue_delay_max_s", "s", "longest queueing delay", "serving"},
+    {"ttft_mean_s", "s",
+     "mean time to first token: arrival to the end of the iteration that "
+     "completes the request's prefill",
+     "serving"},
+    {"ttft_p50_s", "s", "median time to first token", "serving"},
+    {"ttft_p90_s", "s", "90th percentile of the time to first token", "serving"},
+    {"ttft_p99_s", "s", "99th percentile of the time to first token", "serving"},
+    {"ttft_max_s", "s", "longest time to first token", "serving"},
+    {"tbt_mean_s", "s",
+     "mean time between consecutive output tokens of a request, over every "
+     "token after the first (stalls from preemption included)",
+     "serving"},
+    {"tbt_p50_s", "s", "median time between tokens (to 0.1%: log-binned)", "serving"},
+    {"tbt_p90_s", "s", "90th percentile of the time between tokens (to 0.1%)", "serving"},
+    {"tbt_p99_s", "s", "99th percentile of the time between tokens (to 0.1%)", "serving"},
+    {"tbt_max_s", "s", "longest time between two tokens of a request", "serving"},
+    {"tpot_mean_s", "s",
+     "mean over requests of the time per output token, (last token - first "
+     "token) / (output - 1) (DistServe's TPOT; requests with one output token excluded)",
+     "serving"},
+    {"tpot_p99_s", "s", "99th percentile over requests of the time per output token", "serving"},
+    {"e2e_mean_s", "s", "mean end-to-end latency: arrival to the last token", "serving"},
+    {"e2e_p50_s", "s", "median end-to-end latency", "serving"},
+    {"e2e_p90_s", "s", "90th percentile of the end-to-end latency", "serving"},
+    {"e2e_p99_s", "s", "99th percentile of the end-to-end latency", "serving"},
+    {"e2e_max_s", "s", "longest end-to-end latency", "serving"},
+    {"mean_requests_in_system", "requests",
+     "time average of the requests queued or running (Little's L; equals requests_per_s x "
+     "e2e_mean_s)",
+     "serving"},
+    {"kv_cache_blocks", "blocks",
+     "paged KV cache blocks per replica (workload.block_tokens "
+     "tokens each) in the GPU memory left after weights and activations",
+     "serving"},
+    {"kv_cache_mean_pct", "%", "time average of the KV cache blocks in use, all replicas",
+     "serving"},
+    {"kv_cache_max_pct", "%", "most KV cache blocks in use at once on a replica", "serving"},
+    {"preemptions", "requests",
+     "times a running request was preempted for KV cache blocks (and "
+     "later recomputed)",
+     "serving"},
+    {"iterations", "iterations", "forward passes run, all replicas", "serving"},
+    {"replicas", "replicas", "copies of the model serving the stream: gpu count / tensor degree",
+     "serving"},
 
     // Raw I/O benchmark (ds_io).
     {"read_gbps", "GB/s", "bytes / total_s for a read transfer (1e9 bytes per GB)", "io"},
@@ -94,8 +162,8 @@ const std::vector<MetricDecl> kMetrics = {
      "training"},
     {"data_parallel", "ranks", "data-parallel degree: GPUs x nodes / (tensor x pipeline)",
      "training"},
-    {"checkpoint_stall_s", "s",
-     "time a periodic checkpoint adds to the iteration it follows", "training"},
+    {"checkpoint_stall_s", "s", "time a periodic checkpoint adds to the iteration it follows",
+     "training"},
     {"checkpoint_overhead_pct", "%",
      "checkpoint_stall_s as a share of the time between checkpoints including the stall",
      "training"},
@@ -118,6 +186,7 @@ const std::vector<MetricDecl> kMetrics = {
      "energy"},
     {"facility_energy_j_per_token", "J/token", "facility energy per generated token", "energy"},
     {"tokens_per_kwh", "tokens/kWh", "generated tokens per kWh of IT energy", "energy"},
+    {"energy_j_per_request", "J/request", "IT energy per served request (serving)", "energy"},
 
     // Cost (model/cost.cpp): present only when every component in use has a price.
     {"capex_usd", "USD", "purchase price of the configuration: the sum of the four parts below",
@@ -132,8 +201,9 @@ const std::vector<MetricDecl> kMetrics = {
     {"energy_usd_per_hour", "USD/h",
      "facility energy (IT x PUE) per serving hour at economics.usd_per_kwh", "cost"},
     {"usd_per_hour", "USD/h", "capex_usd_per_hour + energy_usd_per_hour", "cost"},
-    {"usd_per_million_tokens", "USD/Mtoken", "usd_per_hour per million generated tokens",
-     "cost"},
+    {"usd_per_million_tokens", "USD/Mtoken", "usd_per_hour per million generated tokens", "cost"},
+    {"usd_per_request", "USD/request",
+     "usd_per_hour per served request at the run's request rate (serving)", "cost"},
     {"tokens_per_usd", "tokens/USD", "generated tokens per dollar of usd_per_hour", "cost"},
     {"return_per_dollar", "tokens/s per 1000 USD capex",
      "throughput_tokens_per_s per thousand dollars of capex", "cost"},

@@ -26,7 +26,7 @@ capture() {  # NAME CMD...
   echo "exit $rc" >>"$out/$name"
 }
 
-for f in $(find scenarios/inference scenarios/reference scenarios/training -name '*.yaml' | sort) \
+for f in $(find scenarios/inference scenarios/reference scenarios/serving scenarios/training -name '*.yaml' | sort) \
   scenarios/plans/opt66b-base.yaml scenarios/sweeps/llama3-70b-h200-base.yaml; do
   capture "run--$(echo "${f#scenarios/}" | tr / _).json" "$bin" run "$f" --json
 done

@@ -182,26 +182,17 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 
   if (mod.kind != WeightModule::Kind::kLayer) {
     // Embedding lookup is a gather; the head is one GEMM for the last position of each sequence.
-    double flops = 0, bytes = tokens * m_.hidden * 2.0;
-    if (mod.kind == WeightModule::Kind::kHead) {
-      flops = 2.0 * sub_batch * m_.vocab * m_.hidden / tp_;
-      bytes += mod.elements() * 2.0 / tp_;
-    }
-    co_await st.gpu->use(gpu_kernel_s(gpu, em_, flops, bytes) + em_.layer_overhead_s / 4, tag);
+    co_await st.gpu->use(edge_module_s(m_, gpu, em_, mod.kind == WeightModule::Kind::kHead, tokens,
+                                       sub_batch, mod.elements(), tp_),
+                         tag);
     co_return;
   }
 
   const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
   const double gemm_flops = layer_gemm_flops(m_, tokens) / tp_;
-  const double active = layer_active_params(m_);
-  double weight_read_bytes = active * 2.0 / tp_;
-  double dequant_s = 0;
-  if (p_.weight_bits < 16) {
-    // Packed weights are read, fp16 copies written, then the GEMM reads them again.
-    dequant_s = gpu_kernel_s(gpu, em_, 0,
-                             mod.elements() * (bytes_per_weight(p_.weight_bits, p_.quant_group_size) + 2.0) / tp_);
-  }
-  const double act_bytes = tokens * m_.hidden * 2.0 * 8.0 / tp_;
+  const double weight_read_bytes = layer_weight_read_bytes(m_, tp_);
+  const double dequant_s = layer_dequant_s(gpu, em_, p_, mod.elements(), tp_);
+  const double act_bytes = layer_activation_bytes(m_, tokens, tp_);
   const double gpu_kv = p_.kv_cache.gpu, cpu_kv = p_.kv_cache.cpu;
   const double attn_flops = attention_flops(m_, tokens, context);
 
@@ -231,8 +222,9 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     // Eager attention materialises the score matrix in prefill: read and written in fp16.
     double score_bytes =
         prefill ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context : 0.0;
-    const double t = gpu_kernel_s(gpu, em_, gemm_flops + attn_flops / tp_,
-                                  weight_read_bytes + act_bytes + kv_read + kv_write + score_bytes);
+    const double t =
+        layer_kernel_s(m_, gpu, em_, LayerPass{tokens, attn_flops, kv_read, kv_write, score_bytes},
+                       tp_);
     co_await st.gpu->use(dequant_s + t + em_.layer_overhead_s, tag);
     if (prefill && cpu_kv > 0)
       co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, Tag{Activity::kKvOffload, pass, module});

@@ -1,0 +1,123 @@
+#include "sim/workloads/serving/iteration_cost.hpp"
+
+#include <algorithm>
+
+#include "model/layout.hpp"
+#include "model/llm.hpp"
+#include "model/units.hpp"
+
+namespace tiersim::sim {
+
+IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em) : s_(s), em_(em) {
+  const Policy& p = s.policy;
+  const LlmSpec& m = s.model;
+  const HostSpec& host = s.hardware.host;
+  tp_ = p.parallelism.tensor;
+  kv_token_layer_bytes_ = kv_bytes_per_token_layer(m, p.kv_bits / 8.0) / tp_;
+  peer_bps_ = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, host));
+  const auto modules = weight_modules(m, p);
+  const WeightModule& emb = modules.front();
+  const WeightModule& layer = modules[1];
+  const WeightModule& head = modules.back();
+  embedding_elements_ = emb.elements();
+  layer_elements_ = layer.elements();
+  head_elements_ = head.elements();
+  dequant_s_ = layer_dequant_s(s.hardware.gpu, em_, p, layer_elements_, tp_);
+
+  double largest = 0;
+  for (const auto& mod : modules)
+    for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
+  NvmeArrayTiming nvme;
+  if (s.hardware.nvme.count > 0) {
+    // The same operating point as the inference workload: the policy's AIO reader on the largest
+    // tensor's NVMe share.
+    nvme = nvme_array_timing(s.hardware.nvme, host, p.aio, largest * p.weights.nvme);
+    nvme_read_gbps_ = nvme.read_gbps;
+  }
+  const double h2d_bps = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
+  const double small_limit = resident_param_limit_bytes(em_, p.aio);
+  auto fetch = [&](const WeightModule& mod) {
+    Fetch f;
+    double serial_s = 0;
+    for (const auto& t : mod.tensors) {
+      const TensorSource src = tensor_source(t.bytes, p.weights, small_limit);
+      if (src.nvme_bytes <= 0 && src.cpu_bytes <= 0) continue;
+      serial_s += em_.fetch_overhead_s;
+      streamed_bytes_ += (src.nvme_bytes + src.cpu_bytes) / tp_;
+      if (src.nvme_bytes > 0) {
+        const double read_s = nvme.read_s(src.nvme_bytes);
+        const double copy_s = src.nvme_bytes / tp_ / h2d_bps;
+        f.nvme_s += read_s;
+        f.h2d_s += copy_s;
+        // GDS: drive to GPU in one flow at the slower rate. AIO: the read lands in a pinned
+        // bounce buffer and its copy to the GPU overlaps the next read.
+        serial_s += p.io_path == IoPath::kGds ? std::max(read_s, copy_s) : read_s;
+      }
+      if (src.cpu_bytes > 0) {
+        const double bytes = src.cpu_bytes / tp_;
+        if (p.pin_memory) {
+          serial_s += bytes / h2d_bps;
+          f.h2d_s += bytes / h2d_bps;
+        } else {
+          // Pageable memory: one CPU thread stages the copy through the driver's pinned buffers.
+          const double copy_s =
+              bytes / std::min(h2d_bps, units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+          serial_s += copy_s;
+          f.h2d_s += bytes / h2d_bps;
+          f.cpu_s += copy_s;
+        }
+      }
+    }
+    f.time_s = std::max(serial_s, f.h2d_s);
+    return f;
+  };
+  embedding_ = fetch(emb);
+  const double after_embedding = streamed_bytes_;
+  layer_ = fetch(layer);
+  // Every layer streams the same bytes; count them once per layer.
+  streamed_bytes_ = after_embedding + (streamed_bytes_ - after_embedding) * m.layers;
+  head_ = fetch(head);
+}
+
+IterationCost IterationModel::cost(const IterationShape& w) const {
+  const LlmSpec& m = s_.model;
+  const GpuSpec& gpu = s_.hardware.gpu;
+  const double tokens = w.tokens();
+  IterationCost c;
+  // Fused attention (FlashAttention, vLLM's PagedAttention) reads the KV cache once and keeps no
+  // score matrix (Kwon et al., SOSP 2023, section 4); causal prefill attends to half a chunk on
+  // average.
+  LayerPass pass;
+  pass.tokens = tokens;
+  pass.attention_flops = attention_flops(m, 1.0, w.prefill_pairs + w.decode_context_tokens);
+  pass.kv_read_bytes = (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_;
+  pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
+  const double layer_gpu_s =
+      dequant_s_ + layer_kernel_s(m, gpu, em_, pass, tp_) + em_.layer_overhead_s;
+  // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
+  // after the kernels, as in the inference workload.
+  const double layer_peer_s =
+      tp_ > 1 ? 2.0 * 2.0 * (tp_ - 1) / tp_ * tokens * m.hidden * 2.0 / peer_bps_ : 0.0;
+  const double layer_s = layer_gpu_s + layer_peer_s;
+  const double emb_s = edge_module_s(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
+  const double head_s = edge_module_s(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);
+
+  // Modules in order: embedding, the layers, the head. With prefetch, module i+1's weights arrive
+  // while module i computes (a two-stage pipeline); without it each fetch precedes its compute.
+  const double L = m.layers;
+  if (s_.policy.prefetch_layers > 0) {
+    c.time_s = embedding_.time_s + std::max(emb_s, layer_.time_s) +
+               (L - 1) * std::max(layer_s, layer_.time_s) + std::max(layer_s, head_.time_s) +
+               head_s;
+  } else {
+    c.time_s = embedding_.time_s + emb_s + L * (layer_.time_s + layer_s) + head_.time_s + head_s;
+  }
+  c.gpu_s = emb_s + L * layer_gpu_s + head_s;
+  c.peer_s = L * layer_peer_s;
+  c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s;
+  c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;
+  c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
+  return c;
+}
+
+}  // namespace tiersim::sim

@@ -1,0 +1,61 @@
+#pragma once
+// The cost of one serving iteration (one forward pass over every request the scheduler put in
+// it), from the same per-layer rules as the inference workload (model/perf.hpp): each layer's
+// weights come from their tier (GPU memory, or streamed from host DRAM or NVMe once per iteration
+// and shared by every request in it) while the previous layer computes; each layer's kernels run
+// at the roofline for the iteration's tokens plus attention over the requests' KV cache.
+#include "model/perf.hpp"
+#include "model/scenario.hpp"
+
+namespace tiersim::sim {
+
+// What an iteration processes. Prefill chunks are counted by their tokens, the query-key pairs
+// their causal attention computes and the earlier chunks' KV they read; decodes by their count and
+// the sum of their context lengths.
+struct IterationShape {
+  double prefill_tokens = 0;
+  double prefill_pairs = 0;           // sum over chunks of c * (offset + (c + 1) / 2)
+  double prefill_kv_read_tokens = 0;  // sum over chunks of offset (KV of earlier chunks)
+  double decodes = 0;
+  double decode_context_tokens = 0;  // sum of context lengths, the new token included
+  double sampled = 0;                // requests that produce a token (the head's rows)
+  double tokens() const { return prefill_tokens + decodes; }
+};
+
+struct IterationCost {
+  double time_s = 0;  // wall time of the iteration
+  double gpu_s = 0;   // kernel time on each GPU of the replica
+  double peer_s = 0;  // tensor-parallel all-reduce time
+  double h2d_s = 0;   // PCIe host-to-device time of the streamed weights
+  double nvme_s = 0;  // NVMe array time of the streamed weights
+  double cpu_s = 0;   // CPU time staging pageable copies
+};
+
+class IterationModel {
+ public:
+  IterationModel(const Scenario& s, const ExecutionModel& em);
+  IterationCost cost(const IterationShape& shape) const;
+  // Weight bytes streamed per iteration to each GPU, and the NVMe model's read rate (0 without
+  // NVMe), for the metrics.
+  double streamed_bytes_per_gpu() const { return streamed_bytes_; }
+  double nvme_read_gbps() const { return nvme_read_gbps_; }
+
+ private:
+  // One module's fetch: the fetch process's serial chain (per-tensor overhead, NVMe reads, pinned
+  // or pageable copies) or the total time on the PCIe link, whichever is longer.
+  struct Fetch {
+    double time_s = 0, h2d_s = 0, nvme_s = 0, cpu_s = 0;
+  };
+  const Scenario& s_;
+  ExecutionModel em_;
+  double tp_ = 1;
+  double kv_token_layer_bytes_ = 0;  // per GPU
+  double embedding_elements_ = 0, head_elements_ = 0, layer_elements_ = 0;
+  double dequant_s_ = 0;
+  double peer_bps_ = 0;
+  Fetch embedding_, layer_, head_;
+  double streamed_bytes_ = 0;
+  double nvme_read_gbps_ = 0;
+};
+
+}  // namespace tiersim::sim

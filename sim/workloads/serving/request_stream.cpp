@@ -1,0 +1,302 @@
+#include "sim/workloads/serving/request_stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numbers>
+#include <optional>
+#include <sstream>
+
+#include "model/errors.hpp"
+
+namespace tiersim::sim {
+
+std::uint64_t StreamRandom::next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double StreamRandom::uniform() {
+  // 53 random bits, shifted by half a step so that neither 0 nor 1 comes out.
+  return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
+}
+
+double StreamRandom::normal() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  const double r = std::sqrt(-2.0 * std::log(uniform()));
+  const double a = 2.0 * std::numbers::pi * uniform();
+  spare_ = r * std::sin(a);
+  has_spare_ = true;
+  return r * std::cos(a);
+}
+
+double StreamRandom::exponential(double mean) {
+  return -mean * std::log(uniform());
+}
+
+double StreamRandom::gamma(double mean, double cv) {
+  if (cv <= 0) return mean;
+  const double shape = 1.0 / (cv * cv);
+  const double scale = mean / shape;
+  // Shape < 1: draw at shape + 1 and scale by U^(1/shape) (Marsaglia and Tsang, section 6).
+  const double k = shape < 1 ? shape + 1 : shape;
+  const double d = k - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  double x = 0;
+  while (true) {
+    double z = 0, v = 0;
+    do {
+      z = normal();
+      v = 1.0 + c * z;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = uniform();
+    if (std::log(u) < 0.5 * z * z + d - d * v + d * std::log(v)) {
+      x = d * v;
+      break;
+    }
+  }
+  if (shape < 1) x *= std::pow(uniform(), 1.0 / shape);
+  return x * scale;
+}
+
+namespace {
+
+constexpr const char* kTraceKey = "workload.trace";
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level
+// Date Algorithms", days_from_civil).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+// A point in time as whole seconds since 1970 and the fraction of a second: a double of seconds
+// since 1970 would round the traces' 100 ns ticks.
+struct Timestamp {
+  long long whole_s = 0;
+  double fraction_s = 0;
+  double minus(const Timestamp& t0) const {
+    return static_cast<double>(whole_s - t0.whole_s) + (fraction_s - t0.fraction_s);
+  }
+};
+
+// "YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM|Z]" (UTC when an offset is given; only differences
+// between rows matter).
+std::optional<Timestamp> parse_timestamp(const std::string& text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, consumed = 0;
+  double sec = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &sec,
+                  &consumed) != 6)
+    return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61)
+    return std::nullopt;
+  std::string rest = text.substr(static_cast<std::size_t>(consumed));
+  double offset_s = 0;
+  if (rest == "Z" || rest.empty()) {
+  } else {
+    int oh = 0, om = 0, n = 0;
+    char sign = 0;
+    if (std::sscanf(rest.c_str(), "%c%2d:%2d%n", &sign, &oh, &om, &n) != 3 ||
+        static_cast<std::size_t>(n) != rest.size() || (sign != '+' && sign != '-'))
+      return std::nullopt;
+    offset_s = (sign == '+' ? 1 : -1) * (oh * 3600.0 + om * 60.0);
+  }
+  const long long days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  const double whole_sec = std::floor(sec);
+  return Timestamp{days * 86400 + h * 3600 + mi * 60 + static_cast<long long>(whole_sec) -
+                       static_cast<long long>(offset_s),
+                   sec - whole_sec};
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) {
+    const auto b = cell.find_first_not_of(" \t\"");
+    const auto e = cell.find_last_not_of(" \t\"");
+    out.push_back(b == std::string::npos ? std::string() : cell.substr(b, e - b + 1));
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::optional<long long> parse_count(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(text, &used);
+    if (used != text.size() || v != std::floor(v) || v < 0 || v > 1e9) return std::nullopt;
+    return static_cast<long long>(v);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<Request> read_trace(const std::string& path, int max_requests, int context_tokens) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
+  auto fail = [&](int line, const std::string& msg) -> void {
+    throw ConfigError(path, line, kTraceKey, msg);
+  };
+  std::string line;
+  int line_no = 0;
+  // Header: names the columns, in any order.
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    header = split_csv(line);
+    break;
+  }
+  if (header.empty()) fail(0, "the trace is empty (expected a header line and request rows)");
+  auto column = [&](const char* name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  const int ts = column("TIMESTAMP"), ctx = column("ContextTokens"),
+            gen = column("GeneratedTokens");
+  const int arr = column("arrival_s"), pr = column("prompt_tokens"), out = column("output_tokens");
+  const bool azure = ts >= 0 && ctx >= 0 && gen >= 0;
+  const bool plain = arr >= 0 && pr >= 0 && out >= 0;
+  if (!azure && !plain)
+    fail(line_no,
+         "expected a header with the columns TIMESTAMP,ContextTokens,GeneratedTokens "
+         "(Azure LLM inference trace) or arrival_s,prompt_tokens,output_tokens, got '" +
+             line + "'");
+  const int c_time = azure ? ts : arr, c_prompt = azure ? ctx : pr, c_out = azure ? gen : out;
+  const std::size_t needed =
+      static_cast<std::size_t>(std::max(c_time, std::max(c_prompt, c_out))) + 1;
+
+  std::vector<Request> requests;
+  std::optional<Timestamp> first_stamp;  // Azure rows are timed relative to the first row
+  while (static_cast<int>(requests.size()) < max_requests && std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const auto cells = split_csv(line);
+    if (cells.size() < needed)
+      fail(line_no, "expected " + std::to_string(header.size()) + " comma-separated columns, got " +
+                        std::to_string(cells.size()) + " in '" + line + "'");
+    Request r;
+    const std::string& t = cells[static_cast<std::size_t>(c_time)];
+    std::optional<double> when;
+    if (azure) {
+      if (const auto stamp = parse_timestamp(t)) {
+        if (!first_stamp) first_stamp = *stamp;
+        when = stamp->minus(*first_stamp);
+      }
+    } else {
+      try {
+        std::size_t used = 0;
+        when = std::stod(t, &used);
+        if (used != t.size() || !std::isfinite(*when) || *when < 0) when.reset();
+      } catch (const std::exception&) {
+        when.reset();
+      }
+    }
+    if (!when)
+      fail(line_no, std::string("expected ") +
+                        (azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
+                               : "an arrival time in seconds >= 0") +
+                        " in column " + header[static_cast<std::size_t>(c_time)] + ", got '" + t +
+                        "'");
+    r.arrival_s = *when;
+    const auto prompt = parse_count(cells[static_cast<std::size_t>(c_prompt)]);
+    const auto output = parse_count(cells[static_cast<std::size_t>(c_out)]);
+    if (!prompt || *prompt < 1)
+      fail(line_no, "expected a prompt length >= 1 in column " +
+                        header[static_cast<std::size_t>(c_prompt)] + ", got '" +
+                        cells[static_cast<std::size_t>(c_prompt)] + "'");
+    if (!output)
+      fail(line_no, "expected an output length >= 0 in column " +
+                        header[static_cast<std::size_t>(c_out)] + ", got '" +
+                        cells[static_cast<std::size_t>(c_out)] + "'");
+    r.prompt_tokens = static_cast<int>(*prompt);
+    // A request always produces its first token (the one prefill samples); rows with 0 generated
+    // tokens are counted as 1.
+    r.output_tokens = std::max(1, static_cast<int>(*output));
+    if (context_tokens > 0 && r.prompt_tokens + r.output_tokens > context_tokens)
+      fail(line_no, "prompt + output = " + std::to_string(r.prompt_tokens + r.output_tokens) +
+                        " tokens exceeds the model's context of " + std::to_string(context_tokens) +
+                        " tokens (model.max_positions)");
+    requests.push_back(r);
+  }
+  if (requests.empty()) fail(line_no, "the trace has a header but no request rows");
+  // Arrival order (the Azure files are sorted; a plain CSV need not be), relative to the first.
+  std::stable_sort(requests.begin(), requests.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  const double t0 = requests.front().arrival_s;
+  for (auto& r : requests) r.arrival_s -= t0;
+  return requests;
+}
+
+namespace {
+
+int draw_length(StreamRandom& rng, ServingWorkload::Lengths dist, int value, int min_value,
+                double sigma) {
+  switch (dist) {
+    case ServingWorkload::Lengths::kFixed:
+      return value;
+    case ServingWorkload::Lengths::kUniform: {
+      const double span = double(value) - double(min_value) + 1.0;
+      return min_value + std::min(value - min_value, static_cast<int>(rng.uniform() * span));
+    }
+    case ServingWorkload::Lengths::kLognormal: {
+      const double x = std::exp(std::log(double(value)) + sigma * rng.normal());
+      return static_cast<int>(std::clamp(std::round(x), 1.0, 1e9));
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<Request> request_stream(const Scenario& s) {
+  const ServingWorkload& w = s.serving;
+  // The model's context window where the catalog gives it (HF config max_position_embeddings).
+  const int context = s.model.sources.count("max_positions") ? s.model.max_positions : 0;
+  if (!w.trace.empty()) return read_trace(w.trace, w.requests, context);
+
+  std::vector<Request> out;
+  out.reserve(static_cast<std::size_t>(w.requests));
+  // Separate streams for arrivals and lengths, so that changing the rate keeps the same lengths.
+  StreamRandom arrivals(static_cast<std::uint64_t>(w.seed) * 2 + 1);
+  StreamRandom lengths(static_cast<std::uint64_t>(w.seed) * 2 + 2);
+  const double mean_gap_s = 1.0 / w.arrival_rate_per_s;
+  double t = 0;
+  for (int i = 0; i < w.requests; ++i) {
+    t += w.arrival_cv == 1.0 ? arrivals.exponential(mean_gap_s)
+                             : arrivals.gamma(mean_gap_s, w.arrival_cv);
+    Request r;
+    r.arrival_s = t;
+    r.prompt_tokens =
+        draw_length(lengths, w.prompt_dist, w.prompt_tokens, w.prompt_tokens_min, w.prompt_sigma);
+    r.output_tokens =
+        draw_length(lengths, w.output_dist, w.output_tokens, w.output_tokens_min, w.output_sigma);
+    if (context > 0) {
+      // Lognormal draws have no upper bound: truncate to the context window, as serving
+      // benchmarks filter their datasets (vLLM's ShareGPT filter drops prompts over 1024 and
+      // prompt + output over 2048 tokens).
+      r.prompt_tokens = std::min(r.prompt_tokens, context - 1);
+      r.output_tokens = std::min(r.output_tokens, context - r.prompt_tokens);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace tiersim::sim

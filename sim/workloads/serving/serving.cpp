@@ -1,0 +1,567 @@
+// Online serving: requests arrive over time (a seeded arrival process or a trace), a scheduler
+// batches them on one or more replicas of the model, and every iteration costs what the
+// inference workload's per-layer model says (iteration_cost.hpp): weights streamed from host DRAM
+// or NVMe once per iteration and shared by every request in it, compute at the roofline for the
+// iteration's tokens, attention over each request's KV cache.
+//
+// Schedulers (workload.scheduler):
+//   static      collect up to max_batch requests or wait at most max_wait, pad the batch to its
+//               longest prompt and run it to its longest output; arrivals wait for the next batch
+//               (ZeRO-Inference and FlexGen batches; the FasterTransformer baseline of Kwon et
+//               al., "Efficient Memory Management for LLM Serving with PagedAttention", SOSP 2023,
+//               section 6.1; Yu et al., "Orca", OSDI 2022, section 2).
+//   continuous  iteration-level batching (Orca) with vLLM's paged KV cache: blocks of
+//               block_tokens, a request is admitted first-come-first-served when its prompt's
+//               blocks are free (1% of blocks kept back, Vidur's watermark_blocks_fraction 0.01),
+//               waiting prompts run before decodes (vLLM V0 scheduler), and when a decode needs a
+//               block and none is free the most recently admitted request is preempted and later
+//               recomputed from its prompt and the tokens it had produced (vLLM's default
+//               preemption mode for single sequences).
+//   chunked     Sarathi-Serve (Agrawal et al., OSDI 2024): each iteration has a token budget
+//               (default 512, the artifact's chunk size); decodes first, then the prompts in
+//               progress and new prompts in chunks that fill the budget.
+//
+// The iteration loop runs on its own clock (an iteration ends, the scheduler forms the next);
+// the engine's resources record the busy time of each GPU, PCIe link and the NVMe array, so the
+// bottleneck, the trace and the energy and cost observers see serving as any other workload.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+
+#include "model/capacity.hpp"
+#include "model/errors.hpp"
+#include "model/units.hpp"
+#include "sim/workloads/serving/iteration_cost.hpp"
+#include "sim/workloads/serving/request_stream.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace tiersim::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Live {
+  Request req;
+  int target = 0;     // tokens to prefill: the prompt, or prompt + generated after a preemption
+  int prefilled = 0;  // of target
+  int generated = 0;
+  long blocks = 0;
+  double first_scheduled_s = -1;
+  double first_token_s = -1;
+  double last_token_s = -1;
+  double done_s = -1;
+  bool decoding() const { return prefilled == target; }
+};
+
+// Time between tokens of every request, pooled: a histogram with bins 0.1% wide (relative), so
+// percentiles over tens of millions of gaps need no list of them. Percentiles are exact to 0.1%.
+class GapHistogram {
+ public:
+  void add(double gap_s) {
+    const double x = std::max(gap_s, kMin);
+    const auto bin = static_cast<std::size_t>(std::log(x / kMin) / kLogWidth);
+    if (bin >= counts_.size()) counts_.resize(bin + 1, 0);
+    ++counts_[bin];
+    ++n_;
+    sum_ += gap_s;
+    max_ = std::max(max_, gap_s);
+  }
+  long count() const { return n_; }
+  double mean() const { return n_ ? sum_ / double(n_) : 0; }
+  double max() const { return max_; }
+  // Nearest rank, reported at the bin's geometric centre (never above the maximum).
+  double percentile(double p) const {
+    if (n_ == 0) return 0;
+    const long rank = std::max(1L, static_cast<long>(std::ceil(p / 100.0 * double(n_))));
+    long seen = 0;
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      seen += counts_[i];
+      if (seen >= rank) return std::min(max_, kMin * std::exp((double(i) + 0.5) * kLogWidth));
+    }
+    return max_;
+  }
+
+ private:
+  static constexpr double kMin = 1e-7;
+  static constexpr double kLogWidth = 0.001;
+  std::vector<long> counts_;
+  long n_ = 0;
+  double sum_ = 0, max_ = 0;
+};
+
+struct Totals {
+  GapHistogram gaps;
+  long preemptions = 0;
+  long iterations = 0;
+  double in_system_integral = 0;  // request-seconds (Little's L x time)
+  double kv_used_integral = 0;    // block-seconds
+  double kv_max_fraction = 0;
+};
+
+struct ReplicaResources {
+  Resource* gpu = nullptr;
+  Resource* h2d = nullptr;
+  Resource* peer = nullptr;
+  Resource* nvme = nullptr;
+  Resource* cpu = nullptr;
+};
+
+// One replica of the model (tensor-parallel GPUs in lockstep) with its own scheduler and KV pool.
+class Replica {
+ public:
+  Replica(const ServingWorkload& w, const IterationModel& model, ReplicaResources res,
+          long kv_blocks, int token_budget, Totals& totals)
+      : w_(w),
+        model_(model),
+        res_(res),
+        total_blocks_(kv_blocks),
+        free_blocks_(kv_blocks),
+        budget_(token_budget),
+        totals_(totals) {
+    watermark_ = static_cast<long>(std::ceil(0.01 * double(kv_blocks)));
+  }
+
+  void run(std::vector<Live*> arrivals) {
+    arrivals_ = std::move(arrivals);
+    while (true) {
+      const bool ran = w_.scheduler == ServingWorkload::Scheduler::kStatic    ? static_step()
+                       : w_.scheduler == ServingWorkload::Scheduler::kChunked ? chunked_step()
+                                                                              : continuous_step();
+      if (ran) continue;
+      if (next_ >= arrivals_.size()) break;
+      advance(std::max(now_, arrivals_[next_]->req.arrival_s));  // idle until the next arrival
+    }
+  }
+  double now() const { return now_; }
+
+ private:
+  long blocks_for(double tokens) const {
+    return static_cast<long>(std::ceil(tokens / double(w_.block_tokens)));
+  }
+
+  // Moves the clock to t1: integrates the number of requests in the system and the KV blocks in
+  // use, and queues the requests that arrived meanwhile.
+  void advance(double t1) {
+    const double dt = t1 - now_;
+    totals_.in_system_integral += double(waiting_.size() + running_.size()) * dt;
+    totals_.kv_used_integral += double(total_blocks_ - free_blocks_) * dt;
+    while (next_ < arrivals_.size() && arrivals_[next_]->req.arrival_s <= t1) {
+      Live* r = arrivals_[next_++];
+      totals_.in_system_integral += t1 - r->req.arrival_s;
+      waiting_.push_back(r);
+    }
+    now_ = t1;
+  }
+
+  // Runs one iteration from now: books the resources and advances the clock to its end.
+  void iterate(const IterationShape& shape, const std::vector<Live*>& scheduled) {
+    const IterationCost c = model_.cost(shape);
+    const double start = now_, end = now_ + c.time_s;
+    const auto book = [&](Resource* r, double busy_s, Activity activity) {
+      if (r && busy_s > 0)
+        r->reserve(0, start, std::min(end, start + busy_s), busy_s,
+                   Tag{activity, 0, static_cast<int>(totals_.iterations)});
+    };
+    book(res_.gpu, c.gpu_s, Activity::kCompute);
+    book(res_.peer, c.peer_s, Activity::kAllreduce);
+    book(res_.h2d, c.h2d_s, Activity::kWeightsCpu);
+    book(res_.nvme, c.nvme_s, Activity::kWeightsNvme);
+    book(res_.cpu, c.cpu_s, Activity::kWeightsCpu);
+    for (Live* r : scheduled)
+      if (r->first_scheduled_s < 0) r->first_scheduled_s = start;
+    totals_.kv_max_fraction = std::max(
+        totals_.kv_max_fraction, double(total_blocks_ - free_blocks_) / double(total_blocks_));
+    ++totals_.iterations;
+    advance(end);
+  }
+
+  // A request produced a token at the end of the iteration that just ran.
+  void emit_token(Live* r) {
+    if (r->generated == 0)
+      r->first_token_s = now_;
+    else
+      totals_.gaps.add(now_ - r->last_token_s);
+    r->last_token_s = now_;
+    if (++r->generated == r->req.output_tokens) r->done_s = now_;
+  }
+
+  void release(Live* r) {
+    free_blocks_ += r->blocks;
+    r->blocks = 0;
+  }
+
+  void remove_finished() {
+    auto done = [&](Live* r) {
+      if (r->done_s < 0) return false;
+      release(r);
+      return true;
+    };
+    running_.erase(std::remove_if(running_.begin(), running_.end(), done), running_.end());
+  }
+
+  // Recompute preemption: the request gives its blocks back and goes to the front of the queue;
+  // when admitted again it prefills its prompt and the tokens it had produced.
+  void preempt(Live* r) {
+    release(r);
+    r->target = r->req.prompt_tokens + r->generated;
+    r->prefilled = 0;
+    waiting_.push_front(r);
+    ++totals_.preemptions;
+  }
+
+  // Gives every decoding request in `running_` the block its next token needs, preempting the most
+  // recently admitted requests while none is free. Returns the requests that decode.
+  std::vector<Live*> reserve_decode_slots() {
+    std::vector<Live*> decodes;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      Live* r = running_[i];
+      if (!r->decoding()) continue;
+      const long need = blocks_for(r->req.prompt_tokens + r->generated) - r->blocks;
+      bool preempted_self = false;
+      while (need > free_blocks_) {
+        Live* victim = running_.back();
+        running_.pop_back();
+        std::erase(decodes, victim);
+        preempt(victim);
+        if (victim == r) {
+          preempted_self = true;
+          break;
+        }
+      }
+      if (preempted_self) break;
+      free_blocks_ -= need;
+      r->blocks += need;
+      decodes.push_back(r);
+    }
+    return decodes;
+  }
+
+  void add_decodes(IterationShape& shape, const std::vector<Live*>& decodes) const {
+    for (const Live* r : decodes) {
+      shape.decodes += 1;
+      shape.decode_context_tokens += r->req.prompt_tokens + r->generated;
+      shape.sampled += 1;
+    }
+  }
+
+  // Whether `r`'s prompt blocks can be taken now, keeping the watermark unless nothing runs.
+  bool can_admit(const Live* r, std::size_t admitted_now) const {
+    const long reserve = running_.empty() && admitted_now == 0 ? 0 : watermark_;
+    return free_blocks_ - blocks_for(r->target) >= reserve;
+  }
+
+  bool continuous_step() {
+    // Waiting prompts first, as many as the token budget, the running limit and the free blocks
+    // allow, in arrival order without skipping (vLLM V0, Sarathi-Serve's vLLM baseline).
+    std::vector<Live*> prefills;
+    IterationShape shape;
+    int budget = budget_;
+    while (!waiting_.empty() && running_.size() + prefills.size() < std::size_t(w_.max_batch)) {
+      Live* r = waiting_.front();
+      if (r->target > budget || !can_admit(r, prefills.size())) break;
+      waiting_.pop_front();
+      budget -= r->target;
+      r->blocks = blocks_for(r->target);
+      free_blocks_ -= r->blocks;
+      shape.prefill_tokens += r->target;
+      shape.prefill_pairs += double(r->target) * (double(r->target) + 1) / 2;
+      shape.sampled += 1;
+      prefills.push_back(r);
+    }
+    if (!prefills.empty()) {
+      for (Live* r : prefills) running_.push_back(r);
+      iterate(shape, prefills);
+      for (Live* r : prefills) {
+        r->prefilled = r->target;
+        emit_token(r);
+      }
+      remove_finished();
+      return true;
+    }
+    if (running_.empty()) return false;
+    const std::vector<Live*> decodes = reserve_decode_slots();
+    if (decodes.empty()) return true;  // everything was preempted; prefill next
+    add_decodes(shape, decodes);
+    iterate(shape, decodes);
+    for (Live* r : decodes) emit_token(r);
+    remove_finished();
+    return true;
+  }
+
+  bool chunked_step() {
+    IterationShape shape;
+    std::vector<Live*> scheduled = reserve_decode_slots();
+    add_decodes(shape, scheduled);
+    long budget = budget_ - static_cast<long>(scheduled.size());
+    std::vector<std::pair<Live*, int>> chunks;
+    auto add_chunk = [&](Live* r) {
+      const int c = static_cast<int>(std::min<long>(r->target - r->prefilled, budget));
+      if (c <= 0) return;
+      shape.prefill_tokens += c;
+      shape.prefill_pairs += double(c) * (double(r->prefilled) + (double(c) + 1) / 2);
+      shape.prefill_kv_read_tokens += r->prefilled;
+      if (r->prefilled + c == r->target) shape.sampled += 1;
+      budget -= c;
+      chunks.emplace_back(r, c);
+      scheduled.push_back(r);
+    };
+    // Prompts already in progress, then new ones (their whole prompt's blocks are taken at
+    // admission, as Sarathi-Serve's scheduler does).
+    for (Live* r : running_)
+      if (!r->decoding() && budget > 0) add_chunk(r);
+    std::size_t admitted = 0;
+    while (budget > 0 && !waiting_.empty() && running_.size() < std::size_t(w_.max_batch)) {
+      Live* r = waiting_.front();
+      if (!can_admit(r, admitted)) break;
+      waiting_.pop_front();
+      r->blocks = blocks_for(r->target);
+      free_blocks_ -= r->blocks;
+      running_.push_back(r);
+      ++admitted;
+      add_chunk(r);
+    }
+    if (scheduled.empty()) return false;
+    const std::size_t decodes = static_cast<std::size_t>(shape.decodes);
+    iterate(shape, scheduled);
+    for (std::size_t i = 0; i < decodes; ++i) emit_token(scheduled[i]);
+    for (auto& [r, c] : chunks) {
+      r->prefilled += c;
+      if (r->decoding()) emit_token(r);
+    }
+    remove_finished();
+    return true;
+  }
+
+  bool static_step() {
+    if (waiting_.empty() && next_ >= arrivals_.size()) return false;
+    const std::size_t B = static_cast<std::size_t>(w_.max_batch);
+    if (waiting_.size() < B) {
+      // Start when the batch is full or the oldest request has waited max_wait.
+      const std::size_t missing = B - waiting_.size();
+      const double full_at = next_ + missing - 1 < arrivals_.size()
+                                 ? arrivals_[next_ + missing - 1]->req.arrival_s
+                                 : kInf;
+      const double oldest =
+          waiting_.empty() ? arrivals_[next_]->req.arrival_s : waiting_.front()->req.arrival_s;
+      advance(std::max(now_, std::min(full_at, oldest + w_.max_wait_s)));
+    }
+    // The batch: up to B requests in arrival order whose padded KV cache fits in the pool.
+    std::vector<Live*> batch;
+    int max_prompt = 0, max_output = 0;
+    while (!waiting_.empty() && batch.size() < B) {
+      Live* r = waiting_.front();
+      const int p = std::max(max_prompt, r->req.prompt_tokens);
+      const int o = std::max(max_output, r->req.output_tokens);
+      if (!batch.empty() && long(batch.size() + 1) * blocks_for(p + o) > total_blocks_) break;
+      waiting_.pop_front();
+      batch.push_back(r);
+      max_prompt = p;
+      max_output = o;
+    }
+    for (Live* r : batch) running_.push_back(r);
+    const long per_seq = blocks_for(max_prompt + max_output);
+    free_blocks_ -= per_seq * long(batch.size());
+    const double n = double(batch.size());
+    // Prefill of the padded batch, then decode steps until its longest output is done; requests
+    // with shorter outputs leave when they have their tokens but their rows keep running.
+    IterationShape prefill;
+    prefill.prefill_tokens = n * max_prompt;
+    prefill.prefill_pairs = n * double(max_prompt) * (double(max_prompt) + 1) / 2;
+    prefill.sampled = n;
+    iterate(prefill, batch);
+    for (Live* r : batch) emit_token(r);
+    running_.erase(
+        std::remove_if(running_.begin(), running_.end(), [](Live* r) { return r->done_s >= 0; }),
+        running_.end());
+    for (int k = 1; k < max_output; ++k) {
+      IterationShape decode;
+      decode.decodes = n;
+      decode.decode_context_tokens = n * double(max_prompt + k);
+      decode.sampled = n;
+      iterate(decode, batch);
+      for (Live* r : batch)
+        if (r->done_s < 0) emit_token(r);
+      running_.erase(
+          std::remove_if(running_.begin(), running_.end(), [](Live* r) { return r->done_s >= 0; }),
+          running_.end());
+    }
+    free_blocks_ += per_seq * long(batch.size());
+    return true;
+  }
+
+  const ServingWorkload& w_;
+  const IterationModel& model_;
+  ReplicaResources res_;
+  long total_blocks_, free_blocks_, watermark_ = 0;
+  int budget_;
+  Totals& totals_;
+  std::vector<Live*> arrivals_;
+  std::size_t next_ = 0;
+  std::deque<Live*> waiting_;
+  std::vector<Live*> running_;
+  double now_ = 0;
+};
+
+// Nearest-rank percentile of a sorted list.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * double(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / double(v.size());
+}
+
+void set_distribution(RunResult& result, const std::string& prefix, std::vector<double> values,
+                      std::initializer_list<double> ps) {
+  std::sort(values.begin(), values.end());
+  result.set(prefix + "_mean_s", mean(values), "s");
+  for (double p : ps)
+    result.set(prefix + "_p" + std::to_string(static_cast<int>(p)) + "_s", percentile(values, p),
+               "s");
+  result.set(prefix + "_max_s", values.empty() ? 0 : values.back(), "s");
+}
+
+RunResult run_serving(const Scenario& s, const SimOptions& options) {
+  const ServingWorkload& w = s.serving;
+  const LlmSpec& m = s.model;
+  const Policy& p = s.policy;
+  RunResult result;
+  result.workload = "serving";
+
+  const std::vector<Request> requests = request_stream(s);
+  int max_prompt = 0, max_total = 0;
+  for (const auto& r : requests) {
+    max_prompt = std::max(max_prompt, r.prompt_tokens);
+    max_total = std::max(max_total, r.prompt_tokens + r.output_tokens);
+  }
+  // Token budget per iteration: Sarathi-Serve's chunk size 512 (artifact default); vLLM's
+  // max_num_batched_tokens without chunking, max(max_model_len, 2048) (vllm/config.py
+  // SchedulerConfig); a static batch prefills every prompt at once.
+  int budget = w.token_budget;
+  if (budget == 0)
+    budget = w.scheduler == ServingWorkload::Scheduler::kChunked ? 512
+             : w.scheduler == ServingWorkload::Scheduler::kContinuous
+                 ? std::max({m.max_positions, 2048, max_total})
+                 : w.max_batch * max_prompt;
+  if (w.scheduler == ServingWorkload::Scheduler::kContinuous && budget < max_total)
+    throw ModelError("workload.token_budget " + std::to_string(budget) +
+                     " is below the longest request (" + std::to_string(max_total) +
+                     " tokens with its output): the continuous scheduler prefills a prompt in "
+                     "one iteration; raise it or use scheduler: chunked");
+
+  const ExecutionModel& em = options.exec;
+  const ServingMemory mem = serving_capacity(s, em, budget, w.max_batch, max_total);
+  result.memory = mem.report.tiers;
+  result.fits = mem.report.fits;
+  result.shortfall = mem.report.shortfall;
+  if (!result.fits) return result;
+  const long blocks =
+      static_cast<long>(std::floor(mem.kv_pool_bytes / (mem.kv_bytes_per_token * w.block_tokens)));
+
+  const IterationModel model(s, em);
+  Engine engine;
+  engine.enable_trace(options.trace);
+  const int tp = p.parallelism.tensor;
+  const int replicas = s.hardware.gpu_count / tp;
+  // Resources record busy seconds (rate 1); typed like the inference workload's, so the energy
+  // observer maps them to components.
+  const auto seconds = [&](ResourceKind kind, int index) {
+    return &engine.add_resource(kind, index, WorkUnit::kSeconds, 1.0);
+  };
+  Resource* nvme = s.hardware.nvme.count > 0 ? seconds(ResourceKind::kNvme, kNoIndex) : nullptr;
+  Resource* cpu = p.pin_memory ? nullptr : seconds(ResourceKind::kCpu, kNoIndex);
+  std::vector<ReplicaResources> res(static_cast<std::size_t>(replicas));
+  for (int i = 0; i < replicas; ++i) {
+    const int index = replicas > 1 ? i : kNoIndex;
+    auto& r = res[static_cast<std::size_t>(i)];
+    r.gpu = seconds(ResourceKind::kGpu, index);
+    if (p.weights.cpu + p.weights.nvme > 0) r.h2d = seconds(ResourceKind::kPcieH2d, index);
+    if (tp > 1) r.peer = seconds(ResourceKind::kGpuPeer, index);
+    r.nvme = nvme;
+    r.cpu = cpu;
+  }
+
+  // Round-robin dispatch over the replicas (a load balancer that knows nothing of their queues).
+  std::vector<Live> live(requests.size());
+  std::vector<std::vector<Live*>> streams(static_cast<std::size_t>(replicas));
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    live[i].req = requests[i];
+    live[i].target = requests[i].prompt_tokens;
+    streams[i % static_cast<std::size_t>(replicas)].push_back(&live[i]);
+  }
+  Totals totals;
+  double total_s = 0;
+  for (int i = 0; i < replicas; ++i) {
+    Replica replica(w, model, res[static_cast<std::size_t>(i)], blocks, budget, totals);
+    replica.run(std::move(streams[static_cast<std::size_t>(i)]));
+    total_s = std::max(total_s, replica.now());
+  }
+
+  std::vector<double> queue, ttft, e2e, tpot;
+  double generated = 0;
+  long good = 0;
+  for (const Live& r : live) {
+    queue.push_back(r.first_scheduled_s - r.req.arrival_s);
+    ttft.push_back(r.first_token_s - r.req.arrival_s);
+    e2e.push_back(r.done_s - r.req.arrival_s);
+    // Time per output token, DistServe's definition: (last - first) / (output - 1).
+    const double per_token =
+        r.req.output_tokens > 1 ? (r.done_s - r.first_token_s) / (r.req.output_tokens - 1) : 0.0;
+    if (r.req.output_tokens > 1) tpot.push_back(per_token);
+    generated += r.req.output_tokens;
+    const bool ttft_ok = w.slo_ttft_s < 0 || ttft.back() <= w.slo_ttft_s;
+    const bool tbt_ok = w.slo_tbt_s < 0 || per_token <= w.slo_tbt_s;
+    if (ttft_ok && tbt_ok) ++good;
+  }
+  const double n = double(live.size());
+  result.set("total_s", total_s, "s");
+  result.set("requests_completed", n, "requests");
+  result.set("requests_per_s", n / total_s, "requests/s");
+  result.set("generated_tokens", generated, "tokens");
+  result.set("throughput_tokens_per_s", generated / total_s, "tokens/s");
+  if (w.slo_ttft_s > 0 || w.slo_tbt_s > 0) {
+    result.set("goodput_requests_per_s", double(good) / total_s, "requests/s");
+    result.set("slo_attainment_pct", 100.0 * double(good) / n, "%");
+  }
+  set_distribution(result, "queue_delay", queue, {50, 99});
+  set_distribution(result, "ttft", ttft, {50, 90, 99});
+  result.set("tbt_mean_s", totals.gaps.mean(), "s");
+  for (int pct : {50, 90, 99})
+    result.set("tbt_p" + std::to_string(pct) + "_s", totals.gaps.percentile(pct), "s");
+  result.set("tbt_max_s", totals.gaps.max(), "s");
+  std::sort(tpot.begin(), tpot.end());
+  result.set("tpot_mean_s", mean(tpot), "s");
+  result.set("tpot_p99_s", percentile(tpot, 99), "s");
+  set_distribution(result, "e2e", e2e, {50, 90, 99});
+  result.set("mean_requests_in_system", totals.in_system_integral / total_s, "requests");
+  result.set("kv_cache_blocks", double(blocks), "blocks");
+  result.set("kv_cache_mean_pct",
+             100.0 * totals.kv_used_integral / (double(blocks) * replicas * total_s), "%");
+  result.set("kv_cache_max_pct", 100.0 * totals.kv_max_fraction, "%");
+  result.set("preemptions", double(totals.preemptions), "requests");
+  result.set("iterations", double(totals.iterations), "iterations");
+  result.set("replicas", replicas, "replicas");
+  result.set("weights_bytes", model_weight_bytes(m, p), "bytes");
+  if (nvme) result.set("nvme_read_gbps_model", model.nvme_read_gbps(), "GB/s");
+  collect_usage(engine, total_s, result);
+  return result;
+}
+
+}  // namespace
+
+namespace workloads {
+const WorkloadOps serving_workload{
+    "serving", WorkloadKind::kServing,
+    "online serving: requests arriving over time (Poisson, gamma or a trace), batched by a static, "
+    "continuous (vLLM) or chunked-prefill (Sarathi-Serve) scheduler; latency percentiles and "
+    "goodput",
+    kCapEnergyAndCost | kCapGeneratesTokens, &run_serving};
+}  // namespace workloads
+
+}  // namespace tiersim::sim

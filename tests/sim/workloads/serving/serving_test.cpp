@@ -1,0 +1,268 @@
+// The serving workload against queueing theory (M/D/1, Little's law), its determinism, its
+// schedulers' bookkeeping, and its errors for bad input.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "model/errors.hpp"
+#include "sim/simulate.hpp"
+#include "sim/workloads/serving/request_stream.hpp"
+#include "tests/support.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace tiersim {
+namespace {
+
+// Llama-3-8B resident on one H100: fast iterations, a large KV pool.
+const char* kServingYaml = R"(
+name: serving-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3-8b}
+workload:
+  kind: serving
+  arrival_rate: 1
+  requests: 200
+  prompt_tokens: 256
+  output_tokens: 32
+)";
+
+// The same without a rate: a trace gives the arrivals.
+const char* kTraceYaml = R"(
+name: serving-trace-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3-8b}
+workload: {kind: serving}
+)";
+
+sim::RunResult run(std::vector<std::string> sets) {
+  return sim::simulate(test::load_yaml(kServingYaml, std::move(sets)));
+}
+
+std::string error_of(std::vector<std::string> sets, const std::string& yaml = kServingYaml) {
+  try {
+    sim::simulate(test::load_yaml(yaml, std::move(sets)));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("serving with batch size 1 and Poisson arrivals is an M/D/1 queue",
+          "[workloads][serving]") {
+  // Static batches of one request with one output token: every request is one prefill iteration
+  // of the same length S, so the server is M/D/1 and the mean wait in queue is
+  // rho S / (2 (1 - rho)) (Pollaczek-Khinchine; Kleinrock, Queueing Systems vol. 1, section 5.6).
+  const std::vector<std::string> base = {"workload.scheduler=static", "workload.max_batch=1",
+                                         "workload.output_tokens=1"};
+  auto with = [&](std::vector<std::string> more) {
+    auto all = base;
+    all.insert(all.end(), more.begin(), more.end());
+    return all;
+  };
+  const sim::RunResult alone = run(with({"workload.requests=1"}));
+  const double service_s = alone.metric("e2e_mean_s");
+  REQUIRE(service_s > 0);
+  CHECK(alone.metric("queue_delay_mean_s") == 0);
+  for (double rho : {0.5, 0.8}) {
+    const sim::RunResult r = run(with(
+        {"workload.arrival_rate=" + std::to_string(rho / service_s), "workload.requests=200000"}));
+    const double theory_s = rho * service_s / (2 * (1 - rho));
+    const double sim_s = r.metric("queue_delay_mean_s");
+    INFO("rho " << rho << ": simulated " << sim_s << " s, Pollaczek-Khinchine " << theory_s
+                << " s");
+    CHECK(sim_s == Approx(theory_s).epsilon(0.03));
+    // Every request is served in S once it starts.
+    CHECK(r.metric("e2e_mean_s") == Approx(sim_s + service_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("Little's law holds on a continuous-batching run", "[workloads][serving]") {
+  // L (the time average of requests queued or running, integrated from the scheduler's queues)
+  // equals the throughput times the mean time in system (from each request's timestamps). A
+  // request left in a queue after it finished, or lost from one on preemption, breaks it.
+  for (const char* scheduler : {"continuous", "chunked", "static"}) {
+    const sim::RunResult r =
+        run({std::string("workload.scheduler=") + scheduler, "workload.arrival_rate=20",
+             "workload.prompt_dist=lognormal", "workload.output_dist=lognormal",
+             "workload.requests=2000", "workload.max_batch=16"});
+    INFO(scheduler);
+    REQUIRE(r.fits);
+    CHECK(r.metric("mean_requests_in_system") > 1);
+    CHECK(r.metric("mean_requests_in_system") ==
+          Approx(r.metric("requests_per_s") * r.metric("e2e_mean_s")).epsilon(1e-9));
+    CHECK(r.metric("requests_completed") == 2000);
+  }
+}
+
+TEST_CASE("the same seed gives the same run, another seed another", "[workloads][serving]") {
+  const std::vector<std::string> sets = {"workload.arrival_cv=3", "workload.prompt_dist=uniform",
+                                         "workload.prompt_tokens_min=16"};
+  const sim::RunResult a = run(sets), b = run(sets);
+  REQUIRE(a.metrics.size() == b.metrics.size());
+  for (std::size_t i = 0; i < a.metrics.size(); ++i) {
+    INFO(a.metrics[i].name);
+    CHECK(a.metrics[i].value == b.metrics[i].value);
+  }
+  auto other = sets;
+  other.push_back("workload.seed=2");
+  CHECK(run(other).metric("e2e_mean_s") != a.metric("e2e_mean_s"));
+}
+
+TEST_CASE("gamma arrivals have the requested rate and coefficient of variation",
+          "[workloads][serving]") {
+  for (double cv : {0.5, 1.0, 3.0}) {
+    Scenario s = test::load_yaml(kServingYaml);
+    s.serving.arrival_rate_per_s = 4;
+    s.serving.arrival_cv = cv;
+    s.serving.requests = 200000;
+    const auto reqs = sim::request_stream(s);
+    double sum = 0, sum2 = 0, prev = 0;
+    for (const auto& r : reqs) {
+      const double gap = r.arrival_s - prev;
+      prev = r.arrival_s;
+      sum += gap;
+      sum2 += gap * gap;
+    }
+    const double n = double(reqs.size()), mean = sum / n;
+    const double sd = std::sqrt(sum2 / n - mean * mean);
+    INFO("cv " << cv);
+    CHECK(mean == Approx(0.25).epsilon(0.02));
+    CHECK(sd / mean == Approx(cv).epsilon(0.03));
+  }
+}
+
+TEST_CASE("continuous batching preempts when the KV cache runs out and still serves everyone",
+          "[workloads][serving]") {
+  // Llama-3-8B on a 24 GB-class share of an H100: the block pool holds a few long requests only.
+  const sim::RunResult r =
+      run({"workload.gpu_memory_utilization=0.3", "workload.arrival_rate=50",
+           "workload.prompt_tokens=2048", "workload.output_tokens=1024", "workload.requests=300"});
+  REQUIRE(r.fits);
+  CHECK(r.metric("preemptions") > 0);
+  CHECK(r.metric("requests_completed") == 300);
+  CHECK(r.metric("kv_cache_max_pct") <= 100);
+  CHECK(r.metric("kv_cache_max_pct") > 90);
+}
+
+TEST_CASE("streamed weights cost once per iteration, shared by the requests in it",
+          "[workloads][serving]") {
+  // Weights in host DRAM: a decode iteration of 1 or of 32 requests moves the same bytes over
+  // PCIe, so a static batch of 32 takes about as long as a batch of 1 (fetch-bound).
+  const std::vector<std::string> dram = {"policy.weights=cpu", "workload.scheduler=static",
+                                         "workload.max_wait=10s", "workload.arrival_rate=1000",
+                                         "hardware.host.dram_gb=512"};
+  auto with = [&](const std::string& batch) {
+    auto s = dram;
+    s.push_back("workload.max_batch=" + batch);
+    s.push_back("workload.requests=" + batch);
+    return run(s);
+  };
+  const sim::RunResult one = with("1"), many = with("32");
+  const double iteration_s = one.metric("e2e_mean_s") / 32;  // 1 prefill + 31 decode steps
+  CHECK(one.bottleneck == "pcie-h2d");
+  CHECK(many.metric("e2e_max_s") < 1.2 * 32 * iteration_s);
+  CHECK(many.metric("throughput_tokens_per_s") > 25 * one.metric("throughput_tokens_per_s"));
+}
+
+TEST_CASE("serving reads Azure traces of 2023 and 2024 and plain CSV traces",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  write(dir.file("az2023.csv"),
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2023-11-16 18:15:46.6805900,374,44\n"
+        "2023-11-16 18:15:50.9951690,396,109\n");
+  write(dir.file("az2024.csv"),
+        "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+        "2024-05-12 23:59:59.500000+00:00,100,10\r\n"
+        "2024-05-13 00:00:01+00:00,200,0\r\n");
+  write(dir.file("plain.csv"), "arrival_s,prompt_tokens,output_tokens\n0.5,10,2\n0.25,20,3\n");
+  auto a = sim::read_trace(dir.file("az2023.csv"), 10, 0);
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].arrival_s == Approx(4.314579).epsilon(1e-9));
+  CHECK(a[1].prompt_tokens == 396);
+  CHECK(a[1].output_tokens == 109);
+  auto b = sim::read_trace(dir.file("az2024.csv"), 10, 0);
+  REQUIRE(b.size() == 2);
+  CHECK(b[1].arrival_s == Approx(1.5).epsilon(1e-12));  // across midnight
+  CHECK(b[1].output_tokens == 1);                       // 0 generated: the prefill's token
+  auto c = sim::read_trace(dir.file("plain.csv"), 1, 0);
+  CHECK(c.size() == 1);
+  auto d = sim::read_trace(dir.file("plain.csv"), 10, 0);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0].prompt_tokens == 20);  // sorted by arrival, relative to the first
+  CHECK(d[1].arrival_s == Approx(0.25));
+
+  const sim::RunResult r =
+      sim::simulate(test::load_yaml(kTraceYaml, {"workload.trace=" + dir.file("az2023.csv")}));
+  CHECK(r.metric("requests_completed") == 2);
+}
+
+TEST_CASE("bad serving input names the file, the line and the key", "[workloads][serving]") {
+  test::TempDir dir;
+  // A negative rate: the scenario's line and key.
+  std::string e = error_of({}, R"(
+name: serving-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3-8b}
+workload:
+  kind: serving
+  arrival_rate: -2
+)");
+  CHECK_THAT(e, Catch::Contains("test.yaml:8: workload.arrival_rate"));
+  // Neither a rate nor a trace.
+  e = error_of({}, R"(
+name: serving-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3-8b}
+workload: {kind: serving}
+)");
+  CHECK_THAT(e, Catch::Contains("workload.arrival_rate"));
+  // An SLO without a unit.
+  e = error_of({}, std::string(kServingYaml) + "  slo_ttft: 2\n");
+  CHECK_THAT(e, Catch::Contains("test.yaml:12: workload.slo_ttft"));
+  CHECK_THAT(e, Catch::Contains("no unit"));
+  CHECK(test::load_yaml(std::string(kServingYaml) + "  slo_tbt: 200ms\n").serving.slo_tbt_s ==
+        Approx(0.2));
+  // Prompt and output beyond the model's context (Llama-3-8B: 8192 tokens in the catalog).
+  e = error_of({"workload.prompt_tokens=8000", "workload.output_tokens=500"});
+  CHECK_THAT(e, Catch::Contains("workload.output_tokens"));
+  CHECK_THAT(e, Catch::Contains("8192"));
+  // Traces: empty, header only, a malformed row, a row beyond the context.
+  write(dir.file("empty.csv"), "");
+  e = error_of({"workload.trace=" + dir.file("empty.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("empty.csv"));
+  CHECK_THAT(e, Catch::Contains("workload.trace: the trace is empty"));
+  write(dir.file("header.csv"), "arrival_s,prompt_tokens,output_tokens\n");
+  e = error_of({"workload.trace=" + dir.file("header.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("header.csv:1: workload.trace"));
+  write(dir.file("bad.csv"),
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:47,abc,44\n");
+  e = error_of({"workload.trace=" + dir.file("bad.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("bad.csv:3: workload.trace"));
+  CHECK_THAT(e, Catch::Contains("'abc'"));
+  write(dir.file("time.csv"), "TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,374,44\n");
+  e = error_of({"workload.trace=" + dir.file("time.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("time.csv:2: workload.trace"));
+  write(dir.file("long.csv"), "arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,8000,500\n");
+  e = error_of({"workload.trace=" + dir.file("long.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("long.csv:3: workload.trace"));
+  CHECK_THAT(e, Catch::Contains("context"));
+  write(dir.file("cols.csv"), "when,prompt,out\n0,1,1\n");
+  e = error_of({"workload.trace=" + dir.file("cols.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("cols.csv:1: workload.trace"));
+  e = error_of({"workload.trace=" + dir.file("missing.csv")}, kTraceYaml);
+  CHECK_THAT(e, Catch::Contains("missing.csv: workload.trace: cannot open"));
+}
+
+}  // namespace tiersim
