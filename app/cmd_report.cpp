@@ -2,11 +2,13 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "app/command.hpp"
-#include "store/calibration_points.hpp"
+#include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "reports/report.hpp"
+#include "store/calibration_points.hpp"
 #include "store/results_store.hpp"
 #include "study/validation.hpp"
 
@@ -14,6 +16,39 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace tiersim::app {
+namespace {
+
+// The validation group of every stored run (re-created from its resolved scenario), with that
+// group's error, in validate's group order.
+std::vector<reports::ValidationInfo::Group> report_groups(
+    const std::vector<reports::StoredRun>& runs, const sim::ValidationSummary& v,
+    const std::string& data_dir) {
+  config::LoadOptions load;
+  load.data_dir = data_dir;
+  std::map<std::string, std::size_t> counts;
+  for (const auto& run : runs) {
+    const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
+    ++counts[sim::reference_group(s, Reference{})];
+  }
+  std::vector<reports::ValidationInfo::Group> out;
+  for (const auto& name : validation_groups()) {
+    const auto it = counts.find(name);
+    if (it == counts.end()) continue;
+    reports::ValidationInfo::Group g;
+    g.name = name;
+    g.configurations = it->second;
+    g.provisional = !sim::provisional_reason(name).empty();
+    if (const sim::ValidationGroup* vg = v.group(name)) {
+      g.measurements = vg->rows;
+      g.mape_pct = vg->mape_pct;
+      g.max_abs_error_pct = vg->max_abs_error_pct;
+    }
+    out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace
 
 int cmd_report(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -82,6 +117,7 @@ int cmd_report(const std::vector<std::string>& args) {
       in.validation.measurements = v.rows.size();
       in.validation.mape_pct = v.mape_pct;
       in.validation.max_abs_error_pct = v.max_abs_error_pct;
+      in.validation.groups = report_groups(in.runs, v, data_dir);
     } catch (const Error& e) {
       // The report is still useful without it; the header says why the number is missing.
       in.validation.error = e.what();

@@ -498,7 +498,8 @@ std::vector<Option> build_table() {
                               F(economics.prices.drive.usd))));
 
   t.push_back(optional(opt("reference", VT::kReferences, "", "",
-                           "published measurements: list of {case, source, metric, value, approx, role: prediction | calibration}",
+                           "published measurements: list of {case, source, metric, value, approx, "
+                           "role: prediction | calibration, group}",
                            F(references))));
   return t;
 }
@@ -540,7 +541,7 @@ Placement read_placement(const YNode& node, const Option& o) {
 std::vector<Reference> read_references(const YNode& node) {
   std::vector<Reference> out;
   for (const YNode& item : node.items()) {
-    item.check_keys({"case", "source", "metric", "value", "approx", "role"});
+    item.check_keys({"case", "source", "metric", "value", "approx", "role", "group"});
     Reference r;
     r.case_name = item.require("case", "the reference case name").as_string();
     r.source = item.require("source", "the publication").as_string();
@@ -552,6 +553,12 @@ std::vector<Reference> read_references(const YNode& node) {
       if (v != "prediction" && v != "calibration")
         role->fail("expected 'prediction' or 'calibration', got '" + v + "'");
       r.calibration = v == "calibration";
+    }
+    if (auto g = item.get("group")) {
+      r.group = g->as_string();
+      const auto& groups = validation_groups();
+      if (std::find(groups.begin(), groups.end(), r.group) == groups.end())
+        g->fail("expected one of " + join(groups, ", ") + ", got '" + r.group + "'");
     }
     out.push_back(std::move(r));
   }
@@ -752,6 +759,7 @@ YAML::Node option_yaml(const Option& o, Scenario& s) {
         m["value"] = format_number(r.value);
         m["approx"] = r.approx ? "true" : "false";
         m["role"] = r.calibration ? "calibration" : "prediction";
+        if (!r.group.empty()) m["group"] = r.group;
         list.push_back(m);
       }
       return list;

@@ -106,7 +106,20 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em) {
   gpu.add("activations (prefill peak)", activations);
   gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
 
-  cpu.add("kv cache", kv_total * p.kv_cache.cpu);
+  if (p.kv_cache.cpu > 0 && p.schedule == Schedule::kZeroInference) {
+    // The fork's host buffer: [layers, 2, batch, kv_heads, prompt + gen - 1, head_dim] in its own
+    // dtype (fp32 for Llama and OPT), plus the per-step fp32 copy with every query head that
+    // repeat_kv / .float() materialises for one layer (see zero_inference_decode_attention).
+    const HostKvCache host_kv = zero_inference_host_kv(m);
+    const double seqs = double(w.batch) * p.kv_cache.cpu;
+    const double max_len = double(w.prompt_tokens + w.gen_tokens - 1);
+    cpu.add("kv cache (host buffer, " + std::to_string(int(host_kv.bytes_per_elem * 8)) + "-bit)",
+            seqs * max_len * m.layers * kv_bytes_per_token_layer(m, host_kv.bytes_per_elem));
+    const CpuAttentionWork step = zero_inference_decode_attention(m, seqs, max_len);
+    cpu.add("kv expanded per layer (fp32, all query heads)", step.fresh_bytes);
+  } else {
+    cpu.add("kv cache", kv_total * p.kv_cache.cpu);
+  }
   cpu.add("operating system and framework", em.host_reserved_bytes);
   nvme.add("kv cache", kv_total * p.kv_cache.nvme);
 

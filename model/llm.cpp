@@ -52,4 +52,35 @@ double attention_flops(const LlmSpec& m, double queries, double context) {
   return 4.0 * queries * context * m.hidden;
 }
 
+HostKvCache zero_inference_host_kv(const LlmSpec& m) {
+  HostKvCache c;
+  if (m.family == "bloom") {
+    // BloomModel.forward: buffers of hidden_states.dtype; BloomAttention returns its fp32 output.
+    c.bytes_per_elem = 2;
+    c.fresh_each_generate = true;
+  } else if (m.family == "opt") {
+    // OPTAttention: torch.bmm(...).to(hidden_states.dtype) on the CPU before the move back.
+    c.output_bytes_per_elem = 2;
+    c.fresh_each_generate = true;
+  }
+  return c;
+}
+
+CpuAttentionWork zero_inference_decode_attention(const LlmSpec& m, double seqs, double context) {
+  const HostKvCache c = zero_inference_host_kv(m);
+  CpuAttentionWork w;
+  w.flops = attention_flops(m, seqs, context);
+  const double tokens = seqs * context;
+  const double compact_bytes = tokens * kv_bytes_per_token_layer(m, c.bytes_per_elem);
+  // K and V for every query head in fp32: what the matmuls read.
+  const double full_fp32_bytes = tokens * 2.0 * m.head_dim() * m.heads * 4.0;
+  const bool materialised = m.kv_heads < m.heads || c.bytes_per_elem != 4.0;
+  w.dram_bytes = compact_bytes;
+  if (materialised) {
+    w.dram_bytes += 2.0 * full_fp32_bytes;  // written, then read by the matmuls
+    w.fresh_bytes = full_fp32_bytes;
+  }
+  return w;
+}
+
 }  // namespace tiersim

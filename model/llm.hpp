@@ -52,6 +52,39 @@ double bytes_per_weight(int bits, int group_size = 64);
 // KV cache bytes for one token in one layer (K and V), at `bytes_per_elem` (2 for fp16).
 double kv_bytes_per_token_layer(const LlmSpec& m, double bytes_per_elem = 2.0);
 
+// ZeRO-Inference's KV-cache offload as the transformers fork pinned by DeepSpeedExamples'
+// zero_inference/requirements.txt (tjruwase/transformers@kvcache-offload-cpu) implements it:
+// LlamaModel.forward / OPTDecoder.forward allocate the host buffer with torch.empty(shape) and no
+// dtype, so it is PyTorch's default float32; BloomModel.forward passes hidden_states.dtype
+// (fp16). Neither pins it by default (run_model.py --pin_kv_cache is off). OPT and BLOOM delete
+// and re-allocate the buffer at every prefill; Llama keeps it while the shape is unchanged, so
+// the timed second generate() of run_model.py reuses already-touched pages. The fork implements
+// only OPT, BLOOM and Llama; other families are taken to follow the Llama code (same HF attention
+// with repeat_kv).
+struct HostKvCache {
+  double bytes_per_elem = 4;        // element size of the host K/V buffer
+  double query_bytes_per_elem = 4;  // q is sent as query.float().to('cpu')
+  double output_bytes_per_elem =
+      4;  // attention output returned to the GPU (OPT casts to fp16 first)
+  bool fresh_each_generate = false;  // buffer re-allocated, so first touched, at every prefill
+};
+HostKvCache zero_inference_host_kv(const LlmSpec& m);
+
+// One decode step of CPU attention for one layer, `seqs` sequences over `context` cached tokens.
+struct CpuAttentionWork {
+  double flops = 0;        // Q K^T and P V
+  bool fp32 = true;        // the matmuls run in fp32 (else fp16)
+  double dram_bytes = 0;   // bytes read and written in host DRAM
+  double fresh_bytes = 0;  // of those, bytes written to freshly allocated (never touched) pages
+};
+// As the fork computes it: both matmuls on the CPU in fp32 over the buffer prefix. With grouped-
+// query attention, repeat_kv() (expand + reshape of the CPU tensors) materialises K and V for
+// every query head, every layer and step: the compact prefix is read, the expanded copy written
+// into a new allocation and read again by the matmuls. BLOOM's fp16 buffer is likewise copied to
+// a fresh fp32 tensor (key_layer.float(), value_layer.float()). The score, mask and softmax
+// tensors (4 B per head per cached token, < 3% of the K/V bytes at head_dim 128) are left out.
+CpuAttentionWork zero_inference_decode_attention(const LlmSpec& m, double seqs, double context);
+
 // FLOPs of one layer's matrix multiplies for `tokens` tokens (2 * params touched per token).
 // For MoE only the routed experts count.
 double layer_gemm_flops(const LlmSpec& m, double tokens);

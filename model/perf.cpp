@@ -13,13 +13,18 @@ double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, 
   return std::max(compute_s, memory_s);
 }
 
-double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, double flops,
-                       double kv_bytes) {
-  const double rate = host.cpu_fp16_gflops * units::kGiga * std::max(1, host.sockets);
-  const double compute_s = rate > 0 ? flops / rate : 0;
-  const double memory_s =
-      kv_bytes / (units::gbps_to_bytes_per_s(host.dram_gbps) * em.cpu_dram_efficiency);
-  return std::max(compute_s, memory_s);
+double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const CpuAttentionWork& w) {
+  const int sockets = std::max(1, host.sockets);
+  const double gflops = w.fp32 ? host.cpu_fp32_gflops : host.cpu_fp16_gflops;
+  const double rate = gflops * units::kGiga * sockets;
+  const double compute_s = rate > 0 ? w.flops / rate : 0;
+  const double dram_bytes_per_s =
+      units::gbps_to_bytes_per_s(host.dram_gbps) * em.cpu_dram_efficiency;
+  const double memory_s = w.dram_bytes / dram_bytes_per_s;
+  const double threads = double(std::max(1, host.cores_per_socket)) * sockets;
+  const double fault_bytes_per_s =
+      std::min(threads * units::gbps_to_bytes_per_s(em.fresh_page_gbps), dram_bytes_per_s);
+  return std::max(compute_s, memory_s) + w.fresh_bytes / fault_bytes_per_s;
 }
 
 namespace {

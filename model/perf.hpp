@@ -2,6 +2,7 @@
 // How fast kernels and transfers run on the hardware, before any contention. The simulator asks
 // these pure functions for service times and lets the engine queue them on shared resources.
 #include "model/hardware.hpp"
+#include "model/llm.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 
@@ -28,6 +29,12 @@ struct ExecutionModel {
   double pageable_copy_gbps = 15.0;
   // CPU kernels reading host DRAM reach this fraction of its theoretical bandwidth.
   double cpu_dram_efficiency = 0.5;
+  // Writing into a fresh large allocation (glibc mmap()s anything above its 32 MiB maximum mmap
+  // threshold, mallopt(3)): the kernel faults in and zeroes every 4 KiB page on first touch and
+  // unmaps them on free. Per thread; measured with tools/host/fresh_pages.cpp on a 2-vCPU KVM
+  // guest (38-400 MiB buffers): fault-in 0.53-0.85 s/GB, free 0.08-0.13 s/GB, together
+  // 1.1-1.3 GB/s. Bare-metal hosts fault faster; the published runs were on cloud VMs.
+  double fresh_page_gbps = 1.2;
   // CUDA context, cuBLAS workspace and caching-allocator slack kept on every GPU.
   double gpu_reserved_bytes = 2.0e9;
   // Operating system, framework and page cache kept free on the host.
@@ -40,9 +47,12 @@ struct ExecutionModel {
 // the roofline with the efficiencies above.
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
 
-// Seconds for CPU attention over `kv_bytes` of KV cache doing `flops` FLOPs at fp16.
-double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, double flops,
-                       double kv_bytes);
+// Seconds for one CPU attention step (model/llm.hpp CpuAttentionWork): the roofline of its FLOPs
+// at the host's fp32 or fp16 rate and its DRAM traffic, plus the first touch of its fresh pages.
+// PyTorch's element-wise copy runs on its intra-op pool (one thread per physical core), each
+// thread faulting its own pages at fresh_page_gbps; the zeroing writes cap the sum at the DRAM
+// rate.
+double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const CpuAttentionWork& w);
 
 // Achieved host-to-device and device-to-host copy rates (1e9 B/s) of one GPU's link, limited by
 // the slower of the GPU's and the host's PCIe generation.

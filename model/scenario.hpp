@@ -222,7 +222,17 @@ struct Reference {
   // A calibration reference was used to set a hardware parameter of its scenario (e.g. a host's
   // storage-path cap from ds_io runs on that host); a prediction reference was not.
   bool calibration = false;
+  // Validation group (validation_groups()); empty = derived from the scenario by
+  // study/validation.hpp reference_group().
+  std::string group;
 };
+
+// The groups `tiersim validate` reports its error in, one per kind of mechanism.
+inline const std::vector<std::string>& validation_groups() {
+  static const std::vector<std::string> groups{"ZeRO-Inference", "FlexGen", "serving stack", "I/O",
+                                               "checkpoint",     "training"};
+  return groups;
+}
 
 struct Scenario {
   std::string name;

@@ -104,6 +104,29 @@ std::string validation_sentence(const ValidationInfo& v) {
   if (!v.available)
     return "Model validation could not be run (" + v.error +
            "); treat the predictions as unvalidated.";
+  if (!v.groups.empty()) {
+    // Each configuration is judged by the error of its own group of mechanisms, not one global
+    // figure that other groups' cases dominate.
+    std::string out = "Model validation by the group each configuration belongs to:";
+    for (const auto& g : v.groups) {
+      if (g.measurements == 0) {
+        std::snprintf(buf, sizeof buf,
+                      " %s (%zu configurations): no published case covers it, "
+                      "unvalidated;",
+                      g.name.c_str(), g.configurations);
+      } else {
+        std::snprintf(buf, sizeof buf,
+                      " %s (%zu configurations): %zu published measurements, mean absolute error "
+                      "%.1f%% (worst case %.1f%%)%s;",
+                      g.name.c_str(), g.configurations, g.measurements, g.mape_pct,
+                      g.max_abs_error_pct,
+                      g.provisional ? ", provisional: its mechanism is not modelled yet" : "");
+      }
+      out += buf;
+    }
+    out.back() = '.';
+    return out;
+  }
   std::snprintf(buf, sizeof buf,
                 "Model validated against %zu published measurements, mean absolute error %.1f%% "
                 "(worst case %.1f%%).",

@@ -30,6 +30,17 @@ struct ValidationInfo {
   double mape_pct = 0;
   double max_abs_error_pct = 0;
   std::string error;  // why it is not available
+  // The error of each validation group the report's configurations belong to (tiersim validate's
+  // groups). Empty: the header quotes the global figure above.
+  struct Group {
+    std::string name;
+    std::size_t configurations = 0;  // runs of this report in the group
+    std::size_t measurements = 0;    // published prediction rows in the group (0: none covers it)
+    double mape_pct = 0;
+    double max_abs_error_pct = 0;
+    bool provisional = false;  // mechanism not modelled yet
+  };
+  std::vector<Group> groups;
 };
 
 struct ReportInput {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/scenario.hpp"
+
 namespace tiersim::sim {
 
 struct ValidationRow {
@@ -14,6 +16,18 @@ struct ValidationRow {
   bool approx = false;  // value read off a published chart
   bool calibration = false;  // this measurement set a hardware parameter of its own scenario
   std::string note;     // e.g. "does not fit: ..."
+  std::string group;    // validation_groups() entry
+};
+
+// The error of one group of rows (one kind of mechanism). A provisional group's mechanism is not
+// modelled yet: its rows are reported with their honest errors but do not gate `validate`.
+struct ValidationGroup {
+  std::string name;
+  std::size_t rows = 0;  // prediction rows (calibration rows left out)
+  double mape_pct = 0;   // mean absolute percentage error over those rows
+  double max_abs_error_pct = 0;
+  bool provisional = false;
+  std::string why_provisional;  // what is not modelled
 };
 
 struct ValidationSummary {
@@ -24,7 +38,21 @@ struct ValidationSummary {
   double prediction_mape_pct = 0;
   double prediction_max_abs_error_pct = 0;
   std::size_t prediction_rows = 0;
+  // Per group, in validation_groups() order; groups without a row are left out.
+  std::vector<ValidationGroup> groups;
+  // True when every established (non-provisional) group's prediction MAPE is <= `limit_pct`.
+  bool established_within(double limit_pct) const;
+  // The group called `name`, or nullptr when no row belongs to it.
+  const ValidationGroup* group(const std::string& name) const;
 };
+
+// The group a reference row belongs to: its `group` key, else derived from the scenario
+// (workload kind; for inference: FlexGen's block schedule, no offload at all = serving stack,
+// otherwise ZeRO-Inference).
+std::string reference_group(const Scenario& s, const Reference& r);
+
+// Why a group is provisional ("" when it is established).
+std::string provisional_reason(const std::string& group);
 
 // Runs every *.yaml in `reference_dir` (sorted by name) that has references. `data_dir`: folder
 // holding catalog/ ("" = config::default_data_dir()). Throws Error when the folder does not exist

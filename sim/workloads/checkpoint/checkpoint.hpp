@@ -7,6 +7,7 @@
 // share the training's links and drives).
 #include <vector>
 
+#include "model/perf.hpp"
 #include "model/scenario.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
@@ -25,12 +26,9 @@ struct CheckpointSoftware {
   // legacy format has no CRC.
   double crc32_gbps = 1.2;
   // Both formats copy each GPU storage into a freshly allocated pageable CPU storage
-  // (`storage.cpu()`, `.to("cpu")`) and free it after the write. Large allocations are fresh
-  // mmap()ed pages: the kernel faults in and zeroes every 4 KiB page on first touch, and unmaps
-  // them on free. Measured with tools/host/fresh_pages.cpp on a 2-vCPU KVM guest (4 KiB pages,
-  // 38-400 MiB buffers): fault-in 0.53-0.85 s/GB, free 0.08-0.13 s/GB, together 1.1-1.3 GB/s.
-  // Bare-metal hosts fault faster; the published runs were on cloud VMs.
-  double fresh_allocation_gbps = 1.2;
+  // (`storage.cpu()`, `.to("cpu")`) and free it after the write: fresh mmap()ed pages, faulted
+  // in on one thread at the measured per-thread rate (ExecutionModel::fresh_page_gbps).
+  double fresh_allocation_gbps = ExecutionModel{}.fresh_page_gbps;
   // Parsing Python source when the legacy pickler records a module class's source
   // (inspect.getsourcelines: ast.parse of the whole defining file, then tokenising the class).
   // Measured with tools/host/source_parse_cost.py (CPython 3.11, 12 standard-library modules of

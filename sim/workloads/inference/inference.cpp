@@ -196,22 +196,39 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   const double gpu_kv = p_.kv_cache.gpu, cpu_kv = p_.kv_cache.cpu;
   const double attn_flops = attention_flops(m_, tokens, context);
 
+  // ZeRO-Inference's KV offload follows the transformers fork (model/llm.hpp HostKvCache); the
+  // FlexGen block schedule keeps an fp16 host cache.
+  const bool zero_inference = p_.schedule == Schedule::kZeroInference;
+  const HostKvCache host_kv = zero_inference_host_kv(m_);
+
   if (!prefill && cpu_kv > 0) {
-    // Decode with the KV cache in host DRAM (ZeRO-Inference): Q/K/V projections on the GPU, the
-    // new K/V and the query go to the host, attention runs on the CPU, its output comes back.
+    // Decode with the KV cache in host DRAM: Q/K/V projections on the GPU, the new K/V and the
+    // query go to the host (blocking copies), attention runs on the CPU, its output comes back.
     const double qkv_share = (2.0 * m_.hidden * m_.hidden / 2 + 2.0 * m_.hidden * m_.kv_dim()) /
                              layer_active_params(m_);
     const double part1 =
         gpu_kernel_s(gpu, em_, gemm_flops * qkv_share, weight_read_bytes * qkv_share + act_bytes / 2);
     co_await st.gpu->use(dequant_s + part1 + em_.layer_overhead_s / 2, tag);
-    co_await st.d2h->use(sub_batch * (m_.hidden + 2.0 * m_.kv_dim()) * 2.0 / tp_,
-                         Tag{Activity::kKvToHost, pass, module});
-    const double cpu_s = cpu_attention_s(s_.hardware.host, em_, attn_flops * cpu_kv,
-                                         sub_batch * context * kv_tok * cpu_kv);
+    CpuAttentionWork work;
+    double to_host_bytes = sub_batch * (m_.hidden + 2.0 * m_.kv_dim()) * 2.0 / tp_;
+    double from_host_bytes = sub_batch * m_.hidden * 2.0 / tp_;
+    if (zero_inference) {
+      work = zero_inference_decode_attention(m_, sub_batch * cpu_kv, context);
+      to_host_bytes =
+          sub_batch *
+          (m_.hidden * host_kv.query_bytes_per_elem + 2.0 * m_.kv_dim() * host_kv.bytes_per_elem) /
+          tp_;
+      from_host_bytes = sub_batch * m_.hidden * host_kv.output_bytes_per_elem / tp_;
+    } else {
+      work.flops = attn_flops * cpu_kv;
+      work.fp32 = false;
+      work.dram_bytes = sub_batch * context * kv_tok * cpu_kv;
+    }
+    co_await st.d2h->use(to_host_bytes, Tag{Activity::kKvToHost, pass, module});
+    const double cpu_s = cpu_attention_s(s_.hardware.host, em_, work);
     cpu_attention_s_ += cpu_s;
     co_await cpu_->use(cpu_s, Tag{Activity::kAttentionCpu, pass, module});
-    co_await st.h2d->use(sub_batch * m_.hidden * 2.0 / tp_,
-                         Tag{Activity::kAttentionOut, pass, module});
+    co_await st.h2d->use(from_host_bytes, Tag{Activity::kAttentionOut, pass, module});
     const double part2 = gpu_kernel_s(
         gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
         weight_read_bytes * (1 - qkv_share) + act_bytes / 2 + sub_batch * context * kv_tok * gpu_kv / tp_);
@@ -226,8 +243,24 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         layer_kernel_s(m_, gpu, em_, LayerPass{tokens, attn_flops, kv_read, kv_write, score_bytes},
                        tp_);
     co_await st.gpu->use(dequant_s + t + em_.layer_overhead_s, tag);
-    if (prefill && cpu_kv > 0)
-      co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, Tag{Activity::kKvOffload, pass, module});
+    if (prefill && cpu_kv > 0) {
+      const Tag kv_tag{Activity::kKvOffload, pass, module};
+      if (!zero_inference) {
+        co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, kv_tag);
+      } else {
+        // The prompt's K/V go into the unpinned host buffer: the driver stages the copy and one
+        // CPU thread copies it into pageable memory, faulting in the pages when the buffer was
+        // freshly allocated for this generate() call.
+        const double bytes =
+            tokens * kv_bytes_per_token_layer(m_, host_kv.bytes_per_elem) * cpu_kv / tp_;
+        double copy_s = bytes / std::min(st.d2h->rate_per_s(),
+                                         units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+        if (host_kv.fresh_each_generate)
+          copy_s += bytes / units::gbps_to_bytes_per_s(em_.fresh_page_gbps);
+        std::vector<Demand> demands{Demand{st.d2h, bytes}, Demand{cpu_, copy_s}};
+        co_await engine_.use_all(std::move(demands), kv_tag);
+      }
+    }
   }
   if (tp_ > 1) {
     // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
