@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,14 @@ inline Scenario load_yaml(const std::string& yaml, std::vector<std::string> sets
 inline std::string tiersim_bin() {
   const char* bin = std::getenv("TIERSIM_BIN");
   return bin ? bin : "";
+}
+
+// The whole file as bytes ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 // Runs a command with /bin/sh; returns its exit status (128 + n when signal n ended it).

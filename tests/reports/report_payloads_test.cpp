@@ -17,12 +17,7 @@ using namespace tiersim;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 struct Payload {
   std::string yaml;  // the line of payload_names.txt

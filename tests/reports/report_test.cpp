@@ -7,6 +7,7 @@
 #include "config/scenario_loader.hpp"
 #include "reports/report.hpp"
 #include "sim/simulate.hpp"
+#include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
 using namespace tiersim;
@@ -14,12 +15,7 @@ using namespace tiersim::reports;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
