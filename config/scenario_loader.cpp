@@ -125,7 +125,16 @@ void Loader::add_override(const std::string& assignment) {
 // the key as its path, so every error about it names that place and the key.
 void Loader::add_given(const std::string& key, const YNode& value) {
   if (find_options(key).empty()) {
-    if (is_section(key)) value.fail("is a section; set one of its keys: " + join(keys_below(key)));
+    if (is_section(key) && value.is_map()) {
+      // A section given as a map sets each of its keys (`--set hardware.gpu={model: H200,
+      // count: 2}`, or a sweep axis over whole sections: scenarios/sweeps/README.md).
+      value.check_keys(keys_below(key));
+      for (const auto& [child_key, child] : value.entries()) add_given(key + "." + child_key, child);
+      return;
+    }
+    if (is_section(key))
+      value.fail("is a section; set one of its keys, or give it as a map of them: " +
+                 join(keys_below(key)));
     std::vector<std::string> all;
     for (const auto& o : scenario_options()) all.push_back(o.path);
     // Show the valid keys of the deepest section that exists, as for an unknown key in a file.

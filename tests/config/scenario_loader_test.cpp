@@ -284,6 +284,15 @@ TEST_CASE("cross-field checks", "[config][scenario]") {
                     Catch::Contains("must divide workload.batch"));
 }
 
+TEST_CASE("--set gives a whole section as a map of its keys", "[config][scenario]") {
+  const Scenario s = load(kBase, {"hardware.gpu={model: H100-SXM, count: 1}"});
+  CHECK(s.hardware.gpu.name == "H100-SXM");
+  CHECK(s.hardware.gpu_count == 1);
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu={model: H100-SXM, cnt: 2}"}),
+                    Catch::Contains("hardware.gpu.cnt") && Catch::Contains("did you mean 'count'"));
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu=H100"}), Catch::Contains("is a section"));
+}
+
 TEST_CASE("what scales simulation memory or time is limited, naming file, line and key",
           "[config][scenario]") {
   // Llama-3-70B's config.json: max_position_embeddings 8192. 512 + 7680 fits exactly.

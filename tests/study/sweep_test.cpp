@@ -67,6 +67,21 @@ TEST_CASE("sweep axes expand as a grid product with zipped groups and ranges", "
     CHECK_NOTHROW(load_point(g.space, point_at(g.space, i), catalog()));
 }
 
+TEST_CASE("an axis over a whole section sets each of its keys, as the sweep README shows",
+          "[sweep]") {
+  // scenarios/sweeps/README.md documents `hardware.gpu: [{model: H200, count: 2}]`; every point of
+  // it used to be invalid ("is a section").
+  const SweepSpec s = parse_sweep_text(
+      "name: sections\nbase: llama3-70b-h200-base.yaml\ngrid:\n"
+      "  hardware.gpu: [{model: H200, count: 1}, {model: H100-SXM, count: 1}]\n",
+      kFile);
+  REQUIRE(s.space.point_count() == 2);
+  const Scenario h100 = load_point(s.space, point_at(s.space, 1), catalog());
+  CHECK(h100.hardware.gpu.name == "H100-SXM");
+  CHECK(h100.hardware.gpu.memory_gb == 80);  // the catalog entry, not the base's H200
+  CHECK(load_point(s.space, point_at(s.space, 0), catalog()).hardware.gpu.name == "H200");
+}
+
 TEST_CASE("bad sweep files name the file, line and key", "[sweep]") {
   auto error_of = [](const std::string& text) {
     try {
