@@ -22,8 +22,8 @@ namespace {
 
 constexpr const char* kExamples =
     "examples:\n"
-    "  tiersim calibrate --target /mnt/nvme0 --quick --db results.sqlite --out device.yaml\n"
-    "  tiersim calibrate --target /mnt/nvme0 --target /mnt/nvme1 --full --db results.sqlite --out raid.yaml\n"
+    "  tiersim calibrate --target /mnt/nvme0 --quick --db tiersim-results.db --out device.yaml\n"
+    "  tiersim calibrate --target /mnt/nvme0 --target /mnt/nvme1 --full --db tiersim-results.db --out raid.yaml\n"
     "  tiersim calibrate --target /mnt/nvme0 --point --rw randread --bs 4KiB --qd 64 --seconds 10 --json\n"
     "  tiersim calibrate --raw-device /dev/nvme1n1 --i-understand-this-destroys /dev/nvme1n1 --quick --out d.yaml\n"
     "then in a scenario:  hardware: {nvme: {profile: device.yaml, count: 4}}\n";
@@ -45,7 +45,7 @@ nlohmann::json point_json(const cal::CalibrationPoint& p) {
 
 int cmd_calibrate(const std::vector<std::string>& args) {
   po::options_description desc(
-      "usage: tiersim calibrate --target DIR_OR_FILE [--target ...] [--quick|--full] [--db results.sqlite] "
+      "usage: tiersim calibrate --target DIR_OR_FILE [--target ...] [--quick|--full] [--db tiersim-results.db] "
       "[--out device.yaml]\n\nMeasures drives with O_DIRECT io_uring I/O in files it creates itself "
       "(.tiersim-calib-<pid>-<n>.dat, removed at exit and on Ctrl-C), fits the SSD device model and writes a "
       "device profile.\n\noptions");

@@ -260,7 +260,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (vm.count("help")) {
     std::cout << opts
               << "\nexample:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "
-                 "results.sqlite\n";
+                 "tiersim-results.db\n";
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");

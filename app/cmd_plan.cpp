@@ -69,7 +69,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexample:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db results.db\n";
+    std::cout << opts << "\nexample:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db tiersim-results.db\n";
     return kExitOk;
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");

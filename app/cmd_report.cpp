@@ -52,7 +52,7 @@ std::vector<reports::ValidationInfo::Group> report_groups(
 
 int cmd_report(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: tiersim report --db results.sqlite --out DIR [options]\n\n"
+      "usage: tiersim report --db tiersim-results.db --out DIR [options]\n\n"
       "Writes DIR/index.html (self-contained: comparison table, plots of throughput, latency,\n"
       "energy and cost per token, one decode step's timeline per configuration, calibration\n"
       "curves when the database has them; opens offline), DIR/report.md (the table and sources)\n"
@@ -77,8 +77,8 @@ int cmd_report(const std::vector<std::string>& args) {
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts
-              << "\nexample:\n  tiersim run a.yaml --db results.sqlite && tiersim run b.yaml --db "
-                 "results.sqlite\n  tiersim report --db results.sqlite --out report/\n";
+              << "\nexample:\n  tiersim run a.yaml --db tiersim-results.db && tiersim run b.yaml --db "
+                 "tiersim-results.db\n  tiersim report --db tiersim-results.db --out report/\n";
     return kExitOk;
   }
   if (db_path.empty()) throw Error("missing --db (see tiersim report --help)");

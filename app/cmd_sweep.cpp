@@ -245,8 +245,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
 #else
     std::cout << "MPI: disabled (built without Open MPI)\n\n";
 #endif
-    std::cout << opts << "\nexamples:\n  tiersim sweep scenarios/sweeps/llama3-70b-drives.yaml --db results.db\n"
-                         "  mpirun -np 4 tiersim sweep scenarios/sweeps/llama3-70b-drives.yaml --db results.db\n";
+    std::cout << opts << "\nexamples:\n  tiersim sweep scenarios/sweeps/llama3-70b-drives.yaml --db tiersim-results.db\n"
+                         "  mpirun -np 4 tiersim sweep scenarios/sweeps/llama3-70b-drives.yaml --db tiersim-results.db\n";
     return kExitOk;
   }
   if (a.file.empty()) throw Error("missing SWEEP.yaml (see tiersim sweep --help)");

@@ -9,9 +9,9 @@ bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 mkdir -p out
-rm -f out/results.sqlite out/results.sqlite-wal out/results.sqlite-shm
+rm -f out/tiersim-results.db out/tiersim-results.db-wal out/tiersim-results.db-shm
 ./build/app/tiersim validate
-./build/app/tiersim compare scenarios/cost/opt30b-l40s.yaml --db out/results.sqlite
-./build/app/tiersim report --db out/results.sqlite --out out/report
+./build/app/tiersim compare scenarios/cost/opt30b-l40s.yaml --db out/tiersim-results.db
+./build/app/tiersim report --db out/tiersim-results.db --out out/report
 echo
 echo "report: out/report/index.html (open it in a browser; it works offline)"

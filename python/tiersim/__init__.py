@@ -1,7 +1,7 @@
 """tiersim from Python: load or build a scenario, run it, compare, sweep, read the results store.
 
 Every function returns plain dicts and lists (what ``tiersim run --json`` prints), so
-``pandas.DataFrame(tiersim.runs("results.db"))`` works directly. Errors are raised as
+``pandas.DataFrame(tiersim.runs("tiersim-results.db"))`` works directly. Errors are raised as
 ``tiersim.ConfigError``, ``tiersim.ModelError``, ... (all subclasses of ``tiersim.Error``) with the
 same file/line/key message the command line prints.
 
