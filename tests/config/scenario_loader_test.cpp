@@ -284,7 +284,7 @@ TEST_CASE("cross-field checks", "[config][scenario]") {
                     Catch::Contains("must divide workload.batch"));
 }
 
-TEST_CASE("--set gives a whole section as a map of its keys", "[config][scenario]") {
+TEST_CASE("a section given to --set as a map sets each of its keys", "[config][scenario]") {
   const Scenario s = load(kBase, {"hardware.gpu={model: H100-SXM, count: 1}"});
   CHECK(s.hardware.gpu.name == "H100-SXM");
   CHECK(s.hardware.gpu_count == 1);
