@@ -50,7 +50,9 @@ std::string run(const std::string& source, bool is_file, const std::vector<std::
 std::string resolve(const std::string& source, bool is_file, const std::vector<std::string>& sets,
                     const std::string& data_dir) {
   const Scenario s = load(source, is_file, sets, data_dir);
-  return nlohmann::json{{"name", s.name}, {"hash", s.hash}, {"workload", to_string(s.kind)},
+  return nlohmann::json{{"name", s.name},
+                        {"hash", s.hash},
+                        {"workload", to_string(s.kind)},
                         {"resolved_yaml", s.resolved_yaml}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -92,10 +94,10 @@ std::string sweep(const std::string& file, const std::string& db, int threads,
     py::gil_scoped_release unlocked;
     sum = sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
   }
-  return nlohmann::json{{"sweep", spec.name},     {"points", sum.points},
+  return nlohmann::json{{"sweep", spec.name},         {"points", sum.points},
                         {"simulated", sum.simulated}, {"no_fit", sum.no_fit},
-                        {"skipped", sum.skipped}, {"invalid", sum.invalid},
-                        {"failures", sum.failures}, {"db", db}}
+                        {"skipped", sum.skipped},     {"invalid", sum.invalid},
+                        {"failures", sum.failures},   {"db", db}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

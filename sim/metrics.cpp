@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-
 namespace tiersim::sim {
 
 namespace {
@@ -211,7 +210,9 @@ const std::vector<MetricDecl> kMetrics = {
 
 }  // namespace
 
-const std::vector<MetricDecl>& metric_declarations() { return kMetrics; }
+const std::vector<MetricDecl>& metric_declarations() {
+  return kMetrics;
+}
 
 const MetricDecl* find_metric(std::string_view name) {
   const auto it = std::find_if(kMetrics.begin(), kMetrics.end(),
@@ -222,8 +223,8 @@ const MetricDecl* find_metric(std::string_view name) {
 const MetricDecl& metric_decl(std::string_view name) {
   if (const MetricDecl* m = find_metric(name)) return *m;
   throw std::logic_error("metric '" + std::string(name) +
-                      "' is not declared in sim/metrics.cpp (every metric needs a unit and a "
-                      "description there)");
+                         "' is not declared in sim/metrics.cpp (every metric needs a unit and a "
+                         "description there)");
 }
 
 std::string metrics_markdown() {

@@ -16,7 +16,8 @@ const WorkloadOps& workload_ops(WorkloadKind kind) {
   const auto& all = workload_registry();
   const auto i = static_cast<std::size_t>(kind);
   if (i >= all.size() || all[i]->kind != kind)
-    throw ModelError("workload kind " + std::to_string(i) + " has no ops table in "
+    throw ModelError("workload kind " + std::to_string(i) +
+                     " has no ops table in "
                      "sim/workloads/registry.def");
   return *all[i];
 }

@@ -30,9 +30,9 @@ TEST_CASE("a workload registered by one line loads from YAML and runs", "[worklo
   CHECK(r.workload == "skeleton");
   REQUIRE(r.fits);
   // One decode step = every layer's GEMMs at the roofline, one after another.
-  const double layer_s = gpu_kernel_s(s.hardware.gpu, sim::SimOptions{}.exec,
-                                      layer_gemm_flops(s.model, 1.0),
-                                      layer_active_params(s.model) * bytes_per_weight(16));
+  const double layer_s =
+      gpu_kernel_s(s.hardware.gpu, sim::SimOptions{}.exec, layer_gemm_flops(s.model, 1.0),
+                   layer_active_params(s.model) * bytes_per_weight(16));
   CHECK(r.metric("total_s") == Approx(layer_s * s.model.layers).epsilon(1e-12));
   CHECK(r.bottleneck == "gpu");
   // kCapEnergyAndCost: simulate() added the energy metrics observed from the GPU's busy time.
@@ -40,7 +40,8 @@ TEST_CASE("a workload registered by one line loads from YAML and runs", "[worklo
   CHECK(r.metric("energy_j_gpu") > 0);
 }
 
-TEST_CASE("a workload reports what does not fit instead of simulating it", "[workloads][skeleton]") {
+TEST_CASE("a workload reports what does not fit instead of simulating it",
+          "[workloads][skeleton]") {
   const Scenario s = test::load_yaml(kSkeletonYaml, {"model.name=llama-3-70b"});
   const sim::RunResult r = sim::simulate(s);
   CHECK_FALSE(r.fits);
@@ -59,8 +60,9 @@ TEST_CASE("the registry lists every kind in registry.def order and names the val
     CHECK(all[i]->run != nullptr);
     CHECK(&sim::find_workload(all[i]->name) == all[i]);
   }
-  CHECK_THROWS_WITH(sim::find_workload("offline"),
-                    Catch::Contains("valid: inference, training, checkpoint, io, skeleton, serving"));
+  CHECK_THROWS_WITH(
+      sim::find_workload("offline"),
+      Catch::Contains("valid: inference, training, checkpoint, io, skeleton, serving"));
 }
 
 TEST_CASE("an unknown workload kind in a scenario file lists the registered kinds",
