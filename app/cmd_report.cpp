@@ -127,11 +127,8 @@ int cmd_report(const std::vector<std::string>& args) {
 
   const reports::ReportFiles files = reports::write_report(in, out_dir);
   std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
-            << "\n(" << in.runs.size() << " runs";
-  if (in.validation.available)
-    std::cout << "; validated against " << in.validation.measurements
-              << " published measurements, mean absolute error " << in.validation.mape_pct << "%";
-  std::cout << ")\n";
+            << "\n(" << in.runs.size() << " runs)\n";
+  if (in.validation.available) std::cout << reports::validation_sentence(in.validation) << "\n";
   return kExitOk;
 }
 

@@ -99,6 +99,8 @@ std::string provenance_summary(const StoredRun& r) {
   return s;
 }
 
+}  // namespace
+
 std::string validation_sentence(const ValidationInfo& v) {
   char buf[256];
   if (!v.available)
@@ -133,6 +135,8 @@ std::string validation_sentence(const ValidationInfo& v) {
                 v.measurements, v.mape_pct, v.max_abs_error_pct);
   return buf;
 }
+
+namespace {
 
 // --- Vega-Lite specs --------------------------------------------------------------------------
 

@@ -60,6 +60,10 @@ struct ReportFiles {
   std::string csv;       // metrics.csv
 };
 
+// The validation error that applies to the report's configurations, per validation group (or
+// "no published case covers it"), as one sentence for the report's header and the console.
+std::string validation_sentence(const ValidationInfo& v);
+
 // Writes the three files into out_dir (created if needed). Throws IoError when a file cannot be
 // written or a vendored script is missing.
 ReportFiles write_report(const ReportInput& input, const std::string& out_dir);
