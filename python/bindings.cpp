@@ -43,18 +43,17 @@ std::string run(const std::string& source, bool is_file, const std::vector<std::
     py::gil_scoped_release unlocked;  // simulation touches no Python object
     r = sim::simulate(s);
   }
-  return sim::to_json(s, r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return sim::json_text(sim::to_json(s, r));
 }
 
 // The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
 std::string resolve(const std::string& source, bool is_file, const std::vector<std::string>& sets,
                     const std::string& data_dir) {
   const Scenario s = load(source, is_file, sets, data_dir);
-  return nlohmann::json{{"name", s.name},
-                        {"hash", s.hash},
-                        {"workload", to_string(s.kind)},
-                        {"resolved_yaml", s.resolved_yaml}}
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return sim::json_text(nlohmann::json{{"name", s.name},
+                                       {"hash", s.hash},
+                                       {"workload", to_string(s.kind)},
+                                       {"resolved_yaml", s.resolved_yaml}});
 }
 
 // Several configurations side by side: each one's run object plus "ratios" to the first
@@ -78,7 +77,7 @@ std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
     out.push_back(j);
     results.push_back(std::move(r));
   }
-  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return sim::json_text(out);
 }
 
 // A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash).
@@ -94,11 +93,14 @@ std::string sweep(const std::string& file, const std::string& db, int threads,
     py::gil_scoped_release unlocked;
     sum = sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
   }
-  return nlohmann::json{{"sweep", spec.name},         {"points", sum.points},
-                        {"simulated", sum.simulated}, {"no_fit", sum.no_fit},
-                        {"skipped", sum.skipped},     {"invalid", sum.invalid},
-                        {"failures", sum.failures},   {"db", db}}
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return sim::json_text(nlohmann::json{{"sweep", spec.name},
+                                       {"points", sum.points},
+                                       {"simulated", sum.simulated},
+                                       {"no_fit", sum.no_fit},
+                                       {"skipped", sum.skipped},
+                                       {"invalid", sum.invalid},
+                                       {"failures", sum.failures},
+                                       {"db", db}});
 }
 
 // Every stored run of a results database (optionally one sweep's), one flat object per run:
@@ -120,7 +122,7 @@ std::string runs(const std::string& db, const std::optional<std::string>& sweep_
     for (const auto& m : r.metrics) j[m.name] = m.value;
     out.push_back(j);
   }
-  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return sim::json_text(out);
 }
 
 }  // namespace
