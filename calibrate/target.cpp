@@ -27,6 +27,7 @@
 
 #include "calibrate/rng.hpp"
 #include "model/hardware.hpp"
+#include "store/schema.hpp"
 #include "store/sqlite.hpp"
 
 namespace tiersim::calibrate {
@@ -167,11 +168,7 @@ bool remove_created_file(const CreatedFile& f) {
 
 struct FileRegistry::Impl {
   explicit Impl(const std::string& path) : db(path) {
-    db.exec(
-        "CREATE TABLE IF NOT EXISTS calibration_files (token TEXT PRIMARY KEY, path TEXT NOT NULL, "
-        "device INTEGER NOT NULL, inode INTEGER NOT NULL, pid INTEGER NOT NULL, host TEXT NOT "
-        "NULL, "
-        "created_at TEXT NOT NULL)");
+    store::ensure_schema(db, store::SchemaPart::kCalibrationFiles);
   }
   store::Database db;
 };

@@ -23,19 +23,13 @@
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "store/schema.hpp"
 #include "store/sqlite.hpp"
 
 namespace tiersim::calibrate {
 
 void create_replay_table(store::Database& db) {
-  db.exec(
-      "CREATE TABLE IF NOT EXISTS replay_runs ("
-      "id INTEGER PRIMARY KEY, created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,"
-      "predicted_prefill_s REAL, measured_prefill_s REAL, predicted_decode_s REAL, "
-      "measured_decode_s REAL,"
-      "predicted_total_s REAL, measured_total_s REAL, error_pct REAL,"
-      "predicted_point_total_s REAL, point_error_pct REAL,"
-      "replay_read_gbps REAL, calibrated_read_gbps REAL)");
+  store::ensure_schema(db, store::SchemaPart::kReplay);
 }
 
 double SuiteRow::error_pct() const {

@@ -4,19 +4,22 @@
 
 #include "model/errors.hpp"
 #include "sim/economics.hpp"
+#include "sim/metrics.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
 
 namespace {
 
-// The scenario keys a metric's value is computed from, for messages about it.
+// The scenario keys a metric's value is computed from, for messages about it: by the metric's
+// declared family (sim/metrics.cpp), never by its name.
 std::string keys_behind(const std::string& metric) {
-  const auto has = [&](const char* part) { return metric.find(part) != std::string::npos; };
-  if (has("usd") || has("capex") || has("return_per_dollar"))
+  const MetricDecl* decl = find_metric(metric);
+  const std::string_view family = decl ? decl->workloads : std::string_view();
+  if (family == "cost")
     return "economics.amortization_years, economics.duty_cycle, economics.usd_per_kwh, "
            "economics.pue, economics.prices";
-  if (has("energy") || has("power") || has("kwh"))
+  if (family == "energy")
     return "hardware.gpu.tdp_w, hardware.gpu.idle_w, hardware.host.*_w*, hardware.nvme.*_w, "
            "hardware.host.dram_gb";
   return "hardware, model, workload and policy sizes and rates";

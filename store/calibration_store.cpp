@@ -1,5 +1,6 @@
 // The calibration tables of the results store. Schema documented in calibrate/README.md.
 #include "store/calibration_store.hpp"
+#include "store/schema.hpp"
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -8,51 +9,7 @@
 namespace tiersim::calibrate {
 
 void create_calibration_tables(store::Database& db) {
-  db.exec(R"sql(
-CREATE TABLE IF NOT EXISTS calibration_runs (
-  id              INTEGER PRIMARY KEY AUTOINCREMENT,
-  started_at      TEXT NOT NULL,
-  finished_at     TEXT,
-  host            TEXT NOT NULL,
-  kernel          TEXT NOT NULL,
-  mode            TEXT NOT NULL,
-  engine          TEXT NOT NULL,
-  direct          INTEGER NOT NULL,
-  file_size_bytes INTEGER NOT NULL,
-  targets         TEXT NOT NULL,
-  options         TEXT NOT NULL,
-  tool_version    TEXT NOT NULL,
-  profile_path    TEXT
-);
-CREATE TABLE IF NOT EXISTS calibration_points (
-  id                   INTEGER PRIMARY KEY AUTOINCREMENT,
-  run_id               INTEGER NOT NULL REFERENCES calibration_runs(id) ON DELETE CASCADE,
-  target               TEXT NOT NULL,
-  target_count         INTEGER NOT NULL,
-  filesystem           TEXT NOT NULL,
-  device               TEXT NOT NULL,
-  rw                   TEXT NOT NULL,
-  engine               TEXT NOT NULL,
-  block_bytes          INTEGER NOT NULL,
-  queue_depth          INTEGER NOT NULL,
-  threads              INTEGER NOT NULL,
-  duration_s           REAL NOT NULL,
-  bytes                INTEGER NOT NULL,
-  ios                  INTEGER NOT NULL,
-  bandwidth_gbps       REAL NOT NULL,
-  iops                 REAL NOT NULL,
-  lat_mean_us          REAL NOT NULL,
-  lat_p50_us           REAL NOT NULL,
-  lat_p90_us           REAL NOT NULL,
-  lat_p99_us           REAL NOT NULL,
-  lat_p999_us          REAL NOT NULL,
-  lat_max_us           REAL NOT NULL,
-  converged            INTEGER NOT NULL,
-  fit_role             TEXT NOT NULL DEFAULT 'none',
-  model_bandwidth_gbps REAL
-);
-CREATE INDEX IF NOT EXISTS calibration_points_run ON calibration_points(run_id);
-)sql");
+  store::ensure_schema(db, store::SchemaPart::kCalibration);
 }
 
 std::int64_t insert_run(store::Database& db, const CalibrationRun& run) {

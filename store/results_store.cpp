@@ -1,5 +1,7 @@
 #include "store/results_store.hpp"
 
+#include "store/schema.hpp"
+
 #include <algorithm>
 #include <ctime>
 #include <set>
@@ -7,68 +9,7 @@
 namespace tiersim::reports {
 namespace {
 
-// Foreign keys with ON DELETE CASCADE make "replace" one DELETE plus inserts. The expression
-// index enforces "no duplicates" also for runs outside a sweep: SQLite's UNIQUE treats NULLs as
-// distinct, so UNIQUE(scenario_hash, sweep) alone would let NULL-sweep runs repeat.
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS schema_version (
-  component TEXT PRIMARY KEY,
-  version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a replaced run never hands its id to another
-  created_at TEXT NOT NULL,
-  tool_version TEXT NOT NULL,
-  scenario_name TEXT NOT NULL,
-  scenario_hash TEXT NOT NULL,
-  scenario_yaml TEXT NOT NULL,
-  workload TEXT NOT NULL,
-  fits INTEGER NOT NULL,
-  shortfall TEXT,
-  bottleneck TEXT,
-  sweep TEXT NULL,
-  UNIQUE (scenario_hash, sweep)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS runs_hash_sweep ON runs (scenario_hash, ifnull(sweep, ''));
-CREATE INDEX IF NOT EXISTS runs_sweep ON runs (sweep);
-CREATE TABLE IF NOT EXISTS metrics (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  name TEXT NOT NULL,
-  value REAL,
-  unit TEXT,
-  PRIMARY KEY (run_id, name)
-);
-CREATE TABLE IF NOT EXISTS memory (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  tier TEXT NOT NULL,
-  required_bytes REAL,
-  capacity_bytes REAL
-);
-CREATE INDEX IF NOT EXISTS memory_run ON memory (run_id);
-CREATE TABLE IF NOT EXISTS utilization (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  resource TEXT NOT NULL,
-  utilization REAL,
-  busy_s REAL
-);
-CREATE INDEX IF NOT EXISTS utilization_run ON utilization (run_id);
-CREATE TABLE IF NOT EXISTS timeline (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  resource TEXT NOT NULL,
-  label TEXT,
-  start_s REAL,
-  end_s REAL,
-  phase INTEGER,
-  item INTEGER
-);
-CREATE INDEX IF NOT EXISTS timeline_run ON timeline (run_id);
-CREATE TABLE IF NOT EXISTS provenance (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  key TEXT NOT NULL,
-  source TEXT,
-  PRIMARY KEY (run_id, key)
-);
-)sql";
+
 
 
 void bind_sweep(store::Statement& st, int index, const std::string& sweep) {
@@ -129,27 +70,9 @@ ResultsStore::ResultsStore(const std::string& path, store::Access access) : db_(
   }
 }
 
-void ResultsStore::check_version() {
-  auto get = db_.prepare("SELECT version FROM schema_version WHERE component = 'results'");
-  if (!get.step()) return;
-  const std::int64_t v = get.column_int(0);
-  if (v > kResultsSchemaVersion)
-    throw StoreError("results database '" + db_.path() + "' has schema version " +
-                     std::to_string(v) + ", newer than this tiersim understands (" +
-                     std::to_string(kResultsSchemaVersion) + "); upgrade tiersim");
-}
+void ResultsStore::check_version() { store::check_schema_version(db_, store::SchemaPart::kResults); }
 
-void ResultsStore::create_schema() {
-  store::Transaction tx(db_);
-  db_.exec(kSchema);
-  check_version();
-  auto has = db_.prepare("SELECT count(*) FROM schema_version WHERE component = 'results'");
-  if (!has.step() || has.column_int(0) == 0)
-    db_.prepare("INSERT INTO schema_version (component, version) VALUES ('results', ?)")
-        .bind(1, kResultsSchemaVersion)
-        .run();
-  tx.commit();
-}
+void ResultsStore::create_schema() { store::ensure_schema(db_, store::SchemaPart::kResults); }
 
 std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& result,
                                 const std::string& tool_version, const std::string& sweep,

@@ -20,9 +20,6 @@
 
 namespace tiersim::reports {
 
-// Newest schema this code writes and reads (table schema_version).
-inline constexpr int kResultsSchemaVersion = 1;
-
 // At most this many timeline spans are stored per run (one decode step's spans, see save()).
 inline constexpr std::size_t kMaxTimelineRows = 4000;
 

@@ -1,5 +1,7 @@
 #include "store/sqlite.hpp"
 
+#include "store/schema.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -10,16 +12,6 @@ namespace tiersim::store {
 
 namespace {
 
-// Tables tiersim has written into a results database (reports/results_store.cpp,
-// calibrate/store.cpp, calibrate/replay_suite.cpp). A file without tiersim's application_id
-// counts as tiersim's only when it holds nothing else: tiersim versions before the id wrote these.
-const std::set<std::string, std::less<>> kTiersimTables = {
-    "schema_version",     "runs",       "metrics",    "memory",
-    "utilization",        "timeline",   "provenance", "calibration_runs",
-    "calibration_points", "replay_runs"};
-// Files holding only these (calibration and replay runs) had no schema_version table.
-const std::set<std::string, std::less<>> kUnversionedTables = {"calibration_runs",
-                                                               "calibration_points", "replay_runs"};
 
 // Result code of reading the file header (the first page).
 int probe_header(sqlite3* db) {
@@ -146,8 +138,8 @@ void Database::claim_or_refuse() {
   std::string foreign;
   bool unversioned_only = true;
   for (const auto& t : tables) {
-    if (!kTiersimTables.count(t)) foreign += (foreign.empty() ? "" : ", ") + t;
-    if (!kUnversionedTables.count(t)) unversioned_only = false;
+    if (!is_tiersim_table(t)) foreign += (foreign.empty() ? "" : ", ") + t;
+    if (!is_legacy_unversioned_table(t)) unversioned_only = false;
   }
   if (!foreign.empty()) refuse("it holds tables tiersim does not write: " + foreign);
   if (!unversioned_only) {

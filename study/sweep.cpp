@@ -21,6 +21,7 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "store/results_store.hpp"
+#include "store/schema.hpp"
 #include "sim/simulate.hpp"
 
 namespace tiersim::sweep {
@@ -451,21 +452,7 @@ SweepStore::SweepStore(const std::string& path)
   // cache); only a power loss can drop the last commits, which a re-run then recomputes. FULL
   // would fsync every point and dominate short simulations.
   db.exec("PRAGMA synchronous=NORMAL");
-  db.exec(R"(CREATE TABLE IF NOT EXISTS sweeps (
-  name TEXT PRIMARY KEY,
-  file TEXT,
-  description TEXT,
-  definition TEXT,
-  points INTEGER,
-  tool_version TEXT,
-  started_at TEXT,
-  finished_at TEXT))");
-  db.exec(R"(CREATE TABLE IF NOT EXISTS sweep_failures (
-  sweep TEXT NOT NULL,
-  point TEXT NOT NULL,
-  scenario_hash TEXT,
-  reason TEXT NOT NULL,
-  UNIQUE (sweep, point)))");
+  store::ensure_schema(db, store::SchemaPart::kSweeps);
 }
 
 SweepStore::~SweepStore() = default;

@@ -1,0 +1,259 @@
+#include "store/schema.hpp"
+
+#include <sqlite3.h>
+#include <algorithm>
+#include <string>
+
+#include "model/errors.hpp"
+
+namespace tiersim::store {
+
+namespace {
+
+// One row per part: which part wrote a file, at which layout.
+constexpr std::string_view kSchemaVersionDdl = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  component TEXT PRIMARY KEY,
+  version INTEGER NOT NULL
+);)sql";
+
+// Foreign keys with ON DELETE CASCADE make "replace" one DELETE plus inserts. The expression
+// index enforces "no duplicates" also for runs outside a sweep: SQLite's UNIQUE treats NULLs as
+// distinct, so UNIQUE(scenario_hash, sweep) alone would let NULL-sweep runs repeat.
+constexpr std::string_view kResultsDdl = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a replaced run never hands its id to another
+  created_at TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  scenario_name TEXT NOT NULL,
+  scenario_hash TEXT NOT NULL,
+  scenario_yaml TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  fits INTEGER NOT NULL,
+  shortfall TEXT,
+  bottleneck TEXT,
+  sweep TEXT NULL,
+  UNIQUE (scenario_hash, sweep)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_hash_sweep ON runs (scenario_hash, ifnull(sweep, ''));
+CREATE INDEX IF NOT EXISTS runs_sweep ON runs (sweep);
+CREATE TABLE IF NOT EXISTS metrics (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL,
+  unit TEXT,
+  PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS memory (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tier TEXT NOT NULL,
+  required_bytes REAL,
+  capacity_bytes REAL
+);
+CREATE INDEX IF NOT EXISTS memory_run ON memory (run_id);
+CREATE TABLE IF NOT EXISTS utilization (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  resource TEXT NOT NULL,
+  utilization REAL,
+  busy_s REAL
+);
+CREATE INDEX IF NOT EXISTS utilization_run ON utilization (run_id);
+CREATE TABLE IF NOT EXISTS timeline (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  resource TEXT NOT NULL,
+  label TEXT,
+  start_s REAL,
+  end_s REAL,
+  phase INTEGER,
+  item INTEGER
+);
+CREATE INDEX IF NOT EXISTS timeline_run ON timeline (run_id);
+CREATE TABLE IF NOT EXISTS provenance (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  source TEXT,
+  PRIMARY KEY (run_id, key)
+);)sql";
+
+constexpr std::string_view kSweepsDdl = R"sql(
+CREATE TABLE IF NOT EXISTS sweeps (
+  name TEXT PRIMARY KEY,
+  file TEXT,
+  description TEXT,
+  definition TEXT,
+  points INTEGER,
+  tool_version TEXT,
+  started_at TEXT,
+  finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS sweep_failures (
+  sweep TEXT NOT NULL,
+  point TEXT NOT NULL,
+  scenario_hash TEXT,
+  reason TEXT NOT NULL,
+  UNIQUE (sweep, point)
+);)sql";
+
+// Columns documented in calibrate/README.md.
+constexpr std::string_view kCalibrationDdl = R"sql(
+CREATE TABLE IF NOT EXISTS calibration_runs (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at      TEXT NOT NULL,
+  finished_at     TEXT,
+  host            TEXT NOT NULL,
+  kernel          TEXT NOT NULL,
+  mode            TEXT NOT NULL,
+  engine          TEXT NOT NULL,
+  direct          INTEGER NOT NULL,
+  file_size_bytes INTEGER NOT NULL,
+  targets         TEXT NOT NULL,
+  options         TEXT NOT NULL,
+  tool_version    TEXT NOT NULL,
+  profile_path    TEXT
+);
+CREATE TABLE IF NOT EXISTS calibration_points (
+  id                   INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id               INTEGER NOT NULL REFERENCES calibration_runs(id) ON DELETE CASCADE,
+  target               TEXT NOT NULL,
+  target_count         INTEGER NOT NULL,
+  filesystem           TEXT NOT NULL,
+  device               TEXT NOT NULL,
+  rw                   TEXT NOT NULL,
+  engine               TEXT NOT NULL,
+  block_bytes          INTEGER NOT NULL,
+  queue_depth          INTEGER NOT NULL,
+  threads              INTEGER NOT NULL,
+  duration_s           REAL NOT NULL,
+  bytes                INTEGER NOT NULL,
+  ios                  INTEGER NOT NULL,
+  bandwidth_gbps       REAL NOT NULL,
+  iops                 REAL NOT NULL,
+  lat_mean_us          REAL NOT NULL,
+  lat_p50_us           REAL NOT NULL,
+  lat_p90_us           REAL NOT NULL,
+  lat_p99_us           REAL NOT NULL,
+  lat_p999_us          REAL NOT NULL,
+  lat_max_us           REAL NOT NULL,
+  converged            INTEGER NOT NULL,
+  fit_role             TEXT NOT NULL DEFAULT 'none',
+  model_bandwidth_gbps REAL
+);
+CREATE INDEX IF NOT EXISTS calibration_points_run ON calibration_points(run_id);)sql";
+
+// (device, inode) identify the very file calibration created, so a file replaced since is never
+// removed (calibrate/target.cpp, remove_created_file).
+constexpr std::string_view kCalibrationFilesDdl = R"sql(
+CREATE TABLE IF NOT EXISTS calibration_files (
+  token TEXT PRIMARY KEY,
+  path TEXT NOT NULL,
+  device INTEGER NOT NULL,
+  inode INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);)sql";
+
+constexpr std::string_view kReplayDdl = R"sql(
+CREATE TABLE IF NOT EXISTS replay_runs (
+  id INTEGER PRIMARY KEY,
+  created_at TEXT, target TEXT, name TEXT, kind TEXT, detail TEXT,
+  predicted_prefill_s REAL, measured_prefill_s REAL,
+  predicted_decode_s REAL, measured_decode_s REAL,
+  predicted_total_s REAL, measured_total_s REAL, error_pct REAL,
+  predicted_point_total_s REAL, point_error_pct REAL,
+  replay_read_gbps REAL, calibrated_read_gbps REAL
+);)sql";
+
+}  // namespace
+
+const std::vector<SchemaPartDecl>& schema_parts() {
+  static const std::vector<SchemaPartDecl> parts = {
+      {SchemaPart::kResults,
+       "results",
+       1,
+       {"runs", "metrics", "memory", "utilization", "timeline", "provenance"},
+       false,
+       kResultsDdl},
+      {SchemaPart::kSweeps, "sweeps", 1, {"sweeps", "sweep_failures"}, false, kSweepsDdl},
+      {SchemaPart::kCalibration,
+       "calibration",
+       1,
+       {"calibration_runs", "calibration_points"},
+       true,
+       kCalibrationDdl},
+      {SchemaPart::kCalibrationFiles,
+       "calibration_files",
+       1,
+       {"calibration_files"},
+       true,
+       kCalibrationFilesDdl},
+      {SchemaPart::kReplay, "replay", 1, {"replay_runs"}, true, kReplayDdl},
+  };
+  return parts;
+}
+
+const SchemaPartDecl& schema_part(SchemaPart part) {
+  const auto& parts = schema_parts();
+  const auto it = std::find_if(parts.begin(), parts.end(),
+                               [&](const SchemaPartDecl& d) { return d.part == part; });
+  return *it;  // every enumerator has a row (tests/store/schema_test.cpp)
+}
+
+int stored_version(Database& db, SchemaPart part) {
+  if (!db.has_table("schema_version")) return 0;
+  auto get = db.prepare("SELECT version FROM schema_version WHERE component = ?");
+  get.bind(1, schema_part(part).name);
+  return get.step() ? static_cast<int>(get.column_int(0)) : 0;
+}
+
+void check_schema_version(Database& db, SchemaPart part) {
+  const SchemaPartDecl& d = schema_part(part);
+  const int v = stored_version(db, part);
+  if (v > d.version)
+    throw StoreError("database '" + db.path() + "' has " + std::string(d.name) +
+                     " schema version " + std::to_string(v) +
+                     ", newer than this tiersim understands (" + std::to_string(d.version) +
+                     "); upgrade tiersim");
+}
+
+void ensure_schema(Database& db, SchemaPart part) {
+  const SchemaPartDecl& d = schema_part(part);
+  // Inside a caller's transaction the statements join it (SQLite does not nest BEGIN).
+  const bool own_transaction = sqlite3_get_autocommit(db.handle()) != 0;
+  if (own_transaction) db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(kSchemaVersionDdl);
+    check_schema_version(db, part);
+    db.exec(d.ddl);
+    db.prepare("INSERT OR IGNORE INTO schema_version (component, version) VALUES (?, ?)")
+        .bind(1, d.name)
+        .bind(2, d.version)
+        .run();
+    if (own_transaction) db.exec("COMMIT");
+  } catch (...) {
+    if (own_transaction) {
+      try {
+        db.exec("ROLLBACK");
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+}
+
+bool is_tiersim_table(std::string_view table) {
+  if (table == "schema_version") return true;
+  for (const auto& d : schema_parts())
+    if (std::find(d.tables.begin(), d.tables.end(), table) != d.tables.end()) return true;
+  return false;
+}
+
+bool is_legacy_unversioned_table(std::string_view table) {
+  for (const auto& d : schema_parts())
+    if (d.legacy_unversioned &&
+        std::find(d.tables.begin(), d.tables.end(), table) != d.tables.end())
+      return true;
+  return false;
+}
+
+}  // namespace tiersim::store
