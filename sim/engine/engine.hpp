@@ -119,7 +119,6 @@ class Resource {
   double busy_s(Activity activity) const {
     return busy_by_activity_[static_cast<std::size_t>(activity)];
   }
-  double amount_served() const { return served_; }
 
   // Awaitable: occupies one channel for amount / rate seconds (plus `fixed_s`).
   auto use(double amount, Tag tag = {}, double fixed_s = 0.0);
@@ -140,7 +139,6 @@ class Resource {
   double rate_per_s_;
   std::vector<double> free_at_;
   double busy_s_ = 0;
-  double served_ = 0;
   std::array<double, kActivityCount> busy_by_activity_{};
 };
 
