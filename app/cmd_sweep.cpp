@@ -22,7 +22,11 @@
 #include "study/sweep.hpp"
 
 #ifdef TIERSIM_HAVE_MPI
-#include <mpi.h>
+#include <dlfcn.h>
+
+#include <filesystem>
+
+#include "app/mpi/mpi_ops.hpp"
 #endif
 
 namespace po = boost::program_options;
@@ -56,16 +60,29 @@ bool under_mpi_launcher() {
 constexpr int kTagOutcome = 1;
 constexpr int kTagDone = 2;
 
-void send_text(const std::string& text, int dest, int tag) {
-  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD);
+// The MPI module (app/mpi/tiersim_mpi.cpp) beside the program. RTLD_GLOBAL: Open MPI's own
+// plugins, which it dlopens in turn, resolve symbols of libmpi.
+const TiersimMpiOps& load_mpi_ops() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string path =
+      ec ? std::string("tiersim-mpi.so") : (exe.parent_path() / "tiersim-mpi.so").string();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
+    throw Error("tiersim sweep runs under an MPI launcher, but its MPI module could not be "
+                "loaded (" + std::string(dlerror()) +
+                "); it is built beside the program when Open MPI (libopenmpi-dev) is installed. "
+                "Run without mpirun to use one process.");
+  using Entry = const TiersimMpiOps* (*)();
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, "tiersim_mpi_ops"));
+  const TiersimMpiOps* ops = entry ? entry() : nullptr;
+  if (!ops || ops->version != TIERSIM_MPI_OPS_VERSION)
+    throw Error("the MPI module " + path + " is from another tiersim build; rebuild tiersim");
+  return *ops;  // the module stays loaded for the life of the process
 }
 
-std::string recv_text(MPI_Status& st) {
-  int len = 0;
-  MPI_Get_count(&st, MPI_CHAR, &len);
-  std::string text(static_cast<std::size_t>(len), '\0');
-  MPI_Recv(text.data(), len, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return text;
+void send_text(const TiersimMpiOps& mpi, const std::string& text, int dest, int tag) {
+  mpi.send(text.data(), static_cast<int>(text.size()), dest, tag);
 }
 
 std::string encode(const sweep::Outcome& o) {
@@ -79,11 +96,9 @@ std::string encode(const sweep::Outcome& o) {
 }
 
 int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Catalog& catalog) {
-  int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  const TiersimMpiOps& mpi = load_mpi_ops();
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi.init(&rank, &size);
   const double t0 = sweep::now_s();
   const std::size_t n = spec.space.point_count();
   int rc = kExitOk;
@@ -100,9 +115,9 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
     }
     // The stored hashes go to every rank so each skips its own finished points.
     auto len = static_cast<unsigned long long>(done_text.size());
-    MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    mpi.bcast_length(&len, 0);
     done_text.resize(len);
-    MPI_Bcast(done_text.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+    mpi.bcast_bytes(done_text.data(), static_cast<int>(len), 0);
     std::unordered_set<std::string> done;
     std::istringstream lines(done_text);
     for (std::string h; std::getline(lines, h);) done.insert(h);
@@ -117,8 +132,8 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
     if (rank != 0) {
       // Only this (main) thread talks MPI: the sink runs here.
       sweep::run_points(spec.space, mine, catalog, opts,
-                        [&](sweep::Outcome&& o) { send_text(encode(o), 0, kTagOutcome); });
-      send_text("", 0, kTagDone);
+                        [&](sweep::Outcome&& o) { send_text(mpi, encode(o), 0, kTagOutcome); });
+      send_text(mpi, "", 0, kTagDone);
     } else {
       // The local shard runs on a helper thread; the main thread is the one writer and the only
       // MPI caller, serving local and remote outcomes as they come.
@@ -158,13 +173,12 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
       int ranks_done = 0;
       for (;;) {
         bool idle = true;
-        int flag = 0;
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-        if (flag) {
+        int source = 0, tag = 0, len = 0;
+        if (mpi.probe(&source, &tag, &len)) {
           idle = false;
-          const std::string text = recv_text(st);
-          if (st.MPI_TAG == kTagDone) {
+          std::string text(static_cast<std::size_t>(len), '\0');
+          mpi.recv(text.data(), len, source, tag);
+          if (tag == kTagDone) {
             ++ranks_done;
           } else {
             const auto j = nlohmann::json::parse(text);
@@ -201,9 +215,9 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
     }
   } catch (const std::exception& e) {
     std::cerr << "tiersim sweep (rank " << rank << "): error: " << e.what() << "\n";
-    MPI_Abort(MPI_COMM_WORLD, kExitUsage);
+    mpi.abort_all(kExitUsage);
   }
-  MPI_Finalize();
+  mpi.finalize();
   return rc;
 }
 #endif

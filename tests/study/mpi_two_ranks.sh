@@ -31,4 +31,13 @@ cat "$work/3.txt"
 grep -q "24 points, 0 simulated, 0 do not fit, 24 already stored, 0 invalid" "$work/3.txt"
 # And a plain run agrees.
 "$bin" sweep "$sweep" --db "$db" -q | grep -q "24 already stored"
+# Open MPI lives in tiersim-mpi.so beside the program; a program copied away from it says so
+# under a launcher instead of running every point in every rank.
+cp "$bin" "$work/tiersim-alone"
+if OMPI_COMM_WORLD_SIZE=1 "$work/tiersim-alone" sweep "$sweep" --db "$work/alone.db" -q 2> "$work/alone.txt"; then
+  echo "a sweep without its MPI module ran under a launcher"; exit 1
+fi
+cat "$work/alone.txt"
+grep -q "MPI module could not be loaded" "$work/alone.txt"
+test ! -e "$work/alone.db"
 echo "mpi sweep ok"
