@@ -46,7 +46,7 @@ const std::vector<ExecutionStack>& stack_table() {
     // fused gate/up GEMM, SwiGLU, down GEMM, residual), enqueued from C++ without Python
     // dispatch. Back-to-back asynchronous launches of 2.9 us kernels take 3.8 us each (3.4 us in
     // a CUDA graph): about 1 us of gap per kernel (A. Gray, "Getting Started with CUDA Graphs",
-    // NVIDIA Technical Blog, 2019). 12 kernels x 1 us.
+    // NVIDIA Technical Blog, 2019, developer.nvidia.com/blog/cuda-graphs/). 12 kernels x 1 us.
     opt.layer_overhead_s = 12e-6;
     // Weight-only quantised GEMMs (TensorRT-LLM's W8A16/W4A16 kernels, vLLM's AWQ/GPTQ
     // kernels) read the packed weights and dequantise them inside the GEMM.
