@@ -39,6 +39,7 @@ std::vector<reports::ValidationInfo::Group> report_groups(
     g.configurations = it->second;
     g.provisional = !sim::provisional_reason(name).empty();
     if (const sim::ValidationGroup* vg = v.group(name)) {
+      g.provisional = vg->provisional;  // validate's verdict, which also weighs the errors
       g.measurements = vg->rows;
       g.mape_pct = vg->mape_pct;
       g.max_abs_error_pct = vg->max_abs_error_pct;

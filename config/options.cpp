@@ -148,6 +148,15 @@ std::vector<Option> build_table() {
   t.push_back(integer("hardware.gpu.count", 1, "1", "GPUs per node", F(hardware.gpu_count)));
   add_spec_fields<GpuSpec>(t, "hardware.gpu", gpu_fields(),
                            [](Scenario& s) -> GpuSpec& { return s.hardware.gpu; });
+  // Only a stack with FP8 GEMMs reads the FP8 rate; an override is written in any case, so that
+  // the resolved scenario keeps its provenance.
+  for (auto& o : t)
+    if (o.path == "hardware.gpu.fp8_tflops")
+      o.emit_when = [](const Scenario& s) {
+        const auto it = s.provenance.find("hardware.gpu.fp8_tflops");
+        return s.policy.stack.fp8_gemm_efficiency > 0 ||
+               (it != s.provenance.end() && it->second == "override");
+      };
 
   t.push_back(resolving(
       opt("hardware.host.model", VT::kText, "", "generic-2s-ddr5",
@@ -439,10 +448,13 @@ std::vector<Option> build_table() {
                           "where the KV cache lives: gpu | cpu or fractions {gpu, cpu}",
                           F(policy.kv_cache)),
                       {"gpu", "cpu"}));
-  t.push_back(choices(integer("policy.weight_bits", 4, "16", "weight precision (4, 8: group-wise quantised)",
+  t.push_back(choices(integer("policy.weight_bits", 4, "16",
+                              "weight precision (4, 8: quantised; stored and run as policy.stack "
+                              "does)",
                               F(policy.weight_bits)),
                       {"16", "8", "4"}));
-  t.push_back(choices(integer("policy.kv_bits", 4, "16", "KV cache precision", F(policy.kv_bits)),
+  t.push_back(choices(integer("policy.kv_bits", 4, "16",
+                              "KV cache precision (8: an FP8 or INT8 KV cache)", F(policy.kv_bits)),
                       {"16", "8", "4"}));
   t.push_back(integer("policy.quant_group_size", 1, "64", "elements per quantisation group",
                       F(policy.quant_group_size)));
@@ -469,6 +481,29 @@ std::vector<Option> build_table() {
                       F(policy.parallelism.pipeline)));
   t.push_back(integer("policy.parallelism.micro_batches", 1, "1", "pipeline micro-batches",
                       F(policy.parallelism.micro_batches)));
+  {
+    // The execution stack by name (model/stack.hpp); resolved YAML names it only when it is not
+    // the default, so scenarios written before the key existed keep their hash.
+    Option o = choice(
+        "policy.stack", stack_names(), kDefaultStackName,
+        "software that runs the kernels: hf-deepspeed (eager PyTorch + DeepSpeed), "
+        "optimized (TensorRT-LLM / vLLM class: fused attention, few launches per "
+        "layer, native FP8 GEMMs where the GPU has them) or trtllm-v0.6 (optimized "
+        "with the per-query-head decode attention of TensorRT-LLM's published "
+        "v0.5/v0.6 tables)",
+        [](Scenario& s) -> FieldRef {
+          ExecutionStack* st = &s.policy.stack;
+          return EnumRef{
+              [st](int i) { *st = execution_stack(stack_names()[static_cast<std::size_t>(i)]); },
+              [st] {
+                const auto& names = stack_names();
+                return static_cast<int>(std::find(names.begin(), names.end(), st->name) -
+                                        names.begin());
+              }};
+        });
+    o.emit_when = [](const Scenario& s) { return s.policy.stack.name != kDefaultStackName; };
+    t.push_back(std::move(o));
+  }
   t.push_back(choice("policy.schedule", {"zero-inference", "flexgen-block"}, "zero-inference",
                      "weight fetch schedule", E(policy.schedule)));
   t.push_back(integer("policy.gpu_batches", 1, "1",

@@ -62,6 +62,11 @@ struct Option {
   std::function<FieldRef(Scenario&)> field;  // the Scenario member the value goes to
   // Runs after the value was written (catalog lookups: replaces the spec by the catalog entry).
   std::function<void(Scenario&, const Catalog&)> resolve;
+  // When set, the resolved YAML carries the key only where this holds: for keys that cannot
+  // change the results otherwise (a key added later then leaves the resolved text, and so the
+  // hash, of every scenario that does not use it as it was). Reading the resolved YAML back
+  // gives the same value: the default, or the catalog's.
+  std::function<bool(const Scenario&)> emit_when;
 };
 
 // The table, in application order (catalog names before the fields that override them).

@@ -294,6 +294,12 @@ void Loader::check_cross_fields() const {
   if (pol.weights.nvme > 0 && !nvme)
     fail_at("policy.weights", "weights on nvme need NVMe drives (hardware.nvme.model or profile, "
                               "count > 0)");
+  if (pol.kv_cache.cpu > 0 && !pol.stack.host_kv_attention &&
+      (s_.kind == WorkloadKind::kInference || s_.kind == WorkloadKind::kServing))
+    fail_at("policy.kv_cache", "the " + pol.stack.name +
+                                   " stack runs attention on the GPU only; keep the KV cache on "
+                                   "gpu or use policy.stack: " +
+                                   kDefaultStackName);
   if (pol.weights.nvme > 0 && pol.io_path == IoPath::kGds && !hw.gpu.gds)
     fail_at("policy.io_path", "GPU '" + hw.gpu.name + "' does not support GPUDirect Storage; use aio");
   if (s_.kind == WorkloadKind::kIo) {
@@ -456,6 +462,7 @@ std::string Loader::emit_resolved() {
   Scenario blank;
   for (const Option& o : scenario_options()) {
     if (!(o.kinds & kind_bit(s_.kind)) || option_unset(o, s_)) continue;
+    if (o.emit_when && !o.emit_when(s_)) continue;
     const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
       continue;

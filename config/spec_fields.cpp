@@ -13,6 +13,8 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
        "dense FP16/BF16 tensor throughput"},
       {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
        "dense INT8 (or FP8) tensor throughput"},
+      {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,
+       "dense FP8 tensor throughput; 0 = no FP8 tensor cores (before Ada and Hopper)"},
       {"fp32_tflops", &G::fp32_tflops, "TFLOP/s", 0, kNoLimit, false,
        "non-tensor FP32 throughput (elementwise work)"},
       {"pcie_gen", &G::pcie_gen, "", 1, 7, false, "PCIe generation of the host link"},

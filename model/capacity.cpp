@@ -63,7 +63,9 @@ void add_weight_items(const Policy& p, const WeightFootprint& f, double shards, 
   gpu.add("weights (resident)", f.total_bytes * p.weights.gpu / shards);
   if (p.weights.cpu + p.weights.nvme > 0)
     gpu.add("weight prefetch buffers", (p.prefetch_layers + 1) * f.max_streamed_module_bytes / tp);
-  if (p.weight_bits < 16) gpu.add("dequantisation workspace", f.max_module_elements * 2.0 / tp);
+  // Stacks that dequantise inside the GEMM keep no fp16 copy of the module.
+  if (p.weight_bits < 16 && !p.stack.fused_dequant)
+    gpu.add("dequantisation workspace", f.max_module_elements * 2.0 / tp);
   cpu.add("weights", f.total_bytes * p.weights.cpu);
   if (p.weights.nvme > 0 && p.io_path == IoPath::kAio)
     cpu.add("pinned AIO swap buffers", p.aio.swap_buffers * f.max_streamed_tensor_bytes);
@@ -98,11 +100,14 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em) {
   const double tokens = sub_batch * w.prompt_tokens;
   const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
   // Prefill peak: hidden states in and out, the FFN intermediate, and eager attention's score and
-  // probability matrices for one layer.
-  const double activations = tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 +
-                             2.0 * sub_batch * (m.heads / tp) * double(w.prompt_tokens) *
-                                 double(w.prompt_tokens) * 2.0 +
-                             double(w.batch) * m.vocab * 4.0;
+  // probability matrices for one layer. Fused attention keeps the scores on chip, so its working
+  // set grows with the tokens, not with their square.
+  const double scores = p.stack.fused_attention
+                            ? 0.0
+                            : 2.0 * sub_batch * (m.heads / tp) * double(w.prompt_tokens) *
+                                  double(w.prompt_tokens) * 2.0;
+  const double activations =
+      tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 + scores + double(w.batch) * m.vocab * 4.0;
   gpu.add("activations (prefill peak)", activations);
   gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
 

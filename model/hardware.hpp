@@ -18,6 +18,7 @@ struct GpuSpec {
   double hbm_gbps = 0;           // device memory bandwidth
   double fp16_tflops = 0;        // dense FP16/BF16 tensor throughput (no sparsity)
   double int8_tops = 0;          // dense INT8 (or FP8 where INT8 is not offered)
+  double fp8_tflops = 0;         // dense FP8 tensor throughput; 0 = no FP8 tensor cores
   double fp32_tflops = 0;        // non-tensor FP32, used for elementwise work
   int pcie_gen = 4;              // PCIe generation of the host link
   int pcie_lanes = 16;           // lanes of the host link

@@ -16,8 +16,13 @@ double WeightModule::elements() const {
   return sum;
 }
 
+double matrix_bytes_per_weight(const Policy& p) {
+  if (p.weight_bits == 8 && p.stack.per_channel_8bit_scales) return 1.0;
+  return bytes_per_weight(p.weight_bits, p.quant_group_size);
+}
+
 std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
-  const double qbytes = bytes_per_weight(p.weight_bits, p.quant_group_size);
+  const double qbytes = matrix_bytes_per_weight(p);
   auto matrix = [&](const char* name, double elements) {
     return WeightTensor{name, elements, elements * qbytes, p.weight_bits < 16};
   };

@@ -26,6 +26,11 @@ struct WeightModule {
   double elements() const;
 };
 
+// Bytes per element of a quantised weight matrix as the stack stores it: group-wise scale and
+// minimum per quant_group_size elements (bytes_per_weight), or, for stacks with per-tensor or
+// per-channel 8-bit scales, one byte (a scale per row of thousands of elements is left out).
+double matrix_bytes_per_weight(const Policy& p);
+
 // Embedding, layers 0..L-1, head. A tied head re-fetches the embedding matrix, as ZeRO-3 does when
 // the output projection runs.
 std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p);

@@ -3,9 +3,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/layout.hpp"
 #include "model/units.hpp"
 
 namespace tiersim {
+
+ExecutionModel with_stack(ExecutionModel em, const ExecutionStack& stack) {
+  if (stack.gemm_efficiency) em.gemm_efficiency = *stack.gemm_efficiency;
+  if (stack.layer_overhead_s) em.layer_overhead_s = *stack.layer_overhead_s;
+  return em;
+}
+
+GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p) {
+  GemmPath g;
+  g.efficiency = em.gemm_efficiency;
+  if (native_fp8_gemm(p.stack, gpu, p.weight_bits)) {
+    g.fp8 = true;
+    g.efficiency = p.stack.fp8_gemm_efficiency;
+  }
+  if (p.weight_bits < 16 && p.stack.fused_dequant)
+    g.weight_bytes_per_elem = matrix_bytes_per_weight(p);
+  return g;
+}
 
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
   const double compute_s = flops / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
@@ -101,18 +120,25 @@ double layer_activation_bytes(const LlmSpec& m, double tokens, double tp) {
 
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
                        double module_elements, double tp) {
-  if (p.weight_bits >= 16) return 0;
+  if (p.weight_bits >= 16 || p.stack.fused_dequant) return 0;
   return gpu_kernel_s(gpu, em, 0,
                       module_elements * (bytes_per_weight(p.weight_bits, p.quant_group_size) + 2.0) /
                           tp);
 }
 
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
-                      const LayerPass& pass, double tp) {
+                      const LayerPass& pass, double tp, const GemmPath& gemm) {
   const double gemm_flops = layer_gemm_flops(m, pass.tokens) / tp;
-  return gpu_kernel_s(gpu, em, gemm_flops + pass.attention_flops / tp,
-                      layer_weight_read_bytes(m, tp) + layer_activation_bytes(m, pass.tokens, tp) +
-                          pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes);
+  const double bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp +
+                       layer_activation_bytes(m, pass.tokens, tp) + pass.kv_read_bytes +
+                       pass.kv_write_bytes + pass.score_bytes;
+  if (!gemm.fp8) return gpu_kernel_s(gpu, em, gemm_flops + pass.attention_flops / tp, bytes);
+  // GEMMs and attention at their own rates, against one memory roofline.
+  const double gemm_tflops = gemm.fp8 ? gpu.fp8_tflops : gpu.fp16_tflops;
+  const double compute_s =
+      gemm_flops / (units::tflops_to_flops(gemm_tflops) * gemm.efficiency) +
+      pass.attention_flops / tp / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  return std::max(compute_s, gpu_kernel_s(gpu, em, 0, bytes));
 }
 
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,

@@ -4,6 +4,7 @@
 #include "model/hardware.hpp"
 #include "model/llm.hpp"
 #include "model/scenario.hpp"
+#include "model/stack.hpp"
 #include "model/units.hpp"
 
 namespace tiersim {
@@ -43,9 +44,24 @@ struct ExecutionModel {
   double small_param_bytes = 1024.0 * 1024.0;
 };
 
+// The execution model under a stack (model/stack.hpp): the stack's GEMM efficiency and per-layer
+// overhead where it sets them, ExecutionModel's eager figures where it does not.
+ExecutionModel with_stack(ExecutionModel em, const ExecutionStack& stack);
+
 // Seconds for a GPU kernel group doing `flops` FLOPs and moving `bytes` through device memory:
 // the roofline with the efficiencies above.
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
+
+// How one GPU runs a layer's weight GEMMs under the policy's stack and weight precision.
+struct GemmPath {
+  // The GEMMs run on FP8 tensor cores (native_fp8_gemm); otherwise at the fp16 rate.
+  bool fp8 = false;
+  double efficiency = 0;             // achieved fraction of that rate's dense peak (fp16: em's)
+  double weight_bytes_per_elem = 2;  // weight bytes one pass reads per element
+};
+// `em` is the stack's (with_stack). Eager stacks read an fp16 copy of quantised weights
+// (layer_dequant_s makes it); fused-dequant stacks read the packed weights.
+GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p);
 
 // Seconds for one CPU attention step (model/llm.hpp CpuAttentionWork): the roofline of its FLOPs
 // at the host's fp32 or fp16 rate and its DRAM traffic, plus the first touch of its fresh pages.
@@ -100,18 +116,20 @@ struct LayerPass {
   double kv_write_bytes = 0;   // KV cache written on this GPU
   double score_bytes = 0;      // eager attention's score matrices written and read on this GPU
 };
-// Weight bytes one GPU reads per layer pass: the fp16 (dequantised) copy of its shard.
+// Weight bytes one GPU reads per layer pass from an fp16 (or dequantised fp16) copy of its shard.
 double layer_weight_read_bytes(const LlmSpec& m, double tp);
 // Activation traffic of one layer for `tokens` tokens on one GPU (hidden states in and out of the
 // eight kernels between the GEMMs).
 double layer_activation_bytes(const LlmSpec& m, double tokens, double tp);
-// Dequantising one layer's packed weights to fp16 before the GEMMs (0 at 16 bits): the packed
-// weights are read, the fp16 copies written, then the GEMM reads them again.
+// Dequantising one layer's packed weights to fp16 before the GEMMs (0 at 16 bits, and 0 when the
+// stack dequantises inside the GEMM): the packed weights are read, the fp16 copies written, then
+// the GEMM reads them again.
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
                        double module_elements, double tp);
-// One layer's kernels with every operand in GPU memory, at the roofline (no launch overhead).
+// One layer's kernels with every operand in GPU memory, at the roofline (no launch overhead), its
+// GEMMs on `gemm` (gemm_path). Attention runs at the fp16 rate.
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
-                      const LayerPass& pass, double tp);
+                      const LayerPass& pass, double tp, const GemmPath& gemm);
 // The embedding lookup (a gather) for `tokens` tokens, or the output head for the last position
 // of `sequences` sequences (one GEMM over the vocabulary), including their share of launch
 // overhead (a quarter of a layer's).

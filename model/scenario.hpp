@@ -10,6 +10,7 @@
 #include "model/hardware.hpp"
 #include "model/llm.hpp"
 #include "model/ssd_model.hpp"
+#include "model/stack.hpp"
 
 namespace tiersim {
 
@@ -57,8 +58,8 @@ enum class Schedule {
 struct Policy {
   Placement weights = Placement::all_on(Tier::kGpu);
   Placement kv_cache = Placement::all_on(Tier::kGpu);  // gpu or cpu (cpu: attention on the CPU)
-  int weight_bits = 16;  // 16, 8 or 4 (group-wise quantised, dequantised on the GPU)
-  int kv_bits = 16;
+  int weight_bits = 16;  // 16, 8 or 4 (quantised; how they run is the stack's property)
+  int kv_bits = 16;      // KV cache element precision (8: FP8/INT8 KV cache)
   int quant_group_size = 64;
   IoPath io_path = IoPath::kAio;
   int prefetch_layers = 1;  // layers fetched ahead of the one computing
@@ -67,6 +68,9 @@ struct Policy {
   Parallelism parallelism;
   Schedule schedule = Schedule::kZeroInference;
   int gpu_batches = 1;  // FlexGen block schedule: number of GPU batches per block
+  // The software that runs the kernels (model/stack.hpp); eager PyTorch with DeepSpeed unless
+  // the scenario names another.
+  ExecutionStack stack = execution_stack(kDefaultStackName);
 };
 
 struct NvmeArray {

@@ -157,10 +157,14 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   const double gpu_batches = std::max(1, p.gpu_batches);
 
   // GPU: every layer of every pass, for every micro-batch and GPU batch, pays the launch overhead
-  // and reads its fp16 weights from HBM at least once (kernel time is the max of compute and
-  // memory time, so the memory part alone is a lower bound).
-  const double hbm = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
-  const double per_layer_s = em.layer_overhead_s + layer_active_params(m) * 2.0 / tp / hbm;
+  // and reads its weights from HBM at least once, as the stack reads them (fp16 copies, or the
+  // packed weights) (kernel time is the max of compute and memory time, so the memory part alone
+  // is a lower bound).
+  const ExecutionModel sem = with_stack(em, p.stack);
+  const double hbm = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * sem.hbm_efficiency;
+  const double per_layer_s =
+      sem.layer_overhead_s +
+      layer_active_params(m) * gemm_path(gpu, sem, p).weight_bytes_per_elem / tp / hbm;
   const double gpu_pass_s = m.layers * micro * gpu_batches * per_layer_s / stages;
 
   // Streamed weights: PCIe host-to-device bytes, NVMe read time, and the fetch process's

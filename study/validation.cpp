@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "config/scenario_loader.hpp"
@@ -31,14 +32,23 @@ std::string reference_group(const Scenario& s, const Reference& r) {
 }
 
 std::string provisional_reason(const std::string& group) {
-  // The inference model is eager PyTorch with ZeRO-Inference's layer streaming (issue 14): an
-  // optimised serving stack (fused kernels, CUDA graphs, in-flight batching) and FlexGen's own
-  // placement and overlap schedule are not modelled yet.
-  if (group == "serving stack")
-    return "optimised serving stacks (TensorRT-LLM, vLLM) are not modelled: predicted as eager "
-           "PyTorch";
+  // FlexGen's own placement and overlap schedule are not modelled yet (issue 14).
   if (group == "FlexGen") return "FlexGen's placement and schedule are not modelled";
   return "";
+}
+
+std::string probation_reason(const std::string& group, double mape_pct, double max_abs_error_pct) {
+  // The serving-stack rows run on an optimised execution stack (model/stack.hpp), modelled from
+  // published kernel rates rather than fitted to these rows; the group is established only once
+  // it meets issue 14's bound.
+  if (group != "serving stack") return "";
+  if (mape_pct <= kProbationMeanPct && max_abs_error_pct <= kProbationMaxPct) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "modelled (execution stacks, model/stack.hpp) but outside the bound for a newly "
+                "modelled group (mean %.1f%% > %.0f%% or max %.1f%% > %.0f%%)",
+                mape_pct, kProbationMeanPct, max_abs_error_pct, kProbationMaxPct);
+  return buf;
 }
 
 bool ValidationSummary::established_within(double limit_pct) const {
@@ -128,6 +138,10 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
     }
     if (!any) continue;
     if (g.rows > 0) g.mape_pct = group_sum / double(g.rows);
+    if (!g.provisional) {
+      g.why_provisional = probation_reason(name, g.mape_pct, g.max_abs_error_pct);
+      g.provisional = !g.why_provisional.empty();
+    }
     out.groups.push_back(g);
   }
   out.mape_pct = sum / double(out.rows.size());

@@ -494,3 +494,52 @@ TEST_CASE("a scenario source loads as load_scenario does", "[config][scenario]")
   const ScenarioSource missing(kData + "/no-such-scenario.yaml");
   CHECK_THROWS_WITH(missing.load(with_data()), Catch::Contains("cannot open scenario file"));
 }
+
+TEST_CASE("a bad execution stack names file, line and key, with a near match", "[config][stack]") {
+  const std::string text = std::string(kBase) + "  stack: optimised\n";  // line 14
+  const auto e = config_error([&] { load(text); });
+  CHECK(e.file() == "s.yaml");
+  CHECK(e.line() == 14);
+  CHECK(e.key_path() == "policy.stack");
+  CHECK_THAT(e.what(), Catch::Contains("did you mean 'optimized'?") &&
+                           Catch::Contains("hf-deepspeed") && Catch::Contains("optimized"));
+  const auto set = config_error([] { load(kBase, {"policy.stack=eager"}); });
+  CHECK(set.file() == "--set");
+  CHECK(set.key_path() == "policy.stack");
+  CHECK_THAT(set.what(), Catch::Contains("one of hf-deepspeed, optimized"));
+  CHECK(load(std::string(kBase) + "  stack: optimized\n").policy.stack.name == "optimized");
+}
+
+TEST_CASE("a stack without CPU attention keeps the KV cache on the GPU", "[config][stack]") {
+  const std::string text =
+      replace(kBase, "  weights: nvme\n", "  weights: nvme\n  kv_cache: cpu\n  stack: optimized\n");
+  const auto e = config_error([&] { load(text); });
+  CHECK(e.line() == 13);
+  CHECK(e.key_path() == "policy.kv_cache");
+  CHECK_THAT(e.what(), Catch::Contains("attention on the GPU only"));
+  CHECK_NOTHROW(load(replace(text, "  stack: optimized\n", "")));
+}
+
+TEST_CASE("the stack and the FP8 rate enter the resolved scenario only when they matter",
+          "[config][stack]") {
+  // Scenarios that name no stack keep the resolved text, and so the hash, they had before the
+  // key existed: neither key appears.
+  const Scenario plain = load(kBase);
+  CHECK(plain.resolved_yaml.find("stack") == std::string::npos);
+  CHECK(plain.resolved_yaml.find("fp8_tflops") == std::string::npos);
+  CHECK(plain.hardware.gpu.fp8_tflops > 0);  // loaded from the catalog all the same
+  const Scenario opt = load(kBase, {"policy.stack=optimized"});
+  CHECK_THAT(opt.resolved_yaml, Catch::Contains("stack: optimized"));
+  CHECK_THAT(opt.resolved_yaml, Catch::Contains("fp8_tflops"));
+  CHECK(opt.hash != plain.hash);
+  // Both round-trip, and so does an override of the FP8 rate under the default stack.
+  for (const Scenario& a : {opt, load(kBase, {"hardware.gpu.fp8_tflops=1000"})}) {
+    INFO(a.resolved_yaml);
+    const Scenario b = load_scenario_text(a.resolved_yaml, "resolved", with_data());
+    CHECK(b.resolved_yaml == a.resolved_yaml);
+    CHECK(b.hash == a.hash);
+    CHECK(b.provenance == a.provenance);
+    CHECK(b.policy.stack.name == a.policy.stack.name);
+    CHECK(b.hardware.gpu.fp8_tflops == a.hardware.gpu.fp8_tflops);
+  }
+}

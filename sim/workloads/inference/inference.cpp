@@ -65,7 +65,7 @@ struct StageResources {
 class InferenceSim {
  public:
   InferenceSim(const Scenario& s, const SimOptions& o)
-      : s_(s), em_(o.exec), p_(s.policy), m_(s.model), w_(s.inference) {
+      : s_(s), em_(with_stack(o.exec, s.policy.stack)), p_(s.policy), m_(s.model), w_(s.inference) {
     engine_.enable_trace(o.trace);
   }
 
@@ -234,14 +234,18 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         weight_read_bytes * (1 - qkv_share) + act_bytes / 2 + sub_batch * context * kv_tok * gpu_kv / tp_);
     co_await st.gpu->use(part2 + em_.layer_overhead_s / 2, tag);
   } else {
-    double kv_read = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
+    double kv_read = prefill ? 0.0
+                             : sub_batch * context * kv_tok * gpu_kv / tp_ *
+                                   decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
     double kv_write = tokens * kv_tok / tp_;
-    // Eager attention materialises the score matrix in prefill: read and written in fp16.
-    double score_bytes =
-        prefill ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context : 0.0;
+    // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
+    // attention keeps it on chip.
+    double score_bytes = prefill && !p_.stack.fused_attention
+                             ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context
+                             : 0.0;
     const double t =
         layer_kernel_s(m_, gpu, em_, LayerPass{tokens, attn_flops, kv_read, kv_write, score_bytes},
-                       tp_);
+                       tp_, gemm_path(gpu, em_, p_));
     co_await st.gpu->use(dequant_s + t + em_.layer_overhead_s, tag);
     if (prefill && cpu_kv > 0) {
       const Tag kv_tag{Activity::kKvOffload, pass, module};

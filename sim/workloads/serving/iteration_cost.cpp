@@ -8,7 +8,8 @@
 
 namespace tiersim::sim {
 
-IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em) : s_(s), em_(em) {
+IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
+    : s_(s), em_(with_stack(em, s.policy.stack)) {
   const Policy& p = s.policy;
   const LlmSpec& m = s.model;
   const HostSpec& host = s.hardware.host;
@@ -90,10 +91,16 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   LayerPass pass;
   pass.tokens = tokens;
   pass.attention_flops = attention_flops(m, 1.0, w.prefill_pairs + w.decode_context_tokens);
-  pass.kv_read_bytes = (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_;
+  const double decode_reads = decode_kv_reads(s_.policy.stack, m.heads, m.kv_heads);
+  pass.kv_read_bytes =
+      decode_reads == 1.0
+          ? (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_
+          : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
+                kv_token_layer_bytes_;
   pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
   const double layer_gpu_s =
-      dequant_s_ + layer_kernel_s(m, gpu, em_, pass, tp_) + em_.layer_overhead_s;
+      dequant_s_ + layer_kernel_s(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy)) +
+      em_.layer_overhead_s;
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
   // after the kernels, as in the inference workload.
   const double layer_peer_s =

@@ -1,0 +1,115 @@
+#include "model/stack.hpp"
+
+#include "model/errors.hpp"
+
+namespace tiersim {
+
+namespace {
+
+const std::vector<ExecutionStack>& stack_table() {
+  static const std::vector<ExecutionStack> kStacks = [] {
+    std::vector<ExecutionStack> t;
+
+    // Eager PyTorch: Hugging Face transformers modules with DeepSpeed ZeRO-Inference. Its kernel
+    // efficiencies and launch overhead are ExecutionModel's (model/perf.hpp); attention
+    // materialises the score matrix (transformers' eager attention); quantised weights are
+    // dequantised to an fp16 copy before each GEMM and carry group-wise scales and minima
+    // (DeepSpeed's group-wise weight quantisation); attention runs on the CPU when the KV cache
+    // is offloaded (the transformers fork of DeepSpeedExamples' zero_inference).
+    ExecutionStack hf;
+    hf.name = kDefaultStackName;
+    hf.description = "eager PyTorch (Hugging Face transformers + DeepSpeed ZeRO-Inference)";
+    t.push_back(hf);
+
+    // TensorRT-LLM / vLLM class engines.
+    ExecutionStack opt;
+    opt.name = "optimized";
+    opt.description =
+        "optimised serving engine (TensorRT-LLM, vLLM): fused attention, fused epilogues, few "
+        "launches per layer, native FP8 GEMMs, weight-only quantised GEMMs";
+    // TensorRT-LLM builds every benchmarked engine with --enable_context_fmha (NVIDIA/
+    // TensorRT-LLM docs/source/performance.md, v0.6.1 build commands); FlashAttention never
+    // writes the N x N score matrix to HBM (Dao et al., NeurIPS 2022, section 3.1); vLLM uses
+    // FlashAttention and PagedAttention (Kwon et al., SOSP 2023, section 4).
+    opt.fused_attention = true;
+    // Maximum achievable matmul rates of a tuned GEMM (stas00/ml-engineering,
+    // compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table"): BF16
+    // A100 SXM 271.2 of 312 TFLOPS (86.9%), A100 PCIe 252.9 (81.1%), H100 SXM 794.5 of 989
+    // (80.3%). The lower end, since a model's GEMM shapes are not the sweep's best shape. The
+    // elementwise work eager mode runs between GEMMs is fused into their epilogues, so the GEMM
+    // rate is the layer's rate.
+    opt.gemm_efficiency = 0.80;
+    // Same table, FP8 e4m3: H100 SXM 1402.6 of 1979 TFLOPS (70.9%), H200 1453.4 (73.4%).
+    opt.fp8_gemm_efficiency = 0.71;
+    // Estimate: a TensorRT-LLM Llama layer is about a dozen kernels (RMSNorm, fused QKV GEMM,
+    // the attention plugin with rotary embedding and KV write, output GEMM, residual + RMSNorm,
+    // fused gate/up GEMM, SwiGLU, down GEMM, residual), enqueued from C++ without Python
+    // dispatch. Back-to-back asynchronous launches of 2.9 us kernels take 3.8 us each (3.4 us in
+    // a CUDA graph): about 1 us of gap per kernel (A. Gray, "Getting Started with CUDA Graphs",
+    // NVIDIA Technical Blog, 2019, developer.nvidia.com/blog/cuda-graphs/). 12 kernels x 1 us.
+    opt.layer_overhead_s = 12e-6;
+    // Weight-only quantised GEMMs (TensorRT-LLM's W8A16/W4A16 kernels, vLLM's AWQ/GPTQ
+    // kernels) read the packed weights and dequantise them inside the GEMM.
+    opt.fused_dequant = true;
+    // TensorRT-LLM scales 8-bit tensors per tensor or per channel, and its INT8/INT4
+    // weight-only modes dequantise "on-the-fly in linear layers" (NVIDIA/TensorRT-LLM
+    // docs/source/precision.md, v0.6): no group-wise metadata at 8 bits.
+    opt.per_channel_8bit_scales = true;
+    // Both engines run attention on the GPU only.
+    opt.host_kv_attention = false;
+    // Current engines read each K/V head once for its whole query group in decode: TensorRT-LLM's
+    // XQA kernel ("reducing data loading", enabled by default, docs/source/advanced/
+    // gpt-attention.md, XQA Optimization), FlashAttention-2's native MQA/GQA.
+    opt.kv_read_per_query_head = false;
+    t.push_back(opt);
+
+    // TensorRT-LLM as the docs/source/performance.md tables of v0.5 and v0.6.1 measured it: the
+    // optimized stack, except that decode attention ran in the masked multi-head attention
+    // kernel, whose "vanilla" version uses "a single CUDA thread-block per head"
+    // (docs/source/gpt_attention.md of the same release, which has no other generation kernel).
+    // XQA, which loads each K/V head once for its group, came later: experimental and off by
+    // default at first (TRTLLM_ENABLE_XQA=1 in a later revision of performance.md), and it
+    // needs a paged KV cache, which the documented Llama builds (no --paged_kv_cache) did not
+    // have. It gave Llama-70B 2.4x the output throughput at input 128 / output 2048
+    // (docs/source/blogs/XQA-kernel.md).
+    ExecutionStack v06 = opt;
+    v06.name = "trtllm-v0.6";
+    v06.description =
+        "TensorRT-LLM v0.5-v0.6 (its published performance tables): optimized, with decode "
+        "attention reading K/V once per query head (masked MHA kernel, no XQA)";
+    v06.kv_read_per_query_head = true;
+    t.push_back(v06);
+    return t;
+  }();
+  return kStacks;
+}
+
+}  // namespace
+
+const std::vector<std::string>& stack_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> n;
+    for (const auto& s : stack_table()) n.push_back(s.name);
+    return n;
+  }();
+  return kNames;
+}
+
+const ExecutionStack& execution_stack(const std::string& name) {
+  for (const auto& s : stack_table())
+    if (s.name == name) return s;
+  std::string valid;
+  for (const auto& n : stack_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw ModelError("unknown execution stack '" + name + "'; valid: " + valid);
+}
+
+double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads) {
+  if (!stack.kv_read_per_query_head || kv_heads <= 0) return 1.0;
+  return double(heads) / double(kv_heads);
+}
+
+bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {
+  return stack.fp8_gemm_efficiency > 0 && weight_bits == 8 && gpu.fp8_tflops > 0;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,60 @@
+#pragma once
+// Execution stacks: the software that turns a transformer into GPU kernels. The same model on the
+// same GPU runs at very different speeds as eager PyTorch (Hugging Face transformers with
+// DeepSpeed) and inside an optimised serving engine (TensorRT-LLM, vLLM): fused attention, fused
+// elementwise epilogues, a handful of launches per layer, tensor-core GEMMs in FP8. Each stack is
+// one row of the table in stack.cpp; the models branch on these properties, never on the name.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/hardware.hpp"
+
+namespace tiersim {
+
+struct ExecutionStack {
+  std::string name;
+  std::string description;
+  // Attention as one fused kernel (FlashAttention, TensorRT-LLM's context FMHA): the s x s score
+  // and probability matrices stay in on-chip memory, so prefill neither stores nor streams them.
+  bool fused_attention = false;
+  // Fraction of the dense fp16 tensor peak its GEMMs reach, with the layer's elementwise work
+  // fused into them. Unset: the eager figure of ExecutionModel (model/perf.hpp).
+  std::optional<double> gemm_efficiency;
+  // Launch and dispatch cost per transformer layer. Unset: ExecutionModel's eager figure.
+  std::optional<double> layer_overhead_s;
+  // Fraction of the dense FP8 tensor peak its FP8 GEMMs reach; 0 = the stack has no FP8 GEMMs
+  // (8-bit weights are then dequantised to fp16 before, or inside, the GEMM).
+  double fp8_gemm_efficiency = 0;
+  // Quantised weights are expanded inside the GEMM's main loop (weight-only kernels) rather than
+  // into an fp16 copy in GPU memory first.
+  bool fused_dequant = false;
+  // 8-bit weights carry one scale per tensor (FP8) or per output channel (INT8 weight-only), not
+  // group-wise scales and minima: 1 byte per element.
+  bool per_channel_8bit_scales = false;
+  // Decode attention reads each sequence's K/V once per query head instead of once per KV head:
+  // one thread block per query head, as TensorRT-LLM's masked multi-head attention kernel runs
+  // before its XQA kernel. With grouped-query attention the KV cache then crosses the memory
+  // bus heads / kv_heads times per step.
+  bool kv_read_per_query_head = false;
+  // Attention may run on the CPU over a KV cache in host memory (ZeRO-Inference's KV offload).
+  bool host_kv_attention = true;
+};
+
+// The stack scenarios get when they name none: eager PyTorch with DeepSpeed.
+inline constexpr const char* kDefaultStackName = "hf-deepspeed";
+
+// Every stack name, in table order.
+const std::vector<std::string>& stack_names();
+// The stack called `name`; throws ModelError listing the valid names.
+const ExecutionStack& execution_stack(const std::string& name);
+
+// How many times one decode step reads each cached K/V element: heads / kv_heads when the
+// stack's decode attention reads K/V per query head, else 1.
+double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads);
+
+// True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on
+// `gpu`: the stack has FP8 kernels, the weights are 8-bit and the GPU has FP8 tensor cores.
+bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits);
+
+}  // namespace tiersim

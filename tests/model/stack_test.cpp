@@ -1,0 +1,146 @@
+// Execution stacks (model/stack.hpp): the table, the factory, and the properties the models
+// branch on.
+#include <catch2/catch.hpp>
+
+#include "model/capacity.hpp"
+#include "model/errors.hpp"
+#include "model/layout.hpp"
+#include "model/perf.hpp"
+#include "model/stack.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+// A Llama-2-7B-shaped model (Hugging Face config.json of meta-llama/Llama-2-7b-hf).
+LlmSpec llama7b() {
+  LlmSpec m;
+  m.name = "llama-7b-like";
+  m.family = "llama";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.ffn = 11008;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.vocab = 32000;
+  m.ffn_kind = FfnKind::kGated;
+  m.max_positions = 4096;
+  return m;
+}
+
+GpuSpec gpu(double fp8_tflops) {
+  GpuSpec g;
+  g.name = fp8_tflops > 0 ? "with-fp8" : "without-fp8";
+  g.memory_gb = 80;
+  g.hbm_gbps = 3350;
+  g.fp16_tflops = 989;
+  g.fp8_tflops = fp8_tflops;
+  return g;
+}
+
+Scenario inference(const std::string& stack, int prompt_tokens) {
+  Scenario s;
+  s.model = llama7b();
+  s.hardware.gpu = gpu(0);
+  s.inference.batch = 8;
+  s.inference.prompt_tokens = prompt_tokens;
+  s.inference.gen_tokens = 1;
+  s.policy.stack = execution_stack(stack);
+  return s;
+}
+
+double item(const TierMemory& t, const std::string& what) {
+  for (const auto& i : t.items)
+    if (i.what == what) return i.bytes;
+  FAIL("no memory item '" << what << "' in tier " << t.tier);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("the stack factory lists the valid names when the name is unknown", "[model][stack]") {
+  const auto& names = stack_names();
+  REQUIRE(names.size() >= 2);
+  CHECK(names.front() == kDefaultStackName);
+  for (const auto& n : names) CHECK(execution_stack(n).name == n);
+  CHECK_THROWS_AS(execution_stack("tensorrt"), ModelError);
+  CHECK_THROWS_WITH(execution_stack("tensorrt"), Catch::Contains("'tensorrt'") &&
+                                                     Catch::Contains("hf-deepspeed") &&
+                                                     Catch::Contains("optimized"));
+}
+
+TEST_CASE("the default stack is the eager execution model unchanged", "[model][stack]") {
+  const ExecutionModel em;
+  const ExecutionModel hf = with_stack(em, execution_stack(kDefaultStackName));
+  CHECK(hf.gemm_efficiency == em.gemm_efficiency);
+  CHECK(hf.layer_overhead_s == em.layer_overhead_s);
+  const ExecutionModel opt = with_stack(em, execution_stack("optimized"));
+  CHECK(opt.layer_overhead_s < em.layer_overhead_s);
+  CHECK(opt.hbm_efficiency == em.hbm_efficiency);  // the memory roofline is the GPU's
+}
+
+TEST_CASE("FP8 GEMMs run only where the stack has them and the GPU has FP8 tensor cores",
+          "[model][stack]") {
+  const ExecutionStack& opt = execution_stack("optimized");
+  const ExecutionStack& hf = execution_stack(kDefaultStackName);
+  const GpuSpec hopper = gpu(1979), ampere = gpu(0);
+  CHECK(native_fp8_gemm(opt, hopper, 8));
+  CHECK_FALSE(native_fp8_gemm(opt, ampere, 8));  // A100: no FP8 tensor cores
+  CHECK_FALSE(native_fp8_gemm(opt, hopper, 16));
+  CHECK_FALSE(native_fp8_gemm(opt, hopper, 4));
+  CHECK_FALSE(native_fp8_gemm(hf, hopper, 8));  // eager: dequantise to fp16
+
+  // A compute-bound prefill pass: the FP8 path is faster than the same GEMMs at fp16, and on a
+  // GPU without FP8 the 8-bit weights give the fp16 rate.
+  const LlmSpec m = llama7b();
+  const ExecutionModel em = with_stack(ExecutionModel{}, opt);
+  Policy p;
+  p.stack = opt;
+  p.weight_bits = 8;
+  const LayerPass prefill{8.0 * 2048, attention_flops(m, 8.0 * 2048, 1024), 0, 0, 0};
+  const GemmPath on_hopper = gemm_path(hopper, em, p);
+  const GemmPath on_ampere = gemm_path(ampere, em, p);
+  CHECK(on_hopper.fp8);
+  CHECK_FALSE(on_ampere.fp8);
+  CHECK(layer_kernel_s(m, hopper, em, prefill, 1, on_hopper) <
+        0.7 * layer_kernel_s(m, hopper, em, prefill, 1, on_ampere));
+  // Either way the packed 8-bit weights are read as they are, with no fp16 copy made first.
+  CHECK(on_hopper.weight_bytes_per_elem == 1.0);
+  CHECK(on_ampere.weight_bytes_per_elem == 1.0);
+  CHECK(layer_dequant_s(hopper, em, p, 1e9, 1) == 0);
+  Policy eager;
+  eager.weight_bits = 8;
+  CHECK(gemm_path(hopper, ExecutionModel{}, eager).weight_bytes_per_elem == 2.0);
+  CHECK(layer_dequant_s(hopper, ExecutionModel{}, eager, 1e9, 1) > 0);
+}
+
+TEST_CASE("8-bit weights are stored group-wise by the eager stack, per channel by the optimized",
+          "[model][stack]") {
+  Policy p;
+  p.weight_bits = 8;
+  p.quant_group_size = 64;
+  CHECK(matrix_bytes_per_weight(p) == Approx(1.0 + 4.0 / 64));
+  p.stack = execution_stack("optimized");
+  CHECK(matrix_bytes_per_weight(p) == 1.0);
+  p.weight_bits = 4;  // 4-bit (AWQ/GPTQ) stays group-wise on every stack
+  CHECK(matrix_bytes_per_weight(p) == Approx(0.5 + 4.0 / 64));
+}
+
+TEST_CASE("fused attention removes the s^2 score working set from prefill", "[model][stack]") {
+  const ExecutionModel em;
+  auto activations = [&](const std::string& stack, int prompt) {
+    const CapacityReport r = inference_capacity(inference(stack, prompt), em);
+    return item(r.tiers.front(), "activations (prefill peak)");
+  };
+  // Eager: doubling the prompt more than doubles the peak (the scores grow as s^2).
+  const double eager_2k = activations(kDefaultStackName, 2048);
+  const double eager_4k = activations(kDefaultStackName, 4096);
+  CHECK(eager_4k > 2.5 * eager_2k);
+  // Fused: the peak grows with the tokens only (plus the constant logits), and the difference
+  // from eager is the score matrices, which quadruple when the prompt doubles.
+  const double fused_2k = activations("optimized", 2048);
+  const double fused_4k = activations("optimized", 4096);
+  CHECK(fused_4k < 2.0 * fused_2k);
+  CHECK(fused_2k < eager_2k);
+  CHECK((eager_4k - fused_4k) == Approx(4.0 * (eager_2k - fused_2k)));
+}
