@@ -81,6 +81,7 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
     nlohmann::json j;
     j["scenario"] = base.name;
     j["criteria"] = {{"attainment_pct", a.search.criteria.attainment_pct},
+                     {"slo", a.search.criteria.check_slo},
                      {"stability", a.search.criteria.check_stability},
                      {"tolerance", a.search.tolerance}};
     if (w.slo_ttft_s > 0) j["criteria"]["slo_ttft_s"] = w.slo_ttft_s;
@@ -108,7 +109,9 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
   }
 
   std::printf("serving capacity of %s: the highest arrival rate with", base.name.c_str());
-  if (w.slo_ttft_s > 0 || w.slo_tbt_s > 0) {
+  if (!a.search.criteria.check_slo) {
+    std::printf(" the scenario's latency targets ignored (--no-slo)");
+  } else if (w.slo_ttft_s > 0 || w.slo_tbt_s > 0) {
     std::printf(" %.4g%% of requests within", a.search.criteria.attainment_pct);
     if (w.slo_ttft_s > 0) std::printf(" TTFT %.4g s", w.slo_ttft_s);
     if (w.slo_ttft_s > 0 && w.slo_tbt_s > 0) std::printf(" and");
@@ -184,6 +187,8 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "start", po::value<double>(&serving.search.start_rate_per_s)->default_value(0),
       "serving: first rate tried, requests/s (0 = the scenario's workload.arrival_rate)")(
       "no-stability", "serving: judge by the SLO attainment alone, not the queue's drift")(
+      "no-slo", "serving: ignore the scenario's latency targets; the highest rate with a stable "
+                "queue (the offline-throughput view)")(
       "json", "serving: print one JSON object (criteria, every rate tried, the run at capacity)")(
       "db", po::value<std::string>(&serving.db),
       "serving: store every run in this results database as sweep 'capacity:NAME' (`tiersim "
@@ -211,6 +216,9 @@ int cmd_capacity(const std::vector<std::string>& args) {
     serving.json = vm.count("json") > 0;
     serving.quiet = vm.count("quiet") > 0;
     serving.search.criteria.check_stability = vm.count("no-stability") == 0;
+    serving.search.criteria.check_slo = vm.count("no-slo") == 0;
+    if (!serving.search.criteria.check_slo && !serving.search.criteria.check_stability)
+      throw Error("--no-slo and --no-stability together leave no criterion");
     if (!(serving.search.criteria.attainment_pct > 0 &&
           serving.search.criteria.attainment_pct <= 100))
       throw Error("--attainment: expected a percentage in (0, 100], got " +

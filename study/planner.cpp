@@ -140,7 +140,8 @@ PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
     capacity::SearchOptions o;
     if (!cs->is_map())
       cs->fail("expected a map, e.g. {attainment_pct: 90, tolerance: 0.02, stability: true}");
-    cs->check_keys({"attainment_pct", "tolerance", "stability"});
+    cs->check_keys({"attainment_pct", "tolerance", "stability", "slo"});
+    if (auto v = cs->get("slo")) o.criteria.check_slo = v->as_bool();
     if (auto v = cs->get("attainment_pct")) o.criteria.attainment_pct = v->as_double(1e-9, 100);
     if (auto v = cs->get("tolerance")) o.tolerance = v->as_double(1e-6, 10);
     if (auto v = cs->get("stability")) o.criteria.check_stability = v->as_bool();

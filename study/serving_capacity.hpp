@@ -7,8 +7,8 @@
 // gives (workload.slo_ttft, workload.slo_tbt) reaches the attainment target (DistServe's 90%:
 // Zhong et al., OSDI 2024, artifact evaluation/ae-scripts/e2e/_plot.py), and the queue is stable:
 // the mean queueing delay of the run's last third of requests exceeds that of its middle third by
-// no more than half the run's mean queueing delay (plus a tenth of the TTFT target, so that noise
-// on delays far below the target does not count). A queue that arrivals outpace grows through the
+// no more than half the run's mean queueing delay (plus a tenth of the TTFT target, or without
+// one of the run's median TTFT, so that noise on delays far below that does not count). A queue that arrivals outpace grows through the
 // run, so a finite run can meet the tail target while it is not sustainable; the drift shows it.
 //
 // Search (the shape of Vidur's and Sarathi-Serve's capacity searches, which bisect on the rate):
@@ -29,6 +29,7 @@ namespace tiersim::capacity {
 
 struct ServingCriteria {
   double attainment_pct = 90;  // share of requests meeting every SLO given
+  bool check_slo = true;        // false: the scenario's SLOs are ignored (stability alone)
   bool check_stability = true;
 };
 

@@ -115,6 +115,17 @@ TEST_CASE("a target no rate meets gives no capacity, and the search says why",
   // It halved down to a millionth of the start rate, no further.
   CHECK(c.points.back().rate_per_s >= 1e-6 * s.serving.arrival_rate_per_s);
   CHECK(c.points.size() <= 22);
+  // Without the SLO the queue's stability alone decides: the M/D/1 queue is stable below 1/S.
+  s.serving.requests = 3000;
+  capacity::SearchOptions o;
+  o.criteria.check_slo = false;
+  const auto stable = search(s, o);
+  const double mu = 1 / service_time_s(s);
+  REQUIRE(stable.found);
+  INFO("capacity " << stable.rate_per_s / mu << " x 1/S, limit " << stable.limit);
+  CHECK(stable.rate_per_s > 0.5 * mu);
+  CHECK(stable.rate_per_s < 1.1 * mu);
+  CHECK_THAT(stable.limit, Catch::Contains("queue not stable"));
 }
 
 TEST_CASE("the capacity search refuses traces and non-serving scenarios", "[study][capacity]") {
