@@ -171,7 +171,8 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "requests no more than half the mean delay above its middle third). Doubles the rate from\n"
       "the scenario's until one fails (or halves until one passes), then bisects to --tolerance.\n"
       "Same seed at every rate. Progress on stderr; prints every rate tried and the cost per\n"
-      "served request at capacity.\n\n"
+      "served request at capacity. A short run (workload.requests) ends before a queue near its\n"
+      "knee builds up and overstates the capacity: raise it until the answer settles.\n\n"
       "options");
   std::string file, data_dir;
   std::vector<std::string> sets;

@@ -402,6 +402,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       }
       if (!no_capacity[k].empty()) {
         c.why_not = no_capacity[k];
+        out.no_capacity.push_back(c);
         continue;
       }
       // The bounds must hold for every simulated point; a violation means pruning was unsafe.

@@ -106,6 +106,7 @@ struct PlanStats {
 struct PlanResult {
   std::vector<Candidate> best;    // feasible, best first, at most `top`
   std::vector<Candidate> pareto;  // feasible and non-dominated on spec.pareto, by the first metric
+  std::vector<Candidate> no_capacity;  // capacity_search: serving points that sustain no rate
   PlanStats stats;
 };
 

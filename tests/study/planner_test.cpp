@@ -169,6 +169,8 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
   CHECK(n.best.empty());
   CHECK(n.stats.simulated == 1);
   CHECK(n.stats.feasible == 0);
+  REQUIRE(n.no_capacity.size() == 1);
+  CHECK_THAT(n.no_capacity[0].why_not, Catch::Contains("sustains no rate: slo attainment 0.0%"));
   CHECK_THROWS_WITH(parse_plan_text("name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1]}\n"
                                     "objective: capex_usd\ncapacity_search: {target: 90}\n",
                                     kFile),
