@@ -220,6 +220,9 @@ int cmd_capacity(const std::vector<std::string>& args) {
     serving.search.criteria.check_slo = vm.count("no-slo") == 0;
     if (!serving.search.criteria.check_slo && !serving.search.criteria.check_stability)
       throw Error("--no-slo and --no-stability together leave no criterion");
+    if (!(serving.search.start_rate_per_s >= 0) || !std::isfinite(serving.search.start_rate_per_s))
+      throw Error("--start: expected an arrival rate in requests/s > 0 (0 = the scenario's), got " +
+                  std::to_string(serving.search.start_rate_per_s));
     if (!(serving.search.criteria.attainment_pct > 0 &&
           serving.search.criteria.attainment_pct <= 100))
       throw Error("--attainment: expected a percentage in (0, 100], got " +
