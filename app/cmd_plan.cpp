@@ -112,6 +112,12 @@ int cmd_plan(const std::vector<std::string>& args) {
   for (const auto& g : spec.pareto)
     if (std::find(shown.begin(), shown.end(), g.metric) == shown.end()) shown.push_back(g.metric);
 
+  if (!r.no_capacity.empty()) {
+    std::cout << "  sustaining no arrival rate within the targets:\n";
+    for (const auto& c : r.no_capacity)
+      std::cout << "    " << c.point.label << ": " << c.why_not << "\n";
+  }
+
   if (out_dir.empty()) out_dir = spec.name + "-plan";
   fs::create_directories(out_dir);
   if (r.best.empty()) {

@@ -22,7 +22,9 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_schema},
     {"calibrate", "measure drives with io_uring, fit the device model, write a device profile",
      tiersim::app::cmd_calibrate},
-    {"capacity", "largest trainable model per ZeRO strategy (data parallel, ZeRO-3, offload)",
+    {"capacity",
+     "largest trainable model per ZeRO strategy; highest arrival rate a serving scenario sustains "
+     "within its SLO",
      tiersim::app::cmd_capacity},
     {"compare", "run several configurations; speed, energy per token and cost side by side",
      tiersim::app::cmd_compare},

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "reports/serving_charts.hpp"
 #include "store/sqlite.hpp"
 
 namespace fs = std::filesystem;
@@ -427,6 +428,7 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
        << "');d.className='plot plot-error';d.textContent='This plot failed to render: '+e;});\n";
   };
   for (const auto& [what, spec] : plots) embed(spec);
+  h << serving_charts_html(in.runs);  // inline SVG; "" without serving runs
 
   h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
        "simulated resource during one steady-state decode step (the middle one), including "

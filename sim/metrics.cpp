@@ -65,6 +65,24 @@ const std::vector<MetricDecl> kMetrics = {
      "the request's time per output token) / total_s (DistServe's goodput)",
      "serving"},
     {"slo_attainment_pct", "%", "share of requests meeting every latency target given", "serving"},
+    {"offered_rate_requests_per_s", "requests/s",
+     "arrival rate offered to the server: workload.arrival_rate, or a trace's requests over the "
+     "span of its arrivals",
+     "serving"},
+    {"capacity_requests_per_s", "requests/s",
+     "highest arrival rate sustained within the SLO and with a stable queue (`tiersim capacity` on "
+     "a serving scenario; plans with capacity_search report the run at this rate)",
+     "serving"},
+    {"usd_per_request_at_capacity", "USD/request",
+     "usd_per_hour / (capacity_requests_per_s x 3600): a served request's cost when the server "
+     "runs at the highest rate it sustains (in steady state it completes requests at the arrival "
+     "rate)",
+     "cost"},
+    {"queue_delay_drift_s", "s",
+     "mean queueing delay of the last third of the requests (arrival order) minus that of the "
+     "middle third: about 0 when the queue is stable, growing with the run when arrivals outpace "
+     "service (tiersim capacity's stability test)",
+     "serving"},
     {"queue_delay_mean_s", "s",
      "mean time from arrival to the first iteration that works on the "
      "request (scheduling delay)",
@@ -92,6 +110,8 @@ const std::vector<MetricDecl> kMetrics = {
      "mean over requests of the time per output token, (last token - first "
      "token) / (output - 1) (DistServe's TPOT; requests with one output token excluded)",
      "serving"},
+    {"tpot_p50_s", "s", "median over requests of the time per output token", "serving"},
+    {"tpot_p90_s", "s", "90th percentile over requests of the time per output token", "serving"},
     {"tpot_p99_s", "s", "99th percentile over requests of the time per output token", "serving"},
     {"e2e_mean_s", "s", "mean end-to-end latency: arrival to the last token", "serving"},
     {"e2e_p50_s", "s", "median end-to-end latency", "serving"},

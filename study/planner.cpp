@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -34,6 +35,11 @@ const std::map<std::string, Sense>& known_senses() {
       {"usd_per_hour", Sense::kMinimize},            {"ttft_s", Sense::kMinimize},
       {"total_s", Sense::kMinimize},                 {"decode_s_per_token", Sense::kMinimize},
       {"avg_power_w", Sense::kMinimize},
+      // Serving (capacity_requests_per_s with `capacity_search:`).
+      {"capacity_requests_per_s", Sense::kMaximize}, {"usd_per_request", Sense::kMinimize},
+      {"goodput_requests_per_s", Sense::kMaximize},  {"slo_attainment_pct", Sense::kMaximize},
+      {"ttft_p99_s", Sense::kMinimize},              {"tpot_p99_s", Sense::kMinimize},
+      {"usd_per_request_at_capacity", Sense::kMinimize},
   };
   return k;
 }
@@ -101,7 +107,8 @@ bool dominates(const std::vector<double>& a, const std::vector<double>& b, const
 PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
   const YNode root = config::parse_yaml_text(text, file);
   if (!root.is_map()) root.fail("expected a plan file (a map with name, base, grid, constraints, objective), got " + root.describe());
-  root.check_keys({"name", "description", "base", "set", "grid", "zip", "constraints", "objective", "pareto", "top"});
+  root.check_keys({"name", "description", "base", "set", "grid", "zip", "constraints", "objective",
+                   "pareto", "top", "capacity_search"});
   PlanSpec spec;
   spec.name = root.require("name", "the plan name").as_string();
   if (auto d = root.get("description")) spec.description = d->as_string();
@@ -129,6 +136,17 @@ PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
     if (spec.pareto.size() != 2) p->fail("expected two metrics, e.g. [throughput_tokens_per_s, usd_per_million_tokens]");
   }
   if (auto t = root.get("top")) spec.top = static_cast<std::size_t>(t->as_int(1, 1000));
+  if (auto cs = root.get("capacity_search")) {
+    capacity::SearchOptions o;
+    if (!cs->is_map())
+      cs->fail("expected a map, e.g. {attainment_pct: 90, tolerance: 0.02, stability: true}");
+    cs->check_keys({"attainment_pct", "tolerance", "stability", "slo"});
+    if (auto v = cs->get("slo")) o.criteria.check_slo = v->as_bool();
+    if (auto v = cs->get("attainment_pct")) o.criteria.attainment_pct = v->as_double(1e-9, 100);
+    if (auto v = cs->get("tolerance")) o.tolerance = v->as_double(1e-6, 10);
+    if (auto v = cs->get("stability")) o.criteria.check_stability = v->as_bool();
+    spec.capacity = o;
+  }
   return spec;
 }
 
@@ -145,6 +163,7 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
     // A missing price: no capex figure, so no budget or cost pruning for this point.
   }
   if (s.kind != WorkloadKind::kInference) return b;  // only inference has a roofline here
+  b.roofline = true;
   const Policy& p = s.policy;
   const LlmSpec& m = s.model;
   const auto& w = s.inference;
@@ -215,6 +234,8 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
 }
 
 std::optional<double> optimistic_value(const Bounds& b, const std::string& metric) {
+  if (metric == "capex_usd") return b.capex_usd;
+  if (!b.roofline) return std::nullopt;  // a serving or training point: no timing bound
   if (metric == "throughput_tokens_per_s") return b.throughput_ub;
   if (metric == "ttft_s" || metric == "prefill_s") return b.ttft_s_lb;
   if (metric == "total_s") return b.total_s_lb;
@@ -341,10 +362,29 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
         batch.push_back(i);
     }
     std::vector<char> failed(batch.size(), 0);
+    std::vector<std::string> no_capacity(batch.size());
     parallel_for(batch.size(), options.threads, [&](std::size_t k) {
       Candidate& c = cands[batch[k]];
       try {
-        c.result = sim::simulate(c.scenario);
+        if (spec.capacity && c.scenario.kind == WorkloadKind::kServing) {
+          // The point at the highest rate it sustains; the rate is one more override, so the
+          // scenario written out (and stored) carries it.
+          const auto at_rate = [&](double rate) {
+            sweep::Point p = c.point;
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", rate);
+            p.overrides.push_back(std::string("workload.arrival_rate=") + buf);
+            return sweep::load_point(spec.space, p, catalog);
+          };
+          const capacity::ServingCapacity cap =
+              capacity::search_serving_capacity(c.scenario, at_rate, *spec.capacity);
+          const capacity::RatePoint& at = cap.found ? cap.points[cap.best] : cap.points.front();
+          c.scenario = at.scenario;
+          c.result = at.result;
+          if (!cap.found) no_capacity[k] = "sustains no rate: " + cap.limit;
+        } else {
+          c.result = sim::simulate(c.scenario);
+        }
         c.simulated = true;
       } catch (const Error& e) {
         failed[k] = 1;
@@ -362,6 +402,11 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (options.on_simulated) options.on_simulated(c);
       if (!c.result.fits) {
         c.why_not = "does not fit: " + c.result.shortfall;
+        continue;
+      }
+      if (!no_capacity[k].empty()) {
+        c.why_not = no_capacity[k];
+        out.no_capacity.push_back(c);
         continue;
       }
       // The bounds must hold for every simulated point; a violation means pruning was unsafe.

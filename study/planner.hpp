@@ -18,6 +18,7 @@
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
+#include "study/serving_capacity.hpp"
 #include "study/sweep.hpp"
 
 namespace tiersim::plan {
@@ -47,6 +48,10 @@ struct PlanSpec {
   Goal objective;
   std::vector<Goal> pareto;  // empty, or two metrics
   std::size_t top = 3;
+  // `capacity_search:` given: every serving point is judged at the highest arrival rate it
+  // sustains within its SLO (study/serving_capacity.hpp) instead of at its configured rate; its
+  // result is the run at that rate with metric capacity_requests_per_s.
+  std::optional<capacity::SearchOptions> capacity;
 };
 
 PlanSpec parse_plan_text(const std::string& text, const std::string& file);
@@ -57,6 +62,9 @@ PlanSpec parse_plan_file(const std::string& path);
 // NVMe array) is busy at least for the work the scenario puts on it at that resource's own rate,
 // and the fetch process is sequential, so the run lasts at least the largest of these.
 struct Bounds {
+  // False when the workload has no roofline here (only inference does): then only capex is
+  // known and the timing fields below bound nothing.
+  bool roofline = false;
   double total_s_lb = 0;
   double ttft_s_lb = 0;
   double throughput_ub = 0;          // tokens/s
@@ -98,6 +106,7 @@ struct PlanStats {
 struct PlanResult {
   std::vector<Candidate> best;    // feasible, best first, at most `top`
   std::vector<Candidate> pareto;  // feasible and non-dominated on spec.pareto, by the first metric
+  std::vector<Candidate> no_capacity;  // capacity_search: serving points that sustain no rate
   PlanStats stats;
 };
 

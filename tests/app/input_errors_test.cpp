@@ -96,3 +96,32 @@ TEST_CASE("run: values that overflow the model are errors naming the key", "[app
     CHECK_THAT(o.output, Catch::Contains("--set: " + set.substr(0, set.find('=')) + ":"));
   }
 }
+
+TEST_CASE("capacity: bad serving options and inputs are refused with the reason", "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  const std::string chatbot =
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/serving/opt30b-chatbot-6xl40s.yaml";
+  // Regression: a negative start rate was silently replaced by the scenario's rate.
+  Outcome o = run_tiersim("capacity " + chatbot + " -q --start -1");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains("--start: expected an arrival rate"));
+  o = run_tiersim("capacity " + chatbot + " -q --attainment 0");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains("--attainment"));
+  o = run_tiersim("capacity " + chatbot + " -q --set workload.arrival_rate=-2");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains("workload.arrival_rate"));
+  // A trace fixes the arrivals, so there is no rate to search.
+  tiersim::test::TempDir dir;
+  std::ofstream(dir.file("t.csv")) << "arrival_s,prompt_tokens,output_tokens\n0,10,2\n";
+  std::ofstream(dir.file("s.yaml")) << "name: s\nhardware: {gpu: {model: H100-SXM}}\n"
+                                       "model: {name: llama-3-8b}\n"
+                                       "workload: {kind: serving, trace: "
+                                    << dir.file("t.csv") << "}\n";
+  o = run_tiersim("capacity " + dir.file("s.yaml") + " -q");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains("s.yaml: workload.trace: the capacity search varies"));
+}

@@ -36,6 +36,10 @@ done
 for f in scenarios/training/dgx2-zero3.yaml scenarios/training/dgx2-zero-infinity.yaml; do
   capture "capacity--$(basename "$f").txt" "$bin" capacity "$f"
 done
+# Serving capacity searches (every rate tried, the capacity and its cost per served request).
+for f in $(find scenarios/serving -name '*.yaml' | sort); do
+  capture "capacity--$(basename "$f").txt" "$bin" capacity "$f" -q
+done
 capture validate.json "$bin" validate --json
 
 # Sweeps and plans: every stored point's metrics, read back from the results database in a
@@ -53,11 +57,19 @@ for f in $(find scenarios/sweeps -name '*.yaml' ! -name '*-base.yaml' | sort); d
 done
 plan_dir="$scratch/plan"
 capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.yaml --out "$plan_dir" -j 1
+capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
+  --out "$scratch/serving-plan" -j 1
 # Wall-clock times are the one thing allowed to change.
 sed -i -E -e "s#$scratch#SCRATCH#g" -e 's/; [0-9.e+-]+ s(;|$)/; T s\1/' "$out"/*
 if [[ -d $plan_dir ]]; then
   for p in $(cd "$plan_dir" && find . -type f | sort); do
     { echo "== $p"; cat "$plan_dir/$p"; } >>"$out/plan-files.txt"
+  done
+fi
+
+if [[ -d $scratch/serving-plan ]]; then
+  for p in $(cd "$scratch/serving-plan" && find . -type f | sort); do
+    { echo "== $p"; cat "$scratch/serving-plan/$p"; } >>"$out/plan-files--opt30b-chatbot-capacity.txt"
   done
 fi
 

@@ -59,6 +59,19 @@ check_plots "$work/report/index.html.dom" 6
 grep -Eq 'Model validation by the group each configuration belongs to: [^<]*([0-9]+ published measurements, mean absolute error|no published case covers it)' "$work/report/index.html.dom" ||
   { echo "FAIL: validation sentence missing from the header"; exit 1; }
 
+# Serving: the runs of a capacity search give the latency-vs-load and latency-distribution charts
+# (inline SVG): four charts, each line drawn through at least two points.
+"$bin" capacity "$src/scenarios/serving/opt30b-chatbot-6xl40s.yaml" --db "$work/serving.sqlite" -q >/dev/null
+"$bin" report --db "$work/serving.sqlite" --out "$work/serving-report" --no-validation >/dev/null
+render "$work/serving-report/index.html"
+sdom="$work/serving-report/index.html.dom"
+charts=$(grep -o '<svg class="serving-chart"' "$sdom" | wc -l)
+lines=$(grep -Eo '<polyline class="series"[^>]*points="[0-9.]+,[0-9.]+ [0-9.]+,[0-9.]+' "$sdom" | wc -l)
+echo "serving: $charts charts, $lines lines"
+if [ "$charts" -ne 4 ] || [ "$lines" -lt 6 ]; then
+  echo "FAIL: serving charts missing (expected 4 charts and 6 lines)"; exit 1
+fi
+
 # Scenario names that try to break out of HTML, attributes and the inlined JSON
 # (tests/reports/payload_names.txt, one YAML scalar per line): the page still draws every plot and
 # runs none of their markup or script (two of them would mark <html data-pwned=...>).

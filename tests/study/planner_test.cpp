@@ -111,3 +111,68 @@ TEST_CASE("bad plan files name the file, line and key", "[plan]") {
              Catch::Contains("test-plan.yaml:5") && Catch::Contains("below"));
   CHECK_THAT(error_of(head + "objective: capex_usd\npareto: [capex_usd]\n"), Catch::Contains("two metrics"));
 }
+
+TEST_CASE("planner: serving points have no roofline bound, so none is reported as beaten", "[plan]") {
+  // Regression: the optimistic bounds of a serving point were left at zero (only inference has a
+  // roofline), and every simulated serving point "beat" its throughput bound of 0 tokens/s.
+  const PlanSpec spec = parse_plan_text(
+      "name: test-plan\n"
+      "base: ../serving/opt30b-chatbot-6xl40s.yaml\n"
+      "grid: {hardware.gpu.count: [2, 6]}\n"
+      "objective: {maximize: throughput_tokens_per_s}\n",
+      kFile);
+  PlanOptions o;
+  o.threads = 2;
+  const PlanResult r = run_plan(spec, catalog(), o);
+  CHECK(r.stats.simulated == 2);
+  CHECK(r.stats.bound_violations == 0);
+}
+
+TEST_CASE("planner: capacity_search judges each serving point at the rate it sustains", "[plan]") {
+  const PlanSpec spec = parse_plan_text(
+      "name: test-plan\n"
+      "base: ../serving/opt30b-chatbot-6xl40s.yaml\n"
+      "grid: {hardware.gpu.count: [2, 6]}\n"
+      "capacity_search: {attainment_pct: 90, tolerance: 0.05}\n"
+      "objective: {maximize: capacity_requests_per_s}\n"
+      "top: 2\n",
+      kFile);
+  REQUIRE(spec.capacity);
+  CHECK(spec.capacity->tolerance == 0.05);
+  PlanOptions o;
+  o.threads = 2;
+  const PlanResult r = run_plan(spec, catalog(), o);
+  REQUIRE(r.best.size() == 2);
+  // Three replicas sustain more than one.
+  CHECK(r.best[0].point.label == "hardware.gpu.count=6");
+  const double six = *metric_value(r.best[0].scenario, r.best[0].result, "capacity_requests_per_s");
+  const double two = *metric_value(r.best[1].scenario, r.best[1].result, "capacity_requests_per_s");
+  CHECK(six > 2 * two);
+  // The same search run directly on the point gives the same rate, and the scenario the plan
+  // writes out carries it.
+  const Scenario base = sweep::load_point(spec.space, r.best[1].point, catalog());
+  const capacity::ServingCapacity direct = capacity::search_serving_capacity(
+      base, [&](double rate) { return capacity::with_rate(base, rate); }, *spec.capacity);
+  CHECK(direct.rate_per_s == two);
+  CHECK(r.best[1].scenario.serving.arrival_rate_per_s == two);
+  CHECK(r.best[1].result.metric("usd_per_request_at_capacity") ==
+        Approx(r.best[1].result.metric("usd_per_hour") / (two * 3600)));
+  // A point that sustains no rate is infeasible, with the reason.
+  const PlanSpec none = parse_plan_text(
+      "name: test-plan\n"
+      "base: ../serving/opt30b-chatbot-1xl40s-dram.yaml\n"
+      "grid: {workload.seed: [1]}\n"
+      "capacity_search: {}\n"
+      "objective: {minimize: usd_per_request_at_capacity}\n",
+      kFile);
+  const PlanResult n = run_plan(none, catalog(), o);
+  CHECK(n.best.empty());
+  CHECK(n.stats.simulated == 1);
+  CHECK(n.stats.feasible == 0);
+  REQUIRE(n.no_capacity.size() == 1);
+  CHECK_THAT(n.no_capacity[0].why_not, Catch::Contains("sustains no rate: slo attainment 0.0%"));
+  CHECK_THROWS_WITH(parse_plan_text("name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1]}\n"
+                                    "objective: capex_usd\ncapacity_search: {target: 90}\n",
+                                    kFile),
+                    Catch::Contains("test-plan.yaml:5") && Catch::Contains("target"));
+}

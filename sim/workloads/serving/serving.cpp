@@ -529,6 +529,22 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     result.set("goodput_requests_per_s", double(good) / total_s, "requests/s");
     result.set("slo_attainment_pct", 100.0 * double(good) / n, "%");
   }
+  // The offered load (the x axis of latency-vs-load curves): the configured rate, or a trace's
+  // requests over the span of its arrivals.
+  const double span_s = live.empty() ? 0 : live.back().req.arrival_s - live.front().req.arrival_s;
+  const double offered = w.trace.empty() ? w.arrival_rate_per_s
+                         : span_s > 0    ? double(live.size() - 1) / span_s
+                                         : 0.0;
+  result.set("offered_rate_requests_per_s", offered, "requests/s");
+  // Whether the queue keeps up: the mean queueing delay of the last third of the requests (in
+  // arrival order) minus that of the middle third (the first third is the warm-up from an empty
+  // system). A stable queue gives about 0; one that arrivals outpace gives a delay that grows
+  // with the run (the comparison of Law, "Simulation Modeling and Analysis", ch. 9, on thirds).
+  const std::size_t third = queue.size() / 3;
+  double mid = 0, late = 0;
+  for (std::size_t i = third; i < 2 * third; ++i) mid += queue[i];
+  for (std::size_t i = queue.size() - third; i < queue.size(); ++i) late += queue[i];
+  result.set("queue_delay_drift_s", third > 0 ? (late - mid) / double(third) : 0.0, "s");
   set_distribution(result, "queue_delay", queue, {50, 99});
   set_distribution(result, "ttft", ttft, {50, 90, 99});
   result.set("tbt_mean_s", totals.gaps.mean(), "s");
@@ -537,7 +553,8 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   result.set("tbt_max_s", totals.gaps.max(), "s");
   std::sort(tpot.begin(), tpot.end());
   result.set("tpot_mean_s", mean(tpot), "s");
-  result.set("tpot_p99_s", percentile(tpot, 99), "s");
+  for (int pct : {50, 90, 99})
+    result.set("tpot_p" + std::to_string(pct) + "_s", percentile(tpot, pct), "s");
   set_distribution(result, "e2e", e2e, {50, 90, 99});
   result.set("mean_requests_in_system", totals.in_system_integral / total_s, "requests");
   result.set("kv_cache_blocks", double(blocks), "blocks");

@@ -1,0 +1,29 @@
+#pragma once
+// The report's serving section as inline SVG (no script needed): latency against offered load
+// (p50 and p99 of TTFT and of the time per output token, one line per configuration, from the
+// runs `tiersim capacity --db` stores at every rate it tries) and the latency distribution of
+// each configuration, drawn through the percentiles its run reports.
+#include <string>
+#include <vector>
+
+#include "store/results_store.hpp"
+
+namespace tiersim::reports {
+
+// One configuration's serving runs, by offered rate.
+struct ServingSeries {
+  std::string label;                      // the scenario name
+  std::vector<const StoredRun*> by_rate;  // ascending offered_rate_requests_per_s
+};
+
+// Serving runs that fit, grouped by scenario name (in the order first seen), each sorted by rate.
+std::vector<ServingSeries> serving_series(const std::vector<StoredRun>& runs);
+
+// The run a configuration's CDF shows: the highest rate whose SLO attainment is at least 90%
+// (every run when none reports an attainment), else its lowest rate.
+const StoredRun* cdf_run(const ServingSeries& s);
+
+// "<h2>Serving</h2>" and the charts; "" when no run is a serving run.
+std::string serving_charts_html(const std::vector<StoredRun>& runs);
+
+}  // namespace tiersim::reports

@@ -1,0 +1,130 @@
+#include "study/serving_capacity.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "model/errors.hpp"
+#include "sim/simulate.hpp"
+
+namespace tiersim::capacity {
+
+namespace {
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v);
+  return buf;
+}
+
+std::string seconds(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", v);
+  return buf;
+}
+
+}  // namespace
+
+Scenario with_rate(Scenario s, double rate_per_s) {
+  s.serving.arrival_rate_per_s = rate_per_s;
+  return s;
+}
+
+std::string serving_verdict(const Scenario& s, const sim::RunResult& r, const ServingCriteria& c) {
+  if (!r.fits) return "does not fit: " + r.shortfall;
+  const ServingWorkload& w = s.serving;
+  const bool slo = c.check_slo && (w.slo_ttft_s > 0 || w.slo_tbt_s > 0);
+  if (slo) {
+    const double attained = r.metric("slo_attainment_pct");
+    if (attained < c.attainment_pct)
+      return "slo attainment " + pct(attained) + " < " + pct(c.attainment_pct);
+  }
+  if (c.check_stability) {
+    // Noise on delays far below the time scale that matters is not drift: a tenth of the TTFT
+    // target, or without one of the run's median TTFT (about one prefill at low load).
+    const double scale_s =
+        slo && w.slo_ttft_s > 0 ? w.slo_ttft_s : r.metric("ttft_p50_s");
+    const double drift = r.metric("queue_delay_drift_s");
+    const double allowed = 0.5 * r.metric("queue_delay_mean_s") + 0.1 * scale_s;
+    if (drift > allowed)
+      return "queue not stable: queueing delay grows by " + seconds(drift) +
+             " from the middle to the last third of the run (allowed " + seconds(allowed) + ")";
+  }
+  return "";
+}
+
+ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_rate,
+                                        const SearchOptions& options, const OnPoint& on_point) {
+  if (base.kind != WorkloadKind::kServing)
+    throw ConfigError(base.file, 0, "workload.kind",
+                      "the serving capacity search needs a serving workload");
+  if (!base.serving.trace.empty())
+    throw ConfigError(base.file, 0, "workload.trace",
+                      "the capacity search varies workload.arrival_rate, and a trace fixes the "
+                      "arrivals; use a synthetic stream (arrival_rate with prompt_dist and "
+                      "output_dist fitted to the trace)");
+  const double start =
+      options.start_rate_per_s > 0 ? options.start_rate_per_s : base.serving.arrival_rate_per_s;
+  if (!(start > 0) || !std::isfinite(start))
+    throw ConfigError(base.file, 0, "workload.arrival_rate",
+                      "the capacity search starts from a positive arrival rate");
+  if (!(options.tolerance > 0) || options.max_runs < 2)
+    throw ModelError("capacity search: the tolerance must be positive and at least 2 runs allowed");
+
+  ServingCapacity out;
+  // The bracket: `lo` passed, `hi` failed (indices into out.points).
+  std::optional<std::size_t> lo, hi;
+  auto run = [&](double rate) {
+    RatePoint p;
+    p.rate_per_s = rate;
+    p.scenario = at_rate(rate);
+    p.result = sim::simulate(p.scenario);
+    p.why_not = serving_verdict(p.scenario, p.result, options.criteria);
+    p.meets = p.why_not.empty();
+    out.points.push_back(std::move(p));
+    (out.points.back().meets ? lo : hi) = out.points.size() - 1;
+    if (on_point) on_point(out.points.back());
+    return out.points.back().meets;
+  };
+  const auto runs_left = [&] { return int(out.points.size()) < options.max_runs; };
+  const auto rate = [&](std::size_t i) { return out.points[i].rate_per_s; };
+
+  // Bracket: double from a passing start until a rate fails, halve from a failing one until one
+  // passes. Memory does not depend on the rate, so a start that does not fit ends the search.
+  if (run(start)) {
+    for (double r = 2 * start; runs_left() && run(r); r *= 2) {
+    }
+  } else if (out.points.back().result.fits) {
+    // Down to a millionth of the start: below that the configuration does not serve at all.
+    for (double r = start / 2; runs_left() && r >= 1e-6 * start && !run(r); r /= 2) {
+    }
+  }
+  // Bisect it. Only the bracket moves, so a rate that passes above one that failed (a run's noise
+  // near the knee) cannot raise the answer past a failure.
+  if (lo && hi)
+    while (runs_left() && rate(*hi) - rate(*lo) > options.tolerance * rate(*lo)) {
+      const double mid = 0.5 * (rate(*lo) + rate(*hi));
+      run(mid);
+    }
+  out.found = lo.has_value();
+  out.unbounded = lo && !hi;
+  if (lo) {
+    out.best = *lo;
+    out.rate_per_s = rate(*lo);
+    // The run at capacity carries the rate and what a request costs at it. A finite run's
+    // requests_per_s (completions over the run, its drain included) understates the rate a
+    // stable server completes requests at, which in steady state is the arrival rate.
+    sim::RunResult& r = out.points[*lo].result;
+    r.set("capacity_requests_per_s", out.rate_per_s, "requests/s");
+    if (r.has_metric("usd_per_hour"))
+      r.set("usd_per_request_at_capacity", r.metric("usd_per_hour") / (out.rate_per_s * 3600.0),
+            "USD/request");
+  }
+  if (hi) {
+    out.failing_rate_per_s = rate(*hi);
+    out.limit = out.points[*hi].why_not;
+  }
+  return out;
+}
+
+}  // namespace tiersim::capacity

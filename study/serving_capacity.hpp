@@ -1,0 +1,79 @@
+#pragma once
+// Serving capacity: the highest arrival rate a serving configuration sustains while meeting its
+// latency targets. `tiersim capacity` on a serving scenario and the planner's capacity objective
+// both use this one search.
+//
+// A rate is sustained when the run fits, the share of requests meeting every SLO the scenario
+// gives (workload.slo_ttft, workload.slo_tbt) reaches the attainment target (DistServe's 90%:
+// Zhong et al., OSDI 2024, artifact evaluation/ae-scripts/e2e/_plot.py), and the queue is stable:
+// the mean queueing delay of the run's last third of requests exceeds that of its middle third by
+// no more than half the run's mean queueing delay (plus a tenth of the TTFT target, or without
+// one of the run's median TTFT, so that noise on delays far below that does not count). A queue that arrivals outpace grows through the
+// run, so a finite run can meet the tail target while it is not sustainable; the drift shows it.
+//
+// Search (the shape of Vidur's and Sarathi-Serve's capacity searches, which bisect on the rate):
+// from a start rate, double until a rate fails (or halve until one passes), then bisect until the
+// bracket is narrower than the tolerance. Every run uses the scenario's seed, and the arrival
+// process scales with the rate (the same draws, gaps divided by the rate), so the points differ
+// only in load.
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+
+namespace tiersim::capacity {
+
+struct ServingCriteria {
+  double attainment_pct = 90;  // share of requests meeting every SLO given
+  bool check_slo = true;        // false: the scenario's SLOs are ignored (stability alone)
+  bool check_stability = true;
+};
+
+struct SearchOptions {
+  ServingCriteria criteria;
+  double start_rate_per_s = 0;  // 0: the scenario's workload.arrival_rate
+  double tolerance = 0.02;      // stop when (fail - pass) <= tolerance x pass
+  int max_runs = 60;            // simulations at most
+};
+
+struct RatePoint {
+  double rate_per_s = 0;
+  Scenario scenario;  // the scenario at this rate
+  sim::RunResult result;
+  bool meets = false;
+  std::string why_not;  // the first criterion missed ("" when it meets them)
+};
+
+struct ServingCapacity {
+  bool found = false;      // some rate passed
+  bool unbounded = false;  // every rate tried passed (the search stopped at its run limit)
+  double rate_per_s = 0;   // the highest rate that passed
+  double failing_rate_per_s = std::numeric_limits<double>::infinity();  // the lowest that failed
+  std::string limit;              // why the lowest failing rate fails
+  std::vector<RatePoint> points;  // every simulated rate, in the order run
+  std::size_t best = 0;           // index into points of the run at rate_per_s (when found)
+  const RatePoint* at_capacity() const { return found ? &points[best] : nullptr; }
+};
+
+// "" when the run meets the criteria, else what it misses, e.g. "slo attainment 72.5% < 90%".
+std::string serving_verdict(const Scenario& s, const sim::RunResult& r, const ServingCriteria& c);
+
+// Builds the scenario at one rate (the app reloads the file with workload.arrival_rate set, so the
+// stored scenario and its hash carry the rate; tests set the field).
+using AtRate = std::function<Scenario(double rate_per_s)>;
+// Called after each simulated rate (progress).
+using OnPoint = std::function<void(const RatePoint&)>;
+
+// Throws ConfigError when `base` is not a serving scenario with an arrival rate (a trace fixes
+// its arrivals) and ModelError when the options make no sense.
+ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_rate,
+                                        const SearchOptions& options, const OnPoint& on_point = {});
+
+// The scenario with workload.arrival_rate set directly (no reload; the hash is not updated).
+Scenario with_rate(Scenario s, double rate_per_s);
+
+}  // namespace tiersim::capacity
