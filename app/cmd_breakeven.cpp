@@ -190,6 +190,7 @@ int cmd_breakeven(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim breakeven --help)");
+  sensitivity::check_metric_name(metric, "--metric");
   if (key.empty()) throw Error("missing --vary KEY (see tiersim breakeven --help)");
   if (!between.empty() && between.size() != 2) throw Error("--between takes two values, LOW HIGH");
   if (!variants.empty() && variants.size() != 2) throw Error("--variants takes two names, A B");

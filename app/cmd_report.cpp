@@ -12,6 +12,7 @@
 #include "reports/report.hpp"
 #include "store/calibration_points.hpp"
 #include "store/results_store.hpp"
+#include "study/planner.hpp"
 #include "study/sensitivity.hpp"
 #include "study/validation.hpp"
 
@@ -109,7 +110,7 @@ int cmd_report(const std::vector<std::string>& args) {
       "and DIR/metrics.csv (every metric of every run). The header quotes the model's error\n"
       "against the published reference measurements (tiersim validate).\n\n"
       "options");
-  std::string db_path, out_dir, sweep, title, data_dir, vendor_dir;
+  std::string db_path, out_dir, sweep, title, data_dir, vendor_dir, objective;
   opts.add_options()("help,h", "show this help")(
       "db", po::value<std::string>(&db_path), "results database written by run/compare/sweep --db")(
       "out", po::value<std::string>(&out_dir), "folder to write the report into (created)")(
@@ -119,6 +120,9 @@ int cmd_report(const std::vector<std::string>& args) {
       "data-dir", po::value<std::string>(&data_dir),
       "folder holding catalog/ and reference/ for the validation (default: the shipped one)")(
       "no-validation", "skip running the reference validation (the header then says so)")(
+      "objective", po::value<std::string>(&objective)->default_value("usd_per_million_tokens"),
+      "metric the recommendation and the tornado charts are about (one whose better direction "
+      "is known, e.g. throughput_tokens_per_s, energy_j_per_token)")(
       "no-sensitivity",
       "skip the sensitivity analysis of the two leading configurations (the tornado charts)")(
       "vendor-dir", po::value<std::string>(&vendor_dir),
@@ -135,6 +139,12 @@ int cmd_report(const std::vector<std::string>& args) {
   }
   if (db_path.empty()) throw Error("missing --db (see tiersim report --help)");
   if (out_dir.empty()) throw Error("missing --out (see tiersim report --help)");
+  sensitivity::check_metric_name(objective, "--objective");
+  const auto sense = plan::known_sense(objective);
+  if (!sense)
+    throw Error("--objective " + objective +
+                ": which direction is better is not known for this metric; choose one of "
+                "usd_per_million_tokens, throughput_tokens_per_s, energy_j_per_token, ...");
   // Opening would create an empty database; a typo should be an error instead.
   if (!fs::exists(db_path)) throw StoreError("cannot open results database '" + db_path + "': no such file");
 
@@ -147,6 +157,8 @@ int cmd_report(const std::vector<std::string>& args) {
   in.database_name = fs::path(db_path).filename().string();
   in.tool_version = TIERSIM_VERSION;
   in.vendor_dir = vendor_dir;
+  in.decision.metric = objective;
+  in.decision.lower_is_better = *sense == plan::Sense::kMinimize;
   reports::RunFilter filter;
   if (vm.count("sweep")) filter.sweep = sweep;
   in.runs = store.runs(filter);

@@ -116,7 +116,7 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")(
       "metric", po::value<std::string>(&metric)->default_value("usd_per_million_tokens"),
       "metric to explain (names as in scenarios/README.md, e.g. throughput_tokens_per_s)")(
-      "range", po::value<double>(&range)->default_value(0.2),
+      "range", po::value<double>(&range)->default_value(0.2, "0.2"),
       "relative change of each input at both ends (0.2 = -20 % and +20 %)")(
       "input", po::value<std::vector<std::string>>(&inputs)->composing(),
       "vary only these inputs: KEY, or KEY=LOW:HIGH with factors of the base value, e.g. "
@@ -151,6 +151,7 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim sensitivity --help)");
+  sensitivity::check_metric_name(metric, "--metric");
   if (!(range >= 0 && range < 1))
     throw Error("--range must lie in [0, 1), got " + std::to_string(range));
 

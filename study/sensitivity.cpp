@@ -8,6 +8,7 @@
 
 #include "config/options.hpp"
 #include "model/errors.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 #include "study/sweep.hpp"
 
@@ -165,6 +166,15 @@ Input parse_input(const std::string& text, double range, const std::string& wher
       throw ConfigError(where, 0, in.key, "need 0 <= LOW <= HIGH, got '" + f + "'");
   }
   return in;
+}
+
+void check_metric_name(const std::string& metric, const std::string& where) {
+  if (sim::find_metric(metric)) return;
+  std::vector<std::string> names;
+  for (const auto& d : sim::metric_declarations()) names.emplace_back(d.name);
+  throw ConfigError(where, 0, metric,
+                    "unknown metric" + config::did_you_mean(metric, names) +
+                        " (tiersim schema --metrics lists them)");
 }
 
 double Swing::swing() const {

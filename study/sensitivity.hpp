@@ -108,7 +108,10 @@ struct BreakEven {
 BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
                      const BreakEvenOptions& options);
 
-// "usd_per_million_tokens=12.5" style value text for an override of `key` (whole numbers for
+// Throws ConfigError naming `where` unless `metric` is a declared output metric (sim/metrics.hpp).
+void check_metric_name(const std::string& metric, const std::string& where);
+
+// "economics.prices.gpu_usd=8500": the override that sets `key` to `value` (whole numbers for
 // integer keys).
 std::string override_text(const std::string& key, double value, bool integer);
 

@@ -99,13 +99,17 @@ TEST_CASE("the tornado varies used inputs, skips unused ones and sorts by swing"
   }
 }
 
-TEST_CASE("a sensitivity input is a numeric scenario key", "[study][sensitivity]") {
+TEST_CASE("a sensitivity input is a numeric scenario key and the metric a declared one",
+          "[study][sensitivity]") {
   CHECK(sensitivity::parse_input("economics.usd_per_kwh=0.5:2", 0.2, "--input").high_factor == 2);
   CHECK_THROWS_WITH(sensitivity::parse_input("economics.usd_per_kwhh", 0.2, "--input"),
                     Catch::Contains("did you mean 'economics.usd_per_kwh'?"));
   CHECK_THROWS_WITH(sensitivity::parse_input("policy.weights", 0.2, "--input"),
                     Catch::Contains("not a numeric scenario key"));
   CHECK_THROWS_AS(sensitivity::parse_input("economics.pue=2:1", 0.2, "--input"), ConfigError);
+  CHECK_NOTHROW(sensitivity::check_metric_name("throughput_tokens_per_s", "--metric"));
+  CHECK_THROWS_WITH(sensitivity::check_metric_name("usd_per_milion_tokens", "--metric"),
+                    Catch::Contains("did you mean 'usd_per_million_tokens'?"));
 }
 
 TEST_CASE("break-even finds the value where two configurations tie, and says when none does",
