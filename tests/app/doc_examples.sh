@@ -19,9 +19,11 @@ i=0
 while IFS= read -r args; do
   i=$((i + 1))
   echo "example $i: tiersim $args"
+  rc=0
   # shellcheck disable=SC2086  # the example's words, as a shell would split them
-  if ! "$bin" $args >"$work/out" 2>&1; then
-    echo "FAIL: exit status $? from: tiersim $args"; tail -20 "$work/out"; exit 1
+  "$bin" $args >"$work/out" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: exit status $rc from: tiersim $args"; tail -20 "$work/out"; exit 1
   fi
   tail -3 "$work/out"
 done <"$work/examples"
