@@ -1,18 +1,15 @@
 // tiersim compare: run several configurations and put their speed, energy and cost side by side,
 // with ratios against the first (the baseline). Inputs are scenario files or comparison files
 // (format in scenarios/README.md, "Comparison files").
-#include <yaml-cpp/yaml.h>
-
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "app/command.hpp"
+#include "config/compare_file.hpp"
 #include "config/economics_sources.hpp"
 #include "config/scenario_loader.hpp"
-#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "sim/economics.hpp"
 #include "reports/run_output.hpp"
@@ -25,22 +22,8 @@ namespace tiersim::app {
 
 namespace {
 
-// One configuration to run, before loading.
-struct VariantSpec {
-  std::string name;         // column title; empty = the scenario's name
-  std::string file;         // scenario file, or empty for an inline scenario
-  std::string inline_yaml;  // inline scenario map, dumped back to YAML text
-  std::string display;      // where it came from, for error messages
-  std::string note;         // free text shown under the table
-  std::vector<config::Override> sets;  // the comparison file's `set:` entries
-};
-
-struct Comparison {
-  std::string name;
-  std::string description;
-  std::string baseline;  // variant name; empty = first
-  std::vector<VariantSpec> variants;
-};
+using config::Comparison;
+using config::VariantSpec;
 
 // A finished variant.
 struct Row {
@@ -50,55 +33,6 @@ struct Row {
   sim::RunResult result;
   std::string error;  // the model could not simulate it (message); the table goes on
 };
-
-// `set: {key.path: value}`: each entry keeps its node, so errors name this file, its line and key.
-std::vector<config::Override> read_sets(const std::optional<config::YNode>& n) {
-  std::vector<config::Override> out;
-  if (!n || n->is_null()) return out;
-  if (!n->is_map()) n->fail("expected a map of scenario key paths to values, got " + n->describe());
-  for (auto& [key, value] : n->entries()) out.push_back({key, value});
-  return out;
-}
-
-std::string join_path(const std::string& base_file, const std::string& rel) {
-  namespace fs = std::filesystem;
-  if (fs::path(rel).is_absolute()) return rel;
-  return (fs::path(base_file).parent_path() / rel).lexically_normal().string();
-}
-
-Comparison read_comparison(const config::YNode& root) {
-  root.check_keys({"compare"});
-  const config::YNode c = root.require("compare", "a map with variants");
-  c.check_keys({"name", "description", "baseline", "set", "variants"});
-  Comparison cmp;
-  if (auto n = c.get("name")) cmp.name = n->scalar("a text value");
-  if (auto n = c.get("description")) cmp.description = n->scalar("a text value");
-  if (auto n = c.get("baseline")) cmp.baseline = n->scalar("a text value");
-  const auto common = read_sets(c.get("set"));
-  const auto vs = c.get("variants");
-  if (!vs || !vs->is_sequence() || vs->items().empty())
-    (vs ? *vs : c).fail("expected a non-empty list of variants under compare.variants");
-  for (const config::YNode& v : vs->items()) {
-    v.check_keys({"name", "file", "base", "scenario", "set", "note"});
-    VariantSpec spec;
-    spec.display = v.file() + ": " + v.path();
-    if (auto n = v.get("name")) spec.name = n->scalar("a text value");
-    if (auto n = v.get("note")) spec.note = n->scalar("a text value");
-    const auto file = v.get("file"), base = v.get("base"), inline_map = v.get("scenario");
-    if ((file ? 1 : 0) + (base ? 1 : 0) + (inline_map ? 1 : 0) != 1)
-      v.fail("give exactly one of file: (alias base:) or scenario: (inline map)");
-    if (inline_map) {
-      if (!inline_map->is_map()) inline_map->fail("expected a map, got " + inline_map->describe());
-      spec.inline_yaml = YAML::Dump(inline_map->raw());
-    } else {
-      spec.file = join_path(v.file(), (file ? *file : *base).as_string());
-    }
-    spec.sets = common;
-    for (auto& s : read_sets(v.get("set"))) spec.sets.push_back(std::move(s));
-    cmp.variants.push_back(std::move(spec));
-  }
-  return cmp;
-}
 
 std::string fmt(double v) {
   char buf[64];
@@ -265,47 +199,17 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");
 
-  Comparison cmp;
-  for (const auto& f : files) {
-    const config::YNode root = config::parse_yaml_file(f, "scenario or comparison file");
-    if (root.is_map() && root.raw()["compare"]) {
-      Comparison c = read_comparison(root);
-      if (files.size() == 1) {
-        cmp.name = c.name;
-        cmp.description = c.description;
-        cmp.baseline = c.baseline;
-      }
-      for (auto& v : c.variants) cmp.variants.push_back(std::move(v));
-    } else {
-      VariantSpec v;
-      v.file = f;
-      v.display = f;
-      cmp.variants.push_back(std::move(v));
-    }
-  }
-  // The baseline goes first: ratios are against the first row.
-  if (!cmp.baseline.empty()) {
-    auto it = std::find_if(cmp.variants.begin(), cmp.variants.end(),
-                           [&](const VariantSpec& v) { return v.name == cmp.baseline; });
-    if (it == cmp.variants.end())
-      throw ConfigError(files.front(), 0, "compare.baseline",
-                        "'" + cmp.baseline + "' names no variant (variants need a name: to be "
-                        "chosen as baseline)");
-    std::rotate(cmp.variants.begin(), it, it + 1);
-  }
+  const Comparison cmp = config::read_compare_inputs(files);
 
   std::vector<Row> rows;
   bool failed = false;
   for (const auto& spec : cmp.variants) {
     config::LoadOptions load;
-    load.file_overrides = spec.sets;
     load.overrides = sets;
     load.data_dir = data_dir;
     Row row;
     row.note = spec.note;
-    row.scenario = spec.file.empty()
-                       ? config::load_scenario_text(spec.inline_yaml, spec.display, load)
-                       : config::load_scenario(spec.file, load);
+    row.scenario = config::load_variant(spec, load);
     row.name = spec.name.empty() ? row.scenario->name : spec.name;
     try {
       sim::SimOptions sim_opts;

@@ -5,11 +5,15 @@
 #include <map>
 
 #include "app/command.hpp"
+#include "config/catalog.hpp"
+#include "config/compare_file.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "reports/report.hpp"
 #include "store/calibration_points.hpp"
 #include "store/results_store.hpp"
+#include "study/planner.hpp"
+#include "study/sensitivity.hpp"
 #include "study/validation.hpp"
 
 namespace po = boost::program_options;
@@ -49,18 +53,65 @@ std::vector<reports::ValidationInfo::Group> report_groups(
   return out;
 }
 
+// The decision summary's inputs: each run's description and validation group, and the tornado of
+// the two leading configurations on the recommendation metric (re-simulated from the stored,
+// fully resolved scenarios).
+void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool sensitivity) {
+  config::LoadOptions load;
+  load.data_dir = data_dir;
+  for (const auto& run : in.runs) {
+    const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
+    in.decision.descriptions.push_back(reports::describe_configuration(s));
+    in.decision.groups.push_back(sim::reference_group(s, Reference{}));
+  }
+  if (!sensitivity) {
+    in.decision.sensitivity_note = "skipped with --no-sensitivity.";
+    return;
+  }
+  const auto order = reports::ranking(in, in.decision.metric, in.decision.lower_is_better);
+  if (order.empty()) {
+    in.decision.sensitivity_note = "no configuration that fits has " + in.decision.metric + ".";
+    return;
+  }
+  const config::Catalog catalog = config::Catalog::load(data_dir);
+  sensitivity::Options o;
+  o.metric = in.decision.metric;
+  o.inputs = sensitivity::default_inputs(in.decision.range);
+  o.load.catalog = &catalog;
+  for (std::size_t k = 0; k < std::min<std::size_t>(2, order.size()); ++k) {
+    const reports::StoredRun& run = in.runs[order[k]];
+    config::VariantSpec v;
+    v.name = run.scenario_name;
+    v.inline_yaml = run.scenario_yaml;
+    v.display = run.scenario_name;
+    const sensitivity::Tornado t = sensitivity::run_tornado(v, o);
+    if (!t.error.empty()) continue;
+    reports::TornadoChart chart;
+    chart.run = order[k];
+    chart.base_metric = t.base_metric;
+    for (const auto& r : t.rows)
+      if (r.skipped.empty() && r.metric_low && r.metric_high)
+        chart.bars.push_back(
+            {r.input.what, r.input.key, r.low_value, r.high_value, *r.metric_low, *r.metric_high});
+    in.decision.tornadoes.push_back(std::move(chart));
+  }
+}
+
 }  // namespace
 
 int cmd_report(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: tiersim report --db tiersim-results.db --out DIR [options]\n\n"
-      "Writes DIR/index.html (self-contained: comparison table, plots of throughput, latency,\n"
-      "energy and cost per token, one decode step's timeline per configuration, calibration\n"
-      "curves when the database has them; opens offline), DIR/report.md (the table and sources)\n"
+      "Writes DIR/index.html (self-contained: a decision summary with the recommendation, the\n"
+      "configurations, the headline metric with validation error bands and tornado charts of the\n"
+      "two leading configurations (tiersim sensitivity), then the comparison table, plots of\n"
+      "throughput, latency, energy and cost per token, one decode step's timeline per\n"
+      "configuration, calibration curves when the database has them; opens offline),\n"
+      "DIR/report.md (the summary, the table and sources)\n"
       "and DIR/metrics.csv (every metric of every run). The header quotes the model's error\n"
       "against the published reference measurements (tiersim validate).\n\n"
       "options");
-  std::string db_path, out_dir, sweep, title, data_dir, vendor_dir;
+  std::string db_path, out_dir, sweep, title, data_dir, vendor_dir, objective;
   opts.add_options()("help,h", "show this help")(
       "db", po::value<std::string>(&db_path), "results database written by run/compare/sweep --db")(
       "out", po::value<std::string>(&out_dir), "folder to write the report into (created)")(
@@ -70,6 +121,11 @@ int cmd_report(const std::vector<std::string>& args) {
       "data-dir", po::value<std::string>(&data_dir),
       "folder holding catalog/ and reference/ for the validation (default: the shipped one)")(
       "no-validation", "skip running the reference validation (the header then says so)")(
+      "objective", po::value<std::string>(&objective)->default_value("usd_per_million_tokens"),
+      "metric the recommendation and the tornado charts are about (one whose better direction "
+      "is known, e.g. throughput_tokens_per_s, energy_j_per_token)")(
+      "no-sensitivity",
+      "skip the sensitivity analysis of the two leading configurations (the tornado charts)")(
       "vendor-dir", po::value<std::string>(&vendor_dir),
       "folder holding vega.min.js, vega-lite.min.js, vega-embed.min.js (default: "
       "$TIERSIM_VENDOR_DIR or the source tree's reports/vendor)");
@@ -84,6 +140,12 @@ int cmd_report(const std::vector<std::string>& args) {
   }
   if (db_path.empty()) throw Error("missing --db (see tiersim report --help)");
   if (out_dir.empty()) throw Error("missing --out (see tiersim report --help)");
+  sensitivity::check_metric_name(objective, "--objective");
+  const auto sense = plan::known_sense(objective);
+  if (!sense)
+    throw Error("--objective " + objective +
+                ": which direction is better is not known for this metric; choose one of "
+                "usd_per_million_tokens, throughput_tokens_per_s, energy_j_per_token, ...");
   // Opening would create an empty database; a typo should be an error instead.
   if (!fs::exists(db_path)) throw StoreError("cannot open results database '" + db_path + "': no such file");
 
@@ -96,6 +158,8 @@ int cmd_report(const std::vector<std::string>& args) {
   in.database_name = fs::path(db_path).filename().string();
   in.tool_version = TIERSIM_VERSION;
   in.vendor_dir = vendor_dir;
+  in.decision.metric = objective;
+  in.decision.lower_is_better = *sense == plan::Sense::kMinimize;
   reports::RunFilter filter;
   if (vm.count("sweep")) filter.sweep = sweep;
   in.runs = store.runs(filter);
@@ -126,6 +190,7 @@ int cmd_report(const std::vector<std::string>& args) {
     }
   }
 
+  fill_decision(in, data_dir, !vm.count("no-sensitivity"));
   const reports::ReportFiles files = reports::write_report(in, out_dir);
   std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
             << "\n(" << in.runs.size() << " runs)\n";

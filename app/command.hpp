@@ -30,5 +30,7 @@ int cmd_sweep(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+int cmd_sensitivity(const std::vector<std::string>& args);
+int cmd_breakeven(const std::vector<std::string>& args);
 
 }  // namespace tiersim::app

@@ -37,6 +37,10 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_replay},
     {"report", "write an HTML/Markdown/CSV cost report from a results database",
      tiersim::app::cmd_report},
+    {"sensitivity", "tornado table: how much each price, rate and bandwidth moves a metric",
+     tiersim::app::cmd_sensitivity},
+    {"breakeven", "the value of one input at which two configurations tie on a metric",
+     tiersim::app::cmd_breakeven},
 };
 
 void print_usage(std::ostream& os) {

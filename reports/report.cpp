@@ -319,6 +319,7 @@ th,td{border:1px solid #d0d5dd;padding:3px 8px;text-align:right;white-space:nowr
 th{background:#f3f5f8}td.name,th.name{text-align:left}
 tr.head td{font-weight:600;background:#fafbfc}
 .plot{margin:16px 0}.note{color:#666;font-size:13px}
+.recommendation{background:#effaf1;border-left:4px solid #1d6b35;padding:8px 12px;font-weight:600}
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 .src-catalog{color:#1d6b35}.src-profile{color:#8a3ab9}.src-override{color:#b54708}.src-default{color:#555}
 )css";
@@ -411,13 +412,6 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
        "and where they came from (catalog entry with its source, calibrated device profile, or "
        "user override) are listed under <a href=\"#sources\">Sources</a>.</p>\n";
 
-  h << "<h2>Comparison</h2>\n" << html_table(in, labels) << "\n";
-  h << "<h2>Plots</h2>\n";
-  if (!missing.empty()) {
-    h << "<p class=\"note\">Not plotted (no run has the metrics): ";
-    for (std::size_t i = 0; i < missing.size(); ++i) h << (i ? ", " : "") << html_escape(missing[i]);
-    h << ".</p>\n";
-  }
   int n = 0;
   std::ostringstream js;
   auto embed = [&](const json& spec) {
@@ -427,6 +421,18 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
        << ",{actions:false,renderer:'svg'}).catch(function(e){var d=document.getElementById('" << id
        << "');d.className='plot plot-error';d.textContent='This plot failed to render: '+e;});\n";
   };
+  for (const auto& part : decision_html(in, labels)) {
+    h << part.html;
+    if (!part.spec.is_null()) embed(part.spec);
+  }
+
+  h << "<h2>Comparison</h2>\n" << html_table(in, labels) << "\n";
+  h << "<h2>Plots</h2>\n";
+  if (!missing.empty()) {
+    h << "<p class=\"note\">Not plotted (no run has the metrics): ";
+    for (std::size_t i = 0; i < missing.size(); ++i) h << (i ? ", " : "") << html_escape(missing[i]);
+    h << ".</p>\n";
+  }
   for (const auto& [what, spec] : plots) embed(spec);
   h << serving_charts_html(in.runs);  // inline SVG; "" without serving runs
 
@@ -464,26 +470,6 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
 
 // --- Markdown and CSV -------------------------------------------------------------------------
 
-// Text in Markdown (table cells, headings, list items): a "|" would end the cell, a newline the
-// row or paragraph, and raw HTML is rendered by most Markdown viewers; so they are escaped.
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char c : valid_utf8(s)) {
-    switch (c) {
-      case '|': out += "\\|"; break;
-      case '\\': out += "\\\\"; break;
-      case '`': out += "\\`"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\n':
-      case '\r': out += ' '; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string build_markdown(const ReportInput& in, const std::vector<std::string>& labels) {
   std::ostringstream m;
   m << "# " << md_escape(in.title) << "\n\n";
@@ -493,6 +479,7 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
     << md_escape(in.tool_version) << ".\n\n";
   m << "**" << md_escape(validation_sentence(in.validation)) << "**\n\n";
   m << "All numbers are simulator predictions. Plots and per-step timelines are in index.html.\n\n";
+  m << decision_markdown(in, labels);
   m << "## Comparison\n\n| metric | unit |";
   for (const auto& l : labels) m << " " << md_escape(l) << " |";
   m << "\n|---|---|";
@@ -565,6 +552,26 @@ std::string html_escape(const std::string& text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;  // attribute values in single quotes too
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Text in Markdown (table cells, headings, list items): a "|" would end the cell, a newline the
+// row or paragraph, and raw HTML is rendered by most Markdown viewers; so they are escaped.
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : valid_utf8(s)) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '`': out += "\\`"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n':
+      case '\r': out += ' '; break;
       default: out += c;
     }
   }

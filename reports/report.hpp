@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reports/decision.hpp"
 #include "store/results_store.hpp"
 
 namespace tiersim::reports {
@@ -52,6 +53,7 @@ struct ReportInput {
   std::vector<CalibrationCurve> calibration;
   ValidationInfo validation;
   std::string vendor_dir;  // folder holding vega*.min.js; "" = default_vendor_dir()
+  DecisionInput decision;  // the summary at the top (reports/decision.hpp)
 };
 
 struct ReportFiles {
@@ -76,6 +78,8 @@ std::string default_vendor_dir();
 std::string csv_escape(const std::string& s);
 // HTML text and quoted attribute values.
 std::string html_escape(const std::string& s);
+// Markdown text (table cells, headings, list items).
+std::string md_escape(const std::string& s);
 // `s` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
 std::string valid_utf8(std::string_view s);
 std::string format_value(double v);

@@ -50,6 +50,16 @@ std::vector<std::string> known_metric_names() {
   return names;
 }
 
+}  // namespace
+
+std::optional<Sense> known_sense(const std::string& metric) {
+  const auto it = known_senses().find(metric);
+  if (it == known_senses().end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
 Goal parse_goal(const YNode& node) {
   if (node.is_scalar()) {
     const std::string m = node.as_string();

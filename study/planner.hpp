@@ -32,6 +32,10 @@ struct Goal {
   bool better(double a, double b) const { return sense == Sense::kMinimize ? a < b : a > b; }
 };
 
+// The better direction of metrics where it is obvious (throughput up, cost down); nullopt for
+// the others, which need an explicit minimize/maximize.
+std::optional<Sense> known_sense(const std::string& metric);
+
 struct Constraint {
   std::string metric;
   std::optional<double> min, max;

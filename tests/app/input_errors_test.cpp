@@ -38,6 +38,26 @@ const std::string kScenario =
 
 }  // namespace
 
+TEST_CASE("comparison commands: a baseline that names no variant is reported at its line",
+          "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  const std::string cmp = dir.file("cmp.yaml");
+  std::ofstream(cmp) << "compare:\n"                      // 1
+                        "  baseline: bug\n"               // 2 (used to be reported without a line)
+                        "  variants:\n"                   // 3
+                        "    - name: a\n"                 // 4
+                        "      file: " + kScenario + "\n";  // 5
+  for (const char* command : {"compare ", "sensitivity ", "breakeven --vary workload.batch "}) {
+    Outcome o = run_tiersim(command + cmp);
+    CHECK(o.exit_code == 2);
+    CHECK_THAT(o.output, Catch::Contains(cmp + ":2: compare.baseline: 'bug' names no variant"));
+  }
+}
+
 TEST_CASE("compare: errors point into the comparison file", "[app][errors]") {
   if (!std::getenv("TIERSIM_BIN")) {
     WARN("TIERSIM_BIN not set: skipping");

@@ -1,5 +1,5 @@
 // Fuzz target for the readers of user-written YAML: the scenario loader, the device-profile
-// reader and the sweep and plan file readers. Every input goes to every reader; a reader may
+// reader, and the comparison, sweep and plan file readers. Every input goes to every reader; a reader may
 // reject it only with a typed tiersim::Error (model/errors.hpp). Anything else is a finding: an
 // exception of another type (what `tiersim` reports as "internal error"), a crash, or a sanitizer
 // report. The same source builds two ways (tests/fuzz/README.md): with clang's libFuzzer, and
@@ -15,6 +15,7 @@
 #include <string>
 
 #include "config/catalog.hpp"
+#include "config/compare_file.hpp"
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
@@ -33,14 +34,19 @@ const Catalog& catalog() {
   return c;
 }
 
-// Sweep and plan files name their base scenario relative to themselves; the input pretends to
-// sit next to the shipped ones so that their `base:` values resolve.
+// Comparison, sweep and plan files name their scenarios relative to themselves; the input pretends
+// to sit next to the shipped ones so that their `file:` and `base:` values resolve.
 const std::string& sweep_name() {
   static const std::string s = catalog().dir() + "/../sweeps/fuzz-input.yaml";
   return s;
 }
 const std::string& plan_name() {
   static const std::string s = catalog().dir() + "/../plans/fuzz-input.yaml";
+  return s;
+}
+
+const std::string& compare_name() {
+  static const std::string s = catalog().dir() + "/../cost/fuzz-input.yaml";
   return s;
 }
 
@@ -113,6 +119,12 @@ int run_input(const std::uint8_t* data, std::size_t size) {
   accepted += accepts("sweep file", [&] {
     const auto spec = tiersim::sweep::parse_sweep_text(text, sweep_name());
     tiersim::sweep::load_point(spec.space, tiersim::sweep::point_at(spec.space, 0), catalog());
+  });
+
+  accepted += accepts("comparison file", [&] {
+    const auto cmp = tiersim::config::read_comparison(
+        tiersim::config::parse_yaml_text(text, compare_name()));
+    tiersim::config::load_variant(cmp.variants.front(), opts);
   });
 
   accepted += accepts("plan file", [&] {

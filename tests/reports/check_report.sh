@@ -46,15 +46,43 @@ check_plots() {  # check_plots DOM EXPECTED
   documents=$(grep -o '<div[^>]*role="graphics-document"' "$1" | wc -l)
   # A plot whose spec failed gets class plot-error (see reports/report.cpp).
   failed=$(grep -o 'class="plot plot-error"' "$1" | wc -l)
-  echo "rendered $rendered plots in $documents containers (expected $2), $failed failed"
-  if [ "$failed" -ne 0 ] || [ "$rendered" -lt "$2" ] || [ "$documents" -lt "$2" ]; then
+  # Every chart the page holds (one <div class="plot"> each in the HTML as written) must draw.
+  charts=$(grep -o '<div class="plot" id="plot[0-9]*">' "${1%.dom}" | wc -l)
+  echo "rendered $rendered plots in $documents containers (page has $charts, expected at least $2), $failed failed"
+  if [ "$failed" -ne 0 ] || [ "$rendered" -lt "$2" ] || [ "$documents" -lt "$2" ] ||
+     [ "$rendered" -ne "$charts" ] || [ "$documents" -ne "$charts" ]; then
     echo "FAIL: plots did not render"; grep -o 'class="plot plot-error"[^<]*' "$1" | head; exit 1
   fi
+}
+
+check_winner() {  # check_winner DOM: the decision summary names one of the configurations
+  winner=$(grep -o 'class="recommendation">Recommendation: [^<]* has the' "$1" |
+    sed 's/.*Recommendation: //; s/ has the$//')
+  if [ -z "$winner" ] || ! grep -qF "<li><b>$winner</b>" "$1"; then
+    echo "FAIL: the decision summary names no configuration as the winner"
+    grep -o 'class="recommendation">[^<]*' "$1" | head -3; exit 1
+  fi
+  echo "winner: $winner"
 }
 
 render "$work/report/index.html"
 # Four summary plots (throughput, latency, energy, cost) and one timeline per run.
 check_plots "$work/report/index.html.dom" 6
+check_winner "$work/report/index.html.dom"
+
+# The default report (scripts/demo.sh, README's first command): the recommendation, the headline
+# chart with error bands and the two tornado charts, besides the plots above.
+"$bin" compare "$src/scenarios/cost/opt30b-l40s.yaml" --db "$work/demo.sqlite" >/dev/null
+"$bin" report --db "$work/demo.sqlite" --out "$work/demo" >/dev/null
+render "$work/demo/index.html"
+# 4 summary plots + 3 timelines (the configuration that does not fit has none) + the headline
+# chart + 2 tornadoes; check_plots also requires every chart on the page to draw.
+check_plots "$work/demo/index.html.dom" 10
+check_winner "$work/demo/index.html.dom"
+[ "$(grep -o '"title":"Sensitivity of ' "$work/demo/index.html" | wc -l)" -eq 2 ] ||
+  { echo "FAIL: the default report lacks its two tornado charts"; exit 1; }
+grep -q 'mean validation error of group' "$work/demo/index.html.dom" ||
+  { echo "FAIL: the recommendation quotes no error band"; exit 1; }
 # The header quotes the error of the validation group each configuration belongs to.
 grep -Eq 'Model validation by the group each configuration belongs to: [^<]*([0-9]+ published measurements, mean absolute error|no published case covers it)' "$work/report/index.html.dom" ||
   { echo "FAIL: validation sentence missing from the header"; exit 1; }

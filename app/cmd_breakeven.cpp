@@ -1,0 +1,258 @@
+// tiersim breakeven: the value of one input (a GPU price, a drive's bandwidth, the electricity
+// price, ...) at which two configurations tie on a metric, found by a scan and bisection on the
+// simulated metric (study/sensitivity.hpp).
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/command.hpp"
+#include "config/catalog.hpp"
+#include "config/compare_file.hpp"
+#include "model/errors.hpp"
+#include "reports/run_output.hpp"
+#include "study/planner.hpp"
+#include "study/sensitivity.hpp"
+
+namespace po = boost::program_options;
+
+namespace tiersim::app {
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
+
+// The name of the better configuration at one sample ("tie" when equal, "" when one failed).
+std::string better_at(const sensitivity::BreakEvenSample& s, const sensitivity::BreakEven& be,
+                      plan::Sense sense) {
+  if (!s.metric_a || !s.metric_b) return "";
+  if (*s.metric_a == *s.metric_b) return "tie";
+  const bool a_lower = *s.metric_a < *s.metric_b;
+  return (a_lower == (sense == plan::Sense::kMinimize)) ? be.a : be.b;
+}
+
+// The first and last samples where both configurations ran.
+std::pair<const sensitivity::BreakEvenSample*, const sensitivity::BreakEvenSample*> ends(
+    const sensitivity::BreakEven& be) {
+  const sensitivity::BreakEvenSample *first = nullptr, *last = nullptr;
+  for (const auto& s : be.scan)
+    if (s.metric_a && s.metric_b) {
+      if (!first) first = &s;
+      last = &s;
+    }
+  return {first, last};
+}
+
+std::string verdict(const sensitivity::BreakEven& be, plan::Sense sense) {
+  const std::string key = be.key + (be.key_unit.empty() ? "" : " (" + be.key_unit + ")");
+  auto [first, last] = ends(be);
+  if (!first)
+    return "no answer: neither end of the range could be simulated for both configurations";
+  if (be.tie) {
+    std::string s = "they tie at " + key + " = " + num(*be.tie);
+    if (be.tie_below)
+      s += " (whole numbers: between " + num(*be.tie_below) + " and " + num(*be.tie_above) + ")";
+    s += ", where " + be.metric + " = " + num(*be.tie_metric) + " " + be.unit + "; '" +
+         better_at(*first, be, sense) + "' is better below it, '" + better_at(*last, be, sense) +
+         "' above it";
+    if (be.crossings > 1)
+      s += " (the order changes " + std::to_string(be.crossings) +
+           " times in the range; this is the lowest)";
+    return s;
+  }
+  // "the other is 16.4x" or "by 12.3 %": how far apart they are at one sample.
+  auto margin = [&](const sensitivity::BreakEvenSample& x) {
+    const double a = *x.metric_a, b = *x.metric_b;
+    const double worse = sense == plan::Sense::kMinimize ? std::max(a, b) : std::min(a, b);
+    const double best = sense == plan::Sense::kMinimize ? std::min(a, b) : std::max(a, b);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f %% (the other is %.3gx)",
+                  100 * std::fabs(worse - best) / std::fabs(best), worse / best);
+    return std::string(buf);
+  };
+  std::string s = "no value of " + key + " from " + num(be.low) + " to " + num(be.high) +
+                  " makes them tie: '" + better_at(*first, be, sense) + "' is better at " +
+                  num(first->value) + " by " + margin(*first) + " and '" +
+                  better_at(*last, be, sense) + "' at " + num(last->value) + " by " + margin(*last);
+  if (be.extrapolated_tie) {
+    const double x = *be.extrapolated_tie;
+    s += ". A straight line through the two ends would cross at " + num(x);
+    if (x < be.valid_min || x > be.valid_max)
+      s += ", outside the key's valid range (" +
+           (be.valid_max >= 1e300 ? ">= " + num(be.valid_min)
+                                  : num(be.valid_min) + " .. " + num(be.valid_max)) +
+           "): no valid value makes them tie if the trend holds";
+    else
+      s += "; search there with --between to check";
+  } else if (first != last) {
+    s += ". The difference does not change with " + be.key + ": no value makes them tie";
+  }
+  return s;
+}
+
+nlohmann::json to_json(const sensitivity::BreakEven& be, plan::Sense sense) {
+  nlohmann::json j = {{"key", be.key},
+                      {"key_unit", be.key_unit},
+                      {"metric", be.metric},
+                      {"unit", be.unit},
+                      {"sense", sense == plan::Sense::kMinimize ? "minimize" : "maximize"},
+                      {"a", be.a},
+                      {"b", be.b},
+                      {"a_uses_key", be.a_uses_key},
+                      {"b_uses_key", be.b_uses_key},
+                      {"a_value_as_given", be.base_a},
+                      {"b_value_as_given", be.base_b},
+                      {"low", be.low},
+                      {"high", be.high},
+                      {"crossings", be.crossings},
+                      {"simulations", be.simulations},
+                      {"verdict", verdict(be, sense)}};
+  j["tie"] = be.tie ? nlohmann::json(*be.tie) : nlohmann::json();
+  j["tie_metric"] = be.tie_metric ? nlohmann::json(*be.tie_metric) : nlohmann::json();
+  j["extrapolated_tie"] =
+      be.extrapolated_tie ? nlohmann::json(*be.extrapolated_tie) : nlohmann::json();
+  nlohmann::json scan = nlohmann::json::array();
+  for (const auto& s : be.scan) {
+    nlohmann::json x = {{"value", s.value}, {"better", better_at(s, be, sense)}};
+    x["a"] = s.metric_a ? nlohmann::json(*s.metric_a) : nlohmann::json();
+    x["b"] = s.metric_b ? nlohmann::json(*s.metric_b) : nlohmann::json();
+    if (!s.error.empty()) x["error"] = s.error;
+    scan.push_back(x);
+  }
+  j["scan"] = scan;
+  return j;
+}
+
+}  // namespace
+
+int cmd_breakeven(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: tiersim breakeven FILE --vary KEY [--between LOW HIGH] [options]\n\n"
+      "Finds the value of one input at which two configurations tie on a metric (default: cost\n"
+      "per million generated tokens). KEY is any numeric scenario key (tiersim schema): a price\n"
+      "(economics.prices.gpu_usd), the electricity price, a drive's read bandwidth\n"
+      "(hardware.nvme.read_gbps), the drive count, the batch, ... It is set in both\n"
+      "configurations (held fixed in one that does not use it, e.g. a drive price where there\n"
+      "are no drives). The range is scanned at evenly spaced values, then the first change of\n"
+      "order is refined by bisection on the simulated metric. When no value in the range makes\n"
+      "them tie, it says which configuration is better at each end and by how much.\n"
+      "FILE is a comparison file (the first two variants, or those named by --variants) or two\n"
+      "scenario files.\n\n"
+      "options");
+  std::vector<std::string> files, sets, variants;
+  std::vector<double> between;
+  std::string data_dir, metric, key, sense_text;
+  int points = 9;
+  opts.add_options()("help,h", "show this help")("vary", po::value<std::string>(&key),
+                                                 "the scenario key to solve for (required)")(
+      "between", po::value<std::vector<double>>(&between)->multitoken(),
+      "LOW HIGH: the range to search (default: a quarter to four times the value as given)")(
+      "variants", po::value<std::vector<std::string>>(&variants)->multitoken(),
+      "A B: the two variants of the comparison file to compare (default: the first two)")(
+      "metric", po::value<std::string>(&metric)->default_value("usd_per_million_tokens"),
+      "metric on which they should tie")(
+      "sense", po::value<std::string>(&sense_text),
+      "minimize or maximize: which direction of the metric is better (known for the common "
+      "metrics; needed for others)")("points", po::value<int>(&points)->default_value(9),
+                                     "evenly spaced values scanned first")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "override one scenario key in both configurations first, e.g. --set workload.batch=100")(
+      "json", "print one JSON object")(
+      "data-dir", po::value<std::string>(&data_dir),
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nexamples:\n"
+                 "  # at what L40S price does one L40S + Gen5 NVMe match six L40S in $/Mtoken?\n"
+                 "  tiersim breakeven scenarios/cost/opt30b-l40s.yaml --variants 6x-l40s "
+                 "1x-l40s-gen5 --vary economics.prices.gpu_usd --between 1000 40000\n"
+                 "  # at what electricity price do they tie, at batch 100?\n"
+                 "  tiersim breakeven scenarios/cost/opt30b-l40s.yaml --variants 6x-l40s "
+                 "1x-l40s-gen5 --vary economics.usd_per_kwh --between 0.01 1 --set "
+                 "workload.batch=100\n";
+    return kExitOk;
+  }
+  if (files.empty()) throw Error("missing FILE (see tiersim breakeven --help)");
+  sensitivity::check_metric_name(metric, "--metric");
+  if (key.empty()) throw Error("missing --vary KEY (see tiersim breakeven --help)");
+  if (!between.empty() && between.size() != 2) throw Error("--between takes two values, LOW HIGH");
+  if (!variants.empty() && variants.size() != 2) throw Error("--variants takes two names, A B");
+  if (points < 2) throw Error("--points must be at least 2");
+
+  plan::Sense sense = plan::Sense::kMinimize;
+  if (sense_text == "minimize" || sense_text == "maximize") {
+    sense = sense_text == "minimize" ? plan::Sense::kMinimize : plan::Sense::kMaximize;
+  } else if (!sense_text.empty()) {
+    throw Error("--sense must be minimize or maximize, got '" + sense_text + "'");
+  } else if (auto known = plan::known_sense(metric)) {
+    sense = *known;
+  } else {
+    throw Error("which direction of '" + metric +
+                "' is better? add --sense minimize or --sense maximize");
+  }
+
+  const config::Comparison cmp = config::read_compare_inputs(files);
+  if (cmp.variants.size() < 2)
+    throw Error("need two configurations: a comparison file or two scenario files");
+  const config::VariantSpec& a =
+      variants.empty() ? cmp.variants[0] : config::find_variant(cmp, variants[0], "--variants");
+  const config::VariantSpec& b =
+      variants.empty() ? cmp.variants[1] : config::find_variant(cmp, variants[1], "--variants");
+
+  const config::Catalog catalog = config::Catalog::load(data_dir);
+  sensitivity::BreakEvenOptions o;
+  o.key = key;
+  o.metric = metric;
+  o.scan_points = points;
+  o.load.overrides = sets;
+  o.load.catalog = &catalog;
+  if (!between.empty()) {
+    o.low = between[0];
+    o.high = between[1];
+  }
+  const sensitivity::BreakEven be = sensitivity::break_even(a, b, o);
+
+  if (vm.count("json")) {
+    std::cout << sim::json_text(to_json(be, sense), 2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "break-even of " << be.metric << " (" << be.unit << ", "
+            << (sense == plan::Sense::kMinimize ? "lower" : "higher") << " is better) between '"
+            << be.a << "' and '" << be.b << "' as " << be.key
+            << (be.key_unit.empty() ? "" : " (" + be.key_unit + ")") << " goes from " << num(be.low)
+            << " to " << num(be.high) << "\n";
+  std::cout << "as given: " << be.a << " "
+            << (be.a_uses_key ? num(be.base_a) : std::string("does not use it (held fixed)"))
+            << ", " << be.b << " "
+            << (be.b_uses_key ? num(be.base_b) : std::string("does not use it (held fixed)"))
+            << "\n\n";
+  const std::size_t w = std::max<std::size_t>(14, std::max(be.a.size(), be.b.size()) + 2);
+  std::cout << "  " << pad(be.key, 28) << pad(be.a, w) << pad(be.b, w) << "better\n";
+  for (const auto& s : be.scan) {
+    std::cout << "  " << pad(num(s.value), 28) << pad(s.metric_a ? num(*s.metric_a) : "failed", w)
+              << pad(s.metric_b ? num(*s.metric_b) : "failed", w) << better_at(s, be, sense);
+    if (!s.error.empty()) std::cout << "  (" << s.error << ")";
+    std::cout << "\n";
+  }
+  std::cout << "\n" << verdict(be, sense) << ".\n(" << be.simulations << " simulations)\n";
+  return kExitOk;
+}
+
+}  // namespace tiersim::app

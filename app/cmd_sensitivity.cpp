@@ -1,0 +1,185 @@
+// tiersim sensitivity: how much each uncertain input (prices, electricity, utilisation,
+// bandwidths, compute rates) moves a metric of each configuration, one input at a time: the
+// tornado table. Inputs change only through scenario overrides (study/sensitivity.hpp).
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/command.hpp"
+#include "config/catalog.hpp"
+#include "config/compare_file.hpp"
+#include "model/errors.hpp"
+#include "reports/run_output.hpp"
+#include "sim/result.hpp"
+#include "study/sensitivity.hpp"
+
+namespace po = boost::program_options;
+
+namespace tiersim::app {
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
+
+void print_tornado(std::ostream& os, const sensitivity::Tornado& t) {
+  os << "\n" << t.variant << ": ";
+  if (!t.error.empty()) {
+    os << "not analysed: " << t.error << "\n";
+    return;
+  }
+  os << t.metric << " = " << num(t.base_metric) << " " << t.unit << " with the inputs as given\n";
+  std::size_t w = 10;
+  for (const auto& r : t.rows) w = std::max(w, r.input.what.size() + r.input.key.size() + 5);
+  os << "  " << pad("input", w) << pad("low", 11) << pad("high", 11) << pad("metric@low", 12)
+     << pad("metric@high", 12) << "swing\n";
+  for (const auto& r : t.rows) {
+    if (!r.skipped.empty()) continue;
+    const std::string what = r.input.what + " (" + r.input.key + ")";
+    os << "  " << pad(what, w) << pad(num(r.low_value), 11) << pad(num(r.high_value), 11)
+       << pad(r.metric_low ? num(*r.metric_low) : "failed", 12)
+       << pad(r.metric_high ? num(*r.metric_high) : "failed", 12) << num(r.swing());
+    if (t.base_metric != 0) os << " (" << num(100 * r.swing() / std::abs(t.base_metric)) << "%)";
+    if (r.clamped) os << "  [clamped to the key's valid range]";
+    if (!r.error.empty()) os << "  " << r.error;
+    os << "\n";
+  }
+  std::string skipped;
+  for (const auto& r : t.rows)
+    if (!r.skipped.empty()) skipped += (skipped.empty() ? "" : ", ") + r.input.key;
+  if (!skipped.empty())
+    os << "  not varied (unused here, or not for this workload): " << skipped << "\n";
+}
+
+nlohmann::json to_json(const std::vector<sensitivity::Tornado>& ts, double range) {
+  nlohmann::json out;
+  out["range"] = range;
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& t : ts) {
+    nlohmann::json j;
+    j["variant"] = t.variant;
+    j["metric"] = t.metric;
+    if (!t.error.empty()) {
+      j["error"] = t.error;
+      arr.push_back(j);
+      continue;
+    }
+    j["unit"] = t.unit;
+    j["base"] = t.base_metric;
+    nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();
+    for (const auto& r : t.rows) {
+      if (!r.skipped.empty()) {
+        skipped.push_back({{"key", r.input.key}, {"why", r.skipped}});
+        continue;
+      }
+      nlohmann::json row = {{"key", r.input.key},       {"input", r.input.what},
+                            {"key_unit", r.unit},       {"base_value", r.base_value},
+                            {"low_value", r.low_value}, {"high_value", r.high_value},
+                            {"swing", r.swing()},       {"clamped", r.clamped}};
+      row["metric_low"] = r.metric_low ? nlohmann::json(*r.metric_low) : nlohmann::json();
+      row["metric_high"] = r.metric_high ? nlohmann::json(*r.metric_high) : nlohmann::json();
+      if (!r.error.empty()) row["error"] = r.error;
+      rows.push_back(row);
+    }
+    j["inputs"] = rows;
+    j["skipped"] = skipped;
+    arr.push_back(j);
+  }
+  out["configurations"] = arr;
+  return out;
+}
+
+}  // namespace
+
+int cmd_sensitivity(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: tiersim sensitivity FILE... [options]\n\n"
+      "Varies one uncertain input at a time (component prices, electricity price, utilisation,\n"
+      "amortisation period, PUE, GPU compute and memory rates, PCIe and NVMe bandwidth, host\n"
+      "DRAM bandwidth and CPU rates) by +-20 % of its value in each configuration, re-simulates,\n"
+      "and prints per configuration the tornado table: input, low and high value, the metric at\n"
+      "each, and the swing, largest first. Inputs a configuration does not use (a drive price\n"
+      "without drives) are listed as not varied. Each FILE is a scenario or a comparison file\n"
+      "(as for tiersim compare); values change through the same overrides as --set.\n\n"
+      "options");
+  std::vector<std::string> files, sets, inputs, only;
+  std::string data_dir, metric;
+  double range = 0.2;
+  int threads = 0;
+  opts.add_options()("help,h", "show this help")(
+      "metric", po::value<std::string>(&metric)->default_value("usd_per_million_tokens"),
+      "metric to explain (names as in scenarios/README.md, e.g. throughput_tokens_per_s)")(
+      "range", po::value<double>(&range)->default_value(0.2, "0.2"),
+      "relative change of each input at both ends (0.2 = -20 % and +20 %)")(
+      "input", po::value<std::vector<std::string>>(&inputs)->composing(),
+      "vary only these inputs: KEY, or KEY=LOW:HIGH with factors of the base value, e.g. "
+      "--input economics.prices.gpu_usd=0.5:1.5 (repeatable; default: the list above)")(
+      "variant", po::value<std::vector<std::string>>(&only)->composing(),
+      "analyse only this variant of a comparison file (repeatable)")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "override one scenario key in every configuration first, e.g. --set workload.batch=100")(
+      "json", "print one JSON object")("threads,j", po::value<int>(&threads)->default_value(0),
+                                       "threads (0 = every hardware thread)")(
+      "data-dir", po::value<std::string>(&data_dir),
+      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout
+        << opts
+        << "\nexamples:\n"
+           "  # which inputs decide the cost per million tokens of the three OPT-30B set-ups?\n"
+           "  tiersim sensitivity scenarios/cost/opt30b-l40s.yaml\n"
+           "  # only the GPU and drive prices, -50 % .. +50 %, for one variant, as JSON\n"
+           "  tiersim sensitivity scenarios/cost/opt30b-l40s.yaml --variant 1x-l40s-gen5 "
+           "--input economics.prices.gpu_usd=0.5:1.5 --input "
+           "economics.prices.drive_usd=0.5:1.5 --json\n";
+    return kExitOk;
+  }
+  if (files.empty()) throw Error("missing FILE (see tiersim sensitivity --help)");
+  sensitivity::check_metric_name(metric, "--metric");
+  if (!(range >= 0 && range < 1))
+    throw Error("--range must lie in [0, 1), got " + std::to_string(range));
+
+  const config::Comparison cmp = config::read_compare_inputs(files);
+  const config::Catalog catalog = config::Catalog::load(data_dir);
+  sensitivity::Options o;
+  o.metric = metric;
+  o.load.overrides = sets;
+  o.load.catalog = &catalog;
+  for (const auto& in : inputs) o.inputs.push_back(sensitivity::parse_input(in, range, "--input"));
+  if (o.inputs.empty()) o.inputs = sensitivity::default_inputs(range);
+
+  std::vector<const config::VariantSpec*> chosen;
+  for (const auto& name : only) chosen.push_back(&config::find_variant(cmp, name, "--variant"));
+  if (chosen.empty())
+    for (const auto& v : cmp.variants) chosen.push_back(&v);
+
+  std::vector<sensitivity::Tornado> ts;
+  for (const auto* v : chosen) ts.push_back(sensitivity::run_tornado(*v, o, threads));
+
+  if (vm.count("json")) {
+    std::cout << sim::json_text(to_json(ts, range), 2) << "\n";
+  } else {
+    std::cout << "sensitivity of " << metric << " to one input at a time (each varied by its "
+              << "stated factors, default +-" << num(100 * range) << " %)\n";
+    for (const auto& t : ts) print_tornado(std::cout, t);
+  }
+  return kExitOk;
+}
+
+}  // namespace tiersim::app

@@ -1,0 +1,48 @@
+#pragma once
+// Comparison files (top-level key `compare:`; format in scenarios/README.md, "Comparison files"):
+// several configurations, each a scenario file or an inline scenario plus `set:` overrides. Read
+// here once for every command that takes them (compare, sensitivity, breakeven). Strict: every
+// error names the file, the line and the key.
+#include <string>
+#include <vector>
+
+#include "config/scenario_loader.hpp"
+#include "config/yaml_reader.hpp"
+#include "model/scenario.hpp"
+
+namespace tiersim::config {
+
+// One configuration to run, before loading.
+struct VariantSpec {
+  std::string name;            // column title; empty = the scenario's name
+  std::string file;            // scenario file, or empty for an inline scenario
+  std::string inline_yaml;     // inline scenario map, dumped back to YAML text
+  std::string display;         // where it came from, for error messages
+  std::string note;            // free text shown under the table
+  std::vector<Override> sets;  // the comparison file's `set:` entries (common ones first)
+};
+
+struct Comparison {
+  std::string name;
+  std::string description;
+  std::string baseline;  // variant name; empty = first
+  std::vector<VariantSpec> variants;
+};
+
+// Reads a parsed comparison file (the root map with its one key `compare`).
+Comparison read_comparison(const YNode& root);
+
+// Each of `files` is a scenario or a comparison file; the variants of all of them, in order, with
+// the baseline (when a single comparison file names one) moved to the front. The name,
+// description and baseline are those of the comparison file when it is the only file.
+Comparison read_compare_inputs(const std::vector<std::string>& files);
+
+// The variant's scenario: `opts` (command-line --set, data folder, catalog) with the variant's
+// `set:` entries applied before `opts.overrides`.
+Scenario load_variant(const VariantSpec& spec, const LoadOptions& opts);
+
+// The variant called `name`; ConfigError naming the variants there are when none is.
+const VariantSpec& find_variant(const Comparison& cmp, const std::string& name,
+                                const std::string& what);
+
+}  // namespace tiersim::config

@@ -1,0 +1,415 @@
+#include "reports/decision.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "reports/report.hpp"
+
+using nlohmann::json;
+
+namespace tiersim::reports {
+namespace {
+
+// The other objectives the summary names a winner for, with their better direction (the same
+// directions study/planner.cpp knows).
+struct Objective {
+  const char* metric;
+  const char* what;
+  bool lower_is_better;
+};
+constexpr Objective kObjectives[] = {
+    {"usd_per_million_tokens", "lowest cost per million tokens", true},
+    {"throughput_tokens_per_s", "highest throughput", false},
+    {"energy_j_per_token", "lowest energy per token", true},
+};
+
+std::string placement_text(const Placement& p) {
+  if (p.gpu == 1) return "gpu";
+  if (p.cpu == 1) return "cpu";
+  if (p.nvme == 1) return "nvme";
+  std::string s;
+  char buf[48];
+  const std::pair<const char*, double> parts[] = {{"gpu", p.gpu}, {"cpu", p.cpu}, {"nvme", p.nvme}};
+  for (const auto& [name, f] : parts) {
+    if (f == 0) continue;
+    std::snprintf(buf, sizeof buf, "%s%.0f%% %s", s.empty() ? "" : " + ", 100 * f, name);
+    s += buf;
+  }
+  return s;
+}
+
+std::string num(double v, const char* fmt = "%.3g") {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// The validation group of run i and its mean error; nullopt when no published case covers it.
+struct Band {
+  std::string group;
+  std::optional<double> pct;  // mean absolute error of the group, percent
+  bool provisional = false;
+  bool validation_run = true;  // false: the report was made without the validation
+};
+Band band_of(const ReportInput& in, std::size_t i) {
+  Band b;
+  b.validation_run = in.validation.available;
+  if (i < in.decision.groups.size()) b.group = in.decision.groups[i];
+  for (const auto& g : in.validation.groups)
+    if (g.name == b.group && g.measurements > 0) {
+      b.pct = g.mape_pct;
+      b.provisional = g.provisional;
+    }
+  return b;
+}
+
+std::string band_text(const Band& b) {
+  if (!b.validation_run) return "validation not run, no error band";
+  if (b.group.empty()) return "validation group unknown";
+  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated";
+  return "+-" + num(*b.pct, "%.1f") + " % (mean validation error of group " + b.group +
+         (b.provisional ? ", provisional" : "") + ")";
+}
+
+const std::string& unit_of(const ReportInput& in, const std::string& metric) {
+  static const std::string none;
+  for (const auto& r : in.runs)
+    if (const sim::Metric* m = r.find_metric(metric)) return m->unit;
+  return none;
+}
+
+// How far the winner w is ahead of the runner-up r: "92.1 % lower than" for costs, "25.4x" or
+// "12.0 % higher than" for rates (a percentage of a much smaller rate reads badly).
+std::string margin_text(double w, double r, bool lower) {
+  if (lower) return num(r != 0 ? 100 * (r - w) / r : 0, "%.1f") + " % lower than";
+  if (r > 0 && w / r >= 2) return num(w / r, "%.3g") + "x";
+  return num(r != 0 ? 100 * (w - r) / r : 0, "%.1f") + " % higher than";
+}
+
+struct Verdict {
+  std::size_t winner = 0;
+  std::optional<std::size_t> runner_up;
+  std::optional<double> baseline_ratio;  // winner / baseline (first run) when they differ
+  bool bands_overlap = false;
+  bool any_unvalidated = false;
+};
+
+std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric, bool lower) {
+  const auto order = ranking(in, metric, lower);
+  if (order.empty()) return std::nullopt;
+  Verdict v;
+  v.winner = order.front();
+  const double w = in.runs[v.winner].metric(metric);
+  const Band bw = band_of(in, v.winner);
+  v.any_unvalidated = !bw.pct;
+  if (order.size() > 1) {
+    v.runner_up = order[1];
+    const double r = in.runs[*v.runner_up].metric(metric);
+    const Band br = band_of(in, *v.runner_up);
+    v.any_unvalidated = v.any_unvalidated || !br.pct;
+    const double ew = bw.pct.value_or(0) / 100, er = br.pct.value_or(0) / 100;
+    // The predictions' bands [x (1 - e), x (1 + e)] overlap: the order is within model error.
+    v.bands_overlap = lower ? w * (1 + ew) >= r * (1 - er) : w * (1 - ew) <= r * (1 + er);
+  }
+  if (v.winner != 0 && in.runs[0].has_metric(metric) && in.runs[0].fits &&
+      in.runs[0].metric(metric) != 0)
+    v.baseline_ratio = w / in.runs[0].metric(metric);
+  return v;
+}
+
+// Inputs whose swing alone reverses the winner and the runner-up (same input value in both).
+std::vector<std::string> flipping_inputs(const DecisionInput& d, std::size_t winner,
+                                         std::size_t runner, bool lower) {
+  const TornadoChart *tw = nullptr, *tr = nullptr;
+  for (const auto& t : d.tornadoes) {
+    if (t.run == winner) tw = &t;
+    if (t.run == runner) tr = &t;
+  }
+  std::vector<std::string> out;
+  if (!tw || !tr) return out;
+  auto beats = [&](double a, double b) { return lower ? a < b : a > b; };
+  for (const auto& bw : tw->bars) {
+    // An input the runner-up does not use keeps its metric at the base value.
+    double rl = tr->base_metric, rh = tr->base_metric;
+    for (const auto& br : tr->bars)
+      if (br.key == bw.key) {
+        rl = br.metric_low;
+        rh = br.metric_high;
+      }
+    if (!beats(bw.metric_low, rl)) out.push_back(bw.input + " at its low end");
+    if (!beats(bw.metric_high, rh)) out.push_back(bw.input + " at its high end");
+  }
+  return out;
+}
+
+json headline_spec(const ReportInput& in, const std::vector<std::string>& labels) {
+  const std::string& metric = in.decision.metric;
+  json values = json::array();
+  double lo = 0, hi = 0;
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    const sim::Metric* m = in.runs[i].fits ? in.runs[i].find_metric(metric) : nullptr;
+    if (!m) continue;
+    const Band b = band_of(in, i);
+    const double e = b.pct.value_or(0) / 100;
+    json row = {{"run", labels[i]}, {"value", m->value}, {"band", band_text(b)}};
+    if (b.pct) {
+      row["low"] = m->value * (1 - e);
+      row["high"] = m->value * (1 + e);
+    }
+    values.push_back(row);
+    lo = lo == 0 ? m->value : std::min(lo, m->value);
+    hi = std::max(hi, m->value);
+  }
+  if (values.empty()) return nullptr;
+  json x = {{"field", "value"},
+            {"type", "quantitative"},
+            {"title", metric + " (" + unit_of(in, metric) + "); whiskers: validation error band"}};
+  // Values spanning orders of magnitude would turn all but the largest bar into slivers.
+  if (lo > 0 && hi / lo > 30) x["scale"] = {{"type", "log"}};
+  json s = {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
+            {"title", "Recommendation metric with the model's error band"},
+            {"width", 520},
+            {"height", std::max<std::size_t>(60, 26 * values.size())},
+            {"data", {{"values", values}}},
+            {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
+  json y = {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}};
+  json xlow = x;
+  xlow["field"] = "low";
+  s["layer"] = json::array(
+      {{{"mark", {{"type", "bar"}, {"tooltip", true}}}, {"encoding", {{"y", y}, {"x", x}}}},
+       {{"mark", {{"type", "rule"}, {"color", "#222"}, {"strokeWidth", 2}}},
+        {"encoding", {{"y", y}, {"x", xlow}, {"x2", {{"field", "high"}}}}}}});
+  return s;
+}
+
+json tornado_spec(const TornadoChart& t, const std::string& label, const std::string& metric,
+                  const std::string& unit, double range) {
+  json values = json::array();
+  const std::string lo = "input -" + num(100 * range, "%.0f") + " %";
+  const std::string hi = "input +" + num(100 * range, "%.0f") + " %";
+  for (const auto& b : t.bars) {
+    values.push_back({{"input", b.input},
+                      {"end", lo},
+                      {"value", b.low_value},
+                      {"from", t.base_metric},
+                      {"to", b.metric_low}});
+    values.push_back({{"input", b.input},
+                      {"end", hi},
+                      {"value", b.high_value},
+                      {"from", t.base_metric},
+                      {"to", b.metric_high}});
+  }
+  if (values.empty()) return nullptr;
+  json y = {{"field", "input"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}};
+  json s = {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
+            {"title", "Sensitivity of " + metric + ": " + label},
+            {"width", 520},
+            {"height", std::max<std::size_t>(60, 24 * t.bars.size())},
+            {"data", {{"values", values}}},
+            {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
+  s["layer"] = json::array(
+      {{{"mark", {{"type", "bar"}, {"tooltip", true}}},
+        {"encoding",
+         {{"y", y},
+          {"x",
+           {{"field", "from"},
+            {"type", "quantitative"},
+            {"scale", {{"zero", false}}},
+            {"title", metric + " (" + unit + ")"}}},
+          {"x2", {{"field", "to"}}},
+          {"color",
+           {{"field", "end"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {lo, hi}}}}}}},
+       {{"mark", {{"type", "rule"}, {"color", "#222"}}},
+        {"encoding", {{"x", {{"datum", t.base_metric}}}}}}});
+  return s;
+}
+
+std::string money(double v) {
+  // snprintf, not "$" + std::string: GCC 12 warns (-Wstringop-overflow) on the latter.
+  char buf[48];
+  if (std::fabs(v) >= 1e6)
+    std::snprintf(buf, sizeof buf, "$%.2fM", v / 1e6);
+  else if (std::fabs(v) >= 1e3)
+    std::snprintf(buf, sizeof buf, "$%.1fk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "$%.2f", v);
+  return buf;
+}
+
+// "$1.23 per million tokens", "1.2k tokens/s": the value in words a buyer reads.
+std::string human(double v, const std::string& unit) {
+  if (unit == "USD") return money(v);
+  if (unit == "USD/Mtoken") return money(v) + " per million tokens";
+  return num(v, "%.4g") + " " + unit;
+}
+
+// The summary as plain sentences (shared by the HTML and the Markdown).
+struct Sentences {
+  std::string recommendation;  // main objective
+  std::vector<std::string> others;
+  std::string robustness;
+};
+
+Sentences sentences(const ReportInput& in, const std::vector<std::string>& labels) {
+  Sentences out;
+  const DecisionInput& d = in.decision;
+  const std::string& unit = unit_of(in, d.metric);
+  auto v = verdict(in, d.metric, d.lower_is_better);
+  if (!v) {
+    out.recommendation = "No recommendation on " + d.metric +
+                         ": no configuration that fits has this metric (are prices missing?).";
+    return out;
+  }
+  const std::size_t w = v->winner;
+  std::string s = "Recommendation: " + labels[w] + " has the " +
+                  (d.lower_is_better ? "lowest " : "highest ") + d.metric + ", " +
+                  human(in.runs[w].metric(d.metric), unit) + ", " + band_text(band_of(in, w));
+  if (v->runner_up) {
+    s += "; " +
+         margin_text(in.runs[w].metric(d.metric), in.runs[*v->runner_up].metric(d.metric),
+                     d.lower_is_better) +
+         " the runner-up " + labels[*v->runner_up] + " (" +
+         human(in.runs[*v->runner_up].metric(d.metric), unit) + ")";
+  }
+  if (v->baseline_ratio)
+    s += "; " + num(*v->baseline_ratio, "%.3g") + "x the baseline " + labels[0];
+  s += ".";
+  if (v->runner_up) {
+    if (!in.validation.available)
+      s += " The validation was not run, so no error band backs the margin.";
+    else if (v->any_unvalidated)
+      s += " No published case covers at least one of the two, so the margin is not backed by "
+           "validation.";
+    else if (v->bands_overlap)
+      s += " The error bands overlap: the margin is within the model's validation error, so "
+           "treat the two as a tie.";
+    else
+      s += " The margin is larger than the model's validation error bands.";
+  }
+  out.recommendation = s;
+  for (const auto& o : kObjectives) {
+    if (o.metric == d.metric) continue;
+    auto ov = verdict(in, o.metric, o.lower_is_better);
+    if (!ov) continue;
+    std::string t = std::string(o.what) + ": " + labels[ov->winner] + " (" +
+                    human(in.runs[ov->winner].metric(o.metric), unit_of(in, o.metric)) + ")";
+    if (ov->runner_up)
+      t += ", " +
+           margin_text(in.runs[ov->winner].metric(o.metric),
+                       in.runs[*ov->runner_up].metric(o.metric), o.lower_is_better) +
+           " the runner-up " + labels[*ov->runner_up] +
+           (ov->bands_overlap ? " (within the error bands)" : "");
+    out.others.push_back(t + ".");
+  }
+  if (v->runner_up && !d.tornadoes.empty()) {
+    const auto flips = flipping_inputs(d, w, *v->runner_up, d.lower_is_better);
+    if (flips.empty())
+      out.robustness = labels[w] + " stays ahead of " + labels[*v->runner_up] +
+                       " when any one input of the sensitivity analysis moves by +-" +
+                       num(100 * d.range, "%.0f") + " %.";
+    else {
+      out.robustness = labels[*v->runner_up] + " would win with ";
+      for (std::size_t i = 0; i < flips.size(); ++i)
+        out.robustness += (i ? (i + 1 == flips.size() ? " or " : ", ") : "") + flips[i];
+      out.robustness += " (one input at a time, +-" + num(100 * d.range, "%.0f") + " %).";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string describe_configuration(const Scenario& s) {
+  std::ostringstream o;
+  const Hardware& hw = s.hardware;
+  o << hw.gpu_count << "x " << hw.gpu.name << " (" << num(hw.gpu.memory_gb, "%.0f") << " GB), "
+    << hw.host.name << " with " << num(hw.host.dram_gb, "%.0f") << " GB DRAM";
+  if (hw.nvme.count > 0)
+    o << ", " << hw.nvme.count << "x "
+      << (hw.nvme.drive.name.empty() ? "profiled" : hw.nvme.drive.name) << " NVMe";
+  o << "; " << s.model.name << ", " << s.policy.weight_bits << "-bit weights";
+  if (s.kind == WorkloadKind::kInference)
+    o << "; batch " << s.inference.batch << ", prompt " << s.inference.prompt_tokens << ", "
+      << s.inference.gen_tokens << " generated tokens";
+  o << "; weights on " << placement_text(s.policy.weights) << ", KV cache on "
+    << placement_text(s.policy.kv_cache);
+  if (s.policy.parallelism.pipeline > 1 || s.policy.parallelism.tensor > 1)
+    o << ", " << s.policy.parallelism.pipeline << "-stage pipeline x "
+      << s.policy.parallelism.tensor << "-way tensor parallel";
+  return o.str();
+}
+
+std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metric,
+                                 bool lower_is_better) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < in.runs.size(); ++i)
+    if (in.runs[i].fits && in.runs[i].has_metric(metric)) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    const double x = in.runs[a].metric(metric), y = in.runs[b].metric(metric);
+    return lower_is_better ? x < y : x > y;
+  });
+  return out;
+}
+
+std::vector<DecisionPart> decision_html(const ReportInput& in,
+                                        const std::vector<std::string>& labels) {
+  const Sentences s = sentences(in, labels);
+  std::ostringstream h;
+  h << "<h2 id=\"decision\">Decision summary</h2>\n<p class=\"recommendation\">"
+    << html_escape(s.recommendation) << "</p>\n";
+  if (!s.others.empty()) {
+    h << "<ul class=\"objectives\">";
+    for (const auto& o : s.others) h << "<li>" << html_escape(o) << "</li>";
+    h << "</ul>\n";
+  }
+  if (!s.robustness.empty()) h << "<p class=\"note\">" << html_escape(s.robustness) << "</p>\n";
+  h << "<h3>The configurations</h3>\n<ul class=\"configurations\">";
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    h << "<li><b>" << html_escape(labels[i]) << "</b>"
+      << (i == 0 && in.runs.size() > 1 ? " (baseline)" : "") << ": "
+      << html_escape(i < in.decision.descriptions.size() ? in.decision.descriptions[i] : "")
+      << (in.runs[i].fits ? "" : " &mdash; <b>does not fit</b>") << "</li>";
+  }
+  h << "</ul>\n";
+  std::vector<DecisionPart> parts;
+  parts.push_back({h.str(), headline_spec(in, labels)});
+  if (!in.decision.tornadoes.empty()) {
+    parts.push_back(
+        {"<p class=\"note\">Tornado charts: each input moved alone by +-" +
+             num(100 * in.decision.range, "%.0f") +
+             " % of its value (clamped to its valid range), the configuration re-simulated; the "
+             "bars show where " +
+             html_escape(in.decision.metric) +
+             " lands, the line its value with the inputs as given. <code>tiersim "
+             "sensitivity</code> "
+             "prints the same analysis as a table.</p>\n",
+         nullptr});
+    for (const auto& t : in.decision.tornadoes)
+      parts.push_back({"", tornado_spec(t, labels.at(t.run), in.decision.metric,
+                                        unit_of(in, in.decision.metric), in.decision.range)});
+  } else if (!in.decision.sensitivity_note.empty()) {
+    parts.push_back({"<p class=\"note\">No sensitivity analysis: " +
+                         html_escape(in.decision.sensitivity_note) + "</p>\n",
+                     nullptr});
+  }
+  return parts;
+}
+
+std::string decision_markdown(const ReportInput& in, const std::vector<std::string>& labels) {
+  const Sentences s = sentences(in, labels);
+  std::ostringstream m;
+  m << "## Decision summary\n\n" << md_escape(s.recommendation) << "\n\n";
+  for (const auto& o : s.others) m << "- " << md_escape(o) << "\n";
+  if (!s.others.empty()) m << "\n";
+  if (!s.robustness.empty()) m << md_escape(s.robustness) << "\n\n";
+  for (std::size_t i = 0; i < in.runs.size(); ++i)
+    m << "- **" << md_escape(labels[i])
+      << "**: " << md_escape(i < in.decision.descriptions.size() ? in.decision.descriptions[i] : "")
+      << (in.runs[i].fits ? "" : " (does not fit)") << "\n";
+  m << "\n";
+  return m.str();
+}
+
+}  // namespace tiersim::reports

@@ -1,0 +1,62 @@
+#pragma once
+// The decision summary at the top of the report: the recommendation per objective (winner, its
+// margin over the runner-up and ratio to the baseline, set against the validation error band of
+// its group), a plain description of each configuration, the headline chart with error bands and
+// a tornado chart per leading configuration. `tiersim report` fills DecisionInput (it can load
+// scenarios and run the sensitivity analysis); this file only formats.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+
+namespace tiersim::reports {
+
+struct ReportInput;
+
+// One input's swing in one configuration (copied from study/sensitivity.hpp so the report
+// library does not depend on the study library).
+struct TornadoBar {
+  std::string input;  // "GPU price"
+  std::string key;    // economics.prices.gpu_usd
+  double low_value = 0, high_value = 0;
+  double metric_low = 0, metric_high = 0;
+};
+
+struct TornadoChart {
+  std::size_t run = 0;  // index into ReportInput::runs
+  double base_metric = 0;
+  std::vector<TornadoBar> bars;  // by decreasing swing
+};
+
+struct DecisionInput {
+  std::string metric = "usd_per_million_tokens";  // the objective of the recommendation
+  bool lower_is_better = true;
+  // Per run (same order as ReportInput::runs): its plain description and its validation group.
+  std::vector<std::string> descriptions;
+  std::vector<std::string> groups;
+  double range = 0.2;                   // the sensitivity range the tornadoes used
+  std::vector<TornadoChart> tornadoes;  // the winner's and the runner-up's, when computed
+  std::string sensitivity_note;         // why there is no tornado ("" when there is one)
+};
+
+// "1x L40S (48 GB), generic-2s-ddr5 with 384 GB DRAM, 1x micron-9550 NVMe; opt-30b fp16 weights;
+// inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".
+std::string describe_configuration(const Scenario& s);
+
+// The runs that are candidates for the recommendation on `metric`, best first (indices into
+// runs): they fit and have the metric.
+std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metric,
+                                 bool lower_is_better);
+
+// One piece of the summary: HTML, then (when not null) a Vega-Lite spec to embed after it.
+struct DecisionPart {
+  std::string html;
+  nlohmann::json spec;
+};
+std::vector<DecisionPart> decision_html(const ReportInput& in,
+                                        const std::vector<std::string>& labels);
+std::string decision_markdown(const ReportInput& in, const std::vector<std::string>& labels);
+
+}  // namespace tiersim::reports

@@ -1,0 +1,402 @@
+#include "study/sensitivity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "config/options.hpp"
+#include "model/errors.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulate.hpp"
+#include "study/sweep.hpp"
+
+namespace tiersim::sensitivity {
+namespace {
+
+// The key's option for this scenario's workload kind, or nullptr.
+const config::Option* numeric_option(const std::string& key, WorkloadKind kind) {
+  const config::Option* o = config::find_option(key, kind);
+  if (!o || (o->type != config::ValueType::kNumber && o->type != config::ValueType::kInt))
+    return nullptr;
+  return o;
+}
+
+// Throws ConfigError unless `key` is a numeric scenario key for some workload kind.
+void check_numeric_key(const std::string& key, const std::string& where) {
+  const auto& opts = config::find_options(key);
+  const bool numeric = std::any_of(opts.begin(), opts.end(), [](const config::Option* o) {
+    return o->type == config::ValueType::kNumber || o->type == config::ValueType::kInt;
+  });
+  if (numeric) return;
+  std::vector<std::string> all;
+  for (const auto& o : config::scenario_options())
+    if (o.type == config::ValueType::kNumber || o.type == config::ValueType::kInt)
+      all.push_back(o.path);
+  throw ConfigError(where, 0, key,
+                    (opts.empty() ? "unknown scenario key" : "not a numeric scenario key") +
+                        config::did_you_mean(key, all) + " (numeric keys as in `tiersim schema`)");
+}
+
+// The key's value in `s`; nullopt when it does not apply or is unset.
+std::optional<double> value_of(const config::Option& o, Scenario& s) {
+  if (config::option_unset(o, s)) return std::nullopt;
+  const YAML::Node n = config::option_yaml(o, s);
+  if (!n.IsScalar()) return std::nullopt;
+  try {
+    return std::stod(n.Scalar());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+struct Eval {
+  std::optional<double> metric;
+  std::string unit;
+  std::string error;
+};
+
+// Loads the variant with `extra` overrides after everything else and returns the metric.
+Eval evaluate(const config::VariantSpec& v, const config::LoadOptions& load,
+              const std::vector<std::string>& extra, const std::string& metric) {
+  config::LoadOptions o = load;
+  o.overrides.insert(o.overrides.end(), extra.begin(), extra.end());
+  Eval e;
+  try {
+    const Scenario s = config::load_variant(v, o);
+    const sim::RunResult r = sim::simulate(s);
+    if (!r.fits) {
+      e.error = "does not fit: " + r.shortfall;
+      return e;
+    }
+    e.metric = sweep::metric(r, metric);
+    if (!e.metric) e.error = "no metric " + metric;
+    for (const auto& m : r.metrics)
+      if (m.name == metric) e.unit = m.unit;
+  } catch (const Error& err) {
+    e.error = err.what();
+  }
+  return e;
+}
+
+std::string unit_of(const config::Option& o) {
+  return o.unit;
+}
+
+// Runs f(i) for i in [0, n) on up to `threads` threads (each simulation owns its engine; the
+// loader and catalog are read-only).
+template <class F>
+void parallel_for(std::size_t n, int threads, F&& f) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t t = std::min<std::size_t>(threads > 0 ? std::size_t(threads) : hw, n);
+  if (t <= 1) {
+    for (std::size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::mutex mu;
+  std::size_t next = 0;
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < t; ++k)
+    pool.emplace_back([&] {
+      for (;;) {
+        std::size_t i;
+        {
+          std::lock_guard lock(mu);
+          if (next == n) return;
+          i = next++;
+        }
+        f(i);
+      }
+    });
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+std::vector<Input> default_inputs(double range) {
+  const double lo = 1 - range, hi = 1 + range;
+  // The inputs a buyer cannot pin down from a datasheet: street prices move (DRAM and NAND
+  // contract prices swing by tens of percent a quarter), electricity tariffs differ by site,
+  // utilisation and achievable rates depend on the software stack.
+  return {
+      {"economics.prices.gpu_usd", "GPU price", lo, hi},
+      {"economics.prices.platform_usd", "server (platform) price", lo, hi},
+      {"economics.prices.dram_usd_per_gb", "DRAM price per GB", lo, hi},
+      {"economics.prices.drive_usd", "NVMe drive price", lo, hi},
+      {"economics.usd_per_kwh", "electricity price", lo, hi},
+      {"economics.duty_cycle", "utilisation (duty cycle)", lo, hi},
+      {"economics.amortization_years", "amortisation period", lo, hi},
+      {"economics.pue", "PUE", lo, hi},
+      {"hardware.gpu.fp16_tflops", "GPU achievable FP16 rate", lo, hi},
+      {"hardware.gpu.hbm_gbps", "GPU memory bandwidth", lo, hi},
+      {"hardware.gpu.pcie_h2d_gbps", "PCIe host-to-GPU rate", lo, hi},
+      {"hardware.nvme.read_gbps", "NVMe read bandwidth per drive", lo, hi},
+      {"hardware.host.dram_gbps", "host DRAM bandwidth", lo, hi},
+      {"hardware.host.cpu_fp32_gflops", "CPU FP32 rate (host attention)", lo, hi},
+      {"hardware.host.cpu_fp16_gflops", "CPU FP16 rate", lo, hi},
+  };
+}
+
+Input parse_input(const std::string& text, double range, const std::string& where) {
+  Input in;
+  const auto eq = text.find('=');
+  in.key = text.substr(0, eq);
+  check_numeric_key(in.key, where);
+  for (const auto& d : default_inputs(range))
+    if (d.key == in.key) in.what = d.what;
+  if (in.what.empty()) in.what = in.key;
+  in.low_factor = 1 - range;
+  in.high_factor = 1 + range;
+  if (eq != std::string::npos) {
+    const std::string f = text.substr(eq + 1);
+    const auto colon = f.find(':');
+    try {
+      std::size_t used1 = 0, used2 = 0;
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      in.low_factor = std::stod(f.substr(0, colon), &used1);
+      in.high_factor = std::stod(f.substr(colon + 1), &used2);
+      if (used1 != colon || used2 != f.size() - colon - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw ConfigError(where, 0, in.key,
+                        "expected KEY=LOW:HIGH with factors of the base value, e.g. " + in.key +
+                            "=0.5:1.5, got '" + text + "'");
+    }
+    if (!(in.low_factor >= 0 && in.low_factor <= in.high_factor))
+      throw ConfigError(where, 0, in.key, "need 0 <= LOW <= HIGH, got '" + f + "'");
+  }
+  return in;
+}
+
+void check_metric_name(const std::string& metric, const std::string& where) {
+  if (sim::find_metric(metric)) return;
+  std::vector<std::string> names;
+  for (const auto& d : sim::metric_declarations()) names.emplace_back(d.name);
+  throw ConfigError(where, 0, metric,
+                    "unknown metric" + config::did_you_mean(metric, names) +
+                        " (tiersim schema --metrics lists them)");
+}
+
+double Swing::swing() const {
+  if (!metric_low || !metric_high) return 0;
+  return std::fabs(*metric_high - *metric_low);
+}
+
+std::string override_text(const std::string& key, double value, bool integer) {
+  return key + "=" + (integer ? std::to_string(std::llround(value)) : config::format_number(value));
+}
+
+Tornado run_tornado(const config::VariantSpec& variant, const Options& options, int threads) {
+  Tornado t;
+  t.metric = options.metric;
+  t.variant = variant.name;
+  const std::vector<Input> inputs = options.inputs.empty() ? default_inputs(0.2) : options.inputs;
+  Scenario base;
+  try {
+    base = config::load_variant(variant, options.load);
+    if (t.variant.empty()) t.variant = base.name;
+    const sim::RunResult r = sim::simulate(base);
+    if (!r.fits) {
+      t.error = "does not fit: " + r.shortfall;
+      return t;
+    }
+    const auto m = sweep::metric(r, options.metric);
+    if (!m) {
+      t.error = "has no metric '" + options.metric + "'";
+      return t;
+    }
+    t.base_metric = *m;
+    for (const auto& x : r.metrics)
+      if (x.name == options.metric) t.unit = x.unit;
+  } catch (const ModelError& e) {
+    t.error = e.what();
+    return t;
+  }
+
+  t.rows.resize(inputs.size());
+  std::vector<std::pair<std::size_t, bool>> jobs;  // (row, high end)
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Swing& sw = t.rows[i];
+    sw.input = inputs[i];
+    const config::Option* o = numeric_option(sw.input.key, base.kind);
+    if (!o) {
+      sw.skipped = "does not apply to this workload";
+      continue;
+    }
+    sw.unit = unit_of(*o);
+    const auto v = value_of(*o, base);
+    if (!v || *v == 0) {
+      sw.skipped = "not used by this configuration (value 0 or unset)";
+      continue;
+    }
+    sw.base_value = *v;
+    // Each end stays inside the key's valid range: a duty cycle of 1 cannot grow by 20 %.
+    auto clamp = [&](double x) {
+      double c = std::clamp(x, o->min, o->max);
+      if (o->type == config::ValueType::kInt) c = std::round(c);
+      if (c != x) sw.clamped = true;
+      return c;
+    };
+    sw.low_value = clamp(*v * sw.input.low_factor);
+    sw.high_value = clamp(*v * sw.input.high_factor);
+    if (o->min_exclusive && sw.low_value <= o->min) {
+      sw.skipped = "the low end would leave the key's valid range";
+      continue;
+    }
+    jobs.push_back({i, false});
+    jobs.push_back({i, true});
+  }
+  parallel_for(jobs.size(), threads, [&](std::size_t j) {
+    Swing& sw = t.rows[jobs[j].first];
+    const bool high = jobs[j].second;
+    const bool integer =
+        config::find_option(sw.input.key, base.kind)->type == config::ValueType::kInt;
+    const Eval e =
+        evaluate(variant, options.load,
+                 {override_text(sw.input.key, high ? sw.high_value : sw.low_value, integer)},
+                 options.metric);
+    (high ? sw.metric_high : sw.metric_low) = e.metric;
+    if (!e.error.empty()) sw.error = (high ? "high end: " : "low end: ") + e.error;
+  });
+  std::stable_sort(t.rows.begin(), t.rows.end(), [](const Swing& a, const Swing& b) {
+    if (a.skipped.empty() != b.skipped.empty()) return a.skipped.empty();
+    return a.swing() > b.swing();
+  });
+  return t;
+}
+
+BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
+                     const BreakEvenOptions& opt) {
+  check_numeric_key(opt.key, "--vary");
+  BreakEven out;
+  out.key = opt.key;
+  out.metric = opt.metric;
+  Scenario sa = config::load_variant(a, opt.load), sb = config::load_variant(b, opt.load);
+  out.a = a.name.empty() ? sa.name : a.name;
+  out.b = b.name.empty() ? sb.name : b.name;
+  const config::Option* oa = numeric_option(opt.key, sa.kind);
+  const config::Option* ob = numeric_option(opt.key, sb.kind);
+  std::optional<double> va, vb;
+  if (oa) va = value_of(*oa, sa);
+  if (ob) vb = value_of(*ob, sb);
+  // A key a configuration does not use (a drive price without drives) is held fixed there.
+  out.a_uses_key = va && *va != 0;
+  out.b_uses_key = vb && *vb != 0;
+  if (!out.a_uses_key && !out.b_uses_key)
+    throw ConfigError("--vary", 0, opt.key,
+                      "is not used by '" + out.a + "' nor by '" + out.b +
+                          "' (unset or 0 in both), so it cannot make them tie");
+  const config::Option& o = *(out.a_uses_key ? oa : ob);
+  out.key_unit = o.unit;
+  out.integer = o.type == config::ValueType::kInt;
+  out.base_a = va.value_or(0);
+  out.base_b = vb.value_or(0);
+  const double base = out.a_uses_key ? *va : *vb;
+  out.low = opt.low.value_or(std::max(o.min, base / 4));
+  out.high = opt.high.value_or(std::min(o.max, base * 4));
+  if (!(out.low < out.high))
+    throw ConfigError("--between", 0, opt.key,
+                      "the range must have LOW < HIGH, got " + config::format_number(out.low) +
+                          " .. " + config::format_number(out.high));
+  if (out.low < o.min || out.high > o.max || (o.min_exclusive && out.low <= o.min))
+    throw ConfigError("--between", 0, opt.key,
+                      "the range " + config::format_number(out.low) + " .. " +
+                          config::format_number(out.high) + " leaves the key's valid range " +
+                          config::range_text(o));
+
+  auto sample = [&](double x) {
+    BreakEvenSample s;
+    s.value = out.integer ? std::round(x) : x;
+    const std::vector<std::string> extra = {override_text(opt.key, s.value, out.integer)};
+    const std::vector<std::string> none;
+    Eval ea = evaluate(a, opt.load, out.a_uses_key ? extra : none, opt.metric);
+    Eval eb = evaluate(b, opt.load, out.b_uses_key ? extra : none, opt.metric);
+    out.simulations += 2;
+    if (out.unit.empty()) out.unit = !ea.unit.empty() ? ea.unit : eb.unit;
+    s.metric_a = ea.metric;
+    s.metric_b = eb.metric;
+    if (!ea.error.empty()) s.error = out.a + ": " + ea.error;
+    if (!eb.error.empty()) s.error += (s.error.empty() ? "" : "; ") + out.b + ": " + eb.error;
+    return s;
+  };
+  auto diff = [](const BreakEvenSample& s) -> std::optional<double> {
+    if (!s.metric_a || !s.metric_b) return std::nullopt;
+    return *s.metric_a - *s.metric_b;
+  };
+  const int n = std::max(2, opt.scan_points);
+  for (int i = 0; i < n; ++i)
+    out.scan.push_back(sample(out.low + (out.high - out.low) * double(i) / double(n - 1)));
+
+  // The first bracket (from low) where a - b changes sign or is zero.
+  std::optional<std::size_t> bracket;
+  const BreakEvenSample* prev = nullptr;
+  for (std::size_t i = 0; i < out.scan.size(); ++i) {
+    const auto d = diff(out.scan[i]);
+    if (!d) continue;
+    if (*d == 0) {
+      if (!bracket) {
+        out.tie = out.scan[i].value;
+        out.tie_metric = out.scan[i].metric_a;
+      }
+      ++out.crossings;
+      prev = &out.scan[i];
+      continue;
+    }
+    if (prev) {
+      const double pd = *diff(*prev);
+      if (pd != 0 && (pd < 0) != (*d < 0)) {
+        ++out.crossings;
+        if (!bracket && !out.tie) bracket = i;
+      }
+    }
+    prev = &out.scan[i];
+  }
+  if (!bracket && !out.tie) {
+    // No tie inside the range: where would the straight line through the two outermost samples
+    // put it? Says how far off a tie is (or that it needs a value the key cannot take).
+    const BreakEvenSample *first = nullptr, *last = nullptr;
+    for (const auto& s : out.scan)
+      if (diff(s)) {
+        if (!first) first = &s;
+        last = &s;
+      }
+    if (first && last != first) {
+      const double d0 = *diff(*first), d1 = *diff(*last);
+      if (d0 != d1)
+        out.extrapolated_tie = first->value - d0 * (last->value - first->value) / (d1 - d0);
+    }
+    out.valid_min = o.min;
+    out.valid_max = o.max;
+  }
+  if (!bracket || out.tie) return out;
+
+  // Bisection between the bracketing samples: robust where the metric has kinks (a resource
+  // becoming the bottleneck), and the metric is cheap to evaluate.
+  std::size_t j = *bracket - 1;
+  while (!diff(out.scan[j])) --j;  // the previous sample with both metrics
+  BreakEvenSample lo = out.scan[j], hi = out.scan[*bracket];
+  const double tol = opt.relative_tolerance * (out.high - out.low);
+  for (int it = 0; it < 200; ++it) {
+    if (out.integer ? hi.value - lo.value <= 1 : hi.value - lo.value <= tol) break;
+    const BreakEvenSample mid = sample(0.5 * (lo.value + hi.value));
+    const auto dm = diff(mid);
+    if (!dm) break;  // cannot refine past a failed point: report the bracket
+    if (*dm == 0) {
+      lo = hi = mid;
+      break;
+    }
+    ((*dm < 0) == (*diff(lo) < 0) ? lo : hi) = mid;
+  }
+  if (out.integer && lo.value != hi.value) {
+    out.tie_below = lo.value;
+    out.tie_above = hi.value;
+  }
+  // Linear interpolation inside the final bracket.
+  const double dl = *diff(lo), dh = *diff(hi);
+  const double w = dl == dh ? 0.5 : dl / (dl - dh);
+  out.tie = lo.value + w * (hi.value - lo.value);
+  out.tie_metric = *lo.metric_a + w * (*hi.metric_a - *lo.metric_a);
+  return out;
+}
+
+}  // namespace tiersim::sensitivity

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Runs every `tiersim sensitivity` and `tiersim breakeven` example of the docs (README.md,
+# reports/README.md) and of the two commands' --help, and fails when one exits non-zero.
+# usage: doc_examples.sh TIERSIM_BINARY SOURCE_DIR
+set -eu
+bin=${1:?usage: doc_examples.sh TIERSIM_BINARY SOURCE_DIR}
+src=${2:?usage: doc_examples.sh TIERSIM_BINARY SOURCE_DIR}
+cd "$src"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+{
+  grep -h -E '^[[:space:]]*tiersim (sensitivity|breakeven) ' README.md reports/README.md
+  "$bin" sensitivity --help | grep -E '^[[:space:]]*tiersim sensitivity '
+  "$bin" breakeven --help | grep -E '^[[:space:]]*tiersim breakeven '
+} | sed 's/^[[:space:]]*tiersim //' >"$work/examples"
+n=$(wc -l <"$work/examples")
+[ "$n" -ge 4 ] || { echo "FAIL: found only $n examples"; exit 1; }
+i=0
+while IFS= read -r args; do
+  i=$((i + 1))
+  echo "example $i: tiersim $args"
+  rc=0
+  # shellcheck disable=SC2086  # the example's words, as a shell would split them
+  "$bin" $args >"$work/out" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: exit status $rc from: tiersim $args"; tail -20 "$work/out"; exit 1
+  fi
+  tail -3 "$work/out"
+done <"$work/examples"
+echo "PASS: $i examples"

@@ -1,0 +1,102 @@
+// Comparison files: strict errors with file, line and key; baseline first; `set:` entries applied.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "config/compare_file.hpp"
+#include "model/errors.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace tiersim;
+using namespace tiersim::config;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+
+const char* kCompare =
+    "compare:\n"         // 1
+    "  name: two\n"      // 2
+    "  baseline: big\n"  // 3
+    "  set: {model.name: opt-30b, workload.kind: inference, workload.prompt_tokens: 64, "
+    "workload.gen_tokens: 4}\n"                           // 4
+    "  variants:\n"                                       // 5
+    "    - name: small\n"                                 // 6
+    "      scenario:\n"                                   // 7
+    "        name: s\n"                                   // 8
+    "        hardware: {gpu: {model: L40S, count: 1}}\n"  // 9
+    "        policy: {weights: cpu}\n"                    // 10
+    "      set: {workload.batch: 8}\n"                    // 11
+    "    - name: big\n"                                   // 12
+    "      scenario:\n"                                   // 13
+    "        name: b\n"                                   // 14
+    "        hardware: {gpu: {model: L40S, count: 2}}\n"  // 15
+    "        policy: {weights: cpu}\n";                   // 16
+
+std::string write(const test::TempDir& dir, const std::string& text) {
+  const std::string path = dir.file("cmp.yaml");
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+template <class F>
+ConfigError config_error(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("expected a ConfigError");
+  throw;  // unreachable
+}
+
+}  // namespace
+
+TEST_CASE("a comparison file puts its baseline first and applies common and variant sets",
+          "[config][compare]") {
+  test::TempDir dir;
+  const Comparison cmp = read_compare_inputs({write(dir, kCompare)});
+  REQUIRE(cmp.variants.size() == 2);
+  CHECK(cmp.name == "two");
+  CHECK(cmp.variants[0].name == "big");
+  LoadOptions o;
+  o.data_dir = kData;
+  const Scenario small = load_variant(find_variant(cmp, "small", "--variant"), o);
+  CHECK(small.model.name == "opt-30b");
+  CHECK(small.inference.batch == 8);
+  o.overrides = {"workload.batch=3"};  // the command line's --set comes after the file's
+  CHECK(load_variant(cmp.variants[1], o).inference.batch == 3);
+}
+
+TEST_CASE("comparison file errors name the file, the line and the key", "[config][compare]") {
+  test::TempDir dir;
+  const auto baseline = config_error([&] {
+    read_compare_inputs({write(dir, replace(kCompare, "baseline: big", "baseline: bug"))});
+  });
+  CHECK(baseline.line() == 3);
+  CHECK(baseline.key_path() == "compare.baseline");
+  CHECK(baseline.file() == dir.file("cmp.yaml"));
+
+  const auto key = config_error([&] {
+    read_compare_inputs(
+        {write(dir, replace(kCompare, "      set: {workload", "      sett: {workload"))});
+  });
+  CHECK(key.line() == 11);
+  CHECK_THAT(key.what(), Catch::Contains("did you mean 'set'?"));
+
+  const auto variant = config_error([&] {
+    read_compare_inputs(
+        {write(dir, replace(kCompare, "    - name: big\n", "    - 7\n    - name: big\n"))});
+  });
+  CHECK(variant.line() == 12);
+
+  const Comparison cmp = read_compare_inputs({write(dir, kCompare)});
+  CHECK_THROWS_WITH(find_variant(cmp, "smal", "--variant"),
+                    Catch::Contains("did you mean 'small'?"));
+}
