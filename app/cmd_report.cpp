@@ -41,9 +41,11 @@ std::vector<reports::ValidationInfo::Group> report_groups(
     reports::ValidationInfo::Group g;
     g.name = name;
     g.configurations = it->second;
-    g.provisional = !sim::provisional_reason(name).empty();
+    g.why_provisional = sim::provisional_reason(name);
+    g.provisional = !g.why_provisional.empty();
     if (const sim::ValidationGroup* vg = v.group(name)) {
       g.provisional = vg->provisional;  // validate's verdict, which also weighs the errors
+      g.why_provisional = vg->why_provisional;
       g.measurements = vg->rows;
       g.mape_pct = vg->mape_pct;
       g.max_abs_error_pct = vg->max_abs_error_pct;

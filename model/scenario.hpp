@@ -233,8 +233,12 @@ struct Reference {
 
 // The groups `tiersim validate` reports its error in, one per kind of mechanism.
 inline const std::vector<std::string>& validation_groups() {
-  static const std::vector<std::string> groups{"ZeRO-Inference", "FlexGen", "serving stack", "I/O",
-                                               "checkpoint",     "training"};
+  // "eager, no offload": the whole model on GPUs, run as eager PyTorch (the default stack). No
+  // published case measures that set-up yet, so a report says such a configuration is unvalidated
+  // instead of borrowing the optimised serving stacks' error.
+  static const std::vector<std::string> groups{
+      "ZeRO-Inference", "FlexGen", "serving stack", "eager, no offload", "I/O", "checkpoint",
+      "training"};
   return groups;
 }
 

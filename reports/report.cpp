@@ -120,10 +120,15 @@ std::string validation_sentence(const ValidationInfo& v) {
       } else {
         std::snprintf(buf, sizeof buf,
                       " %s (%zu configurations): %zu published measurements, mean absolute error "
-                      "%.1f%% (worst case %.1f%%)%s;",
+                      "%.1f%% (worst case %.1f%%)",
                       g.name.c_str(), g.configurations, g.measurements, g.mape_pct,
-                      g.max_abs_error_pct,
-                      g.provisional ? ", provisional: its mechanism is not modelled yet" : "");
+                      g.max_abs_error_pct);
+        out += buf;
+        if (g.provisional)
+          out += ", provisional: " +
+                 (g.why_provisional.empty() ? std::string("not established yet") : g.why_provisional);
+        out += ";";
+        continue;
       }
       out += buf;
     }

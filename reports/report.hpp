@@ -39,7 +39,8 @@ struct ValidationInfo {
     std::size_t measurements = 0;    // published prediction rows in the group (0: none covers it)
     double mape_pct = 0;
     double max_abs_error_pct = 0;
-    bool provisional = false;  // mechanism not modelled yet
+    bool provisional = false;  // validate's verdict: not modelled yet, or outside its bound
+    std::string why_provisional;  // validate's reason, quoted in the header
   };
   std::vector<Group> groups;
 };

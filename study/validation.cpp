@@ -27,7 +27,10 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   }
   const Policy& p = s.policy;
   if (p.schedule == Schedule::kFlexGenBlock) return "FlexGen";
-  if (p.weights.gpu >= 1.0 && p.kv_cache.gpu >= 1.0) return "serving stack";
+  // No offload: the serving-stack rows measure fused-kernel engines (model/stack.hpp); eager
+  // PyTorch without offload shares neither their kernels nor ZeRO-Inference's transfers.
+  if (p.weights.gpu >= 1.0 && p.kv_cache.gpu >= 1.0)
+    return p.stack.fused_attention ? "serving stack" : "eager, no offload";
   return "ZeRO-Inference";
 }
 

@@ -123,3 +123,28 @@ TEST_CASE("report: escaping", "[report]") {
   CHECK(provenance_kind("catalog: NVIDIA datasheet") == "catalog");
   CHECK(provenance_kind("override") == "override");
 }
+
+TEST_CASE("the validation sentence quotes each group's own verdict and reason",
+          "[report]") {
+  ValidationInfo v;
+  v.available = true;
+  ValidationInfo::Group serving;
+  serving.name = "serving stack";
+  serving.configurations = 1;
+  serving.measurements = 11;
+  serving.mape_pct = 19.6;
+  serving.max_abs_error_pct = 49.1;
+  serving.provisional = true;
+  serving.why_provisional = "outside the bound for a newly modelled group";
+  ValidationInfo::Group eager;
+  eager.name = "eager, no offload";
+  eager.configurations = 2;
+  v.groups = {serving, eager};
+  const std::string s = validation_sentence(v);
+  CHECK_THAT(s, Catch::Contains("serving stack (1 configurations): 11 published measurements, "
+                                "mean absolute error 19.6% (worst case 49.1%), provisional: "
+                                "outside the bound for a newly modelled group;"));
+  CHECK_THAT(s, Catch::Contains("eager, no offload (2 configurations): no published case "
+                                "covers it, unvalidated."));
+  CHECK_THAT(s, !Catch::Contains("not modelled yet"));
+}

@@ -177,7 +177,11 @@ TEST_CASE("validation groups come from the scenario unless the reference names o
   Reference r;
   Scenario s = load(kNvmeScenario);
   CHECK(sim::reference_group(s, r) == "ZeRO-Inference");
+  // No offload: an optimised engine is the serving-stack group; eager PyTorch is not covered by
+  // its (TensorRT-LLM) rows.
   s = load(kNvmeScenario, {"policy.weights=gpu"});
+  CHECK(sim::reference_group(s, r) == "eager, no offload");
+  s = load(kNvmeScenario, {"policy.weights=gpu", "policy.stack=optimized"});
   CHECK(sim::reference_group(s, r) == "serving stack");
   r.group = "FlexGen";
   CHECK(sim::reference_group(s, r) == "FlexGen");
