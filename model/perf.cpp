@@ -126,3 +126,19 @@ double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel&
 }
 
 }  // namespace tiersim
+
+namespace tiersim {
+
+double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements) {
+  return gpu_kernel_s(gpu, em, 0, elements * kFlexGenDecompressBytesPerElem);
+}
+
+double flexgen_cpu_s(const HostSpec& host, const ExecutionModel& em, double flops, double bytes) {
+  CpuAttentionWork w;
+  w.flops = flops;
+  w.fp32 = true;
+  w.dram_bytes = bytes;
+  return cpu_attention_s(host, em, w);
+}
+
+}  // namespace tiersim
