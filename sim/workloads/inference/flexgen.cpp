@@ -24,6 +24,11 @@ namespace {
 
 using Kind = FlexGenSubLayer::Kind;
 
+// generation_loop_debug_multi_batch: execute_num_batches = 20 layer iterations of the first
+// decode token; the cost is the mean of iterations 10 onwards.
+constexpr int kFewerBatchLayers = 20;
+constexpr std::size_t kFewerBatchSkip = 10;
+
 class FlexGenSim {
  public:
   FlexGenSim(const Scenario& s, const SimOptions& o)
@@ -68,6 +73,7 @@ class FlexGenSim {
   bool cpu_attention_ = false;     // decode attention over the off-GPU cache runs on the CPU
   double cache_elem_bytes_ = 2.0;  // as stored (4-bit group-wise when compressed)
   double prefill_end_s_ = 0;
+  std::vector<double> first_decode_layer_s_;  // each layer's time in the first decode token
   double cpu_attention_s_ = 0;
   double page_cache_bytes_ = 0;
 };
@@ -251,7 +257,6 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
   const int n_sub = static_cast<int>(subs_.size());
   const int nb = fg_.num_gpu_batches;
   const bool act_cpu = fg_.act_gpu_percent < 100;
-  const bool attention = subs_[static_cast<std::size_t>(j)].kind == Kind::kAttention;
   const bool decode = token > 0;
   const bool cache_off = split_.cpu_seqs + split_.disk_seqs > 0;
   // Which weights this step loads: with overlap the next sub-layer's (issued at k == 0; after
@@ -266,13 +271,26 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
   const auto& wsub = subs_[static_cast<std::size_t>(wj)];
   const bool wdisk = wload && wsub.bytes_on(Tier::kNvme) > 0;
   const bool wcpu = wload && wsub.bytes_on(Tier::kCpu) > 0;
-  // The cache this step loads: GPU batch k+1's with overlap, k's without.
-  const bool cload = decode && attention && cache_off && (!fg_.overlap || k + 1 < nb);
+  // The cache this step loads and stores (OptLM.load_cache / store_cache with their corner
+  // cases): with overlap, GPU batch k+1's, which after the last batch is the next layer's batch 0,
+  // and GPU batch k-1's, which before the first is the previous layer's last batch. Only
+  // attention layers have a cache.
+  auto is_attention = [&](int jj) {
+    return jj >= 0 && jj < n_sub && subs_[static_cast<std::size_t>(jj)].kind == Kind::kAttention;
+  };
+  int load_j = j, store_j = j;
+  if (fg_.overlap) {
+    load_j = k + 1 < nb ? j : j + 1;
+    store_j = k >= 1 ? j : j - 1;
+  }
+  const bool cload = decode && cache_off && is_attention(load_j);
   const bool cdisk = cload && split_.disk_seqs > 0;
   const bool ccpu = cload && split_.cpu_seqs > 0;
-  const bool cstore = attention && cache_off && (!fg_.overlap || k >= 1);
-  const bool hin = act_cpu && (!fg_.overlap || k + 1 < nb);
-  const bool hout = act_cpu && (!fg_.overlap || k >= 1);
+  const bool cstore = cache_off && is_attention(store_j);
+  // Hidden states move every step (load_hidden of the next GPU batch, store_hidden of the
+  // previous one).
+  const bool hin = act_cpu;
+  const bool hout = act_cpu;
   const bool cpu_cache_pinned_h2d = ccpu && !cpu_attention_;
 
   // The main Python thread: pin copies of unpinned weights, then the CPU cache's pin copy
@@ -284,9 +302,9 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     Latch parts(engine_, count);
     if (wdisk) engine_.spawn(weight_from_disk(wtoken, wj, &parts));
     if (wcpu) engine_.spawn(weight_from_cpu(wtoken, wj, &weights_pinned, &parts));
-    if (cdisk) engine_.spawn(cache_from_disk(token, j, &parts));
-    if (cpu_cache_pinned_h2d) engine_.spawn(cache_from_cpu(token, j, &cache_pinned, &parts));
-    if (cstore) engine_.spawn(store_cache(token, j, &parts));
+    if (cdisk) engine_.spawn(cache_from_disk(token, load_j, &parts));
+    if (cpu_cache_pinned_h2d) engine_.spawn(cache_from_cpu(token, load_j, &cache_pinned, &parts));
+    if (cstore) engine_.spawn(store_cache(token, store_j, &parts));
     if (hout) engine_.spawn(move_hidden(token, j, false, &parts));
     if (hin) engine_.spawn(move_hidden(token, j, true, &parts));
     const Tag tag{Activity::kWeightsCpu, wtoken, wj};
@@ -378,13 +396,20 @@ Task FlexGenSim::run_all() {
     if (first.bytes_on(Tier::kCpu) > 0) engine_.spawn(weight_from_cpu(0, 0, &pinned, &l));
     co_await l.wait();
   }
-  for (int token = 0; token < w_.gen_tokens; ++token) {
-    for (int j = 0; j < n_sub; ++j)
+  // --debug-mode fewer_batch (generation_loop_debug_multi_batch): the prefill in full, then the
+  // first decode token's layers 0..19 only.
+  const int tokens = fg_.debug_fewer_batch ? std::min(2, w_.gen_tokens) : w_.gen_tokens;
+  for (int token = 0; token < tokens; ++token) {
+    for (int j = 0; j < n_sub; ++j) {
+      const double start = engine_.now();
       for (int k = 0; k < fg_.num_gpu_batches; ++k) {
         Latch l(engine_, 1);
         engine_.spawn(step(token, j, k, &l));
         co_await l.wait();
       }
+      if (token == 1) first_decode_layer_s_.push_back(engine_.now() - start);
+      if (token == 1 && fg_.debug_fewer_batch && j + 1 >= kFewerBatchLayers) break;
+    }
     if (token == 0) prefill_end_s_ = engine_.now();
   }
 }
@@ -428,9 +453,19 @@ RunResult FlexGenSim::run() {
   engine_.spawn(run_all());
   engine_.run();
 
-  const double total_s = engine_.now();
   const double prefill_s = prefill_end_s_;
-  const double decode_s = total_s - prefill_s;
+  double decode_s = engine_.now() - prefill_s;
+  if (fg_.debug_fewer_batch && w_.gen_tokens > 1) {
+    // FlexGen's projection: the mean of layers 10..19 of the first decode token, times the
+    // number of layers, for every decode token (generation_loop_debug_multi_batch:
+    // np.mean(costs[10:]) x num_layers). The published --debug fewer_batch figures are this.
+    const auto& t = first_decode_layer_s_;
+    const std::size_t from = std::min<std::size_t>(kFewerBatchSkip, t.size() - 1);
+    double sum = 0;
+    for (std::size_t i = from; i < t.size(); ++i) sum += t[i];
+    decode_s = (w_.gen_tokens - 1) * double(subs_.size()) * sum / double(t.size() - from);
+  }
+  const double total_s = prefill_s + decode_s;
   const double generated = double(w_.batch) * w_.gen_tokens;
   result.set("prefill_s", prefill_s, "s");
   result.set("ttft_s", prefill_s, "s");
@@ -450,7 +485,9 @@ RunResult FlexGenSim::run() {
   result.set("weights_cpu_fraction", eff.cpu, "");
   result.set("weights_nvme_fraction", eff.nvme, "");
   if (disk_) result.set("page_cache_bytes", page_cache_bytes_, "bytes");
-  collect_usage(engine_, total_s, result);
+  // Resource usage covers the simulated span (with debug_fewer_batch: the prefill and the
+  // first decode token's timed layers).
+  collect_usage(engine_, engine_.now(), result);
   return result;
 }
 
