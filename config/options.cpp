@@ -105,6 +105,10 @@ void add_spec_fields(std::vector<Option>& out, const std::string& section,
     o.min_exclusive = f.min_exclusive;
     o.from_catalog = true;
     o.help = f.help;
+    // A number whose struct default is negative is optional: unset, it is left out of resolved
+    // scenarios (so adding such a field changes no existing scenario's YAML or hash).
+    if (const auto* m = std::get_if<double T::*>(&f.member); m && (T{}.*(*m)) < 0)
+      o.omit_when_unset = true;
     std::visit(
         [&](auto m) {
           using M = decltype(m);
@@ -528,6 +532,12 @@ std::vector<Option> build_table() {
   t.push_back(only(flag("policy.flexgen.compress_weight", "false",
                         "4-bit group-wise weight matrices, group 64 (--compress-weight)",
                         F(policy.flexgen.compress_weight)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.debug_fewer_batch", "false",
+                        "--debug-mode fewer_batch: the prefill is timed, each decode token is "
+                        "projected from layers 10..19 of the first one (FlexGen's benchmark "
+                        "mode)",
+                        F(policy.flexgen.debug_fewer_batch)),
                    kInference));
   t.push_back(only(flag("policy.flexgen.compress_cache", "false",
                         "4-bit group-wise KV cache, group 64 (--compress-cache)",

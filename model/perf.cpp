@@ -8,7 +8,10 @@
 namespace tiersim {
 
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
-  const double compute_s = flops / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double gemm_flops_per_s =
+      gpu.fp16_achieved_tflops > 0 ? units::tflops_to_flops(gpu.fp16_achieved_tflops)
+                                   : units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency;
+  const double compute_s = flops / gemm_flops_per_s;
   const double memory_s = bytes / (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
   return std::max(compute_s, memory_s);
 }

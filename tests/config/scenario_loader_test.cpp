@@ -564,3 +564,12 @@ TEST_CASE("FlexGen's policy loads and its bad values name file, line and key",
   e = config_error([] { load(replace(kFlexGen, "opt-30b", "llama-3-70b")); });
   CHECK(e.key_path() == "model.name");
 }
+
+TEST_CASE("an optional catalog number stays out of resolved scenarios that do not set it",
+          "[config][scenario]") {
+  // The H200 entry gives no fp16_achieved_tflops, the T4 entry does.
+  CHECK_THAT(load(kBase).resolved_yaml, !Catch::Contains("fp16_achieved_tflops"));
+  const Scenario t4 = load(kFlexGen);
+  CHECK_THAT(t4.resolved_yaml, Catch::Contains("fp16_achieved_tflops: 21.24"));
+  CHECK(load(t4.resolved_yaml).hash == t4.hash);
+}
