@@ -73,6 +73,10 @@ struct FlexGenPolicy {
   bool pin_weight = true;          // CPU-resident weight matrices pinned (--pin-weight)
   bool compress_weight = false;    // 4-bit group-wise weights (--compress-weight)
   bool compress_cache = false;     // 4-bit group-wise KV cache (--compress-cache)
+  // --debug-mode fewer_batch: FlexGen times the prefill and layers 10..19 of the first decode
+  // token, and projects every decode token from their mean (how bench_suite.py's offloaded
+  // cases were measured).
+  bool debug_fewer_batch = false;
   double w_disk_percent() const { return 100 - w_gpu_percent - w_cpu_percent; }
   double cache_disk_percent() const { return 100 - cache_gpu_percent - cache_cpu_percent; }
 };
