@@ -132,8 +132,9 @@ double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel&
 
 namespace tiersim {
 
-double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements) {
-  return gpu_kernel_s(gpu, em, 0, elements * kFlexGenDecompressBytesPerElem);
+double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                            double bytes_per_elem) {
+  return gpu_kernel_s(gpu, em, 0, elements * bytes_per_elem);
 }
 
 double flexgen_cpu_s(const HostSpec& host, const ExecutionModel& em, double flops, double bytes) {

@@ -138,15 +138,25 @@ namespace tiersim {
 // Bytes of GPU memory traffic per element of FlexGen's 4-bit decompression
 // (flexgen/compression.py, TorchCompressedDevice.decompress), one pass per elementwise op:
 // packed >> 4 and packed & 0xF each read the packed uint8 (0.25 B per element, two elements per
-// byte) and write a uint8 temporary (0.25); each temporary is then copied into every other fp16
-// element of the output (read 0.25; the stride-2 fp16 writes cover every 32-byte DRAM sector, so
-// each pass costs the whole output's 2 B per element); then div_(scale) and add_(min) read and
-// write the fp16 output (2 + 2 each).
-inline constexpr double kFlexGenDecompressBytesPerElem =
-    (0.25 + 0.25) * 2 + (0.25 + 2.0) * 2 + (2.0 + 2.0) * 2;
+// byte) and write a uint8 temporary (0.25); each temporary is then copied into every other
+// position of the grouped dimension of the fp16 output (read 0.25, write `strided_write` per
+// output element); then div_(scale) and add_(min) read and write the fp16 output (2 + 2 each).
+// Weights are grouped along dim 0 (group_dim=0): the stride-2 copies write whole contiguous rows,
+// 1 B per output element each. The cache is grouped along head_dim, its innermost dimension
+// (group_dim=2): every other fp16 element, so each copy touches every 32-byte DRAM sector of the
+// output, 2 B per output element.
+constexpr double flexgen_decompress_bytes_per_elem(double strided_write) {
+  return (0.25 + 0.25) * 2 + (0.25 + strided_write) * 2 + (2.0 + 2.0) * 2;
+}
+inline constexpr double kFlexGenWeightDecompressBytesPerElem =
+    flexgen_decompress_bytes_per_elem(1.0);
+inline constexpr double kFlexGenCacheDecompressBytesPerElem =
+    flexgen_decompress_bytes_per_elem(2.0);
 
-// Seconds of GPU time to decompress `elements` 4-bit elements into fp16 (memory-bound passes).
-double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements);
+// Seconds of GPU time to decompress `elements` 4-bit elements into fp16 (memory-bound passes),
+// at `bytes_per_elem` (one of the two constants above).
+double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                            double bytes_per_elem);
 
 // CPU DRAM traffic of decode attention over one element of cached K or V with
 // --cpu-cache-compute (flexgen/pytorch_backend.py): load_cache copies the fp16 prefix into the

@@ -34,14 +34,14 @@ std::string provisional_reason(const std::string& group) {
   // The inference model is eager PyTorch with ZeRO-Inference's layer streaming (issue 14): an
   // optimised serving stack (fused kernels, CUDA graphs, in-flight batching) is not modelled yet.
   // FlexGen's runtime is (policy.schedule: flexgen), but its 4-bit compressed rows come out
-  // 26-44% too fast, so the group stays provisional until they hold.
+  // 30-51% too fast, so the group stays provisional until they hold.
   if (group == "serving stack")
     return "optimised serving stacks (TensorRT-LLM, vLLM) are not modelled: predicted as eager "
            "PyTorch";
   if (group == "FlexGen")
     return "FlexGen's placement, block schedule, CPU attention and disk tier are modelled, but "
            "the decode cost of its 4-bit compression is not matched (compressed rows predicted "
-           "26-44% too fast)";
+           "30-51% too fast)";
   return "";
 }
 

@@ -184,7 +184,9 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   const double h = m_.hidden;
   const Tag tag{Activity::kCompute, token, j};
   // Compressed weights are decompressed inside every mha / mha_gen / mlp call: once per GPU batch.
-  double gpu_s = fg_.compress_weight ? flexgen_decompress_s(gpu, em_, sub.matrix_elements()) : 0.0;
+  double gpu_s = fg_.compress_weight ? flexgen_decompress_s(gpu, em_, sub.matrix_elements(),
+                                                            kFlexGenWeightDecompressBytesPerElem)
+                                     : 0.0;
   double cpu_s = 0;
   switch (sub.kind) {
     case Kind::kInputEmbed:
@@ -221,7 +223,8 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
           const double full = double(w_.prompt_tokens + w_.gen_tokens - 1) * 2.0 * h;
           const double homed = split_.gpu_seqs * full;
           const double shipped = (gpu_seqs - split_.gpu_seqs) * elems_per_seq;
-          gpu_s += flexgen_decompress_s(gpu, em_, homed + shipped);
+          gpu_s +=
+              flexgen_decompress_s(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem);
         }
         gpu_s += gpu_kernel_s(gpu, em_, proj_flops + 2.0 * gpu_seqs * elems_per_seq,
                               proj_bytes + attn_bytes);
