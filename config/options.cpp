@@ -105,6 +105,10 @@ void add_spec_fields(std::vector<Option>& out, const std::string& section,
     o.min_exclusive = f.min_exclusive;
     o.from_catalog = true;
     o.help = f.help;
+    // A number whose struct default is negative is optional: unset, it is left out of resolved
+    // scenarios (so adding such a field changes no existing scenario's YAML or hash).
+    if (const auto* m = std::get_if<double T::*>(&f.member); m && (T{}.*(*m)) < 0)
+      o.omit_when_unset = true;
     std::visit(
         [&](auto m) {
           using M = decltype(m);
@@ -504,11 +508,76 @@ std::vector<Option> build_table() {
     o.emit_when = [](const Scenario& s) { return s.policy.stack.name != kDefaultStackName; };
     t.push_back(std::move(o));
   }
-  t.push_back(choice("policy.schedule", {"zero-inference", "flexgen-block"}, "zero-inference",
-                     "weight fetch schedule", E(policy.schedule)));
+  t.push_back(choice("policy.schedule", {"zero-inference", "flexgen-block", "flexgen"},
+                     "zero-inference",
+                     "weight fetch schedule; flexgen = FlexGen's own runtime with the "
+                     "policy.flexgen keys (its --percent placement, GPU batches, CPU attention, "
+                     "overlap, pinning, compression)",
+                     E(policy.schedule)));
   t.push_back(integer("policy.gpu_batches", 1, "1",
                       "flexgen-block: GPU batches served by each fetched layer",
                       F(policy.gpu_batches)));
+  // FlexGen's command line (FMInference/FlexiGen flexgen/flex_opt.py add_parser_arguments and the
+  // Policy dataclass), schedule flexgen only. The six percentages are its --percent numbers; the
+  // disk share of each pair is the rest of 100 (Policy.w_disk_percent, cache_disk_percent).
+  const std::pair<const char*, const char*> percents[] = {
+      {"w_gpu_percent", "percentage of weights on the GPU (--percent, 1st)"},
+      {"w_cpu_percent", "percentage of weights on the CPU (--percent, 2nd); disk = the rest"},
+      {"cache_gpu_percent", "percentage of the KV cache on the GPU (--percent, 3rd)"},
+      {"cache_cpu_percent",
+       "percentage of the KV cache on the CPU (--percent, 4th); disk = the rest"},
+      {"act_gpu_percent", "percentage of activations on the GPU (--percent, 5th)"},
+      {"act_cpu_percent",
+       "percentage of activations on the CPU (--percent, 6th); activations must be 100% on one "
+       "device"}};
+  const std::function<FieldRef(Scenario&)> percent_fields[] = {
+      F(policy.flexgen.w_gpu_percent),     F(policy.flexgen.w_cpu_percent),
+      F(policy.flexgen.cache_gpu_percent), F(policy.flexgen.cache_cpu_percent),
+      F(policy.flexgen.act_gpu_percent),   F(policy.flexgen.act_cpu_percent)};
+  const char* percent_defaults[] = {"100", "0", "100", "0", "100", "0"};
+  for (int i = 0; i < 6; ++i)
+    t.push_back(only(number(std::string("policy.flexgen.") + percents[i].first, "%", 0, 100, false,
+                            percent_defaults[i], percents[i].second, percent_fields[i]),
+                     kInference));
+  t.push_back(only(integer("policy.flexgen.gpu_batch_size", 1, "4",
+                           "sequences per GPU batch (--gpu-batch-size); workload.batch must be "
+                           "gpu_batch_size x num_gpu_batches",
+                           F(policy.flexgen.gpu_batch_size)),
+                   kInference));
+  t.push_back(only(integer("policy.flexgen.num_gpu_batches", 1, "1",
+                           "GPU batches served by each loaded layer (--num-gpu-batches)",
+                           F(policy.flexgen.num_gpu_batches)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.cpu_cache_compute", "false",
+                        "decode attention on the CPU in fp32 over the CPU/disk KV cache "
+                        "(--cpu-cache-compute); false: the K/V prefix is copied to the GPU "
+                        "every step",
+                        F(policy.flexgen.cpu_cache_compute)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.overlap", "true",
+                        "load the next layer's weights and the next GPU batch's cache while "
+                        "computing (--overlap)",
+                        F(policy.flexgen.overlap)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.pin_weight", "true",
+                        "CPU-resident weight matrices in pinned memory (--pin-weight); false: "
+                        "each load stages through a fresh pinned copy",
+                        F(policy.flexgen.pin_weight)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.compress_weight", "false",
+                        "4-bit group-wise weight matrices, group 64 (--compress-weight)",
+                        F(policy.flexgen.compress_weight)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.debug_fewer_batch", "false",
+                        "--debug-mode fewer_batch: the prefill is timed, each decode token is "
+                        "projected from layers 10..19 of the first one (FlexGen's benchmark "
+                        "mode)",
+                        F(policy.flexgen.debug_fewer_batch)),
+                   kInference));
+  t.push_back(only(flag("policy.flexgen.compress_cache", "false",
+                        "4-bit group-wise KV cache, group 64 (--compress-cache)",
+                        F(policy.flexgen.compress_cache)),
+                   kInference));
 
   // Economics.
   t.push_back(number("economics.usd_per_kwh", "USD/kWh", 0, kInf, false, "0.12",

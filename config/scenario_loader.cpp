@@ -19,6 +19,11 @@ namespace tiersim::config {
 
 namespace {
 
+// Policy keys that FlexGen's policy (policy.flexgen) replaces under policy.schedule: flexgen.
+const std::string kFlexGenReplacedKeys[] = {
+    "policy.weights",     "policy.kv_cache",   "policy.weight_bits",     "policy.kv_bits",
+    "policy.gpu_batches", "policy.pin_memory", "policy.prefetch_layers", "policy.io_path"};
+
 // One key given by the scenario file or a --set, before it is applied.
 struct Given {
   YNode node;
@@ -46,6 +51,7 @@ class Loader {
   void resolve_prices(const Catalog& catalog);
   void check_cross_fields() const;
   void check_serving() const;
+  void check_flexgen() const;
   std::string emit_resolved();
   bool given(const std::string& path) const { return given_.count(path) > 0; }
 
@@ -331,6 +337,7 @@ void Loader::check_cross_fields() const {
 
   // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
   if (const auto issue = parallelism_issue(s_)) fail_at(issue->key, issue->message);
+  check_flexgen();
   if (s_.kind == WorkloadKind::kInference && pol.schedule == Schedule::kFlexGenBlock &&
       s_.inference.batch % pol.gpu_batches != 0)
     fail_at("policy.gpu_batches",
@@ -373,6 +380,79 @@ void Loader::check_cross_fields() const {
                   ") = " + format_number(steps) + " simulated layer steps, above the limit of " +
                   format_number(kMaxInferenceLayerSteps));
   }
+}
+
+// FlexGen's policy as its runtime accepts it (FMInference/FlexiGen flexgen/flex_opt.py).
+void Loader::check_flexgen() const {
+  const Policy& pol = s_.policy;
+  const FlexGenPolicy& fg = pol.flexgen;
+  if (pol.schedule != Schedule::kFlexGen) {
+    for (const auto& [path, g] : given_)
+      if (path.rfind("policy.flexgen.", 0) == 0)
+        fail_at(path, "applies to policy.schedule: flexgen only");
+    return;
+  }
+  if (s_.kind != WorkloadKind::kInference)
+    fail_at("policy.schedule", "flexgen is modelled for the inference workload only");
+  // The keys FlexGen's policy replaces: one source for each setting.
+  for (const std::string& key : kFlexGenReplacedKeys)
+    if (given(key))
+      fail_at(key, std::string("not used with policy.schedule: flexgen; FlexGen's policy is set "
+                               "by the policy.flexgen keys"));
+  if (pol.parallelism.tensor != 1 || pol.parallelism.pipeline != 1 ||
+      pol.parallelism.micro_batches != 1)
+    fail_at("policy.parallelism.tensor",
+            "flexgen is modelled on one GPU (the bench_suite cases); no tensor or pipeline "
+            "parallelism");
+  struct PercentPair {
+    const char* gpu_key;
+    const char* cpu_key;
+    double sum;
+  };
+  const PercentPair pairs[] = {
+      {"policy.flexgen.w_gpu_percent", "policy.flexgen.w_cpu_percent",
+       fg.w_gpu_percent + fg.w_cpu_percent},
+      {"policy.flexgen.cache_gpu_percent", "policy.flexgen.cache_cpu_percent",
+       fg.cache_gpu_percent + fg.cache_cpu_percent},
+      {"policy.flexgen.act_gpu_percent", "policy.flexgen.act_cpu_percent",
+       fg.act_gpu_percent + fg.act_cpu_percent}};
+  for (const auto& p : pairs)
+    if (p.sum > 100 + 1e-9)
+      fail_at(given(p.cpu_key) ? p.cpu_key : p.gpu_key, "the GPU and CPU percentages sum to " +
+                                                            format_number(p.sum) +
+                                                            "; at most 100 (the rest is on disk)");
+  // OptLM.__init__ raises NotImplementedError unless the activations are all on one device; the
+  // cost model likewise forces hg + hc == 1 (experimental/cost_model.py, solve_lp).
+  const bool act_one_device = fg.act_gpu_percent == 100 || fg.act_cpu_percent == 100 ||
+                              (fg.act_gpu_percent == 0 && fg.act_cpu_percent == 0);
+  if (!act_one_device)
+    fail_at(given("policy.flexgen.act_cpu_percent") ? "policy.flexgen.act_cpu_percent"
+                                                    : "policy.flexgen.act_gpu_percent",
+            "FlexGen keeps activations 100% on one device (OptLM.__init__ raises otherwise): "
+            "act_gpu_percent 100, act_cpu_percent 100, or both 0 (disk)");
+  if (fg.act_gpu_percent == 0 && fg.act_cpu_percent == 0)
+    fail_at(given("policy.flexgen.act_cpu_percent") ? "policy.flexgen.act_cpu_percent"
+                                                    : "policy.flexgen.act_gpu_percent",
+            "activations on disk are not supported by FlexGen's runtime (cost_model.py: "
+            "\"runtime does not support hidden on disk\")");
+  // A compressed cache lives on one device only (assert in SelfAttention.init_cache_one_gpu_batch).
+  if (fg.compress_cache && fg.cache_gpu_percent != 100 && fg.cache_cpu_percent != 100 &&
+      fg.cache_disk_percent() != 100)
+    fail_at("policy.flexgen.compress_cache",
+            "a compressed KV cache must be 100% on one device (FlexGen asserts it)");
+  // OptLM.generate asserts that the number of prompts is gpu_batch_size x num_gpu_batches.
+  const long long block =
+      static_cast<long long>(fg.gpu_batch_size) * static_cast<long long>(fg.num_gpu_batches);
+  if (s_.inference.batch != block)
+    fail_at("workload.batch", "must be policy.flexgen.gpu_batch_size x num_gpu_batches = " +
+                                  std::to_string(block) + " (FlexGen's OptLM.generate asserts it)");
+  if (s_.model.family != "opt")
+    fail_at("model.name", "FlexGen's runtime (flex_opt.py) runs OPT models only");
+  const bool disk = fg.w_disk_percent() > 1e-9 || fg.cache_disk_percent() > 1e-9;
+  if (disk && s_.hardware.nvme.count <= 0)
+    fail_at(fg.w_disk_percent() > 1e-9 ? "policy.flexgen.w_cpu_percent"
+                                       : "policy.flexgen.cache_cpu_percent",
+            "a disk share needs a drive (hardware.nvme.model, count >= 1)");
 }
 
 void Loader::check_serving() const {
@@ -467,6 +547,14 @@ std::string Loader::emit_resolved() {
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
       continue;
     if (profile_only && drive_field && value_text(o, s_) == value_text(o, blank)) continue;
+    // FlexGen's keys belong to its schedule only; other scenarios' resolved YAML (and hash) stay
+    // as they were before the keys existed.
+    if (o.path.rfind("policy.flexgen.", 0) == 0 && s_.policy.schedule != Schedule::kFlexGen)
+      continue;
+    if (s_.policy.schedule == Schedule::kFlexGen &&
+        std::find(std::begin(kFlexGenReplacedKeys), std::end(kFlexGenReplacedKeys), o.path) !=
+            std::end(kFlexGenReplacedKeys))
+      continue;
     put(root, sections, o.path, option_yaml(o, s_));
   }
   YAML::Emitter out;

@@ -11,6 +11,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"hbm_gbps", &G::hbm_gbps, "GB/s", 0, kNoLimit, true, "device memory bandwidth"},
       {"fp16_tflops", &G::fp16_tflops, "TFLOP/s", 0, kNoLimit, true,
        "dense FP16/BF16 tensor throughput"},
+      {"fp16_achieved_tflops", &G::fp16_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
+       "achieved dense FP16 GEMM rate of long runs (optional; replaces fp16_tflops x the GEMM "
+       "efficiency)"},
       {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
        "dense INT8 (or FP8) tensor throughput"},
       {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,

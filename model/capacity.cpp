@@ -74,7 +74,99 @@ void add_weight_items(const Policy& p, const WeightFootprint& f, double shards, 
 
 }  // namespace
 
+CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em) {
+  const FlexGenPolicy& fg = s.policy.flexgen;
+  const LlmSpec& m = s.model;
+  const auto& w = s.inference;
+  const double h = m.hidden, gbs = fg.gpu_batch_size, nb = fg.num_gpu_batches;
+  const double bls = gbs * nb;
+  const double prompt = w.prompt_tokens;
+  // The cache is allocated at its full length up front: (prompt_len + gen_len - 1) rows
+  // (TorchDevice.init_cache_one_gpu_batch, flexgen/pytorch_backend.py).
+  const double cache_len = double(w.prompt_tokens + w.gen_tokens - 1);
+  const double cache_elem_bytes = fg.compress_cache ? kFlexGenCompressedBytesPerElem : 2.0;
+  const double kv_seq_bytes = cache_len * m.layers * 2.0 * h * cache_elem_bytes;  // K and V
+  const auto subs = flexgen_sublayers(m, fg);
+  const FlexGenCacheSplit split = flexgen_cache_split(fg, m.heads);
+  const bool act_gpu = fg.act_gpu_percent >= 100;
+
+  CapacityReport r;
+  TierMemory gpu{"gpu", 0, s.hardware.gpu.memory_gb * units::kGB, {}};
+  TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
+  TierMemory nvme{"nvme", 0, s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
+  double on[3] = {0, 0, 0};  // weight bytes on gpu, cpu, disk
+  double staged_pair = 0;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    on[0] += subs[i].bytes_on(Tier::kGpu);
+    on[1] += subs[i].bytes_on(Tier::kCpu);
+    on[2] += subs[i].bytes_on(Tier::kNvme);
+    // load_weight(j+1) runs during layer j, and smart_copy allocates fresh GPU tensors for every
+    // non-GPU weight, freed after the last GPU batch: two sub-layers' off-GPU weights at once.
+    const double off = subs[i].bytes_on(Tier::kCpu) + subs[i].bytes_on(Tier::kNvme);
+    const double next = i + 1 < subs.size()
+                            ? subs[i + 1].bytes_on(Tier::kCpu) + subs[i + 1].bytes_on(Tier::kNvme)
+                            : 0.0;
+    staged_pair = std::max(staged_pair, off + next);
+  }
+  gpu.add("weights (GPU-homed)", on[0]);
+  gpu.add("weights staged (two sub-layers)", staged_pair);
+  gpu.add("kv cache (GPU-homed sequences)", split.gpu_seqs * nb * kv_seq_bytes);
+  // Hidden states: all GPU batches' when they live on the GPU, else GPU batches k-1, k, k+1
+  // (load_hidden / store_hidden around compute); the prefill's (gbs, s, h) fp16 is the larger.
+  const double hidden_batch = gbs * prompt * h * 2.0;
+  gpu.add(act_gpu ? "hidden states (all GPU batches)" : "hidden states (3 GPU batches)",
+          act_gpu ? nb * hidden_batch : 3.0 * hidden_batch);
+  // The prefill peak of one GPU batch, the largest of the three layer kinds:
+  // - attention (TorchDevice.mha): layer-normed input, q, k, v, two (gbs*n_head, s, s) fp16 score
+  //   tensors during the softmax, and later the value, its transposed copy and the projection,
+  //   with the softmax output still referenced; plus the attention weights decompressed into
+  //   fresh fp16 tensors (TorchCompressedDevice.decompress), one sub-layer at a time;
+  // - MLP (TorchDevice.mlp): the (gbs, s, ffn) intermediate and its activation, in and out;
+  // - output embedding (opt_output_embed): logits for every prompt position, (gbs, s, vocab).
+  const double scores = gbs * m.heads * prompt * prompt * 2.0;
+  const double attention =
+      std::max(4.0 * hidden_batch + 2.0 * scores, 7.0 * hidden_batch + scores) +
+      (fg.compress_weight ? 4.0 * h * h * 2.0 : 0.0);
+  const double mlp = 2.0 * gbs * prompt * m.ffn * 2.0 + 2.0 * hidden_batch +
+                     (fg.compress_weight ? 2.0 * h * m.ffn * 2.0 : 0.0);
+  const double logits = gbs * prompt * m.vocab * 2.0 + hidden_batch;
+  const double prefill_peak = std::max({attention, mlp, logits});
+  // Decode: the K/V prefix of one sequence in one layer, at full length.
+  const double prefix = cache_len * 2.0 * h;
+  // mha_gen's permute/reshape copies K and V of the computing GPU batch in fp16 (after
+  // decompressing a compressed cache into fresh fp16 tensors); without CPU attention, load_cache
+  // also brings the off-GPU sequences' prefix of GPU batches k and k+1 to fresh GPU tensors.
+  const double off_gpu_seqs = split.cpu_seqs + split.disk_seqs;
+  const bool cpu_attention = fg.cpu_cache_compute && !fg.compress_cache;
+  const double attended_seqs = cpu_attention ? split.gpu_seqs : gbs;
+  double decode_peak = attended_seqs * prefix * 2.0 * (fg.compress_cache ? 2.0 : 1.0);
+  if (!cpu_attention) decode_peak += 2.0 * off_gpu_seqs * prefix * cache_elem_bytes;
+  // Prefill and decode never run at once: the larger of the two working sets.
+  if (prefill_peak >= decode_peak)
+    gpu.add("activations (prefill peak of one GPU batch)", prefill_peak);
+  else
+    gpu.add("kv buffers (decode peak of one GPU batch)", decode_peak);
+  gpu.add("CUDA context and workspace", em.flexgen_gpu_reserved_bytes);
+
+  cpu.add("weights", on[1]);
+  cpu.add("kv cache", split.cpu_seqs * nb * kv_seq_bytes);
+  if (fg.cpu_cache_compute && off_gpu_seqs > 0)
+    // init_attention_compute_workspace: one fp32 K and V pair of the full length (sep_layer).
+    cpu.add("fp32 attention workspace", 2.0 * cache_len * gbs * h * 4.0);
+  if (!act_gpu) cpu.add("hidden states", bls * prompt * h * 2.0);
+  // TorchDisk starts 4 copy threads, each with a pinned relay of 1 G fp16 elements
+  // (copy_worker_func: torch.empty((1 * GB,), dtype=torch.float16, pin_memory=True)).
+  cpu.add("copy-thread pinned relay buffers", 4.0 * 1024.0 * 1024.0 * 1024.0 * 2.0);
+  cpu.add("operating system and framework", em.flexgen_host_reserved_bytes);
+  nvme.add("weights", on[2]);
+  nvme.add("kv cache", split.disk_seqs * nb * kv_seq_bytes);
+  r.tiers = {gpu, cpu, nvme};
+  finish_capacity(r);
+  return r;
+}
+
 CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em) {
+  if (s.policy.schedule == Schedule::kFlexGen) return flexgen_capacity(s, em);
   const Policy& p = s.policy;
   const LlmSpec& m = s.model;
   const auto& w = s.inference;

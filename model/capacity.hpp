@@ -50,6 +50,10 @@ WeightFootprint weight_footprint(const LlmSpec& m, const Policy& p);
 // The inference scenario's memory per tier.
 CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em);
 
+// FlexGen's runtime (schedule flexgen): the GPU working set as FlexGen allocates it, the host's
+// weights, cache, workspace and relay buffers, and the disk's share.
+CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em);
+
 // The serving scenario's memory per GPU of one replica: weights, buffers and the activation peak of
 // an iteration of `token_budget` tokens over `max_sequences` sequences; the rest of the GPU's
 // usable share is the paged KV cache. It does not fit when that pool cannot hold `min_kv_tokens`

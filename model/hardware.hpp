@@ -17,6 +17,10 @@ struct GpuSpec {
   double memory_gb = 0;          // device memory, 1e9 bytes
   double hbm_gbps = 0;           // device memory bandwidth
   double fp16_tflops = 0;        // dense FP16/BF16 tensor throughput (no sparsity)
+  // Achieved dense FP16 GEMM rate of long runs where published evidence gives one (a board held
+  // at its power limit runs below the datasheet's boost clock); < 0 = not given, and GEMMs run
+  // at fp16_tflops x the execution model's gemm_efficiency.
+  double fp16_achieved_tflops = -1;
   double int8_tops = 0;          // dense INT8 (or FP8 where INT8 is not offered)
   double fp8_tflops = 0;         // dense FP8 tensor throughput; 0 = no FP8 tensor cores
   double fp32_tflops = 0;        // non-tensor FP32, used for elementwise work

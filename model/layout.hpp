@@ -50,3 +50,55 @@ double resident_param_limit_bytes(const ExecutionModel& em, const AioConfig& aio
 TensorSource tensor_source(double tensor_bytes, const Placement& weights, double limit_bytes);
 
 }  // namespace tiersim
+
+namespace tiersim {
+
+// FlexGen's weight placement (FMInference/FlexiGen flexgen/flex_opt.py, init_weight_list and
+// get_choice). Within one sub-layer's list of tensors, each whole tensor goes to the first device,
+// in the order disk, CPU, GPU, whose cumulative percentage is strictly above the tensor's midpoint
+// in the cumulative element count of the list. No tensor is split, so the effective shares can be
+// far from the requested ones (--percent 20 80 puts ~8% of OPT's weights on the GPU).
+// `elements` are the tensors' sizes in list order; returns each tensor's home.
+std::vector<Tier> flexgen_tensor_homes(const std::vector<double>& elements, double disk_percent,
+                                       double cpu_percent, double gpu_percent);
+
+// One of FlexGen's layers as OptLM builds them with sep_layer (its default): the input embedding,
+// each transformer layer's attention block and MLP block, the output embedding.
+struct FlexGenTensor {
+  const char* name;  // static
+  double elements = 0;
+  bool matrix = false;  // 2-D: pinned per --pin-weight and compressed per --compress-weight
+  double bytes = 0;     // as stored (4-bit group-wise when compressed)
+  Tier home = Tier::kGpu;
+};
+struct FlexGenSubLayer {
+  enum class Kind { kInputEmbed, kAttention, kMlp, kOutputEmbed } kind = Kind::kAttention;
+  int layer = -1;  // transformer layer for kAttention and kMlp
+  std::vector<FlexGenTensor> tensors;
+  double bytes_on(Tier t) const;
+  double elements() const;
+  double matrix_elements() const;  // what decompression touches when weights are compressed
+};
+// FlexGen's weight_specs of each OPT sub-layer (InputEmbed, SelfAttention, MLP, OutputEmbed
+// .init_weight, in their order), each tensor placed by flexgen_tensor_homes. OutputEmbed holds
+// its own copy of the token embedding.
+std::vector<FlexGenSubLayer> flexgen_sublayers(const LlmSpec& m, const FlexGenPolicy& fg);
+// The effective shares of the weight bytes on each tier under that rule.
+Placement flexgen_weight_placement(const std::vector<FlexGenSubLayer>& sublayers);
+
+// FlexGen's KV-cache split of one GPU batch, in sequences (TorchMixedDevice.
+// init_cache_one_gpu_batch in flexgen/pytorch_backend.py): a device holding 100% takes it all;
+// otherwise the GPU and CPU segments are int(gbs * n_head * pct / 100) rounded down to whole
+// sequences (multiples of n_head) and disk takes the rest. The same split in every layer.
+struct FlexGenCacheSplit {
+  int gpu_seqs = 0;
+  int cpu_seqs = 0;
+  int disk_seqs = 0;
+};
+FlexGenCacheSplit flexgen_cache_split(const FlexGenPolicy& fg, int heads);
+
+// Bytes per element of FlexGen's 4-bit group-wise compression (flexgen/compression.py:
+// num_bits 4, group_size 64, an fp16 scale and an fp16 minimum per group): 0.5 + 4/64 = 0.5625.
+inline constexpr double kFlexGenCompressedBytesPerElem = 0.5625;
+
+}  // namespace tiersim

@@ -27,7 +27,12 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
 }
 
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
-  const double compute_s = flops / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  // The stack's share of the peak, capped by what the board sustains where that is measured
+  // (a power-capped T4 holds far less than its boost-clock peak; model/hardware.hpp).
+  double gemm_flops_per_s = units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency;
+  if (gpu.fp16_achieved_tflops > 0)
+    gemm_flops_per_s = std::min(gemm_flops_per_s, units::tflops_to_flops(gpu.fp16_achieved_tflops));
+  const double compute_s = flops / gemm_flops_per_s;
   const double memory_s = bytes / (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
   return std::max(compute_s, memory_s);
 }
@@ -149,6 +154,23 @@ double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel&
     bytes += module_elements * 2.0 / tp;
   }
   return gpu_kernel_s(gpu, em, flops, bytes) + em.layer_overhead_s / 4;
+}
+
+}  // namespace tiersim
+
+namespace tiersim {
+
+double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                            double bytes_per_elem) {
+  return gpu_kernel_s(gpu, em, 0, elements * bytes_per_elem);
+}
+
+double flexgen_cpu_s(const HostSpec& host, const ExecutionModel& em, double flops, double bytes) {
+  CpuAttentionWork w;
+  w.flops = flops;
+  w.fp32 = true;
+  w.dram_bytes = bytes;
+  return cpu_attention_s(host, em, w);
 }
 
 }  // namespace tiersim

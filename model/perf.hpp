@@ -40,6 +40,15 @@ struct ExecutionModel {
   double gpu_reserved_bytes = 2.0e9;
   // Operating system, framework and page cache kept free on the host.
   double host_reserved_bytes = 16.0e9;
+  // FlexGen's runtime sizes its own buffers (every cache, workspace and staged weight is an
+  // explicit allocation, model/capacity.cpp flexgen_capacity), so its checks reserve only what it
+  // does not allocate. On the GPU: the CUDA context and cuBLAS workspace of one PyTorch process
+  // (estimate: ~0.3-0.5 GB on a Turing GPU, typical nvidia-smi readings, not a published figure).
+  double flexgen_gpu_reserved_bytes = 0.5e9;
+  // On the host: the kernel and the Python/PyTorch process itself (estimate: ~1 GB kernel and
+  // services, ~3 GB for the interpreter, PyTorch and CUDA libraries); the page cache gets what is
+  // left (FlexGen's disk tier reads through it).
+  double flexgen_host_reserved_bytes = 4.0e9;
   // DeepSpeed keeps parameters smaller than max(1 MiB, AIO block size) in CPU memory.
   double small_param_bytes = 1024.0 * 1024.0;
 };
@@ -135,5 +144,50 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
 // overhead (a quarter of a layer's).
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
                      double tokens, double sequences, double module_elements, double tp);
+
+}  // namespace tiersim
+
+namespace tiersim {
+
+// Timing rules of FlexGen's runtime (FMInference/FlexiGen flexgen/flex_opt.py and
+// flexgen/pytorch_backend.py), per sub-layer and GPU batch. Pure functions of the shapes; the
+// simulator (sim/workloads/inference/flexgen.cpp) places them on the shared resources.
+
+// Bytes of GPU memory traffic per element of FlexGen's 4-bit decompression
+// (flexgen/compression.py, TorchCompressedDevice.decompress), one pass per elementwise op:
+// packed >> 4 and packed & 0xF each read the packed uint8 (0.25 B per element, two elements per
+// byte) and write a uint8 temporary (0.25); each temporary is then copied into every other
+// position of the grouped dimension of the fp16 output (read 0.25, write `strided_write` per
+// output element); then div_(scale) and add_(min) read and write the fp16 output (2 + 2 each).
+// Weights are grouped along dim 0 (group_dim=0): the stride-2 copies write whole contiguous rows,
+// 1 B per output element each. The cache is grouped along head_dim, its innermost dimension
+// (group_dim=2): every other fp16 element, so each copy touches every 32-byte DRAM sector of the
+// output, 2 B per output element.
+constexpr double flexgen_decompress_bytes_per_elem(double strided_write) {
+  return (0.25 + 0.25) * 2 + (0.25 + strided_write) * 2 + (2.0 + 2.0) * 2;
+}
+inline constexpr double kFlexGenWeightDecompressBytesPerElem =
+    flexgen_decompress_bytes_per_elem(1.0);
+inline constexpr double kFlexGenCacheDecompressBytesPerElem =
+    flexgen_decompress_bytes_per_elem(2.0);
+
+// Seconds of GPU time to decompress `elements` 4-bit elements into fp16 (memory-bound passes),
+// at `bytes_per_elem` (one of the two constants above).
+double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                            double bytes_per_elem);
+
+// CPU DRAM traffic of decode attention over one element of cached K or V with
+// --cpu-cache-compute (flexgen/pytorch_backend.py): load_cache copies the fp16 prefix into the
+// fp32 workspace (read 2 B, write 4 B); mha_gen's permute(...).reshape(...) of the fp32 prefix is
+// a copy (read 4, write 4); the batched matmul reads it (4).
+inline constexpr double kFlexGenCpuConvertBytesPerElem = 2.0 + 4.0;
+inline constexpr double kFlexGenCpuAttendBytesPerElem = 4.0 + 4.0 + 4.0;
+// GPU traffic of decode attention per cached K or V element on the GPU: mha_gen's
+// permute/reshape copy (read 2, write 2) and the bmm's read (2).
+inline constexpr double kFlexGenGpuAttendBytesPerElem = 2.0 + 2.0 + 2.0;
+
+// Seconds of the host CPUs for `flops` fp32 FLOPs and `bytes` of DRAM traffic (the roofline of
+// model/perf.hpp cpu_attention_s, no fresh pages: FlexGen's workspace is allocated once).
+double flexgen_cpu_s(const HostSpec& host, const ExecutionModel& em, double flops, double bytes);
 
 }  // namespace tiersim

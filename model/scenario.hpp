@@ -52,7 +52,34 @@ struct Parallelism {
 
 enum class Schedule {
   kZeroInference,  // every layer's weights fetched once per forward pass of the whole batch
-  kFlexGenBlock    // the batch is split in gpu_batches; each fetched layer serves all of them
+  kFlexGenBlock,   // the batch is split in gpu_batches; each fetched layer serves all of them
+  kFlexGen         // FlexGen's own runtime with its whole policy (FlexGenPolicy below)
+};
+
+// FlexGen's policy as its command line gives it (FMInference/FlexiGen flexgen/flex_opt.py, the
+// Policy dataclass and add_parser_arguments). The six percentages are --percent: weights,
+// attention (KV) cache and activations on the GPU and the CPU; the rest of each pair's 100 is on
+// disk. Used when Policy::schedule is kFlexGen.
+struct FlexGenPolicy {
+  double w_gpu_percent = 100;
+  double w_cpu_percent = 0;
+  double cache_gpu_percent = 100;
+  double cache_cpu_percent = 0;
+  double act_gpu_percent = 100;
+  double act_cpu_percent = 0;
+  int gpu_batch_size = 4;          // sequences per GPU batch (--gpu-batch-size)
+  int num_gpu_batches = 1;         // GPU batches served by each loaded layer (--num-gpu-batches)
+  bool cpu_cache_compute = false;  // decode attention on the CPU (--cpu-cache-compute)
+  bool overlap = true;             // I/O on side streams overlapped with compute (--overlap)
+  bool pin_weight = true;          // CPU-resident weight matrices pinned (--pin-weight)
+  bool compress_weight = false;    // 4-bit group-wise weights (--compress-weight)
+  bool compress_cache = false;     // 4-bit group-wise KV cache (--compress-cache)
+  // --debug-mode fewer_batch: FlexGen times the prefill and layers 10..19 of the first decode
+  // token, and projects every decode token from their mean (how bench_suite.py's offloaded
+  // cases were measured).
+  bool debug_fewer_batch = false;
+  double w_disk_percent() const { return 100 - w_gpu_percent - w_cpu_percent; }
+  double cache_disk_percent() const { return 100 - cache_gpu_percent - cache_cpu_percent; }
 };
 
 struct Policy {
@@ -71,6 +98,7 @@ struct Policy {
   // The software that runs the kernels (model/stack.hpp); eager PyTorch with DeepSpeed unless
   // the scenario names another.
   ExecutionStack stack = execution_stack(kDefaultStackName);
+  FlexGenPolicy flexgen;  // schedule kFlexGen only
 };
 
 struct NvmeArray {

@@ -47,6 +47,18 @@ const std::vector<MetricDecl> kMetrics = {
      "inference"},
     {"weights_bytes", "bytes", "model weight bytes at the policy's weight precision",
      "inference, serving"},
+    {"weights_gpu_fraction", "",
+     "policy.schedule flexgen: share of the weight bytes FlexGen's whole-tensor placement puts on "
+     "the GPU (can be far from the requested percentage)",
+     "inference"},
+    {"weights_cpu_fraction", "",
+     "policy.schedule flexgen: share of the weight bytes placed in host DRAM", "inference"},
+    {"weights_nvme_fraction", "",
+     "policy.schedule flexgen: share of the weight bytes placed on disk", "inference"},
+    {"page_cache_bytes", "bytes",
+     "policy.schedule flexgen with a disk share: host DRAM left over for the OS page cache "
+     "through which FlexGen's memory-mapped disk tensors are read",
+     "inference"},
     {"nvme_read_gbps_model", "GB/s",
      "read bandwidth of the NVMe array the device model predicts at the policy's block size and "
      "queue depth (present when weights or KV cache are on NVMe)",

@@ -543,3 +543,82 @@ TEST_CASE("the stack and the FP8 rate enter the resolved scenario only when they
     CHECK(b.hardware.gpu.fp8_tflops == a.hardware.gpu.fp8_tflops);
   }
 }
+
+namespace {
+const char* kFlexGen =
+    "name: flexgen-30b\n"                                                            // 1
+    "hardware:\n"                                                                    // 2
+    "  gpu: {model: T4, count: 1}\n"                                                 // 3
+    "  host: {model: gcp-n1-highmem-32}\n"                                           // 4
+    "  nvme: {model: gcp-local-ssd-nvme, count: 4}\n"                                // 5
+    "model: {name: opt-30b}\n"                                                       // 6
+    "workload: {kind: inference, batch: 144, prompt_tokens: 512, gen_tokens: 32}\n"  // 7
+    "policy:\n"                                                                      // 8
+    "  schedule: flexgen\n"                                                          // 9
+    "  flexgen:\n"                                                                   // 10
+    "    w_gpu_percent: 20\n"                                                        // 11
+    "    w_cpu_percent: 80\n"                                                        // 12
+    "    cache_gpu_percent: 0\n"                                                     // 13
+    "    cache_cpu_percent: 100\n"                                                   // 14
+    "    act_gpu_percent: 0\n"                                                       // 15
+    "    act_cpu_percent: 100\n"                                                     // 16
+    "    gpu_batch_size: 48\n"                                                       // 17
+    "    num_gpu_batches: 3\n"                                                       // 18
+    "    cpu_cache_compute: true\n";                                                 // 19
+}  // namespace
+
+TEST_CASE("FlexGen's policy loads and its bad values name file, line and key",
+          "[config][scenario][flexgen]") {
+  const Scenario s = load(kFlexGen);
+  CHECK(s.policy.schedule == Schedule::kFlexGen);
+  CHECK(s.policy.flexgen.w_gpu_percent == 20);
+  CHECK(s.policy.flexgen.gpu_batch_size == 48);
+  CHECK(s.policy.flexgen.cpu_cache_compute);
+  CHECK(s.policy.flexgen.overlap);  // FlexGen's default
+  CHECK_THAT(s.resolved_yaml, Catch::Contains("cache_cpu_percent: 100"));
+  // The resolved YAML loads again to the same scenario.
+  CHECK(load(s.resolved_yaml).hash == s.hash);
+
+  auto e = config_error([] { load(replace(kFlexGen, "w_cpu_percent: 80", "w_cpu_percent: 90")); });
+  CHECK(e.line() == 12);
+  CHECK(e.key_path() == "policy.flexgen.w_cpu_percent");
+  CHECK_THAT(e.what(), Catch::Contains("sum to 110"));
+
+  e = config_error([] { load(replace(kFlexGen, "w_gpu_percent: 20", "w_gpu_percent: 120")); });
+  CHECK(e.line() == 11);
+  CHECK_THAT(e.what(), Catch::Contains("out of range"));
+
+  e = config_error([] { load(replace(kFlexGen, "act_cpu_percent: 100", "act_cpu_percent: 60")); });
+  CHECK(e.line() == 16);
+  CHECK(e.key_path() == "policy.flexgen.act_cpu_percent");
+  CHECK_THAT(e.what(), Catch::Contains("one device"));
+
+  e = config_error([] { load(replace(kFlexGen, "batch: 144", "batch: 96")); });
+  CHECK(e.line() == 7);
+  CHECK(e.key_path() == "workload.batch");
+
+  e = config_error([] { load(std::string(kFlexGen) + "  weights: cpu\n"); });
+  CHECK(e.key_path() == "policy.weights");
+
+  e = config_error([] { load(replace(kFlexGen, "schedule: flexgen", "schedule: flexgen-block")); });
+  CHECK_THAT(e.key_path(), Catch::StartsWith("policy.flexgen."));
+  CHECK_THAT(e.what(), Catch::Contains("flexgen only"));
+
+  e = config_error([] {
+    load(replace(kFlexGen, "cache_cpu_percent: 100",
+                 "cache_cpu_percent: 50\n    compress_cache: true"));
+  });
+  CHECK(e.key_path() == "policy.flexgen.compress_cache");
+
+  e = config_error([] { load(replace(kFlexGen, "opt-30b", "llama-3-70b")); });
+  CHECK(e.key_path() == "model.name");
+}
+
+TEST_CASE("an optional catalog number stays out of resolved scenarios that do not set it",
+          "[config][scenario]") {
+  // The H200 entry gives no fp16_achieved_tflops, the T4 entry does.
+  CHECK_THAT(load(kBase).resolved_yaml, !Catch::Contains("fp16_achieved_tflops"));
+  const Scenario t4 = load(kFlexGen);
+  CHECK_THAT(t4.resolved_yaml, Catch::Contains("fp16_achieved_tflops: 21.24"));
+  CHECK(load(t4.resolved_yaml).hash == t4.hash);
+}

@@ -18,6 +18,7 @@
 #include "model/layout.hpp"
 #include "model/parallelism.hpp"
 #include "model/units.hpp"
+#include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
 #include "sim/workloads/workload.hpp"
 
@@ -400,6 +401,7 @@ RunResult InferenceSim::run() {
 }  // namespace
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options) {
+  if (scenario.policy.schedule == Schedule::kFlexGen) return simulate_flexgen(scenario, options);
   InferenceSim sim(scenario, options);
   return sim.run();
 }

@@ -185,7 +185,9 @@ TEST_CASE("validation groups come from the scenario unless the reference names o
   CHECK(sim::reference_group(s, r) == "serving stack");
   r.group = "FlexGen";
   CHECK(sim::reference_group(s, r) == "FlexGen");
-  CHECK(!sim::provisional_reason("FlexGen").empty());
+  CHECK(sim::provisional_reason("FlexGen").empty());  // modelled: its runtime
+  CHECK_FALSE(sim::probation_reason("FlexGen", 25.0, 51.0).empty());
+  CHECK(sim::probation_reason("FlexGen", 10.0, 25.0).empty());
   CHECK(sim::provisional_reason("serving stack").empty());  // modelled: model/stack.hpp
   CHECK(sim::provisional_reason("ZeRO-Inference").empty());
   // The serving stack is established only within issue 14's bound, on mean and on max.

@@ -1,0 +1,92 @@
+// FlexGen's runtime (policy.schedule: flexgen) on the event engine: placement, schedule, and the
+// benchmark's projection.
+#include <catch2/catch.hpp>
+
+#include "model/perf.hpp"
+#include "sim/simulate.hpp"
+#include "tests/support.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+// bench_suite.py's 30b_1x1 case at prompt 512 (FlexGen README row), shortened for the test.
+const char* kOpt30b = R"(
+name: t
+hardware:
+  gpu: {model: T4, count: 1}
+  host: {model: gcp-n1-highmem-32}
+  nvme: {model: gcp-local-ssd-nvme, count: 4}
+model: {name: opt-30b}
+workload: {kind: inference, batch: 144, prompt_tokens: 512, gen_tokens: 8}
+policy:
+  schedule: flexgen
+  flexgen: {w_gpu_percent: 20, w_cpu_percent: 80, cache_gpu_percent: 0, cache_cpu_percent: 100,
+            act_gpu_percent: 0, act_cpu_percent: 100, gpu_batch_size: 48, num_gpu_batches: 3,
+            cpu_cache_compute: true}
+)";
+
+double metric(const sim::RunResult& r, const char* name) {
+  return r.metric(name);
+}
+
+}  // namespace
+
+TEST_CASE("FlexGen's OPT-30B policy fits a T4 and keeps ~8% of the weights on it",
+          "[inference][flexgen]") {
+  const sim::RunResult r = sim::simulate(test::load_yaml(kOpt30b));
+  REQUIRE(r.fits);
+  CHECK(metric(r, "weights_gpu_fraction") == Approx(1.0 / 12).margin(0.02));
+  CHECK(metric(r, "throughput_tokens_per_s") > 0);
+}
+
+double busy_s(const sim::RunResult& r, const std::string& resource) {
+  for (const auto& u : r.utilization)
+    if (u.name == resource) return u.busy_s;
+  return 0;
+}
+
+TEST_CASE("overlap hides loads behind compute; without CPU attention the cache crosses PCIe",
+          "[inference][flexgen]") {
+  const sim::RunResult base = sim::simulate(test::load_yaml(kOpt30b));
+  const sim::RunResult serial =
+      sim::simulate(test::load_yaml(kOpt30b, {"policy.flexgen.overlap=false"}));
+  CHECK(metric(serial, "throughput_tokens_per_s") < metric(base, "throughput_tokens_per_s"));
+  // Without --cpu-cache-compute the whole K/V prefix goes to the GPU every step, per layer and
+  // GPU batch (SelfAttention.load_cache path 0), instead of O(gbs x h) bytes.
+  const sim::RunResult shipped =
+      sim::simulate(test::load_yaml(kOpt30b, {"policy.flexgen.cpu_cache_compute=false"}));
+  REQUIRE(shipped.fits);
+  const double decode_tokens = 7;                               // gen_tokens - 1
+  const double prefix_bytes = 144.0 * 512 * 2 * 7168 * 2 * 48;  // K and V, all layers, fp16
+  const double h2d_rate = 13.8e9;                               // the T4's catalog H2D rate
+  CHECK(busy_s(shipped, "pcie-h2d") - busy_s(base, "pcie-h2d") >
+        decode_tokens * prefix_bytes / h2d_rate);
+  CHECK(metric(shipped, "cpu_attention_s") == 0);
+  CHECK(metric(base, "cpu_attention_s") > 0);
+}
+
+TEST_CASE("fewer_batch projects every decode token from the first one's layers 10..19",
+          "[inference][flexgen]") {
+  const sim::RunResult full = sim::simulate(test::load_yaml(kOpt30b));
+  const sim::RunResult projected =
+      sim::simulate(test::load_yaml(kOpt30b, {"policy.flexgen.debug_fewer_batch=true"}));
+  CHECK(projected.metric("prefill_s") == Approx(full.metric("prefill_s")));
+  // The projection times the first decode token (the shortest context), so it is no slower per
+  // token than the full run, and within a few percent of it for 8 tokens after a 512 prompt.
+  CHECK(projected.metric("decode_s_per_token") <= full.metric("decode_s_per_token") * 1.05);
+  CHECK(projected.metric("decode_s_per_token") ==
+        Approx(full.metric("decode_s_per_token")).epsilon(0.15));
+}
+
+TEST_CASE("an achieved GEMM rate replaces the datasheet peak times the efficiency",
+          "[model][perf][flexgen]") {
+  GpuSpec gpu;
+  gpu.fp16_tflops = 65;
+  gpu.hbm_gbps = 320;
+  ExecutionModel em;
+  const double flops = 1e13;
+  CHECK(gpu_kernel_s(gpu, em, flops, 0) == Approx(flops / (65e12 * em.gemm_efficiency)));
+  gpu.fp16_achieved_tflops = 21.24;
+  CHECK(gpu_kernel_s(gpu, em, flops, 0) == Approx(flops / 21.24e12));
+}
