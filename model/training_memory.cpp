@@ -57,8 +57,8 @@ const std::vector<ZeroStrategy>& zero_strategies() {
   using T = Tier;
   static const std::vector<ZeroStrategy> kStrategies = {
       {"data_parallel", 0, T::kGpu, T::kGpu, T::kGpu, false},
-      {"zero3", 3, T::kGpu, T::kGpu, T::kGpu, false},
       {"zero_offload", 2, T::kGpu, T::kCpu, T::kCpu, false},
+      {"zero3", 3, T::kGpu, T::kGpu, T::kGpu, false},
       {"zero_infinity_cpu", 3, T::kCpu, T::kCpu, T::kCpu, true},
       {"zero_infinity_nvme", 3, T::kNvme, T::kCpu, T::kNvme, true},
   };

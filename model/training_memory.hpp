@@ -65,11 +65,14 @@ struct ZeroStrategy {
   Tier params, gradients, optimizer;
   bool cpu_checkpointing;  // activation checkpoints in host memory
 };
-// In the order of the paper's comparison: each later strategy trains at least as large a model.
+// In the order of that slide (one DGX-2 node): each later strategy trains at least as large a
+// model there. ZeRO-Offload keeps every fp16 parameter on each GPU, so it bounds the model by one
+// GPU's memory whatever the GPU count, while ZeRO-3 grows with the GPUs: on one node of 16 GPUs
+// ZeRO-3 goes further, on a single GPU ZeRO-Offload does.
 // data_parallel: plain data parallelism (stage 0, everything on the GPU).
-// zero3: all states partitioned over the GPUs, nothing offloaded.
 // zero_offload: ZeRO-Offload (USENIX ATC'21): stage 2, fp16 parameters resident on every GPU,
 //   gradients and optimizer states on the CPU (stage_1_and_2.py with offload_optimizer: cpu).
+// zero3: all states partitioned over the GPUs, nothing offloaded.
 // zero_infinity_cpu: stage 3 with offload_param and offload_optimizer on the CPU, activation
 //   checkpoints offloaded (stage3.py).
 // zero_infinity_nvme: stage 3 with parameters and optimizer states on NVMe.

@@ -167,6 +167,30 @@ TEST_CASE("ZeRO-Infinity NVMe keeps no per-parameter fp32 state in host memory",
   CHECK(row_bytes(r, "nvme", "parameters") == Approx(2 * n));
 }
 
+// Largest model per strategy, in zero_strategies() order.
+static std::vector<double> capacities(std::vector<std::string> sets) {
+  const ExecutionModel em;
+  std::vector<double> out;
+  for (const auto& st : zero_strategies()) {
+    Scenario s = test::load_yaml(kDgx2, sets);
+    apply_strategy(s, st);
+    const CapacitySearch found = largest_trainable(s, em);
+    out.push_back(found.found ? found.params : 0.0);
+  }
+  return out;
+}
+
+TEST_CASE("on one GPU, ZeRO-Offload outgrows ZeRO-3 and the offload strategies keep their order",
+          "[training][zero-infinity]") {
+  const std::vector<double> c = capacities({"hardware.gpu.count=1", "workload.global_batch=1"});
+  REQUIRE(c.size() == 5);
+  // data_parallel, zero_offload, zero3, zero_infinity_cpu, zero_infinity_nvme
+  CHECK(c[1] > c[2]);
+  CHECK(c[2] >= c[0]);
+  CHECK(c[3] >= c[1]);
+  CHECK(c[4] >= c[3]);
+}
+
 TEST_CASE("each later ZeRO strategy trains at least as large a model on the same node",
           "[training][zero-infinity]") {
   const ExecutionModel em;
