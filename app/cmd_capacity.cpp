@@ -1,7 +1,8 @@
 // tiersim capacity: how much a configuration holds. For a training scenario, the largest model of
 // its shape family that fits, per ZeRO strategy (plain data parallel, ZeRO-3, ZeRO-Offload,
-// ZeRO-Infinity to host DRAM, ZeRO-Infinity to NVMe: model/training_memory.hpp zero_strategies); for a serving scenario, the highest arrival rate it sustains within
-// its latency targets (study/serving_capacity.hpp).
+// ZeRO-Infinity to host DRAM, ZeRO-Infinity to NVMe: model/training_memory.hpp zero_strategies);
+// for a serving scenario, the highest arrival rate it sustains within its latency targets
+// (study/serving_capacity.hpp).
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>

@@ -142,7 +142,8 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   if (w.params == Tier::kGpu) gpu.add("parameters", rs.params);
   if (w.gradients == Tier::kGpu) gpu.add("gradients", rs.grads);
   if (w.optimizer == Tier::kGpu) gpu.add("optimizer states", rs.optimizer);
-  if (w.zero_stage >= 3) gpu.add("gathered parameters (ZeRO-3 live)", gathered_params_bytes(m, w, zb));
+  if (w.zero_stage >= 3)
+    gpu.add("gathered parameters (ZeRO-3 live)", gathered_params_bytes(m, w, zb));
   if (w.zero_stage >= 2 || w.gradients != Tier::kGpu)
     gpu.add("gradient reduce bucket", std::min(zb.reduce_bucket_elems, n) * b.grads);
   if (w.zero_stage == 1 || w.zero_stage == 2)
@@ -155,9 +156,9 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
         w.zero_stage >= 3 ? std::min(partition, zb.sub_group_params) : partition;
     gpu.add("fp32 gradient buffer (optimizer step)", fp32_grads * 4.0);
   }
-  gpu.add("activations", activation_bytes(m, l.micro_batch, w.sequence_tokens,
-                                          w.activation_checkpointing) -
-                             checkpoints_bytes);
+  gpu.add("activations",
+          activation_bytes(m, l.micro_batch, w.sequence_tokens, w.activation_checkpointing) -
+              checkpoints_bytes);
   gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
 
   const double rpn = l.ranks_per_node;

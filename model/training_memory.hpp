@@ -60,8 +60,8 @@ struct ZeroBuffers {
 // them (SC21 ZeRO-Infinity talk, slide "Democratizing Large Model Training": data parallel,
 // ZeRO-Offload, ZeRO stage 3, ZeRO-Infinity CPU offload, ZeRO-Infinity NVMe).
 struct ZeroStrategy {
-  const char* name;        // what `tiersim capacity` prints
-  int stage;               // ZeRO stage
+  const char* name;  // what `tiersim capacity` prints
+  int stage;         // ZeRO stage
   Tier params, gradients, optimizer;
   bool cpu_checkpointing;  // activation checkpoints in host memory
 };

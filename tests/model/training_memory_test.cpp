@@ -64,7 +64,9 @@ TEST_CASE("ZeRO-3 gathers submodules, and keeps the recomputed layer up to the r
   CHECK(gathered_params_bytes(s.model, w, zb) == Approx((op + zb.prefetch_bucket_params) * 2));
   w.activation_checkpointing = true;
   CHECK(gathered_params_bytes(s.model, w, zb) ==
-        Approx((op + zb.prefetch_bucket_params + std::min(c.per_layer, zb.max_reuse_distance_params)) * 2));
+        Approx(
+            (op + zb.prefetch_bucket_params + std::min(c.per_layer, zb.max_reuse_distance_params)) *
+            2));
   // Far smaller than a whole layer plus prefetched layers once layers are large.
   const LlmSpec big = scaled_model(s.model, TrainingWorkload::Shape::kWidthDepth, 300);
   CHECK(gathered_params_bytes(big, w, zb) < 2 * count_params(big).per_layer * 2);
@@ -146,7 +148,8 @@ TEST_CASE("ZeRO-Infinity CPU holds 16 B/param plus one fp32 sub-group per rank i
   const Scenario s = with_strategy("zero_infinity_cpu");
   const CapacityReport r = training_capacity(s, em);
   const double n = count_params(s.model).total;
-  const double per_param = row_bytes(r, "cpu", "parameters") + row_bytes(r, "cpu", "optimizer states") +
+  const double per_param = row_bytes(r, "cpu", "parameters") +
+                           row_bytes(r, "cpu", "optimizer states") +
                            row_bytes(r, "cpu", "gradient partitions (flat buffer)");
   CHECK(per_param == Approx(16 * n));
   CHECK(row_bytes(r, "cpu", "fp32 gradient buffer (one sub-group)") ==
