@@ -1,7 +1,8 @@
 // tiersim capacity: how much a configuration holds. For a training scenario, the largest model of
-// its shape family that fits, per ZeRO strategy (plain data parallel, ZeRO-3, ZeRO-Offload to host
-// DRAM, ZeRO-Infinity to NVMe); for a serving scenario, the highest arrival rate it sustains within
-// its latency targets (study/serving_capacity.hpp).
+// its shape family that fits, per ZeRO strategy (plain data parallel, ZeRO-3, ZeRO-Offload,
+// ZeRO-Infinity to host DRAM, ZeRO-Infinity to NVMe: model/training_memory.hpp zero_strategies);
+// for a serving scenario, the highest arrival rate it sustains within its latency targets
+// (study/serving_capacity.hpp).
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -22,20 +23,6 @@ namespace po = boost::program_options;
 namespace tiersim::app {
 
 namespace {
-
-struct Strategy {
-  const char* name;
-  int stage;
-  Tier params, gradients, optimizer;
-};
-
-// The strategies of the ZeRO-Infinity paper's model-scale comparison.
-constexpr Strategy kStrategies[] = {
-    {"data_parallel", 0, Tier::kGpu, Tier::kGpu, Tier::kGpu},
-    {"zero3", 3, Tier::kGpu, Tier::kGpu, Tier::kGpu},
-    {"zero_offload_cpu", 3, Tier::kCpu, Tier::kCpu, Tier::kCpu},
-    {"zero_infinity_nvme", 3, Tier::kNvme, Tier::kCpu, Tier::kNvme},
-};
 
 std::string rate_text(double rate) {
   char buf[40];
@@ -164,7 +151,9 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "usage: tiersim capacity FILE [options]\n\n"
       "Training scenario: finds the largest model of its shape family (workload.capacity_shape)\n"
       "that fits GPU memory, host DRAM and NVMe, for each ZeRO strategy: plain data parallel,\n"
-      "ZeRO-3, ZeRO-Offload (states in host DRAM) and ZeRO-Infinity (states on NVMe).\n\n"
+      "ZeRO-3, ZeRO-Offload (stage 2: fp16 parameters on every GPU, gradients and optimizer\n"
+      "states in host DRAM), ZeRO-Infinity CPU (stage 3, all states and activation checkpoints\n"
+      "in host DRAM) and ZeRO-Infinity NVMe (parameters and optimizer states on NVMe).\n\n"
       "Serving scenario: finds the highest arrival rate (workload.arrival_rate) the configuration\n"
       "sustains: --attainment percent of requests within the scenario's workload.slo_ttft and\n"
       "workload.slo_tbt, and a stable queue (the queueing delay of the run's last third of\n"
@@ -234,13 +223,9 @@ int cmd_capacity(const std::vector<std::string>& args) {
   const ExecutionModel em;
   std::printf("%-20s %12s %8s %8s  %s\n", "strategy", "max_params_b", "layers", "hidden",
               "next step is limited by");
-  for (const auto& st : kStrategies) {
+  for (const auto& st : zero_strategies()) {
     Scenario s = base;
-    s.training.zero_stage = st.stage;
-    s.training.params = st.params;
-    s.training.gradients = st.gradients;
-    s.training.optimizer = st.optimizer;
-    s.training.optimizer_on_cpu = st.optimizer != Tier::kGpu;
+    apply_strategy(s, st);
     const bool needs_nvme = st.params == Tier::kNvme || st.optimizer == Tier::kNvme;
     if (needs_nvme && s.hardware.nvme.count <= 0) {
       std::printf("%-20s %12s %8s %8s  %s\n", st.name, "-", "-", "-", "no NVMe drives");

@@ -258,6 +258,16 @@ std::vector<Option> build_table() {
                         "recompute activations in the backward pass",
                         F(training.activation_checkpointing)),
                    kTraining));
+  t.push_back(only(flag("workload.cpu_checkpointing", "false",
+                        "move activation checkpoints to host memory (DeepSpeed "
+                        "activation_checkpointing.cpu_checkpointing; ZeRO-Infinity)",
+                        F(training.cpu_checkpointing)),
+                   kTraining));
+  t.push_back(only(integer("workload.linear_tiles", 1, "1",
+                           "memory-centric tiling: tiles per Linear (DeepSpeed TiledLinear "
+                           "in_splits x out_splits) that ZeRO-3 gathers one at a time",
+                           F(training.linear_tiles)),
+                   kTraining));
   t.push_back(only(flag("workload.optimizer_on_cpu", "false",
                         "CPU Adam instead of GPU Adam (implied when the optimizer states are on "
                         "cpu or nvme)",

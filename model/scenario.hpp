@@ -186,6 +186,15 @@ struct TrainingWorkload {
   Tier gradients = Tier::kGpu;
   Tier optimizer = Tier::kGpu;   // fp32 master weights, Adam moments
   bool activation_checkpointing = true;
+  // DeepSpeed activation_checkpointing.cpu_checkpointing: checkpointed layer inputs are moved to
+  // host memory in the forward pass and copied back one layer at a time in the backward pass
+  // (deepspeed/runtime/activation_checkpointing/checkpointing.py, CheckpointFunction). ZeRO-Infinity
+  // (SC21) offloads activation checkpoints this way.
+  bool cpu_checkpointing = false;
+  // Memory-centric tiling (ZeRO-Infinity, SC21; deepspeed/runtime/zero/tiling.py TiledLinear): each
+  // Linear is split into this many tiles (in_splits x out_splits) that ZeRO-3 gathers and releases
+  // one at a time, so the largest operator's parameters in GPU memory shrink by this factor.
+  int linear_tiles = 1;
   bool optimizer_on_cpu = false;  // CPU Adam instead of GPU Adam
   double cpu_adam_params_per_s = 0;  // 0 = from host catalog estimate
   bool params_auto = false;       // find the largest model of this shape family that fits

@@ -41,24 +41,84 @@ RankStates rank_states(const LlmSpec& m, const TrainingWorkload& w, int data_par
   return r;
 }
 
+double activation_checkpoint_bytes(const LlmSpec& m, double micro_batch, int seq) {
+  return m.layers * 2.0 * seq * micro_batch * m.hidden;
+}
+
 double activation_bytes(const LlmSpec& m, double micro_batch, int seq, bool checkpointing) {
   const double s = seq, h = m.hidden, b = micro_batch;
   const double layer_full = s * b * h * (34.0 + 5.0 * m.heads * s / h);
-  const double layer_input = 2.0 * s * b * h;
   const double logits = s * b * m.vocab * (2.0 + 4.0);
-  if (checkpointing) return m.layers * layer_input + layer_full + logits;
+  if (checkpointing) return activation_checkpoint_bytes(m, b, seq) + layer_full + logits;
   return m.layers * layer_full + logits;
 }
 
-namespace {
-
-// The largest unit ZeRO-3 gathers at once: a transformer layer or the (un)embedding matrix.
-double largest_module_params(const LlmSpec& m) {
-  const ParamCounts c = count_params(m);
-  return std::max({c.per_layer, c.embedding, c.lm_head});
+const std::vector<ZeroStrategy>& zero_strategies() {
+  using T = Tier;
+  static const std::vector<ZeroStrategy> kStrategies = {
+      {"data_parallel", 0, T::kGpu, T::kGpu, T::kGpu, false},
+      {"zero_offload", 2, T::kGpu, T::kCpu, T::kCpu, false},
+      {"zero3", 3, T::kGpu, T::kGpu, T::kGpu, false},
+      {"zero_infinity_cpu", 3, T::kCpu, T::kCpu, T::kCpu, true},
+      {"zero_infinity_nvme", 3, T::kNvme, T::kCpu, T::kNvme, true},
+  };
+  return kStrategies;
 }
 
-}  // namespace
+void apply_strategy(Scenario& s, const ZeroStrategy& st) {
+  s.training.zero_stage = st.stage;
+  s.training.params = st.params;
+  s.training.gradients = st.gradients;
+  s.training.optimizer = st.optimizer;
+  s.training.optimizer_on_cpu = st.optimizer != Tier::kGpu;
+  s.training.cpu_checkpointing = st.cpu_checkpointing;
+}
+
+double largest_operator_params(const LlmSpec& m, int linear_tiles) {
+  const double h = m.hidden;
+  // One Linear: an FFN matrix (h x ffn), a q/o projection (h x h) or a k/v projection (h x kv).
+  const double linear = h * std::max({double(m.ffn), h, double(m.kv_dim())});
+  const double token_embedding = double(m.vocab) * h;
+  return std::max(linear / std::max(1, linear_tiles), token_embedding);
+}
+
+double gathered_params_bytes(const LlmSpec& m, const TrainingWorkload& w, const ZeroBuffers& zb) {
+  const StateBytes b = state_bytes_per_param(w.precision, w.optimizer_kind);
+  const ParamCounts c = count_params(m);
+  double live = largest_operator_params(m, w.linear_tiles) + zb.prefetch_bucket_params;
+  if (w.activation_checkpointing) live += std::min(c.per_layer, zb.max_reuse_distance_params);
+  return std::min(live, c.total) * b.params;
+}
+
+double largest_sub_group_params(double partition_params, const TrainingWorkload& w,
+                                const ZeroBuffers& zb) {
+  const double sub_group =
+      w.optimizer == Tier::kNvme ? zb.nvme_sub_group_params : zb.sub_group_params;
+  return std::min(partition_params, sub_group);
+}
+
+double host_grad_partition_bytes(double partition_params, const TrainingWorkload& w) {
+  if (w.zero_stage <= 2) return partition_params * 4.0;
+  return partition_params * state_bytes_per_param(w.precision, w.optimizer_kind).grads;
+}
+
+double fp32_grad_sub_group_bytes(double partition_params, const TrainingWorkload& w,
+                                 const ZeroBuffers& zb) {
+  return largest_sub_group_params(partition_params, w, zb) * 4.0;
+}
+
+double param_swap_buffer_bytes(const LlmSpec& m, const TrainingWorkload& w, int data_parallel,
+                               const ZeroBuffers& zb) {
+  const double partition = largest_operator_params(m, w.linear_tiles) / std::max(1, data_parallel);
+  const double buffer = std::max(zb.param_swap_buffer_elems, partition);
+  return zb.param_swap_buffer_count * buffer *
+         state_bytes_per_param(w.precision, w.optimizer_kind).params;
+}
+
+double optimizer_swap_buffer_bytes(double partition_params, const TrainingWorkload& w,
+                                   const ZeroBuffers& zb) {
+  return zb.optimizer_swap_buffer_count * largest_sub_group_params(partition_params, w, zb) * 4.0;
+}
 
 CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   const TrainingWorkload& w = s.training;
@@ -73,19 +133,21 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   const bool mixed = w.precision == TrainingWorkload::Precision::kMixed;
   const bool cpu_step = w.optimizer_on_cpu || w.optimizer != Tier::kGpu;
 
+  const double checkpoints_bytes =
+      w.activation_checkpointing && w.cpu_checkpointing
+          ? activation_checkpoint_bytes(m, l.micro_batch, w.sequence_tokens)
+          : 0.0;
+
   TierMemory gpu{"gpu", 0, s.hardware.gpu.memory_gb * units::kGB, {}};
   if (w.params == Tier::kGpu) gpu.add("parameters", rs.params);
   if (w.gradients == Tier::kGpu) gpu.add("gradients", rs.grads);
   if (w.optimizer == Tier::kGpu) gpu.add("optimizer states", rs.optimizer);
-  if (w.zero_stage >= 3) {
-    // Gathered parameters live until released; at least the modules in flight (prefetched, in
-    // use, and the one whose gradients are being reduced).
-    const double live = std::max(zb.max_live_params,
-                                 (s.policy.prefetch_layers + 2) * largest_module_params(m));
-    gpu.add("gathered parameters (ZeRO-3 live)", std::min(live, n) * b.params);
-  }
+  if (w.zero_stage >= 3)
+    gpu.add("gathered parameters (ZeRO-3 live)", gathered_params_bytes(m, w, zb));
   if (w.zero_stage >= 2 || w.gradients != Tier::kGpu)
     gpu.add("gradient reduce bucket", std::min(zb.reduce_bucket_elems, n) * b.grads);
+  if (w.zero_stage == 1 || w.zero_stage == 2)
+    gpu.add("parameter all-gather bucket", std::min(zb.allgather_bucket_elems, n) * b.params);
   if (mixed && !cpu_step) {
     // Plain data parallelism fuses every gradient into one flat fp32 buffer for the all-reduce and
     // the step (the ZeRO paper's "6 GB for a 1.5B model"); ZeRO converts its partition, stage 3
@@ -94,31 +156,43 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
         w.zero_stage >= 3 ? std::min(partition, zb.sub_group_params) : partition;
     gpu.add("fp32 gradient buffer (optimizer step)", fp32_grads * 4.0);
   }
-  gpu.add("activations", activation_bytes(m, l.micro_batch, w.sequence_tokens,
-                                          w.activation_checkpointing));
+  gpu.add("activations",
+          activation_bytes(m, l.micro_batch, w.sequence_tokens, w.activation_checkpointing) -
+              checkpoints_bytes);
   gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
 
   const double rpn = l.ranks_per_node;
+  // DeepSpeed's own host gradient buffers when the optimizer steps on the CPU (mixed precision).
+  const bool deepspeed_grads = cpu_step && mixed && w.zero_stage >= 1;
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   if (w.params == Tier::kCpu) cpu.add("parameters", rpn * rs.params);
-  if (w.gradients == Tier::kCpu) cpu.add("gradients", rpn * rs.grads);
+  if (w.gradients == Tier::kCpu && deepspeed_grads)
+    cpu.add(w.zero_stage <= 2 ? "fp32 gradient partition" : "gradient partitions (flat buffer)",
+            rpn * host_grad_partition_bytes(partition, w));
+  else if (w.gradients == Tier::kCpu)
+    cpu.add("gradients", rpn * rs.grads);
   if (w.optimizer == Tier::kCpu) cpu.add("optimizer states", rpn * rs.optimizer);
-  if (cpu_step && mixed && w.gradients != Tier::kCpu)
-    cpu.add("fp32 gradients for CPU Adam", rpn * std::min(partition, zb.sub_group_params) * 4.0);
+  // Stage 1/2 step straight from the fp32 gradient partition; stage 3 (or gradients kept on the
+  // GPU) converts one sub-group at a time into an fp32 buffer.
+  if (cpu_step && mixed && !(deepspeed_grads && w.zero_stage <= 2 && w.gradients == Tier::kCpu))
+    cpu.add("fp32 gradient buffer (one sub-group)",
+            rpn * fp32_grad_sub_group_bytes(partition, w, zb));
   if (w.optimizer == Tier::kNvme)
-    // Two sub-groups in flight (one being stepped, one being read or written back), each with its
-    // optimizer states and fp32 gradients.
-    cpu.add("pinned optimizer swap buffers",
-            rpn * 2.0 * std::min(partition, zb.nvme_sub_group_params) * (b.optimizer + 4.0));
+    cpu.add("pinned optimizer swap buffers", rpn * optimizer_swap_buffer_bytes(partition, w, zb));
   if (w.params == Tier::kNvme)
     cpu.add("pinned parameter swap buffers",
-            rpn * (s.policy.prefetch_layers + 2) * largest_module_params(m) * b.params / dp);
+            rpn * param_swap_buffer_bytes(m, w, l.data_parallel, zb));
+  if (checkpoints_bytes > 0) cpu.add("activation checkpoints", rpn * checkpoints_bytes);
   cpu.add("operating system and framework", em.host_reserved_bytes);
 
   TierMemory nvme{"nvme", 0, s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
   if (w.params == Tier::kNvme) nvme.add("parameters", rpn * rs.params);
   if (w.gradients == Tier::kNvme) nvme.add("gradients", rpn * rs.grads);
   if (w.optimizer == Tier::kNvme) nvme.add("optimizer states", rpn * rs.optimizer);
+  if (w.optimizer == Tier::kNvme && deepspeed_grads && w.zero_stage >= 3)
+    // stage3.py partition_grads swaps each swappable sub-group's fp32 gradients out to NVMe
+    // (optimizer_swapper.swap_out_gradients) until its step.
+    nvme.add("fp32 gradients (swapped sub-groups)", rpn * partition * 4.0);
 
   CapacityReport r;
   r.tiers = {gpu, cpu, nvme};

@@ -33,7 +33,8 @@ done
 for f in $(find scenarios/cost -name '*.yaml' | sort); do
   capture "compare--$(basename "$f").json" "$bin" compare "$f" --json
 done
-for f in scenarios/training/dgx2-zero3.yaml scenarios/training/dgx2-zero-infinity.yaml; do
+for f in scenarios/training/dgx2-zero3.yaml scenarios/training/dgx2-zero-offload.yaml \
+  scenarios/training/dgx2-zero-infinity-cpu.yaml scenarios/training/dgx2-zero-infinity.yaml; do
   capture "capacity--$(basename "$f").txt" "$bin" capacity "$f"
 done
 # Serving capacity searches (every rate tried, the capacity and its cost per served request).

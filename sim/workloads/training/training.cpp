@@ -333,6 +333,9 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
                      "(optimizer: cpu or nvme, or optimizer_on_cpu: true)");
   if (w.optimizer_on_cpu && w.optimizer == Tier::kGpu)
     throw ModelError("CPU Adam needs the optimizer states on cpu or nvme");
+  if (w.cpu_checkpointing && !w.activation_checkpointing)
+    throw ModelError("workload.cpu_checkpointing moves activation checkpoints to host memory: it "
+                     "needs workload.activation_checkpointing: true");
   const auto& par = scenario.policy.parallelism;
   if (par.tensor * par.pipeline > 1)
     throw ModelError("tensor and pipeline parallelism are not modelled for training; use "
