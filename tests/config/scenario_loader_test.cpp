@@ -543,3 +543,20 @@ TEST_CASE("the stack and the FP8 rate enter the resolved scenario only when they
     CHECK(b.hardware.gpu.fp8_tflops == a.hardware.gpu.fp8_tflops);
   }
 }
+
+TEST_CASE("the I/O path without weights on NVMe is one configuration: same resolved scenario",
+          "[config][scenario]") {
+  // Regression: gds and aio with no NVMe weights gave two hashes for one configuration, so a plan
+  // listed the same best configuration twice.
+  for (const char* w : {"policy.weights=cpu", "policy.weights=gpu"}) {
+    const Scenario gds = load(kBase, {w});
+    const Scenario aio = load(kBase, {w, "policy.io_path=aio"});
+    CHECK(gds.policy.io_path == IoPath::kAio);
+    CHECK(gds.hash == aio.hash);
+    CHECK_THAT(gds.provenance.at("policy.io_path"), Catch::Contains("no effect"));
+  }
+  // With weights on NVMe the path matters and stays.
+  const Scenario nvme = load(kBase);
+  CHECK(nvme.policy.io_path == IoPath::kGds);
+  CHECK(nvme.hash != load(kBase, {"policy.io_path=aio"}).hash);
+}
