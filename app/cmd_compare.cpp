@@ -1,6 +1,7 @@
 // tiersim compare: run several configurations and put their speed, energy and cost side by side,
 // with ratios against the first (the baseline). Inputs are scenario files or comparison files
 // (format in scenarios/README.md, "Comparison files").
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -65,14 +66,22 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
   os << "\n";
   std::size_t col = 16;
   for (const auto& r : rows) col = std::max(col, r.name.size() + 2);
-  constexpr std::size_t kMetricW = 26, kUnitW = 30;
-  os << pad("metric", kMetricW) << pad("unit", kUnitW);
+  // Rent-versus-buy rows only where some configuration names a cloud instance, so that other
+  // comparisons read as before.
+  std::vector<std::string> metrics = sim::comparison_metrics();
+  for (const auto& m : sim::rent_metrics())
+    if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.result.has_metric(m); }))
+      metrics.push_back(m);
+  std::size_t metric_w = 26;
+  for (const auto& m : metrics) metric_w = std::max(metric_w, m.size() + 2);
+  constexpr std::size_t kUnitW = 30;
+  os << pad("metric", metric_w) << pad("unit", kUnitW);
   for (const auto& r : rows) os << pad(r.name, col);
-  os << "\n" << pad("fits", kMetricW) << pad("", kUnitW);
+  os << "\n" << pad("fits", metric_w) << pad("", kUnitW);
   for (const auto& r : rows) os << pad(!r.error.empty() ? "error" : r.result.fits ? "yes" : "NO", col);
   os << "\n";
-  for (const auto& metric : sim::comparison_metrics()) {
-    os << pad(metric, kMetricW) << pad(unit_of(rows, metric), kUnitW);
+  for (const auto& metric : metrics) {
+    os << pad(metric, metric_w) << pad(unit_of(rows, metric), kUnitW);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i].result;
       std::string cell = "-";
@@ -193,8 +202,11 @@ int cmd_compare(const std::vector<std::string>& args) {
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts
-              << "\nexample:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "
-                 "tiersim-results.db\n";
+              << "\nexamples:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "
+                 "tiersim-results.db\n"
+                 "  # rent versus buy (economics.cloud_instance in the scenarios): rent_usd_per_hour,\n"
+                 "  # rent_usd_per_million_tokens, buy_breakeven_duty_cycle\n"
+                 "  tiersim compare scenarios/cost/llama3-70b-rent-vs-buy.yaml --sources\n";
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");

@@ -1,9 +1,13 @@
 // tiersim plan: branch-and-bound search for the best configuration meeting constraints.
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
@@ -24,17 +28,109 @@ std::string fmt(std::optional<double> v) {
   return buf;
 }
 
-// The resolved scenario with the plan's figures on top: `tiersim run FILE` reproduces them.
-void write_scenario(const fs::path& path, const plan::PlanSpec& spec, const plan::Candidate& c,
-                    const std::vector<std::string>& metrics) {
+// What a point is, for a file and scenario name: its axis values as "gpu.model-H200_host.dram_gb-256"
+// (the last two segments of each key), in characters any file system takes.
+std::string point_slug(const sweep::Point& p) {
+  std::string out;
+  for (const auto& kv : p.overrides) {
+    const auto eq = kv.find('=');
+    std::string key = kv.substr(0, eq);
+    const auto last = key.rfind('.');
+    if (last != std::string::npos && last > 0) {
+      const auto prev = key.rfind('.', last - 1);
+      if (prev != std::string::npos) key = key.substr(prev + 1);
+    }
+    std::string item = key;
+    if (eq != std::string::npos) {
+      item += '-';
+      item.append(kv, eq + 1, std::string::npos);
+    }
+    for (char& ch : item)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-') ch = '_';
+    out += (out.empty() ? "" : "_") + item;
+  }
+  return out.empty() ? "base" : out;
+}
+
+// The resolved scenario with the plan's figures on top: `tiersim run FILE` reproduces them. It is
+// renamed after what it is (`name` is the first key of a resolved scenario), so that it does not
+// carry the plan's base scenario's name with other contents.
+void write_scenario(const fs::path& path, const std::string& name, const plan::PlanSpec& spec,
+                    const plan::Candidate& c, const std::vector<std::string>& metrics) {
   std::ofstream out(path);
   if (!out) throw IoError("cannot write '" + path.string() + "'");
   out << "# Found by `tiersim plan` (" << spec.name << "): " << c.point.label << "\n";
+  for (const auto& e : c.equivalent) out << "# the same configuration as: " << e << "\n";
   for (const auto& m : metrics)
     out << "#   " << m << ": " << fmt(plan::metric_value(c.scenario, c.result, m)) << "\n";
-  out << c.scenario.resolved_yaml;
-  if (!c.scenario.resolved_yaml.empty() && c.scenario.resolved_yaml.back() != '\n') out << "\n";
+  std::string yaml = c.scenario.resolved_yaml;
+  if (const auto eol = yaml.find('\n'); yaml.rfind("name: ", 0) == 0 && eol != std::string::npos)
+    yaml.replace(0, eol, "name: " + name);
+  out << yaml;
+  if (!yaml.empty() && yaml.back() != '\n') out << "\n";
   if (!out) throw IoError("failed writing '" + path.string() + "'");
+}
+
+fs::path output_path(const std::string& dir, const std::string& kind, std::size_t k,
+                     const plan::Candidate& c) {
+  return fs::path(dir) / (kind + "-" + std::to_string(k + 1) + "--" + point_slug(c.point) + ".yaml");
+}
+
+std::vector<std::string> shown_metrics(const plan::PlanSpec& spec) {
+  std::vector<std::string> shown = {spec.objective.metric};
+  for (const auto& c : spec.constraints)
+    if (std::find(shown.begin(), shown.end(), c.metric) == shown.end()) shown.push_back(c.metric);
+  for (const auto& g : spec.pareto)
+    if (std::find(shown.begin(), shown.end(), g.metric) == shown.end()) shown.push_back(g.metric);
+  return shown;
+}
+
+// --json: the same content as the text output, and the same files written.
+int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::string out_dir) {
+  const auto& st = r.stats;
+  const std::vector<std::string> shown = shown_metrics(spec);
+  nlohmann::json j;
+  j["plan"] = spec.name;
+  if (!spec.description.empty()) j["description"] = spec.description;
+  j["objective"] = {{"metric", spec.objective.metric},
+                    {"sense", spec.objective.sense == plan::Sense::kMinimize ? "minimize" : "maximize"}};
+  nlohmann::json pruned = nlohmann::json::object();
+  for (const auto& [m, count] : st.pruned_constraint) pruned[m] = count;
+  j["stats"] = {{"considered", st.considered},       {"invalid", st.invalid},
+                {"equivalent", st.equivalent},       {"pruned_capacity", st.pruned_capacity},
+                {"pruned_constraint", pruned},       {"pruned_objective", st.pruned_objective},
+                {"simulated", st.simulated},         {"feasible", st.feasible},
+                {"bound_violations", st.bound_violations}};
+  if (out_dir.empty()) out_dir = spec.name + "-plan";
+  fs::create_directories(out_dir);
+  auto entry = [&](const plan::Candidate& c, const std::string& kind, std::size_t k) {
+    const fs::path path = output_path(out_dir, kind, k, c);
+    write_scenario(path, spec.name + "-" + kind + "-" + std::to_string(k + 1), spec, c, shown);
+    nlohmann::json e;
+    e["label"] = c.point.label;
+    e["overrides"] = c.point.overrides;
+    e["equivalent"] = c.equivalent;
+    e["scenario_hash"] = c.scenario.hash;
+    e["file"] = path.string();
+    nlohmann::json m = nlohmann::json::object();
+    for (const auto& name : shown)
+      if (const auto v = plan::metric_value(c.scenario, c.result, name)) m[name] = *v;
+    e["metrics"] = m;
+    return e;
+  };
+  nlohmann::json best = nlohmann::json::array(), front = nlohmann::json::array();
+  for (std::size_t k = 0; k < r.best.size(); ++k) best.push_back(entry(r.best[k], "best", k));
+  for (std::size_t k = 0; k < r.pareto.size(); ++k) front.push_back(entry(r.pareto[k], "pareto", k));
+  j["best"] = best;
+  if (!spec.pareto.empty()) {
+    j["pareto_metrics"] = {spec.pareto[0].metric, spec.pareto[1].metric};
+    j["pareto"] = front;
+  }
+  nlohmann::json none = nlohmann::json::array();
+  for (const auto& c : r.no_capacity) none.push_back({{"label", c.point.label}, {"why", c.why_not}});
+  j["no_capacity"] = none;
+  std::cout << j.dump(2) << "\n";
+  return r.best.empty() ? kExitFailure : kExitOk;
 }
 
 }  // namespace
@@ -57,6 +153,10 @@ int cmd_plan(const std::vector<std::string>& args) {
       "(`tiersim report` can plot the front)")(
       "threads,j", po::value<int>(&threads)->default_value(0), "threads (0 = every hardware thread)")(
       "no-prune", "simulate every point that fits (brute force; for checking the pruning)")(
+      "json", "print the result as JSON (stats, best, Pareto front, each with its metrics, "
+      "equivalent points and file) instead of text")(
+      "progress", "report progress on stderr after each batch of simulations (default: only "
+      "when stderr is a terminal)")(
       "data-dir", po::value<std::string>(&data_dir),
       "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
   po::options_description hidden;
@@ -69,7 +169,14 @@ int cmd_plan(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexample:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db tiersim-results.db\n";
+    std::cout << opts
+              << "\nexamples:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db "
+                 "tiersim-results.db\n"
+                 "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --json --progress\n"
+                 "\nPoints whose resolved scenarios are identical (same hash; e.g. an I/O path with\n"
+                 "no weights on NVMe) are simulated once and listed together. Files are named\n"
+                 "best-K--<axis values>.yaml and pareto-K--<axis values>.yaml, and the scenario\n"
+                 "inside is named <plan>-best-K (or -pareto-K).\n";
     return kExitOk;
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
@@ -90,12 +197,20 @@ int cmd_plan(const std::vector<std::string>& args) {
       o.result = c.result;
       store->save(o, spec.name, TIERSIM_VERSION);
     };
+  const bool json = vm.count("json") > 0;
+  if (vm.count("progress") || isatty(fileno(stderr)))
+    po_.on_progress = [&](std::size_t simulated, std::size_t queued) {
+      std::cerr << "plan " << spec.name << ": simulated " << simulated << ", up to " << queued
+                << " more queued\n";
+    };
   const plan::PlanResult r = plan::run_plan(spec, catalog, po_);
   const auto& st = r.stats;
+  if (json) return print_plan_json(spec, r, out_dir);
 
   std::cout << "plan " << spec.name << (spec.description.empty() ? "" : ": " + spec.description) << "\n";
   std::cout << "  considered " << st.considered << " configurations\n";
   std::cout << "  invalid (cannot be built or modelled): " << st.invalid << "\n";
+  std::cout << "  the same resolved scenario as an earlier point (not re-run): " << st.equivalent << "\n";
   std::cout << "  pruned by capacity (does not fit, no simulation): " << st.pruned_capacity << "\n";
   for (const auto& [m, count] : st.pruned_constraint)
     std::cout << "  pruned by " << (m == "capex_usd" ? "budget" : "bound") << " on " << m << ": " << count << "\n";
@@ -106,11 +221,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::cout << "  WARNING: " << st.bound_violations << " simulated values beat their optimistic bound; "
               << "pruning may have been unsafe (please report)\n";
 
-  std::vector<std::string> shown = {spec.objective.metric};
-  for (const auto& c : spec.constraints)
-    if (std::find(shown.begin(), shown.end(), c.metric) == shown.end()) shown.push_back(c.metric);
-  for (const auto& g : spec.pareto)
-    if (std::find(shown.begin(), shown.end(), g.metric) == shown.end()) shown.push_back(g.metric);
+  const std::vector<std::string> shown = shown_metrics(spec);
 
   if (!r.no_capacity.empty()) {
     std::cout << "  sustaining no arrival rate within the targets:\n";
@@ -128,9 +239,10 @@ int cmd_plan(const std::vector<std::string>& args) {
             << spec.objective.metric << "):\n";
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
-    const fs::path path = fs::path(out_dir) / ("best-" + std::to_string(k + 1) + ".yaml");
-    write_scenario(path, spec, c, shown);
+    const fs::path path = output_path(out_dir, "best", k, c);
+    write_scenario(path, spec.name + "-best-" + std::to_string(k + 1), spec, c, shown);
     std::cout << "  " << k + 1 << ". " << c.point.label << "\n     ";
+    for (const auto& e : c.equivalent) std::cout << "(same configuration: " << e << ")\n     ";
     for (const auto& m : shown) std::cout << m << "=" << fmt(plan::metric_value(c.scenario, c.result, m)) << "  ";
     std::cout << "\n     -> " << path.string() << "\n";
   }
@@ -138,8 +250,8 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::cout << "\nPareto front (" << spec.pareto[0].metric << " vs " << spec.pareto[1].metric << "):\n";
     for (std::size_t k = 0; k < r.pareto.size(); ++k) {
       const auto& c = r.pareto[k];
-      const fs::path path = fs::path(out_dir) / ("pareto-" + std::to_string(k + 1) + ".yaml");
-      write_scenario(path, spec, c, shown);
+      const fs::path path = output_path(out_dir, "pareto", k, c);
+      write_scenario(path, spec.name + "-pareto-" + std::to_string(k + 1), spec, c, shown);
       std::cout << "  " << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[0].metric)) << "  "
                 << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[1].metric)) << "  " << c.point.label
                 << "  -> " << path.string() << "\n";

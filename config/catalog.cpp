@@ -100,6 +100,36 @@ std::vector<PriceEntry> read_prices(const YNode& list, const std::vector<std::st
 }
 
 template <class T>
+std::vector<std::string> names_of(const std::vector<T>& v);
+
+// prices.yaml `cloud`: instances rented by the hour, each holding `gpus` catalog GPUs.
+std::vector<CloudInstance> read_cloud(const YNode& list, const std::vector<std::string>& gpus) {
+  std::vector<CloudInstance> out;
+  std::set<std::string> seen;
+  for (const YNode& item : list.items()) {
+    item.check_keys({"name", "gpu", "gpus", "usd_per_hour", "date", "source"});
+    CloudInstance c;
+    const YNode name_node = item.require("name", "the instance's name");
+    c.name = name_node.as_string();
+    if (!seen.insert(to_lower(c.name)).second) name_node.fail("duplicate cloud instance");
+    const YNode gpu_node = item.require("gpu", "the GPU's catalog name");
+    c.gpu = gpu_node.as_string();
+    bool found = false;
+    for (const auto& g : gpus) found = found || to_lower(g) == to_lower(c.gpu);
+    if (!found)
+      gpu_node.fail("no GPU named '" + c.gpu + "' in the catalog" + did_you_mean(c.gpu, gpus) +
+                    "; valid: " + join(gpus));
+    c.gpus = static_cast<int>(item.require("gpus", "GPUs per instance").as_int(1, 1024));
+    c.hourly.usd = item.require("usd_per_hour", "on-demand USD per instance-hour")
+                       .as_double(0, kNoLimit);
+    c.hourly.date = item.require("date", "when the price was read").as_string();
+    c.hourly.source = item.require("source", "the price page it was read from").as_string();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+template <class T>
 std::vector<std::string> names_of(const std::vector<T>& v) {
   std::vector<std::string> out;
   for (const auto& x : v) out.push_back(x.name);
@@ -319,7 +349,7 @@ Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
   if (root.is_null()) root.fail("empty catalog file (expected 'prices:')");
   root.check_keys({"prices"});
   const YNode prices = root.require("prices", "a map of gpus, platforms, drives, dram_usd_per_gb");
-  prices.check_keys({"gpus", "platforms", "drives", "dram_usd_per_gb"});
+  prices.check_keys({"gpus", "platforms", "drives", "dram_usd_per_gb", "cloud"});
   if (auto n = prices.get("gpus")) c.gpu_prices_ = read_prices(*n, names_of(c.gpus_), "GPU");
   if (auto n = prices.get("platforms"))
     c.platform_prices_ = read_prices(*n, names_of(c.hosts_), "host");
@@ -329,12 +359,13 @@ Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
     n->check_keys({"usd", "date", "source"});
     c.dram_per_gb_ = read_quote(*n);
   }
+  if (auto n = prices.get("cloud")) c.cloud_ = read_cloud(*n, names_of(c.gpus_));
   return c;
 }
 
 std::string Catalog::to_text() const {
   TextWriter w;
-  w.put("tiersim-catalog-1");
+  w.put("tiersim-catalog-2");
   w.specs(gpus_, gpu_fields());
   w.specs(drives_, drive_fields());
   w.specs(hosts_, host_fields());
@@ -343,12 +374,19 @@ std::string Catalog::to_text() const {
   w.prices(platform_prices_);
   w.prices(drive_prices_);
   w.quote(dram_per_gb_);
+  w.count(cloud_.size());
+  for (const auto& e : cloud_) {
+    w.put(e.name);
+    w.put(e.gpu);
+    w.count(static_cast<std::size_t>(e.gpus));
+    w.quote(e.hourly);
+  }
   return w.take();
 }
 
 Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
   TextReader r(text);
-  if (r.get() != "tiersim-catalog-1")
+  if (r.get() != "tiersim-catalog-2")
     throw ConfigError("built-in catalog snapshot", 0, "", "unknown format");
   Catalog c;
   c.dir_ = dir;
@@ -360,8 +398,19 @@ Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
   c.platform_prices_ = r.prices();
   c.drive_prices_ = r.prices();
   c.dram_per_gb_ = r.quote();
+  c.cloud_.resize(r.count());
+  for (auto& e : c.cloud_) {
+    e.name = r.text();
+    e.gpu = r.text();
+    e.gpus = static_cast<int>(r.count());
+    e.hourly = r.quote();
+  }
   if (!r.at_end()) throw ConfigError("built-in catalog snapshot", 0, "", "trailing data");
   return c;
+}
+
+const CloudInstance& Catalog::cloud_instance(const std::string& name) const {
+  return find_named(cloud_, name, "cloud instance", dir_ + "/prices.yaml");
 }
 
 const GpuSpec& Catalog::gpu(const std::string& name) const {

@@ -66,6 +66,9 @@ class Catalog {
   const std::vector<PriceEntry>& gpu_prices() const { return gpu_prices_; }
   const std::vector<PriceEntry>& platform_prices() const { return platform_prices_; }
   const std::vector<PriceEntry>& drive_prices() const { return drive_prices_; }
+  // Cloud instances rented by the hour (prices.yaml `cloud`); unknown name: CatalogError.
+  const CloudInstance& cloud_instance(const std::string& name) const;
+  const std::vector<CloudInstance>& cloud_instances() const { return cloud_; }
 
   const std::string& dir() const { return dir_; }  // the catalog folder it was read from
 
@@ -82,6 +85,7 @@ class Catalog {
   std::vector<PriceEntry> platform_prices_;
   std::vector<PriceEntry> drive_prices_;
   PriceQuote dram_per_gb_;
+  std::vector<CloudInstance> cloud_;
 };
 
 }  // namespace tiersim::config

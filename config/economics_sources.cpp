@@ -39,6 +39,8 @@ nlohmann::json economics_sources(const Scenario& s) {
   prices["platform"] = quote_json(p.platform, hw.host.name);
   if (hw.host.dram_gb > 0) prices["dram_per_gb"] = quote_json(p.dram_per_gb, "DRAM per GB");
   if (hw.nvme.count > 0) prices["drive"] = quote_json(p.drive, hw.nvme.drive.name);
+  if (!s.economics.cloud.name.empty())
+    prices["cloud_instance_per_hour"] = quote_json(s.economics.cloud.hourly, s.economics.cloud.name);
   j["prices"] = prices;
 
   nlohmann::json power = nlohmann::json::object();

@@ -611,6 +611,24 @@ std::vector<Option> build_table() {
                               "price per NVMe drive (default: prices.yaml)",
                               F(economics.prices.drive.usd))));
 
+  // Rent versus buy: the instance must hold the same GPUs, or its price compares unlike things.
+  t.push_back(resolving(
+      optional(opt("economics.cloud_instance", VT::kText, "", "",
+                   "cloud instance to compare renting with (prices.yaml cloud; same GPU model "
+                   "and count as hardware.gpu): adds rent_usd_per_hour, "
+                   "rent_usd_per_million_tokens and buy_breakeven_duty_cycle",
+                   F(economics.cloud.name))),
+      [](Scenario& s, const Catalog& c) {
+        const std::string asked = s.economics.cloud.name;
+        s.economics.cloud = c.cloud_instance(asked);
+        const CloudInstance& ci = s.economics.cloud;
+        if (to_lower(ci.gpu) != to_lower(s.hardware.gpu.name) || ci.gpus != s.hardware.gpu_count)
+          throw CatalogError("cloud instance '" + ci.name + "' has " + std::to_string(ci.gpus) +
+                             " x " + ci.gpu + "; the scenario has " +
+                             std::to_string(s.hardware.gpu_count) + " x " +
+                             s.hardware.gpu.name + " (pick an instance with the same GPUs)");
+      }));
+
   t.push_back(optional(opt("reference", VT::kReferences, "", "",
                            "published measurements: list of {case, source, metric, value, approx, "
                            "role: prediction | calibration, group}",

@@ -592,6 +592,15 @@ Scenario Loader::run() {
   resolve_nvme();
   resolve_prices(catalog);
   check_cross_fields();
+  // GPUDirect Storage only changes how weights on NVMe reach the GPU (model/capacity.cpp,
+  // sim/workloads/inference/inference.cpp, sim/workloads/serving/iteration_cost.cpp): without
+  // NVMe weights both I/O paths are one configuration, and the resolved scenario (so its hash,
+  // by which plan collapses equivalent points) says so.
+  if ((s_.kind == WorkloadKind::kInference || s_.kind == WorkloadKind::kServing) &&
+      s_.policy.weights.nvme <= 0 && s_.policy.io_path != IoPath::kAio) {
+    s_.policy.io_path = IoPath::kAio;
+    s_.provenance["policy.io_path"] = "aio: gds has no effect without weights on NVMe";
+  }
   // FastPersist writes the legacy format (checked above); the resolved scenario says so.
   if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist)
     s_.checkpoint.serialization = CheckpointWorkload::Serialization::kLegacy;

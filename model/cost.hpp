@@ -15,6 +15,14 @@
 //   usd_per_hour         = capex_usd_per_hour + energy_usd_per_hour (per serving hour)
 //   usd_per_million_tokens, tokens_per_usd from the simulated throughput while serving.
 //   return_per_dollar    = throughput tokens/s per 1000 USD of capex (hardware only).
+//
+// Rent versus buy (economics.cloud_instance): renting pays the instance's hourly price only for
+// the hours it serves, and nothing between jobs. Owning costs, per serving hour at duty cycle d,
+//   own(d) = A / d + B,  A = capex / (amortization_years * 8766 h) + idle facility power * price
+//                        B = (serving - idle) facility power * price
+// (the definitions above rearranged). own(d) = rent at d* = A / (rent - B): buying is cheaper at
+// any duty cycle above d*. d* > 1 means renting is cheaper even at full use; rent <= B means
+// the electricity alone costs more than the rent, and no duty cycle makes buying pay.
 #include <string>
 #include <vector>
 
@@ -42,6 +50,19 @@ struct CostResult {
   double tokens_per_usd = 0;
   double return_per_dollar = 0;  // tokens/s per 1000 USD of capex
 };
+
+struct RentResult {
+  double usd_per_hour = 0;              // the instance's on-demand price
+  double usd_per_million_tokens = 0;    // 0 when no tokens
+  bool breakeven = false;               // false when rent <= B (buying never pays)
+  double breakeven_duty_cycle = 0;      // d* above; may exceed 1
+};
+
+// Rent side of rent versus buy for a configuration whose own cost is `own` (compute_cost with the
+// same powers and throughput). Throws ModelError when econ.cloud names no instance or its price
+// is negative.
+RentResult compute_rent(const Economics& econ, const CostResult& own, double serving_it_w,
+                        double idle_it_w, double tokens_per_s);
 
 // One line per component in use without a known price, each naming the component and how to
 // supply the price (economics.prices.<key> or prices.yaml). Empty when every needed price is known.

@@ -244,6 +244,15 @@ struct ComponentPrices {
   PriceQuote drive;         // per NVMe drive
 };
 
+// A cloud instance rented by the hour (scenarios/catalog/prices.yaml `cloud`), the "rent" side
+// of rent versus buy. It must hold the scenario's GPUs (same catalog model, same count).
+struct CloudInstance {
+  std::string name;  // "" = no rented alternative named
+  std::string gpu;   // catalog GPU name
+  int gpus = 0;      // GPUs in one instance
+  PriceQuote hourly;  // usd = on-demand USD per instance-hour
+};
+
 // Inputs for the power and cost models (issue: energy per token and return per dollar).
 struct Economics {
   double usd_per_kwh = 0.12;
@@ -251,6 +260,7 @@ struct Economics {
   double amortization_years = 3;
   double duty_cycle = 1.0;  // fraction of wall time the system serves this workload
   ComponentPrices prices;
+  CloudInstance cloud;
 };
 
 // A published measurement attached to a reference scenario (scenarios/reference/).

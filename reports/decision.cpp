@@ -226,6 +226,8 @@ json tornado_spec(const TornadoChart& t, const std::string& label, const std::st
   return s;
 }
 
+}  // namespace
+
 std::string money(double v) {
   // snprintf, not "$" + std::string: GCC 12 warns (-Wstringop-overflow) on the latter.
   char buf[48];
@@ -237,6 +239,8 @@ std::string money(double v) {
     std::snprintf(buf, sizeof buf, "$%.2f", v);
   return buf;
 }
+
+namespace {
 
 // "$1.23 per million tokens", "1.2k tokens/s": the value in words a buyer reads.
 std::string human(double v, const std::string& unit) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "reports/cost_charts.hpp"
 #include "reports/serving_charts.hpp"
 #include "store/sqlite.hpp"
 
@@ -440,6 +441,7 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
   }
   for (const auto& [what, spec] : plots) embed(spec);
   h << serving_charts_html(in.runs);  // inline SVG; "" without serving runs
+  h << cost_charts_html(in.runs, labels);  // inline SVG; "" without capex
 
   h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
        "simulated resource during one steady-state decode step (the middle one), including "

@@ -131,6 +131,16 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
     r.set("tokens_per_usd", c.tokens_per_usd, "tokens/USD");
     r.set("return_per_dollar", c.return_per_dollar, "tokens/s per 1000 USD capex");
   }
+  if (!s.economics.cloud.name.empty()) {
+    const RentResult rent =
+        compute_rent(s.economics, c, e.it_j() / t, node_idle_w(hw), tokens_per_s);
+    r.set("rent_usd_per_hour", rent.usd_per_hour, "USD/h");
+    if (c.per_token) r.set("rent_usd_per_million_tokens", rent.usd_per_million_tokens, "USD/Mtoken");
+    if (requests > 0)
+      r.set("rent_usd_per_request", rent.usd_per_hour / (r.metric("requests_per_s") * 3600.0),
+            "USD/request");
+    if (rent.breakeven) r.set("buy_breakeven_duty_cycle", rent.breakeven_duty_cycle, "");
+  }
 }
 
 const std::vector<std::string>& comparison_metrics() {
@@ -139,6 +149,13 @@ const std::vector<std::string>& comparison_metrics() {
       "energy_j_per_token",      "avg_power_w",      "tokens_per_kwh",
       "capex_usd",               "usd_per_hour",     "usd_per_million_tokens",
       "return_per_dollar"};
+  return kNames;
+}
+
+const std::vector<std::string>& rent_metrics() {
+  static const std::vector<std::string> kNames = {
+      "rent_usd_per_hour", "rent_usd_per_million_tokens", "rent_usd_per_request",
+      "buy_breakeven_duty_cycle"};
   return kNames;
 }
 

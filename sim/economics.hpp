@@ -15,6 +15,9 @@
 //                                   billed at facility level (IT * PUE).
 //   usd_per_million_tokens [USD/Mtoken], tokens_per_usd [tokens/USD],
 //   return_per_dollar [tokens/s per 1000 USD capex].
+//   rent_usd_per_hour [USD/h], rent_usd_per_million_tokens [USD/Mtoken], rent_usd_per_request
+//   [USD/request], buy_breakeven_duty_cycle  when economics.cloud_instance names an instance (rent
+//                                   versus buy, model/cost.hpp compute_rent).
 // Energy metrics need a run that fits and has a makespan (metric total_s); per-token metrics need
 // generated tokens. Cost metrics appear only when every component in use has a price; otherwise
 // they are absent and cost_note() says which price is missing and how to supply it.
@@ -49,6 +52,9 @@ std::string cost_note(const Scenario& scenario);
 
 // The key metrics `compare` shows, in table order.
 const std::vector<std::string>& comparison_metrics();
+
+// The rent-versus-buy metrics, in table order (present only with economics.cloud_instance).
+const std::vector<std::string>& rent_metrics();
 
 // value / baseline value for each comparison metric present in both with a non-zero baseline.
 std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& result,

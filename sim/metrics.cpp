@@ -238,6 +238,21 @@ const std::vector<MetricDecl> kMetrics = {
     {"tokens_per_usd", "tokens/USD", "generated tokens per dollar of usd_per_hour", "cost"},
     {"return_per_dollar", "tokens/s per 1000 USD capex",
      "throughput_tokens_per_s per thousand dollars of capex", "cost"},
+
+    // Rent versus buy (model/cost.hpp compute_rent): present only when economics.cloud_instance
+    // names an instance of prices.yaml `cloud`, and the cost metrics above are present.
+    {"rent_usd_per_hour", "USD/h",
+     "on-demand price of the named cloud instance, paid only for serving hours", "cost"},
+    {"rent_usd_per_million_tokens", "USD/Mtoken",
+     "rent_usd_per_hour per million generated tokens (compare with usd_per_million_tokens)",
+     "cost"},
+    {"rent_usd_per_request", "USD/request",
+     "rent_usd_per_hour per served request at the run's request rate (serving)", "cost"},
+    {"buy_breakeven_duty_cycle", "",
+     "duty cycle above which owning costs less per serving hour than renting (capex and idle "
+     "power are paid around the clock, rent only while serving); above 1: renting is cheaper even "
+     "at full use; absent when the electricity alone costs more than the rent",
+     "cost"},
 };
 
 }  // namespace

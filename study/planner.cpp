@@ -278,7 +278,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   const ExecutionModel em;
 
   // Phase 1, no simulation: build each point, check capacity, budget and the optimistic bounds.
-  enum class Verdict { kInvalid, kCapacity, kConstraint, kSurvivor };
+  enum class Verdict { kInvalid, kCapacity, kConstraint, kSurvivor, kEquivalent };
   std::vector<Candidate> cands(n);
   std::vector<Verdict> verdict(n, Verdict::kInvalid);
   std::vector<std::string> pruned_by(n);
@@ -313,8 +313,19 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       }
     }
   });
+  // Points that resolve to the same scenario (e.g. an I/O path with no weights on NVMe) are one
+  // configuration: the first in space order stands for the others.
+  std::map<std::string, std::size_t> first_of_hash;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (verdict[i] == Verdict::kInvalid) continue;
+    const auto [it, fresh] = first_of_hash.emplace(cands[i].scenario.hash, i);
+    if (fresh) continue;
+    cands[it->second].equivalent.push_back(cands[i].point.label);
+    verdict[i] = Verdict::kEquivalent;
+  }
   std::vector<std::size_t> survivors;
   for (std::size_t i = 0; i < n; ++i) switch (verdict[i]) {
+      case Verdict::kEquivalent: ++st.equivalent; break;
       case Verdict::kInvalid: ++st.invalid; break;
       case Verdict::kCapacity: ++st.pruned_capacity; break;
       case Verdict::kConstraint: ++st.pruned_constraint[pruned_by[i]]; break;
@@ -371,6 +382,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       else
         batch.push_back(i);
     }
+    if (options.on_progress && !batch.empty())
+      options.on_progress(st.simulated, batch.size() + (survivors.size() - pos));
     std::vector<char> failed(batch.size(), 0);
     std::vector<std::string> no_capacity(batch.size());
     parallel_for(batch.size(), options.threads, [&](std::size_t k) {

@@ -93,11 +93,15 @@ struct Candidate {
   bool simulated = false;
   bool feasible = false;  // fits and meets every constraint
   std::string why_not;    // first constraint missed
+  // Labels of the other points whose resolved scenario is this one's (same hash): simulated once,
+  // listed together.
+  std::vector<std::string> equivalent;
 };
 
 struct PlanStats {
   std::size_t considered = 0;
   std::size_t invalid = 0;           // the scenario could not be built or the model refused it
+  std::size_t equivalent = 0;        // same resolved scenario as an earlier point: not re-run
   std::size_t pruned_capacity = 0;   // does not fit (inference_capacity, no simulation)
   std::map<std::string, std::size_t> pruned_constraint;  // by metric: its bound misses it
   std::size_t pruned_objective = 0;  // its bound cannot beat the incumbents or reach the front
@@ -119,6 +123,9 @@ struct PlanOptions {
   bool prune = true;   // false: simulate every fitting point (brute force, for tests)
   // Called on the calling thread for every simulated point (to store it).
   std::function<void(const Candidate&)> on_simulated;
+  // Called on the calling thread after each batch of simulations: points simulated so far and
+  // points still queued (an upper bound: some will be pruned).
+  std::function<void(std::size_t simulated, std::size_t queued)> on_progress;
 };
 
 PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const PlanOptions& options);

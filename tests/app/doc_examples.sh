@@ -1,6 +1,9 @@
 #!/bin/sh
 # Runs every `tiersim sensitivity` and `tiersim breakeven` example of the docs (README.md,
-# reports/README.md) and of the two commands' --help, and fails when one exits non-zero.
+# reports/README.md) and of the two commands' --help, and every `tiersim compare` example of
+# compare --help and scenarios/README.md, and every `tiersim plan` example of plan --help and
+# scenarios/plans/README.md (without --db, --out in a scratch folder: nothing is left behind),
+# and fails when one exits non-zero.
 # usage: doc_examples.sh TIERSIM_BINARY SOURCE_DIR
 set -eu
 bin=${1:?usage: doc_examples.sh TIERSIM_BINARY SOURCE_DIR}
@@ -12,9 +15,15 @@ trap 'rm -rf "$work"' EXIT
   grep -h -E '^[[:space:]]*tiersim (sensitivity|breakeven) ' README.md reports/README.md
   "$bin" sensitivity --help | grep -E '^[[:space:]]*tiersim sensitivity '
   "$bin" breakeven --help | grep -E '^[[:space:]]*tiersim breakeven '
+  { "$bin" compare --help; grep -o -E '`tiersim compare scenarios/[^`]*`' scenarios/README.md |
+      tr -d '`'; } | grep -E '^[[:space:]]*tiersim compare scenarios/' | sed 's/ --db .*//'
+  # plan examples write their files into the scratch folder, and no results database
+  { "$bin" plan --help; cat scenarios/plans/README.md; } |
+    grep -E '^[[:space:]]*tiersim plan scenarios/' |
+    sed -e 's/ --db [^ ]*//' -e "s| --out [^ ]*| --out $work/plan-out|"
 } | sed 's/^[[:space:]]*tiersim //' >"$work/examples"
 n=$(wc -l <"$work/examples")
-[ "$n" -ge 4 ] || { echo "FAIL: found only $n examples"; exit 1; }
+[ "$n" -ge 9 ] || { echo "FAIL: found only $n examples"; exit 1; }
 i=0
 while IFS= read -r args; do
   i=$((i + 1))

@@ -622,3 +622,20 @@ TEST_CASE("an optional catalog number stays out of resolved scenarios that do no
   CHECK_THAT(t4.resolved_yaml, Catch::Contains("fp16_achieved_tflops: 21.24"));
   CHECK(load(t4.resolved_yaml).hash == t4.hash);
 }
+
+TEST_CASE("the I/O path without weights on NVMe is one configuration: same resolved scenario",
+          "[config][scenario]") {
+  // Regression: gds and aio with no NVMe weights gave two hashes for one configuration, so a plan
+  // listed the same best configuration twice.
+  for (const char* w : {"policy.weights=cpu", "policy.weights=gpu"}) {
+    const Scenario gds = load(kBase, {w});
+    const Scenario aio = load(kBase, {w, "policy.io_path=aio"});
+    CHECK(gds.policy.io_path == IoPath::kAio);
+    CHECK(gds.hash == aio.hash);
+    CHECK_THAT(gds.provenance.at("policy.io_path"), Catch::Contains("no effect"));
+  }
+  // With weights on NVMe the path matters and stays.
+  const Scenario nvme = load(kBase);
+  CHECK(nvme.policy.io_path == IoPath::kGds);
+  CHECK(nvme.hash != load(kBase, {"policy.io_path=aio"}).hash);
+}

@@ -333,3 +333,89 @@ TEST_CASE("energy observes resource kinds, not names", "[economics]") {
   CHECK(named.metric("energy_j_dram") > none.metric("energy_j_dram"));
   CHECK(renamed.metric("energy_j_dram") == named.metric("energy_j_dram"));
 }
+
+TEST_CASE("rent versus buy: owning at the break-even duty cycle costs exactly the rent",
+          "[economics][rent]") {
+  Scenario s = hand_scenario();
+  s.economics.cloud.name = "box";
+  s.economics.cloud.gpu = "gpu";
+  s.economics.cloud.gpus = 1;
+  const double serving_w = 900, idle_w = 400, tokens_per_s = 100;
+  for (double rent_usd : {1.0, 5.0, 50.0}) {
+    s.economics.cloud.hourly.usd = rent_usd;
+    s.economics.duty_cycle = 1;
+    const CostResult own = compute_cost(s.hardware, s.economics, serving_w, idle_w, tokens_per_s);
+    const RentResult rent = compute_rent(s.economics, own, serving_w, idle_w, tokens_per_s);
+    CHECK(rent.usd_per_hour == rent_usd);
+    CHECK(rent.usd_per_million_tokens == Approx(rent_usd / (tokens_per_s * 3600) * 1e6));
+    REQUIRE(rent.breakeven);
+    // The defining property, checked through the own-cost model itself: wherever d* falls in
+    // (0, 1], owning at d* costs the rent per serving hour; just above d* it costs less.
+    if (rent.breakeven_duty_cycle <= 1) {
+      s.economics.duty_cycle = rent.breakeven_duty_cycle;
+      CHECK(compute_cost(s.hardware, s.economics, serving_w, idle_w, tokens_per_s).usd_per_hour ==
+            Approx(rent_usd).epsilon(1e-12));
+      s.economics.duty_cycle = std::min(1.0, rent.breakeven_duty_cycle * 1.01);
+      if (s.economics.duty_cycle > rent.breakeven_duty_cycle)
+        CHECK(compute_cost(s.hardware, s.economics, serving_w, idle_w, tokens_per_s).usd_per_hour <
+              rent_usd);
+    } else {
+      // Renting is cheaper even at full use.
+      CHECK(own.usd_per_hour > rent_usd);
+    }
+  }
+  // Rent below the serving electricity: no duty cycle makes buying pay.
+  s.economics.duty_cycle = 1;
+  s.economics.cloud.hourly.usd = 0.01;
+  const CostResult own = compute_cost(s.hardware, s.economics, serving_w, idle_w, tokens_per_s);
+  CHECK_FALSE(compute_rent(s.economics, own, serving_w, idle_w, tokens_per_s).breakeven);
+  s.economics.cloud.hourly.usd = -1;
+  CHECK_THROWS_AS(compute_rent(s.economics, own, serving_w, idle_w, tokens_per_s), ModelError);
+}
+
+TEST_CASE("economics.cloud_instance adds the rent metrics; other GPUs are a located error",
+          "[economics][rent]") {
+  const std::string yaml =
+      "name: r\nhardware: {gpu: {model: H100-SXM, count: 8}, host: {model: generic-2s-ddr5, "
+      "dram_gb: 512}}\nmodel: {name: llama-3-70b}\n"
+      "workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 8}\n"
+      "policy: {weights: gpu, kv_cache: gpu, parallelism: {tensor: 8}}\n"
+      "economics: {cloud_instance: aws-p5.48xlarge}\n";
+  const Scenario s = test::load_yaml(yaml);
+  CHECK(s.economics.cloud.gpus == 8);
+  CHECK_FALSE(s.economics.cloud.hourly.source.empty());
+  const sim::RunResult r = sim::simulate(s);
+  REQUIRE(r.has_metric("rent_usd_per_hour"));
+  CHECK(r.metric("rent_usd_per_hour") == s.economics.cloud.hourly.usd);
+  CHECK(r.metric("rent_usd_per_million_tokens") ==
+        Approx(r.metric("rent_usd_per_hour") / (r.metric("throughput_tokens_per_s") * 3600) * 1e6));
+  REQUIRE(r.has_metric("buy_breakeven_duty_cycle"));
+  // Owning at the reported duty cycle costs the rent, through the whole pipeline.
+  char duty[64];
+  std::snprintf(duty, sizeof duty, "economics.duty_cycle=%.17g",
+                r.metric("buy_breakeven_duty_cycle"));
+  const Scenario at = test::load_yaml(yaml, {duty});
+  CHECK(sim::simulate(at).metric("usd_per_hour") ==
+        Approx(r.metric("rent_usd_per_hour")).epsilon(1e-9));
+  // Without an instance: no rent metrics, and the resolved scenario (so its hash) is unchanged.
+  std::string plain = yaml;
+  plain.erase(plain.find("economics:"));
+  const Scenario p = test::load_yaml(plain);
+  CHECK_FALSE(sim::simulate(p).has_metric("rent_usd_per_hour"));
+  CHECK(p.resolved_yaml.find("cloud_instance") == std::string::npos);
+  CHECK(s.resolved_yaml.find("cloud_instance: aws-p5.48xlarge") != std::string::npos);
+
+  try {
+    test::load_yaml(yaml, {"hardware.gpu.count=4"});
+    FAIL("an 8-GPU instance for a 4-GPU scenario was accepted");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Contains("economics.cloud_instance") && Contains("8 x H100-SXM") &&
+                             Contains("4 x H100-SXM"));
+  }
+  try {
+    test::load_yaml(yaml, {"economics.cloud_instance=aws-p5"});
+    FAIL("an unknown instance was accepted");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Contains("aws-p5.48xlarge") && Contains("economics.cloud_instance"));
+  }
+}

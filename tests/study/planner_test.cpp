@@ -176,3 +176,37 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
                                     kFile),
                     Catch::Contains("test-plan.yaml:5") && Catch::Contains("target"));
 }
+
+TEST_CASE("planner: points with the same resolved scenario are simulated once, listed together",
+          "[plan]") {
+  // policy.io_path only matters for weights on NVMe: with weights on the GPU, aio and gds resolve
+  // to one scenario (config/scenario_loader.cpp), so the plan must not run or list it twice.
+  const PlanSpec spec = parse_plan_text(
+      "name: test-plan\nbase: opt66b-base.yaml\nset: {model.layers: 8, workload.gen_tokens: 4}\n"
+      "grid:\n  hardware.gpu.model: [A100-80GB, H200]\n  policy.weights: [gpu, nvme]\n"
+      "  policy.io_path: [aio, gds]\n  hardware.nvme.count: [1]\n"
+      "objective: {maximize: throughput_tokens_per_s}\ntop: 8\n",
+      kFile);
+  PlanOptions o;
+  o.threads = 2;
+  o.prune = false;
+  std::size_t progress_calls = 0;
+  o.on_progress = [&](std::size_t, std::size_t) { ++progress_calls; };
+  const PlanResult r = run_plan(spec, catalog(), o);
+  CHECK(progress_calls > 0);
+  std::set<std::string> hashes;
+  std::size_t listed_equivalents = 0;
+  for (const auto& c : r.best) {
+    CHECK(hashes.insert(c.scenario.hash).second);  // no configuration twice
+    for (const auto& e : c.equivalent) {
+      CHECK_THAT(e, Catch::Contains("policy.weights=gpu") && Catch::Contains("policy.io_path=gds"));
+      ++listed_equivalents;
+    }
+  }
+  // Weights on the GPU: aio and gds are one configuration for each GPU model (2 collapsed);
+  // weights on NVMe: the I/O path matters, and both stay.
+  CHECK(r.stats.equivalent == 2);
+  CHECK(listed_equivalents == r.stats.equivalent);
+  CHECK(r.stats.simulated + r.stats.equivalent + r.stats.pruned_capacity + r.stats.invalid ==
+        r.stats.considered);
+}
