@@ -26,10 +26,6 @@ std::string num(double v) {
   return buf;
 }
 
-std::string pad(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
-}
-
 // The name of the better configuration at one sample ("tie" when equal, "" when one failed).
 std::string better_at(const sensitivity::BreakEvenSample& s, const sensitivity::BreakEven& be,
                       plan::Sense sense) {

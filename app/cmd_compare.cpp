@@ -47,10 +47,6 @@ std::string fmt(double v) {
   return buf;
 }
 
-std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
-}
-
 std::string unit_of(const std::vector<Row>& rows, const std::string& metric) {
   for (const auto& r : rows)
     for (const auto& m : r.result.metrics)

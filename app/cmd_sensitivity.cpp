@@ -25,10 +25,6 @@ std::string num(double v) {
   return buf;
 }
 
-std::string pad(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
-}
-
 void print_tornado(std::ostream& os, const sensitivity::Tornado& t) {
   os << "\n" << t.variant << ": ";
   if (!t.error.empty()) {

@@ -19,6 +19,12 @@ inline constexpr int kExitFailure = 1;     // the command ran and found a proble
 inline constexpr int kExitUsage = 2;       // bad command line or bad input file
 inline constexpr int kExitDoesNotFit = 3;  // `run`: the configuration does not fit its memory
 
+// `s` left-aligned in a text-table column `width` characters wide (followed by one space when it
+// is wider), for the commands that print tables.
+inline std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
 int cmd_run(const std::vector<std::string>& args);
 int cmd_catalog(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
