@@ -18,6 +18,7 @@
 #include "model/layout.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
+#include "sim/workloads/inference/inference.hpp"
 
 namespace tiersim::sim {
 namespace {
@@ -468,16 +469,8 @@ RunResult FlexGenSim::run() {
     for (std::size_t i = from; i < t.size(); ++i) sum += t[i];
     decode_s = (w_.gen_tokens - 1) * double(subs_.size()) * sum / double(t.size() - from);
   }
-  const double total_s = prefill_s + decode_s;
-  const double generated = double(w_.batch) * w_.gen_tokens;
-  result.set("prefill_s", prefill_s, "s");
-  result.set("ttft_s", prefill_s, "s");
-  result.set("decode_s", decode_s, "s");
-  result.set("decode_s_per_token", w_.gen_tokens > 1 ? decode_s / (w_.gen_tokens - 1) : 0.0, "s");
-  result.set("total_s", total_s, "s");
   // FlexGen's run_flexgen: num_prompts * gen_len / (prefill_latency + decode_latency).
-  result.set("throughput_tokens_per_s", total_s > 0 ? generated / total_s : 0.0, "tokens/s");
-  result.set("generated_tokens", generated, "tokens");
+  set_generation_metrics(result, w_, {prefill_s, decode_s, prefill_s + decode_s});
   result.set("cpu_attention_s", cpu_attention_s_, "s");
   double weight_bytes = 0;
   for (const auto& sub : subs_)

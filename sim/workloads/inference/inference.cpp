@@ -381,15 +381,7 @@ RunResult InferenceSim::run() {
 
   const double total_s = engine_.now();
   const double prefill_s = prefill_end_s_;
-  const double decode_s = total_s - prefill_s;
-  const double generated = double(w_.batch) * w_.gen_tokens;
-  result.set("prefill_s", prefill_s, "s");
-  result.set("ttft_s", prefill_s, "s");
-  result.set("decode_s", decode_s, "s");
-  result.set("decode_s_per_token", w_.gen_tokens > 1 ? decode_s / (w_.gen_tokens - 1) : 0.0, "s");
-  result.set("total_s", total_s, "s");
-  result.set("throughput_tokens_per_s", total_s > 0 ? generated / total_s : 0.0, "tokens/s");
-  result.set("generated_tokens", generated, "tokens");
+  set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
   result.set("weight_wait_s", weight_wait_s_, "s");
   result.set("cpu_attention_s", cpu_attention_s_, "s");
   result.set("weights_bytes", model_weight_bytes(m_, p_), "bytes");
@@ -399,6 +391,19 @@ RunResult InferenceSim::run() {
 }
 
 }  // namespace
+
+void set_generation_metrics(RunResult& result, const InferenceWorkload& w,
+                            const GenerationTimes& t) {
+  const double generated = double(w.batch) * w.gen_tokens;
+  result.set("prefill_s", t.prefill_s, "s");
+  result.set("ttft_s", t.prefill_s, "s");
+  result.set("decode_s", t.decode_s, "s");
+  result.set("decode_s_per_token", w.gen_tokens > 1 ? t.decode_s / (w.gen_tokens - 1) : 0.0,
+             "s");
+  result.set("total_s", t.total_s, "s");
+  result.set("throughput_tokens_per_s", t.total_s > 0 ? generated / t.total_s : 0.0, "tokens/s");
+  result.set("generated_tokens", generated, "tokens");
+}
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options) {
   if (scenario.policy.schedule == Schedule::kFlexGen) return simulate_flexgen(scenario, options);

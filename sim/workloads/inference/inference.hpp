@@ -8,4 +8,19 @@ namespace tiersim::sim {
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options);
 
+// Where a run's time went. Each schedule measures two of the three and derives the third, so all
+// three are passed as computed (no re-derivation that could differ in the last bit).
+struct GenerationTimes {
+  double prefill_s = 0;
+  double decode_s = 0;
+  double total_s = 0;
+};
+
+// The generation timing metrics every inference schedule reports (ZeRO-Inference's and FlexGen's
+// runtimes): prefill_s, ttft_s, decode_s, decode_s_per_token, total_s, throughput_tokens_per_s
+// and generated_tokens for `w`'s batch. Throughput counts every generated token over the whole
+// run, as FlexGen's run_flexgen and the ZeRO-Inference README do.
+void set_generation_metrics(RunResult& result, const InferenceWorkload& w,
+                            const GenerationTimes& t);
+
 }  // namespace tiersim::sim
