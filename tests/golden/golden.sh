@@ -7,6 +7,11 @@
 #   golden.sh TIERSIM SOURCE_DIR --update   rewrite the expected files after an intended change
 #
 # Runs from SOURCE_DIR so every path in the output is relative and the same on every machine.
+#
+# With TIERSIM_SANITIZED=1 (set by CTest in the AddressSanitizer build) the serving plan is left
+# out and its two expected files are not compared: it simulates 10,000 requests at each of many
+# rates, 78 s under ASan against 2 s in Release, and the Release run of this test checks its
+# output. Everything else runs in both builds.
 set -euo pipefail
 bin=$1
 src=$2
@@ -60,8 +65,15 @@ plan_dir="$scratch/plan"
 # Two threads: a plan's output and files do not depend on the thread count (checked when this
 # changed), and the serving plan simulates 10,000 requests per rate, the longest step under ASan.
 capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.yaml --out "$plan_dir" -j 2
-capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
-  --out "$scratch/serving-plan" -j 2
+sanitized=${TIERSIM_SANITIZED:-0}
+if [[ $sanitized == 1 && $mode == --update ]]; then
+  echo "golden: --update needs every output; unset TIERSIM_SANITIZED" >&2
+  exit 2
+fi
+if [[ $sanitized != 1 ]]; then
+  capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
+    --out "$scratch/serving-plan" -j 2
+fi
 # Wall-clock times are the one thing allowed to change.
 sed -i -E -e "s#$scratch#SCRATCH#g" -e 's/; [0-9.e+-]+ s(;|$)/; T s\1/' "$out"/*
 if [[ -d $plan_dir ]]; then
@@ -84,8 +96,12 @@ if [[ $mode == --update ]]; then
   echo "golden: wrote $(ls "$expected" | wc -l) files to tests/golden/expected"
   exit 0
 fi
-if diff -ru "$expected" "$out" >"$out.diff"; then
-  echo "golden: $(ls "$expected" | wc -l) outputs unchanged"
+skipped=()
+if [[ $sanitized == 1 ]]; then
+  skipped=(-x plan--opt30b-chatbot-capacity.txt -x plan-files--opt30b-chatbot-capacity.txt)
+fi
+if diff -ru "${skipped[@]}" "$expected" "$out" >"$out.diff"; then
+  echo "golden: $(ls "$out" | wc -l) outputs unchanged${skipped:+ (the serving plan left out under the sanitizers)}"
   rm -f "$out.diff"
 else
   head -c 20000 "$out.diff"
