@@ -1,4 +1,5 @@
 #include "config/scenario_loader.hpp"
+#include "config/yaml_writer.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -557,9 +558,7 @@ std::string Loader::emit_resolved() {
       continue;
     put(root, sections, o.path, option_yaml(o, s_));
   }
-  YAML::Emitter out;
-  out << root;
-  return std::string(out.c_str()) + "\n";
+  return write_yaml(root) + "\n";
 }
 
 Scenario Loader::run() {

@@ -1,0 +1,177 @@
+#include "config/yaml_writer.hpp"
+
+#include <optional>
+#include <string_view>
+
+namespace tiersim::config {
+namespace {
+
+enum class Context { kBlock, kFlow };
+
+// True when yaml-cpp would write `s` plain in either context: it is not one of the null spellings
+// (which yaml-cpp quotes), starts with a letter, digit, '_', '.' or '/', and holds only letters,
+// digits, spaces and "_./+-()=" with no trailing space. None of these characters can start a YAML
+// indicator, end a plain scalar (':' or, in flow, ",[]{}") or start a comment ('#').
+bool always_plain(std::string_view s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return false;
+  if (s.size() > 256) return false;  // yaml-cpp writes long keys differently; leave it to yaml-cpp
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  const char first = s.front();
+  if (!alnum(first) && first != '_' && first != '.' && first != '/') return false;
+  if (s.back() == ' ') return false;
+  for (char c : s)
+    if (!alnum(c) && c != ' ' && c != '_' && c != '.' && c != '/' && c != '+' && c != '-' &&
+        c != '(' && c != ')' && c != '=')
+      return false;
+  return true;
+}
+
+// yaml-cpp's own rendering of a scalar that may need quoting, in the given context.
+std::string yaml_cpp_scalar(const std::string& s, Context context) {
+  YAML::Emitter out;
+  if (context == Context::kBlock) {
+    out << s;
+    return out.c_str();
+  }
+  out << YAML::Flow << YAML::BeginSeq << s << YAML::EndSeq;
+  const std::string text = out.c_str();  // "[...]"
+  return text.substr(1, text.size() - 2);
+}
+
+void scalar(const YAML::Node& n, Context context, std::string& out) {
+  if (n.IsNull()) {
+    out += '~';
+    return;
+  }
+  const std::string& s = n.Scalar();
+  if (always_plain(s))
+    out += s;
+  else
+    out += yaml_cpp_scalar(s, context);
+}
+
+bool is_flow(const YAML::Node& n) {
+  return (n.IsMap() || n.IsSequence()) && n.Style() == YAML::EmitterStyle::Flow;
+}
+
+// A collection written in flow style: "{a: 1, b: [x, y]}". Inside flow, every collection is flow.
+bool flow(const YAML::Node& n, std::string& out) {
+  if (n.IsMap()) {
+    out += '{';
+    bool first = true;
+    for (const auto& kv : n) {
+      if (!first) out += ", ";
+      first = false;
+      if (!kv.first.IsScalar()) return false;
+      scalar(kv.first, Context::kFlow, out);
+      out += ": ";
+      if (!(kv.second.IsMap() || kv.second.IsSequence())) {
+        if (!kv.second.IsScalar() && !kv.second.IsNull()) return false;
+        scalar(kv.second, Context::kFlow, out);
+      } else if (!flow(kv.second, out)) {
+        return false;
+      }
+    }
+    out += '}';
+    return true;
+  }
+  if (n.IsSequence()) {
+    out += '[';
+    bool first = true;
+    for (const auto& item : n) {
+      if (!first) out += ", ";
+      first = false;
+      // yaml-cpp writes some collections inside a flow sequence with an extra space ("[ {}]");
+      // tiersim writes none, so leave them to yaml-cpp.
+      if (item.IsMap() || item.IsSequence()) {
+        return false;
+      } else {
+        if (!item.IsScalar() && !item.IsNull()) return false;
+        scalar(item, Context::kFlow, out);
+      }
+    }
+    out += ']';
+    return true;
+  }
+  return false;
+}
+
+void new_line(int indent, std::string& out) {
+  if (!out.empty()) out += '\n';
+  out.append(static_cast<std::size_t>(indent), ' ');
+}
+
+bool block_map(const YAML::Node& n, int indent, bool continue_line, std::string& out);
+bool block_seq(const YAML::Node& n, int indent, std::string& out);
+
+// The value after "key:" of a block map entry at `indent`.
+bool map_value(const YAML::Node& v, int indent, std::string& out) {
+  if (v.IsNull() || v.IsScalar()) {
+    out += ' ';
+    scalar(v, Context::kBlock, out);
+    return true;
+  }
+  if (is_flow(v)) {
+    out += ' ';
+    return flow(v, out);
+  }
+  if (v.size() == 0) {  // an empty block collection: on its own line, one level in
+    new_line(indent + 2, out);
+    out += v.IsMap() ? "{}" : "[]";
+    return true;
+  }
+  if (v.IsMap()) return block_map(v, indent + 2, false, out);
+  if (v.IsSequence()) return block_seq(v, indent + 2, out);
+  return false;
+}
+
+// Entries at `indent`; with `continue_line` the first entry follows a sequence item's "- ".
+bool block_map(const YAML::Node& n, int indent, bool continue_line, std::string& out) {
+  bool first = true;
+  for (const auto& kv : n) {
+    if (!(first && continue_line)) new_line(indent, out);
+    first = false;
+    if (!kv.first.IsScalar()) return false;
+    scalar(kv.first, Context::kBlock, out);
+    out += ':';
+    if (!map_value(kv.second, indent, out)) return false;
+  }
+  return true;
+}
+
+bool block_seq(const YAML::Node& n, int indent, std::string& out) {
+  for (const auto& item : n) {
+    new_line(indent, out);
+    out += "- ";
+    if (item.IsNull() || item.IsScalar()) {
+      scalar(item, Context::kBlock, out);
+    } else if (is_flow(item) || (item.IsMap() && item.size() == 0)) {
+      if (!flow(item, out)) return false;
+    } else if (item.IsMap()) {
+      if (!block_map(item, indent + 2, true, out)) return false;
+    } else {
+      return false;  // a block sequence or an empty one inside a sequence: yaml-cpp's layout
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> write_simple(const YAML::Node& node) {
+  std::string out;
+  if (!node.IsMap() || is_flow(node) || node.size() == 0) return std::nullopt;
+  if (!block_map(node, 0, false, out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::string write_yaml(const YAML::Node& node) {
+  if (auto text = write_simple(node)) return *text;
+  YAML::Emitter out;  // any other shape: yaml-cpp itself
+  out << node;
+  return out.c_str();
+}
+
+}  // namespace tiersim::config

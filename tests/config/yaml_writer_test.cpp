@@ -1,0 +1,129 @@
+// The resolved-YAML writer must write exactly what yaml-cpp's emitter writes: the text is hashed,
+// and results databases find earlier runs by that hash.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <random>
+
+#include "config/scenario_loader.hpp"
+#include "config/yaml_writer.hpp"
+
+using namespace tiersim;
+using namespace tiersim::config;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+
+std::string yaml_cpp(const YAML::Node& n) {
+  YAML::Emitter out;
+  out << n;
+  return out.c_str();
+}
+
+// Scalars that need quoting somewhere, and plain ones.
+const std::vector<std::string> kScalars = {
+    "H200", "llama3-70b", "0.5", "1e-05", "-1", "-", "- a", "a: b", "a:b", "a #b", "a#b", "#x",
+    "", " lead", "trail ", "two  spaces", "null", "Null", "NULL", "~", "true", "no", "x, y", "[x]",
+    "{x}", "a]b", "?", "? x", ":x", "'q'", "it's", "\"q\"", "tab\there", "new\nline", "caf\xc3\xa9",
+    "%x", "@x", "`x`", "&a", "*a", "!t", "|x", ">x", "a=b", "(x)", "/path/to.yaml", "../up.yaml",
+    "_x", ".5", "+5", "a/b c", "5%", "1,000", "x}", "x]", "{", "}", ",x", "x,"};
+
+// A random tree of the shapes the resolved YAML has: block maps, block sequences of scalars,
+// flow maps and block maps, and flow maps and sequences.
+YAML::Node random_scalar(std::mt19937& rng) {
+  if (rng() % 15 == 0) return YAML::Node(YAML::NodeType::Null);
+  return YAML::Node(kScalars[rng() % kScalars.size()]);
+}
+
+YAML::Node random_flow(std::mt19937& rng, int depth) {
+  const bool map = rng() % 2 == 0;
+  YAML::Node n(map ? YAML::NodeType::Map : YAML::NodeType::Sequence);
+  n.SetStyle(YAML::EmitterStyle::Flow);
+  const int size = static_cast<int>(rng() % 4);
+  for (int i = 0; i < size; ++i) {
+    YAML::Node v = depth > 0 && rng() % 4 == 0 ? random_flow(rng, depth - 1) : random_scalar(rng);
+    if (map)
+      n[kScalars[rng() % kScalars.size()] + std::to_string(i)] = v;
+    else
+      n.push_back(v);
+  }
+  return n;
+}
+
+YAML::Node random_block_map(std::mt19937& rng, int depth);
+
+YAML::Node random_value(std::mt19937& rng, int depth) {
+  switch (rng() % 6) {
+    case 0: return random_flow(rng, 2);
+    case 1:
+      if (depth > 0) return random_block_map(rng, depth - 1);
+      [[fallthrough]];
+    case 2:
+      if (depth > 0) {
+        YAML::Node seq(YAML::NodeType::Sequence);
+        const int size = static_cast<int>(rng() % 4);
+        for (int i = 0; i < size; ++i) {
+          const auto pick = rng() % 3;
+          seq.push_back(pick == 0   ? random_scalar(rng)
+                        : pick == 1 ? random_flow(rng, 1)
+                                    : random_block_map(rng, depth - 1));
+        }
+        return seq;
+      }
+      [[fallthrough]];
+    default: return random_scalar(rng);
+  }
+}
+
+YAML::Node random_block_map(std::mt19937& rng, int depth) {
+  YAML::Node n(YAML::NodeType::Map);
+  const int size = static_cast<int>(rng() % 5);
+  for (int i = 0; i < size; ++i)
+    n[kScalars[rng() % kScalars.size()] + std::to_string(i)] = random_value(rng, depth);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the YAML writer writes what yaml-cpp's emitter writes", "[config][yaml]") {
+  std::mt19937 rng(42);
+  for (int i = 0; i < 3000; ++i) {
+    const YAML::Node tree = random_block_map(rng, 3);
+    const std::string expected = yaml_cpp(tree);
+    INFO(expected);
+    REQUIRE(write_yaml(tree) == expected);
+  }
+  for (const auto& s : kScalars) {
+    YAML::Node m(YAML::NodeType::Map);
+    m["key"] = s;
+    YAML::Node flow(YAML::NodeType::Map);
+    flow.SetStyle(YAML::EmitterStyle::Flow);
+    flow["k"] = s;
+    m["flow"] = flow;
+    INFO(s);
+    CHECK(write_yaml(m) == yaml_cpp(m));
+  }
+}
+
+TEST_CASE("every shipped scenario's resolved YAML is what yaml-cpp writes", "[config][yaml]") {
+  namespace fs = std::filesystem;
+  const Catalog catalog = Catalog::load(kData);
+  LoadOptions opts;
+  opts.catalog = &catalog;
+  int checked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kData)) {
+    if (e.path().extension() != ".yaml" || e.path().parent_path().filename() == "catalog" ||
+        e.path().parent_path().filename() == "profiles")
+      continue;
+    if (!YAML::LoadFile(e.path().string())["hardware"]) continue;
+    INFO(e.path().string());
+    const Scenario s = load_scenario(e.path().string(), opts);
+    // The parser keeps each collection's style, so the tree read back is the tree written.
+    const YAML::Node tree = YAML::Load(s.resolved_yaml);
+    CHECK(yaml_cpp(tree) + "\n" == s.resolved_yaml);
+    ++checked;
+  }
+  CHECK(checked > 50);
+}
