@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -634,12 +635,38 @@ Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
   return load_file_root(parse_yaml_file(path, "scenario file"), path, opts);
 }
 
+struct ScenarioSource::TreePool {
+  std::mutex mutex;
+  std::vector<YNode> trees;  // parsed trees no load is using
+};
+
 ScenarioSource::ScenarioSource(std::string path)
-    : path_(std::move(path)), text_(read_text_file(path_)) {}
+    : path_(std::move(path)), text_(read_text_file(path_)), pool_(std::make_unique<TreePool>()) {}
+
+ScenarioSource::~ScenarioSource() = default;
 
 Scenario ScenarioSource::load(const LoadOptions& opts) const {
   if (!text_) return load_scenario(path_, opts);  // throws the same error it always did
-  return load_file_root(parse_yaml_text(*text_, path_), path_, opts);
+  std::optional<YNode> tree;
+  {
+    std::lock_guard<std::mutex> lock(pool_->mutex);
+    if (!pool_->trees.empty()) {
+      tree.emplace(std::move(pool_->trees.back()));
+      pool_->trees.pop_back();
+    }
+  }
+  if (!tree) tree.emplace(parse_yaml_text(*text_, path_));  // parse errors throw as before
+  // The loader only reads the tree (a lookup of a missing key may add an empty entry, which no
+  // reader sees), so the next load can start from it. Returned on errors too.
+  struct GiveBack {
+    TreePool& pool;
+    std::optional<YNode>& tree;
+    ~GiveBack() {
+      std::lock_guard<std::mutex> lock(pool.mutex);
+      pool.trees.push_back(std::move(*tree));
+    }
+  } give_back{*pool_, tree};
+  return load_file_root(*tree, path_, opts);
 }
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,

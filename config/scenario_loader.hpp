@@ -2,6 +2,7 @@
 // Builds a fully resolved Scenario from a scenario YAML file: strict parsing against the option
 // table (config/options.hpp), catalog lookups, inline and --set overrides, defaults, cross-field
 // checks, provenance, canonical resolved YAML and its hash. Throws ConfigError / CatalogError.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,16 +34,23 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& display_
 
 // A scenario file read once and then loaded many times with different overrides (sweep and plan
 // points): load(opts) gives exactly what load_scenario(path, opts) gives, without reading the
-// file again. Each load parses the kept text on its own, so loads may run on several threads.
+// file again. Loads may run on several threads. Parsed trees are kept for reuse, each used by one
+// load at a time (a yaml-cpp tree is not safe to read from two threads: lookups add entries), so
+// the text is parsed about once per thread instead of once per point.
 class ScenarioSource {
  public:
   explicit ScenarioSource(std::string path);
+  ~ScenarioSource();
+  ScenarioSource(const ScenarioSource&) = delete;
+  ScenarioSource& operator=(const ScenarioSource&) = delete;
   const std::string& path() const { return path_; }
   Scenario load(const LoadOptions& opts = {}) const;
 
  private:
+  struct TreePool;
   std::string path_;
   std::optional<std::string> text_;  // nullopt: unreadable; load() reports it as load_scenario
+  std::unique_ptr<TreePool> pool_;
 };
 
 // FNV-1a 64 of the text, as 16 lower-case hex digits (stable across runs and platforms).

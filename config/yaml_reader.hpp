@@ -19,6 +19,27 @@ class YNode {
   // (a --set value), so errors then name only the file ("--set") and the key.
   YNode(YAML::Node node, std::shared_ptr<const std::string> file, std::string path,
         bool lines_known = true);
+  // Assignment rebinds this YNode to the other's node. (YAML::Node's own assignment writes the
+  // other node's content into the node this one refers to, inside its tree: assigning a --set
+  // value over a file's value would change the parsed file, which ScenarioSource reuses.)
+  YNode(const YNode&) = default;
+  YNode(YNode&&) = default;
+  YNode& operator=(const YNode& other) {
+    if (this != &other) {
+      node_.reset(other.node_);
+      file_ = other.file_;
+      path_ = other.path_;
+      lines_known_ = other.lines_known_;
+    }
+    return *this;
+  }
+  YNode& operator=(YNode&& other) {
+    node_.reset(other.node_);
+    file_ = std::move(other.file_);
+    path_ = std::move(other.path_);
+    lines_known_ = other.lines_known_;
+    return *this;
+  }
 
   const YAML::Node& raw() const { return node_; }
   const std::string& path() const { return path_; }
