@@ -7,12 +7,14 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unistd.h>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
+#include "model/progress.hpp"
 #include "study/planner.hpp"
 
 namespace po = boost::program_options;
@@ -198,12 +200,17 @@ int cmd_plan(const std::vector<std::string>& args) {
       store->save(o, spec.name, TIERSIM_VERSION);
     };
   const bool json = vm.count("json") > 0;
-  if (vm.count("progress") || isatty(fileno(stderr)))
+  std::optional<ProgressLine> progress;
+  if (vm.count("progress") || isatty(fileno(stderr))) {
+    progress.emplace(std::cerr, isatty(fileno(stderr)) != 0, 0.0);
     po_.on_progress = [&](std::size_t simulated, std::size_t queued) {
-      std::cerr << "plan " << spec.name << ": simulated " << simulated << ", up to " << queued
-                << " more queued\n";
+      progress->update("plan " + spec.name + ": simulated " + std::to_string(simulated) +
+                           ", up to " + std::to_string(queued) + " more queued",
+                       /*force=*/true);
     };
+  }
   const plan::PlanResult r = plan::run_plan(spec, catalog, po_);
+  if (progress && progress->tty()) progress->finish("plan " + spec.name + ": done");
   const auto& st = r.stats;
   if (json) return print_plan_json(spec, r, out_dir);
 

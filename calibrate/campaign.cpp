@@ -1,5 +1,6 @@
 // The calibration sweep, the fit of its points and the device profile.
 #include "calibrate/campaign.hpp"
+#include "model/progress.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -93,17 +94,6 @@ SweepPlan full_plan() {
 }
 
 namespace {
-
-double wall_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string clock_text(double s) {
-  const long total = std::lround(std::max(0.0, s));
-  std::ostringstream os;
-  os << total / 60 << ":" << std::setw(2) << std::setfill('0') << total % 60;
-  return os.str();
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -281,48 +271,47 @@ std::string point_label(const PlannedPoint& pp, const std::vector<OpenTarget>& t
 
 }  // namespace
 
+Progress::Progress(std::ostream& os, bool tty) : line_(os, tty, 0.0) {}
+
 void Progress::begin(std::size_t total_points, double estimate_per_point_s) {
   total_ = total_points;
   done_ = 0;
   estimate_per_point_s_ = estimate_per_point_s;
-  start_s_ = wall_s();
-  if (!tty_) {
-    os_ << "calibrate: " << total_ << " points, about " << clock_text(estimate_per_point_s * static_cast<double>(total_))
-        << " (m:ss)\n";
-  }
+  start_s_ = monotonic_s();
+  if (!line_.tty())
+    line_.message("calibrate: " + std::to_string(total_) + " points, about " +
+                  clock_text(estimate_per_point_s * static_cast<double>(total_)) + " (m:ss)");
 }
 
 void Progress::point_done(const std::string& label, const PointResult& r) {
   ++done_;
-  const double elapsed = wall_s() - start_s_;
-  // Measured time per point so far once there is some, the plan's estimate before.
-  const double per_point = done_ >= 3 ? elapsed / static_cast<double>(done_) : estimate_per_point_s_;
-  const double eta = per_point * static_cast<double>(total_ - done_);
-  std::ostringstream line;
-  line << std::fixed << std::setprecision(3) << label << ": " << r.bandwidth_gbps << " GB/s, "
-       << std::setprecision(0) << r.iops << " IOPS, p50 " << std::setprecision(1) << r.lat_p50_us << " us, p99 "
-       << r.lat_p99_us << " us" << (r.converged ? " (converged)" : "");
-  if (tty_) {
+  // Measured time per point once there are three, the plan's estimate before.
+  const std::string eta = eta_text(done_, total_, monotonic_s() - start_s_, estimate_per_point_s_, 3);
+  std::ostringstream point;
+  point << std::fixed << std::setprecision(3) << label << ": " << r.bandwidth_gbps << " GB/s, "
+        << std::setprecision(0) << r.iops << " IOPS, p50 " << std::setprecision(1) << r.lat_p50_us
+        << " us, p99 " << r.lat_p99_us << " us" << (r.converged ? " (converged)" : "");
+  std::ostringstream text;
+  if (line_.tty()) {
     constexpr int kWidth = 30;
-    const auto filled = static_cast<int>(kWidth * static_cast<double>(done_) / static_cast<double>(std::max<std::size_t>(total_, 1)));
-    std::string shown = line.str();
+    const auto filled = static_cast<int>(kWidth * static_cast<double>(done_) /
+                                         static_cast<double>(std::max<std::size_t>(total_, 1)));
+    std::string shown = point.str();
     if (shown.size() > 70) shown.resize(70);
-    os_ << "\r\033[K[" << std::string(static_cast<std::size_t>(filled), '#')
-        << std::string(static_cast<std::size_t>(kWidth - filled), ' ') << "] " << done_ << "/" << total_ << " ETA "
-        << clock_text(eta) << "  " << shown << std::flush;
+    text << "[" << std::string(static_cast<std::size_t>(filled), '#')
+         << std::string(static_cast<std::size_t>(kWidth - filled), ' ') << "] " << done_ << "/"
+         << total_ << " ETA " << eta << "  " << shown;
   } else {
-    os_ << "[" << done_ << "/" << total_ << " ETA " << clock_text(eta) << "] " << line.str() << "\n" << std::flush;
+    text << "[" << done_ << "/" << total_ << " ETA " << eta << "] " << point.str();
   }
+  line_.update(text.str(), /*force=*/true);
 }
 
-void Progress::message(const std::string& line) {
-  if (tty_) os_ << "\r\033[K";
-  os_ << line << "\n" << std::flush;
-}
+void Progress::message(const std::string& line) { line_.message(line); }
 
 void Progress::finish() {
-  if (tty_) os_ << "\n";
-  os_ << "calibrate: " << done_ << " points in " << clock_text(wall_s() - start_s_) << "\n" << std::flush;
+  line_.finish("calibrate: " + std::to_string(done_) + " points in " +
+               clock_text(monotonic_s() - start_s_));
 }
 
 CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomic<bool>* stop, Progress& progress) {

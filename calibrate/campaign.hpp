@@ -13,6 +13,7 @@
 #include "calibrate/runner.hpp"
 #include "calibrate/target.hpp"
 #include "config/device_profile.hpp"
+#include "model/progress.hpp"
 
 namespace tiersim::calibrate {
 
@@ -55,11 +56,12 @@ struct CalibrationOptions {
   std::string tool_version;
 };
 
-// Progress bar and ETA on a stream (stderr): redrawn in place on a terminal, one plain line per
-// point otherwise (logs, CI).
+// Calibration progress: a bar, the ETA and the last point, drawn by the one progress line
+// (model/progress.hpp): redrawn on a terminal, one plain line per point otherwise (logs, CI).
+// Virtual so that tests can silence it.
 class Progress {
  public:
-  Progress(std::ostream& os, bool tty) : os_(os), tty_(tty) {}
+  Progress(std::ostream& os, bool tty);
   virtual ~Progress() = default;
   virtual void begin(std::size_t total_points, double estimate_per_point_s);
   virtual void point_done(const std::string& label, const PointResult& result);
@@ -67,8 +69,7 @@ class Progress {
   virtual void finish();
 
  private:
-  std::ostream& os_;
-  bool tty_;
+  ProgressLine line_;
   std::size_t total_ = 0, done_ = 0;
   double estimate_per_point_s_ = 1;
   double start_s_ = 0;

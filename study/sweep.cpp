@@ -394,53 +394,35 @@ void run_points(const PointSpace& space, const std::vector<std::size_t>& indices
   if (failure) std::rethrow_exception(failure);
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 Progress::Progress(std::ostream& os, std::string what, std::size_t total, bool tty)
-    : os_(os), what_(std::move(what)), total_(total), tty_(tty), start_s_(now_s()) {}
+    : line_(os, tty), what_(std::move(what)), total_(total), start_s_(monotonic_s()) {}
 
 std::size_t Progress::done() const { return counts_[0] + counts_[1] + counts_[2] + counts_[3]; }
 
 void Progress::add(Status s) {
   ++counts_[static_cast<std::size_t>(s)];
-  const double t = now_s();
-  // A terminal line is cheap to overwrite; a log gets a line every 5 s.
-  if (t - last_print_s_ >= (tty_ ? 0.1 : 5.0)) {
-    last_print_s_ = t;
-    print(false);
-  }
+  line_.update(text(false));
 }
 
-void Progress::finish() { print(true); }
+void Progress::finish() { line_.finish(text(true)); }
 
-void Progress::print(bool final_line) {
-  const double elapsed = now_s() - start_s_;
+std::string Progress::text(bool final_line) const {
+  const double elapsed = monotonic_s() - start_s_;
   const std::size_t n = done();
   const std::size_t worked = n - counts_[2];  // skipped points cost almost nothing
   const double rate = elapsed > 0 ? double(worked) / elapsed : 0;
+  // The ETA counts only simulated points: skipped ones (already stored) take no time.
+  const std::string eta =
+      rate > 0 ? eta_text(n, total_, double(n) / rate) : (n >= total_ ? clock_text(0) : "--:--");
   char buf[256];
-  std::string eta = "--:--";
-  if (rate > 0 && n < total_) {
-    const auto left = static_cast<long long>(double(total_ - n) / rate + 0.5);
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", left / 3600, left / 60 % 60, left % 60);
-    eta = buf;
-  } else if (n >= total_) {
-    eta = "0:00:00";
-  }
   std::snprintf(buf, sizeof buf,
                 "%s: %zu/%zu (%.1f%%) simulated %zu, no-fit %zu, skipped %zu, invalid %zu | %.1f "
                 "points/s | %s %s",
                 what_.c_str(), n, total_, total_ ? 100.0 * double(n) / double(total_) : 100.0,
                 counts_[0], counts_[1], counts_[2], counts_[3], rate,
                 final_line ? "elapsed" : "ETA",
-                final_line ? (std::to_string(static_cast<long long>(elapsed + 0.5)) + " s").c_str()
-                           : eta.c_str());
-  if (tty_)
-    os_ << "\r\033[K" << buf << (final_line ? "\n" : "") << std::flush;
-  else
-    os_ << buf << "\n" << std::flush;
+                final_line ? clock_text(elapsed).c_str() : eta.c_str());
+  return buf;
 }
 
 // ---------------------------------------------------------------------------------------------

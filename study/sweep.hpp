@@ -19,6 +19,7 @@
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
 #include "config/yaml_reader.hpp"
+#include "model/progress.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 
@@ -117,8 +118,8 @@ void run_points(const PointSpace& space, const std::vector<std::size_t>& indices
                 const config::Catalog& catalog, const RunOptions& options,
                 const std::function<void(Outcome&&)>& sink);
 
-// Progress with an ETA on a stream: a self-overwriting line on a terminal, plain lines (every
-// few seconds) otherwise.
+// A sweep's progress: points by status, rate and ETA, drawn by the one progress line
+// (model/progress.hpp): redrawn on a terminal, a plain line every 5 s otherwise.
 class Progress {
  public:
   Progress(std::ostream& os, std::string what, std::size_t total, bool tty);
@@ -128,17 +129,15 @@ class Progress {
   std::size_t done() const;
 
  private:
-  void print(bool final_line);
-  std::ostream& os_;
+  std::string text(bool final_line) const;
+  ProgressLine line_;
   std::string what_;
   std::size_t total_;
-  bool tty_;
   std::size_t counts_[4] = {0, 0, 0, 0};
   double start_s_;
-  double last_print_s_ = -1e9;
 };
 // Seconds on a monotonic clock.
-double now_s();
+inline double now_s() { return monotonic_s(); }
 
 // The results store as a sweep sees it: runs through ResultsStore (one commit per point, WAL,
 // synchronous=NORMAL so a commit survives kill -9 without an fsync each), plus two tables of its
