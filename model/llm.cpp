@@ -62,7 +62,14 @@ HostKvCache zero_inference_host_kv(const LlmSpec& m) {
     // OPTAttention: torch.bmm(...).to(hidden_states.dtype) on the CPU before the move back.
     c.output_bytes_per_elem = 2;
     c.fresh_each_generate = true;
+    // OPTAttention's prefill store: copy_(key_states, non_blocking=True), so PyTorch converts on
+    // the GPU and stages in the buffer's fp32 (aten/src/ATen/native/cuda/Copy.cu,
+    // copy_kernel_cuda: conversion_device = non_blocking ? kCUDA : kCPU).
+    c.prefill_staging_bytes_per_elem = c.bytes_per_elem;
   }
+  // LlamaAttention copies with non_blocking=self.async_kv_offload, off unless run_model.py gets
+  // --async_kv_offload: staged in the fp16 of the source. BLOOM's prefill store is not re-read;
+  // it is taken to block like Llama's.
   return c;
 }
 

@@ -67,6 +67,10 @@ struct HostKvCache {
   double output_bytes_per_elem =
       4;  // attention output returned to the GPU (OPT casts to fp16 first)
   bool fresh_each_generate = false;  // buffer re-allocated, so first touched, at every prefill
+  // Element size of the CPU staging tensor of the prefill copy: the buffer slice is not contiguous,
+  // so copy_ goes through a fresh contiguous CPU temporary, converted on the GPU (buffer dtype)
+  // when the copy is non_blocking, on the CPU (source dtype, fp16) when it blocks.
+  double prefill_staging_bytes_per_elem = 2;
 };
 HostKvCache zero_inference_host_kv(const LlmSpec& m);
 

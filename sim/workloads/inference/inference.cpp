@@ -253,16 +253,25 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       if (!zero_inference) {
         co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, kv_tag);
       } else {
-        // The prompt's K/V go into the unpinned host buffer: the driver stages the copy and one
-        // CPU thread copies it into pageable memory, faulting in the pages when the buffer was
-        // freshly allocated for this generate() call.
-        const double bytes =
-            tokens * kv_bytes_per_token_layer(m_, host_kv.bytes_per_elem) * cpu_kv / tp_;
-        double copy_s = bytes / std::min(st.d2h->rate_per_s(),
-                                         units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+        // The prompt's K/V go into a slice of the unpinned host buffer (prompt + gen - 1 long, so
+        // not contiguous). PyTorch's cross-device copy_ then stages them in a fresh contiguous
+        // CPU tensor (aten/src/ATen/native/cuda/Copy.cu, copy_kernel_cuda with
+        // copy_requires_temporaries): the driver copies into that pageable temporary on the
+        // calling thread, faulting its pages in, and the temporary is freed after the layer. The
+        // intra-op pool then copies it into the buffer, faulting the buffer's pages in parallel
+        // when the buffer was freshly allocated for this generate() call.
+        const HostSpec& host = s_.hardware.host;
+        const double elems = tokens * kv_bytes_per_token_layer(m_, 1.0) * cpu_kv / tp_;
+        const double staged = elems * host_kv.prefill_staging_bytes_per_elem;
+        const double stored = elems * host_kv.bytes_per_elem;
+        double copy_s = staged / std::min(st.d2h->rate_per_s(),
+                                          units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
+                        fresh_pages_s(host, em_, staged, 1.0) +
+                        (staged + stored) /
+                            (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
         if (host_kv.fresh_each_generate)
-          copy_s += bytes / units::gbps_to_bytes_per_s(em_.fresh_page_gbps);
-        std::vector<Demand> demands{Demand{st.d2h, bytes}, Demand{cpu_, copy_s}};
+          copy_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
+        std::vector<Demand> demands{Demand{st.d2h, staged}, Demand{cpu_, copy_s}};
         co_await engine_.use_all(std::move(demands), kv_tag);
       }
     }

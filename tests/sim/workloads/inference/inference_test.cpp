@@ -247,6 +247,49 @@ TEST_CASE("a GQA model's CPU attention costs more than an MHA model's of similar
   CHECK(gqa_s > 1.5 * mha_s);
 }
 
+TEST_CASE("freeing a fresh allocation runs on one thread, however many faulted it in",
+          "[inference][kv]") {
+  // The expanded K/V are written by the intra-op pool but freed (munmap) by the Python thread
+  // that drops them: more threads shorten the faults, never the free.
+  const Scenario s = load(kNvmeScenario);
+  const ExecutionModel em;
+  const HostSpec& host = s.hardware.host;
+  const CpuAttentionWork g = zero_inference_decode_attention(s.model, 64, 1024);
+  const double free_s = g.fresh_bytes / units::gbps_to_bytes_per_s(em.fresh_page_free_gbps);
+  CHECK(cpu_attention_s(host, em, g) > free_s);
+  CHECK(fresh_pages_s(host, em, g.fresh_bytes, 1e6) > free_s);
+  CHECK(fresh_pages_s(host, em, g.fresh_bytes, 1.0) > fresh_pages_s(host, em, g.fresh_bytes, 8.0));
+  // A host that publishes its own fault-in rate replaces the VM-measured one.
+  HostSpec bare = host;
+  bare.page_fault_gbps = 4 * em.fresh_page_fault_gbps;
+  CHECK(fresh_pages_s(bare, em, 1e9, 1.0) < fresh_pages_s(host, em, 1e9, 1.0));
+}
+
+TEST_CASE("the prefill KV copy is staged in the buffer's dtype only when it does not block",
+          "[inference][kv]") {
+  // OPTAttention copies with non_blocking=True (converted on the GPU, staged in fp32);
+  // LlamaAttention with non_blocking=async_kv_offload, off by default (staged in fp16).
+  const Scenario gqa = load(kNvmeScenario);
+  const Scenario mha = load(kNvmeScenario, {"model.name=opt-66b"});
+  CHECK(zero_inference_host_kv(mha.model).prefill_staging_bytes_per_elem == 4.0);
+  CHECK(zero_inference_host_kv(gqa.model).prefill_staging_bytes_per_elem == 2.0);
+  // Llama's buffer is reused, but its prefill still pays the staging temporary's fresh pages:
+  // the prefill of a KV-offload run takes longer than with the cache on the GPU by at least the
+  // single-threaded fault-in of those fp16 K/V.
+  const Scenario kv = load(kNvmeScenario, {"policy.kv_cache=cpu", "policy.weights=cpu",
+                                           "workload.batch=64", "workload.prompt_tokens=512"});
+  const Scenario gpu_kv = load(
+      kNvmeScenario, {"policy.weights=cpu", "workload.batch=64", "workload.prompt_tokens=512"});
+  const double staged_bytes =
+      64.0 * 512 * kv_bytes_per_token_layer(kv.model, 2.0) * kv.model.layers;
+  const double fault_s =
+      staged_bytes / units::gbps_to_bytes_per_s(ExecutionModel{}.fresh_page_fault_gbps);
+  const sim::RunResult a = sim::simulate(kv), b = sim::simulate(gpu_kv);
+  REQUIRE(a.fits);
+  REQUIRE(b.fits);
+  CHECK(a.metric("prefill_s") - b.metric("prefill_s") > 0.9 * fault_s);
+}
+
 TEST_CASE("the host KV cache is counted at the fork's fp32 with one layer's expanded copy",
           "[inference][kv]") {
   const Scenario s = load(kNvmeScenario, {"policy.kv_cache=cpu", "policy.weights=cpu"});
