@@ -487,7 +487,8 @@ std::vector<Option> build_table() {
   t.push_back(integer("policy.aio.queue_depth", 1, "64", "requests outstanding per thread",
                       F(policy.aio.queue_depth)));
   t.push_back(integer("policy.aio.threads", 1, "8", "I/O threads", F(policy.aio.threads)));
-  t.push_back(integer("policy.aio.swap_buffers", 1, "5", "pinned host bounce buffers",
+  t.push_back(integer("policy.aio.swap_buffers", 1, "5",
+                      "swap buffers (offload_param.buffer_count): NVMe reads in flight at once",
                       F(policy.aio.swap_buffers)));
   t.push_back(integer("policy.parallelism.tensor", 1, "1", "tensor-parallel degree",
                       F(policy.parallelism.tensor)));

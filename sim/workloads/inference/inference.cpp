@@ -75,8 +75,9 @@ class InferenceSim {
  private:
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
-  Task fetch_module(int stage, int module, int pass);
-  Task aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done);
+  Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
+  Task nvme_read(Resource* h2d, double bytes, int pass, int module, std::shared_ptr<Latch> done);
+  Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
   Task compute_module(int stage, int module, int pass, double sub_batch);
 
   Flag& stage_input(int pass, int stage, int micro) {
@@ -106,21 +107,47 @@ class InferenceSim {
   double cpu_attention_s_ = 0;
 };
 
-Task InferenceSim::aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done) {
-  co_await h2d->use(bytes, tag);
+// One partition read from NVMe into its swap buffer, then (AIO) the bounce copy to the GPU, or
+// (GDS) straight into GPU memory; the buffer is free again once the data is on the GPU.
+// DeepSpeed's aio threads run one read op at a time each (csrc/aio/py_lib/deepspeed_aio_thread.cpp,
+// deepspeed_aio_thread_t::run: pop the next op, do_aio_operation_overlap, complete), so the drive
+// still serves the partitions one after another and each pays its first request's latency
+// (NvmeArrayTiming::read_s); what the asynchronous swapper removes is the wait between them.
+Task InferenceSim::nvme_read(Resource* h2d, double bytes, int pass, int module,
+                             std::shared_ptr<Latch> done) {
+  const double read_s = nvme_timing_.read_s(bytes);
+  if (p_.io_path == IoPath::kGds) {
+    // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
+    std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{h2d, bytes / tp_}};
+    co_await engine_.use_all(std::move(demands), Tag{Activity::kWeightsNvme, pass, module});
+  } else {
+    co_await nvme_->use(read_s, Tag{Activity::kWeightsNvme, pass, module});
+    co_await h2d->use(bytes / tp_, Tag{Activity::kWeightsBounce, pass, module});
+  }
   swap_buffers_->release();
   done->count_down();
 }
 
-Task InferenceSim::fetch_module(int stage, int module, int pass) {
+Task InferenceSim::signal_ready(std::shared_ptr<Latch> reads, Flag* ready) {
+  co_await reads->wait();
+  ready->set();
+}
+
+// Issues a module's tensor fetches in order. NVMe reads are asynchronous, as DeepSpeed's
+// AsyncPartitionedParameterSwapper issues them (swap_in(..., async_op=True) for every partition
+// the coordinator prefetches, deepspeed/runtime/zero/partitioned_param_coordinator.py
+// __prefetch_nvme_param_partitions): this process goes on to the next tensor, and to the next
+// module, while reads are in flight, as many as there are free swap buffers
+// (offload_param.buffer_count, policy.aio.swap_buffers; available_swap_in_buffers()). The
+// module's weights are ready when its last read lands. Host-DRAM copies stay synchronous.
+Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
   const double small_limit = resident_param_limit_bytes(em_, p_.aio);
-  int aio_copies = 0;
-  if (p_.io_path == IoPath::kAio)
-    for (const auto& t : mod.tensors)
-      if (tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0) ++aio_copies;
-  Latch copies(engine_, aio_copies);
+  int nvme_reads = 0;
+  for (const auto& t : mod.tensors)
+    if (tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0) ++nvme_reads;
+  auto reads = std::make_shared<Latch>(engine_, nvme_reads);
   for (const auto& t : mod.tensors) {
     const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
     const double nvme_bytes = src.nvme_bytes;
@@ -128,17 +155,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass) {
     if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
     co_await engine_.delay(em_.fetch_overhead_s);
     if (nvme_bytes > 0) {
-      const double read_s = nvme_timing_.read_s(nvme_bytes);
-      if (p_.io_path == IoPath::kGds) {
-        // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
-        std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{st.h2d, nvme_bytes / tp_}};
-        co_await engine_.use_all(std::move(demands), Tag{Activity::kWeightsNvme, pass, module});
-      } else {
-        co_await swap_buffers_->acquire();
-        co_await nvme_->use(read_s, Tag{Activity::kWeightsNvme, pass, module});
-        engine_.spawn(aio_copy(st.h2d, nvme_bytes / tp_,
-                               Tag{Activity::kWeightsBounce, pass, module}, &copies));
-      }
+      co_await swap_buffers_->acquire();
+      engine_.spawn(nvme_read(st.h2d, nvme_bytes, pass, module, reads));
     }
     if (cpu_bytes > 0) {
       const Tag tag{Activity::kWeightsCpu, pass, module};
@@ -155,7 +173,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass) {
       }
     }
   }
-  co_await copies.wait();
+  engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
 }
 
 Task InferenceSim::fetch_stage(int stage) {
@@ -166,8 +184,7 @@ Task InferenceSim::fetch_stage(int stage) {
       // after setting the one before it, so compute never found one unset.
       if (!streamed(module)) continue;
       co_await st.slots->acquire();
-      co_await fetch_module(stage, module, pass);
-      st.weights_ready->at(st.fetched++).set();
+      co_await fetch_module(stage, module, pass, st.fetched++);
     }
   }
 }
