@@ -530,6 +530,17 @@ std::vector<Option> build_table() {
                      "policy.flexgen keys (its --percent placement, GPU batches, CPU attention, "
                      "overlap, pinning, compression)",
                      E(policy.schedule)));
+  {
+    Option o = choice("policy.moe_fetch", {"all", "routed"}, "all",
+                      "MoE models: experts fetched per pass; all (DeepSpeed-MoE, ZeRO-3 leaf MoE "
+                      "block) or routed (only experts with routed tokens, as HF transformers' "
+                      "Mixtral block with per-expert offload hooks; expected count under uniform "
+                      "top-k routing)",
+                      E(policy.moe_fetch));
+    // Added later: scenarios that keep the default keep their resolved text and hash.
+    o.emit_when = [](const Scenario& s) { return s.policy.moe_fetch != MoeFetch::kAll; };
+    t.push_back(std::move(o));
+  }
   t.push_back(integer("policy.gpu_batches", 1, "1",
                       "flexgen-block: GPU batches served by each fetched layer",
                       F(policy.gpu_batches)));

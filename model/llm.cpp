@@ -1,5 +1,8 @@
 #include "model/llm.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tiersim {
 
 namespace {
@@ -41,6 +44,13 @@ double layer_active_params(const LlmSpec& m) {
   const double attention = 2 * h * h + 2 * h * kv;
   const double router = m.experts > 1 ? h * m.experts : 0;
   return attention + matrices * h * f * m.experts_per_token + router;
+}
+
+double expected_distinct_experts(const LlmSpec& m, double tokens) {
+  if (m.experts <= 1) return 1;
+  const double e = m.experts;
+  const double k = std::min(e, double(std::max(1, m.experts_per_token)));
+  return e * (1.0 - std::pow(1.0 - k / e, std::max(0.0, tokens)));
 }
 
 double layer_gemm_flops(const LlmSpec& m, double tokens) {

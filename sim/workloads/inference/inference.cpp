@@ -144,14 +144,25 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
   const double small_limit = resident_param_limit_bytes(em_, p_.aio);
+  // A runtime that fetches only routed experts needs, on average, the expected number of
+  // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
+  const double pass_tokens = pass == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
+  const double experts_hit = expected_distinct_experts(m_, pass_tokens);
+  const auto fetched_share = [&](const WeightTensor& t) {
+    if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
+    return std::clamp(experts_hit - t.expert, 0.0, 1.0);
+  };
   int nvme_reads = 0;
   for (const auto& t : mod.tensors)
-    if (tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0) ++nvme_reads;
+    if (fetched_share(t) > 0 && tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0)
+      ++nvme_reads;
   auto reads = std::make_shared<Latch>(engine_, nvme_reads);
   for (const auto& t : mod.tensors) {
+    const double share = fetched_share(t);
+    if (share <= 0) continue;
     const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
-    const double nvme_bytes = src.nvme_bytes;
-    const double cpu_bytes = src.cpu_bytes;
+    const double nvme_bytes = src.nvme_bytes * share;
+    const double cpu_bytes = src.cpu_bytes * share;
     if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
     co_await engine_.delay(em_.fetch_overhead_s);
     if (nvme_bytes > 0) {

@@ -142,6 +142,53 @@ TEST_CASE("NVMe reads run ahead of the bounce copies and across modules, up to t
   CHECK(r5.metric("total_s") < r1.metric("total_s"));
 }
 
+TEST_CASE("expected distinct experts under uniform top-k routing", "[inference][moe]") {
+  LlmSpec m;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  // E (1 - (1 - k/E)^B): one token hits exactly k; many tokens hit all E.
+  CHECK(expected_distinct_experts(m, 1) == Approx(2.0));
+  CHECK(expected_distinct_experts(m, 2) == Approx(8 * (1 - 0.75 * 0.75)));
+  CHECK(expected_distinct_experts(m, 4) == Approx(8 * (1 - std::pow(0.75, 4))));
+  CHECK(expected_distinct_experts(m, 512) == Approx(8.0));
+  m.experts = 1;
+  CHECK(expected_distinct_experts(m, 4) == 1.0);
+}
+
+TEST_CASE("a runtime that skips unrouted experts fetches fewer expert bytes at small batch",
+          "[inference][moe]") {
+  const char* yaml = R"(
+name: moe
+hardware:
+  gpu: {model: A100-80GB, count: 1}
+  host: {model: generic-2s-ddr5}
+model: {name: mixtral-8x7b}
+workload: {kind: inference, batch: 1, prompt_tokens: 1, gen_tokens: 16}
+policy: {weights: cpu, kv_cache: gpu}
+)";
+  const auto h2d_bytes = [](const sim::RunResult& r) {
+    for (const auto& u : r.utilization)
+      if (u.name == "pcie-h2d") return u.busy_s;
+    return 0.0;
+  };
+  const Scenario all = load(yaml);
+  const Scenario routed = load(yaml, {"policy.moe_fetch=routed"});
+  const sim::RunResult ra = sim::simulate(all), rr = sim::simulate(routed);
+  REQUIRE(ra.fits);
+  REQUIRE(rr.fits);
+  // Batch 1, one token per pass: 2 of 8 experts, so the experts' share of the bytes drops to 1/4.
+  const ParamCounts c = count_params(all.model);
+  const double expert_share = c.ffn_total * all.model.layers / c.total;
+  const double expected_ratio = 1 - expert_share * (1 - 2.0 / 8.0);
+  CHECK(h2d_bytes(rr) / h2d_bytes(ra) == Approx(expected_ratio).epsilon(0.02));
+  CHECK(rr.metric("throughput_tokens_per_s") > ra.metric("throughput_tokens_per_s"));
+  // A batch large enough to hit every expert fetches them all either way.
+  const Scenario big = load(yaml, {"workload.batch=256"});
+  const Scenario big_routed = load(yaml, {"workload.batch=256", "policy.moe_fetch=routed"});
+  CHECK(sim::simulate(big_routed).metric("total_s") ==
+        Approx(sim::simulate(big).metric("total_s")).epsilon(1e-6));
+}
+
 TEST_CASE("every established validation group stays within 15% mean absolute error", "[validate]") {
   const auto v = sim::run_validation(sim::default_reference_dir(""), "");
   REQUIRE(v.rows.size() >= 30);
