@@ -168,6 +168,11 @@ std::vector<Option> build_table() {
       [](Scenario& s, const Catalog& c) { s.hardware.host = c.host(s.hardware.host.name); }));
   add_spec_fields<HostSpec>(t, "hardware.host", host_fields(),
                             [](Scenario& s) -> HostSpec& { return s.hardware.host; });
+  // Added after most scenarios were written: a host without its own fault-in rate (0, the
+  // execution model's) keeps the resolved text, and so the hash, it had before.
+  for (auto& o : t)
+    if (o.path == "hardware.host.page_fault_gbps")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.page_fault_gbps > 0; };
 
   t.push_back(resolving(
       optional(opt("hardware.nvme.model", VT::kText, "", "",
@@ -487,7 +492,8 @@ std::vector<Option> build_table() {
   t.push_back(integer("policy.aio.queue_depth", 1, "64", "requests outstanding per thread",
                       F(policy.aio.queue_depth)));
   t.push_back(integer("policy.aio.threads", 1, "8", "I/O threads", F(policy.aio.threads)));
-  t.push_back(integer("policy.aio.swap_buffers", 1, "5", "pinned host bounce buffers",
+  t.push_back(integer("policy.aio.swap_buffers", 1, "5",
+                      "swap buffers (offload_param.buffer_count): NVMe reads in flight at once",
                       F(policy.aio.swap_buffers)));
   t.push_back(integer("policy.parallelism.tensor", 1, "1", "tensor-parallel degree",
                       F(policy.parallelism.tensor)));
@@ -524,6 +530,17 @@ std::vector<Option> build_table() {
                      "policy.flexgen keys (its --percent placement, GPU batches, CPU attention, "
                      "overlap, pinning, compression)",
                      E(policy.schedule)));
+  {
+    Option o = choice("policy.moe_fetch", {"all", "routed"}, "all",
+                      "MoE models: experts fetched per pass; all (DeepSpeed-MoE, ZeRO-3 leaf MoE "
+                      "block) or routed (only experts with routed tokens, as HF transformers' "
+                      "Mixtral block with per-expert offload hooks; expected count under uniform "
+                      "top-k routing)",
+                      E(policy.moe_fetch));
+    // Added later: scenarios that keep the default keep their resolved text and hash.
+    o.emit_when = [](const Scenario& s) { return s.policy.moe_fetch != MoeFetch::kAll; };
+    t.push_back(std::move(o));
+  }
   t.push_back(integer("policy.gpu_batches", 1, "1",
                       "flexgen-block: GPU batches served by each fetched layer",
                       F(policy.gpu_batches)));

@@ -58,6 +58,9 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
       {"pcie_gen", &H::pcie_gen, "", 1, 7, false, "host PCIe generation (caps GPU and drive links)"},
       {"nvme_io_gbps", &H::nvme_io_gbps, "GB/s", 0, kNoLimit, false,
        "cap of the kernel storage path on aggregate NVMe I/O; 0 = none"},
+      {"page_fault_gbps", &H::page_fault_gbps, "GB/s", 0, kNoLimit, false,
+       "per-thread rate of first touch (fault-in and zeroing) of fresh pages; 0 = the measured "
+       "VM figure"},
   };
   return kFields;
 }

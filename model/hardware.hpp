@@ -50,6 +50,7 @@ struct HostSpec {
   double platform_w = 0;             // fans, NICs, BMC, board: constant
   int pcie_gen = 5;                  // host's PCIe generation (caps GPU and drive links)
   double nvme_io_gbps = 0;           // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
+  double page_fault_gbps = 0;        // per-thread first touch of fresh pages; 0 = ExecutionModel's
   SourceMap sources;
 };
 

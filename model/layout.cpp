@@ -48,7 +48,10 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
   const int matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   static const char* const kFfnNames[] = {"ffn_up", "ffn_down", "ffn_gate"};
   for (int e = 0; e < m.experts; ++e)
-    for (int k = 0; k < matrices; ++k) layer.tensors.push_back(matrix(kFfnNames[k], h * f));
+    for (int k = 0; k < matrices; ++k) {
+      layer.tensors.push_back(matrix(kFfnNames[k], h * f));
+      if (m.experts > 1) layer.tensors.back().expert = e;
+    }
   // Biases, norms and the router are small fp16 tensors; they travel together.
   const double small = counts.per_layer - (2 * h * h + 2 * h * kv) - matrices * h * f * m.experts;
   if (small > 0) layer.tensors.push_back(plain("norms_biases", small));

@@ -16,6 +16,7 @@ struct WeightTensor {
   double elements = 0;
   double bytes = 0;     // at the policy's precision (quantised matrices carry their metadata)
   bool quantized = false;
+  int expert = -1;  // MoE expert the matrix belongs to; -1 for everything else (and dense FFNs)
 };
 
 struct WeightModule {

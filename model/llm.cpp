@@ -1,5 +1,8 @@
 #include "model/llm.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tiersim {
 
 namespace {
@@ -43,6 +46,13 @@ double layer_active_params(const LlmSpec& m) {
   return attention + matrices * h * f * m.experts_per_token + router;
 }
 
+double expected_distinct_experts(const LlmSpec& m, double tokens) {
+  if (m.experts <= 1) return 1;
+  const double e = m.experts;
+  const double k = std::min(e, double(std::max(1, m.experts_per_token)));
+  return e * (1.0 - std::pow(1.0 - k / e, std::max(0.0, tokens)));
+}
+
 double layer_gemm_flops(const LlmSpec& m, double tokens) {
   return 2.0 * tokens * layer_active_params(m);
 }
@@ -62,7 +72,14 @@ HostKvCache zero_inference_host_kv(const LlmSpec& m) {
     // OPTAttention: torch.bmm(...).to(hidden_states.dtype) on the CPU before the move back.
     c.output_bytes_per_elem = 2;
     c.fresh_each_generate = true;
+    // OPTAttention's prefill store: copy_(key_states, non_blocking=True), so PyTorch converts on
+    // the GPU and stages in the buffer's fp32 (aten/src/ATen/native/cuda/Copy.cu,
+    // copy_kernel_cuda: conversion_device = non_blocking ? kCUDA : kCPU).
+    c.prefill_staging_bytes_per_elem = c.bytes_per_elem;
   }
+  // LlamaAttention copies with non_blocking=self.async_kv_offload, off unless run_model.py gets
+  // --async_kv_offload: staged in the fp16 of the source. BLOOM's prefill store is not re-read;
+  // it is taken to block like Llama's.
   return c;
 }
 

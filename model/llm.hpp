@@ -67,6 +67,10 @@ struct HostKvCache {
   double output_bytes_per_elem =
       4;  // attention output returned to the GPU (OPT casts to fp16 first)
   bool fresh_each_generate = false;  // buffer re-allocated, so first touched, at every prefill
+  // Element size of the CPU staging tensor of the prefill copy: the buffer slice is not contiguous,
+  // so copy_ goes through a fresh contiguous CPU temporary, converted on the GPU (buffer dtype)
+  // when the copy is non_blocking, on the CPU (source dtype, fp16) when it blocks.
+  double prefill_staging_bytes_per_elem = 2;
 };
 HostKvCache zero_inference_host_kv(const LlmSpec& m);
 
@@ -84,6 +88,13 @@ struct CpuAttentionWork {
 // a fresh fp32 tensor (key_layer.float(), value_layer.float()). The score, mask and softmax
 // tensors (4 B per head per cached token, < 3% of the K/V bytes at head_dim 128) are left out.
 CpuAttentionWork zero_inference_decode_attention(const LlmSpec& m, double seqs, double context);
+
+// Expected number of distinct experts one MoE layer routes `tokens` tokens to, under uniform
+// top-k routing of independent tokens: a token misses a given expert with probability 1 - k/E,
+// so E * (1 - (1 - k/E)^tokens). Real routing is more concentrated (llama.cpp PR #15346: 72-95 of
+// 128 experts used by a 512-token batch where uniform gives 128), so this is an upper bound on the
+// experts, and bytes, a pass needs. 1 for dense models.
+double expected_distinct_experts(const LlmSpec& m, double tokens);
 
 // FLOPs of one layer's matrix multiplies for `tokens` tokens (2 * params touched per token).
 // For MoE only the routed experts count.

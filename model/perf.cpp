@@ -45,10 +45,22 @@ double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const Cpu
   const double dram_bytes_per_s =
       units::gbps_to_bytes_per_s(host.dram_gbps) * em.cpu_dram_efficiency;
   const double memory_s = w.dram_bytes / dram_bytes_per_s;
-  const double threads = double(std::max(1, host.cores_per_socket)) * sockets;
-  const double fault_bytes_per_s =
-      std::min(threads * units::gbps_to_bytes_per_s(em.fresh_page_gbps), dram_bytes_per_s);
-  return std::max(compute_s, memory_s) + w.fresh_bytes / fault_bytes_per_s;
+  return std::max(compute_s, memory_s) + fresh_pages_s(host, em, w.fresh_bytes, cpu_threads(host));
+}
+
+double cpu_threads(const HostSpec& host) {
+  return double(std::max(1, host.cores_per_socket)) * std::max(1, host.sockets);
+}
+
+double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads) {
+  if (bytes <= 0) return 0;
+  const double per_thread_gbps =
+      host.page_fault_gbps > 0 ? host.page_fault_gbps : em.fresh_page_fault_gbps;
+  const double dram_bytes_per_s =
+      units::gbps_to_bytes_per_s(host.dram_gbps) * em.cpu_dram_efficiency;
+  const double fault_bytes_per_s = std::min(
+      std::max(1.0, threads) * units::gbps_to_bytes_per_s(per_thread_gbps), dram_bytes_per_s);
+  return bytes / fault_bytes_per_s + bytes / units::gbps_to_bytes_per_s(em.fresh_page_free_gbps);
 }
 
 namespace {

@@ -36,6 +36,13 @@ struct ExecutionModel {
   // guest (38-400 MiB buffers): fault-in 0.53-0.85 s/GB, free 0.08-0.13 s/GB, together
   // 1.1-1.3 GB/s. Bare-metal hosts fault faster; the published runs were on cloud VMs.
   double fresh_page_gbps = 1.2;
+  // The same measurement split in its two parts, for work whose faults and whose free run on
+  // different threads: fault-in (and zeroing) 0.53-0.85 s/GB, midpoint 0.69 s/GB, on the thread
+  // that first writes the page; free 0.08-0.13 s/GB, midpoint 0.105 s/GB, on the one thread that
+  // drops the last reference (munmap). Hosts that publish their own fault-in rate override the
+  // first (HostSpec::page_fault_gbps).
+  double fresh_page_fault_gbps = 1.0 / 0.69;
+  double fresh_page_free_gbps = 1.0 / 0.105;
   // CUDA context, cuBLAS workspace and caching-allocator slack kept on every GPU.
   double gpu_reserved_bytes = 2.0e9;
   // Operating system, framework and page cache kept free on the host.
@@ -75,9 +82,16 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
 // Seconds for one CPU attention step (model/llm.hpp CpuAttentionWork): the roofline of its FLOPs
 // at the host's fp32 or fp16 rate and its DRAM traffic, plus the first touch of its fresh pages.
 // PyTorch's element-wise copy runs on its intra-op pool (one thread per physical core), each
-// thread faulting its own pages at fresh_page_gbps; the zeroing writes cap the sum at the DRAM
-// rate.
+// thread faulting its own pages (fresh_pages_s); the tensor is freed on the Python thread.
 double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const CpuAttentionWork& w);
+
+// Seconds to fault in `bytes` of a fresh large allocation written by `threads` threads (each at
+// the host's fault-in rate, the zeroing writes capping the sum at the DRAM rate) and to free it
+// again on one thread (munmap). The host's page_fault_gbps when it has one, else the execution
+// model's (measured in a KVM guest).
+double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads);
+// Threads of PyTorch's intra-op pool on the host: one per physical core.
+double cpu_threads(const HostSpec& host);
 
 // Achieved host-to-device and device-to-host copy rates (1e9 B/s) of one GPU's link, limited by
 // the slower of the GPU's and the host's PCIe generation.

@@ -50,6 +50,18 @@ struct Parallelism {
   int micro_batches = 1;  // pipeline micro-batches per batch
 };
 
+// Which experts of an MoE layer the runtime fetches for a forward pass.
+enum class MoeFetch {
+  // Every expert: DeepSpeed-MoE runs every local expert on its (padded) capacity chunk
+  // (deepspeed/moe/experts.py Experts.forward), and ZeRO-3 with an HF MoE block marked a leaf
+  // (deepspeed/utils/z3_leaf_module.py set_z3_leaf_modules) gathers all of the block's params.
+  kAll,
+  // Only experts with routed tokens: HF transformers' MixtralSparseMoeBlock.forward calls only the
+  // experts in expert_hit, so per-expert offload hooks (accelerate) load only those; likewise
+  // mixtral-offloading (selected_experts.unique()) and llama.cpp's mul_mat_id.
+  kRouted
+};
+
 enum class Schedule {
   kZeroInference,  // every layer's weights fetched once per forward pass of the whole batch
   kFlexGenBlock,   // the batch is split in gpu_batches; each fetched layer serves all of them
@@ -95,6 +107,7 @@ struct Policy {
   Parallelism parallelism;
   Schedule schedule = Schedule::kZeroInference;
   int gpu_batches = 1;  // FlexGen block schedule: number of GPU batches per block
+  MoeFetch moe_fetch = MoeFetch::kAll;  // MoE models: which experts each pass fetches
   // The software that runs the kernels (model/stack.hpp); eager PyTorch with DeepSpeed unless
   // the scenario names another.
   ExecutionStack stack = execution_stack(kDefaultStackName);

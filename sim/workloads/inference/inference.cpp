@@ -75,8 +75,9 @@ class InferenceSim {
  private:
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
-  Task fetch_module(int stage, int module, int pass);
-  Task aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done);
+  Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
+  Task nvme_read(Resource* h2d, double bytes, int pass, int module, std::shared_ptr<Latch> done);
+  Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
   Task compute_module(int stage, int module, int pass, double sub_batch);
 
   Flag& stage_input(int pass, int stage, int micro) {
@@ -106,39 +107,67 @@ class InferenceSim {
   double cpu_attention_s_ = 0;
 };
 
-Task InferenceSim::aio_copy(Resource* h2d, double bytes, Tag tag, Latch* done) {
-  co_await h2d->use(bytes, tag);
+// One partition read from NVMe into its swap buffer, then (AIO) the bounce copy to the GPU, or
+// (GDS) straight into GPU memory; the buffer is free again once the data is on the GPU.
+// DeepSpeed's aio threads run one read op at a time each (csrc/aio/py_lib/deepspeed_aio_thread.cpp,
+// deepspeed_aio_thread_t::run: pop the next op, do_aio_operation_overlap, complete), so the drive
+// still serves the partitions one after another and each pays its first request's latency
+// (NvmeArrayTiming::read_s); what the asynchronous swapper removes is the wait between them.
+Task InferenceSim::nvme_read(Resource* h2d, double bytes, int pass, int module,
+                             std::shared_ptr<Latch> done) {
+  const double read_s = nvme_timing_.read_s(bytes);
+  if (p_.io_path == IoPath::kGds) {
+    // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
+    std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{h2d, bytes / tp_}};
+    co_await engine_.use_all(std::move(demands), Tag{Activity::kWeightsNvme, pass, module});
+  } else {
+    co_await nvme_->use(read_s, Tag{Activity::kWeightsNvme, pass, module});
+    co_await h2d->use(bytes / tp_, Tag{Activity::kWeightsBounce, pass, module});
+  }
   swap_buffers_->release();
   done->count_down();
 }
 
-Task InferenceSim::fetch_module(int stage, int module, int pass) {
+Task InferenceSim::signal_ready(std::shared_ptr<Latch> reads, Flag* ready) {
+  co_await reads->wait();
+  ready->set();
+}
+
+// Issues a module's tensor fetches in order. NVMe reads are asynchronous, as DeepSpeed's
+// AsyncPartitionedParameterSwapper issues them (swap_in(..., async_op=True) for every partition
+// the coordinator prefetches, deepspeed/runtime/zero/partitioned_param_coordinator.py
+// __prefetch_nvme_param_partitions): this process goes on to the next tensor, and to the next
+// module, while reads are in flight, as many as there are free swap buffers
+// (offload_param.buffer_count, policy.aio.swap_buffers; available_swap_in_buffers()). The
+// module's weights are ready when its last read lands. Host-DRAM copies stay synchronous.
+Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
   const double small_limit = resident_param_limit_bytes(em_, p_.aio);
-  int aio_copies = 0;
-  if (p_.io_path == IoPath::kAio)
-    for (const auto& t : mod.tensors)
-      if (tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0) ++aio_copies;
-  Latch copies(engine_, aio_copies);
+  // A runtime that fetches only routed experts needs, on average, the expected number of
+  // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
+  const double pass_tokens = pass == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
+  const double experts_hit = expected_distinct_experts(m_, pass_tokens);
+  const auto fetched_share = [&](const WeightTensor& t) {
+    if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
+    return std::clamp(experts_hit - t.expert, 0.0, 1.0);
+  };
+  int nvme_reads = 0;
+  for (const auto& t : mod.tensors)
+    if (fetched_share(t) > 0 && tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0)
+      ++nvme_reads;
+  auto reads = std::make_shared<Latch>(engine_, nvme_reads);
   for (const auto& t : mod.tensors) {
+    const double share = fetched_share(t);
+    if (share <= 0) continue;
     const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
-    const double nvme_bytes = src.nvme_bytes;
-    const double cpu_bytes = src.cpu_bytes;
+    const double nvme_bytes = src.nvme_bytes * share;
+    const double cpu_bytes = src.cpu_bytes * share;
     if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
     co_await engine_.delay(em_.fetch_overhead_s);
     if (nvme_bytes > 0) {
-      const double read_s = nvme_timing_.read_s(nvme_bytes);
-      if (p_.io_path == IoPath::kGds) {
-        // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
-        std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{st.h2d, nvme_bytes / tp_}};
-        co_await engine_.use_all(std::move(demands), Tag{Activity::kWeightsNvme, pass, module});
-      } else {
-        co_await swap_buffers_->acquire();
-        co_await nvme_->use(read_s, Tag{Activity::kWeightsNvme, pass, module});
-        engine_.spawn(aio_copy(st.h2d, nvme_bytes / tp_,
-                               Tag{Activity::kWeightsBounce, pass, module}, &copies));
-      }
+      co_await swap_buffers_->acquire();
+      engine_.spawn(nvme_read(st.h2d, nvme_bytes, pass, module, reads));
     }
     if (cpu_bytes > 0) {
       const Tag tag{Activity::kWeightsCpu, pass, module};
@@ -155,7 +184,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass) {
       }
     }
   }
-  co_await copies.wait();
+  engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
 }
 
 Task InferenceSim::fetch_stage(int stage) {
@@ -166,8 +195,7 @@ Task InferenceSim::fetch_stage(int stage) {
       // after setting the one before it, so compute never found one unset.
       if (!streamed(module)) continue;
       co_await st.slots->acquire();
-      co_await fetch_module(stage, module, pass);
-      st.weights_ready->at(st.fetched++).set();
+      co_await fetch_module(stage, module, pass, st.fetched++);
     }
   }
 }
@@ -253,16 +281,25 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       if (!zero_inference) {
         co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, kv_tag);
       } else {
-        // The prompt's K/V go into the unpinned host buffer: the driver stages the copy and one
-        // CPU thread copies it into pageable memory, faulting in the pages when the buffer was
-        // freshly allocated for this generate() call.
-        const double bytes =
-            tokens * kv_bytes_per_token_layer(m_, host_kv.bytes_per_elem) * cpu_kv / tp_;
-        double copy_s = bytes / std::min(st.d2h->rate_per_s(),
-                                         units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+        // The prompt's K/V go into a slice of the unpinned host buffer (prompt + gen - 1 long, so
+        // not contiguous). PyTorch's cross-device copy_ then stages them in a fresh contiguous
+        // CPU tensor (aten/src/ATen/native/cuda/Copy.cu, copy_kernel_cuda with
+        // copy_requires_temporaries): the driver copies into that pageable temporary on the
+        // calling thread, faulting its pages in, and the temporary is freed after the layer. The
+        // intra-op pool then copies it into the buffer, faulting the buffer's pages in parallel
+        // when the buffer was freshly allocated for this generate() call.
+        const HostSpec& host = s_.hardware.host;
+        const double elems = tokens * kv_bytes_per_token_layer(m_, 1.0) * cpu_kv / tp_;
+        const double staged = elems * host_kv.prefill_staging_bytes_per_elem;
+        const double stored = elems * host_kv.bytes_per_elem;
+        double copy_s = staged / std::min(st.d2h->rate_per_s(),
+                                          units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
+                        fresh_pages_s(host, em_, staged, 1.0) +
+                        (staged + stored) /
+                            (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
         if (host_kv.fresh_each_generate)
-          copy_s += bytes / units::gbps_to_bytes_per_s(em_.fresh_page_gbps);
-        std::vector<Demand> demands{Demand{st.d2h, bytes}, Demand{cpu_, copy_s}};
+          copy_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
+        std::vector<Demand> demands{Demand{st.d2h, staged}, Demand{cpu_, copy_s}};
         co_await engine_.use_all(std::move(demands), kv_tag);
       }
     }

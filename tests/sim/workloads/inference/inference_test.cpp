@@ -122,6 +122,73 @@ policy: {weights: gpu, parallelism: {tensor: 4}}
   CHECK(saw_peer);
 }
 
+TEST_CASE("NVMe reads run ahead of the bounce copies and across modules, up to the swap buffers",
+          "[inference][nvme]") {
+  // DeepSpeed's swapper issues reads asynchronously while buffers are free: an I/O-bound AIO run
+  // keeps the drive busy instead of waiting for each module's last bounce copy and the next
+  // module's hooks. With one buffer each read waits for the previous copy.
+  const auto nvme_utilization = [](const sim::RunResult& r) {
+    for (const auto& u : r.utilization)
+      if (u.name == "nvme") return u.utilization;
+    return 0.0;
+  };
+  const Scenario five = load(kNvmeScenario, {"policy.io_path=aio", "hardware.nvme.count=1"});
+  const Scenario one = load(
+      kNvmeScenario, {"policy.io_path=aio", "hardware.nvme.count=1", "policy.aio.swap_buffers=1"});
+  const sim::RunResult r5 = sim::simulate(five), r1 = sim::simulate(one);
+  REQUIRE(r5.fits);
+  REQUIRE(r1.fits);
+  CHECK(nvme_utilization(r5) > 0.99);
+  CHECK(r5.metric("total_s") < r1.metric("total_s"));
+}
+
+TEST_CASE("expected distinct experts under uniform top-k routing", "[inference][moe]") {
+  LlmSpec m;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  // E (1 - (1 - k/E)^B): one token hits exactly k; many tokens hit all E.
+  CHECK(expected_distinct_experts(m, 1) == Approx(2.0));
+  CHECK(expected_distinct_experts(m, 2) == Approx(8 * (1 - 0.75 * 0.75)));
+  CHECK(expected_distinct_experts(m, 4) == Approx(8 * (1 - std::pow(0.75, 4))));
+  CHECK(expected_distinct_experts(m, 512) == Approx(8.0));
+  m.experts = 1;
+  CHECK(expected_distinct_experts(m, 4) == 1.0);
+}
+
+TEST_CASE("a runtime that skips unrouted experts fetches fewer expert bytes at small batch",
+          "[inference][moe]") {
+  const char* yaml = R"(
+name: moe
+hardware:
+  gpu: {model: A100-80GB, count: 1}
+  host: {model: generic-2s-ddr5}
+model: {name: mixtral-8x7b}
+workload: {kind: inference, batch: 1, prompt_tokens: 1, gen_tokens: 16}
+policy: {weights: cpu, kv_cache: gpu}
+)";
+  const auto h2d_bytes = [](const sim::RunResult& r) {
+    for (const auto& u : r.utilization)
+      if (u.name == "pcie-h2d") return u.busy_s;
+    return 0.0;
+  };
+  const Scenario all = load(yaml);
+  const Scenario routed = load(yaml, {"policy.moe_fetch=routed"});
+  const sim::RunResult ra = sim::simulate(all), rr = sim::simulate(routed);
+  REQUIRE(ra.fits);
+  REQUIRE(rr.fits);
+  // Batch 1, one token per pass: 2 of 8 experts, so the experts' share of the bytes drops to 1/4.
+  const ParamCounts c = count_params(all.model);
+  const double expert_share = c.ffn_total * all.model.layers / c.total;
+  const double expected_ratio = 1 - expert_share * (1 - 2.0 / 8.0);
+  CHECK(h2d_bytes(rr) / h2d_bytes(ra) == Approx(expected_ratio).epsilon(0.02));
+  CHECK(rr.metric("throughput_tokens_per_s") > ra.metric("throughput_tokens_per_s"));
+  // A batch large enough to hit every expert fetches them all either way.
+  const Scenario big = load(yaml, {"workload.batch=256"});
+  const Scenario big_routed = load(yaml, {"workload.batch=256", "policy.moe_fetch=routed"});
+  CHECK(sim::simulate(big_routed).metric("total_s") ==
+        Approx(sim::simulate(big).metric("total_s")).epsilon(1e-6));
+}
+
 TEST_CASE("every established validation group stays within 15% mean absolute error", "[validate]") {
   const auto v = sim::run_validation(sim::default_reference_dir(""), "");
   REQUIRE(v.rows.size() >= 30);
@@ -245,6 +312,49 @@ TEST_CASE("a GQA model's CPU attention costs more than an MHA model's of similar
       cpu_attention_s(host, em, zero_inference_decode_attention(opt.model, 64, 1024)) *
       opt.model.layers;
   CHECK(gqa_s > 1.5 * mha_s);
+}
+
+TEST_CASE("freeing a fresh allocation runs on one thread, however many faulted it in",
+          "[inference][kv]") {
+  // The expanded K/V are written by the intra-op pool but freed (munmap) by the Python thread
+  // that drops them: more threads shorten the faults, never the free.
+  const Scenario s = load(kNvmeScenario);
+  const ExecutionModel em;
+  const HostSpec& host = s.hardware.host;
+  const CpuAttentionWork g = zero_inference_decode_attention(s.model, 64, 1024);
+  const double free_s = g.fresh_bytes / units::gbps_to_bytes_per_s(em.fresh_page_free_gbps);
+  CHECK(cpu_attention_s(host, em, g) > free_s);
+  CHECK(fresh_pages_s(host, em, g.fresh_bytes, 1e6) > free_s);
+  CHECK(fresh_pages_s(host, em, g.fresh_bytes, 1.0) > fresh_pages_s(host, em, g.fresh_bytes, 8.0));
+  // A host that publishes its own fault-in rate replaces the VM-measured one.
+  HostSpec bare = host;
+  bare.page_fault_gbps = 4 * em.fresh_page_fault_gbps;
+  CHECK(fresh_pages_s(bare, em, 1e9, 1.0) < fresh_pages_s(host, em, 1e9, 1.0));
+}
+
+TEST_CASE("the prefill KV copy is staged in the buffer's dtype only when it does not block",
+          "[inference][kv]") {
+  // OPTAttention copies with non_blocking=True (converted on the GPU, staged in fp32);
+  // LlamaAttention with non_blocking=async_kv_offload, off by default (staged in fp16).
+  const Scenario gqa = load(kNvmeScenario);
+  const Scenario mha = load(kNvmeScenario, {"model.name=opt-66b"});
+  CHECK(zero_inference_host_kv(mha.model).prefill_staging_bytes_per_elem == 4.0);
+  CHECK(zero_inference_host_kv(gqa.model).prefill_staging_bytes_per_elem == 2.0);
+  // Llama's buffer is reused, but its prefill still pays the staging temporary's fresh pages:
+  // the prefill of a KV-offload run takes longer than with the cache on the GPU by at least the
+  // single-threaded fault-in of those fp16 K/V.
+  const Scenario kv = load(kNvmeScenario, {"policy.kv_cache=cpu", "policy.weights=cpu",
+                                           "workload.batch=64", "workload.prompt_tokens=512"});
+  const Scenario gpu_kv = load(
+      kNvmeScenario, {"policy.weights=cpu", "workload.batch=64", "workload.prompt_tokens=512"});
+  const double staged_bytes =
+      64.0 * 512 * kv_bytes_per_token_layer(kv.model, 2.0) * kv.model.layers;
+  const double fault_s =
+      staged_bytes / units::gbps_to_bytes_per_s(ExecutionModel{}.fresh_page_fault_gbps);
+  const sim::RunResult a = sim::simulate(kv), b = sim::simulate(gpu_kv);
+  REQUIRE(a.fits);
+  REQUIRE(b.fits);
+  CHECK(a.metric("prefill_s") - b.metric("prefill_s") > 0.9 * fault_s);
 }
 
 TEST_CASE("the host KV cache is counted at the fork's fp32 with one layer's expanded copy",
