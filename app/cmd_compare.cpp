@@ -224,7 +224,10 @@ int cmd_compare(const std::vector<std::string>& args) {
       // The store keeps one decode step's timeline for the report's Gantt chart.
       sim_opts.trace = !db_path.empty();
       row.result = sim::simulate(*row.scenario, sim_opts);
-      if (!db_path.empty()) reports::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION);
+      // The variant's own name only: without one the report falls back to the scenario name.
+      if (!db_path.empty())
+        reports::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION, "",
+                                            reports::OnDuplicate::kReplace, spec.name);
     } catch (const ModelError& e) {
       // One configuration the model cannot express should not hide the others.
       row.error = e.what();
