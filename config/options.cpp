@@ -176,7 +176,8 @@ std::vector<Option> build_table() {
       [](Scenario& s, const Catalog& c) { s.hardware.nvme.drive = c.drive(s.hardware.nvme.drive.name); }));
   t.push_back(optional(opt("hardware.nvme.profile", VT::kPath, "", "",
                            "calibrated device profile (tiersim calibrate); replaces the "
-                           "datasheet device model",
+                           "datasheet device model (capacity, power and price: "
+                           "hardware.nvme.model, else the profile's catalog_drive)",
                            F(hardware.nvme.profile_path))));
   t.push_back(integer("hardware.nvme.count", 0, "1",
                       "drives in the RAID-0 volume (0 = no NVMe; 0 when neither model nor profile "
