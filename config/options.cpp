@@ -168,6 +168,16 @@ std::vector<Option> build_table() {
       [](Scenario& s, const Catalog& c) { s.hardware.host = c.host(s.hardware.host.name); }));
   add_spec_fields<HostSpec>(t, "hardware.host", host_fields(),
                             [](Scenario& s) -> HostSpec& { return s.hardware.host; });
+  {
+    Option o = flag("hardware.host.size_dram", "true",
+                    "while hardware.host.dram_gb is the catalog's, price and power the DRAM the "
+                    "configuration needs (+25%, whole 32 GB DIMMs, at most the catalog's dram_gb; "
+                    "metric dram_sized_gb); false: the catalog's dram_gb",
+                    F(hardware.host.size_dram));
+    // Written only when off, so scenarios that never set it keep their resolved YAML and hash.
+    o.emit_when = [](const Scenario& s) { return !s.hardware.host.size_dram; };
+    t.push_back(std::move(o));
+  }
 
   t.push_back(resolving(
       optional(opt("hardware.nvme.model", VT::kText, "", "",
