@@ -50,7 +50,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "(.tiersim-calib-<pid>-<n>.dat, removed at exit and on Ctrl-C), fits the SSD device model and writes a "
       "device profile.\n\noptions");
   std::vector<std::string> targets;
-  std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, catalog_drive, rw, bs, file_size, pattern, min_free;
+  std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, rw, bs, file_size, pattern, min_free;
+  std::string catalog_drive;
   unsigned qd = 32, threads = 1;
   double seconds = 10, warmup_s = 0.5, interface_gbps = 0;
   int heldout_every = 5;

@@ -236,7 +236,8 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile)
      << ", read_heldout_error_pct: " << num(f.read_heldout_error_pct)
      << ", write_fit_error_pct: " << num(f.write_fit_error_pct)
      << ", write_heldout_error_pct: " << num(f.write_heldout_error_pct) << "}\n";
-  if (!profile.catalog_drive.empty()) os << "catalog_drive: " << quoted(profile.catalog_drive) << "\n";
+  if (!profile.catalog_drive.empty())
+    os << "catalog_drive: " << quoted(profile.catalog_drive) << "\n";
   if (!profile.warnings.empty()) {
     os << "warnings:\n";
     for (const auto& w : profile.warnings) os << "  - " << quoted(w) << "\n";

@@ -265,7 +265,8 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
 }
 
 double sized_dram_gb(double need_bytes, double max_gb) {
-  const double dimms = std::max(1.0, std::ceil(need_bytes * kDramHeadroom / units::kGB / kDramDimmGb));
+  const double dimms =
+      std::max(1.0, std::ceil(need_bytes * kDramHeadroom / units::kGB / kDramDimmGb));
   return std::min(dimms * kDramDimmGb, max_gb);
 }
 

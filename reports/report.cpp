@@ -526,9 +526,8 @@ std::string build_csv(const ReportInput& in) {
       char v[40];
       std::snprintf(v, sizeof v, "%.17g", m.value);  // full precision: a CSV is for re-analysis
       c << r.id << "," << csv_escape(r.scenario_name) << "," << csv_escape(r.variant) << ","
-        << csv_escape(r.scenario_hash) << ","
-        << csv_escape(r.sweep) << "," << csv_escape(m.name) << "," << v << ","
-        << csv_escape(m.unit) << "\n";
+        << csv_escape(r.scenario_hash) << "," << csv_escape(r.sweep) << "," << csv_escape(m.name)
+        << "," << v << "," << csv_escape(m.unit) << "\n";
     }
   return c.str();
 }

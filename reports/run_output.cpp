@@ -70,7 +70,8 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
     first = false;
   }
   os << "\n";
-  if (const std::string note = cost_note(scenario); !note.empty()) os << "note       " << note << "\n";
+  if (const std::string note = cost_note(scenario); !note.empty())
+    os << "note       " << note << "\n";
   if (const std::string note = dram_note(scenario, result); !note.empty())
     os << "note       " << note << "\n";
   if (!result.fits) {

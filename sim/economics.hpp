@@ -53,9 +53,10 @@ std::string cost_note(const Scenario& scenario);
 // DRAM sizing (model/capacity.hpp, sized_dram_gb): whether energy and cost count the DRAM the run
 // needs rather than the catalog host's dram_gb, and how much. Applies while
 // hardware.host.size_dram is on and hardware.host.dram_gb is the catalog's (its provenance is
-// "catalog: ...", so not an override). The need is the run's host-memory tier, plus the disk tier's bytes when the run
-// read them from the page cache (FlexGen: page_cache_bytes covers the disk tier), so sizing never
-// turns a cached disk tier into an uncached one: the run's timing stands as simulated.
+// "catalog: ...", so not an override). The need is the run's host-memory tier, plus the disk tier's
+// bytes when the run read them from the page cache (FlexGen: page_cache_bytes covers the disk
+// tier), so sizing never turns a cached disk tier into an uncached one: the run's timing stands as
+// simulated.
 struct DramSizing {
   bool sized = false;
   double dram_gb = 0;       // what energy and cost count

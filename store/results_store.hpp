@@ -80,8 +80,9 @@ class ResultsStore {
   explicit ResultsStore(const std::string& path, store::Access access = store::Access::kReadWrite);
 
   // Stores one run in one transaction and returns its id. A failure leaves nothing behind.
-  // sweep "" = not part of a sweep; variant "" = not a named compare variant. The timeline is reduced to one decode step (the middle one;
-  // for other workloads the middle phase) and capped at kMaxTimelineRows spans.
+  // sweep "" = not part of a sweep; variant "" = not a named compare variant. The timeline is
+  // reduced to one decode step (the middle one; for other workloads the middle phase) and capped at
+  // kMaxTimelineRows spans.
   std::int64_t save(const Scenario& scenario, const sim::RunResult& result,
                     const std::string& tool_version, const std::string& sweep = "",
                     OnDuplicate on_duplicate = OnDuplicate::kReplace,

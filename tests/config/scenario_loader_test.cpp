@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "config/device_profile.hpp"
-#include "sim/economics.hpp"
 #include "config/options.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "sim/economics.hpp"
 
 using namespace tiersim;
 using namespace tiersim::config;
@@ -444,16 +444,17 @@ TEST_CASE("a profile naming its catalog drive inherits that drive's capacity, po
     CHECK(b.hash == s.hash);
     CHECK(b.hardware.nvme.model.read.peak_gbps == 6.5);
     // The scenario's own hardware.nvme.model wins over the profile's.
-    std::ofstream(scenario) << replace(kBase, "nvme: {model: generic-gen5, count: 4}",
-                                       "nvme: {model: generic-gen4, profile: device.yaml, count: 4}");
+    std::ofstream(scenario) << replace(
+        kBase, "nvme: {model: generic-gen5, count: 4}",
+        "nvme: {model: generic-gen4, profile: device.yaml, count: 4}");
     CHECK(load_scenario(scenario, with_data()).hardware.nvme.drive.name == "generic-gen4");
   }
   SECTION("an unknown catalog_drive names the profile, its line and the key") {
     p.catalog_drive = "no-such-drive";
     write_device_profile(profile, p);
-    CHECK_THROWS_WITH(load_scenario(scenario, with_data()),
-                      Catch::Contains("device.yaml:") && Catch::Contains("catalog_drive") &&
-                          Catch::Contains("no-such-drive"));
+    CHECK_THROWS_WITH(load_scenario(scenario, with_data()), Catch::Contains("device.yaml:") &&
+                                                                Catch::Contains("catalog_drive") &&
+                                                                Catch::Contains("no-such-drive"));
   }
   fs::remove_all(dir);
 }

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "config/scenario_loader.hpp"
+#include "sim/simulate.hpp"
 #include "store/results_store.hpp"
 #include "store/schema.hpp"
-#include "sim/simulate.hpp"
 #include "tests/temp_dir.hpp"
 
 using namespace tiersim;
@@ -162,8 +162,8 @@ TEST_CASE("results store: a compare variant's name is stored; runs without one r
   const Scenario a = load("llama3-70b-a100-4x-gen4-aio.yaml");
   const Scenario b = load("opt30b-a6000-quant-kvoffload.yaml");
   ResultsStore store(dir.file("results.sqlite"));
-  const auto ia = store.save(a, sim::simulate(a), "9.9.9", "", reports::OnDuplicate::kReplace,
-                             "four-a100");
+  const auto ia =
+      store.save(a, sim::simulate(a), "9.9.9", "", reports::OnDuplicate::kReplace, "four-a100");
   const auto ib = store.save(b, sim::simulate(b), "9.9.9");
   CHECK(store.run(ia)->variant == "four-a100");
   CHECK(store.run(ia)->display_name() == "four-a100");
