@@ -51,6 +51,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "device profile.\n\noptions");
   std::vector<std::string> targets;
   std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, rw, bs, file_size, pattern, min_free;
+  std::string catalog_drive;
   unsigned qd = 32, threads = 1;
   double seconds = 10, warmup_s = 0.5, interface_gbps = 0;
   int heldout_every = 5;
@@ -88,6 +89,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "db", po::value(&db)->default_value(""), "SQLite results store for every raw point (tables calibration_*)")(
       "out", po::value(&out)->default_value(""), "write the fitted device profile (YAML) here")(
       "name", po::value(&name)->default_value(""), "profile name (default: from the device)")(
+      "catalog-drive", po::value(&catalog_drive)->default_value(""),
+      "catalog drive the measured drive is (tiersim catalog drives); written as the profile's "
+      "catalog_drive, so scenarios using the profile get its capacity, power and price")(
       "interface-gbps", po::value(&interface_gbps)->default_value(0),
       "per-drive interface bound in GB/s for the cache check (default: the PCIe link sysfs reports, if any)")(
       "heldout-every", po::value(&heldout_every)->default_value(5),
@@ -132,6 +136,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   o.db_path = db;
   o.out_path = out;
   o.name = name;
+  o.catalog_drive = catalog_drive;
   if (heldout_every < 0) throw Error("--heldout-every must be >= 0");
   o.heldout_every = heldout_every;
   if (!(interface_gbps >= 0)) throw Error("--interface-gbps must be >= 0");

@@ -104,10 +104,20 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
         "cost per token bills facility energy (IT x PUE); tiersim compare --sources lists inputs\n";
 }
 
+// The inputs of energy and cost: the scenario's, with the DRAM energy and cost counted when it
+// was sized to the need (sim/economics.hpp, dram_sizing) rather than the catalog's dram_gb.
+nlohmann::json economics_sources(const Row& r) {
+  nlohmann::json src = config::economics_sources(*r.scenario);
+  if (const std::string note = sim::dram_note(*r.scenario, r.result); !note.empty())
+    src["power"]["hardware.host.dram_gb"] = {
+        {"value", r.result.metric("dram_sized_gb")}, {"unit", "GB"}, {"source", note}};
+  return src;
+}
+
 void print_sources(std::ostream& os, const std::vector<Row>& rows) {
   for (const auto& r : rows) {
     if (!r.scenario) continue;
-    const nlohmann::json src = config::economics_sources(*r.scenario);
+    const nlohmann::json src = economics_sources(r);
     os << "\nsources: " << r.name << "\n";
     for (const auto& [what, q] : src["prices"].items()) {
       os << "  " << pad("price " + what + " (" + q["component"].get<std::string>() + ")", 44);
@@ -146,7 +156,9 @@ nlohmann::json to_json(const Comparison& cmp, const std::vector<Row>& rows) {
       v["file"] = r.scenario->file;
       const std::string note = sim::cost_note(*r.scenario);
       if (!note.empty()) v["cost_note"] = note;
-      v["sources"] = config::economics_sources(*r.scenario);
+      if (const std::string dram = sim::dram_note(*r.scenario, r.result); !dram.empty())
+        v["dram_note"] = dram;
+      v["sources"] = economics_sources(r);
     }
     nlohmann::json metrics = nlohmann::json::object(), units = nlohmann::json::object();
     for (const auto& m : r.result.metrics) {
@@ -224,7 +236,10 @@ int cmd_compare(const std::vector<std::string>& args) {
       // The store keeps one decode step's timeline for the report's Gantt chart.
       sim_opts.trace = !db_path.empty();
       row.result = sim::simulate(*row.scenario, sim_opts);
-      if (!db_path.empty()) reports::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION);
+      // The variant's own name only: without one the report falls back to the scenario name.
+      if (!db_path.empty())
+        reports::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION, "",
+                                            reports::OnDuplicate::kReplace, spec.name);
     } catch (const ModelError& e) {
       // One configuration the model cannot express should not hide the others.
       row.error = e.what();

@@ -83,9 +83,9 @@ void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool s
   for (std::size_t k = 0; k < std::min<std::size_t>(2, order.size()); ++k) {
     const reports::StoredRun& run = in.runs[order[k]];
     config::VariantSpec v;
-    v.name = run.scenario_name;
+    v.name = run.display_name();
     v.inline_yaml = run.scenario_yaml;
-    v.display = run.scenario_name;
+    v.display = run.display_name();
     const sensitivity::Tornado t = sensitivity::run_tornado(v, o);
     if (!t.error.empty()) continue;
     reports::TornadoChart chart;

@@ -413,6 +413,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
     }
   }
   profile.warnings = cache_warnings(outcome.points, profile.fit, limits);
+  profile.catalog_drive = o.catalog_drive;
   if (!o.out_path.empty()) write_device_profile(o.out_path, profile);
   if (db) set_run_profile(*db, outcome.run_id, o.out_path, store::utc_timestamp());
   return outcome;

@@ -48,6 +48,7 @@ struct CalibrationOptions {
   std::string db_path;               // empty: do not store
   std::string out_path;              // empty: do not write a profile
   std::string name;                  // profile name; empty: derived from the device
+  std::string catalog_drive;         // written as the profile's catalog_drive; empty: none
   int heldout_every = 5;
   // Per-drive interface bound for the cache check (calibrate/plausibility.hpp), GB/s; 0: the PCIe
   // link sysfs reports for every target, or no bound when it reports none.

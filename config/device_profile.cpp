@@ -152,7 +152,7 @@ class ProfileReader {
     const YAML::Node root =
         config::parse_yaml_text(config::read_input_file(path_, "device profile"), path_).raw();
     if (!root || root.IsNull()) throw ConfigError(path_, 0, "", "empty device profile");
-    check_keys(root, "", {"name", "measured", "read", "write", "fit", "warnings"});
+    check_keys(root, "", {"name", "measured", "read", "write", "fit", "warnings", "catalog_drive"});
     DeviceProfile p;
     p.model.name = text(required(root, "", "name"), "name");
     p.model.read = direction(required(root, "", "read"), "read");
@@ -162,6 +162,10 @@ class ProfileReader {
     if (const YAML::Node w = root["warnings"]) {
       if (!w.IsSequence()) fail(w, "warnings", "expected a list of texts");
       for (const auto& item : w) p.warnings.push_back(text(item, "warnings"));
+    }
+    if (const YAML::Node d = root["catalog_drive"]) {
+      p.catalog_drive = text(d, "catalog_drive");
+      p.catalog_drive_line = d.Mark().line >= 0 ? d.Mark().line + 1 : 0;
     }
     return p;
   }
@@ -232,6 +236,8 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile)
      << ", read_heldout_error_pct: " << num(f.read_heldout_error_pct)
      << ", write_fit_error_pct: " << num(f.write_fit_error_pct)
      << ", write_heldout_error_pct: " << num(f.write_heldout_error_pct) << "}\n";
+  if (!profile.catalog_drive.empty())
+    os << "catalog_drive: " << quoted(profile.catalog_drive) << "\n";
   if (!profile.warnings.empty()) {
     os << "warnings:\n";
     for (const auto& w : profile.warnings) os << "  - " << quoted(w) << "\n";

@@ -10,9 +10,13 @@
 //   fit:   {points, heldout_points, read_fit_error_pct, read_heldout_error_pct,
 //           write_fit_error_pct, write_heldout_error_pct}
 //   warnings: [<text>, ...]   # only when calibrate/plausibility.hpp doubted the measurements
+//   catalog_drive: <name>     # optional: the catalog drive (tiersim catalog drives) measured
 //
 // `name`, `read` and `write` are required (peak_gbps > 0; the other coefficients default to 0);
 // `measured`, `fit` and `warnings` are provenance and optional: a hand-written profile is valid.
+// `catalog_drive` says which product the measured drive is: a scenario using the profile without
+// `hardware.nvme.model` takes that drive's capacity, power and price from the catalog (the
+// profile replaces only its performance model), so `run` can price the configuration.
 #include <string>
 #include <vector>
 
@@ -47,6 +51,8 @@ struct DeviceProfile {
   // Why the measurements may describe a cache rather than a drive (write faster than read, poor
   // fit, bandwidth above the link); kept with the profile so whoever uses it sees them.
   std::vector<std::string> warnings;
+  std::string catalog_drive;   // "" = the profile names no catalog drive
+  int catalog_drive_line = 0;  // its line in the file, for errors about the name
 };
 
 // Reads the whole profile. Throws ConfigError naming file, line and key on a missing file, bad

@@ -173,6 +173,16 @@ std::vector<Option> build_table() {
   for (auto& o : t)
     if (o.path == "hardware.host.page_fault_gbps")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.page_fault_gbps > 0; };
+  {
+    Option o = flag("hardware.host.size_dram", "true",
+                    "while hardware.host.dram_gb is the catalog's, price and power the DRAM the "
+                    "configuration needs (+25%, whole 32 GB DIMMs, at most the catalog's dram_gb; "
+                    "metric dram_sized_gb); false: the catalog's dram_gb",
+                    F(hardware.host.size_dram));
+    // Written only when off, so scenarios that never set it keep their resolved YAML and hash.
+    o.emit_when = [](const Scenario& s) { return !s.hardware.host.size_dram; };
+    t.push_back(std::move(o));
+  }
 
   t.push_back(resolving(
       optional(opt("hardware.nvme.model", VT::kText, "", "",
@@ -181,7 +191,8 @@ std::vector<Option> build_table() {
       [](Scenario& s, const Catalog& c) { s.hardware.nvme.drive = c.drive(s.hardware.nvme.drive.name); }));
   t.push_back(optional(opt("hardware.nvme.profile", VT::kPath, "", "",
                            "calibrated device profile (tiersim calibrate); replaces the "
-                           "datasheet device model",
+                           "datasheet device model (capacity, power and price: "
+                           "hardware.nvme.model, else the profile's catalog_drive)",
                            F(hardware.nvme.profile_path))));
   t.push_back(integer("hardware.nvme.count", 0, "1",
                       "drives in the RAID-0 volume (0 = no NVMe; 0 when neither model nor profile "

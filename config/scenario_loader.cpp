@@ -49,6 +49,7 @@ class Loader {
   [[noreturn]] void fail_missing(const Option& o) const;
   void apply_options(const Catalog& catalog);
   void apply_one(const Option& o, const Given* given, const Catalog& catalog);
+  void drive_from_profile(const Catalog& catalog);
   void resolve_nvme();
   void resolve_prices(const Catalog& catalog);
   void check_cross_fields() const;
@@ -233,9 +234,31 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
 void Loader::apply_options(const Catalog& catalog) {
   for (const Option& o : scenario_options()) {
     if (!(o.kinds & kind_bit(s_.kind)) || o.path == "workload.kind") continue;
+    if (o.path == "hardware.nvme.model") drive_from_profile(catalog);
     auto it = given_.find(o.path);
     apply_one(o, it == given_.end() ? nullptr : &it->second, catalog);
   }
+}
+
+// A profile used without hardware.nvme.model may name the catalog drive it measured
+// (`catalog_drive:`, config/device_profile.hpp): that drive then stands as hardware.nvme.model, so
+// its capacity, power and price come from the catalog and the profile replaces only its
+// performance model. The scenario's own hardware.nvme.model wins when both are given.
+void Loader::drive_from_profile(const Catalog& catalog) {
+  if (given("hardware.nvme.model") || !given("hardware.nvme.profile")) return;
+  const Option* profile_opt = find_option("hardware.nvme.profile", s_.kind);
+  apply_one(*profile_opt, &given_.at("hardware.nvme.profile"), catalog);
+  const std::string& path = s_.hardware.nvme.profile_path;
+  const DeviceProfile profile = read_device_profile(path);
+  if (profile.catalog_drive.empty()) return;
+  try {
+    catalog.drive(profile.catalog_drive);
+  } catch (const CatalogError& e) {
+    throw CatalogError(
+        ConfigError(path, profile.catalog_drive_line, "catalog_drive", e.what()).what());
+  }
+  given_["hardware.nvme.model"] = Given{value_node(profile.catalog_drive, path), "", false};
+  s_.provenance["hardware.nvme.model"] = "profile: " + path + " (catalog_drive)";
 }
 
 void Loader::resolve_nvme() {

@@ -40,7 +40,9 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
   static const std::vector<SpecField<H>> kFields = {
       {"sockets", &H::sockets, "", 1, 16, false, "CPU sockets"},
       {"cores_per_socket", &H::cores_per_socket, "", 1, 1024, false, "cores per socket"},
-      {"dram_gb", &H::dram_gb, "GB", 0, kNoLimit, true, "installed DRAM (1e9 bytes)"},
+      {"dram_gb", &H::dram_gb, "GB", 0, kNoLimit, true,
+       "installed DRAM (1e9 bytes); a catalog host's value is the most it holds "
+       "(hardware.host.size_dram)"},
       {"dram_gbps", &H::dram_gbps, "GB/s", 0, kNoLimit, true,
        "aggregate DRAM bandwidth over all sockets (theoretical)"},
       {"cpu_fp16_gflops", &H::cpu_fp16_gflops, "GFLOP/s", 0, kNoLimit, false,

@@ -1,6 +1,7 @@
 #include "model/capacity.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "model/layout.hpp"
@@ -261,6 +262,12 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   out.report.tiers = {gpu, cpu, nvme};
   finish_capacity(out.report);
   return out;
+}
+
+double sized_dram_gb(double need_bytes, double max_gb) {
+  const double dimms =
+      std::max(1.0, std::ceil(need_bytes * kDramHeadroom / units::kGB / kDramDimmGb));
+  return std::min(dimms * kDramDimmGb, max_gb);
 }
 
 }  // namespace tiersim

@@ -72,4 +72,14 @@ void finish_capacity(CapacityReport& report);
 // "52.1 GB"
 std::string format_gb(double bytes);
 
+// DRAM a configuration is priced and powered for when the scenario does not choose it (issue 17):
+// a catalog host's dram_gb is a fully populated example (e.g. generic-2s-ddr5: 16 x 64 GB), which
+// would charge a configuration needing 26 GB for 1 TB. The rule: the host-memory need plus 25%
+// headroom (allocator slack and page cache beyond what the capacity model counts; an estimate,
+// not a measured figure), rounded up to whole 32 GB DIMMs (a common RDIMM size, as in the catalog's
+// generic-2s-ddr4 entry), at least one DIMM, and at most `max_gb` (what the platform holds).
+inline constexpr double kDramHeadroom = 1.25;
+inline constexpr double kDramDimmGb = 32;
+double sized_dram_gb(double need_bytes, double max_gb);
+
 }  // namespace tiersim

@@ -23,7 +23,11 @@ std::vector<PricedPart> parts_in_use(const Hardware& hw, const ComponentPrices& 
   v.push_back({&p.platform, "platform (host)", hw.host.name, "platform_usd", "prices.platforms"});
   if (hw.host.dram_gb > 0)
     v.push_back({&p.dram_per_gb, "DRAM", "per GB", "dram_usd_per_gb", "prices.dram_usd_per_gb"});
-  if (hw.nvme.count > 0)
+  if (hw.nvme.count > 0 && hw.nvme.drive.name.empty())
+    // A calibrated profile alone names no product (config/device_profile.hpp, catalog_drive).
+    v.push_back({&p.drive, "NVMe drive", "profile " + hw.nvme.model.name + ", no catalog drive",
+                 "drive_usd", "prices.drives"});
+  else if (hw.nvme.count > 0)
     v.push_back({&p.drive, "NVMe drive", hw.nvme.drive.name, "drive_usd", "prices.drives"});
   return v;
 }

@@ -52,6 +52,10 @@ struct HostSpec {
   double nvme_io_gbps = 0;           // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
   double page_fault_gbps = 0;        // per-thread first touch of fresh pages; 0 = ExecutionModel's
   SourceMap sources;
+  // Not a catalog field: hardware.host.size_dram. When true and dram_gb is the catalog's (not
+  // overridden), energy and cost count the DRAM the configuration needs (model/capacity.hpp,
+  // sized_dram_gb), the catalog's dram_gb being the most the platform holds.
+  bool size_dram = true;
 };
 
 struct NvmeSpec {

@@ -59,14 +59,15 @@ void write_file(const fs::path& p, const std::string& text) {
 
 std::string utc_now() { return store::utc_timestamp("%Y-%m-%d %H:%M UTC"); }
 
-// Unique, readable run labels: the scenario name, with the run id when names repeat (sweeps).
+// Unique, readable run labels: the variant name (else the scenario name), with the run id when
+// names repeat (sweeps).
 std::vector<std::string> run_labels(const std::vector<StoredRun>& runs) {
   std::map<std::string, int> count;
-  for (const auto& r : runs) ++count[r.scenario_name];
+  for (const auto& r : runs) ++count[r.display_name()];
   std::vector<std::string> out;
   for (const auto& r : runs)
-    out.push_back(count[r.scenario_name] > 1 ? r.scenario_name + " #" + std::to_string(r.id)
-                                             : r.scenario_name);
+    out.push_back(count[r.display_name()] > 1 ? r.display_name() + " #" + std::to_string(r.id)
+                                              : r.display_name());
   return out;
 }
 
@@ -519,14 +520,14 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
 
 std::string build_csv(const ReportInput& in) {
   std::ostringstream c;
-  c << "run_id,scenario_name,scenario_hash,sweep,metric,value,unit\n";
+  c << "run_id,scenario_name,variant,scenario_hash,sweep,metric,value,unit\n";
   for (const auto& r : in.runs)
     for (const auto& m : r.metrics) {
       char v[40];
       std::snprintf(v, sizeof v, "%.17g", m.value);  // full precision: a CSV is for re-analysis
-      c << r.id << "," << csv_escape(r.scenario_name) << "," << csv_escape(r.scenario_hash) << ","
-        << csv_escape(r.sweep) << "," << csv_escape(m.name) << "," << v << ","
-        << csv_escape(m.unit) << "\n";
+      c << r.id << "," << csv_escape(r.scenario_name) << "," << csv_escape(r.variant) << ","
+        << csv_escape(r.scenario_hash) << "," << csv_escape(r.sweep) << "," << csv_escape(m.name)
+        << "," << v << "," << csv_escape(m.unit) << "\n";
     }
   return c.str();
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "model/units.hpp"
+#include "sim/economics.hpp"
 
 namespace tiersim::sim {
 
@@ -27,6 +28,9 @@ nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
                       {"items", items}};
   }
   j["memory"] = memory;
+  // Same key as compare's --json: which cost metrics are missing and which price to set.
+  if (const std::string note = cost_note(scenario); !note.empty()) j["cost_note"] = note;
+  if (const std::string note = dram_note(scenario, result); !note.empty()) j["dram_note"] = note;
   if (!result.fits) {
     j["shortfall"] = result.shortfall;
     return j;
@@ -66,6 +70,10 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
     first = false;
   }
   os << "\n";
+  if (const std::string note = cost_note(scenario); !note.empty())
+    os << "note       " << note << "\n";
+  if (const std::string note = dram_note(scenario, result); !note.empty())
+    os << "note       " << note << "\n";
   if (!result.fits) {
     os << "result     does not fit: " << result.shortfall << "\n";
     return;

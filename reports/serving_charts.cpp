@@ -152,8 +152,8 @@ std::vector<ServingSeries> serving_series(const std::vector<StoredRun>& runs) {
   for (const auto& r : runs) {
     if (r.workload != "serving" || !r.fits || !r.has_metric("offered_rate_requests_per_s"))
       continue;
-    auto [it, added] = index.emplace(r.scenario_name, out.size());
-    if (added) out.push_back({r.scenario_name, {}});
+    auto [it, added] = index.emplace(r.display_name(), out.size());
+    if (added) out.push_back({r.display_name(), {}});
     out[it->second].by_rate.push_back(&r);
   }
   for (auto& s : out)

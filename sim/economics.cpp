@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
+#include "model/capacity.hpp"
 #include "model/cost.hpp"
 #include "model/errors.hpp"
 #include "model/perf.hpp"
@@ -78,8 +80,72 @@ std::string cost_note(const Scenario& s) {
   return note.empty() ? note : "cost metrics omitted: " + note;
 }
 
+namespace {
+
+const TierMemory* find_tier(const RunResult& r, const char* name) {
+  for (const auto& t : r.memory)
+    if (t.tier == name) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+bool dram_sized_to_need(const Scenario& s) {
+  const auto prov = s.provenance.find("hardware.host.dram_gb");
+  // Only a value that came from the catalog (not an override, nor a hand-built scenario's).
+  return s.hardware.host.size_dram && prov != s.provenance.end() &&
+         prov->second.rfind("catalog:", 0) == 0;
+}
+
+DramSizing dram_sizing(const Scenario& s, const RunResult& r) {
+  DramSizing d;
+  const HostSpec& host = s.hardware.host;
+  d.max_gb = host.dram_gb;
+  d.dram_gb = host.dram_gb;
+  if (!dram_sized_to_need(s)) return d;
+  const TierMemory* cpu = find_tier(r, "cpu");
+  d.need_bytes = cpu ? cpu->required_bytes : 0.0;
+  const TierMemory* nvme = find_tier(r, "nvme");
+  if (nvme && nvme->required_bytes > 0 && r.has_metric("page_cache_bytes") &&
+      r.metric("page_cache_bytes") >= nvme->required_bytes) {
+    d.need_bytes += nvme->required_bytes;
+    d.page_cache = true;
+  }
+  d.dram_gb = sized_dram_gb(d.need_bytes, host.dram_gb);
+  d.sized = true;
+  return d;
+}
+
+std::string dram_note(const Scenario& s, const RunResult& r) {
+  // Only where energy and cost were computed with it (add_energy_and_cost set the metric).
+  if (!r.has_metric("dram_sized_gb")) return "";
+  const DramSizing d = dram_sizing(s, r);
+  if (!d.sized) return "";
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "DRAM sized to %.0f GB for energy and cost: host memory need %.1f GB%s + %.0f%% "
+                "headroom, in whole %.0f GB DIMMs, at most the %.0f GB %s holds (set "
+                "hardware.host.dram_gb to choose)",
+                d.dram_gb, d.need_bytes / units::kGB,
+                d.page_cache ? " (with the page cache over the disk tier)" : "",
+                (kDramHeadroom - 1) * 100, kDramDimmGb, d.max_gb, s.hardware.host.name.c_str());
+  return buf;
+}
+
 void add_energy_and_cost(const Scenario& s, RunResult& r) {
-  const Hardware& hw = s.hardware;
+  // Energy and cost count the DRAM the configuration needs (dram_sizing); the run itself was
+  // simulated with the catalog's, which sizing never makes a difference to (see DramSizing).
+  Hardware sized_hw = s.hardware;
+  if (const DramSizing d = dram_sizing(s, r); d.sized) {
+    sized_hw.host.dram_gb = d.dram_gb;
+    r.set("dram_sized_gb", d.dram_gb, "GB");
+    for (auto& t : r.memory)
+      if (t.tier == "cpu") t.capacity_bytes = d.dram_gb * units::kGB;
+    // The page cache is the DRAM nothing else holds (sim/workloads/inference/flexgen.cpp).
+    if (const TierMemory* cpu = find_tier(r, "cpu"); cpu && r.has_metric("page_cache_bytes"))
+      r.set("page_cache_bytes", std::max(0.0, cpu->capacity_bytes - cpu->required_bytes), "bytes");
+  }
+  const Hardware& hw = sized_hw;
   check_power_inputs(hw);
   check_economics(s.economics);
   const bool prices_known = missing_prices(hw, s.economics.prices).empty();

@@ -50,6 +50,27 @@ void add_energy_and_cost(const Scenario& scenario, RunResult& result);
 // Why cost metrics are absent ("" when every price is known): one sentence per missing price.
 std::string cost_note(const Scenario& scenario);
 
+// DRAM sizing (model/capacity.hpp, sized_dram_gb): whether energy and cost count the DRAM the run
+// needs rather than the catalog host's dram_gb, and how much. Applies while
+// hardware.host.size_dram is on and hardware.host.dram_gb is the catalog's (its provenance is
+// "catalog: ...", so not an override). The need is the run's host-memory tier, plus the disk tier's
+// bytes when the run read them from the page cache (FlexGen: page_cache_bytes covers the disk
+// tier), so sizing never turns a cached disk tier into an uncached one: the run's timing stands as
+// simulated.
+struct DramSizing {
+  bool sized = false;
+  double dram_gb = 0;       // what energy and cost count
+  double need_bytes = 0;    // host-memory need the size was derived from
+  double max_gb = 0;        // the catalog host's dram_gb
+  bool page_cache = false;  // need includes the page cache over the disk tier
+};
+DramSizing dram_sizing(const Scenario& scenario, const RunResult& result);
+// Whether dram_sizing applies to the scenario (before any run: the planner's capex bound).
+bool dram_sized_to_need(const Scenario& scenario);
+// "" when energy and cost did not size DRAM (no dram_sized_gb metric); else one line saying
+// what it was sized to and why.
+std::string dram_note(const Scenario& scenario, const RunResult& result);
+
 // The key metrics `compare` shows, in table order.
 const std::vector<std::string>& comparison_metrics();
 

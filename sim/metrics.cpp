@@ -200,6 +200,10 @@ const std::vector<MetricDecl> kMetrics = {
      "training"},
 
     // Energy (sim/economics.cpp, model/power.cpp): IT energy of the node over the run, no PUE.
+    {"dram_sized_gb", "GB",
+     "DRAM that energy and cost count when hardware.host.dram_gb is the catalog's: the host-memory "
+     "need +25%, whole 32 GB DIMMs, at most the catalog's dram_gb (sim/economics.hpp DramSizing)",
+     "energy"},
     {"energy_j", "J", "IT energy of the node over the run: the sum of the five parts below",
      "energy"},
     {"energy_j_gpu", "J", "GPU energy (busy at board power, idle otherwise)", "energy"},

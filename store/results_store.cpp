@@ -9,14 +9,12 @@
 namespace tiersim::reports {
 namespace {
 
-
-
-
-void bind_sweep(store::Statement& st, int index, const std::string& sweep) {
-  if (sweep.empty())
+// "" is stored as NULL: no sweep, no variant.
+void bind_or_null(store::Statement& st, int index, const std::string& text) {
+  if (text.empty())
     st.bind_null(index);
   else
-    st.bind(index, sweep);
+    st.bind(index, text);
 }
 
 }  // namespace
@@ -65,6 +63,8 @@ ResultsStore::ResultsStore(const std::string& path, store::Access access) : db_(
                        "FILE --db " +
                        db_.path() + ")");
     check_version();
+    // Read-only never migrates: an old file is read as it is, without the column it lacks.
+    has_variant_column_ = store::stored_version(db_, store::SchemaPart::kResults) >= 2;
   } else {
     create_schema();
   }
@@ -76,7 +76,7 @@ void ResultsStore::create_schema() { store::ensure_schema(db_, store::SchemaPart
 
 std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& result,
                                 const std::string& tool_version, const std::string& sweep,
-                                OnDuplicate on_duplicate) {
+                                OnDuplicate on_duplicate, const std::string& variant) {
   if (scenario.hash.empty())
     throw StoreError("results database '" + db_.path() + "': scenario '" + scenario.name +
                      "' has no hash (was it built by the scenario loader?)");
@@ -91,7 +91,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
   }
   auto ins = db_.prepare(
       "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
-      "workload, fits, shortfall, bottleneck, sweep) VALUES (?,?,?,?,?,?,?,?,?,?)");
+      "workload, fits, shortfall, bottleneck, sweep, variant) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, store::utc_timestamp())
       .bind(2, tool_version)
       .bind(3, scenario.name)
@@ -101,7 +101,8 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
       .bind(7, result.fits ? 1 : 0)
       .bind(8, result.shortfall)
       .bind(9, result.bottleneck);
-  bind_sweep(ins, 10, sweep);
+  bind_or_null(ins, 10, sweep);
+  bind_or_null(ins, 11, variant);
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
 
@@ -150,7 +151,8 @@ bool ResultsStore::has(const std::string& scenario_hash, const std::string& swee
 std::vector<StoredRun> ResultsStore::runs(const RunFilter& filter) const {
   std::string sql =
       "SELECT id, created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
-      "workload, fits, shortfall, bottleneck, sweep FROM runs WHERE 1=1";
+      "workload, fits, shortfall, bottleneck, sweep, " +
+      std::string(has_variant_column_ ? "variant" : "NULL") + " FROM runs WHERE 1=1";
   if (filter.sweep) sql += " AND ifnull(sweep, '') = ?1";
   if (!filter.scenario_hash.empty()) sql += " AND scenario_hash = ?2";
   if (!filter.scenario_name.empty()) sql += " AND scenario_name = ?3";
@@ -173,6 +175,7 @@ std::vector<StoredRun> ResultsStore::runs(const RunFilter& filter) const {
     r.shortfall = st.column_text(8);
     r.bottleneck = st.column_text(9);
     r.sweep = st.column_text(10);
+    r.variant = st.column_text(11);
     out.push_back(std::move(r));
   }
   if (filter.details)

@@ -41,11 +41,17 @@ struct StoredRun {
   std::string shortfall;
   std::string bottleneck;
   std::string sweep;  // "" when the run belongs to no sweep (NULL in the table)
+  // The name `tiersim compare` gave this configuration; "" when it ran outside a compare file's
+  // variants (NULL in the table, and always for files written before results schema version 2).
+  std::string variant;
   std::vector<sim::Metric> metrics;  // in name order
   std::vector<StoredMemory> memory;
   std::vector<sim::ResourceUsage> utilization;  // unit is empty (not stored)
   std::vector<sim::TimelineSpan> timeline;      // one step's spans; empty when not traced
   std::map<std::string, std::string> provenance;  // key path -> source
+
+  // What reports call the run: its compare variant's name, else its scenario's name.
+  const std::string& display_name() const { return variant.empty() ? scenario_name : variant; }
 
   const sim::Metric* find_metric(const std::string& name) const;
   bool has_metric(const std::string& name) const { return find_metric(name) != nullptr; }
@@ -74,11 +80,13 @@ class ResultsStore {
   explicit ResultsStore(const std::string& path, store::Access access = store::Access::kReadWrite);
 
   // Stores one run in one transaction and returns its id. A failure leaves nothing behind.
-  // sweep "" = not part of a sweep. The timeline is reduced to one decode step (the middle one;
-  // for other workloads the middle phase) and capped at kMaxTimelineRows spans.
+  // sweep "" = not part of a sweep; variant "" = not a named compare variant. The timeline is
+  // reduced to one decode step (the middle one; for other workloads the middle phase) and capped at
+  // kMaxTimelineRows spans.
   std::int64_t save(const Scenario& scenario, const sim::RunResult& result,
                     const std::string& tool_version, const std::string& sweep = "",
-                    OnDuplicate on_duplicate = OnDuplicate::kReplace);
+                    OnDuplicate on_duplicate = OnDuplicate::kReplace,
+                    const std::string& variant = "");
 
   bool has(const std::string& scenario_hash, const std::string& sweep = "") const;
   // Id of the run with this hash in this sweep.
@@ -100,6 +108,8 @@ class ResultsStore {
   void create_schema();
   void check_version();
   void read_details(StoredRun& run) const;
+  // False for a file opened read-only at results schema version 1 (no runs.variant column).
+  bool has_variant_column_ = true;
   // mutable: reading prepares statements, which needs a non-const connection.
   mutable store::Database db_;
 };

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS runs (
   shortfall TEXT,
   bottleneck TEXT,
   sweep TEXT NULL,
+  variant TEXT NULL,  -- the compare file's variant name (version 2); NULL outside a compare
   UNIQUE (scenario_hash, sweep)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_hash_sweep ON runs (scenario_hash, ifnull(sweep, ''));
@@ -164,13 +165,29 @@ CREATE TABLE IF NOT EXISTS replay_runs (
   replay_read_gbps REAL, calibrated_read_gbps REAL
 );)sql";
 
+// Steps that bring an older file's part up to this tiersim's version, in version order. A step
+// runs when the file's version is below `to_version`; its SQL must leave the tables exactly as
+// the current DDL would create them (tests/store/schema_test.cpp builds each old layout and
+// checks that).
+struct MigrationStep {
+  SchemaPart part;
+  int to_version;
+  std::string_view sql;
+};
+
+constexpr MigrationStep kMigrations[] = {
+    // results 1 -> 2: runs.variant, the name `tiersim compare` gives a configuration, so the
+    // report labels it as the comparison did (issue 17). Old runs keep NULL: no variant known.
+    {SchemaPart::kResults, 2, "ALTER TABLE runs ADD COLUMN variant TEXT NULL;"},
+};
+
 }  // namespace
 
 const std::vector<SchemaPartDecl>& schema_parts() {
   static const std::vector<SchemaPartDecl> parts = {
       {SchemaPart::kResults,
        "results",
-       1,
+       2,
        {"runs", "metrics", "memory", "utilization", "timeline", "provenance"},
        false,
        kResultsDdl},
@@ -224,8 +241,16 @@ void ensure_schema(Database& db, SchemaPart part) {
   try {
     db.exec(kSchemaVersionDdl);
     check_schema_version(db, part);
+    // Migrate before the DDL: its CREATE ... IF NOT EXISTS leaves an old table as it is, and an
+    // index on a new column would fail on it.
+    const int stored = stored_version(db, part);
+    if (stored > 0)
+      for (const auto& step : kMigrations)
+        if (step.part == part && step.to_version > stored) db.exec(step.sql);
     db.exec(d.ddl);
-    db.prepare("INSERT OR IGNORE INTO schema_version (component, version) VALUES (?, ?)")
+    db.prepare(
+          "INSERT INTO schema_version (component, version) VALUES (?, ?) "
+          "ON CONFLICT (component) DO UPDATE SET version = excluded.version")
         .bind(1, d.name)
         .bind(2, d.version)
         .run();

@@ -5,8 +5,9 @@
 //
 // Migrations: each part carries a version, recorded in the schema_version table when the part's
 // tables are created. A file whose part is newer than this tiersim is refused (upgrade tiersim);
-// an older part would be migrated in ensure_schema(), by the steps listed beside its version.
-// Every part is still at version 1, so there are no steps yet.
+// an older part is migrated in place by ensure_schema() (opening for writing), by the steps in
+// store/schema.cpp (kMigrations). Readers that open read-only do not migrate; they ask
+// stored_version() which columns the file has (results: runs.variant from version 2).
 #pragma once
 
 #include <string_view>

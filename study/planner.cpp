@@ -18,6 +18,7 @@
 #include "model/layout.hpp"
 #include "model/llm.hpp"
 #include "model/units.hpp"
+#include "sim/economics.hpp"
 #include "sim/simulate.hpp"
 
 namespace tiersim::plan {
@@ -167,7 +168,11 @@ PlanSpec parse_plan_file(const std::string& path) {
 Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   Bounds b;
   try {
-    const CapexBreakdown c = compute_capex(s.hardware, s.economics.prices);
+    // A lower bound: where DRAM is sized to the need after the run (sim/economics.hpp), the
+    // least it can be sized to is one DIMM.
+    Hardware hw = s.hardware;
+    if (sim::dram_sized_to_need(s)) hw.host.dram_gb = std::min(kDramDimmGb, hw.host.dram_gb);
+    const CapexBreakdown c = compute_capex(hw, s.economics.prices);
     b.capex_usd = c.total_usd();
   } catch (const Error&) {
     // A missing price: no capex figure, so no budget or cost pruning for this point.

@@ -11,6 +11,7 @@
 #include "config/options.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "sim/economics.hpp"
 
 using namespace tiersim;
 using namespace tiersim::config;
@@ -399,6 +400,62 @@ TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenari
   const Scenario b = load_scenario_text(s.resolved_yaml, "resolved", with_data());
   CHECK(b.hash == s.hash);
   CHECK(b.hardware.nvme.model.read.peak_gbps == 6.5);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a profile naming its catalog drive inherits that drive's capacity, power and price",
+          "[config][scenario]") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tiersim-profile-drive-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  DeviceProfile p;
+  p.model.name = "my-drive";
+  p.model.read = {6.5, 1, 80, 0};
+  p.model.write = {3.0, 2, 20, 0};
+  const std::string profile = (dir / "device.yaml").string();
+  const std::string scenario = (dir / "scenario.yaml").string();
+  std::ofstream(scenario) << replace(kBase, "nvme: {model: generic-gen5, count: 4}",
+                                     "nvme: {profile: device.yaml, count: 4}");
+  const Catalog catalog = Catalog::load(kData);
+  const NvmeSpec& gen5 = catalog.drive("generic-gen5");
+
+  SECTION("without catalog_drive the drive has no product, so no price") {
+    write_device_profile(profile, p);
+    const Scenario s = load_scenario(scenario, with_data());
+    CHECK(s.hardware.nvme.drive.name.empty());
+    CHECK_FALSE(s.economics.prices.drive.known());
+    CHECK_THAT(sim::cost_note(s), Catch::Contains("profile my-drive, no catalog drive"));
+  }
+  SECTION("catalog_drive gives the catalog drive; the profile keeps the performance model") {
+    p.catalog_drive = "generic-gen5";
+    write_device_profile(profile, p);
+    CHECK(read_device_profile(profile).catalog_drive == "generic-gen5");
+    const Scenario s = load_scenario(scenario, with_data());
+    CHECK(s.hardware.nvme.drive.name == "generic-gen5");
+    CHECK(s.hardware.nvme.drive.capacity_tb == gen5.capacity_tb);
+    CHECK(s.hardware.nvme.drive.active_w == gen5.active_w);
+    CHECK(s.economics.prices.drive.known());
+    CHECK(s.economics.prices.drive.usd == catalog.drive_price("generic-gen5").usd);
+    CHECK(s.hardware.nvme.model.read.peak_gbps == 6.5);  // measured, not the datasheet's
+    CHECK(s.provenance.at("hardware.nvme.model").find("catalog_drive") != std::string::npos);
+    const Scenario b = load_scenario_text(s.resolved_yaml, "resolved", with_data());
+    CHECK(b.hash == s.hash);
+    CHECK(b.hardware.nvme.model.read.peak_gbps == 6.5);
+    // The scenario's own hardware.nvme.model wins over the profile's.
+    std::ofstream(scenario) << replace(
+        kBase, "nvme: {model: generic-gen5, count: 4}",
+        "nvme: {model: generic-gen4, profile: device.yaml, count: 4}");
+    CHECK(load_scenario(scenario, with_data()).hardware.nvme.drive.name == "generic-gen4");
+  }
+  SECTION("an unknown catalog_drive names the profile, its line and the key") {
+    p.catalog_drive = "no-such-drive";
+    write_device_profile(profile, p);
+    CHECK_THROWS_WITH(load_scenario(scenario, with_data()), Catch::Contains("device.yaml:") &&
+                                                                Catch::Contains("catalog_drive") &&
+                                                                Catch::Contains("no-such-drive"));
+  }
   fs::remove_all(dir);
 }
 

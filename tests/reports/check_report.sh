@@ -79,6 +79,15 @@ render "$work/demo/index.html"
 # chart + 2 tornadoes; check_plots also requires every chart on the page to draw.
 check_plots "$work/demo/index.html.dom" 10
 check_winner "$work/demo/index.html.dom"
+# The runs are labelled by the compare file's variant names (stored in runs.variant), not by
+# their scenario names: every variant heads a column of the comparison table.
+variants=$(sed -n 's/^    - name: *//p' "$src/scenarios/cost/opt30b-l40s.yaml")
+[ -n "$variants" ] || { echo "FAIL: no variant names found in scenarios/cost/opt30b-l40s.yaml"; exit 1; }
+for v in $variants; do
+  grep -qF "<th>$v</th>" "$work/demo/index.html.dom" ||
+    { echo "FAIL: variant $v labels no column of the comparison table"; exit 1; }
+done
+echo "variants labelled: $(echo $variants)"
 [ "$(grep -o '"title":"Sensitivity of ' "$work/demo/index.html" | wc -l)" -eq 2 ] ||
   { echo "FAIL: the default report lacks its two tornado charts"; exit 1; }
 # Cost charts (inline SVG, reports/cost_charts.cpp): capex by component for each configuration

@@ -129,12 +129,12 @@ TEST_CASE("report: payload names stay inert in compare --json, HTML, Markdown an
     }
   CHECK(html.find("&lt;!--&lt;script&gt;") != std::string::npos);
 
-  // CSV: every record has the header's 7 fields; no text cell starts a formula.
+  // CSV: every record has the header's 8 fields; no text cell starts a formula.
   const auto rows = parse_csv(csv);
   REQUIRE(rows.size() > list.size());
   for (const auto& r : rows) {
-    REQUIRE(r.size() == 7);
-    for (std::size_t c : {1u, 2u, 3u, 4u, 6u})
+    REQUIRE(r.size() == 8);
+    for (std::size_t c : {1u, 2u, 3u, 4u, 5u, 7u})
       if (!r[c].empty()) CHECK(std::string("=+-@\t\r").find(r[c].front()) == std::string::npos);
   }
   bool saw_formula_payload = false;

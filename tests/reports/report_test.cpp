@@ -84,7 +84,38 @@ TEST_CASE("report: HTML, Markdown and CSV carry the comparison table", "[report]
   std::size_t metrics = 0;
   for (const auto& r : in.runs) metrics += r.metrics.size();
   CHECK(count(csv, "\n") == metrics + 1);
-  CHECK(csv.rfind("run_id,scenario_name,scenario_hash,sweep,metric,value,unit\n", 0) == 0);
+  CHECK(csv.rfind("run_id,scenario_name,variant,scenario_hash,sweep,metric,value,unit\n", 0) == 0);
+}
+
+TEST_CASE("report: a compare variant's name labels its run; a run without one keeps its scenario's",
+          "[report]") {
+  test::TempDir dir;
+  ResultsStore store(":memory:");
+  config::LoadOptions opts;
+  opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const std::string ref = std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/";
+  const Scenario named = config::load_scenario(ref + "llama3-70b-a100-4x-gen4-aio.yaml", opts);
+  const Scenario plain = config::load_scenario(ref + "opt30b-a6000-quant-kvoffload.yaml", opts);
+  store.save(named, sim::simulate(named), "test", "", OnDuplicate::kReplace, "variant-under-test");
+  store.save(plain, sim::simulate(plain), "test");
+  ReportInput in;
+  in.database_name = "results.sqlite";
+  in.tool_version = "test";
+  in.runs = store.runs();
+  in.validation.error = "skipped";
+  const ReportFiles files = write_report(in, dir.file("out"));
+  const std::string html = slurp(files.html);
+  const std::string md = slurp(files.markdown);
+  const std::string csv = slurp(files.csv);
+  // The variant name replaces the scenario name as the run's label (table, charts, sources).
+  CHECK(count(md, "### variant-under-test\n") == 1);
+  CHECK(md.find("### " + named.name + "\n") == std::string::npos);
+  CHECK(count(md, "### " + plain.name + "\n") == 1);
+  CHECK(html.find("<th>variant-under-test</th>") != std::string::npos);
+  CHECK(html.find("\"run\":\"variant-under-test\"") != std::string::npos);  // chart data
+  // The CSV keeps both: the scenario's name and the variant (empty for the other run).
+  CHECK(csv.find("," + named.name + ",variant-under-test,") != std::string::npos);
+  CHECK(csv.find("," + plain.name + ",,") != std::string::npos);
 }
 
 TEST_CASE("report: missing energy and cost metrics are reported, not plotted", "[report]") {

@@ -4,8 +4,9 @@
 #include <string>
 
 #include "config/scenario_loader.hpp"
-#include "store/results_store.hpp"
 #include "sim/simulate.hpp"
+#include "store/results_store.hpp"
+#include "store/schema.hpp"
 #include "tests/temp_dir.hpp"
 
 using namespace tiersim;
@@ -153,4 +154,107 @@ TEST_CASE("results store: unopenable path names the file", "[report][store]") {
   } catch (const StoreError& e) {
     CHECK(std::string(e.what()).find("cannot open results database") != std::string::npos);
   }
+}
+
+TEST_CASE("results store: a compare variant's name is stored; runs without one read back empty",
+          "[report][store]") {
+  test::TempDir dir;
+  const Scenario a = load("llama3-70b-a100-4x-gen4-aio.yaml");
+  const Scenario b = load("opt30b-a6000-quant-kvoffload.yaml");
+  ResultsStore store(dir.file("results.sqlite"));
+  const auto ia =
+      store.save(a, sim::simulate(a), "9.9.9", "", reports::OnDuplicate::kReplace, "four-a100");
+  const auto ib = store.save(b, sim::simulate(b), "9.9.9");
+  CHECK(store.run(ia)->variant == "four-a100");
+  CHECK(store.run(ia)->display_name() == "four-a100");
+  CHECK(store.run(ib)->variant.empty());
+  CHECK(store.run(ib)->display_name() == b.name);
+  auto st = store.database().prepare("SELECT count(*) FROM runs WHERE variant IS NULL");
+  REQUIRE(st.step());
+  CHECK(st.column_int(0) == 1);  // "" is stored as NULL, as sweep is
+}
+
+namespace {
+
+// The runs table as results schema version 1 created it (before runs.variant), with its version
+// row, exactly as a tiersim of that version left a file. Only the tables a run row needs.
+void write_version_1_database(const std::string& path) {
+  store::Database db(path);
+  db.exec(R"sql(
+CREATE TABLE schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_at TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  scenario_name TEXT NOT NULL,
+  scenario_hash TEXT NOT NULL,
+  scenario_yaml TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  fits INTEGER NOT NULL,
+  shortfall TEXT,
+  bottleneck TEXT,
+  sweep TEXT NULL,
+  UNIQUE (scenario_hash, sweep)
+);
+CREATE UNIQUE INDEX runs_hash_sweep ON runs (scenario_hash, ifnull(sweep, ''));
+CREATE INDEX runs_sweep ON runs (sweep);
+CREATE TABLE metrics (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, value REAL, unit TEXT, PRIMARY KEY (run_id, name));
+CREATE TABLE memory (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tier TEXT NOT NULL, required_bytes REAL, capacity_bytes REAL);
+CREATE TABLE utilization (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  resource TEXT NOT NULL, utilization REAL, busy_s REAL);
+CREATE TABLE timeline (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  resource TEXT NOT NULL, label TEXT, start_s REAL, end_s REAL, phase INTEGER, item INTEGER);
+CREATE TABLE provenance (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL, source TEXT, PRIMARY KEY (run_id, key));
+INSERT INTO schema_version VALUES ('results', 1);
+INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, scenario_yaml,
+  workload, fits, shortfall, bottleneck, sweep)
+  VALUES ('2026-01-01T00:00:00Z', '0.1', 'old-run', '0123456789abcdef', 'name: old-run',
+          'inference', 1, '', 'nvme', NULL);
+INSERT INTO metrics VALUES (1, 'tokens_per_s', 12.5, 'tokens/s');
+)sql");
+}
+
+bool runs_has_variant_column(store::Database& db) {
+  auto st = db.prepare("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'variant'");
+  return st.step() && st.column_int(0) == 1;
+}
+
+}  // namespace
+
+TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded when written",
+          "[report][store]") {
+  test::TempDir dir;
+  const std::string path = dir.file("old.sqlite");
+  write_version_1_database(path);
+  {
+    ResultsStore reader(path, store::Access::kReadOnly);
+    const auto runs = reader.runs();
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].scenario_name == "old-run");
+    CHECK(runs[0].variant.empty());
+    CHECK(runs[0].display_name() == "old-run");
+    CHECK(runs[0].metric("tokens_per_s") == 12.5);
+    // Reading changed nothing.
+    CHECK(store::stored_version(reader.database(), store::SchemaPart::kResults) == 1);
+    CHECK_FALSE(runs_has_variant_column(reader.database()));
+  }
+  ResultsStore writer(path);
+  CHECK(store::stored_version(writer.database(), store::SchemaPart::kResults) ==
+        store::schema_part(store::SchemaPart::kResults).version);
+  CHECK(runs_has_variant_column(writer.database()));
+  const auto old = writer.runs();
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].scenario_name == "old-run");
+  CHECK(old[0].variant.empty());
+  const Scenario s = load("opt30b-a6000-quant-kvoffload.yaml");
+  const auto id =
+      writer.save(s, sim::simulate(s), "9.9.9", "", reports::OnDuplicate::kReplace, "named");
+  CHECK(writer.run(id)->variant == "named");
+  CHECK(writer.runs().size() == 2);
+  // A second opening finds nothing left to migrate.
+  ResultsStore again(path);
+  CHECK(again.runs().size() == 2);
 }
