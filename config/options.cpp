@@ -439,7 +439,8 @@ std::vector<Option> build_table() {
   t.push_back(only(choice("workload.preemption", {"recompute", "swap"}, "recompute",
                           "what a request preempted for KV blocks loses (vLLM preemption_mode): "
                           "recompute: its cache, prefilled again on resumption; swap: nothing, its "
-                          "blocks are copied to host DRAM over PCIe and back before it resumes",
+                          "blocks are copied to host DRAM over PCIe and back before it resumes "
+                          "(vLLM's V0 engine; V1 always recomputes)",
                           E(serving.preemption)),
                    kServing));
   t.push_back(only(range(opt("workload.swap_space", VT::kSize, "bytes", "4GiB",
