@@ -452,6 +452,19 @@ std::vector<Option> build_table() {
                           "KV cache)",
                           F(serving.gpu_memory_utilization)),
                    kServing));
+  t.push_back(only(choice("workload.preemption", {"recompute", "swap"}, "recompute",
+                          "what a request preempted for KV blocks loses (vLLM preemption_mode): "
+                          "recompute: its cache, prefilled again on resumption; swap: nothing, its "
+                          "blocks are copied to host DRAM over PCIe and back before it resumes "
+                          "(vLLM's V0 engine; V1 always recomputes)",
+                          E(serving.preemption)),
+                   kServing));
+  t.push_back(only(range(opt("workload.swap_space", VT::kSize, "bytes", "4GiB",
+                             "host DRAM per GPU for swapped KV blocks (vLLM swap_space, 4 GiB "
+                             "default); a swap-out that does not fit aborts the run, as vLLM does",
+                             F(serving.swap_space_bytes)),
+                         0, kInf),
+                   kServing));
   t.push_back(
       only(optional(range(opt("workload.slo_ttft", VT::kDuration, "s", "",
                               "time-to-first-token target for goodput", F(serving.slo_ttft_s)),

@@ -170,6 +170,10 @@ struct ServingWorkload {
   int token_budget = 0;            // tokens per iteration; 0 = the scheduler's default
   int block_tokens = 16;           // paged KV cache block
   double gpu_memory_utilization = 0.9;  // share of GPU memory the server may use
+  // What a preempted request loses: recompute drops its KV cache and prefills again; swap copies
+  // its KV blocks to host DRAM and back before it resumes (vLLM's preemption_mode).
+  enum class Preemption { kRecompute, kSwap } preemption = Preemption::kRecompute;
+  double swap_space_bytes = 4.0 * 1024 * 1024 * 1024;  // host DRAM for swapped KV, per GPU
   double slo_ttft_s = -1;          // time-to-first-token target; -1 = none
   double slo_tbt_s = -1;           // time-between-tokens target (per-request mean); -1 = none
   int seed = 1;
@@ -297,8 +301,8 @@ inline const std::vector<std::string>& validation_groups() {
   // published case measures that set-up yet, so a report says such a configuration is unvalidated
   // instead of borrowing the optimised serving stacks' error.
   static const std::vector<std::string> groups{
-      "ZeRO-Inference", "FlexGen", "serving stack", "eager, no offload", "I/O", "checkpoint",
-      "training"};
+      "ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
+      "I/O", "checkpoint", "training"};
   return groups;
 }
 

@@ -36,6 +36,8 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
     nvme_read_gbps_ = nvme.read_gbps;
   }
   const double h2d_bps = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
+  h2d_bps_ = h2d_bps;
+  d2h_bps_ = units::gbps_to_bytes_per_s(d2h_gbps(s.hardware.gpu, host));
   const double small_limit = resident_param_limit_bytes(em_, p.aio);
   auto fetch = [&](const WeightModule& mod) {
     Fetch f;
@@ -119,9 +121,17 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   } else {
     c.time_s = embedding_.time_s + emb_s + L * (layer_.time_s + layer_s) + head_.time_s + head_s;
   }
+  // Swap preemption: vLLM's worker copies the scheduled blocks (swap in, then swap out, each a
+  // copy per layer into pinned host buffers) before it runs the model, on the same stream, so
+  // the copies add to the iteration (vllm/worker/worker.py Worker.execute_worker, cache_engine
+  // swap_in / swap_out; V0 engine). Each GPU copies its tensor-parallel share over its own link.
+  const double swap_in_s = w.swap_in_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
+  const double swap_out_s = w.swap_out_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+  c.time_s += swap_in_s + swap_out_s;
+  c.d2h_s = swap_out_s;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
   c.peer_s = L * layer_peer_s;
-  c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s;
+  c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s;
   c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;
   c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
   return c;

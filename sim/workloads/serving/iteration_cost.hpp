@@ -19,6 +19,10 @@ struct IterationShape {
   double decodes = 0;
   double decode_context_tokens = 0;  // sum of context lengths, the new token included
   double sampled = 0;                // requests that produce a token (the head's rows)
+  // KV cache copied for swap preemption (workload.preemption: swap), in tokens of whole blocks:
+  // out to host DRAM and back in before the forward pass.
+  double swap_out_tokens = 0;
+  double swap_in_tokens = 0;
   double tokens() const { return prefill_tokens + decodes; }
 };
 
@@ -26,7 +30,8 @@ struct IterationCost {
   double time_s = 0;  // wall time of the iteration
   double gpu_s = 0;   // kernel time on each GPU of the replica
   double peer_s = 0;  // tensor-parallel all-reduce time
-  double h2d_s = 0;   // PCIe host-to-device time of the streamed weights
+  double h2d_s = 0;   // PCIe host-to-device time of the streamed weights and swapped-in KV
+  double d2h_s = 0;   // PCIe device-to-host time of swapped-out KV
   double nvme_s = 0;  // NVMe array time of the streamed weights
   double cpu_s = 0;   // CPU time staging pageable copies
 };
@@ -50,6 +55,7 @@ class IterationModel {
   ExecutionModel em_;
   double tp_ = 1;
   double kv_token_layer_bytes_ = 0;  // per GPU
+  double h2d_bps_ = 0, d2h_bps_ = 0;  // pinned copies over each GPU's PCIe link
   double embedding_elements_ = 0, head_elements_ = 0, layer_elements_ = 0;
   double dequant_s_ = 0;
   double peer_bps_ = 0;

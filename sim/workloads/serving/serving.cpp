@@ -16,7 +16,9 @@
 //               waiting prompts run before decodes (vLLM V0 scheduler), and when a decode needs a
 //               block and none is free the most recently admitted request is preempted and later
 //               recomputed from its prompt and the tokens it had produced (vLLM's default
-//               preemption mode for single sequences).
+//               preemption mode for single sequences). With workload.preemption: swap its KV
+//               blocks are copied to host DRAM instead (bounded by workload.swap_space) and back
+//               before it resumes; swapped requests resume before new prompts are admitted.
 //   chunked     Sarathi-Serve (Agrawal et al., OSDI 2024): each iteration has a token budget
 //               (default 512, the artifact's chunk size); decodes first, then the prompts in
 //               progress and new prompts in chunks that fill the budget.
@@ -29,6 +31,7 @@
 #include <deque>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
@@ -48,6 +51,7 @@ struct Live {
   int prefilled = 0;  // of target
   int generated = 0;
   long blocks = 0;
+  long swapped_blocks = 0;  // in host DRAM while swapped out
   double first_scheduled_s = -1;
   double first_token_s = -1;
   double last_token_s = -1;
@@ -94,6 +98,10 @@ class GapHistogram {
 struct Totals {
   GapHistogram gaps;
   long preemptions = 0;
+  long swap_outs = 0;         // preemptions by swap
+  double swap_out_bytes = 0;  // KV bytes copied to host DRAM, all GPUs
+  double swap_in_bytes = 0;   // and back
+  std::string swap_abort;     // why the run stopped: swap space exhausted ("" = it did not)
   long iterations = 0;
   double in_system_integral = 0;  // request-seconds (Little's L x time)
   double kv_used_integral = 0;    // block-seconds
@@ -103,6 +111,7 @@ struct Totals {
 struct ReplicaResources {
   Resource* gpu = nullptr;
   Resource* h2d = nullptr;
+  Resource* d2h = nullptr;
   Resource* peer = nullptr;
   Resource* nvme = nullptr;
   Resource* cpu = nullptr;
@@ -111,15 +120,21 @@ struct ReplicaResources {
 // One replica of the model (tensor-parallel GPUs in lockstep) with its own scheduler and KV pool.
 class Replica {
  public:
+  // `block_bytes`: one KV block on each GPU of the replica; `gpus`: the replica's GPUs.
   Replica(const ServingWorkload& w, const IterationModel& model, ReplicaResources res,
-          long kv_blocks, int token_budget, Totals& totals)
+          long kv_blocks, int token_budget, double block_bytes, int gpus, Totals& totals)
       : w_(w),
         model_(model),
         res_(res),
         total_blocks_(kv_blocks),
         free_blocks_(kv_blocks),
+        block_bytes_(block_bytes),
+        gpus_(gpus),
         budget_(token_budget),
         totals_(totals) {
+    // vLLM sizes its CPU block pool as swap_space / block bytes (vllm/worker/cache_engine.py
+    // get_cache_block_size; worker.py determine_num_available_blocks).
+    free_swap_blocks_ = static_cast<long>(std::floor(w.swap_space_bytes / block_bytes));
     watermark_ = static_cast<long>(std::ceil(0.01 * double(kv_blocks)));
   }
 
@@ -129,6 +144,7 @@ class Replica {
       const bool ran = w_.scheduler == ServingWorkload::Scheduler::kStatic    ? static_step()
                        : w_.scheduler == ServingWorkload::Scheduler::kChunked ? chunked_step()
                                                                               : continuous_step();
+      if (!totals_.swap_abort.empty()) break;
       if (ran) continue;
       if (next_ >= arrivals_.size()) break;
       advance(std::max(now_, arrivals_[next_]->req.arrival_s));  // idle until the next arrival
@@ -167,6 +183,7 @@ class Replica {
     book(res_.gpu, c.gpu_s, Activity::kCompute);
     book(res_.peer, c.peer_s, Activity::kAllreduce);
     book(res_.h2d, c.h2d_s, Activity::kWeightsCpu);
+    book(res_.d2h, c.d2h_s, Activity::kKvToHost);
     book(res_.nvme, c.nvme_s, Activity::kWeightsNvme);
     book(res_.cpu, c.cpu_s, Activity::kWeightsCpu);
     for (Live* r : scheduled)
@@ -202,13 +219,65 @@ class Replica {
   }
 
   // Recompute preemption: the request gives its blocks back and goes to the front of the queue;
-  // when admitted again it prefills its prompt and the tokens it had produced.
+  // when admitted again it prefills its prompt and the tokens it had produced. Swap preemption
+  // (a decoding request): its blocks are copied to host DRAM in the next iteration and it waits,
+  // in the order it was swapped out, to be copied back. vLLM V0 aborts the engine when the CPU
+  // block pool cannot take a victim ("Aborted due to the lack of CPU swap space",
+  // vllm/core/scheduler.py Scheduler._swap_out); the run stops there too, reported as not fitting.
   void preempt(Live* r) {
+    ++totals_.preemptions;
+    if (w_.preemption == ServingWorkload::Preemption::kSwap && r->decoding()) {
+      if (r->blocks > free_swap_blocks_) {
+        totals_.swap_abort = "workload.swap_space: a preempted request's " +
+                             std::to_string(r->blocks) + " KV blocks do not fit in the " +
+                             std::to_string(free_swap_blocks_) +
+                             " free host swap blocks; vLLM aborts the engine here (\"Aborted due "
+                             "to the lack of CPU swap space\"): raise workload.swap_space";
+        release(r);
+        return;
+      }
+      free_swap_blocks_ -= r->blocks;
+      pending_swap_out_blocks_ += r->blocks;
+      ++totals_.swap_outs;
+      totals_.swap_out_bytes += double(r->blocks) * block_bytes_ * gpus_;
+      r->swapped_blocks = r->blocks;
+      release(r);
+      swapped_.push_back(r);  // vLLM: self.swapped.extend(running_scheduled.swapped_out)
+      return;
+    }
     release(r);
     r->target = r->req.prompt_tokens + r->generated;
     r->prefilled = 0;
     waiting_.push_front(r);
-    ++totals_.preemptions;
+  }
+
+  // Swapped requests back to the GPU, in the order they left, while their blocks (and the block of
+  // their next token) fit above the watermark (vLLM's can_swap_in: AllocStatus.LATER stops the
+  // scan). They decode in this iteration. Not in an iteration that preempted (vLLM V0 schedules
+  // swap-ins only when the running queue preempted nothing).
+  void swap_in(IterationShape& shape, std::vector<Live*>& decodes, long preempted_before) {
+    if (totals_.preemptions != preempted_before) return;
+    while (!swapped_.empty() && running_.size() < std::size_t(w_.max_batch)) {
+      Live* r = swapped_.front();
+      const long need = blocks_for(r->req.prompt_tokens + r->generated);
+      const long reserve = running_.empty() ? 0 : watermark_;
+      if (free_blocks_ - need < reserve) break;
+      swapped_.pop_front();
+      free_swap_blocks_ += r->swapped_blocks;
+      shape.swap_in_tokens += double(r->swapped_blocks) * w_.block_tokens;
+      totals_.swap_in_bytes += double(r->swapped_blocks) * block_bytes_ * gpus_;
+      r->swapped_blocks = 0;
+      free_blocks_ -= need;
+      r->blocks = need;
+      running_.push_back(r);
+      decodes.push_back(r);
+    }
+  }
+
+  // The swap-outs decided since the last iteration ride on the next one.
+  void take_swap_outs(IterationShape& shape) {
+    shape.swap_out_tokens += double(pending_swap_out_blocks_) * w_.block_tokens;
+    pending_swap_out_blocks_ = 0;
   }
 
   // Gives every decoding request in `running_` the block its next token needs, preempting the most
@@ -254,11 +323,14 @@ class Replica {
 
   bool continuous_step() {
     // Waiting prompts first, as many as the token budget, the running limit and the free blocks
-    // allow, in arrival order without skipping (vLLM V0, Sarathi-Serve's vLLM baseline).
+    // allow, in arrival order without skipping (vLLM V0, Sarathi-Serve's vLLM baseline). While
+    // requests are swapped out no prompt is admitted (vLLM V0 _schedule_default: prefills only
+    // when the swapped queue is empty).
     std::vector<Live*> prefills;
     IterationShape shape;
     int budget = budget_;
-    while (!waiting_.empty() && running_.size() + prefills.size() < std::size_t(w_.max_batch)) {
+    while (swapped_.empty() && !waiting_.empty() &&
+           running_.size() + prefills.size() < std::size_t(w_.max_batch)) {
       Live* r = waiting_.front();
       if (r->target > budget || !can_admit(r, prefills.size())) break;
       waiting_.pop_front();
@@ -272,6 +344,7 @@ class Replica {
     }
     if (!prefills.empty()) {
       for (Live* r : prefills) running_.push_back(r);
+      take_swap_outs(shape);
       iterate(shape, prefills);
       for (Live* r : prefills) {
         r->prefilled = r->target;
@@ -280,10 +353,19 @@ class Replica {
       remove_finished();
       return true;
     }
-    if (running_.empty()) return false;
-    const std::vector<Live*> decodes = reserve_decode_slots();
-    if (decodes.empty()) return true;  // everything was preempted; prefill next
+    if (running_.empty() && swapped_.empty()) return false;
+    const long preempted_before = totals_.preemptions;
+    std::vector<Live*> decodes = reserve_decode_slots();
+    swap_in(shape, decodes, preempted_before);
+    if (decodes.empty()) {  // everything was preempted: copy the swap-outs, prefill next
+      if (pending_swap_out_blocks_ > 0) {
+        take_swap_outs(shape);
+        iterate(shape, {});
+      }
+      return preempted_before != totals_.preemptions;
+    }
     add_decodes(shape, decodes);
+    take_swap_outs(shape);
     iterate(shape, decodes);
     for (Live* r : decodes) emit_token(r);
     remove_finished();
@@ -292,8 +374,13 @@ class Replica {
 
   bool chunked_step() {
     IterationShape shape;
+    // Running decodes, then swapped requests, then prompts (vLLM V0
+    // _schedule_chunked_prefill).
+    const long preempted_before = totals_.preemptions;
     std::vector<Live*> scheduled = reserve_decode_slots();
+    swap_in(shape, scheduled, preempted_before);
     add_decodes(shape, scheduled);
+    take_swap_outs(shape);
     long budget = budget_ - static_cast<long>(scheduled.size());
     std::vector<std::pair<Live*, int>> chunks;
     auto add_chunk = [&](Live* r) {
@@ -322,7 +409,11 @@ class Replica {
       ++admitted;
       add_chunk(r);
     }
-    if (scheduled.empty()) return false;
+    if (scheduled.empty()) {
+      if (shape.swap_out_tokens == 0) return false;
+      iterate(shape, {});  // only copies: every request was swapped out
+      return true;
+    }
     const std::size_t decodes = static_cast<std::size_t>(shape.decodes);
     iterate(shape, scheduled);
     for (std::size_t i = 0; i < decodes; ++i) emit_token(scheduled[i]);
@@ -395,6 +486,10 @@ class Replica {
   const IterationModel& model_;
   ReplicaResources res_;
   long total_blocks_, free_blocks_, watermark_ = 0;
+  double block_bytes_ = 0;
+  int gpus_ = 1;
+  long free_swap_blocks_ = 0, pending_swap_out_blocks_ = 0;
+  std::deque<Live*> swapped_;  // in the order they were swapped out
   int budget_;
   Totals& totals_;
   std::vector<Live*> arrivals_;
@@ -481,7 +576,9 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     const int index = replicas > 1 ? i : kNoIndex;
     auto& r = res[static_cast<std::size_t>(i)];
     r.gpu = seconds(ResourceKind::kGpu, index);
-    if (p.weights.cpu + p.weights.nvme > 0) r.h2d = seconds(ResourceKind::kPcieH2d, index);
+    const bool swap = w.preemption == ServingWorkload::Preemption::kSwap;
+    if (p.weights.cpu + p.weights.nvme > 0 || swap) r.h2d = seconds(ResourceKind::kPcieH2d, index);
+    if (swap) r.d2h = seconds(ResourceKind::kPcieD2h, index);
     if (tp > 1) r.peer = seconds(ResourceKind::kGpuPeer, index);
     r.nvme = nvme;
     r.cpu = cpu;
@@ -498,9 +595,15 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   Totals totals;
   double total_s = 0;
   for (int i = 0; i < replicas; ++i) {
-    Replica replica(w, model, res[static_cast<std::size_t>(i)], blocks, budget, totals);
+    Replica replica(w, model, res[static_cast<std::size_t>(i)], blocks, budget,
+                    mem.kv_bytes_per_token * w.block_tokens, tp, totals);
     replica.run(std::move(streams[static_cast<std::size_t>(i)]));
     total_s = std::max(total_s, replica.now());
+    if (!totals.swap_abort.empty()) {
+      result.fits = false;
+      result.shortfall = totals.swap_abort;
+      return result;
+    }
   }
 
   std::vector<double> queue, ttft, e2e, tpot;
@@ -562,6 +665,11 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
              100.0 * totals.kv_used_integral / (double(blocks) * replicas * total_s), "%");
   result.set("kv_cache_max_pct", 100.0 * totals.kv_max_fraction, "%");
   result.set("preemptions", double(totals.preemptions), "requests");
+  if (w.preemption == ServingWorkload::Preemption::kSwap) {
+    result.set("swapped_requests", double(totals.swap_outs), "requests");
+    result.set("swap_out_bytes", totals.swap_out_bytes, "bytes");
+    result.set("swap_in_bytes", totals.swap_in_bytes, "bytes");
+  }
   result.set("iterations", double(totals.iterations), "iterations");
   result.set("replicas", replicas, "replicas");
   result.set("weights_bytes", model_weight_bytes(m, p), "bytes");

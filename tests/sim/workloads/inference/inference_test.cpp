@@ -262,6 +262,14 @@ TEST_CASE("validation groups come from the scenario unless the reference names o
   CHECK_FALSE(sim::probation_reason("serving stack", 12.5, 20.0).empty());
   CHECK_FALSE(sim::probation_reason("serving stack", 8.0, 31.0).empty());
   CHECK(sim::probation_reason("ZeRO-Inference", 14.0, 43.0).empty());
+  // Requests arriving over time (the serving workload) are their own group, on probation like
+  // every newly modelled one.
+  const Scenario serving = test::load_yaml(
+      "name: g\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
+      "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
+  CHECK(sim::reference_group(serving, Reference{}) == "serving under load");
+  CHECK_FALSE(sim::probation_reason("serving under load", 40.0, 60.0).empty());
+  CHECK(sim::probation_reason("serving under load", 10.0, 20.0).empty());
 }
 
 TEST_CASE("a gate fails when an established group is over the limit, not a provisional one",

@@ -152,6 +152,75 @@ TEST_CASE("continuous batching preempts when the KV cache runs out and still ser
   CHECK(r.metric("kv_cache_max_pct") > 90);
 }
 
+TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling them again",
+          "[workloads][serving]") {
+  // Long requests and a KV pool that holds a few of them: every preemption either prefills
+  // thousands of tokens again (recompute) or copies their blocks over PCIe and back (swap).
+  // On an H100 re-prefilling 4,000+ tokens of Llama-3-8B is about 0.06 PFLOP of compute, while
+  // their 0.5 GB of KV cache crosses PCIe Gen5 both ways in a fraction of that.
+  const std::vector<std::string> load = {"workload.gpu_memory_utilization=0.3",
+                                         "workload.arrival_rate=50",
+                                         "workload.prompt_tokens=4000",
+                                         "workload.output_tokens=4000",
+                                         "workload.requests=60",
+                                         "workload.swap_space=64GiB"};
+  auto with = [&](const std::string& mode) {
+    auto sets = load;
+    sets.push_back("workload.preemption=" + mode);
+    return run(sets);
+  };
+  const sim::RunResult recompute = with("recompute");
+  const sim::RunResult swap = with("swap");
+  REQUIRE(recompute.fits);
+  REQUIRE(swap.fits);
+  CHECK(recompute.metric("preemptions") > 0);
+  CHECK_FALSE(recompute.has_metric("swapped_requests"));
+  CHECK(swap.metric("swapped_requests") == swap.metric("preemptions"));
+  CHECK(swap.metric("requests_completed") == 60);
+  // Every request swapped out comes back: the bytes out and in are the same blocks.
+  CHECK(swap.metric("swap_out_bytes") > 0);
+  CHECK(swap.metric("swap_in_bytes") == Approx(swap.metric("swap_out_bytes")));
+  INFO("e2e mean: recompute " << recompute.metric("e2e_mean_s") << " s, swap "
+                              << swap.metric("e2e_mean_s") << " s");
+  CHECK(swap.metric("e2e_mean_s") < recompute.metric("e2e_mean_s"));
+  CHECK(swap.metric("total_s") < recompute.metric("total_s"));
+  // The copies are booked on the PCIe links, both ways.
+  double d2h_busy_s = 0, h2d_busy_s = 0;
+  for (const auto& u : swap.utilization) {
+    if (u.name.find("d2h") != std::string::npos) d2h_busy_s += u.busy_s;
+    if (u.name.find("h2d") != std::string::npos) h2d_busy_s += u.busy_s;
+  }
+  CHECK(d2h_busy_s > 0);
+  CHECK(h2d_busy_s > 0);
+  // The copies cost the PCIe link's rate (model/perf.hpp h2d_gbps, d2h_gbps): over a 0.5 GB/s
+  // link, a second per GB each way, re-prefilling is the cheaper way back.
+  auto slow = load;
+  slow.insert(slow.end(), {"hardware.gpu.pcie_h2d_gbps=0.5", "hardware.gpu.pcie_d2h_gbps=0.5",
+                           "workload.preemption=swap"});
+  CHECK(run(slow).metric("e2e_mean_s") > recompute.metric("e2e_mean_s"));
+}
+
+TEST_CASE("a swap-out that does not fit in the swap space stops the run, as vLLM aborts",
+          "[workloads][serving]") {
+  // vLLM V0 raises "Aborted due to the lack of CPU swap space" when its CPU block pool cannot
+  // take a victim (vllm/core/scheduler.py Scheduler._swap_out): the run reports it.
+  const std::vector<std::string> load = {"workload.gpu_memory_utilization=0.3",
+                                         "workload.arrival_rate=50",
+                                         "workload.prompt_tokens=6000",
+                                         "workload.output_tokens=1024",
+                                         "workload.requests=60",
+                                         "workload.preemption=swap"};
+  auto small = load;
+  small.push_back("workload.swap_space=100MiB");  // less than one request's 0.8 GB
+  const sim::RunResult r = run(small);
+  CHECK_FALSE(r.fits);
+  CHECK_THAT(r.shortfall, Catch::Contains("workload.swap_space"));
+  CHECK_THAT(r.shortfall, Catch::Contains("lack of CPU swap space"));
+  auto big = load;
+  big.push_back("workload.swap_space=64GiB");
+  CHECK(run(big).fits);
+}
+
 TEST_CASE("streamed weights cost once per iteration, shared by the requests in it",
           "[workloads][serving]") {
   // Weights in host DRAM: a decode iteration of 1 or of 32 requests moves the same bytes over
