@@ -167,18 +167,23 @@ namespace tiersim {
 // flexgen/pytorch_backend.py), per sub-layer and GPU batch. Pure functions of the shapes; the
 // simulator (sim/workloads/inference/flexgen.cpp) places them on the shared resources.
 
+// The packed codes alone: 4 bits per element (compression.py num_bits=4), two per uint8.
+inline constexpr double kFlexGenPackedBytesPerElem = 0.5;
+
 // Bytes of GPU memory traffic per element of FlexGen's 4-bit decompression
 // (flexgen/compression.py, TorchCompressedDevice.decompress), one pass per elementwise op:
-// packed >> 4 and packed & 0xF each read the packed uint8 (0.25 B per element, two elements per
-// byte) and write a uint8 temporary (0.25); each temporary is then copied into every other
-// position of the grouped dimension of the fp16 output (read 0.25, write `strided_write` per
-// output element); then div_(scale) and add_(min) read and write the fp16 output (2 + 2 each).
+// packed >> 4 and packed & 0xF each read the whole packed uint8 tensor (two 4-bit codes per byte:
+// 0.5 B per output element) and write a uint8 temporary of the same size (0.5); each temporary is
+// then copied into every other position of the grouped dimension of the fp16 output (read 0.5,
+// write `strided_write` per output element); then div_(scale) and add_(min) read and write the
+// fp16 output (2 + 2 each).
 // Weights are grouped along dim 0 (group_dim=0): the stride-2 copies write whole contiguous rows,
 // 1 B per output element each. The cache is grouped along head_dim, its innermost dimension
 // (group_dim=2): every other fp16 element, so each copy touches every 32-byte DRAM sector of the
 // output, 2 B per output element.
 constexpr double flexgen_decompress_bytes_per_elem(double strided_write) {
-  return (0.25 + 0.25) * 2 + (0.25 + strided_write) * 2 + (2.0 + 2.0) * 2;
+  return (kFlexGenPackedBytesPerElem + kFlexGenPackedBytesPerElem) * 2 +
+         (kFlexGenPackedBytesPerElem + strided_write) * 2 + (2.0 + 2.0) * 2;
 }
 inline constexpr double kFlexGenWeightDecompressBytesPerElem =
     flexgen_decompress_bytes_per_elem(1.0);

@@ -196,3 +196,20 @@ TEST_CASE("FlexGen's GPU working set: one GPU batch, two staged sub-layers",
     decode_peak = decode_peak || it.what.find("decode peak") != std::string::npos;
   CHECK(decode_peak);
 }
+
+TEST_CASE("4-bit decompression reads the packed codes at half a byte per element",
+          "[model][perf][flexgen]") {
+  // compression.py TorchCompressedDevice.decompress: `packed >> 4` and `packed & 0xF` each read
+  // the whole packed tensor and write a uint8 temporary as large; the two copies into the fp16
+  // output each read one temporary. Four passes over N/2 bytes for N elements (4 bits each),
+  // besides the fp16 writes and the div_ / add_ passes.
+  const double packed_per_elem = 4.0 / 8.0;
+  const double fp16_passes = (2.0 + 2.0) * 2;  // div_(scale), add_(min): read + write fp16
+  for (double strided_write : {1.0, 2.0}) {
+    const double copies_write = 2 * strided_write;
+    const double packed_traffic =
+        flexgen_decompress_bytes_per_elem(strided_write) - fp16_passes - copies_write;
+    CHECK(packed_traffic == Approx(6 * packed_per_elem));  // 2 reads + 2 writes + 2 reads
+  }
+  CHECK(kFlexGenCacheDecompressBytesPerElem > kFlexGenWeightDecompressBytesPerElem);
+}
