@@ -135,8 +135,9 @@ double layer_activation_bytes(const LlmSpec& m, double tokens, double tp);
 // the GEMM reads them again.
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
                        double module_elements, double tp);
-// One layer's kernels with every operand in GPU memory, at the roofline (no launch overhead), its
-// GEMMs on `gemm` (gemm_path). Attention runs at the fp16 rate.
+// One layer's kernels with every operand in GPU memory (no launch overhead): the weight GEMMs on
+// `gemm` (gemm_path) and the attention kernel at the fp16 rate, one after the other, each at its
+// own roofline.
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                       const LayerPass& pass, double tp, const GemmPath& gemm);
 // The embedding lookup (a gather) for `tokens` tokens, or the output head for the last position
