@@ -23,6 +23,7 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
   }
   if (p.weight_bits < 16 && p.stack.fused_dequant)
     g.weight_bytes_per_elem = matrix_bytes_per_weight(p);
+  g.hides_weight_reads = p.stack.gemm_hides_weight_reads;
   return g;
 }
 
@@ -145,11 +146,14 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
   const double attention_bytes = pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes;
   // Attention runs at the fp16 rate.
   const double attention_s = gpu_kernel_s(gpu, em, pass.attention_flops / tp, attention_bytes);
-  if (!gemm.fp8) return gpu_kernel_s(gpu, em, gemm_flops, gemm_bytes) + attention_s;
   // FP8 GEMMs at their own rate.
-  const double gemm_compute_s =
-      gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency);
-  return std::max(gemm_compute_s, gpu_kernel_s(gpu, em, 0, gemm_bytes)) + attention_s;
+  const double gemm_math_s =
+      gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)
+               : gpu_kernel_s(gpu, em, gemm_flops, 0);
+  const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, gemm_bytes);
+  const double gemm_s = gemm.hides_weight_reads ? std::max(gemm_math_s, gemm_memory_s)
+                                                : gemm_math_s + gemm_memory_s;
+  return gemm_s + attention_s;
 }
 
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,

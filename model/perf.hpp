@@ -67,6 +67,9 @@ struct GemmPath {
   bool fp8 = false;
   double efficiency = 0;             // achieved fraction of that rate's dense peak (fp16: em's)
   double weight_bytes_per_elem = 2;  // weight bytes one pass reads per element
+  // The weight stream overlaps the math (the longer of the two), or precedes it (their sum):
+  // ExecutionStack::gemm_hides_weight_reads.
+  bool hides_weight_reads = true;
 };
 // `em` is the stack's (with_stack). Eager stacks read an fp16 copy of quantised weights
 // (layer_dequant_s makes it); fused-dequant stacks read the packed weights.
