@@ -23,6 +23,7 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
   }
   if (p.weight_bits < 16 && p.stack.fused_dequant)
     g.weight_bytes_per_elem = matrix_bytes_per_weight(p);
+  g.hides_weight_reads = p.stack.gemm_hides_weight_reads;
   return g;
 }
 
@@ -145,17 +146,26 @@ double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Polic
 
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                       const LayerPass& pass, double tp, const GemmPath& gemm) {
+  // A layer is a sequence of kernels on one stream, each finishing before the next starts: the
+  // weight GEMMs (with the elementwise work between them) and the attention kernel, which reads
+  // and writes the KV cache (and, eager, the score matrices). Each kernel is bound by its own
+  // resource (the roofline is a per-kernel bound: Williams, Waterman and Patterson, "Roofline",
+  // CACM 52(4), 2009), so a compute-bound GEMM does not hide a memory-bound attention kernel:
+  // the layer takes the sum of the kernels' rooflines, not the roofline of their sum.
   const double gemm_flops = layer_gemm_flops(m, pass.tokens) / tp;
-  const double bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp +
-                       layer_activation_bytes(m, pass.tokens, tp) + pass.kv_read_bytes +
-                       pass.kv_write_bytes + pass.score_bytes;
-  if (!gemm.fp8) return gpu_kernel_s(gpu, em, gemm_flops + pass.attention_flops / tp, bytes);
-  // GEMMs and attention at their own rates, against one memory roofline.
-  const double gemm_tflops = gemm.fp8 ? gpu.fp8_tflops : gpu.fp16_tflops;
-  const double compute_s =
-      gemm_flops / (units::tflops_to_flops(gemm_tflops) * gemm.efficiency) +
-      pass.attention_flops / tp / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  return std::max(compute_s, gpu_kernel_s(gpu, em, 0, bytes));
+  const double gemm_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp +
+                            layer_activation_bytes(m, pass.tokens, tp);
+  const double attention_bytes = pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes;
+  // Attention runs at the fp16 rate.
+  const double attention_s = gpu_kernel_s(gpu, em, pass.attention_flops / tp, attention_bytes);
+  // FP8 GEMMs at their own rate.
+  const double gemm_math_s =
+      gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)
+               : gpu_kernel_s(gpu, em, gemm_flops, 0);
+  const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, gemm_bytes);
+  const double gemm_s = gemm.hides_weight_reads ? std::max(gemm_math_s, gemm_memory_s)
+                                                : gemm_math_s + gemm_memory_s;
+  return gemm_s + attention_s;
 }
 
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,

@@ -74,6 +74,9 @@ struct GemmPath {
   bool fp8 = false;
   double efficiency = 0;             // achieved fraction of that rate's dense peak (fp16: em's)
   double weight_bytes_per_elem = 2;  // weight bytes one pass reads per element
+  // The weight stream overlaps the math (the longer of the two), or precedes it (their sum):
+  // ExecutionStack::gemm_hides_weight_reads.
+  bool hides_weight_reads = true;
 };
 // `em` is the stack's (with_stack). Eager stacks read an fp16 copy of quantised weights
 // (layer_dequant_s makes it); fused-dequant stacks read the packed weights.
@@ -149,8 +152,9 @@ double layer_activation_bytes(const LlmSpec& m, double tokens, double tp);
 // the GEMM reads them again.
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
                        double module_elements, double tp);
-// One layer's kernels with every operand in GPU memory, at the roofline (no launch overhead), its
-// GEMMs on `gemm` (gemm_path). Attention runs at the fp16 rate.
+// One layer's kernels with every operand in GPU memory (no launch overhead): the weight GEMMs on
+// `gemm` (gemm_path) and the attention kernel at the fp16 rate, one after the other, each at its
+// own roofline.
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                       const LayerPass& pass, double tp, const GemmPath& gemm);
 // The embedding lookup (a gather) for `tokens` tokens, or the output head for the last position

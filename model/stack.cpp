@@ -78,6 +78,16 @@ const std::vector<ExecutionStack>& stack_table() {
         "TensorRT-LLM v0.5-v0.6 (its published performance tables): optimized, with decode "
         "attention reading K/V once per query head (masked MHA kernel, no XQA)";
     v06.kv_read_per_query_head = true;
+    // Its GEMMs did not hide the weight stream under the math. The A100 FP16 first-token
+    // latencies of the same performance.md (batch 1, v0.5) grow linearly with the prompt, and the
+    // line's intercept is the time to stream the GPU's weights once (fp16, at 80% of 2039 GB/s),
+    // where one overlapped roofline puts it near zero: LLaMA-7B 16 ms at 128 tokens and 133 ms at
+    // 2048, intercept 8.2 ms, weights 8.3 ms; LLaMA-70B TP4 47 and 377 ms, intercept 25.0 ms,
+    // weights 21.2 ms (plus 160 all-reduces); Falcon-180B TP8 61 and 509 ms, intercept 31.1 ms,
+    // weights 27.6 ms (plus 160 all-reduces). GPT-J 6B (12 and 129 ms, intercept 4.2 ms, weights
+    // 7.4 ms) overlaps partly. No constant is taken from these rows: the rule is streaming plus
+    // math, both at the stack's efficiencies.
+    v06.gemm_hides_weight_reads = false;
     t.push_back(v06);
     return t;
   }();

@@ -39,6 +39,10 @@ struct ExecutionStack {
   bool kv_read_per_query_head = false;
   // Attention may run on the CPU over a KV cache in host memory (ZeRO-Inference's KV offload).
   bool host_kv_attention = true;
+  // A GEMM streams its weights from memory while the tensor cores work on what already arrived,
+  // so it takes the longer of the two (the roofline). False: the stack's GEMMs take the sum,
+  // streaming and math one after the other, as measured for TensorRT-LLM v0.5-v0.6 (stack.cpp).
+  bool gemm_hides_weight_reads = true;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

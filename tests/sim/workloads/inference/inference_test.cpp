@@ -426,5 +426,8 @@ policy: {stack: )" + stack + R"(, weight_bits: 8, kv_bits: 8}
     return r.metric("decode_s_per_token");
   };
   CHECK(step("llama-3-70b", "trtllm-v0.6") > 1.5 * step("llama-3-70b", "optimized"));
-  CHECK(step("llama-2-7b", "trtllm-v0.6") == Approx(step("llama-2-7b", "optimized")));
+  // With MHA the reads are the same; v0.6 differs only by running its GEMMs' math after their
+  // weight stream (ExecutionStack::gemm_hides_weight_reads), small at 32 tokens.
+  CHECK(step("llama-2-7b", "trtllm-v0.6") > step("llama-2-7b", "optimized"));
+  CHECK(step("llama-2-7b", "trtllm-v0.6") < 1.1 * step("llama-2-7b", "optimized"));
 }

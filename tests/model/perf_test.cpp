@@ -1,0 +1,94 @@
+// Timing rules of model/perf.hpp: one transformer layer's kernels.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "model/perf.hpp"
+#include "model/stack.hpp"
+#include "model/units.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+// A Llama-2-7B-shaped model (Hugging Face config.json of meta-llama/Llama-2-7b-hf).
+LlmSpec llama7b() {
+  LlmSpec m;
+  m.name = "llama-7b-like";
+  m.family = "llama";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.ffn = 11008;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.vocab = 32000;
+  m.ffn_kind = FfnKind::kGated;
+  m.max_positions = 4096;
+  return m;
+}
+
+GpuSpec a100() {
+  GpuSpec g;
+  g.name = "a100-like";
+  g.memory_gb = 80;
+  g.hbm_gbps = 2039;
+  g.fp16_tflops = 312;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("a memory-bound attention kernel is not hidden under compute-bound GEMMs",
+          "[model][perf]") {
+  // Decode of 384 sequences: the GEMMs (M = 384 tokens) are compute-bound on an A100, the
+  // attention kernel streams the KV cache. They run one after the other, so the KV read adds its
+  // own time instead of disappearing under the GEMMs' math.
+  const LlmSpec m = llama7b();
+  const GpuSpec gpu = a100();
+  const ExecutionModel em;
+  const GemmPath gemm = gemm_path(gpu, em, Policy{});
+  const double tokens = 384;
+  const double kv_bytes = 0.5e9;
+  const LayerPass no_kv{tokens, 0, 0, 0, 0};
+  const LayerPass with_kv{tokens, 0, kv_bytes, 0, 0};
+  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  const double gemm_math_s = layer_gemm_flops(m, tokens) /
+                             (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double kv_s = kv_bytes / hbm_bytes_per_s;
+  // The case where one roofline over the whole layer would hide the KV read entirely: the math
+  // outlasts every byte the layer moves.
+  REQUIRE(gemm_math_s > (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1) +
+                         kv_bytes) / hbm_bytes_per_s);
+  CHECK(layer_kernel_s(m, gpu, em, with_kv, 1, gemm) - layer_kernel_s(m, gpu, em, no_kv, 1, gemm) ==
+        Approx(kv_s).epsilon(1e-9));
+}
+
+TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus math",
+          "[model][perf]") {
+  // Batch-1 prefill of 128 tokens: weight streaming and math take about as long as each other,
+  // so the roofline (the longer) and the serial sum differ by almost a factor of two.
+  const LlmSpec m = llama7b();
+  const GpuSpec gpu = a100();
+  Policy p;
+  p.stack = execution_stack("trtllm-v0.6");
+  const ExecutionModel em = with_stack(ExecutionModel{}, p.stack);
+  const GemmPath serial = gemm_path(gpu, em, p);
+  CHECK_FALSE(serial.hides_weight_reads);
+  GemmPath overlapped = serial;
+  overlapped.hides_weight_reads = true;
+  const double tokens = 128;
+  const LayerPass pass{tokens, 0, 0, 0, 0};
+  const double math_s = layer_gemm_flops(m, tokens) /
+                        (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double stream_s =
+      (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1)) /
+      (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
+  CHECK(layer_kernel_s(m, gpu, em, pass, 1, serial) == Approx(math_s + stream_s).epsilon(1e-9));
+  CHECK(layer_kernel_s(m, gpu, em, pass, 1, overlapped) ==
+        Approx(std::max(math_s, stream_s)).epsilon(1e-9));
+  // The other stacks keep the roofline.
+  Policy opt;
+  opt.stack = execution_stack("optimized");
+  CHECK(gemm_path(gpu, with_stack(ExecutionModel{}, opt.stack), opt).hides_weight_reads);
+  CHECK(gemm_path(gpu, ExecutionModel{}, Policy{}).hides_weight_reads);
+}
