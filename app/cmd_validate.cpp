@@ -1,4 +1,5 @@
 // tiersim validate: predicted vs published for every reference scenario.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <cstdio>
@@ -105,17 +106,25 @@ int cmd_validate(const std::vector<std::string>& args) {
                      .dump(2)
               << "\n";
   } else {
-    std::printf("%-36s %-24s %-15s %10s %10s %8s\n", "case", "metric", "group", "published",
-                "predicted", "error");
+    // Columns as wide as their longest entry.
+    int case_w = 4, metric_w = 6, group_w = 5;
     for (const auto& r : rows) {
-      std::printf("%-36s %-24s %-15s %9.3g%s %10.3g %+7.1f%%%s%s%s\n", r.case_name.c_str(),
-                  r.metric.c_str(), r.group.c_str(), r.published, r.approx ? "~" : " ", r.predicted,
+      case_w = std::max(case_w, static_cast<int>(r.case_name.size()));
+      metric_w = std::max(metric_w, static_cast<int>(r.metric.size()));
+      group_w = std::max(group_w, static_cast<int>(r.group.size()));
+    }
+    std::printf("%-*s %-*s %-*s %10s %10s %8s\n", case_w, "case", metric_w, "metric", group_w,
+                "group", "published", "predicted", "error");
+    for (const auto& r : rows) {
+      std::printf("%-*s %-*s %-*s %9.3g%s %10.3g %+7.1f%%%s%s%s\n", case_w, r.case_name.c_str(),
+                  metric_w, r.metric.c_str(), group_w, r.group.c_str(), r.published,
+                  r.approx ? "~" : " ", r.predicted,
                   r.error_pct, r.calibration ? "  (calibration)" : "", r.note.empty() ? "" : "  ",
                   r.note.c_str());
     }
     std::printf("\nper group (prediction rows; limit %.1f%% for established groups):\n", max_mape);
     for (const auto& g : v.groups) {
-      std::printf("  %-15s %2zu rows  mean %5.1f%%  max %5.1f%%  %s\n", g.name.c_str(), g.rows,
+      std::printf("  %-*s %2zu rows  mean %5.1f%%  max %5.1f%%  %s\n", group_w, g.name.c_str(), g.rows,
                   g.mape_pct, g.max_abs_error_pct,
                   g.provisional ? ("PROVISIONAL, does not gate: " + g.why_provisional).c_str()
                                 : (g.mape_pct <= max_mape ? "established, within limit"
