@@ -142,27 +142,3 @@ TEST_CASE("more PCIe bandwidth never makes a shipped inference scenario slower",
   });
 }
 
-// A documented exception (scenarios/reference/opt30b-a6000-quant-kvoffload.yaml): with pageable
-// host memory a weight copy holds the CPU (sim/inference.cpp, fetch_module), the same FCFS
-// resource as CPU attention. A faster GPU reaches attention earlier, so the attention of the
-// current layer is queued on the CPU ahead of the next layer's weight copy; the copy, and with it
-// the next layer, then waits for the whole attention: a list-scheduling (Graham) anomaly of a
-// shared first-come-first-served server, not an engine error. Pinned memory (no CPU in the copy)
-// removes it, which is what this test pins down.
-TEST_CASE("a faster GPU can slow a pageable-memory KV-offload run: the CPU serves copy and attention in arrival order",
-          "[inference][monotonic]") {
-  const std::string file = kData + "/reference/opt30b-a6000-quant-kvoffload.yaml";
-  REQUIRE(documented_exception(file, "hardware.gpu.hbm_gbps"));
-  const Scenario base = load(file);
-  REQUIRE_FALSE(base.policy.pin_memory);
-  const std::string faster = "hardware.gpu.hbm_gbps=" + num(base.hardware.gpu.hbm_gbps * 2);
-  const sim::RunResult r0 = sim::simulate(base);
-  const sim::RunResult r1 = sim::simulate(load(file, {faster}));
-  // Slower in total, and the time is lost waiting for weights (the delayed copies), not computing.
-  CHECK(r1.metric("total_s") > r0.metric("total_s"));
-  CHECK(r1.metric("weight_wait_s") > r0.metric("weight_wait_s"));
-  // The same change with pinned memory, where copies do not use the CPU, is a speed-up.
-  const sim::RunResult p0 = sim::simulate(load(file, {"policy.pin_memory=true"}));
-  const sim::RunResult p1 = sim::simulate(load(file, {"policy.pin_memory=true", faster}));
-  CHECK(p1.metric("total_s") < p0.metric("total_s"));
-}
