@@ -87,7 +87,11 @@ Resource& Engine::add_resource(ResourceKind kind, int index, WorkUnit unit, doub
 }
 
 void Engine::schedule(double t_s, std::coroutine_handle<> h) {
-  queue_.push_back(Event{std::max(t_s, now_s_), seq_++, h});
+  if (t_s <= now_s_) {
+    now_queue_.push_back(Event{now_s_, seq_++, h});
+    return;
+  }
+  queue_.push_back(Event{t_s, seq_++, h});
   std::push_heap(queue_.begin(), queue_.end(), Later{});
 }
 
@@ -106,11 +110,21 @@ void Engine::run() {
 }
 
 void Engine::run_until(double t_s) {
-  // The heap's front is the earliest event (Later orders the latest first).
-  while (!queue_.empty() && queue_.front().t_s <= t_s) {
-    std::pop_heap(queue_.begin(), queue_.end(), Later{});
-    Event e = queue_.back();
-    queue_.pop_back();
+  // The heap's front is the earliest event (Later orders the latest first). Events in now_queue_
+  // are at now_s_; a heap event at now_s_ with a lower sequence number goes before them.
+  for (;;) {
+    Event e;
+    if (!now_queue_.empty() && now_s_ <= t_s &&
+        (queue_.empty() || Later{}(queue_.front(), now_queue_.front()))) {
+      e = now_queue_.front();
+      now_queue_.pop_front();
+    } else if (!queue_.empty() && queue_.front().t_s <= t_s) {
+      std::pop_heap(queue_.begin(), queue_.end(), Later{});
+      e = queue_.back();
+      queue_.pop_back();
+    } else {
+      break;
+    }
     now_s_ = e.t_s;
     ++events_;
     e.handle.resume();

@@ -12,6 +12,7 @@
 // still come out of the timeline rather than a formula.
 #include <array>
 #include <coroutine>
+#include <deque>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -232,7 +233,11 @@ class Engine {
   double now_s_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
-  std::vector<Event> queue_;
+  std::vector<Event> queue_;  // a heap of events after now_s_ (and some at now_s_)
+  // Events scheduled for the current time (a spawn, a flag set, a released semaphore): they carry
+  // increasing sequence numbers, so a FIFO keeps their order without the heap's O(log n). run_until
+  // merges it with the heap by (time, sequence), so the order is exactly the heap-only order.
+  std::deque<Event> now_queue_;
   // Live detached processes, as an intrusive list threaded through their promises.
   ProcessPromise* live_head_ = nullptr;
   std::exception_ptr failure_;
