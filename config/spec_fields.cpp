@@ -14,6 +14,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"fp16_achieved_tflops", &G::fp16_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
        "achieved dense FP16 GEMM rate of long runs (optional; replaces fp16_tflops x the GEMM "
        "efficiency)"},
+      {"fp16_decode_achieved_tflops", &G::fp16_decode_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
+       "achieved FP16 GEMM rate of decode GEMMs, one batch of tokens (optional; FlexGen's runtime "
+       "only; replaces fp16_achieved_tflops there)"},
       {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
        "dense INT8 (or FP8) tensor throughput"},
       {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,

@@ -21,6 +21,10 @@ struct GpuSpec {
   // at its power limit runs below the datasheet's boost clock); < 0 = not given, and GEMMs run
   // at fp16_tflops x the execution model's gemm_efficiency.
   double fp16_achieved_tflops = -1;
+  // Achieved FP16 GEMM rate when the token dimension is one decode batch (small M: the GEMM is
+  // too thin to fill the tensor cores at the long-run rate above); < 0 = not given, and decode
+  // GEMMs run at the rate above. Read only by FlexGen's runtime (sim/workloads/inference/flexgen).
+  double fp16_decode_achieved_tflops = -1;
   double int8_tops = 0;          // dense INT8 (or FP8 where INT8 is not offered)
   double fp8_tflops = 0;         // dense FP8 tensor throughput; 0 = no FP8 tensor cores
   double fp32_tflops = 0;        // non-tensor FP32, used for elementwise work

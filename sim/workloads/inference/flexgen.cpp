@@ -73,6 +73,9 @@ class FlexGenSim {
   bool disk_cached_ = false;
   bool cpu_attention_ = false;     // decode attention over the off-GPU cache runs on the CPU
   double cache_elem_bytes_ = 2.0;  // as stored (4-bit group-wise when compressed)
+  // The GPU as decode's GEMMs see it: one GPU batch of tokens (M = gpu_batch_size) runs at the
+  // board's small-M rate where the catalog gives one (GpuSpec::fp16_decode_achieved_tflops).
+  GpuSpec decode_gpu_;
   double prefill_end_s_ = 0;
   std::vector<double> first_decode_layer_s_;  // each layer's time in the first decode token
   double cpu_attention_s_ = 0;
@@ -177,8 +180,8 @@ Task FlexGenSim::move_hidden(int token, int j, bool to_gpu, Latch* done) {
 
 Task FlexGenSim::compute(int token, int j, Latch* done) {
   const FlexGenSubLayer& sub = subs_[static_cast<std::size_t>(j)];
-  const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = token == 0;
+  const GpuSpec& gpu = prefill ? s_.hardware.gpu : decode_gpu_;
   const double gbs = fg_.gpu_batch_size;
   const double s = w_.prompt_tokens;
   const double tokens = prefill ? gbs * s : gbs;
@@ -434,6 +437,9 @@ RunResult FlexGenSim::run() {
   cache_elem_bytes_ = fg_.compress_cache ? kFlexGenCompressedBytesPerElem : 2.0;
   const HostSpec& host = s_.hardware.host;
   const GpuSpec& gpu = s_.hardware.gpu;
+  decode_gpu_ = gpu;
+  if (gpu.fp16_decode_achieved_tflops > 0)
+    decode_gpu_.fp16_achieved_tflops = gpu.fp16_decode_achieved_tflops;
   gpu_ = &engine_.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
   h2d_ = &engine_.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes,
                                units::gbps_to_bytes_per_s(h2d_gbps(gpu, host)));

@@ -90,3 +90,26 @@ TEST_CASE("an achieved GEMM rate replaces the datasheet peak times the efficienc
   gpu.fp16_achieved_tflops = 21.24;
   CHECK(gpu_kernel_s(gpu, em, flops, 0) == Approx(flops / 21.24e12));
 }
+
+TEST_CASE("decode GEMMs run at the GPU's decode rate, prefill GEMMs at the long-run rate",
+          "[inference][flexgen]") {
+  // Regression (issue 14): every FlexGen GEMM ran at fp16_achieved_tflops, FlexGen's prefill rate
+  // (cost_model.py mm_flops_p), though its fitted T4 model times generation at mm_flops_g.
+  const auto run = [](const char* tflops) {
+    return sim::simulate(test::load_yaml(
+        kOpt30b, {std::string("hardware.gpu.fp16_decode_achieved_tflops=") + tflops}));
+  };
+  const sim::RunResult one = run("1");
+  const sim::RunResult two = run("2");
+  const sim::RunResult catalog = sim::simulate(test::load_yaml(kOpt30b));
+  CHECK(one.metric("prefill_s") == Approx(catalog.metric("prefill_s")));
+  CHECK(one.metric("decode_s_per_token") > two.metric("decode_s_per_token"));
+  // Both rates sit far below the T4's memory roofline for 48-token GEMMs, so the GPU's decode time
+  // is the GEMM FLOPs over the rate. OPT-30B decode GEMMs per token and sequence: each of 48
+  // layers 2 x (4 h^2 attention projections + 2 h ffn MLP), and the logits 2 vocab h; the cache
+  // is on the CPU (cpu_cache_compute), so no attention FLOPs on the GPU. 144 sequences, 7 tokens.
+  const double h = 7168, ffn = 28672, vocab = 50272;
+  const double decode_gemm_flops = 144.0 * 7 * (48 * 2 * (4 * h * h + 2 * h * ffn) + 2 * vocab * h);
+  CHECK(busy_s(one, "gpu") - busy_s(two, "gpu") ==
+        Approx(decode_gemm_flops / 1e12 - decode_gemm_flops / 2e12).epsilon(0.01));
+}
