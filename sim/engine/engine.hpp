@@ -214,6 +214,23 @@ class Engine {
     };
     return Awaiter{*this, std::move(demands), tag, fixed_s};
   }
+  // use_all for the common two-resource flow (a DMA over a link and a drive, or a copy that also
+  // holds the CPU), without allocating: the demands live in the awaiter.
+  auto use_pair(Demand first, Demand second, Tag tag = {}, double fixed_s = 0.0) {
+    struct Awaiter {
+      Engine& engine;
+      std::array<Demand, 2> demands;
+      Tag tag;
+      double fixed_s;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> h) {
+        engine.schedule(
+            engine.reserve_all(demands.data(), demands.data() + demands.size(), tag, fixed_s), h);
+      }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{*this, {first, second}, tag, fixed_s};
+  }
   // Reserves as use_all does; returns the end time [s]. Any number of demands.
   double reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s);
   double reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s);

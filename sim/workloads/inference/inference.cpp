@@ -117,9 +117,8 @@ Task InferenceSim::nvme_read(Resource* h2d, double bytes, int pass, int module,
                              std::shared_ptr<Latch> done) {
   const double read_s = nvme_timing_.read_s(bytes);
   if (p_.io_path == IoPath::kGds) {
-    // GCC 12 cannot keep a braced initializer list alive across co_await; name the demands.
-    std::vector<Demand> demands{Demand{nvme_, read_s}, Demand{h2d, bytes / tp_}};
-    co_await engine_.use_all(std::move(demands), Tag{Activity::kWeightsNvme, pass, module});
+    co_await engine_.use_pair(Demand{nvme_, read_s}, Demand{h2d, bytes / tp_},
+                              Tag{Activity::kWeightsNvme, pass, module});
   } else {
     co_await nvme_->use(read_s, Tag{Activity::kWeightsNvme, pass, module});
     co_await h2d->use(bytes / tp_, Tag{Activity::kWeightsBounce, pass, module});
@@ -179,8 +178,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
         const double bytes = cpu_bytes / tp_;
         const double copy_s =
             bytes / std::min(st.h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
-        std::vector<Demand> demands{Demand{st.h2d, bytes}, Demand{cpu_, copy_s}};
-        co_await engine_.use_all(std::move(demands), tag);
+        co_await engine_.use_pair(Demand{st.h2d, bytes}, Demand{cpu_, copy_s}, tag);
       }
     }
   }
@@ -299,8 +297,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
                             (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
         if (host_kv.fresh_each_generate)
           copy_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
-        std::vector<Demand> demands{Demand{st.d2h, staged}, Demand{cpu_, copy_s}};
-        co_await engine_.use_all(std::move(demands), kv_tag);
+        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, copy_s}, kv_tag);
       }
     }
   }
