@@ -183,11 +183,8 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "db", po::value<std::string>(&serving.db),
       "serving: store every run in this results database as sweep 'capacity:NAME' (`tiersim "
       "report` draws latency against load from them)")("quiet,q", "serving: no progress on stderr");
-  po::positional_options_description pos;
-  pos.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm =
+      parse_command_line(args, opts, po::options_description(), "file", 1);
   if (vm.count("help") || file.empty()) {
     std::cout << opts
               << "\nexamples:\n  tiersim capacity scenarios/training/dgx2-zero3.yaml\n"

@@ -164,13 +164,7 @@ int cmd_catalog(const std::vector<std::string>& args) {
   po::options_description hidden;
   std::string which = "all";
   hidden.add_options()("which", po::value(&which));
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("which", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_command_line(args, desc, hidden, "which", 1);
   if (vm.count("help")) {
     std::cout << desc << "\n";
     return kExitOk;

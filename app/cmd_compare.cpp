@@ -201,13 +201,7 @@ int cmd_compare(const std::vector<std::string>& args) {
       "store every configuration's result in this SQLite results database (for tiersim report)");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("files", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
   if (vm.count("help")) {
     std::cout << opts
               << "\nexamples:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "

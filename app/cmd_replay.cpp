@@ -66,11 +66,8 @@ int cmd_replay(const std::vector<std::string>& args) {
       "trace", po::value(&trace), "write the measured timeline as a Chrome trace (same names as run --trace)")(
       "data-dir", po::value(&data_dir), "folder holding catalog/ (default: installed scenarios)")(
       "suite", po::bool_switch(&suite), "run the fixed hardware validation suite (under ten minutes)");
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm =
+      parse_command_line(args, desc, po::options_description(), "scenario", 1);
   if (vm.count("help")) {
     std::cout << desc << "\n";
     return kExitOk;

@@ -36,13 +36,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "database, replacing an earlier run of the same scenario; read it with `tiersim report`");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_command_line(args, opts, hidden, "scenario", 1);
   if (vm.count("help")) {
     std::cout << opts << "\nexample:\n  tiersim run scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml "
                          "--set hardware.nvme.count=8 --json\n";

@@ -127,13 +127,7 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
       "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("files", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
   if (vm.count("help")) {
     std::cout
         << opts

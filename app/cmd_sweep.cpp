@@ -19,6 +19,7 @@
 #include "app/command.hpp"
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
+#include "model/progress.hpp"
 #include "study/sweep.hpp"
 
 #ifdef TIERSIM_HAVE_MPI
@@ -99,7 +100,7 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
   const TiersimMpiOps& mpi = load_mpi_ops();
   int rank = 0, size = 1;
   mpi.init(&rank, &size);
-  const double t0 = sweep::now_s();
+  const double t0 = monotonic_s();
   const std::size_t n = spec.space.point_count();
   int rc = kExitOk;
   try {
@@ -210,7 +211,7 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
       if (local_failure) std::rethrow_exception(local_failure);
       if (!a.quiet) bar.finish();
       store->finish_sweep(spec.name);
-      sum.wall_s = sweep::now_s() - t0;
+      sum.wall_s = monotonic_s() - t0;
       rc = print_summary(sum, spec.name, a.db);
     }
   } catch (const std::exception& e) {
@@ -246,13 +247,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
   po::options_description hidden;
   hidden.add_options()("sweep", po::value<std::string>(&a.file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_command_line(args, opts, hidden, "sweep", 1);
   if (vm.count("help")) {
 #ifdef TIERSIM_HAVE_MPI
     std::cout << "MPI: enabled (under mpirun the points are sharded over the ranks)\n\n";

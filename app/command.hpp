@@ -2,6 +2,7 @@
 // One subcommand of the tiersim program. Each lives in its own app/cmd_<name>.cpp and is listed
 // once in the table in app/main.cpp. Subcommands parse their own options with
 // Boost.Program_options, throw tiersim::Error on bad input, and return the process exit code.
+#include <boost/program_options.hpp>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,24 @@ struct Command {
   const char* summary;                              // one line for `tiersim --help`
   int (*run)(const std::vector<std::string>& args);  // args exclude the program and command name
 };
+
+// Parses a subcommand's arguments: the options of `visible` (what --help shows) and of `hidden`,
+// with the bare words going to the option named `positional` (at most `max_count` of them; -1:
+// any number). Boost's errors propagate as they are (main.cpp reports them).
+inline boost::program_options::variables_map parse_command_line(
+    const std::vector<std::string>& args, const boost::program_options::options_description& visible,
+    const boost::program_options::options_description& hidden, const char* positional,
+    int max_count) {
+  namespace po = boost::program_options;
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description pos;
+  pos.add(positional, max_count);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  return vm;
+}
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;
