@@ -17,6 +17,7 @@
 #include "model/errors.hpp"
 #include "model/layout.hpp"
 #include "model/llm.hpp"
+#include "model/progress.hpp"
 #include "model/units.hpp"
 #include "sim/economics.hpp"
 #include "sim/simulate.hpp"
@@ -274,7 +275,7 @@ std::optional<double> metric_value(const Scenario& s, const sim::RunResult& r, c
 }
 
 PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const PlanOptions& options) {
-  const double t0 = sweep::now_s();
+  const double t0 = monotonic_s();
   sweep::check_axis_values(spec.space, catalog);
   const std::size_t n = spec.space.point_count();
   PlanResult out;
@@ -506,7 +507,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     return spec.pareto[0].better(front_values[a][0], front_values[b][0]);
   });
   for (std::size_t k : order) out.pareto.push_back(cands[front[k]]);
-  st.wall_s = sweep::now_s() - t0;
+  st.wall_s = monotonic_s() - t0;
   return out;
 }
 

@@ -507,7 +507,7 @@ std::size_t SweepStore::failure_count(const std::string& sweep) const {
 SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::Catalog& catalog,
                        const RunOptions& options, const std::string& tool_version,
                        std::ostream* progress, std::size_t limit) {
-  const double t0 = now_s();
+  const double t0 = monotonic_s();
   check_axis_values(spec.space, catalog);
   const std::size_t n = spec.space.point_count();
   store.begin_sweep(spec, n, tool_version);
@@ -546,7 +546,7 @@ SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::C
   });
   if (bar) bar->finish();
   if (!stop.load()) store.finish_sweep(spec.name);
-  sum.wall_s = now_s() - t0;
+  sum.wall_s = monotonic_s() - t0;
   return sum;
 }
 

@@ -136,8 +136,6 @@ class Progress {
   std::size_t counts_[4] = {0, 0, 0, 0};
   double start_s_;
 };
-// Seconds on a monotonic clock.
-inline double now_s() { return monotonic_s(); }
 
 // The results store as a sweep sees it: runs through ResultsStore (one commit per point, WAL,
 // synchronous=NORMAL so a commit survives kill -9 without an fsync each), plus two tables of its
