@@ -12,6 +12,23 @@
 
 namespace tiersim::test {
 
+// A Llama-2-7B-shaped model (Hugging Face config.json of meta-llama/Llama-2-7b-hf).
+inline LlmSpec llama7b() {
+  LlmSpec m;
+  m.name = "llama-7b-like";
+  m.family = "llama";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.ffn = 11008;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.vocab = 32000;
+  m.ffn_kind = FfnKind::kGated;
+  m.max_positions = 4096;
+  return m;
+}
+
+
 // Loads a scenario written inline in a test, with optional --set style overrides.
 inline Scenario load_yaml(const std::string& yaml, std::vector<std::string> sets = {}) {
   config::LoadOptions o;

@@ -7,26 +7,12 @@
 #include "model/layout.hpp"
 #include "model/perf.hpp"
 #include "model/stack.hpp"
+#include "tests/support.hpp"
 
 using namespace tiersim;
+using tiersim::test::llama7b;
 
 namespace {
-
-// A Llama-2-7B-shaped model (Hugging Face config.json of meta-llama/Llama-2-7b-hf).
-LlmSpec llama7b() {
-  LlmSpec m;
-  m.name = "llama-7b-like";
-  m.family = "llama";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.ffn = 11008;
-  m.heads = 32;
-  m.kv_heads = 32;
-  m.vocab = 32000;
-  m.ffn_kind = FfnKind::kGated;
-  m.max_positions = 4096;
-  return m;
-}
 
 GpuSpec gpu(double fp8_tflops) {
   GpuSpec g;
