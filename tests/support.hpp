@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the test files.
+#include <catch2/catch.hpp>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "config/scenario_loader.hpp"
+#include "model/errors.hpp"
 
 namespace tiersim::test {
 
@@ -55,6 +57,25 @@ inline int shell(const std::string& command) {
   const int status = std::system(command.c_str());
   if (status == -1) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// `s` with the first occurrence of `from` (which must be there) replaced by `to`.
+inline std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+// Runs `f`, which must throw ConfigError; returns it for inspection.
+template <class F>
+ConfigError config_error(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("expected a ConfigError");
+  throw;  // unreachable
 }
 
 }  // namespace tiersim::test

@@ -6,9 +6,12 @@
 #include "config/compare_file.hpp"
 #include "model/errors.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/support.hpp"
 
 using namespace tiersim;
 using namespace tiersim::config;
+using tiersim::test::config_error;
+using tiersim::test::replace;
 
 namespace {
 
@@ -39,22 +42,6 @@ std::string write(const test::TempDir& dir, const std::string& text) {
   return path;
 }
 
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto pos = s.find(from);
-  REQUIRE(pos != std::string::npos);
-  return s.replace(pos, from.size(), to);
-}
-
-template <class F>
-ConfigError config_error(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  FAIL("expected a ConfigError");
-  throw;  // unreachable
-}
 
 }  // namespace
 

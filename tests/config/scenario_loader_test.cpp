@@ -12,9 +12,12 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "sim/economics.hpp"
+#include "tests/support.hpp"
 
 using namespace tiersim;
 using namespace tiersim::config;
+using tiersim::test::config_error;
+using tiersim::test::replace;
 
 namespace {
 
@@ -46,23 +49,6 @@ Scenario load(const std::string& text, std::vector<std::string> overrides = {}) 
   return load_scenario_text(text, "s.yaml", with_data(std::move(overrides)));
 }
 
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto pos = s.find(from);
-  REQUIRE(pos != std::string::npos);
-  return s.replace(pos, from.size(), to);
-}
-
-// Runs `f`, which must throw ConfigError; returns it for inspection.
-template <class F>
-ConfigError config_error(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  FAIL("expected a ConfigError");
-  throw;  // unreachable
-}
 
 }  // namespace
 
