@@ -2,8 +2,11 @@
 // Helpers shared by the test files.
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -76,6 +79,20 @@ ConfigError config_error(F f) {
   }
   FAIL("expected a ConfigError");
   throw;  // unreachable
+}
+
+// Every shipped scenario file: the YAML files under scenarios/ with a top-level `hardware` key
+// (not the catalogs, device profiles, comparison, sweep or plan files), sorted.
+inline std::vector<std::string> shipped_scenario_files() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(std::string(TIERSIM_SOURCE_DIR) + "/scenarios")) {
+    const std::string folder = e.path().parent_path().filename().string();
+    if (e.path().extension() != ".yaml" || folder == "catalog" || folder == "profiles") continue;
+    if (YAML::LoadFile(e.path().string())["hardware"]) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace tiersim::test

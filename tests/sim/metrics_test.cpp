@@ -1,9 +1,7 @@
 // Every output metric is declared once (sim/metrics.cpp) with its unit and meaning, and the
 // declarations are what scenarios/README.md documents.
-#include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
-#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -11,6 +9,7 @@
 #include "config/scenario_loader.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
+#include "tests/support.hpp"
 
 namespace tiersim {
 namespace {
@@ -32,16 +31,13 @@ TEST_CASE("metric declarations are unique and complete", "[sim][metrics]") {
 
 TEST_CASE("every metric a shipped scenario reports is declared with the unit it carries",
           "[sim][metrics]") {
-  namespace fs = std::filesystem;
   const config::Catalog catalog = config::Catalog::load(kData);
   config::LoadOptions opts;
   opts.catalog = &catalog;
   int runs = 0;
-  for (const auto& e : fs::recursive_directory_iterator(kData)) {
-    if (e.path().extension() != ".yaml" || e.path().parent_path().filename() == "catalog") continue;
-    if (!YAML::LoadFile(e.path().string())["hardware"]) continue;  // not a scenario
-    INFO(e.path().string());
-    const Scenario s = config::load_scenario(e.path().string(), opts);
+  for (const std::string& file : test::shipped_scenario_files()) {
+    INFO(file);
+    const Scenario s = config::load_scenario(file, opts);
     const sim::RunResult r = sim::simulate(s);
     for (const auto& m : r.metrics) {
       INFO(m.name);
