@@ -5,7 +5,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
