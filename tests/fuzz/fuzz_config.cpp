@@ -17,6 +17,7 @@
 #include "config/catalog.hpp"
 #include "config/compare_file.hpp"
 #include "config/device_profile.hpp"
+#include "config/yaml_reader.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "study/planner.hpp"
@@ -98,6 +99,13 @@ int run_input(const std::uint8_t* data, std::size_t size) {
   tiersim::config::LoadOptions opts;
   opts.catalog = &catalog();
   int accepted = 0;
+
+  // Every reader below starts with config::parse_yaml_text on this same text (the profile reader
+  // after reading it back from its file), so text that is not YAML is rejected by all of them at
+  // that first step. Parsing it once here, and stopping there, gives the same verdicts at a
+  // fraction of the cost: about half of the mutants do not parse.
+  if (!accepts("YAML parser", [&] { tiersim::config::parse_yaml_text(text, "fuzz-input.yaml"); }))
+    return 0;
 
   accepted += accepts("scenario loader", [&] {
     const Scenario s = tiersim::config::load_scenario_text(text, "fuzz-input.yaml", opts);

@@ -281,7 +281,15 @@ int main(int argc, char** argv) {
 
   constexpr std::size_t kMaxCorpus = 4096;
   Mutator m(opt.seed);
+  // A long campaign (hours) prints a line a minute to stderr, so that its count survives an
+  // interrupted run and a stalled one shows.
+  double next_report_s = 60;
   while (opt.runs >= 0 ? runs < opt.runs : elapsed_s() < opt.seconds) {
+    if ((runs & 255) == 0 && elapsed_s() >= next_report_s) {
+      std::fprintf(stderr, "tiersim fuzz: %lld inputs in %.0f s (%.0f exec/s), corpus %zu, no findings\n",
+                   runs, elapsed_s(), static_cast<double>(runs) / elapsed_s(), corpus.size());
+      next_report_s += 60;
+    }
     std::string input = m.mutate(corpus);
     if (run(input) > 0) {
       if (corpus.size() < kMaxCorpus) corpus.push_back(std::move(input));
