@@ -694,7 +694,11 @@ Scenario ScenarioSource::load(const LoadOptions& opts) const {
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,
                             const LoadOptions& opts) {
-  const YNode root = parse_yaml_text(yaml, display_name);
+  return load_scenario_tree(parse_yaml_text(yaml, display_name), display_name, opts);
+}
+
+Scenario load_scenario_tree(const YNode& root, const std::string& display_name,
+                            const LoadOptions& opts) {
   return Loader(root, display_name, "", opts).run();
 }
 

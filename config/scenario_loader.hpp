@@ -31,6 +31,10 @@ Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
 // working directory.
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,
                             const LoadOptions& opts = {});
+// The same from already parsed text. The loader only reads the tree, so one parse can serve
+// several loads (the fuzz target parses each input once for every reader).
+Scenario load_scenario_tree(const YNode& root, const std::string& display_name,
+                            const LoadOptions& opts = {});
 
 // A scenario file read once and then loaded many times with different overrides (sweep and plan
 // points): load(opts) gives exactly what load_scenario(path, opts) gives, without reading the

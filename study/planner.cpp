@@ -117,7 +117,10 @@ bool dominates(const std::vector<double>& a, const std::vector<double>& b, const
 }  // namespace
 
 PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
-  const YNode root = config::parse_yaml_text(text, file);
+  return parse_plan(config::parse_yaml_text(text, file), text);
+}
+
+PlanSpec parse_plan(const YNode& root, const std::string& text) {
   if (!root.is_map()) root.fail("expected a plan file (a map with name, base, grid, constraints, objective), got " + root.describe());
   root.check_keys({"name", "description", "base", "set", "grid", "zip", "constraints", "objective",
                    "pareto", "top", "capacity_search"});

@@ -59,6 +59,8 @@ struct PlanSpec {
 };
 
 PlanSpec parse_plan_text(const std::string& text, const std::string& file);
+// The same from the already parsed `root` of `text` (the fuzz target parses each input once).
+PlanSpec parse_plan(const config::YNode& root, const std::string& text);
 PlanSpec parse_plan_file(const std::string& path);
 
 // Optimistic bounds from the roofline, no simulation: no simulated run of the scenario can be

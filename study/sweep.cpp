@@ -209,7 +209,10 @@ PointSpace parse_point_space(const YNode& root) {
 }
 
 SweepSpec parse_sweep_text(const std::string& text, const std::string& file) {
-  const YNode root = config::parse_yaml_text(text, file);
+  return parse_sweep(config::parse_yaml_text(text, file), text);
+}
+
+SweepSpec parse_sweep(const YNode& root, const std::string& text) {
   if (!root.is_map()) root.fail("expected a sweep file (a map with name, base, grid ...), got " + root.describe());
   root.check_keys({"name", "description", "base", "set", "grid", "zip"});
   SweepSpec spec;

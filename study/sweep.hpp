@@ -72,6 +72,8 @@ struct Point {
 // other keys). Throws ConfigError with file, line and key path.
 PointSpace parse_point_space(const config::YNode& root);
 SweepSpec parse_sweep_text(const std::string& text, const std::string& file);
+// The same from the already parsed `root` of `text` (the fuzz target parses each input once).
+SweepSpec parse_sweep(const config::YNode& root, const std::string& text);
 SweepSpec parse_sweep_file(const std::string& path);
 
 Point point_at(const PointSpace& space, std::size_t index);
