@@ -220,7 +220,7 @@ int cmd_breakeven(const std::vector<std::string>& args) {
   const sensitivity::BreakEven be = sensitivity::break_even(a, b, o);
 
   if (vm.count("json")) {
-    std::cout << sim::json_text(to_json(be, sense), 2) << "\n";
+    std::cout << reports::json_text(to_json(be, sense), 2) << "\n";
     return kExitOk;
   }
   std::cout << "break-even of " << be.metric << " (" << be.unit << ", "

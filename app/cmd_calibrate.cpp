@@ -28,7 +28,7 @@ constexpr const char* kExamples =
     "  tiersim calibrate --raw-device /dev/nvme1n1 --i-understand-this-destroys /dev/nvme1n1 --quick --out d.yaml\n"
     "then in a scenario:  hardware: {nvme: {profile: device.yaml, count: 4}}\n";
 
-nlohmann::json point_json(const cal::CalibrationPoint& p) {
+nlohmann::json point_json(const store::CalibrationPoint& p) {
   return {{"target", p.target},           {"rw", p.rw},
           {"engine", p.engine},           {"block_bytes", p.block_bytes},
           {"queue_depth", p.queue_depth}, {"threads", p.threads},
@@ -181,7 +181,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       limits.max_s = seconds;
       limits.stop_on_convergence = false;
       limits.window_s = 0.1;
-      const cal::CalibrationPoint p = cal::run_single_point(o, job, limits, guard.flag());
+      const store::CalibrationPoint p = cal::run_single_point(o, job, limits, guard.flag());
       if (vm["json"].as<bool>()) {
         std::cout << point_json(p).dump(2) << "\n";
       } else {

@@ -46,8 +46,8 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
     load.overrides.push_back("workload.arrival_rate=" + rate_text(rate));
     return config::load_scenario(a.file, load);
   };
-  std::unique_ptr<reports::ResultsStore> store;
-  if (!a.db.empty()) store = std::make_unique<reports::ResultsStore>(a.db);
+  std::unique_ptr<store::ResultsStore> store;
+  if (!a.db.empty()) store = std::make_unique<store::ResultsStore>(a.db);
   const std::string sweep = "capacity:" + base.name;
   const auto progress = [&](const capacity::RatePoint& p) {
     if (store) store->save(p.scenario, p.result, TIERSIM_VERSION, sweep);
@@ -90,8 +90,8 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
                              {"fits", p->result.fits},
                              {"metrics", m}});
     }
-    j["at_capacity"] = best ? sim::to_json(best->scenario, best->result) : nlohmann::json();
-    std::cout << sim::json_text(j, 2) << "\n";
+    j["at_capacity"] = best ? reports::to_json(best->scenario, best->result) : nlohmann::json();
+    std::cout << reports::json_text(j, 2) << "\n";
     return kExitOk;
   }
 

@@ -232,8 +232,8 @@ int cmd_compare(const std::vector<std::string>& args) {
       row.result = sim::simulate(*row.scenario, sim_opts);
       // The variant's own name only: without one the report falls back to the scenario name.
       if (!db_path.empty())
-        reports::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION, "",
-                                            reports::OnDuplicate::kReplace, spec.name);
+        store::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION, "",
+                                            store::OnDuplicate::kReplace, spec.name);
     } catch (const ModelError& e) {
       // One configuration the model cannot express should not hide the others.
       row.error = e.what();
@@ -244,7 +244,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
 
   if (vm.count("json")) {
-    std::cout << sim::json_text(to_json(cmp, rows), 2) << "\n";
+    std::cout << reports::json_text(to_json(cmp, rows), 2) << "\n";
   } else {
     print_table(std::cout, cmp, rows);
     if (vm.count("sources")) print_sources(std::cout, rows);

@@ -29,16 +29,16 @@ namespace {
 constexpr const char* kDefaultSuiteScenario = "scenarios/inference/opt30b-l40s-gen5.yaml";
 
 void store_replay(const std::string& db_path, const std::string& scenario, const std::string& target, double scale,
-                  const cal::PhaseTimes& pred, const cal::PhaseTimes& meas, double read_gbps) {
+                  const replay::PhaseTimes& pred, const replay::PhaseTimes& meas, double read_gbps) {
   store::Database db(db_path);
-  cal::create_replay_table(db);
+  replay::create_replay_table(db);
   auto st = db.prepare(
       "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, measured_prefill_s,"
       " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct, replay_read_gbps)"
       " VALUES (datetime('now'),?,?,'inference',?,?,?,?,?,?,?,?,?)");
   st.bind(1, target).bind(2, scenario).bind(3, "scale " + std::to_string(scale));
   st.bind(4, pred.prefill_s).bind(5, meas.prefill_s).bind(6, pred.decode_s).bind(7, meas.decode_s);
-  st.bind(8, pred.total_s).bind(9, meas.total_s).bind(10, cal::error_pct(pred.total_s, meas.total_s));
+  st.bind(8, pred.total_s).bind(9, meas.total_s).bind(10, replay::error_pct(pred.total_s, meas.total_s));
   st.bind(11, read_gbps);
   st.run();
 }
@@ -79,14 +79,14 @@ int cmd_replay(const std::vector<std::string>& args) {
   cal::InterruptGuard guard;
   try {
     if (suite) {
-      cal::SuiteOptions so;
+      replay::SuiteOptions so;
       so.target_dir = target;
       so.scenario_path = scenario_path.empty() ? kDefaultSuiteScenario : scenario_path;
       so.data_dir = data_dir;
       so.profile_path = profile;
       so.db_path = db;
       so.stop = guard.flag();
-      const cal::SuiteReport r = cal::run_replay_suite(so, std::cout);
+      const replay::SuiteReport r = replay::run_replay_suite(so, std::cout);
       return r.passed ? kExitOk : kExitFailure;
     }
     if (scenario_path.empty()) throw Error("a SCENARIO file is required (or --suite)");
@@ -98,30 +98,30 @@ int cmd_replay(const std::vector<std::string>& args) {
     else if (s.hardware.nvme.profile_path.empty())
       std::cerr << "tiersim replay: warning: the scenario's drive model is not a calibrated profile of this "
                    "drive; pass --profile device.yaml (tiersim calibrate --target DIR --quick --out device.yaml)\n";
-    cal::PlanOptions po_;
+    replay::PlanOptions po_;
     po_.passes = passes;
     po_.scale = 1;
     if (scale <= 0) {
-      const cal::ReplayPlan full = cal::build_replay_plan(s, po_);
+      const replay::ReplayPlan full = replay::build_replay_plan(s, po_);
       scale = std::min(1.0, 256.0 * 1048576.0 / (full.io_bytes() / full.passes));
     }
     po_.scale = scale;
-    const cal::ReplayPlan plan = cal::build_replay_plan(s, po_);
-    const cal::HostRates host = cal::measure_host_rates();
+    const replay::ReplayPlan plan = replay::build_replay_plan(s, po_);
+    const replay::HostRates host = replay::measure_host_rates();
     std::cout << "replaying " << s.name << " at scale " << scale << ": " << plan.passes << " passes x "
               << plan.modules << " modules, " << std::fixed << std::setprecision(0) << plan.io_bytes() / 1048576.0
               << " MiB read, " << cal::size_text(plan.block_bytes) << " x QD" << plan.queue_depth << " x "
               << plan.threads << " threads, prefetch " << plan.prefetch_layers << "\n";
-    cal::ReplayOptions ro;
+    replay::ReplayOptions ro;
     ro.target_dir = target;
     ro.stop = guard.flag();
-    const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
-    const cal::ReplayPrediction p = cal::predict_replay(plan, drive, host);
+    const replay::ReplayMeasurement m = replay::run_replay(plan, ro);
+    const replay::ReplayPrediction p = replay::predict_replay(plan, drive, host);
     std::cout << std::setprecision(4) << std::left << std::setw(10) << "phase" << std::right << std::setw(12)
               << "predicted_s" << std::setw(12) << "measured_s" << std::setw(9) << "error%\n";
     auto line = [](const char* name, double pred, double meas) {
       std::cout << std::left << std::setw(10) << name << std::right << std::setw(12) << pred << std::setw(12) << meas
-                << std::setprecision(1) << std::setw(8) << cal::error_pct(pred, meas) << std::setprecision(4)
+                << std::setprecision(1) << std::setw(8) << replay::error_pct(pred, meas) << std::setprecision(4)
                 << "\n";
     };
     line("prefill", p.times.prefill_s, m.times.prefill_s);
@@ -136,7 +136,7 @@ int cmd_replay(const std::vector<std::string>& args) {
       rr.timeline = m.timeline;
       std::ofstream out(trace);
       if (!out) throw IoError("cannot write trace file '" + trace + "'");
-      sim::write_chrome_trace(out, s, rr);
+      reports::write_chrome_trace(out, s, rr);
     }
     if (!db.empty()) store_replay(db, s.name, target, scale, p.times, m.times, m.read_gbps());
     return kExitOk;

@@ -25,14 +25,14 @@ namespace {
 // The validation group of every stored run (re-created from its resolved scenario), with that
 // group's error, in validate's group order.
 std::vector<reports::ValidationInfo::Group> report_groups(
-    const std::vector<reports::StoredRun>& runs, const sim::ValidationSummary& v,
+    const std::vector<store::StoredRun>& runs, const validation::ValidationSummary& v,
     const std::string& data_dir) {
   config::LoadOptions load;
   load.data_dir = data_dir;
   std::map<std::string, std::size_t> counts;
   for (const auto& run : runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
-    ++counts[sim::reference_group(s, Reference{})];
+    ++counts[validation::reference_group(s, Reference{})];
   }
   std::vector<reports::ValidationInfo::Group> out;
   for (const auto& name : validation_groups()) {
@@ -41,9 +41,9 @@ std::vector<reports::ValidationInfo::Group> report_groups(
     reports::ValidationInfo::Group g;
     g.name = name;
     g.configurations = it->second;
-    g.why_provisional = sim::provisional_reason(name);
+    g.why_provisional = validation::provisional_reason(name);
     g.provisional = !g.why_provisional.empty();
-    if (const sim::ValidationGroup* vg = v.group(name)) {
+    if (const validation::ValidationGroup* vg = v.group(name)) {
       g.provisional = vg->provisional;  // validate's verdict, which also weighs the errors
       g.why_provisional = vg->why_provisional;
       g.measurements = vg->rows;
@@ -64,7 +64,7 @@ void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool s
   for (const auto& run : in.runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
     in.decision.descriptions.push_back(reports::describe_configuration(s));
-    in.decision.groups.push_back(sim::reference_group(s, Reference{}));
+    in.decision.groups.push_back(validation::reference_group(s, Reference{}));
   }
   if (!sensitivity) {
     in.decision.sensitivity_note = "skipped with --no-sensitivity.";
@@ -81,7 +81,7 @@ void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool s
   o.inputs = sensitivity::default_inputs(in.decision.range);
   o.load.catalog = &catalog;
   for (std::size_t k = 0; k < std::min<std::size_t>(2, order.size()); ++k) {
-    const reports::StoredRun& run = in.runs[order[k]];
+    const store::StoredRun& run = in.runs[order[k]];
     config::VariantSpec v;
     v.name = run.display_name();
     v.inline_yaml = run.scenario_yaml;
@@ -153,7 +153,7 @@ int cmd_report(const std::vector<std::string>& args) {
 
   // Read-only: a report must work on a file it may not write (chmod 444, a read-only folder or
   // mount) and must not change the file it reads, not even its journal mode.
-  reports::ResultsStore store(db_path, store::Access::kReadOnly);
+  store::ResultsStore store(db_path, store::Access::kReadOnly);
   reports::ReportInput in;
   in.title = title;
   in.sweep = sweep;
@@ -162,15 +162,15 @@ int cmd_report(const std::vector<std::string>& args) {
   in.vendor_dir = vendor_dir;
   in.decision.metric = objective;
   in.decision.lower_is_better = *sense == plan::Sense::kMinimize;
-  reports::RunFilter filter;
+  store::RunFilter filter;
   if (vm.count("sweep")) filter.sweep = sweep;
   in.runs = store.runs(filter);
   if (in.runs.empty())
     throw Error("no runs in '" + db_path + "'" + (sweep.empty() ? "" : " for sweep '" + sweep + "'") +
                 " (store some with tiersim run FILE --db " + db_path + ")");
 
-  if (calibrate::latest_calibration_run(store.database()) != 0)
-    for (const auto& c : calibrate::read_bandwidth_curves(store.database()))
+  if (store::latest_calibration_run(store.database()) != 0)
+    for (const auto& c : store::read_bandwidth_curves(store.database()))
       in.calibration.push_back({c.target, c.rw, c.threads, c.queue_depth, c.block_bytes,
                                 c.bandwidth_gbps, c.model_bandwidth_gbps});
 
@@ -178,8 +178,8 @@ int cmd_report(const std::vector<std::string>& args) {
     in.validation.error = "skipped with --no-validation";
   } else {
     try {
-      const sim::ValidationSummary v =
-          sim::run_validation(sim::default_reference_dir(data_dir), data_dir);
+      const validation::ValidationSummary v =
+          validation::run_validation(validation::default_reference_dir(data_dir), data_dir);
       in.validation.available = true;
       in.validation.measurements = v.rows.size();
       in.validation.mape_pct = v.mape_pct;

@@ -54,17 +54,17 @@ int cmd_run(const std::vector<std::string>& args) {
   const sim::RunResult result = sim::simulate(scenario, sim_opts);
 
   if (vm.count("json"))
-    std::cout << sim::json_text(sim::to_json(scenario, result), 2) << "\n";
+    std::cout << reports::json_text(reports::to_json(scenario, result), 2) << "\n";
   else
-    sim::print_human(std::cout, scenario, result);
+    reports::print_human(std::cout, scenario, result);
   if (!trace_path.empty()) {
     std::ofstream out(trace_path);
     if (!out) throw IoError("cannot write trace file '" + trace_path + "'");
-    sim::write_chrome_trace(out, scenario, result);
+    reports::write_chrome_trace(out, scenario, result);
     if (!out) throw IoError("failed writing trace file '" + trace_path + "'");
   }
   if (!db_path.empty()) {
-    reports::ResultsStore store(db_path);
+    store::ResultsStore store(db_path);
     const std::int64_t id = store.save(scenario, result, TIERSIM_VERSION);
     if (!vm.count("json")) std::cout << "stored as run " << id << " in " << db_path << "\n";
   }

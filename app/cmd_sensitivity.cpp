@@ -163,7 +163,7 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
   for (const auto* v : chosen) ts.push_back(sensitivity::run_tornado(*v, o, threads));
 
   if (vm.count("json")) {
-    std::cout << sim::json_text(to_json(ts, range), 2) << "\n";
+    std::cout << reports::json_text(to_json(ts, range), 2) << "\n";
   } else {
     std::cout << "sensitivity of " << metric << " to one input at a time (each varied by its "
               << "stated factors, default +-" << num(100 * range) << " %)\n";

@@ -54,7 +54,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (vm.count("hardware")) {
     if (target.empty()) throw Error("--hardware needs --target DIR (a directory on the drive to measure)");
     calibrate::InterruptGuard guard;
-    calibrate::SuiteOptions so;
+    replay::SuiteOptions so;
     so.target_dir = target;
     so.profile_path = profile;
     so.db_path = db;
@@ -64,14 +64,14 @@ int cmd_validate(const std::vector<std::string>& args) {
                            .string();
     so.stop = guard.flag();
     try {
-      return calibrate::run_replay_suite(so, std::cout).passed ? kExitOk : kExitFailure;
+      return replay::run_replay_suite(so, std::cout).passed ? kExitOk : kExitFailure;
     } catch (const calibrate::Interrupted&) {
       std::cerr << "tiersim validate: interrupted; replay files removed\n";
       return 130;
     }
   }
-  if (dir.empty()) dir = sim::default_reference_dir(data_dir);
-  const sim::ValidationSummary v = sim::run_validation(dir, data_dir);
+  if (dir.empty()) dir = validation::default_reference_dir(data_dir);
+  const validation::ValidationSummary v = validation::run_validation(dir, data_dir);
   const auto& rows = v.rows;
   const double mape = v.mape_pct, worst = v.max_abs_error_pct;
 

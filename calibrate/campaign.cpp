@@ -206,9 +206,9 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
   return out;
 }
 
-CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind engine,
+store::CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind engine,
                           const std::vector<const OpenTarget*>& targets) {
-  CalibrationPoint p;
+  store::CalibrationPoint p;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     p.target += (i ? "," : "") + targets[i]->name;
     if (i == 0) {
@@ -241,8 +241,8 @@ CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind e
   return p;
 }
 
-CalibrationRun make_run(const CalibrationOptions& o) {
-  CalibrationRun run;
+store::CalibrationRun make_run(const CalibrationOptions& o) {
+  store::CalibrationRun run;
   run.started_at = store::utc_timestamp();
   run.host = host_name();
   run.kernel = kernel_release();
@@ -338,7 +338,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
       named.push_back(&targets[i]);
     }
     const PointResult r = run_point(o.engine, pts, pp.job, o.plan.limits, stop, ++seed);
-    CalibrationPoint cp = to_point(r, pp.job, o.engine, named);
+    store::CalibrationPoint cp = to_point(r, pp.job, o.engine, named);
     cp.run_id = outcome.run_id;
     cp.fit_role = "none";
     if (db) cp.id = insert_point(*db, cp);
@@ -352,7 +352,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   DeviceProfile& profile = outcome.profile;
   auto fit_direction_points = [&](bool read, SsdDirectionModel& model, double& fit_err, double& held_err) {
     std::vector<FitPoint> fp;
-    std::vector<CalibrationPoint*> owners;
+    std::vector<store::CalibrationPoint*> owners;
     for (auto& p : outcome.points) {
       if (p.target_count != 1 || p.is_read() != read) continue;
       fp.push_back({static_cast<double>(p.block_bytes), static_cast<double>(p.queue_depth * p.threads), p.bandwidth_gbps});
@@ -418,7 +418,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   return outcome;
 }
 
-CalibrationPoint run_single_point(const CalibrationOptions& o, const JobSpec& job, const RunLimits& limits,
+store::CalibrationPoint run_single_point(const CalibrationOptions& o, const JobSpec& job, const RunLimits& limits,
                                   const std::atomic<bool>* stop) {
   std::optional<store::Database> db;
   if (!o.db_path.empty()) {
@@ -433,7 +433,7 @@ CalibrationPoint run_single_point(const CalibrationOptions& o, const JobSpec& jo
     named.push_back(&t);
   }
   const PointResult r = run_point(o.engine, pts, job, limits, stop, o.file.seed);
-  CalibrationPoint cp = to_point(r, job, o.engine, named);
+  store::CalibrationPoint cp = to_point(r, job, o.engine, named);
   if (db) {
     cp.run_id = insert_run(*db, make_run(o));
     cp.id = insert_point(*db, cp);

@@ -78,7 +78,7 @@ class Progress {
 
 struct CalibrationOutcome {
   std::int64_t run_id = 0;                 // 0 when not stored
-  std::vector<CalibrationPoint> points;
+  std::vector<store::CalibrationPoint> points;
   DeviceProfile profile;
 };
 
@@ -88,7 +88,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& options, const std:
                                    Progress& progress);
 
 // One point (`tiersim calibrate --point`): same safety rules, stored when db_path is set.
-CalibrationPoint run_single_point(const CalibrationOptions& options, const JobSpec& job, const RunLimits& limits,
+store::CalibrationPoint run_single_point(const CalibrationOptions& options, const JobSpec& job, const RunLimits& limits,
                                   const std::atomic<bool>* stop);
 
 }  // namespace tiersim::calibrate

@@ -15,12 +15,12 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-std::vector<std::string> cache_warnings(const std::vector<CalibrationPoint>& points,
+std::vector<std::string> cache_warnings(const std::vector<store::CalibrationPoint>& points,
                                         const DeviceProfileFit& fit,
                                         const PlausibilityLimits& limits) {
   std::vector<std::string> out;
   double max_read_gbps = 0, max_write_gbps = 0;
-  const CalibrationPoint* fastest = nullptr;
+  const store::CalibrationPoint* fastest = nullptr;
   for (const auto& p : points) {
     if (p.target_count != 1) continue;
     double& best = p.is_read() ? max_read_gbps : max_write_gbps;

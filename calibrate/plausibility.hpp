@@ -32,7 +32,7 @@ struct PlausibilityLimits {
 // The warnings for the single-drive points of a calibration (points measured with several targets
 // at once are sums and are not checked) and the fit of its profile; empty when it looks like a
 // drive.
-std::vector<std::string> cache_warnings(const std::vector<CalibrationPoint>& points,
+std::vector<std::string> cache_warnings(const std::vector<store::CalibrationPoint>& points,
                                         const DeviceProfileFit& fit,
                                         const PlausibilityLimits& limits);
 

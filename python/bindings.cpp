@@ -43,14 +43,14 @@ std::string run(const std::string& source, bool is_file, const std::vector<std::
     py::gil_scoped_release unlocked;  // simulation touches no Python object
     r = sim::simulate(s);
   }
-  return sim::json_text(sim::to_json(s, r));
+  return reports::json_text(reports::to_json(s, r));
 }
 
 // The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
 std::string resolve(const std::string& source, bool is_file, const std::vector<std::string>& sets,
                     const std::string& data_dir) {
   const Scenario s = load(source, is_file, sets, data_dir);
-  return sim::json_text(nlohmann::json{{"name", s.name},
+  return reports::json_text(nlohmann::json{{"name", s.name},
                                        {"hash", s.hash},
                                        {"workload", to_string(s.kind)},
                                        {"resolved_yaml", s.resolved_yaml}});
@@ -69,7 +69,7 @@ std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
       py::gil_scoped_release unlocked;
       r = sim::simulate(s);
     }
-    nlohmann::json j = sim::to_json(s, r);
+    nlohmann::json j = reports::to_json(s, r);
     nlohmann::json ratios = nlohmann::json::object();
     if (!results.empty())
       for (const auto& [name, ratio] : sim::metric_ratios(r, results.front())) ratios[name] = ratio;
@@ -77,7 +77,7 @@ std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
     out.push_back(j);
     results.push_back(std::move(r));
   }
-  return sim::json_text(out);
+  return reports::json_text(out);
 }
 
 // A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash).
@@ -93,7 +93,7 @@ std::string sweep(const std::string& file, const std::string& db, int threads,
     py::gil_scoped_release unlocked;
     sum = sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
   }
-  return sim::json_text(nlohmann::json{{"sweep", spec.name},
+  return reports::json_text(nlohmann::json{{"sweep", spec.name},
                                        {"points", sum.points},
                                        {"simulated", sum.simulated},
                                        {"no_fit", sum.no_fit},
@@ -106,8 +106,8 @@ std::string sweep(const std::string& file, const std::string& db, int threads,
 // Every stored run of a results database (optionally one sweep's), one flat object per run:
 // what a pandas.DataFrame takes directly (metrics as columns).
 std::string runs(const std::string& db, const std::optional<std::string>& sweep_name) {
-  const reports::ResultsStore store(db);
-  reports::RunFilter f;
+  const store::ResultsStore store(db);
+  store::RunFilter f;
   f.sweep = sweep_name;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : store.runs(f)) {
@@ -122,7 +122,7 @@ std::string runs(const std::string& db, const std::optional<std::string>& sweep_
     for (const auto& m : r.metrics) j[m.name] = m.value;
     out.push_back(j);
   }
-  return sim::json_text(out);
+  return reports::json_text(out);
 }
 
 }  // namespace

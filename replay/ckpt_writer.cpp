@@ -21,7 +21,10 @@
 #include "model/perf.hpp"
 #include "sim/workloads/checkpoint/checkpoint.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::replay {
+
+// Replay runs on calibrate's I/O engines, buffers, target files and fits.
+using namespace tiersim::calibrate;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -268,4 +271,4 @@ double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& dr
   return engine.now() + (serial ? double(o.size_bytes) / (writeback_gbps * 1e9) : 0.0);
 }
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::replay

@@ -16,7 +16,7 @@
 #include "model/scenario.hpp"
 #include "model/ssd_model.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::replay {
 
 struct CheckpointReplayOptions {
   std::string target_dir;
@@ -35,7 +35,7 @@ struct CheckpointReplayOptions {
   // A caller that brackets runs with probes passes one: freeing 512 MiB of just-touched memory at
   // the end of a run handed the next page-cache writes warm pages (5x faster on a VM whose guest
   // memory is backed on first touch).
-  const PinnedBuffer* source = nullptr;
+  const calibrate::PinnedBuffer* source = nullptr;
 };
 
 struct CheckpointMeasurement {
@@ -45,7 +45,7 @@ struct CheckpointMeasurement {
 };
 
 // A checkpoint's worth of incompressible state for CheckpointReplayOptions::source.
-PinnedBuffer make_checkpoint_source(std::uint64_t size_bytes);
+calibrate::PinnedBuffer make_checkpoint_source(std::uint64_t size_bytes);
 
 CheckpointMeasurement run_checkpoint_replay(const CheckpointReplayOptions& options);
 
@@ -68,4 +68,4 @@ double measure_direct_write_gbps(const CheckpointReplayOptions& options);
 // host's copy rate in place of the GPU link and CPU stages the replay stands in for.
 double predict_checkpoint_s(const CheckpointReplayOptions& options, const SsdModel& drive, const HostRates& host);
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::replay

@@ -27,7 +27,10 @@
 #include "sim/simulate.hpp"
 #include "sim/workloads/inference/inference.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::replay {
+
+// Replay runs on calibrate's I/O engines, buffers, target files and fits.
+using namespace tiersim::calibrate;
 namespace {
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
@@ -676,4 +679,4 @@ ReplayMeasurement run_replay(const ReplayPlan& plan, const ReplayOptions& option
   return run_replay(plan, file, options);
 }
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::replay

@@ -27,9 +27,14 @@
 #include "sim/result.hpp"
 
 namespace tiersim::calibrate {
-
 class DeferredRemoval;  // calibrate/target.hpp
 class CalibrationFile;  // calibrate/target.hpp
+}  // namespace tiersim::calibrate
+
+namespace tiersim::replay {
+
+using calibrate::CalibrationFile;
+using calibrate::DeferredRemoval;
 
 // One module of one pass: what the fetch process reads and what the compute process holds.
 struct ReplayStep {
@@ -144,4 +149,4 @@ ReplayMeasurement run_replay(const ReplayPlan& plan, const CalibrationFile& file
 // Signed relative error of a prediction against a measurement, in percent.
 double error_pct(double predicted, double measured);
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::replay

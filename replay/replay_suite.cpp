@@ -26,17 +26,20 @@
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::replay {
+
+// Replay runs on calibrate's I/O engines, buffers, target files and fits.
+using namespace tiersim::calibrate;
 
 void create_replay_table(store::Database& db) {
   store::ensure_schema(db, store::SchemaPart::kReplay);
 }
 
 double SuiteRow::error_pct() const {
-  return calibrate::error_pct(predicted_s, measured_s);
+  return replay::error_pct(predicted_s, measured_s);
 }
 double SuiteRow::point_error_pct() const {
-  return calibrate::error_pct(predicted_point_s, measured_s);
+  return replay::error_pct(predicted_point_s, measured_s);
 }
 
 namespace {
@@ -224,7 +227,7 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
       double point_gbps = 0;  // mean of the probes just before and after this attempt
       ReplayPrediction at_point;
       double error_pct() const {
-        return calibrate::error_pct(at_point.times.total_s, m.times.total_s);
+        return replay::error_pct(at_point.times.total_s, m.times.total_s);
       }
     };
     std::vector<Attempt> attempts;
@@ -429,4 +432,4 @@ SuiteReport run_replay_suite(const SuiteOptions& o, std::ostream& out) {
   return report;
 }
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::replay

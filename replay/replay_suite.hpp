@@ -10,7 +10,7 @@
 #include <vector>
 #include "store/sqlite.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::replay {
 
 // Creates the `replay_runs` table (one row per replayed case: predicted and measured times) if
 // it does not exist. The suite and `tiersim replay --db` both write it.
@@ -64,4 +64,4 @@ struct SuiteReport {
 // Runs the suite, printing progress and the table to `out`. Throws like run_replay.
 SuiteReport run_replay_suite(const SuiteOptions& options, std::ostream& out);
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::replay

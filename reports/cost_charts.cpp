@@ -39,7 +39,7 @@ std::string short_label(const std::string& s) {
   return s.size() <= 26 ? s : valid_utf8(s.substr(0, 24)) + "..";
 }
 
-std::string capex_chart(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels,
+std::string capex_chart(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
                         const std::vector<std::size_t>& rows) {
   double max_usd = 0;
   for (std::size_t i : rows) max_usd = std::max(max_usd, runs[i].metric("capex_usd"));
@@ -51,7 +51,7 @@ std::string capex_chart(const std::vector<StoredRun>& runs, const std::vector<st
     << px(left + plot_w + 80) << "\" height=\"" << px(height) << "\" role=\"img\">"
     << "<text x=\"4\" y=\"16\" font-weight=\"bold\">Capex by component (USD)</text>";
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const StoredRun& r = runs[rows[k]];
+    const store::StoredRun& r = runs[rows[k]];
     const double y = top + double(k) * (bar_h + gap);
     s << "<text x=\"" << px(left - 6) << "\" y=\"" << px(y + bar_h - 4)
       << "\" text-anchor=\"end\" font-size=\"12\"><title>" << html_escape(labels[rows[k]])
@@ -81,7 +81,7 @@ std::string capex_chart(const std::vector<StoredRun>& runs, const std::vector<st
   return s.str();
 }
 
-std::string scatter_chart(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels,
+std::string scatter_chart(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
                           const std::vector<std::size_t>& rows) {
   std::vector<std::pair<double, double>> pts;
   for (std::size_t i : rows)
@@ -161,7 +161,7 @@ std::vector<std::size_t> cost_pareto_front(const std::vector<std::pair<double, d
   return out;
 }
 
-std::string cost_charts_html(const std::vector<StoredRun>& runs,
+std::string cost_charts_html(const std::vector<store::StoredRun>& runs,
                              const std::vector<std::string>& labels) {
   std::vector<std::size_t> with_capex, with_both;
   for (std::size_t i = 0; i < runs.size(); ++i) {

@@ -17,7 +17,7 @@ std::vector<std::size_t> cost_pareto_front(const std::vector<std::pair<double, d
 
 // "<h2>Cost</h2>" and the two charts, labels[i] naming runs[i]; "" when no run has a capex
 // breakdown. The scatter is left out when fewer than two runs have both metrics.
-std::string cost_charts_html(const std::vector<StoredRun>& runs,
+std::string cost_charts_html(const std::vector<store::StoredRun>& runs,
                              const std::vector<std::string>& labels);
 
 }  // namespace tiersim::reports

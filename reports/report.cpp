@@ -61,7 +61,7 @@ std::string utc_now() { return store::utc_timestamp("%Y-%m-%d %H:%M UTC"); }
 
 // Unique, readable run labels: the variant name (else the scenario name), with the run id when
 // names repeat (sweeps).
-std::vector<std::string> run_labels(const std::vector<StoredRun>& runs) {
+std::vector<std::string> run_labels(const std::vector<store::StoredRun>& runs) {
   std::map<std::string, int> count;
   for (const auto& r : runs) ++count[r.display_name()];
   std::vector<std::string> out;
@@ -72,7 +72,7 @@ std::vector<std::string> run_labels(const std::vector<StoredRun>& runs) {
 }
 
 // Metric names in display order, with the unit each one has.
-std::vector<std::pair<std::string, std::string>> metric_rows(const std::vector<StoredRun>& runs) {
+std::vector<std::pair<std::string, std::string>> metric_rows(const std::vector<store::StoredRun>& runs) {
   std::map<std::string, std::string> unit;
   for (const auto& r : runs)
     for (const auto& m : r.metrics) unit.emplace(m.name, m.unit);
@@ -86,13 +86,13 @@ std::vector<std::pair<std::string, std::string>> metric_rows(const std::vector<S
   return out;
 }
 
-std::map<std::string, int> provenance_counts(const StoredRun& r) {
+std::map<std::string, int> provenance_counts(const store::StoredRun& r) {
   std::map<std::string, int> n;
   for (const auto& [key, source] : r.provenance) ++n[provenance_kind(source)];
   return n;
 }
 
-std::string provenance_summary(const StoredRun& r) {
+std::string provenance_summary(const store::StoredRun& r) {
   if (r.provenance.empty()) return "not recorded";
   std::string s;
   for (const auto& [kind, n] : provenance_counts(r)) {
@@ -157,7 +157,7 @@ json base_spec(const std::string& title, int width, int height) {
 }
 
 // A horizontal bar per run; nullopt-like (null json) when no run has the metric.
-json bar_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels,
+json bar_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
               const std::vector<std::string>& names, const std::string& title,
               const std::string& axis) {
   json values = json::array();
@@ -176,7 +176,7 @@ json bar_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>
   return s;
 }
 
-json latency_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels) {
+json latency_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels) {
   const std::vector<std::pair<std::string, std::string>> parts = {
       {"prefill_s", "prefill"}, {"decode_s", "decode"}, {"weight_wait_s", "I/O wait (weights)"}};
   json values = json::array();
@@ -199,10 +199,10 @@ json latency_spec(const std::vector<StoredRun>& runs, const std::vector<std::str
   return s;
 }
 
-json energy_spec(const std::vector<StoredRun>& runs, const std::vector<std::string>& labels) {
+json energy_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels) {
   json values = json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const StoredRun& r = runs[i];
+    const store::StoredRun& r = runs[i];
     const double tokens = r.metric("generated_tokens", 0);
     bool any_component = false;
     if (tokens > 0)
@@ -228,7 +228,7 @@ json energy_spec(const std::vector<StoredRun>& runs, const std::vector<std::stri
 }
 
 // `activities`: every label over all runs, so one activity has the same colour in every chart.
-json gantt_spec(const StoredRun& r, const std::string& label, const json& activities) {
+json gantt_spec(const store::StoredRun& r, const std::string& label, const json& activities) {
   if (r.timeline.empty()) return nullptr;
   double t0 = r.timeline.front().start_s;
   for (const auto& s : r.timeline) t0 = std::min(t0, s.start_s);
@@ -341,10 +341,10 @@ std::string html_table(const ReportInput& in, const std::vector<std::string>& la
     for (const auto& r : in.runs) h << "<td>" << html_escape(get(r)) << "</td>";
     h << "</tr>";
   };
-  text_row("workload", [](const StoredRun& r) { return r.workload; });
-  text_row("fits in memory", [](const StoredRun& r) { return std::string(r.fits ? "yes" : "NO"); });
-  text_row("bottleneck", [](const StoredRun& r) { return r.bottleneck; });
-  text_row("inputs from", [](const StoredRun& r) { return provenance_summary(r); });
+  text_row("workload", [](const store::StoredRun& r) { return r.workload; });
+  text_row("fits in memory", [](const store::StoredRun& r) { return std::string(r.fits ? "yes" : "NO"); });
+  text_row("bottleneck", [](const store::StoredRun& r) { return r.bottleneck; });
+  text_row("inputs from", [](const store::StoredRun& r) { return provenance_summary(r); });
   for (const auto& [name, unit] : metric_rows(in.runs)) {
     h << "<tr><td class=\"name\">" << html_escape(name) << "</td><td class=\"name\">"
       << html_escape(unit) << "</td>";
@@ -361,7 +361,7 @@ std::string html_table(const ReportInput& in, const std::vector<std::string>& la
 std::string html_sources(const ReportInput& in, const std::vector<std::string>& labels) {
   std::ostringstream h;
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
-    const StoredRun& r = in.runs[i];
+    const store::StoredRun& r = in.runs[i];
     h << "<details><summary>" << html_escape(labels[i]) << " &mdash; "
       << html_escape(provenance_summary(r)) << "</summary>";
     h << "<p class=\"meta\">run " << r.id << ", scenario hash <code>" << html_escape(r.scenario_hash)
@@ -507,7 +507,7 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
   }
   m << "\n\n## Sources\n";
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
-    const StoredRun& r = in.runs[i];
+    const store::StoredRun& r = in.runs[i];
     m << "\n### " << md_escape(labels[i]) << "\n\nrun " << r.id << ", scenario hash "
       << md_escape(r.scenario_hash) << ", tiersim " << md_escape(r.tool_version) << ", "
       << md_escape(r.created_at) << "\n\n";

@@ -50,7 +50,7 @@ struct ReportInput {
   std::string sweep;           // "" = every run in the store
   std::string database_name;   // shown in the header (file name only)
   std::string tool_version;
-  std::vector<StoredRun> runs;
+  std::vector<store::StoredRun> runs;
   std::vector<CalibrationCurve> calibration;
   ValidationInfo validation;
   std::string vendor_dir;  // folder holding vega*.min.js; "" = default_vendor_dir()

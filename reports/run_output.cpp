@@ -6,7 +6,10 @@
 #include "model/units.hpp"
 #include "sim/economics.hpp"
 
-namespace tiersim::sim {
+namespace tiersim::reports {
+
+// Output of one simulated run: reads sim's results, metrics and notes throughout.
+using namespace tiersim::sim;
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -111,4 +114,4 @@ void write_chrome_trace(std::ostream& os, const Scenario& scenario, const RunRes
   os << json_text(nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}) << "\n";
 }
 
-}  // namespace tiersim::sim
+}  // namespace tiersim::reports

@@ -127,7 +127,7 @@ std::string svg_chart(const std::string& title, const std::string& x_label,
 
 // (value, quantile) points of a distribution from the percentile metrics a run reports
 // (PREFIX_pNN_s, and PREFIX_max_s as the 100th), ascending.
-std::vector<std::pair<double, double>> quantiles(const StoredRun& r, const std::string& prefix) {
+std::vector<std::pair<double, double>> quantiles(const store::StoredRun& r, const std::string& prefix) {
   std::vector<std::pair<double, double>> out;
   for (const auto& m : r.metrics) {
     const std::string head = prefix + "_p";
@@ -146,7 +146,7 @@ std::vector<std::pair<double, double>> quantiles(const StoredRun& r, const std::
 
 }  // namespace
 
-std::vector<ServingSeries> serving_series(const std::vector<StoredRun>& runs) {
+std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& runs) {
   std::vector<ServingSeries> out;
   std::map<std::string, std::size_t> index;
   for (const auto& r : runs) {
@@ -158,22 +158,22 @@ std::vector<ServingSeries> serving_series(const std::vector<StoredRun>& runs) {
   }
   for (auto& s : out)
     std::stable_sort(s.by_rate.begin(), s.by_rate.end(),
-                     [](const StoredRun* a, const StoredRun* b) {
+                     [](const store::StoredRun* a, const store::StoredRun* b) {
                        return a->metric("offered_rate_requests_per_s") <
                               b->metric("offered_rate_requests_per_s");
                      });
   return out;
 }
 
-const StoredRun* cdf_run(const ServingSeries& s) {
+const store::StoredRun* cdf_run(const ServingSeries& s) {
   if (s.by_rate.empty()) return nullptr;
-  const StoredRun* best = nullptr;
-  for (const StoredRun* r : s.by_rate)
+  const store::StoredRun* best = nullptr;
+  for (const store::StoredRun* r : s.by_rate)
     if (r->metric("slo_attainment_pct", 100) >= 90) best = r;
   return best ? best : s.by_rate.front();
 }
 
-std::string serving_charts_html(const std::vector<StoredRun>& runs) {
+std::string serving_charts_html(const std::vector<store::StoredRun>& runs) {
   const std::vector<ServingSeries> series = serving_series(runs);
   if (series.empty()) return "";
   std::vector<Line> ttft, tpot, ttft_cdf, tpot_cdf;
@@ -183,7 +183,7 @@ std::string serving_charts_html(const std::vector<StoredRun>& runs) {
     for (const char* pct : {"p50", "p99"}) {
       Line a{s.label + " " + pct, color, std::string(pct) == "p99", {}};
       Line b = a;
-      for (const StoredRun* r : s.by_rate) {
+      for (const store::StoredRun* r : s.by_rate) {
         const double x = r->metric("offered_rate_requests_per_s");
         a.points.emplace_back(x, r->metric(std::string("ttft_") + pct + "_s"));
         if (r->has_metric(std::string("tpot_") + pct + "_s"))
@@ -192,7 +192,7 @@ std::string serving_charts_html(const std::vector<StoredRun>& runs) {
       ttft.push_back(std::move(a));
       if (!b.points.empty()) tpot.push_back(std::move(b));
     }
-    if (const StoredRun* r = cdf_run(s)) {
+    if (const store::StoredRun* r = cdf_run(s)) {
       const std::string at =
           s.label + " at " + num(r->metric("offered_rate_requests_per_s")) + " requests/s";
       ttft_cdf.push_back({at, color, false, quantiles(*r, "ttft")});

@@ -13,17 +13,17 @@ namespace tiersim::reports {
 // One configuration's serving runs, by offered rate.
 struct ServingSeries {
   std::string label;                      // the scenario name
-  std::vector<const StoredRun*> by_rate;  // ascending offered_rate_requests_per_s
+  std::vector<const store::StoredRun*> by_rate;  // ascending offered_rate_requests_per_s
 };
 
 // Serving runs that fit, grouped by scenario name (in the order first seen), each sorted by rate.
-std::vector<ServingSeries> serving_series(const std::vector<StoredRun>& runs);
+std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& runs);
 
 // The run a configuration's CDF shows: the highest rate whose SLO attainment is at least 90%
 // (every run when none reports an attainment), else its lowest rate.
-const StoredRun* cdf_run(const ServingSeries& s);
+const store::StoredRun* cdf_run(const ServingSeries& s);
 
 // "<h2>Serving</h2>" and the charts; "" when no run is a serving run.
-std::string serving_charts_html(const std::vector<StoredRun>& runs);
+std::string serving_charts_html(const std::vector<store::StoredRun>& runs);
 
 }  // namespace tiersim::reports

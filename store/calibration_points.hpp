@@ -7,7 +7,7 @@
 
 #include "store/sqlite.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::store {
 
 // One measured point: one row of calibration_points.
 struct CalibrationPoint {
@@ -59,4 +59,4 @@ struct BandwidthCurve {
 // The curves of run `run_id` (0: latest), ordered by target, rw, threads and queue depth.
 std::vector<BandwidthCurve> read_bandwidth_curves(store::Database& db, std::int64_t run_id = 0);
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::store

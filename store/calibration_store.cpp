@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-namespace tiersim::calibrate {
+namespace tiersim::store {
 
 void create_calibration_tables(store::Database& db) {
   store::ensure_schema(db, store::SchemaPart::kCalibration);
@@ -152,4 +152,4 @@ std::vector<BandwidthCurve> read_bandwidth_curves(store::Database& db, std::int6
   return curves;
 }
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::store

@@ -7,7 +7,7 @@
 #include "store/calibration_points.hpp"
 #include "store/sqlite.hpp"
 
-namespace tiersim::calibrate {
+namespace tiersim::store {
 
 // CREATE TABLE IF NOT EXISTS for calibration_runs and calibration_points.
 void create_calibration_tables(store::Database& db);
@@ -34,4 +34,4 @@ void update_point_fit(store::Database& db, std::int64_t point_id, const std::str
 void set_run_profile(store::Database& db, std::int64_t run_id, const std::string& profile_path,
                      const std::string& finished_at);
 
-}  // namespace tiersim::calibrate
+}  // namespace tiersim::store

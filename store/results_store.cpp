@@ -6,7 +6,7 @@
 #include <ctime>
 #include <set>
 
-namespace tiersim::reports {
+namespace tiersim::store {
 namespace {
 
 // "" is stored as NULL: no sweep, no variant.
@@ -241,4 +241,4 @@ bool ResultsStore::remove(std::int64_t id) {
   return removed;
 }
 
-}  // namespace tiersim::reports
+}  // namespace tiersim::store

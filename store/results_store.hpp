@@ -18,7 +18,7 @@
 #include "store/sqlite.hpp"
 #include "sim/result.hpp"
 
-namespace tiersim::reports {
+namespace tiersim::store {
 
 // At most this many timeline spans are stored per run (one decode step's spans, see save()).
 inline constexpr std::size_t kMaxTimelineRows = 4000;
@@ -118,4 +118,4 @@ class ResultsStore {
 std::vector<sim::TimelineSpan> representative_step(const std::vector<sim::TimelineSpan>& spans,
                                                    std::size_t max_rows = kMaxTimelineRows);
 
-}  // namespace tiersim::reports
+}  // namespace tiersim::store

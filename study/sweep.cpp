@@ -431,7 +431,7 @@ std::string Progress::text(bool final_line) const {
 // ---------------------------------------------------------------------------------------------
 
 SweepStore::SweepStore(const std::string& path)
-    : results_(std::make_unique<reports::ResultsStore>(path)) {
+    : results_(std::make_unique<store::ResultsStore>(path)) {
   auto& db = results_->database();
   // WAL + NORMAL: a committed point survives the process being killed (the WAL is in the OS page
   // cache); only a power loss can drop the last commits, which a re-run then recomputes. FULL
@@ -490,7 +490,7 @@ void SweepStore::save(const Outcome& o, const std::string& sweep, const std::str
         .run();
     return;
   }
-  results_->save(*o.scenario, o.result, tool_version, sweep, reports::OnDuplicate::kSkip);
+  results_->save(*o.scenario, o.result, tool_version, sweep, store::OnDuplicate::kSkip);
 }
 
 std::size_t SweepStore::run_count(const std::string& sweep) const {

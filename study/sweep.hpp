@@ -23,7 +23,7 @@
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 
-namespace tiersim::reports {
+namespace tiersim::store {
 class ResultsStore;
 }
 
@@ -158,10 +158,10 @@ class SweepStore {
   void save(const Outcome& outcome, const std::string& sweep, const std::string& tool_version);
   std::size_t run_count(const std::string& sweep) const;
   std::size_t failure_count(const std::string& sweep) const;
-  reports::ResultsStore& results() { return *results_; }
+  store::ResultsStore& results() { return *results_; }
 
  private:
-  std::unique_ptr<reports::ResultsStore> results_;
+  std::unique_ptr<store::ResultsStore> results_;
 };
 
 struct SweepSummary {

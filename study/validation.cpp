@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace tiersim::sim {
+namespace tiersim::validation {
 
 std::string reference_group(const Scenario& s, const Reference& r) {
   if (!r.group.empty()) return r.group;
@@ -101,7 +101,7 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
   for (const auto& f : files) {
     const Scenario s = config::load_scenario(f.string(), load);
     if (s.references.empty()) continue;
-    const RunResult r = simulate(s);
+    const sim::RunResult r = sim::simulate(s);
     for (const auto& ref : s.references) {
       ValidationRow row{f.filename().string(),
                         ref.case_name,
@@ -167,4 +167,4 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
   return out;
 }
 
-}  // namespace tiersim::sim
+}  // namespace tiersim::validation

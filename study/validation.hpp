@@ -7,7 +7,7 @@
 
 #include "model/scenario.hpp"
 
-namespace tiersim::sim {
+namespace tiersim::validation {
 
 struct ValidationRow {
   std::string file;  // file name within the folder
@@ -70,4 +70,4 @@ ValidationSummary run_validation(const std::string& reference_dir, const std::st
 // <data_dir>/reference, with "" meaning the default data folder.
 std::string default_reference_dir(const std::string& data_dir);
 
-}  // namespace tiersim::sim
+}  // namespace tiersim::validation

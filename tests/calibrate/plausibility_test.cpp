@@ -9,6 +9,8 @@
 #include "calibrate/target.hpp"
 #include "model/hardware.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim::calibrate;
 using tiersim::DeviceProfileFit;
 using tiersim::SsdDirectionModel;
@@ -16,14 +18,14 @@ using tiersim::SsdDirectionModel;
 namespace {
 
 // The quick sweep's points for one direction, measured with `noise_pct` relative scatter.
-void add_points(std::vector<CalibrationPoint>& out, const std::string& rw,
+void add_points(std::vector<store::CalibrationPoint>& out, const std::string& rw,
                 const SsdDirectionModel& truth, double noise_pct, unsigned seed) {
   std::mt19937 gen(seed);
   std::normal_distribution<double> noise(0.0, noise_pct / 100.0);
   const SweepPlan plan = quick_plan();
   for (unsigned q : plan.queue_depths) {
     for (std::uint32_t b : plan.block_bytes) {
-      CalibrationPoint p;
+      store::CalibrationPoint p;
       p.rw = rw;
       p.block_bytes = b;
       p.queue_depth = static_cast<int>(q);
@@ -35,7 +37,7 @@ void add_points(std::vector<CalibrationPoint>& out, const std::string& rw,
 }
 
 // The fit block of the profile, as run_calibration computes it (every 5th point held out).
-DeviceProfileFit fit_of(const std::vector<CalibrationPoint>& points) {
+DeviceProfileFit fit_of(const std::vector<store::CalibrationPoint>& points) {
   DeviceProfileFit f;
   for (bool read : {true, false}) {
     std::vector<FitPoint> fp;
@@ -69,7 +71,7 @@ const SsdDirectionModel kDriveWrite{4.0, 4.0, 15.0, 1.8};
 
 TEST_CASE("cache check: a drive measured with a few percent scatter raises nothing",
           "[calibrate][plausibility]") {
-  std::vector<CalibrationPoint> pts;
+  std::vector<store::CalibrationPoint> pts;
   add_points(pts, "randread", kDriveRead, 3.0, 1);
   add_points(pts, "randwrite", kDriveWrite, 3.0, 2);
   PlausibilityLimits limits;
@@ -82,14 +84,14 @@ TEST_CASE("cache check: a drive measured with a few percent scatter raises nothi
 
 TEST_CASE("cache check: writes twice as fast as reads warn", "[calibrate][plausibility]") {
   // A host write-back cache: writes land in host memory at twice the drive's read rate.
-  std::vector<CalibrationPoint> pts;
+  std::vector<store::CalibrationPoint> pts;
   add_points(pts, "randread", kDriveRead, 3.0, 1);
   add_points(pts, "randwrite", {2 * kDriveRead.peak_gbps, 1.0, 5.0, 0.0}, 3.0, 2);
   const auto w = cache_warnings(pts, fit_of(pts), PlausibilityLimits{});
   CHECK(mentions(w, "faster than reads"));
   CHECK(mentions(w, "write-back cache"));
   // 1.4x stays below the default 1.5x bound: fast-writing drives are not flagged.
-  std::vector<CalibrationPoint> close;
+  std::vector<store::CalibrationPoint> close;
   add_points(close, "randread", kDriveRead, 0.0, 1);
   add_points(close, "randwrite", {1.4 * kDriveRead.peak_gbps, 1.5, 75.0, 2.5}, 0.0, 2);
   CHECK_FALSE(
@@ -100,7 +102,7 @@ TEST_CASE("cache check: a poor held-out fit warns, naming the direction",
           "[calibrate][plausibility]") {
   // 40% scatter on the writes (a cache that sometimes absorbs them, sometimes flushes): the model
   // cannot predict the held-out points.
-  std::vector<CalibrationPoint> pts;
+  std::vector<store::CalibrationPoint> pts;
   add_points(pts, "randread", kDriveRead, 3.0, 1);
   add_points(pts, "randwrite", kDriveWrite, 40.0, 2);
   const DeviceProfileFit fit = fit_of(pts);
@@ -115,7 +117,7 @@ TEST_CASE("cache check: a poor held-out fit warns, naming the direction",
 TEST_CASE(
     "cache check: bandwidth above the interface warns; points of several drives at once do not",
     "[calibrate][plausibility]") {
-  std::vector<CalibrationPoint> pts;
+  std::vector<store::CalibrationPoint> pts;
   add_points(pts, "randread", kDriveRead, 0.0, 1);
   add_points(pts, "randwrite", kDriveWrite, 0.0, 2);
   PlausibilityLimits limits;
@@ -126,10 +128,10 @@ TEST_CASE(
   CHECK(mentions(w, "PCIe Gen3 x4 (sysfs)"));
 
   // A RAID-0 point is the sum over drives; only single-drive points are held to one drive's link.
-  std::vector<CalibrationPoint> raid;
+  std::vector<store::CalibrationPoint> raid;
   add_points(raid, "randread", {3.0, 1.5, 75.0, 2.5}, 0.0, 1);
   add_points(raid, "randwrite", {2.5, 4.0, 15.0, 1.8}, 0.0, 2);
-  CalibrationPoint together = raid.back();
+  store::CalibrationPoint together = raid.back();
   together.target_count = 4;
   together.rw = "randwrite";
   together.bandwidth_gbps = 11.0;  // four drives' writes: also above 1.5x any single read

@@ -17,6 +17,8 @@
 #include "model/errors.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace replay = tiersim::replay;
+
 namespace fs = std::filesystem;
 namespace cal = tiersim::calibrate;
 
@@ -53,25 +55,25 @@ bool skip_real_io(const TempDir& dir) {
   return !why.empty();
 }
 
-cal::ReplayPlan small_plan(double bytes_per_pass) {
-  cal::PlanOptions po;
+replay::ReplayPlan small_plan(double bytes_per_pass) {
+  replay::PlanOptions po;
   po.passes = 2;
   po.block_bytes = 256u << 10;
   po.queue_depth = 4;
   po.threads = 2;
-  const cal::ReplayPlan full = cal::build_replay_plan(small_scenario(), po);
+  const replay::ReplayPlan full = replay::build_replay_plan(small_scenario(), po);
   po.scale = bytes_per_pass / (full.io_bytes() / full.passes);
-  return cal::build_replay_plan(small_scenario(), po);
+  return replay::build_replay_plan(small_scenario(), po);
 }
 
 }  // namespace
 
 TEST_CASE("replay plan keeps layer count and the ratio of I/O to compute when scaled", "[replay]") {
-  cal::PlanOptions po;
+  replay::PlanOptions po;
   po.passes = 2;
-  const cal::ReplayPlan full = cal::build_replay_plan(small_scenario(), po);
+  const replay::ReplayPlan full = replay::build_replay_plan(small_scenario(), po);
   po.scale = 0.001;
-  const cal::ReplayPlan small = cal::build_replay_plan(small_scenario(), po);
+  const replay::ReplayPlan small = replay::build_replay_plan(small_scenario(), po);
   REQUIRE(small.modules == full.modules);
   REQUIRE(small.steps.size() == full.steps.size());
   CHECK(small.io_bytes() == Approx(full.io_bytes() * 0.001).epsilon(0.02));
@@ -85,12 +87,12 @@ TEST_CASE("replay scheduler runs a small scaled scenario and matches its own tim
   TempDir dir(kParentEnv);
   if (skip_real_io(dir)) return;
   for (const auto path : {tiersim::IoPath::kAio, tiersim::IoPath::kGds}) {
-    cal::ReplayPlan plan = small_plan(8.0 * 1048576);
+    replay::ReplayPlan plan = small_plan(8.0 * 1048576);
     plan.io_path = path;
-    cal::ReplayOptions ro;
+    replay::ReplayOptions ro;
     ro.target_dir = dir.str();
     ro.reserve_free_bytes = 0;
-    const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
+    const replay::ReplayMeasurement m = replay::run_replay(plan, ro);
     CHECK(m.read_bytes == Approx(plan.io_bytes()));
     CHECK(m.times.total_s >= plan.compute_s() * 0.99);  // compute holds are never cut short
     CHECK(m.times.prefill_s > 0);
@@ -108,7 +110,7 @@ TEST_CASE("replay scheduler runs a small scaled scenario and matches its own tim
     tiersim::SsdModel drive;
     drive.read.peak_gbps = 1.0;
     drive.write.peak_gbps = 1.0;
-    const cal::ReplayPrediction p = cal::predict_replay(plan, drive, cal::HostRates{});
+    const replay::ReplayPrediction p = replay::predict_replay(plan, drive, replay::HostRates{});
     CHECK(p.times.total_s >= plan.compute_s());
     CHECK(dir.regular_files() == 0);  // replay file removed afterwards
   }
@@ -117,23 +119,23 @@ TEST_CASE("replay scheduler runs a small scaled scenario and matches its own tim
 TEST_CASE("one replay file serves repeated replays, one reader or several", "[replay]") {
   TempDir dir(kParentEnv);
   if (skip_real_io(dir)) return;
-  cal::ReplayOptions ro;
+  replay::ReplayOptions ro;
   ro.target_dir = dir.str();
   ro.reserve_free_bytes = 0;
-  cal::ReplayPlan plan = small_plan(4.0 * 1048576);
+  replay::ReplayPlan plan = small_plan(4.0 * 1048576);
   {
-    const cal::CalibrationFile file = cal::create_replay_file(plan, ro);
+    const cal::CalibrationFile file = replay::create_replay_file(plan, ro);
     for (const unsigned threads : {1u, 3u}) {
       plan.threads = threads;  // the fetch thread alone, or with two reader threads
-      const cal::ReplayMeasurement m = cal::run_replay(plan, file, ro);
+      const replay::ReplayMeasurement m = replay::run_replay(plan, file, ro);
       CHECK(m.read_bytes == Approx(plan.io_bytes()));
       CHECK(m.file == file.path());
       CHECK(dir.regular_files() == 1);  // the same file, not a new one per replay
     }
     // A plan that needs more than the file holds is refused, not read past the region.
-    const cal::ReplayPlan bigger = small_plan(16.0 * 1048576);
+    const replay::ReplayPlan bigger = small_plan(16.0 * 1048576);
     REQUIRE(bigger.file_bytes > file.region_bytes());
-    CHECK_THROWS_AS(cal::run_replay(bigger, file, ro), tiersim::ModelError);
+    CHECK_THROWS_AS(replay::run_replay(bigger, file, ro), tiersim::ModelError);
   }
   CHECK(dir.regular_files() == 0);
 }
@@ -143,14 +145,14 @@ TEST_CASE("checkpoint writers replay and clean up", "[replay]") {
   if (skip_real_io(dir)) return;
   for (const auto w : {tiersim::CheckpointWorkload::Writer::kTorchSave,
                        tiersim::CheckpointWorkload::Writer::kFastPersist}) {
-    cal::CheckpointReplayOptions o;
+    replay::CheckpointReplayOptions o;
     o.target_dir = dir.str();
     o.size_bytes = 8u << 20;
     o.io_buffer_bytes = 2u << 20;
     o.tensor_bytes = 2u << 20;
     o.writer = w;
     o.reserve_free_bytes = 0;
-    const cal::CheckpointMeasurement m = cal::run_checkpoint_replay(o);
+    const replay::CheckpointMeasurement m = replay::run_checkpoint_replay(o);
     CHECK(m.total_s > 0);
     CHECK(m.bytes == Approx(8u << 20));
     CHECK(dir.regular_files() == 0);
@@ -167,11 +169,11 @@ TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]
     std::ofstream f(foreign);
     f << "somebody's data\n";
   }
-  cal::ReplayPlan plan = small_plan(2.0 * 1048576);
-  cal::ReplayOptions ro;
+  replay::ReplayPlan plan = small_plan(2.0 * 1048576);
+  replay::ReplayOptions ro;
   ro.target_dir = dir.str();
   ro.reserve_free_bytes = 0;
-  CHECK_THROWS_AS(cal::run_replay(plan, ro), cal::SafetyError);
+  CHECK_THROWS_AS(replay::run_replay(plan, ro), cal::SafetyError);
   {
     std::ifstream f(foreign);
     std::string line;
@@ -183,16 +185,16 @@ TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]
 
   // While it runs the file carries the ownership header; kept on request, removed otherwise.
   ro.keep_files = true;
-  const cal::ReplayMeasurement m = cal::run_replay(plan, ro);
+  const replay::ReplayMeasurement m = replay::run_replay(plan, ro);
   REQUIRE(fs::exists(m.file));
   CHECK(cal::is_own_file(m.file));
   fs::remove(m.file);
   ro.keep_files = false;
-  const cal::ReplayMeasurement m2 = cal::run_replay(plan, ro);
+  const replay::ReplayMeasurement m2 = replay::run_replay(plan, ro);
   CHECK_FALSE(fs::exists(m2.file));
 
   // Not enough free space: refused before anything is written.
   ro.reserve_free_bytes = ~0ull / 2;
-  CHECK_THROWS_AS(cal::run_replay(plan, ro), cal::SafetyError);
+  CHECK_THROWS_AS(replay::run_replay(plan, ro), cal::SafetyError);
   CHECK(dir.regular_files() == 0);
 }

@@ -3,6 +3,8 @@
 
 #include "reports/cost_charts.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim;
 using namespace tiersim::reports;
 
@@ -23,7 +25,7 @@ TEST_CASE("cost Pareto front: higher throughput and lower cost, dominated points
 TEST_CASE("cost charts: capex bars and the scatter only when runs carry the metrics",
           "[report][cost]") {
   auto run = [](double gpu_usd, double tps, double usd_mtok) {
-    StoredRun r;
+    store::StoredRun r;
     r.metrics = {{"capex_usd", gpu_usd + 1000, "USD"},
                  {"capex_usd_gpu", gpu_usd, "USD"},
                  {"capex_usd_platform", 1000, "USD"},
@@ -31,7 +33,7 @@ TEST_CASE("cost charts: capex bars and the scatter only when runs carry the metr
                  {"usd_per_million_tokens", usd_mtok, "USD/Mtoken"}};
     return r;
   };
-  CHECK(cost_charts_html({StoredRun{}}, {"no prices"}).empty());
+  CHECK(cost_charts_html({store::StoredRun{}}, {"no prices"}).empty());
   const std::string one = cost_charts_html({run(5000, 10, 2)}, {"a"});
   CHECK_THAT(one, Catch::Contains("id=\"capex-chart\""));
   CHECK_THAT(one, !Catch::Contains("id=\"pareto-chart\""));  // one point is no comparison

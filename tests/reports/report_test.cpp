@@ -10,6 +10,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim;
 using namespace tiersim::reports;
 
@@ -23,7 +25,7 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-ReportInput two_runs(ResultsStore& store) {
+ReportInput two_runs(store::ResultsStore& store) {
   config::LoadOptions opts;
   opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
   sim::SimOptions traced;
@@ -48,7 +50,7 @@ ReportInput two_runs(ResultsStore& store) {
 
 TEST_CASE("report: HTML, Markdown and CSV carry the comparison table", "[report]") {
   test::TempDir dir;
-  ResultsStore store(":memory:");
+  store::ResultsStore store(":memory:");
   ReportInput in = two_runs(store);
   CalibrationCurve c;
   c.target = "/mnt/nvme0";
@@ -90,13 +92,13 @@ TEST_CASE("report: HTML, Markdown and CSV carry the comparison table", "[report]
 TEST_CASE("report: a compare variant's name labels its run; a run without one keeps its scenario's",
           "[report]") {
   test::TempDir dir;
-  ResultsStore store(":memory:");
+  store::ResultsStore store(":memory:");
   config::LoadOptions opts;
   opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
   const std::string ref = std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/";
   const Scenario named = config::load_scenario(ref + "llama3-70b-a100-4x-gen4-aio.yaml", opts);
   const Scenario plain = config::load_scenario(ref + "opt30b-a6000-quant-kvoffload.yaml", opts);
-  store.save(named, sim::simulate(named), "test", "", OnDuplicate::kReplace, "variant-under-test");
+  store.save(named, sim::simulate(named), "test", "", store::OnDuplicate::kReplace, "variant-under-test");
   store.save(plain, sim::simulate(plain), "test");
   ReportInput in;
   in.database_name = "results.sqlite";
@@ -120,7 +122,7 @@ TEST_CASE("report: a compare variant's name labels its run; a run without one ke
 
 TEST_CASE("report: missing energy and cost metrics are reported, not plotted", "[report]") {
   test::TempDir dir;
-  ResultsStore store(":memory:");
+  store::ResultsStore store(":memory:");
   ReportInput in = two_runs(store);
   in.validation = {};
   in.validation.error = "skipped";
@@ -137,7 +139,7 @@ TEST_CASE("report: missing energy and cost metrics are reported, not plotted", "
 
 TEST_CASE("report: a missing vendored script is an IoError and writes nothing", "[report]") {
   test::TempDir dir;
-  ResultsStore store(":memory:");
+  store::ResultsStore store(":memory:");
   ReportInput in = two_runs(store);
   in.vendor_dir = dir.file("no-vendor");
   CHECK_THROWS_AS(write_report(in, dir.file("out")), IoError);

@@ -29,9 +29,9 @@ TEST_CASE("run output names the missing price when cost metrics are omitted", "[
   const sim::RunResult priced_result = sim::simulate(priced);
   REQUIRE(priced_result.has_metric("capex_usd"));
   std::ostringstream priced_text;
-  sim::print_human(priced_text, priced, priced_result);
+  reports::print_human(priced_text, priced, priced_result);
   CHECK(priced_text.str().find("cost metrics omitted") == std::string::npos);
-  CHECK_FALSE(sim::to_json(priced, priced_result).contains("cost_note"));
+  CHECK_FALSE(reports::to_json(priced, priced_result).contains("cost_note"));
 
   // A catalog drive without an entry in prices.yaml (a cloud instance's local SSD).
   const Scenario unpriced = reference({"hardware.nvme.model=gcp-local-ssd-nvme"});
@@ -39,11 +39,11 @@ TEST_CASE("run output names the missing price when cost metrics are omitted", "[
   const sim::RunResult r = sim::simulate(unpriced);
   REQUIRE_FALSE(r.has_metric("capex_usd"));
   std::ostringstream text;
-  sim::print_human(text, unpriced, r);
+  reports::print_human(text, unpriced, r);
   CHECK(text.str().find("note       cost metrics omitted: no price for NVMe drive") !=
         std::string::npos);
   CHECK(text.str().find("economics.prices.drive_usd") != std::string::npos);
-  const nlohmann::json j = sim::to_json(unpriced, r);
+  const nlohmann::json j = reports::to_json(unpriced, r);
   REQUIRE(j.contains("cost_note"));
   CHECK(j["cost_note"].get<std::string>().find("economics.prices.drive_usd") != std::string::npos);
 }

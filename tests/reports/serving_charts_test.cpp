@@ -9,9 +9,9 @@
 namespace tiersim {
 namespace {
 
-reports::StoredRun serving_run(std::int64_t id, const std::string& name, double rate,
+store::StoredRun serving_run(std::int64_t id, const std::string& name, double rate,
                                double attainment, double ttft_p50_s) {
-  reports::StoredRun r;
+  store::StoredRun r;
   r.id = id;
   r.scenario_name = name;
   r.workload = "serving";
@@ -40,13 +40,13 @@ std::vector<double> ys(const std::string& points) {
 
 TEST_CASE("serving charts group runs by configuration and order them by rate",
           "[reports][serving]") {
-  std::vector<reports::StoredRun> runs = {
+  std::vector<store::StoredRun> runs = {
       serving_run(1, "a", 4, 50, 3.0),
       serving_run(2, "b", 1, 100, 0.2),
       serving_run(3, "a", 1, 100, 0.1),
       serving_run(4, "a", 2, 95, 0.4),
   };
-  reports::StoredRun other;
+  store::StoredRun other;
   other.workload = "inference";
   other.scenario_name = "c";
   runs.push_back(other);
@@ -78,7 +78,7 @@ TEST_CASE("serving charts group runs by configuration and order them by rate",
 TEST_CASE("serving charts are left out without serving runs and escape names",
           "[reports][serving]") {
   CHECK(reports::serving_charts_html({}).empty());
-  const std::vector<reports::StoredRun> runs = {serving_run(1, "<b>x</b>", 1, 100, 0.1),
+  const std::vector<store::StoredRun> runs = {serving_run(1, "<b>x</b>", 1, 100, 0.1),
                                                 serving_run(2, "<b>x</b>", 2, 100, 0.2)};
   const std::string html = reports::serving_charts_html(runs);
   CHECK_THAT(html, !Catch::Contains("<b>x"));

@@ -4,13 +4,15 @@
 #include "store/calibration_store.hpp"
 #include "calibrate/campaign.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim::calibrate;
 
 TEST_CASE("store: points go in and come back as bandwidth-vs-block-size curves", "[calibrate][store]") {
   tiersim::store::Database db(":memory:");
   CHECK(latest_calibration_run(db) == 0);
   CHECK(read_calibration_points(db).empty());
-  CalibrationRun run;
+  store::CalibrationRun run;
   run.started_at = "2025-01-01T00:00:00Z";
   run.host = "h";
   run.kernel = "k";
@@ -22,7 +24,7 @@ TEST_CASE("store: points go in and come back as bandwidth-vs-block-size curves",
   const auto id = insert_run(db, run);
   for (int qd : {1, 32}) {
     for (std::int64_t bs : {1 << 20, 4096, 65536}) {
-      CalibrationPoint p;
+      store::CalibrationPoint p;
       p.run_id = id;
       p.target = "/mnt/a";
       p.filesystem = "ext4";

@@ -16,6 +16,8 @@
 #include "tests/temp_dir.hpp"
 #include "tests/support.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim;
 namespace fs = std::filesystem;
 
@@ -61,7 +63,7 @@ void save_one_run(const std::string& db_path) {
   const Scenario s = config::load_scenario(
       std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/opt30b-a6000-quant-kvoffload.yaml",
       opts);
-  reports::ResultsStore(db_path).save(s, sim::simulate(s), "test");
+  store::ResultsStore(db_path).save(s, sim::simulate(s), "test");
 }
 
 void check_refusal(const std::string& path, const std::string& message) {
@@ -92,7 +94,7 @@ TEST_CASE("store: a foreign SQLite database is refused and left byte for byte un
   const std::string before = slurp(path);
   REQUIRE(!before.empty());
   try {
-    reports::ResultsStore store(path);
+    store::ResultsStore store(path);
     FAIL("opened a foreign database");
   } catch (const StoreError& e) {
     check_refusal(path, e.what());
@@ -113,7 +115,7 @@ TEST_CASE("store: a file that is not SQLite is refused, unchanged, and no connec
   const int fds = open_fds();
   for (int i = 0; i < 20; ++i) {
     try {
-      reports::ResultsStore store(path);
+      store::ResultsStore store(path);
       FAIL("opened a file that is not a database");
     } catch (const StoreError& e) {
       check_refusal(path, e.what());
@@ -131,7 +133,7 @@ TEST_CASE("store: a database of an older tiersim (no application_id) is opened a
   save_one_run(path);
   raw_sql(path, "PRAGMA application_id = 0; PRAGMA user_version = 0;");
   REQUIRE(raw_int(path, "PRAGMA application_id") == 0);
-  CHECK(reports::ResultsStore(path).runs().size() == 1);
+  CHECK(store::ResultsStore(path).runs().size() == 1);
   CHECK(raw_int(path, "PRAGMA application_id") != 0);
 }
 
@@ -190,7 +192,7 @@ TEST_CASE("store: a read-only store reads a WAL database in a folder it may not 
   if (child == 0) {
     if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) std::_Exit(3);
     try {
-      reports::ResultsStore store(path, store::Access::kReadOnly);
+      store::ResultsStore store(path, store::Access::kReadOnly);
       std::_Exit(store.runs().size() == 1 ? 0 : 1);
     } catch (...) {
       std::_Exit(2);

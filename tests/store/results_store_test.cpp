@@ -9,8 +9,10 @@
 #include "store/schema.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim;
-using tiersim::reports::ResultsStore;
+using tiersim::store::ResultsStore;
 
 namespace {
 
@@ -42,13 +44,13 @@ TEST_CASE("results store: a run comes back identical and its YAML re-loads to th
 
   std::int64_t id = 0;
   {
-    ResultsStore store(dir.file("results.sqlite"));
+    store::ResultsStore store(dir.file("results.sqlite"));
     id = store.save(s, r, "9.9.9");
     CHECK(store.has(s.hash));
     CHECK_FALSE(store.has(s.hash, "some-sweep"));
   }
   // A fresh connection reads what the first one committed.
-  ResultsStore store(dir.file("results.sqlite"));
+  store::ResultsStore store(dir.file("results.sqlite"));
   const auto back = store.run(id);
   REQUIRE(back);
   CHECK(back->scenario_name == s.name);
@@ -77,7 +79,7 @@ TEST_CASE("results store: a run comes back identical and its YAML re-loads to th
   CHECK(back->provenance == s.provenance);
   // Only one step's spans, capped.
   CHECK(!back->timeline.empty());
-  CHECK(back->timeline.size() <= reports::kMaxTimelineRows);
+  CHECK(back->timeline.size() <= store::kMaxTimelineRows);
   CHECK(back->timeline.size() < r.timeline.size());
 
   config::LoadOptions opts;
@@ -87,7 +89,7 @@ TEST_CASE("results store: a run comes back identical and its YAML re-loads to th
 }
 
 TEST_CASE("results store: duplicates are replaced or skipped, never repeated", "[report][store]") {
-  ResultsStore store(":memory:");
+  store::ResultsStore store(":memory:");
   const Scenario s = load("opt30b-a6000-quant.yaml");
   sim::RunResult r = sim::simulate(s);
   const auto first = store.save(s, r, "1");
@@ -100,15 +102,15 @@ TEST_CASE("results store: duplicates are replaced or skipped, never repeated", "
   CHECK(all[0].metric("throughput_tokens_per_s") == 123.0);
   CHECK_FALSE(store.run(first));
 
-  const auto skipped = store.save(s, r, "3", "", reports::OnDuplicate::kSkip);
+  const auto skipped = store.save(s, r, "3", "", store::OnDuplicate::kSkip);
   CHECK(skipped == second);
   CHECK(store.runs().at(0).tool_version == "2");
 
   // The same hash in a sweep is a different run; within the sweep it is unique too.
   const auto in_sweep = store.save(s, r, "4", "batch");
-  CHECK(store.save(s, r, "5", "batch", reports::OnDuplicate::kSkip) == in_sweep);
+  CHECK(store.save(s, r, "5", "batch", store::OnDuplicate::kSkip) == in_sweep);
   CHECK(store.runs().size() == 2);
-  reports::RunFilter f;
+  store::RunFilter f;
   f.sweep = "batch";
   CHECK(store.runs(f).size() == 1);
   f.sweep = "";
@@ -125,7 +127,7 @@ TEST_CASE("results store: duplicates are replaced or skipped, never repeated", "
 
 TEST_CASE("results store: a failed save leaves no partial run", "[report][store]") {
   test::TempDir dir;
-  ResultsStore store(dir.file("r.sqlite"));
+  store::ResultsStore store(dir.file("r.sqlite"));
   const Scenario s = load("opt30b-a6000-quant.yaml");
   const sim::RunResult good = sim::simulate(s);
   store.save(s, good, "1");
@@ -149,7 +151,7 @@ TEST_CASE("results store: a failed save leaves no partial run", "[report][store]
 
 TEST_CASE("results store: unopenable path names the file", "[report][store]") {
   try {
-    ResultsStore store("/nonexistent-dir-for-tiersim/x.sqlite");
+    store::ResultsStore store("/nonexistent-dir-for-tiersim/x.sqlite");
     FAIL("expected StoreError");
   } catch (const StoreError& e) {
     CHECK(std::string(e.what()).find("cannot open results database") != std::string::npos);
@@ -161,9 +163,9 @@ TEST_CASE("results store: a compare variant's name is stored; runs without one r
   test::TempDir dir;
   const Scenario a = load("llama3-70b-a100-4x-gen4-aio.yaml");
   const Scenario b = load("opt30b-a6000-quant-kvoffload.yaml");
-  ResultsStore store(dir.file("results.sqlite"));
+  store::ResultsStore store(dir.file("results.sqlite"));
   const auto ia =
-      store.save(a, sim::simulate(a), "9.9.9", "", reports::OnDuplicate::kReplace, "four-a100");
+      store.save(a, sim::simulate(a), "9.9.9", "", store::OnDuplicate::kReplace, "four-a100");
   const auto ib = store.save(b, sim::simulate(b), "9.9.9");
   CHECK(store.run(ia)->variant == "four-a100");
   CHECK(store.run(ia)->display_name() == "four-a100");
@@ -230,7 +232,7 @@ TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded 
   const std::string path = dir.file("old.sqlite");
   write_version_1_database(path);
   {
-    ResultsStore reader(path, store::Access::kReadOnly);
+    store::ResultsStore reader(path, store::Access::kReadOnly);
     const auto runs = reader.runs();
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].scenario_name == "old-run");
@@ -241,7 +243,7 @@ TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded 
     CHECK(store::stored_version(reader.database(), store::SchemaPart::kResults) == 1);
     CHECK_FALSE(runs_has_variant_column(reader.database()));
   }
-  ResultsStore writer(path);
+  store::ResultsStore writer(path);
   CHECK(store::stored_version(writer.database(), store::SchemaPart::kResults) ==
         store::schema_part(store::SchemaPart::kResults).version);
   CHECK(runs_has_variant_column(writer.database()));
@@ -251,10 +253,10 @@ TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded 
   CHECK(old[0].variant.empty());
   const Scenario s = load("opt30b-a6000-quant-kvoffload.yaml");
   const auto id =
-      writer.save(s, sim::simulate(s), "9.9.9", "", reports::OnDuplicate::kReplace, "named");
+      writer.save(s, sim::simulate(s), "9.9.9", "", store::OnDuplicate::kReplace, "named");
   CHECK(writer.run(id)->variant == "named");
   CHECK(writer.runs().size() == 2);
   // A second opening finds nothing left to migrate.
-  ResultsStore again(path);
+  store::ResultsStore again(path);
   CHECK(again.runs().size() == 2);
 }

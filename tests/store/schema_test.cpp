@@ -9,6 +9,8 @@
 #include "model/errors.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store = tiersim::store;
+
 using namespace tiersim;
 
 namespace {

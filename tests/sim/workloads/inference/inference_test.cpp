@@ -13,6 +13,8 @@
 #include "sim/simulate.hpp"
 #include "study/validation.hpp"
 
+namespace validation = tiersim::validation;
+
 using namespace tiersim;
 
 namespace {
@@ -190,7 +192,7 @@ policy: {weights: cpu, kv_cache: gpu}
 }
 
 TEST_CASE("every established validation group stays within 15% mean absolute error", "[validate]") {
-  const auto v = sim::run_validation(sim::default_reference_dir(""), "");
+  const auto v = validation::run_validation(validation::default_reference_dir(""), "");
   REQUIRE(v.rows.size() >= 30);
   for (const auto& r : v.rows) {
     INFO(r.case_name << " " << r.metric << ": " << r.note);
@@ -198,7 +200,7 @@ TEST_CASE("every established validation group stays within 15% mean absolute err
     // Every configuration of a modelled group fits and is simulated (the serving-stack rows did
     // not while they ran as eager PyTorch, whose prefill working set holds the s x s scores).
     // Groups whose mechanism is not modelled may not fit yet; their rows count as 100% off.
-    if (sim::provisional_reason(r.group).empty()) CHECK(r.note.empty());
+    if (validation::provisional_reason(r.group).empty()) CHECK(r.note.empty());
   }
   std::size_t established = 0;
   for (const auto& g : v.groups) {
@@ -243,38 +245,38 @@ TEST_CASE("a long generation does not keep per-step state", "[inference]") {
 TEST_CASE("validation groups come from the scenario unless the reference names one", "[validate]") {
   Reference r;
   Scenario s = load(kNvmeScenario);
-  CHECK(sim::reference_group(s, r) == "ZeRO-Inference");
+  CHECK(validation::reference_group(s, r) == "ZeRO-Inference");
   // No offload: an optimised engine is the serving-stack group; eager PyTorch is not covered by
   // its (TensorRT-LLM) rows.
   s = load(kNvmeScenario, {"policy.weights=gpu"});
-  CHECK(sim::reference_group(s, r) == "eager, no offload");
+  CHECK(validation::reference_group(s, r) == "eager, no offload");
   s = load(kNvmeScenario, {"policy.weights=gpu", "policy.stack=optimized"});
-  CHECK(sim::reference_group(s, r) == "serving stack");
+  CHECK(validation::reference_group(s, r) == "serving stack");
   r.group = "FlexGen";
-  CHECK(sim::reference_group(s, r) == "FlexGen");
-  CHECK(sim::provisional_reason("FlexGen").empty());  // modelled: its runtime
-  CHECK_FALSE(sim::probation_reason("FlexGen", 25.0, 51.0).empty());
-  CHECK(sim::probation_reason("FlexGen", 10.0, 25.0).empty());
-  CHECK(sim::provisional_reason("serving stack").empty());  // modelled: model/stack.hpp
-  CHECK(sim::provisional_reason("ZeRO-Inference").empty());
+  CHECK(validation::reference_group(s, r) == "FlexGen");
+  CHECK(validation::provisional_reason("FlexGen").empty());  // modelled: its runtime
+  CHECK_FALSE(validation::probation_reason("FlexGen", 25.0, 51.0).empty());
+  CHECK(validation::probation_reason("FlexGen", 10.0, 25.0).empty());
+  CHECK(validation::provisional_reason("serving stack").empty());  // modelled: model/stack.hpp
+  CHECK(validation::provisional_reason("ZeRO-Inference").empty());
   // The serving stack is established only within issue 14's bound, on mean and on max.
-  CHECK(sim::probation_reason("serving stack", 11.9, 29.0).empty());
-  CHECK_FALSE(sim::probation_reason("serving stack", 12.5, 20.0).empty());
-  CHECK_FALSE(sim::probation_reason("serving stack", 8.0, 31.0).empty());
-  CHECK(sim::probation_reason("ZeRO-Inference", 14.0, 43.0).empty());
+  CHECK(validation::probation_reason("serving stack", 11.9, 29.0).empty());
+  CHECK_FALSE(validation::probation_reason("serving stack", 12.5, 20.0).empty());
+  CHECK_FALSE(validation::probation_reason("serving stack", 8.0, 31.0).empty());
+  CHECK(validation::probation_reason("ZeRO-Inference", 14.0, 43.0).empty());
   // Requests arriving over time (the serving workload) are their own group, on probation like
   // every newly modelled one.
   const Scenario serving = test::load_yaml(
       "name: g\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
       "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
-  CHECK(sim::reference_group(serving, Reference{}) == "serving under load");
-  CHECK_FALSE(sim::probation_reason("serving under load", 40.0, 60.0).empty());
-  CHECK(sim::probation_reason("serving under load", 10.0, 20.0).empty());
+  CHECK(validation::reference_group(serving, Reference{}) == "serving under load");
+  CHECK_FALSE(validation::probation_reason("serving under load", 40.0, 60.0).empty());
+  CHECK(validation::probation_reason("serving under load", 10.0, 20.0).empty());
 }
 
 TEST_CASE("a gate fails when an established group is over the limit, not a provisional one",
           "[validate]") {
-  sim::ValidationSummary v;
+  validation::ValidationSummary v;
   v.groups.push_back({"serving stack", 3, 80.0, 95.0, true, "not modelled"});
   v.groups.push_back({"I/O", 5, 9.0, 14.0, false, ""});
   CHECK(v.established_within(15.0));
