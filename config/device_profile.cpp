@@ -149,8 +149,10 @@ class ProfileReader {
   }
 
   DeviceProfile read() const {
-    const YAML::Node root =
-        config::parse_yaml_text(config::read_input_file(path_, "device profile"), path_).raw();
+    return read(config::parse_yaml_text(config::read_input_file(path_, "device profile"), path_).raw());
+  }
+
+  DeviceProfile read(const YAML::Node& root) const {
     if (!root || root.IsNull()) throw ConfigError(path_, 0, "", "empty device profile");
     check_keys(root, "", {"name", "measured", "read", "write", "fit", "warnings", "catalog_drive"});
     DeviceProfile p;
@@ -212,6 +214,14 @@ DeviceProfile read_device_profile(const std::string& path) {
     return ProfileReader(path).read();
   } catch (const YAML::Exception& e) {
     // Conversion errors that escaped the checks above still name the file and line.
+    throw ConfigError(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
+  }
+}
+
+DeviceProfile read_device_profile(const config::YNode& root, const std::string& path) {
+  try {
+    return ProfileReader(path).read(root.raw());
+  } catch (const YAML::Exception& e) {
     throw ConfigError(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
   }
 }

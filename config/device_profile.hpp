@@ -22,6 +22,10 @@
 
 #include "model/ssd_model.hpp"
 
+namespace tiersim::config {
+class YNode;  // config/yaml_reader.hpp
+}
+
 namespace tiersim {
 
 struct DeviceProfileProvenance {
@@ -58,6 +62,9 @@ struct DeviceProfile {
 // Reads the whole profile. Throws ConfigError naming file, line and key on a missing file, bad
 // YAML, a missing or unknown key, or a value out of range.
 DeviceProfile read_device_profile(const std::string& path);
+// The same from the already parsed text of the file at `path` (the fuzz target parses each input
+// once for every reader).
+DeviceProfile read_device_profile(const config::YNode& root, const std::string& path);
 
 // Reads only the device model, which is what a scenario needs.
 SsdModel load_device_profile(const std::string& path);

@@ -4,14 +4,10 @@
 // exception of another type (what `tiersim` reports as "internal error"), a crash, or a sanitizer
 // report. The same source builds two ways (tests/fuzz/README.md): with clang's libFuzzer, and
 // with GCC against tests/fuzz/standalone_driver.cpp, the time-boxed run CI does.
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -51,25 +47,6 @@ const std::string& compare_name() {
   static const std::string s = catalog().dir() + "/../cost/fuzz-input.yaml";
   return s;
 }
-
-// The device-profile reader takes a path, so each input is written to one file per process.
-class ProfileFile {
- public:
-  ProfileFile()
-      : path_((std::filesystem::temp_directory_path() /
-               ("tiersim-fuzz-profile-" + std::to_string(::getpid()) + ".yaml"))
-                  .string()) {}
-  ~ProfileFile() { std::remove(path_.c_str()); }
-  ProfileFile(const ProfileFile&) = delete;
-  ProfileFile& operator=(const ProfileFile&) = delete;
-  const std::string& write(const std::string& text) const {
-    std::ofstream(path_, std::ios::binary | std::ios::trunc) << text;
-    return path_;
-  }
-
- private:
-  std::string path_;
-};
 
 // The parsed input as the reader of a file named `name` would see it (errors and relative
 // paths name that file).
@@ -130,8 +107,7 @@ int run_input(const std::uint8_t* data, std::size_t size) {
       internal_error("scenario loader", "the resolved YAML loads back into a different scenario");
   });
 
-  static const ProfileFile profile;
-  accepted += accepts("device profile", [&] { tiersim::read_device_profile(profile.write(text)); });
+  accepted += accepts("device profile", [&] { tiersim::read_device_profile(root, "fuzz-profile.yaml"); });
 
   accepted += accepts("sweep file", [&] {
     const auto spec = tiersim::sweep::parse_sweep(named(root, sweep_name()), text);

@@ -93,6 +93,11 @@ void save_current() {
   (void)ignored;
 }
 
+// SIGINT or SIGTERM ends a campaign after the current input, with the usual summary line, so an
+// interrupted run still reports how many inputs it ran.
+volatile std::sig_atomic_t g_stop = 0;  // NOLINT: written only by the signal handler
+void on_stop(int) { g_stop = 1; }
+
 void on_signal(int sig) {
   save_current();
   std::signal(sig, SIG_DFL);
@@ -260,6 +265,7 @@ int main(int argc, char** argv) {
   Current current{"", opt.artifacts};
   g_current = &current;
   for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_signal);
+  for (int sig : {SIGINT, SIGTERM}) std::signal(sig, on_stop);
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_set_death_callback(save_current);
 #endif
@@ -284,7 +290,7 @@ int main(int argc, char** argv) {
   // A long campaign (hours) prints a line a minute to stderr, so that its count survives an
   // interrupted run and a stalled one shows.
   double next_report_s = 60;
-  while (opt.runs >= 0 ? runs < opt.runs : elapsed_s() < opt.seconds) {
+  while (!g_stop && (opt.runs >= 0 ? runs < opt.runs : elapsed_s() < opt.seconds)) {
     if ((runs & 255) == 0 && elapsed_s() >= next_report_s) {
       std::fprintf(stderr, "tiersim fuzz: %lld inputs in %.0f s (%.0f exec/s), corpus %zu, no findings\n",
                    runs, elapsed_s(), static_cast<double>(runs) / elapsed_s(), corpus.size());
