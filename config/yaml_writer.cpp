@@ -28,14 +28,22 @@ bool always_plain(std::string_view s) {
   return true;
 }
 
-// yaml-cpp's own rendering of a scalar that may need quoting, in the given context.
+// yaml-cpp's own rendering of a scalar that may need quoting, in the given context, with one
+// correction: yaml-cpp's emitter writes a carriage return plain, and its parser reads a trailing
+// one as a line break, so "x\r" came back as "x" (found by the fuzz target: a scenario named "\r"
+// resolved to a file that no longer loaded). A scalar holding '\r' is written double-quoted,
+// where it is the escape "\r" and reads back exactly.
 std::string yaml_cpp_scalar(const std::string& s, Context context) {
   YAML::Emitter out;
+  const bool has_cr = s.find('\r') != std::string::npos;
   if (context == Context::kBlock) {
+    if (has_cr) out << YAML::DoubleQuoted;
     out << s;
     return out.c_str();
   }
-  out << YAML::Flow << YAML::BeginSeq << s << YAML::EndSeq;
+  out << YAML::Flow << YAML::BeginSeq;
+  if (has_cr) out << YAML::DoubleQuoted;
+  out << s << YAML::EndSeq;
   const std::string text = out.c_str();  // "[...]"
   return text.substr(1, text.size() - 2);
 }

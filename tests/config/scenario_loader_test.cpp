@@ -678,3 +678,15 @@ TEST_CASE("the I/O path without weights on NVMe is one configuration: same resol
   CHECK(nvme.policy.io_path == IoPath::kGds);
   CHECK(nvme.hash != load(kBase, {"policy.io_path=aio"}).hash);
 }
+
+TEST_CASE("a name ending in a carriage return survives the resolved YAML", "[config][loader]") {
+  // The fuzz target's finding (tests/fuzz/seeds/regression-cr-name.yaml): yaml-cpp reads this
+  // name as "\r", and the resolved YAML used to write it plain, which reads back as no name.
+  const std::string text =
+      "name: \r #\nhardware:\n gpu: {model: RTX-4090,count: 3}\n"
+      "model: {name: llama-3.1-8b,max_positions: 8}\nworkload:\n  kind: serving\n  trace: u";
+  const Scenario s = load_scenario_text(text, "cr.yaml");
+  const Scenario again = load_scenario_text(s.resolved_yaml, "resolved.yaml");
+  CHECK(again.name == s.name);
+  CHECK(again.hash == s.hash);
+}
