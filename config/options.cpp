@@ -6,91 +6,13 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "config/option_rows.hpp"
 #include "config/spec_fields.hpp"
 #include "model/errors.hpp"
 
 namespace tiersim::config {
 
 namespace {
-
-// Writes `value` into an enum member through its index in the option's choices.
-template <class E>
-EnumRef enum_ref(E* p) {
-  return EnumRef{[p](int i) { *p = static_cast<E>(i); }, [p] { return static_cast<int>(*p); }};
-}
-
-constexpr double kInf = kNoLimit;
-const unsigned kInference = 1u << static_cast<unsigned>(WorkloadKind::kInference);
-const unsigned kTraining = 1u << static_cast<unsigned>(WorkloadKind::kTraining);
-const unsigned kCheckpoint = 1u << static_cast<unsigned>(WorkloadKind::kCheckpoint);
-const unsigned kIo = 1u << static_cast<unsigned>(WorkloadKind::kIo);
-const unsigned kServing = 1u << static_cast<unsigned>(WorkloadKind::kServing);
-
-// Small builders so that each table row stays one readable line.
-Option opt(std::string path, ValueType type, std::string unit, std::string def, std::string help,
-           std::function<FieldRef(Scenario&)> field) {
-  Option o;
-  o.path = std::move(path);
-  o.type = type;
-  o.unit = std::move(unit);
-  o.default_text = std::move(def);
-  o.help = std::move(help);
-  o.field = std::move(field);
-  return o;
-}
-Option range(Option o, double min, double max, bool min_exclusive = false) {
-  o.min = min;
-  o.max = max;
-  o.min_exclusive = min_exclusive;
-  return o;
-}
-Option choices(Option o, std::vector<std::string> c) {
-  o.choices = std::move(c);
-  return o;
-}
-Option required(Option o) {
-  o.required = true;
-  return o;
-}
-Option optional(Option o) {
-  o.omit_when_unset = true;
-  return o;
-}
-Option only(Option o, unsigned kinds) {
-  o.kinds = kinds;
-  return o;
-}
-Option resolving(Option o, std::function<void(Scenario&, const Catalog&)> r) {
-  o.resolve = std::move(r);
-  return o;
-}
-
-// Shorthands for the common shapes.
-Option integer(std::string path, double min, std::string def, std::string help,
-               std::function<FieldRef(Scenario&)> f) {
-  return range(opt(std::move(path), ValueType::kInt, "", std::move(def), std::move(help),
-                   std::move(f)),
-               min, kInf);
-}
-Option number(std::string path, std::string unit, double min, double max, bool min_exclusive,
-              std::string def, std::string help, std::function<FieldRef(Scenario&)> f) {
-  return range(opt(std::move(path), ValueType::kNumber, std::move(unit), std::move(def),
-                   std::move(help), std::move(f)),
-               min, max, min_exclusive);
-}
-Option flag(std::string path, std::string def, std::string help,
-            std::function<FieldRef(Scenario&)> f) {
-  return opt(std::move(path), ValueType::kBool, "", std::move(def), std::move(help), std::move(f));
-}
-Option choice(std::string path, std::vector<std::string> names, std::string def, std::string help,
-              std::function<FieldRef(Scenario&)> f) {
-  return choices(opt(std::move(path), ValueType::kChoice, "", std::move(def), std::move(help),
-                     std::move(f)),
-                 std::move(names));
-}
-
-#define F(member) [](Scenario& s) -> FieldRef { return &s.member; }
-#define E(member) [](Scenario& s) -> FieldRef { return enum_ref(&s.member); }
 
 // One option per field of a catalog spec: `section.<field>`, defaulting to the catalog's value.
 template <class T>
@@ -134,6 +56,15 @@ void add_spec_fields(std::vector<Option>& out, const std::string& section,
         f.member);
     out.push_back(std::move(o));
   }
+}
+
+// Every registered workload's rows, in sim/workloads/registry.def order.
+std::vector<WorkloadOptionRows> workload_option_rows() {
+  std::vector<WorkloadOptionRows> all;
+#define TIERSIM_WORKLOAD(Enumerator, name) name##_option_rows(all.emplace_back());
+#include "sim/workloads/registry.def"
+#undef TIERSIM_WORKLOAD
+  return all;
 }
 
 std::vector<Option> build_table() {
@@ -211,275 +142,9 @@ std::vector<Option> build_table() {
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.
   t.push_back(required(choice("workload.kind", workload_kind_names(), "", "what to simulate",
                               E(kind))));
-  t.push_back(only(required(integer("workload.batch", 1, "", "sequences decoded together",
-                                    F(inference.batch))),
-                   kInference));
-  t.push_back(only(required(integer("workload.prompt_tokens", 1, "", "prompt length per sequence",
-                                    F(inference.prompt_tokens))),
-                   kInference));
-  t.push_back(only(required(integer("workload.gen_tokens", 1, "",
-                                    "generated tokens per sequence (the first comes from prefill)",
-                                    F(inference.gen_tokens))),
-                   kInference));
-  t.push_back(only(choice("workload.direction", {"read", "write"}, "read", "transfer direction",
-                          [](Scenario& s) -> FieldRef {
-                            bool* w = &s.io.write;
-                            return EnumRef{[w](int i) { *w = i == 1; }, [w] { return *w ? 1 : 0; }};
-                          }),
-                   kIo));
-  t.push_back(only(required(range(opt("workload.size", VT::kSize, "bytes", "",
-                                      "bytes per transfer", F(io.bytes)),
-                                  0, kInf, true)),
-                   kIo));
-  t.push_back(only(choice("workload.buffer", {"cpu", "gpu_bounce", "gpu_direct"}, "cpu",
-                          "where the data lands: pinned host memory, GPU via a host bounce "
-                          "buffer, or GPU directly (GDS)",
-                          E(io.buffer)),
-                   kIo));
-
-  t.push_back(only(required(integer("workload.global_batch", 1, "",
-                                    "sequences per iteration over all data-parallel ranks",
-                                    F(training.global_batch))),
-                   kTraining));
-  t.push_back(only(required(integer("workload.sequence_tokens", 1, "", "tokens per sequence",
-                                    F(training.sequence_tokens))),
-                   kTraining));
-  t.push_back(only(integer("workload.nodes", 1, "1",
-                           "nodes (data-parallel degree = gpu count * nodes / (tensor * pipeline))",
-                           F(training.nodes)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(choices(integer("workload.zero_stage", 0, "3", "ZeRO stage",
-                                   F(training.zero_stage)),
-                           {"0", "1", "2", "3"}),
-                   kTraining));
-  t.push_back(only(choice("workload.precision", {"mixed", "fp32"}, "mixed",
-                          "mixed: fp16/bf16 params and grads with fp32 master weights; fp32: "
-                          "everything fp32",
-                          E(training.precision)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(choice("workload.optimizer_kind", {"adam", "sgd_momentum"}, "adam",
-                          "optimizer (sets the state bytes per parameter)",
-                          E(training.optimizer_kind)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(choice("workload.params", tiers, "gpu",
-                          "where fp16 parameters live between uses", E(training.params)),
-                   kTraining));
-  t.push_back(only(choice("workload.gradients", tiers, "gpu", "where gradients live",
-                          E(training.gradients)),
-                   kTraining));
-  t.push_back(only(choice("workload.optimizer", tiers, "gpu",
-                          "where fp32 master weights and Adam moments live", E(training.optimizer)),
-                   kTraining));
-  t.push_back(only(flag("workload.activation_checkpointing", "true",
-                        "recompute activations in the backward pass",
-                        F(training.activation_checkpointing)),
-                   kTraining));
-  t.push_back(only(flag("workload.cpu_checkpointing", "false",
-                        "move activation checkpoints to host memory (DeepSpeed "
-                        "activation_checkpointing.cpu_checkpointing; ZeRO-Infinity)",
-                        F(training.cpu_checkpointing)),
-                   kTraining));
-  t.push_back(only(integer("workload.linear_tiles", 1, "1",
-                           "memory-centric tiling: tiles per Linear (DeepSpeed TiledLinear "
-                           "in_splits x out_splits) that ZeRO-3 gathers one at a time",
-                           F(training.linear_tiles)),
-                   kTraining));
-  t.push_back(only(flag("workload.optimizer_on_cpu", "false",
-                        "CPU Adam instead of GPU Adam (implied when the optimizer states are on "
-                        "cpu or nvme)",
-                        F(training.optimizer_on_cpu)),
-                   kTraining));
-  t.push_back(only(number("workload.cpu_adam_params_per_s", "params/s", 0, kInf, false, "0",
-                          "CPU Adam rate of the whole host; 0 = estimate from its DRAM bandwidth",
-                          F(training.cpu_adam_params_per_s)),
-                   kTraining));
-  t.push_back(only(flag("workload.params_auto", "false",
-                        "find the largest model of this shape family that fits (max_params_b)",
-                        F(training.params_auto)),
-                   kTraining));
-  t.push_back(only(choice("workload.capacity_shape", {"width_depth", "layers"}, "width_depth",
-                          "params_auto: grow hidden and layers together (GPT-style) or layers "
-                          "only",
-                          E(training.capacity_shape)),
-                   kTraining));
-  t.push_back(only(integer("workload.checkpoint_interval_iters", 0, "0",
-                           "iterations between checkpoints; 0 = none",
-                           F(training.checkpoint_interval_iters)),
-                   kTraining));
-  t.push_back(only(number("workload.network_gbps", "GB/s", 0, kInf, true, "25",
-                          "inter-node bandwidth per node and direction, all NICs together",
-                          F(training.network_gbps)),
-                   kTraining));
-
-  t.push_back(only(choice("workload.writer", {"torch_save", "fast_persist"}, "torch_save",
-                          "checkpoint writer", E(checkpoint.writer)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(choice("workload.weights_dtype", {"fp16", "bf16", "fp32"}, "fp16",
-                          "checkpoint kind: precision of the saved model weights",
-                          E(checkpoint.weights_dtype)),
-                   kCheckpoint));
-  t.push_back(only(range(opt("workload.size", VT::kSize, "bytes", "0",
-                             "checkpoint size; 0 = from the model and optimizer states",
-                             F(checkpoint.size_bytes)),
-                         0, kInf),
-                   kCheckpoint));
-  // Each writer is a simulated process with its own resources. 4096 is above any real node's
-  // writer count (one per GPU rank, at most one per hardware thread) and keeps memory bounded.
-  t.push_back(only(range(integer("workload.writers_per_node", 1, "1",
-                                 "processes writing the checkpoint per node (spread over the "
-                                 "data-parallel ranks)",
-                                 F(checkpoint.writers_per_node)),
-                         1, 4096),
-                   kTraining | kCheckpoint));
-  t.push_back(only(flag("workload.include_optimizer", "true",
-                        "checkpoint includes the optimizer states",
-                        F(checkpoint.include_optimizer)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(range(opt("workload.io_buffer", VT::kSize, "bytes", "256MiB",
-                             "fast_persist: size of each of the two pinned write buffers",
-                             F(checkpoint.io_buffer_bytes)),
-                         0, kInf, true),
-                   kTraining | kCheckpoint));
-  t.push_back(only(choice("workload.serialization", {"zipfile", "legacy"}, "zipfile",
-                          "torch.save file format: zipfile (the default since PyTorch 1.6; a "
-                          "CRC-32 over every byte) or legacy (_use_new_zipfile_serialization="
-                          "False); fast_persist always writes legacy",
-                          E(checkpoint.serialization)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(range(opt("workload.pickled_source", VT::kSize, "bytes", "0",
-                             "Python source the pickler parses: when torch.save pickles whole "
-                             "nn.Module objects (legacy format), the sum over distinct module "
-                             "classes of the size of each class's defining file; 0 for a state "
-                             "dict",
-                             F(checkpoint.pickled_source_bytes)),
-                         0, kInf),
-                   kTraining | kCheckpoint));
-  t.push_back(only(choice("workload.target.kind", {"local_nvme", "network"}, "local_nvme",
-                          "checkpoint storage target", E(checkpoint.target.kind)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(number("workload.target.per_node_gbps", "GB/s", 0, kInf, false, "0",
-                          "network file system: what one node's client can push",
-                          F(checkpoint.target.per_node_gbps)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(number("workload.target.aggregate_gbps", "GB/s", 0, kInf, false, "0",
-                          "network file system: what the servers absorb in total",
-                          F(checkpoint.target.aggregate_gbps)),
-                   kTraining | kCheckpoint));
-  t.push_back(only(optional(opt("workload.target.name", VT::kText, "", "",
-                                "storage target name (reports)", F(checkpoint.target.name))),
-                   kTraining | kCheckpoint));
-
-  // Serving (sim/workloads/serving/): the request stream, the scheduler and the latency targets.
-  // The scheduler is a workload key, not a policy key: it is part of how the service is offered
-  // (and policy.schedule already names the weight-fetch schedule of offloaded inference).
-  const std::vector<std::string> length_dists = {"fixed", "uniform", "lognormal"};
-  t.push_back(
-      only(integer("workload.requests", 1, "1000",
-                   "requests to simulate (with a trace: its first N rows)", F(serving.requests)),
-           kServing));
-  t.push_back(only(optional(number("workload.arrival_rate", "requests/s", 0, kInf, true, "",
-                                   "mean arrival rate (required without workload.trace)",
-                                   F(serving.arrival_rate_per_s))),
-                   kServing));
-  t.push_back(only(number("workload.arrival_cv", "", 0, kInf, false, "1",
-                          "coefficient of variation of the gamma inter-arrival gaps: 1 = Poisson, "
-                          "> 1 bursty, 0 evenly spaced",
-                          F(serving.arrival_cv)),
-                   kServing));
-  t.push_back(only(optional(opt("workload.trace", VT::kPath, "", "",
-                                "request trace CSV: Azure LLM inference trace (TIMESTAMP, "
-                                "ContextTokens, GeneratedTokens; 2023 or 2024 timestamps) or "
-                                "arrival_s,prompt_tokens,output_tokens",
-                                F(serving.trace))),
-                   kServing));
-  t.push_back(only(choice("workload.prompt_dist", length_dists, "fixed",
-                          "prompt lengths: fixed (prompt_tokens), uniform in [prompt_tokens_min, "
-                          "prompt_tokens], lognormal with median prompt_tokens",
-                          E(serving.prompt_dist)),
-                   kServing));
-  t.push_back(only(integer("workload.prompt_tokens", 1, "512",
-                           "prompt length (fixed), upper bound (uniform) or median (lognormal)",
-                           F(serving.prompt_tokens)),
-                   kServing));
-  t.push_back(only(integer("workload.prompt_tokens_min", 1, "1", "uniform: shortest prompt",
-                           F(serving.prompt_tokens_min)),
-                   kServing));
-  t.push_back(
-      only(number("workload.prompt_sigma", "", 0, kInf, false, "1",
-                  "lognormal: standard deviation of ln(prompt length)", F(serving.prompt_sigma)),
-           kServing));
-  t.push_back(
-      only(choice("workload.output_dist", length_dists, "fixed",
-                  "output lengths: as prompt_dist, with output_tokens", E(serving.output_dist)),
-           kServing));
-  t.push_back(only(integer("workload.output_tokens", 1, "128",
-                           "generated tokens per request (fixed), upper bound (uniform) or median "
-                           "(lognormal); the first comes out of prefill",
-                           F(serving.output_tokens)),
-                   kServing));
-  t.push_back(only(integer("workload.output_tokens_min", 1, "1", "uniform: shortest output",
-                           F(serving.output_tokens_min)),
-                   kServing));
-  t.push_back(
-      only(number("workload.output_sigma", "", 0, kInf, false, "1",
-                  "lognormal: standard deviation of ln(output length)", F(serving.output_sigma)),
-           kServing));
-  t.push_back(only(choice("workload.scheduler", {"static", "continuous", "chunked"}, "continuous",
-                          "static: batches run to completion (ZeRO-Inference, FlexGen); "
-                          "continuous: iteration-level batching with a paged KV cache (Orca, "
-                          "vLLM); chunked: continuous with chunked prefill (Sarathi-Serve)",
-                          E(serving.scheduler)),
-                   kServing));
-  t.push_back(only(integer("workload.max_batch", 1, "256",
-                           "requests per batch (static) or running at once (vLLM max_num_seqs)",
-                           F(serving.max_batch)),
-                   kServing));
-  t.push_back(only(range(opt("workload.max_wait", VT::kDuration, "s", "0s",
-                             "static: longest the oldest queued request waits for a full batch",
-                             F(serving.max_wait_s)),
-                         0, kInf),
-                   kServing));
-  t.push_back(only(integer("workload.token_budget", 0, "0",
-                           "tokens per iteration; 0 = the scheduler's default (chunked: 512; "
-                           "continuous: max(context, 2048))",
-                           F(serving.token_budget)),
-                   kServing));
-  t.push_back(only(integer("workload.block_tokens", 1, "16", "tokens per paged KV cache block",
-                           F(serving.block_tokens)),
-                   kServing));
-  t.push_back(only(number("workload.gpu_memory_utilization", "", 0, 1, true, "0.9",
-                          "share of each GPU's memory the server uses (weights, activations, "
-                          "KV cache)",
-                          F(serving.gpu_memory_utilization)),
-                   kServing));
-  t.push_back(only(choice("workload.preemption", {"recompute", "swap"}, "recompute",
-                          "what a request preempted for KV blocks loses (vLLM preemption_mode): "
-                          "recompute: its cache, prefilled again on resumption; swap: nothing, its "
-                          "blocks are copied to host DRAM over PCIe and back before it resumes "
-                          "(vLLM's V0 engine; V1 always recomputes)",
-                          E(serving.preemption)),
-                   kServing));
-  t.push_back(only(range(opt("workload.swap_space", VT::kSize, "bytes", "4GiB",
-                             "host DRAM per GPU for swapped KV blocks (vLLM swap_space, 4 GiB "
-                             "default); a swap-out that does not fit aborts the run, as vLLM does",
-                             F(serving.swap_space_bytes)),
-                         0, kInf),
-                   kServing));
-  t.push_back(
-      only(optional(range(opt("workload.slo_ttft", VT::kDuration, "s", "",
-                              "time-to-first-token target for goodput", F(serving.slo_ttft_s)),
-                          0, kInf, true)),
-           kServing));
-  t.push_back(only(optional(range(opt("workload.slo_tbt", VT::kDuration, "s", "",
-                                      "time-between-tokens target for goodput (a request's "
-                                      "mean gap between its output tokens)",
-                                      F(serving.slo_tbt_s)),
-                                  0, kInf, true)),
-                   kServing));
-  t.push_back(
-      only(integer("workload.seed", 0, "1",
-                   "random seed of the request stream (same seed, same requests)", F(serving.seed)),
-           kServing));
+  // Each workload's own keys, from sim/workloads/<name>/options.cpp in registry.def order.
+  const std::vector<WorkloadOptionRows> contributed = workload_option_rows();
+  for (const auto& w : contributed) t.insert(t.end(), w.workload.begin(), w.workload.end());
 
   // Policy.
   t.push_back(choices(opt("policy.weights", VT::kPlacement, "", "gpu",
@@ -568,67 +233,7 @@ std::vector<Option> build_table() {
   t.push_back(integer("policy.gpu_batches", 1, "1",
                       "flexgen-block: GPU batches served by each fetched layer",
                       F(policy.gpu_batches)));
-  // FlexGen's command line (FMInference/FlexiGen flexgen/flex_opt.py add_parser_arguments and the
-  // Policy dataclass), schedule flexgen only. The six percentages are its --percent numbers; the
-  // disk share of each pair is the rest of 100 (Policy.w_disk_percent, cache_disk_percent).
-  const std::pair<const char*, const char*> percents[] = {
-      {"w_gpu_percent", "percentage of weights on the GPU (--percent, 1st)"},
-      {"w_cpu_percent", "percentage of weights on the CPU (--percent, 2nd); disk = the rest"},
-      {"cache_gpu_percent", "percentage of the KV cache on the GPU (--percent, 3rd)"},
-      {"cache_cpu_percent",
-       "percentage of the KV cache on the CPU (--percent, 4th); disk = the rest"},
-      {"act_gpu_percent", "percentage of activations on the GPU (--percent, 5th)"},
-      {"act_cpu_percent",
-       "percentage of activations on the CPU (--percent, 6th); activations must be 100% on one "
-       "device"}};
-  const std::function<FieldRef(Scenario&)> percent_fields[] = {
-      F(policy.flexgen.w_gpu_percent),     F(policy.flexgen.w_cpu_percent),
-      F(policy.flexgen.cache_gpu_percent), F(policy.flexgen.cache_cpu_percent),
-      F(policy.flexgen.act_gpu_percent),   F(policy.flexgen.act_cpu_percent)};
-  const char* percent_defaults[] = {"100", "0", "100", "0", "100", "0"};
-  for (int i = 0; i < 6; ++i)
-    t.push_back(only(number(std::string("policy.flexgen.") + percents[i].first, "%", 0, 100, false,
-                            percent_defaults[i], percents[i].second, percent_fields[i]),
-                     kInference));
-  t.push_back(only(integer("policy.flexgen.gpu_batch_size", 1, "4",
-                           "sequences per GPU batch (--gpu-batch-size); workload.batch must be "
-                           "gpu_batch_size x num_gpu_batches",
-                           F(policy.flexgen.gpu_batch_size)),
-                   kInference));
-  t.push_back(only(integer("policy.flexgen.num_gpu_batches", 1, "1",
-                           "GPU batches served by each loaded layer (--num-gpu-batches)",
-                           F(policy.flexgen.num_gpu_batches)),
-                   kInference));
-  t.push_back(only(flag("policy.flexgen.cpu_cache_compute", "false",
-                        "decode attention on the CPU in fp32 over the CPU/disk KV cache "
-                        "(--cpu-cache-compute); false: the K/V prefix is copied to the GPU "
-                        "every step",
-                        F(policy.flexgen.cpu_cache_compute)),
-                   kInference));
-  t.push_back(only(flag("policy.flexgen.overlap", "true",
-                        "load the next layer's weights and the next GPU batch's cache while "
-                        "computing (--overlap)",
-                        F(policy.flexgen.overlap)),
-                   kInference));
-  t.push_back(only(flag("policy.flexgen.pin_weight", "true",
-                        "CPU-resident weight matrices in pinned memory (--pin-weight); false: "
-                        "each load stages through a fresh pinned copy",
-                        F(policy.flexgen.pin_weight)),
-                   kInference));
-  t.push_back(only(flag("policy.flexgen.compress_weight", "false",
-                        "4-bit group-wise weight matrices, group 64 (--compress-weight)",
-                        F(policy.flexgen.compress_weight)),
-                   kInference));
-  t.push_back(only(flag("policy.flexgen.debug_fewer_batch", "false",
-                        "--debug-mode fewer_batch: the prefill is timed, each decode token is "
-                        "projected from layers 10..19 of the first one (FlexGen's benchmark "
-                        "mode)",
-                        F(policy.flexgen.debug_fewer_batch)),
-                   kInference));
-  t.push_back(only(flag("policy.flexgen.compress_cache", "false",
-                        "4-bit group-wise KV cache, group 64 (--compress-cache)",
-                        F(policy.flexgen.compress_cache)),
-                   kInference));
+  for (const auto& w : contributed) t.insert(t.end(), w.policy.begin(), w.policy.end());
 
   // Economics.
   t.push_back(number("economics.usd_per_kwh", "USD/kWh", 0, kInf, false, "0.12",

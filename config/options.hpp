@@ -3,8 +3,10 @@
 // with its type, unit, range, default (or "required"), help text and the Scenario field it sets.
 // Parsing, validation, `--set key.path=value`, resolved YAML and `tiersim schema` all read it.
 //
-// Adding a key is one entry in scenario_options() (options.cpp), e.g.
-//   num("workload.nodes", "", 1, kNoLimit, "1", "data-parallel nodes", train, F(training.nodes))
+// Adding a key is one row: a common key in build_table() (options.cpp), a workload's own key in
+// its folder (sim/workloads/<name>/options.cpp, builders in config/option_rows.hpp), e.g.
+//   t.push_back(only(integer("workload.nodes", 1, "1", "data-parallel nodes", F(training.nodes)),
+//                    kTraining));
 #include <yaml-cpp/yaml.h>
 
 #include <functional>

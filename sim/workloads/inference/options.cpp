@@ -1,0 +1,85 @@
+#include "config/option_rows.hpp"
+
+// Options of the inference workload: the batch and sequence lengths, and FlexGen's command line
+// (policy.flexgen.*, policy.schedule flexgen).
+namespace tiersim::config {
+
+void inference_option_rows(WorkloadOptionRows& rows) {
+  std::vector<Option>& t = rows.workload;
+  t.push_back(only(required(integer("workload.batch", 1, "", "sequences decoded together",
+                                    F(inference.batch))),
+                   kInference));
+  t.push_back(only(required(integer("workload.prompt_tokens", 1, "", "prompt length per sequence",
+                                    F(inference.prompt_tokens))),
+                   kInference));
+  t.push_back(only(required(integer("workload.gen_tokens", 1, "",
+                                    "generated tokens per sequence (the first comes from prefill)",
+                                    F(inference.gen_tokens))),
+                   kInference));
+
+  // Policy rows.
+  std::vector<Option>& p = rows.policy;
+  // FlexGen's command line (FMInference/FlexiGen flexgen/flex_opt.py add_parser_arguments and the
+  // Policy dataclass), schedule flexgen only. The six percentages are its --percent numbers; the
+  // disk share of each pair is the rest of 100 (Policy.w_disk_percent, cache_disk_percent).
+  const std::pair<const char*, const char*> percents[] = {
+      {"w_gpu_percent", "percentage of weights on the GPU (--percent, 1st)"},
+      {"w_cpu_percent", "percentage of weights on the CPU (--percent, 2nd); disk = the rest"},
+      {"cache_gpu_percent", "percentage of the KV cache on the GPU (--percent, 3rd)"},
+      {"cache_cpu_percent",
+       "percentage of the KV cache on the CPU (--percent, 4th); disk = the rest"},
+      {"act_gpu_percent", "percentage of activations on the GPU (--percent, 5th)"},
+      {"act_cpu_percent",
+       "percentage of activations on the CPU (--percent, 6th); activations must be 100% on one "
+       "device"}};
+  const std::function<FieldRef(Scenario&)> percent_fields[] = {
+      F(policy.flexgen.w_gpu_percent),     F(policy.flexgen.w_cpu_percent),
+      F(policy.flexgen.cache_gpu_percent), F(policy.flexgen.cache_cpu_percent),
+      F(policy.flexgen.act_gpu_percent),   F(policy.flexgen.act_cpu_percent)};
+  const char* percent_defaults[] = {"100", "0", "100", "0", "100", "0"};
+  for (int i = 0; i < 6; ++i)
+    p.push_back(only(number(std::string("policy.flexgen.") + percents[i].first, "%", 0, 100, false,
+                            percent_defaults[i], percents[i].second, percent_fields[i]),
+                     kInference));
+  p.push_back(only(integer("policy.flexgen.gpu_batch_size", 1, "4",
+                           "sequences per GPU batch (--gpu-batch-size); workload.batch must be "
+                           "gpu_batch_size x num_gpu_batches",
+                           F(policy.flexgen.gpu_batch_size)),
+                   kInference));
+  p.push_back(only(integer("policy.flexgen.num_gpu_batches", 1, "1",
+                           "GPU batches served by each loaded layer (--num-gpu-batches)",
+                           F(policy.flexgen.num_gpu_batches)),
+                   kInference));
+  p.push_back(only(flag("policy.flexgen.cpu_cache_compute", "false",
+                        "decode attention on the CPU in fp32 over the CPU/disk KV cache "
+                        "(--cpu-cache-compute); false: the K/V prefix is copied to the GPU "
+                        "every step",
+                        F(policy.flexgen.cpu_cache_compute)),
+                   kInference));
+  p.push_back(only(flag("policy.flexgen.overlap", "true",
+                        "load the next layer's weights and the next GPU batch's cache while "
+                        "computing (--overlap)",
+                        F(policy.flexgen.overlap)),
+                   kInference));
+  p.push_back(only(flag("policy.flexgen.pin_weight", "true",
+                        "CPU-resident weight matrices in pinned memory (--pin-weight); false: "
+                        "each load stages through a fresh pinned copy",
+                        F(policy.flexgen.pin_weight)),
+                   kInference));
+  p.push_back(only(flag("policy.flexgen.compress_weight", "false",
+                        "4-bit group-wise weight matrices, group 64 (--compress-weight)",
+                        F(policy.flexgen.compress_weight)),
+                   kInference));
+  p.push_back(only(flag("policy.flexgen.debug_fewer_batch", "false",
+                        "--debug-mode fewer_batch: the prefill is timed, each decode token is "
+                        "projected from layers 10..19 of the first one (FlexGen's benchmark "
+                        "mode)",
+                        F(policy.flexgen.debug_fewer_batch)),
+                   kInference));
+  p.push_back(only(flag("policy.flexgen.compress_cache", "false",
+                        "4-bit group-wise KV cache, group 64 (--compress-cache)",
+                        F(policy.flexgen.compress_cache)),
+                   kInference));
+}
+
+}  // namespace tiersim::config
