@@ -23,6 +23,14 @@ namespace fs = std::filesystem;
 namespace tiersim::app {
 namespace {
 
+// The --out folder; a path the file system refuses (under a file, too long, no permission) is an
+// IoError naming it, not a filesystem_error escaping as an internal error.
+void make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create the output folder '" + dir + "': " + ec.message());
+}
+
 std::string fmt(std::optional<double> v) {
   if (!v) return "-";
   char buf[32];
@@ -104,7 +112,7 @@ int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::
                 {"simulated", st.simulated},         {"feasible", st.feasible},
                 {"bound_violations", st.bound_violations}};
   if (out_dir.empty()) out_dir = spec.name + "-plan";
-  fs::create_directories(out_dir);
+  make_out_dir(out_dir);
   auto entry = [&](const plan::Candidate& c, const std::string& kind, std::size_t k) {
     const fs::path path = output_path(out_dir, kind, k, c);
     write_scenario(path, spec.name + "-" + kind + "-" + std::to_string(k + 1), spec, c, shown);
@@ -231,7 +239,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
 
   if (out_dir.empty()) out_dir = spec.name + "-plan";
-  fs::create_directories(out_dir);
+  make_out_dir(out_dir);
   if (r.best.empty()) {
     std::cout << "no configuration meets the constraints\n";
     return kExitFailure;

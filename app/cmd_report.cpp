@@ -149,7 +149,8 @@ int cmd_report(const std::vector<std::string>& args) {
                 ": which direction is better is not known for this metric; choose one of "
                 "usd_per_million_tokens, throughput_tokens_per_s, energy_j_per_token, ...");
   // Opening would create an empty database; a typo should be an error instead.
-  if (!fs::exists(db_path)) throw StoreError("cannot open results database '" + db_path + "': no such file");
+  std::error_code ec;
+  if (!fs::exists(db_path, ec)) throw StoreError("cannot open results database '" + db_path + "': no such file");
 
   // Read-only: a report must work on a file it may not write (chmod 444, a read-only folder or
   // mount) and must not change the file it reads, not even its journal mode.

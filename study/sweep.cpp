@@ -162,7 +162,12 @@ PointSpace parse_point_space(const YNode& root) {
   const YNode base = root.require("base", "the base scenario file, relative to this file");
   fs::path base_path = base.as_string();
   if (base_path.is_relative()) base_path = fs::path(root.file()).parent_path() / base_path;
-  if (!fs::exists(base_path)) base.fail("base scenario '" + base_path.string() + "' does not exist");
+  // The error_code form: a name the file system refuses (too long, a bad component) is the same
+  // "does not exist" as a missing file, not a filesystem_error escaping as an internal error.
+  std::error_code ec;
+  if (!fs::exists(base_path, ec))
+    base.fail("base scenario '" + base_path.string() + "' does not exist" +
+              (ec ? " (" + ec.message() + ")" : ""));
   space.base_path = base_path.lexically_normal().string();
   space.base = std::make_shared<const config::ScenarioSource>(space.base_path);
   if (auto set = root.get("set")) {

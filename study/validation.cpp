@@ -87,7 +87,8 @@ std::string default_reference_dir(const std::string& data_dir) {
 }
 
 ValidationSummary run_validation(const std::string& dir, const std::string& data_dir) {
-  if (!fs::is_directory(dir)) throw Error("reference folder '" + dir + "' does not exist");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error("reference folder '" + dir + "' does not exist");
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".yaml") files.push_back(e.path());

@@ -145,3 +145,17 @@ TEST_CASE("capacity: bad serving options and inputs are refused with the reason"
   CHECK(o.exit_code == 2);
   CHECK_THAT(o.output, Catch::Contains("s.yaml: workload.trace: the capacity search varies"));
 }
+
+TEST_CASE("plan: an output folder that cannot be created is an error naming it", "[app][errors]") {
+  tiersim::test::TempDir dir;
+  const std::string plan = dir.file("tiny.yaml");
+  std::ofstream(plan) << "name: tiny\nbase: " << TIERSIM_SOURCE_DIR
+                      << "/scenarios/plans/opt66b-base.yaml\ngrid:\n  workload.batch: [8]\n"
+                         "constraints: {fits: true}\nobjective: {minimize: usd_per_million_tokens}\n";
+  std::ofstream(dir.file("a-file")) << "x";
+  // Before: std::filesystem::create_directories threw, and tiersim printed an internal error.
+  const Outcome o = run_tiersim("plan " + plan + " -j 1 --out " + dir.file("a-file") + "/out");
+  CHECK(o.exit_code != 0);
+  CHECK_THAT(o.output, Catch::Contains("cannot create the output folder") &&
+                           Catch::Contains("a-file/out") && !Catch::Contains("internal error"));
+}

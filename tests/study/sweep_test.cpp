@@ -108,6 +108,13 @@ TEST_CASE("bad sweep files name the file, line and key", "[sweep]") {
              Catch::Contains("same length"));
   CHECK_THAT(error_of("name: t\nbase: nowhere.yaml\ngrid: {workload.batch: [1]}\n"),
              Catch::Contains("does not exist"));
+  // Found by the fuzz target: a base name longer than the file system allows escaped as a
+  // std::filesystem::filesystem_error ("File name too long"), an internal error.
+  std::string long_base = "name: t\nbase: ";
+  long_base.append(5000, 'x');
+  long_base += "\ngrid: {workload.batch: [1]}\n";
+  CHECK_THAT(error_of(long_base),
+             Catch::Contains("test-sweep.yaml:2") && Catch::Contains("does not exist"));
   CHECK_THAT(error_of("name: t\nbase: llama3-70b-h200-base.yaml\ngird: {workload.batch: [1]}\n"),
              Catch::Contains("did you mean 'grid'"));
 }
