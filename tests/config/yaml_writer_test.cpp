@@ -85,6 +85,17 @@ YAML::Node random_block_map(std::mt19937& rng, int depth) {
   return n;
 }
 
+// {key: s, flow: {k: s}}: the scalar in block and in flow context.
+YAML::Node in_both_contexts(const std::string& s) {
+  YAML::Node m(YAML::NodeType::Map);
+  m["key"] = s;
+  YAML::Node flow(YAML::NodeType::Map);
+  flow.SetStyle(YAML::EmitterStyle::Flow);
+  flow["k"] = s;
+  m["flow"] = flow;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("the YAML writer writes what yaml-cpp's emitter writes", "[config][yaml]") {
@@ -96,12 +107,7 @@ TEST_CASE("the YAML writer writes what yaml-cpp's emitter writes", "[config][yam
     REQUIRE(write_yaml(tree) == expected);
   }
   for (const auto& s : kScalars) {
-    YAML::Node m(YAML::NodeType::Map);
-    m["key"] = s;
-    YAML::Node flow(YAML::NodeType::Map);
-    flow.SetStyle(YAML::EmitterStyle::Flow);
-    flow["k"] = s;
-    m["flow"] = flow;
+    YAML::Node m = in_both_contexts(s);
     INFO(s);
     CHECK(write_yaml(m) == yaml_cpp(m));
   }
@@ -128,12 +134,7 @@ TEST_CASE("every shipped scenario's resolved YAML is what yaml-cpp writes", "[co
 // YAML that no longer loaded.
 TEST_CASE("scalars with a carriage return read back as written", "[config][yaml]") {
   for (const std::string s : {"\r", "a\r", "a\rb", "\r\n", "x\r\ny\r"}) {
-    YAML::Node m(YAML::NodeType::Map);
-    m["key"] = s;
-    YAML::Node flow(YAML::NodeType::Map);
-    flow.SetStyle(YAML::EmitterStyle::Flow);
-    flow["k"] = s;
-    m["flow"] = flow;
+    YAML::Node m = in_both_contexts(s);
     m["after"] = "1";
     const std::string text = write_yaml(m);
     INFO(text);
