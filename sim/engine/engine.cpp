@@ -44,6 +44,10 @@ struct ProcessPromise {
   Engine* engine = nullptr;
   ProcessPromise* prev = nullptr;
   ProcessPromise* next = nullptr;
+  static void* operator new(std::size_t bytes) { return frame_pool::allocate(bytes); }
+  static void operator delete(void* frame, std::size_t bytes) noexcept {
+    frame_pool::deallocate(frame, bytes);
+  }
   Process get_return_object() {
     return Process{std::coroutine_handle<ProcessPromise>::from_promise(*this)};
   }

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/engine/frame_pool.hpp"
 #include "sim/engine/kinds.hpp"
 
 namespace tiersim::sim {
@@ -34,6 +35,11 @@ class [[nodiscard]] Task {
   struct promise_type {
     std::coroutine_handle<> continuation;
     std::exception_ptr exception;
+    // Frames come from the engine's frame pool (sim/engine/frame_pool.hpp).
+    static void* operator new(std::size_t bytes) { return frame_pool::allocate(bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept {
+      frame_pool::deallocate(frame, bytes);
+    }
     Task get_return_object() {
       return Task(std::coroutine_handle<promise_type>::from_promise(*this));
     }

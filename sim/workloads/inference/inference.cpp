@@ -8,6 +8,7 @@
 // competes for the same resources (NVMe array, PCIe each way, GPU, CPU), so overlap, queueing and
 // the bottleneck are read off the timeline.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -73,6 +74,16 @@ class InferenceSim {
   RunResult run();
 
  private:
+  // One tensor's fetch: bytes read from NVMe, bytes copied from host DRAM.
+  struct TensorFetch {
+    double nvme_bytes = 0;
+    double cpu_bytes = 0;
+  };
+  struct ModuleFetch {
+    std::vector<TensorFetch> tensors;  // in fetch order; tensors with nothing to move left out
+    int nvme_reads = 0;
+  };
+  void plan_fetches();
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
@@ -99,6 +110,7 @@ class InferenceSim {
   std::unique_ptr<Semaphore> swap_buffers_;
   std::vector<WeightModule> modules_;
   std::vector<double> streamed_bytes_;
+  std::array<std::vector<ModuleFetch>, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes
   NvmeArrayTiming nvme_timing_;
   int n_modules_ = 0, n_stages_ = 1, n_micro_ = 1, passes_ = 1;
   double tp_ = 1;
@@ -141,41 +153,22 @@ Task InferenceSim::signal_ready(std::shared_ptr<Latch> reads, Flag* ready) {
 // module's weights are ready when its last read lands. Host-DRAM copies stay synchronous.
 Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
-  const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
-  const double small_limit = resident_param_limit_bytes(em_, p_.aio);
-  // A runtime that fetches only routed experts needs, on average, the expected number of
-  // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
-  const double pass_tokens = pass == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
-  const double experts_hit = expected_distinct_experts(m_, pass_tokens);
-  const auto fetched_share = [&](const WeightTensor& t) {
-    if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
-    return std::clamp(experts_hit - t.expert, 0.0, 1.0);
-  };
-  int nvme_reads = 0;
-  for (const auto& t : mod.tensors)
-    if (fetched_share(t) > 0 && tensor_source(t.bytes, p_.weights, small_limit).nvme_bytes > 0)
-      ++nvme_reads;
-  auto reads = std::make_shared<Latch>(engine_, nvme_reads);
-  for (const auto& t : mod.tensors) {
-    const double share = fetched_share(t);
-    if (share <= 0) continue;
-    const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
-    const double nvme_bytes = src.nvme_bytes * share;
-    const double cpu_bytes = src.cpu_bytes * share;
-    if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
+  const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
+  auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads);
+  for (const TensorFetch& t : plan.tensors) {
     co_await engine_.delay(em_.fetch_overhead_s);
-    if (nvme_bytes > 0) {
+    if (t.nvme_bytes > 0) {
       co_await swap_buffers_->acquire();
-      engine_.spawn(nvme_read(st.h2d, nvme_bytes, pass, module, reads));
+      engine_.spawn(nvme_read(st.h2d, t.nvme_bytes, pass, module, reads));
     }
-    if (cpu_bytes > 0) {
+    if (t.cpu_bytes > 0) {
       const Tag tag{Activity::kWeightsCpu, pass, module};
       if (p_.pin_memory) {
-        co_await st.h2d->use(cpu_bytes / tp_, tag);
+        co_await st.h2d->use(t.cpu_bytes / tp_, tag);
       } else {
         // Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy
         // and occupies the CPU, serialising with CPU attention.
-        const double bytes = cpu_bytes / tp_;
+        const double bytes = t.cpu_bytes / tp_;
         const double copy_s =
             bytes / std::min(st.h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
         co_await engine_.use_pair(Demand{st.h2d, bytes}, Demand{cpu_, copy_s}, tag);
@@ -183,6 +176,37 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     }
   }
   engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
+}
+
+// What a module's fetch moves, tensor by tensor, in the prefill pass (0) or a decode pass (1):
+// the pass's token count sets how many routed experts are hit, and nothing else differs between
+// passes, so this is worked out once per run rather than per tensor and pass.
+void InferenceSim::plan_fetches() {
+  const double small_limit = resident_param_limit_bytes(em_, p_.aio);
+  for (int phase = 0; phase < 2; ++phase) {
+    // A runtime that fetches only routed experts needs, on average, the expected number of
+    // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
+    const double pass_tokens =
+        phase == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
+    const double experts_hit = expected_distinct_experts(m_, pass_tokens);
+    const auto fetched_share = [&](const WeightTensor& t) {
+      if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
+      return std::clamp(experts_hit - t.expert, 0.0, 1.0);
+    };
+    auto& plans = fetch_plans_[static_cast<std::size_t>(phase)];
+    plans.assign(modules_.size(), ModuleFetch{});
+    for (std::size_t m = 0; m < modules_.size(); ++m) {
+      for (const auto& t : modules_[m].tensors) {
+        const double share = fetched_share(t);
+        if (share <= 0) continue;
+        const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
+        const TensorFetch f{src.nvme_bytes * share, src.cpu_bytes * share};
+        if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
+        if (f.nvme_bytes > 0) ++plans[m].nvme_reads;
+        plans[m].tensors.push_back(f);
+      }
+    }
+  }
 }
 
 Task InferenceSim::fetch_stage(int stage) {
@@ -404,6 +428,7 @@ RunResult InferenceSim::run() {
   }
   cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
+  plan_fetches();
 
   for (int micro = 0; micro < n_micro_; ++micro) stage_input(0, 0, micro).set();
 
