@@ -235,21 +235,24 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   ServingMemory out;
   // vLLM sizes everything inside gpu_memory_utilization x the GPU's memory (EngineArgs
   // --gpu-memory-utilization, default 0.9): the KV block pool is what is left of that share once
-  // the weights and the profiled activation peak are placed.
+  // the weights and what its start-up profile measured are placed (model/perf.hpp, vllm_*).
   TierMemory gpu{"gpu", 0,
                  s.serving.gpu_memory_utilization * s.hardware.gpu.memory_gb * units::kGB, {}};
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   TierMemory nvme{"nvme", 0,
                   s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
   add_weight_items(p, f, tp, gpu, cpu, nvme);
-  // The activation peak of the largest iteration: hidden states in and out and the FFN
-  // intermediate for every token of the budget, and fp32 logits for every running sequence. Fused
-  // attention kernels (FlashAttention, PagedAttention) keep no score matrix.
+  // The profile's torch peak: the larger of the forward pass (hidden states in and out and the
+  // FFN intermediate for every token of the budget; fused attention keeps no score matrix) and
+  // the sampler pass over full-vocabulary logits.
   const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
-  gpu.add("activations (iteration peak)",
-          token_budget * (2.0 * m.hidden + ffn_width / tp) * 2.0 +
-              double(max_sequences) * m.vocab * 4.0);
-  gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
+  const double forward_peak = token_budget * (2.0 * m.hidden + ffn_width / tp) * 2.0;
+  const double sampler_rows = std::min(double(max_sequences), token_budget);
+  const double sampler_peak =
+      em.vllm_profile_base_bytes + sampler_rows * m.vocab * em.vllm_sampler_bytes_per_logit;
+  gpu.add("activations (profiled peak)", std::max(forward_peak, sampler_peak));
+  gpu.add("non-torch memory (profiled)",
+          tp > 1 ? em.vllm_non_torch_tp_bytes : em.vllm_non_torch_bytes);
   out.kv_bytes_per_token = m.layers * kv_bytes_per_token_layer(m, p.kv_bits / 8.0) / tp;
   out.kv_pool_bytes = std::max(0.0, gpu.capacity_bytes - gpu.required_bytes);
   if (out.kv_pool_bytes < min_kv_tokens * out.kv_bytes_per_token) {

@@ -54,9 +54,10 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em);
 // weights, cache, workspace and relay buffers, and the disk's share.
 CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em);
 
-// The serving scenario's memory per GPU of one replica: weights, buffers and the activation peak of
-// an iteration of `token_budget` tokens over `max_sequences` sequences; the rest of the GPU's
-// usable share is the paged KV cache. It does not fit when that pool cannot hold `min_kv_tokens`
+// The serving scenario's memory per GPU of one replica, as vLLM's start-up profile charges it:
+// weights, the torch peak of a profile run of `token_budget` tokens and up to `max_sequences`
+// sampled rows, and the non-torch memory the profile adds; the rest of the GPU's usable share is
+// the paged KV cache. It does not fit when that pool cannot hold `min_kv_tokens`
 // (the longest request).
 struct ServingMemory {
   CapacityReport report;

@@ -47,6 +47,28 @@ struct ExecutionModel {
   double gpu_reserved_bytes = 2.0e9;
   // Operating system, framework and page cache kept free on the host.
   double host_reserved_bytes = 16.0e9;
+  // vLLM's V1 engine (v0.19) sizes its KV block pool from a start-up profile instead
+  // (vllm/v1/worker/gpu_worker.py determine_available_memory): gpu_memory_utilization x the GPU's
+  // total memory, less the weights, the torch peak of the profile run and the non-torch memory the
+  // profile added. The profile run is a dummy forward pass over max_num_batched_tokens and a dummy
+  // sampler pass over min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary logits on
+  // every tensor-parallel rank. The CUDA context exists before the baseline snapshot, so it comes
+  // out of the (1 - utilization) headroom, not the pool; CUDA graphs are captured after the pool
+  // is sized (their estimate is off by default in v0.19, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
+  // Rates from vLLM 0.19.0's own start-up logs on H100 80GB, 8192 tokens and 1024 sequences
+  // (llm-d-incubation/llm-d-planner, accuracy/results/v0.19.0/logs, commit d3121e0, "Memory
+  // profiling takes ..." lines):
+  // - the torch peak is the sampler's: it grows with the vocabulary, not with the hidden size
+  //   (Gemma-2-2B and -27B: 3.62 and 3.66 GiB) or the tensor-parallel degree (Llama-3.1-8B at TP
+  //   1, 2 and 4: 1.89 GiB). The line through Granite-3.1-8B (vocabulary 49,155: 0.85 GiB) and
+  //   Gemma-2-9B (256,000: 3.65 GiB) is 0.196 GB + 14.2 bytes per row and vocabulary entry;
+  //   Llama-3.1-8B (1.89), Qwen2.5-7B (2.21) and Phi-4 (1.52 GiB) lie within 2% of it.
+  double vllm_sampler_bytes_per_logit = 14.2;
+  double vllm_profile_base_bytes = 0.196e9;
+  // - non-torch memory added by the profile: 0.24-0.27 GiB on one GPU (Granite 0.46); 2.06-2.21
+  //   GiB under tensor parallelism (custom all-reduce and NCCL buffers).
+  double vllm_non_torch_bytes = 0.25 * units::kGiB;
+  double vllm_non_torch_tp_bytes = 2.1 * units::kGiB;
   // FlexGen's runtime sizes its own buffers (every cache, workspace and staged weight is an
   // explicit allocation, model/capacity.cpp flexgen_capacity), so its checks reserve only what it
   // does not allocate. On the GPU: the CUDA context and cuBLAS workspace of one PyTorch process
