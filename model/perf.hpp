@@ -223,12 +223,22 @@ double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double
 
 // CPU DRAM traffic of decode attention over one element of cached K or V with
 // --cpu-cache-compute (flexgen/pytorch_backend.py): load_cache copies the fp16 prefix into the
-// fp32 workspace (read 2 B, write 4 B); mha_gen's permute(...).reshape(...) of the fp32 prefix is
-// a copy (read 4, write 4); the batched matmul reads it (4).
+// fp32 workspace (flex_opt.py SelfAttention.load_cache, path 1: read 2 B, write 4 B); mha_gen's
+// k.permute(1, 2, 0).reshape(b * n_head, head_dim, s) asks for the shape the permute already has,
+// so it is a view, not a copy (likewise v), and .float() of fp32 is a no-op; torch.bmm takes the
+// strided views as they are (each matrix is row- or column-major with a leading dimension of
+// b * n_head * head_dim, which batched BLAS accepts: aten/src/ATen/native/LinearAlgebra.cpp
+// bmm_out_or_baddbmm_), so attention reads each fp32 element once (4 B). Cross-check: FlexGen's
+// cost model fitted on the same GCP T4 host (experimental/cost_model.py, cpu_flops 0.0123 TFLOPS
+// over 4 FLOPs per cached element pair) is about 10 B per element at this host's DRAM rate, as
+// the 6 + 4 here.
 inline constexpr double kFlexGenCpuConvertBytesPerElem = 2.0 + 4.0;
-inline constexpr double kFlexGenCpuAttendBytesPerElem = 4.0 + 4.0 + 4.0;
-// GPU traffic of decode attention per cached K or V element on the GPU: mha_gen's
-// permute/reshape copy (read 2, write 2) and the bmm's read (2).
+inline constexpr double kFlexGenCpuAttendBytesPerElem = 4.0;
+// GPU traffic of decode attention per cached K or V element on the GPU. The permute/reshape is a
+// view here too and the bmm reads each fp16 element once (2 B), but a batched GEMV over operands
+// strided by batch x heads does not stream at full bandwidth: FlexGen's cost model fitted on the
+// T4 (experimental/cost_model.py, bmm_flops_g 0.079 TFLOPS at 2 FLOPs per element) is about 6.5 B
+// of bandwidth per element at 256 GB/s. Charged as 6 B.
 inline constexpr double kFlexGenGpuAttendBytesPerElem = 2.0 + 2.0 + 2.0;
 
 // Seconds of the host CPUs for `flops` fp32 FLOPs and `bytes` of DRAM traffic (the roofline of
