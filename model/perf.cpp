@@ -27,6 +27,10 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
   return g;
 }
 
+double eager_kernel_s(const ExecutionModel& em) {
+  return em.layer_overhead_s / kEagerKernelsPerLayer;
+}
+
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
   // The stack's share of the peak, capped by what the board sustains where that is measured
   // (a power-capped T4 holds far less than its boost-clock peak; model/hardware.hpp).
@@ -87,8 +91,8 @@ double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host) {
   return std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
 }
 
-NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host,
-                                  const AioConfig& aio, double transfer_bytes) {
+NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
+                                  double transfer_bytes) {
   NvmeArrayTiming t;
   if (nvme.count <= 0) return t;
   const double drives = nvme.count;
@@ -139,9 +143,9 @@ double layer_activation_bytes(const LlmSpec& m, double tokens, double tp) {
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
                        double module_elements, double tp) {
   if (p.weight_bits >= 16 || p.stack.fused_dequant) return 0;
-  return gpu_kernel_s(gpu, em, 0,
-                      module_elements * (bytes_per_weight(p.weight_bits, p.quant_group_size) + 2.0) /
-                          tp);
+  return gpu_kernel_s(
+      gpu, em, 0,
+      module_elements * (bytes_per_weight(p.weight_bits, p.quant_group_size) + 2.0) / tp);
 }
 
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
@@ -163,8 +167,8 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
       gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)
                : gpu_kernel_s(gpu, em, gemm_flops, 0);
   const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, gemm_bytes);
-  const double gemm_s = gemm.hides_weight_reads ? std::max(gemm_math_s, gemm_memory_s)
-                                                : gemm_math_s + gemm_memory_s;
+  const double gemm_s =
+      gemm.hides_weight_reads ? std::max(gemm_math_s, gemm_memory_s) : gemm_math_s + gemm_memory_s;
   return gemm_s + attention_s;
 }
 
@@ -182,9 +186,10 @@ double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel&
 
 namespace tiersim {
 
-double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
-                            double bytes_per_elem) {
-  return gpu_kernel_s(gpu, em, 0, elements * bytes_per_elem);
+double flexgen_codec_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                       double bytes_per_elem, double calls, int kernels_per_call) {
+  return std::max(gpu_kernel_s(gpu, em, 0, elements * bytes_per_elem),
+                  calls * kernels_per_call * eager_kernel_s(em));
 }
 
 double flexgen_cpu_s(const HostSpec& host, const ExecutionModel& em, double flops, double bytes) {

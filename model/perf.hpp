@@ -17,9 +17,12 @@ struct ExecutionModel {
   // elementwise kernels (layer norm, activation, residual) between them.
   double gemm_efficiency = 0.70;
   // Memory-bound kernels (decode GEMV, attention over the KV cache, dequantisation) reach about
-  // 80% of the HBM bandwidth.
+  // 80% of the HBM bandwidth. Measured on an H100 SXM: fp16 decode GEMMs (1-64 rows) streamed
+  // their weights at 2.54-2.59 of 3.35 TB/s (76-77%), a vectorised add at 2.94 (88%)
+  // (tools/gpu/h100-2026-11-26.md).
   double hbm_efficiency = 0.80;
-  // Kernel launches and Python dispatch per transformer layer in eager mode (~30 kernels).
+  // Kernel launches and Python dispatch per transformer layer in eager mode
+  // (kEagerKernelsPerLayer kernels).
   double layer_overhead_s = 300e-6;
   // Per fetched parameter tensor: ZeRO-3 module hooks, buffer allocation, stream synchronisation.
   double fetch_overhead_s = 200e-6;
@@ -81,6 +84,12 @@ struct ExecutionModel {
   // DeepSpeed keeps parameters smaller than max(1 MiB, AIO block size) in CPU memory.
   double small_param_bytes = 1024.0 * 1024.0;
 };
+
+// Kernels an eager transformer layer launches (layer norms, projections, attention, activation,
+// residuals): the count layer_overhead_s is spread over.
+inline constexpr int kEagerKernelsPerLayer = 30;
+// One eager kernel's launch and Python dispatch.
+double eager_kernel_s(const ExecutionModel& em);
 
 // The execution model under a stack (model/stack.hpp): the stack's GEMM efficiency and per-layer
 // overhead where it sets them, ExecutionModel's eager figures where it does not.
@@ -201,25 +210,52 @@ inline constexpr double kFlexGenPackedBytesPerElem = 0.5;
 // packed >> 4 and packed & 0xF each read the whole packed uint8 tensor (two 4-bit codes per byte:
 // 0.5 B per output element) and write a uint8 temporary of the same size (0.5); each temporary is
 // then copied into every other position of the grouped dimension of the fp16 output (read 0.5,
-// write `strided_write` per output element); then div_(scale) and add_(min) read and write the
-// fp16 output (2 + 2 each).
+// plus `strided_copy` per output element for the output's sectors); then div_(scale) and
+// add_(min) read and write the fp16 output (2 + 2 each).
 // Weights are grouped along dim 0 (group_dim=0): the stride-2 copies write whole contiguous rows,
 // 1 B per output element each. The cache is grouped along head_dim, its innermost dimension
-// (group_dim=2): every other fp16 element, so each copy touches every 32-byte DRAM sector of the
-// output, 2 B per output element.
-constexpr double flexgen_decompress_bytes_per_elem(double strided_write) {
+// (group_dim=2): each copy writes every other fp16 element, so it half-fills every 32-byte sector
+// of the output, and the memory system reads each sector in to merge the write: 2 B read and 2 B
+// written per output element, per copy.
+// Checked with Nsight Compute (DRAM bytes per kernel) on an H100 80GB HBM3 running
+// tools/gpu/flexgen_codec_probe.py, 2026-11-26: the weight case (OPT-175B w_q, 151M elements)
+// moved 12.5 B per element (model: 13); the cache case (OPT-175B, batch 48, 543 positions, 320M
+// elements) 18.8 (model: 19), each stride-2 copy reading 794 MB and writing 633 MB for 160 MB of
+// packed input and 640 MB of output. The times on that board were 2.3-2.6x these bytes at its
+// streaming rate: the broadcast and strided passes run through PyTorch's non-vectorised
+// elementwise kernel at 1.0-1.3 TB/s (tools/gpu/h100-2026-11-26.md). How far a T4 (320 GB/s,
+// far fewer bytes in flight per SM needed) falls below its own streaming rate is not measured;
+// the passes are priced at the board's streaming rate, so compressed FlexGen runs on Hopper-class
+// GPUs are predicted optimistically.
+constexpr double flexgen_decompress_bytes_per_elem(double strided_copy) {
   return (kFlexGenPackedBytesPerElem + kFlexGenPackedBytesPerElem) * 2 +
-         (kFlexGenPackedBytesPerElem + strided_write) * 2 + (2.0 + 2.0) * 2;
+         (kFlexGenPackedBytesPerElem + strided_copy) * 2 + (2.0 + 2.0) * 2;
 }
 inline constexpr double kFlexGenWeightDecompressBytesPerElem =
     flexgen_decompress_bytes_per_elem(1.0);
 inline constexpr double kFlexGenCacheDecompressBytesPerElem =
-    flexgen_decompress_bytes_per_elem(2.0);
+    flexgen_decompress_bytes_per_elem(2.0 + 2.0);
+// Bytes of GPU memory traffic per element of FlexGen's compression of a fresh fp16 K or V tensor
+// (TorchCompressedDevice.compress, group_dim=2), one pass per op: min and max over each group
+// (read 2 each), data - mn (read 2, write 2), mul_(scale), clamp_, round_ (read and write 2
+// each), .to(uint8) (read 2, write 1), data[..., 0::2] << 4 (reads every sector of the uint8
+// tensor, 1, writes 0.5), bitwise_or with data[..., 1::2] (reads 0.5 + 1, writes 0.5). 26.5 in
+// all; Nsight Compute measured 27.7 on the H100 run above (OPT-175B prefill K: 302M elements).
+inline constexpr double kFlexGenCompressBytesPerElem =
+    2.0 + 2.0 + 4.0 * 4 + (2.0 + 1.0) + (1.0 + 0.5) + (0.5 + 1.0 + 0.5);
+// Kernels one call launches (the same Nsight Compute run): decompress 6 (two shifts, two stride-2
+// copies, div_, add_); compress 13 (min, max, the scale's sub, reciprocal and mul, sub, mul_,
+// clamp_, round_, to, shift, or, cat).
+inline constexpr int kFlexGenDecompressKernels = 6;
+inline constexpr int kFlexGenCompressKernels = 13;
 
-// Seconds of GPU time to decompress `elements` 4-bit elements into fp16 (memory-bound passes),
-// at `bytes_per_elem` (one of the two constants above).
-double flexgen_decompress_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
-                            double bytes_per_elem);
+// Seconds of GPU time for `calls` codec calls over `elements` elements in all, at
+// `bytes_per_elem` (one of the constants above), each launching `kernels_per_call` kernels. The
+// passes are memory-bound; eager PyTorch issues each kernel from Python, so a call over a small
+// tensor (decode's one new K/V row) costs its launches instead (eager_kernel_s), whichever is
+// longer.
+double flexgen_codec_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                       double bytes_per_elem, double calls, int kernels_per_call);
 
 // CPU DRAM traffic of decode attention over one element of cached K or V with
 // --cpu-cache-compute (flexgen/pytorch_backend.py): load_cache copies the fp16 prefix into the

@@ -212,4 +212,29 @@ TEST_CASE("4-bit decompression reads the packed codes at half a byte per element
     CHECK(packed_traffic == Approx(6 * packed_per_elem));  // 2 reads + 2 writes + 2 reads
   }
   CHECK(kFlexGenCacheDecompressBytesPerElem > kFlexGenWeightDecompressBytesPerElem);
+  // The cache's stride-2 copies half-fill each 32-byte sector: read in and written back, 2 + 2 B
+  // per output element and copy (Nsight Compute on an H100: 18.8 B per element in all).
+  CHECK(kFlexGenCacheDecompressBytesPerElem == Approx(19.0));
+  CHECK(kFlexGenWeightDecompressBytesPerElem == Approx(13.0));
+}
+
+TEST_CASE("a codec call is memory-bound on large tensors and launch-bound on one row",
+          "[model][perf][flexgen]") {
+  GpuSpec gpu;
+  gpu.fp16_tflops = 65;
+  gpu.hbm_gbps = 320;
+  const ExecutionModel em;
+  const double rate = 320e9 * em.hbm_efficiency;
+  // OPT-175B prefill K of one GPU batch (48 x 512 x 12288): the passes dominate.
+  const double big = 48.0 * 512 * 12288;
+  CHECK(flexgen_codec_s(gpu, em, big, kFlexGenCompressBytesPerElem, 1, kFlexGenCompressKernels) ==
+        Approx(big * kFlexGenCompressBytesPerElem / rate));
+  // One decode row of the same batch: 13 eager launches cost more than moving 0.6M elements.
+  const double row = 48.0 * 12288;
+  CHECK(flexgen_codec_s(gpu, em, row, kFlexGenCompressBytesPerElem, 2, kFlexGenCompressKernels) ==
+        Approx(2 * kFlexGenCompressKernels * eager_kernel_s(em)));
+  CHECK(eager_kernel_s(em) * kEagerKernelsPerLayer == Approx(em.layer_overhead_s));
+  // Compression makes ten passes over the fp16 input (min, max, sub, mul_, clamp_, round_, to, and
+  // the packing's strided reads): far more traffic than the 0.5625 B per element it stores.
+  CHECK(kFlexGenCompressBytesPerElem == Approx(26.5));
 }

@@ -47,6 +47,7 @@ class FlexGenSim {
   Task store_cache(int token, int j, Latch* done);
   Task move_hidden(int token, int j, bool to_gpu, Latch* done);
   Task compute(int token, int j, Latch* done);
+  Task default_stream(int token, int j, bool hout, bool hin, Latch* done);
   Task run_all();
   double host_copy_s(double bytes) const;
   double unpinned_weight_bytes(int j) const;
@@ -187,10 +188,15 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   const double tokens = prefill ? gbs * s : gbs;
   const double h = m_.hidden;
   const Tag tag{Activity::kCompute, token, j};
-  // Compressed weights are decompressed inside every mha / mha_gen / mlp call: once per GPU batch.
-  double gpu_s = fg_.compress_weight ? flexgen_decompress_s(gpu, em_, sub.matrix_elements(),
-                                                            kFlexGenWeightDecompressBytesPerElem)
-                                     : 0.0;
+  // Compressed weights are decompressed inside every mha / mha_gen / mlp call: once per GPU batch,
+  // one decompress call per weight matrix.
+  double gpu_s = 0;
+  if (fg_.compress_weight) {
+    const auto matrices = std::count_if(sub.tensors.begin(), sub.tensors.end(),
+                                        [](const auto& t) { return t.matrix; });
+    gpu_s += flexgen_codec_s(gpu, em_, sub.matrix_elements(), kFlexGenWeightDecompressBytesPerElem,
+                             double(matrices), kFlexGenDecompressKernels);
+  }
   double cpu_s = 0;
   switch (sub.kind) {
     case Kind::kInputEmbed:
@@ -209,6 +215,11 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
     case Kind::kAttention: {
       const double proj_flops = 2.0 * tokens * 4.0 * h * h;
       const double proj_bytes = 4.0 * h * h * 2.0 + tokens * 10.0 * h * 2.0;
+      // mha / mha_gen compress the new K and V (the prompt's in prefill, one row per sequence in
+      // decode) before store_cache moves them home: TorchDevice.mha's compress_cache branch.
+      if (fg_.compress_cache)
+        gpu_s += flexgen_codec_s(gpu, em_, tokens * 2.0 * h, kFlexGenCompressBytesPerElem, 2.0,
+                                 kFlexGenCompressKernels);
       if (prefill) {
         // TorchDevice.mha: q k^T and the weighted sum over the full s x s score matrix (no causal
         // skipping), the scores written, masked, softmaxed and read in fp16.
@@ -227,8 +238,8 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
           const double full = double(w_.prompt_tokens + w_.gen_tokens - 1) * 2.0 * h;
           const double homed = split_.gpu_seqs * full;
           const double shipped = (gpu_seqs - split_.gpu_seqs) * elems_per_seq;
-          gpu_s +=
-              flexgen_decompress_s(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem);
+          gpu_s += flexgen_codec_s(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem,
+                                   2.0, kFlexGenDecompressKernels);
         }
         gpu_s += gpu_kernel_s(gpu, em_, proj_flops + 2.0 * gpu_seqs * elems_per_seq,
                               proj_bytes + attn_bytes);
@@ -257,6 +268,27 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   } else {
     co_await gpu_->use(gpu_s, tag);
   }
+  done->count_down();
+}
+
+// The default CUDA stream of one overlapped step. store_hidden and load_hidden run outside the
+// side streams' `with torch.cuda.stream(...)` blocks (flex_opt.py: only load_weight, load_cache
+// and store_cache take one), so their copies are queued on the default stream ahead of
+// compute_layer's kernels, which the main thread issues next: the three run in turn.
+Task FlexGenSim::default_stream(int token, int j, bool hout, bool hin, Latch* done) {
+  if (hout) {
+    Latch l(engine_, 1);
+    engine_.spawn(move_hidden(token, j, false, &l));
+    co_await l.wait();
+  }
+  if (hin) {
+    Latch l(engine_, 1);
+    engine_.spawn(move_hidden(token, j, true, &l));
+    co_await l.wait();
+  }
+  Latch l(engine_, 1);
+  engine_.spawn(compute(token, j, &l));
+  co_await l.wait();
   done->count_down();
 }
 
@@ -304,16 +336,14 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
   // (path 0) or fp32 conversion (CPU attention), then compute_layer.
   Flag weights_pinned(engine_), cache_pinned(engine_);
   if (fg_.overlap) {
-    const int count = 1 + int(wdisk) + int(wcpu) + int(cdisk) + int(cpu_cache_pinned_h2d) +
-                      int(cstore) + int(hin) + int(hout);
+    const int count =
+        1 + int(wdisk) + int(wcpu) + int(cdisk) + int(cpu_cache_pinned_h2d) + int(cstore);
     Latch parts(engine_, count);
     if (wdisk) engine_.spawn(weight_from_disk(wtoken, wj, &parts));
     if (wcpu) engine_.spawn(weight_from_cpu(wtoken, wj, &weights_pinned, &parts));
     if (cdisk) engine_.spawn(cache_from_disk(token, load_j, &parts));
     if (cpu_cache_pinned_h2d) engine_.spawn(cache_from_cpu(token, load_j, &cache_pinned, &parts));
     if (cstore) engine_.spawn(store_cache(token, store_j, &parts));
-    if (hout) engine_.spawn(move_hidden(token, j, false, &parts));
-    if (hin) engine_.spawn(move_hidden(token, j, true, &parts));
     const Tag tag{Activity::kWeightsCpu, wtoken, wj};
     if (wcpu && unpinned_weight_bytes(wj) > 0)
       co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)), tag);
@@ -327,7 +357,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
                          ctag);
     }
     cache_pinned.set();
-    engine_.spawn(compute(token, j, &parts));
+    engine_.spawn(default_stream(token, j, hout, hin, &parts));
     co_await parts.wait();
   } else {
     // generation_loop_normal: load_weight, then per GPU batch load_cache, load_hidden,

@@ -113,3 +113,20 @@ TEST_CASE("decode GEMMs run at the GPU's decode rate, prefill GEMMs at the long-
   CHECK(busy_s(one, "gpu") - busy_s(two, "gpu") ==
         Approx(decode_gemm_flops / 1e12 - decode_gemm_flops / 2e12).epsilon(0.01));
 }
+
+TEST_CASE("hidden-state copies run on the default stream, ahead of the step's compute",
+          "[inference][flexgen]") {
+  // flex_opt.py issues store_hidden and load_hidden outside any side-stream block, just before
+  // compute_layer, so compute waits for them; and copies in one direction run in issue order, so
+  // the hidden-state load also waits for the side stream's weight prefetch issued before it
+  // (tools/gpu/copy_order_probe.py on an H100: an 8 MiB copy on another stream completed 0.16 ms
+  // after a 1 GiB one issued first). Halving the H2D rate therefore lengthens the prefill by at
+  // least the extra time of the hidden-state loads, though the prefill is compute-bound.
+  const sim::RunResult base = sim::simulate(test::load_yaml(kOpt30b));
+  const sim::RunResult slow =
+      sim::simulate(test::load_yaml(kOpt30b, {"hardware.gpu.pcie_h2d_gbps=6.9"}));
+  const double hidden_bytes = 48.0 * 512 * 7168 * 2;  // one GPU batch's prompt hidden states
+  const double loads = (48.0 * 2 + 2) * 3;            // FlexGen layers x GPU batches
+  const double extra_s = loads * (hidden_bytes / 6.9e9 - hidden_bytes / 13.8e9);
+  CHECK(slow.metric("prefill_s") - base.metric("prefill_s") >= 0.95 * extra_s);
+}
