@@ -19,9 +19,10 @@ Needs PyTorch with CUDA. Not run in CI (no GPU there). Usage:
 """
 import argparse
 import json
-import statistics
 
 import torch
+
+from cuda_timing import median_ms
 
 GROUP = 64  # flexgen/flex_opt.py: CompressionConfig(num_bits=4, group_size=64, ...)
 
@@ -66,23 +67,6 @@ def decompress(packed_all, group_dim):
     out.div_(sc)
     out.add_(mn)
     return out.view(orig_shape)
-
-
-def timed(fn, reps):
-    """Median milliseconds of fn() over reps runs, timed with CUDA events after two warm-ups."""
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
-    return statistics.median(ms)
 
 
 def phases():
@@ -157,7 +141,7 @@ def main():
             torch.cuda._sleep(1000)
             torch.cuda.synchronize()
         else:
-            ms = timed(fn, args.reps)
+            ms = median_ms(fn, args.reps, warmups=2)
             results.append({"phase": name, "elements": elements, "ms": ms,
                             "ns_per_elem": ms * 1e6 / elements})
             print(f"{name:26s} {elements:>12d} elem  {ms:9.3f} ms  {ms * 1e6 / elements:8.4f} ns/elem",

@@ -12,25 +12,10 @@ Needs PyTorch with CUDA. Not run in CI (no GPU there). Usage:
 """
 import argparse
 import json
-import statistics
 
 import torch
 
-
-def timed(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
-    return statistics.median(ms)
+from cuda_timing import median_ms
 
 
 def main():
@@ -63,7 +48,7 @@ def main():
                 fn = lambda: torch.matmul(a, b)
                 elem = 2
             try:
-                ms = timed(fn)
+                ms = median_ms(fn, 20, warmups=3)
             except RuntimeError as e:  # an op the installed build lacks: say so, go on
                 print(f"{dtype_name} {name}: {e}")
                 continue

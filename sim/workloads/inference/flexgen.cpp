@@ -25,6 +25,15 @@ namespace {
 
 using Kind = FlexGenSubLayer::Kind;
 
+// Starts the process `part` makes (one that counts down the latch it is given) and waits for it to
+// finish: for the parts of a step that run one after another.
+template <typename Part>
+Task in_turn(Engine& engine, Part part) {
+  Latch l(engine, 1);
+  engine.spawn(part(&l));
+  co_await l.wait();
+}
+
 // generation_loop_debug_multi_batch: execute_num_batches = 20 layer iterations of the first
 // decode token; the cost is the mean of iterations 10 onwards.
 constexpr int kFewerBatchLayers = 20;
@@ -276,19 +285,9 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
 // and store_cache take one), so their copies are queued on the default stream ahead of
 // compute_layer's kernels, which the main thread issues next: the three run in turn.
 Task FlexGenSim::default_stream(int token, int j, bool hout, bool hin, Latch* done) {
-  if (hout) {
-    Latch l(engine_, 1);
-    engine_.spawn(move_hidden(token, j, false, &l));
-    co_await l.wait();
-  }
-  if (hin) {
-    Latch l(engine_, 1);
-    engine_.spawn(move_hidden(token, j, true, &l));
-    co_await l.wait();
-  }
-  Latch l(engine_, 1);
-  engine_.spawn(compute(token, j, &l));
-  co_await l.wait();
+  if (hout) co_await in_turn(engine_, [&](Latch* l) { return move_hidden(token, j, false, l); });
+  if (hin) co_await in_turn(engine_, [&](Latch* l) { return move_hidden(token, j, true, l); });
+  co_await in_turn(engine_, [&](Latch* l) { return compute(token, j, l); });
   done->count_down();
 }
 
@@ -368,14 +367,11 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
       if (unpinned_weight_bytes(wj) > 0)
         co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)),
                            Tag{Activity::kWeightsCpu, token, wj});
-      Latch l(engine_, 1);
-      engine_.spawn(weight_from_cpu(token, wj, &weights_pinned, &l));
-      co_await l.wait();
+      co_await in_turn(engine_,
+                       [&](Latch* l) { return weight_from_cpu(token, wj, &weights_pinned, l); });
     }
     if (wdisk) {
-      Latch l(engine_, 1);
-      engine_.spawn(weight_from_disk(token, wj, &l));
-      co_await l.wait();
+      co_await in_turn(engine_, [&](Latch* l) { return weight_from_disk(token, wj, l); });
     }
     if (ccpu) {
       const double elems = split_.cpu_seqs * prefix_elems(token);
@@ -384,35 +380,22 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
                                         : host_copy_s(elems * cache_elem_bytes_),
                          Tag{Activity::kKvToHost, token, j});
       if (!cpu_attention_) {
-        Latch l(engine_, 1);
-        engine_.spawn(cache_from_cpu(token, j, &cache_pinned, &l));
-        co_await l.wait();
+        co_await in_turn(engine_,
+                         [&](Latch* l) { return cache_from_cpu(token, j, &cache_pinned, l); });
       }
     }
     if (cdisk) {
-      Latch l(engine_, 1);
-      engine_.spawn(cache_from_disk(token, j, &l));
-      co_await l.wait();
+      co_await in_turn(engine_, [&](Latch* l) { return cache_from_disk(token, j, l); });
     }
     if (hin) {
-      Latch l(engine_, 1);
-      engine_.spawn(move_hidden(token, j, true, &l));
-      co_await l.wait();
+      co_await in_turn(engine_, [&](Latch* l) { return move_hidden(token, j, true, l); });
     }
-    {
-      Latch l(engine_, 1);
-      engine_.spawn(compute(token, j, &l));
-      co_await l.wait();
-    }
+    co_await in_turn(engine_, [&](Latch* l) { return compute(token, j, l); });
     if (hout) {
-      Latch l(engine_, 1);
-      engine_.spawn(move_hidden(token, j, false, &l));
-      co_await l.wait();
+      co_await in_turn(engine_, [&](Latch* l) { return move_hidden(token, j, false, l); });
     }
     if (cstore) {
-      Latch l(engine_, 1);
-      engine_.spawn(store_cache(token, j, &l));
-      co_await l.wait();
+      co_await in_turn(engine_, [&](Latch* l) { return store_cache(token, j, l); });
     }
   }
   done->count_down();
@@ -440,9 +423,7 @@ Task FlexGenSim::run_all() {
     for (int j = 0; j < n_sub; ++j) {
       const double start = engine_.now();
       for (int k = 0; k < fg_.num_gpu_batches; ++k) {
-        Latch l(engine_, 1);
-        engine_.spawn(step(token, j, k, &l));
-        co_await l.wait();
+        co_await in_turn(engine_, [&](Latch* l) { return step(token, j, k, l); });
       }
       if (token == 1) first_decode_layer_s_.push_back(engine_.now() - start);
       if (token == 1 && fg_.debug_fewer_batch && j + 1 >= kFewerBatchLayers) break;
