@@ -62,15 +62,19 @@ struct ProcessPromise {
   }
   void unlink() {
     if (!engine) return;
-    if (prev) prev->next = next;
-    else engine->live_head_ = next;
+    if (prev)
+      prev->next = next;
+    else
+      engine->live_head_ = next;
     if (next) next->prev = prev;
     engine = nullptr;
   }
 };
 
 namespace {
-Process run_detached(Task task) { co_await task; }
+Process run_detached(Task task) {
+  co_await task;
+}
 }  // namespace
 
 Engine::~Engine() {
@@ -100,13 +104,17 @@ void Engine::schedule(double t_s, std::coroutine_handle<> h) {
 }
 
 void Engine::spawn(Task task) {
+  spawn_at(now_s_, std::move(task));
+}
+
+void Engine::spawn_at(double t_s, Task task) {
   Process p = run_detached(std::move(task));
   ProcessPromise& promise = p.handle.promise();
   promise.engine = this;
   promise.next = live_head_;
   if (live_head_) live_head_->prev = &promise;
   live_head_ = &promise;
-  schedule(now_s_, p.handle);
+  schedule(t_s, p.handle);
 }
 
 void Engine::run() {
@@ -165,7 +173,8 @@ double Engine::reserve_all(const Demand* begin, const Demand* end, const Tag& ta
   double finish = start + duration;
   for (std::size_t i = 0; i < n; ++i) {
     const Demand& d = begin[i];
-    const double work = fixed_s + (d.resource->rate_per_s() > 0 ? d.amount / d.resource->rate_per_s() : 0);
+    const double work =
+        fixed_s + (d.resource->rate_per_s() > 0 ? d.amount / d.resource->rate_per_s() : 0);
     d.resource->reserve(channels[i], start, finish, work, tag);
   }
   return finish;

@@ -12,8 +12,8 @@
 // still come out of the timeline rather than a formula.
 #include <array>
 #include <coroutine>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <string>
@@ -89,7 +89,7 @@ class [[nodiscard]] Task {
 
 // One busy interval of a resource, kept only when tracing.
 struct TraceSpan {
-  int resource = 0;   // index into Engine::resources()
+  int resource = 0;  // index into Engine::resources()
   int channel = 0;
   double start_s = 0;
   double end_s = 0;
@@ -175,6 +175,9 @@ class Engine {
   // Starts `task` as an independent process at the current time. Its frame is freed when it
   // finishes (or when the engine is destroyed, for a process left waiting forever).
   void spawn(Task task);
+  // Starts `task` as an independent process at `t_s` [s] (>= now) instead of now: for work whose
+  // first step is already known to happen then (e.g. a transfer that lands at a reserved time).
+  void spawn_at(double t_s, Task task);
   // Runs the events due at or before `t_s` [s] in time order, leaves later ones queued, and then
   // sets the clock to t_s (nothing happens in between, and a process spawned next starts at t_s).
   // Rethrows the first exception a process raised.

@@ -169,3 +169,22 @@ TEST_CASE("run_until rethrows a process's exception", "[engine]") {
   REQUIRE_NOTHROW(e.run_until(0.5));
   REQUIRE_THROWS_WITH(e.run_until(1.0), "boom");
 }
+
+namespace {
+Task log_now(Engine& e, std::vector<double>& log) {
+  log.push_back(e.now());
+  co_return;
+}
+}  // namespace
+
+TEST_CASE("spawn_at starts a process at a later time", "[engine]") {
+  Engine e;
+  std::vector<double> log;
+  e.spawn(wait_then(e, 2.0, log));
+  e.spawn_at(2.0, log_now(e, log));
+  e.spawn_at(1.0, log_now(e, log));
+  e.run();
+  REQUIRE(log == std::vector<double>{1.0, 2.0, 2.0});
+  // One event per process start and one for the delay: spawn_at adds no event of its own.
+  REQUIRE(e.events_processed() == 4);
+}
