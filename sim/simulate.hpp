@@ -7,8 +7,13 @@
 namespace tiersim::sim {
 
 struct SimOptions {
-  bool trace = false;     // keep every busy interval (for --trace and the report's timeline)
-  ExecutionModel exec;    // software-stack efficiencies
+  bool trace = false;   // keep every busy interval (for --trace and the report's timeline)
+  ExecutionModel exec;  // software-stack efficiencies
+  // Inference: fetch every weight tensor with events of its own even where the fetching process
+  // can reserve a whole module's reads itself (sim/workloads/inference/inference.cpp,
+  // fetch_module_reserved). Same results, several times the events: the reference the fast path
+  // is tested against.
+  bool event_per_tensor = false;
 };
 
 // Runs the scenario's workload (the ops table registered for workload.kind, see

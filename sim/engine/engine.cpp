@@ -149,8 +149,9 @@ double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, d
   return reserve_all(demands.data(), demands.data() + demands.size(), tag, fixed_s);
 }
 
-double Engine::reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s) {
-  double start = now_s_;
+double Engine::reserve_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
+                            double fixed_s) {
+  double start = ready_s;
   double duration = fixed_s;
   // Flows cross a handful of resources: up to kInline channel choices stay on the stack, more go
   // to the heap (a flow is never truncated).

@@ -194,6 +194,20 @@ class Engine {
   // Resumes `h` at absolute time `t_s` (>= now).
   void schedule(double t_s, std::coroutine_handle<> h);
 
+  // Awaitable: resumes at absolute time `t_s` [s] (>= now; at once, after the events already due
+  // now, if t_s <= now). For a process that worked out when it is next needed itself: now + (t -
+  // now) need not round back to t, so this is not delay(t - now).
+  auto until(double t_s) {
+    struct Awaiter {
+      Engine& engine;
+      double t_s;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> h) { engine.schedule(t_s, h); }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{*this, t_s};
+  }
+
   // Awaitable: resumes after `dt_s` seconds.
   auto delay(double dt_s) {
     struct Awaiter {
@@ -242,7 +256,16 @@ class Engine {
   }
   // Reserves as use_all does; returns the end time [s]. Any number of demands.
   double reserve_all(const std::vector<Demand>& demands, const Tag& tag, double fixed_s);
-  double reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s);
+  double reserve_all(const Demand* begin, const Demand* end, const Tag& tag, double fixed_s) {
+    return reserve_from(now_s_, begin, end, tag, fixed_s);
+  }
+  // Reserves as reserve_all does for a flow that is ready at `ready_s` [s] rather than now; returns
+  // the end time [s]. Only for resources one process uses alone and reserves in the order of their
+  // ready times, which may lie ahead of now or behind it: a first-come-first-served resource serves
+  // requests in the order they are made, so a reservation made early for later work must not
+  // overtake one another process would make meanwhile, nor one made late be overtaken.
+  double reserve_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
+                      double fixed_s);
 
  private:
   struct Event {

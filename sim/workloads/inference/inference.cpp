@@ -67,7 +67,12 @@ struct StageResources {
 class InferenceSim {
  public:
   InferenceSim(const Scenario& s, const SimOptions& o)
-      : s_(s), em_(with_stack(o.exec, s.policy.stack)), p_(s.policy), m_(s.model), w_(s.inference) {
+      : s_(s),
+        em_(with_stack(o.exec, s.policy.stack)),
+        p_(s.policy),
+        m_(s.model),
+        w_(s.inference),
+        event_per_tensor_(o.event_per_tensor) {
     engine_.enable_trace(o.trace);
   }
 
@@ -87,6 +92,8 @@ class InferenceSim {
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
+  Task fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag);
+  static Task set_flag(Flag* flag);
   void issue_nvme_read(Resource* h2d, double bytes, int pass, int module,
                        const std::shared_ptr<Latch>& done);
   Task issue_nvme_read_later(Resource* h2d, double bytes, int pass, int module,
@@ -117,6 +124,26 @@ class InferenceSim {
   std::vector<double> streamed_bytes_;
   std::array<std::vector<ModuleFetch>, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes
   NvmeArrayTiming nvme_timing_;
+  // fetch_module_reserved's reads, in issue order, from the oldest whose swap buffer is still in
+  // use; reads_[bounced_ ...] have landed or will land on the host and their bounce copy to the
+  // GPU is not reserved yet (AIO).
+  struct ReadInFlight {
+    double lands_s = 0;       // [s] on the GPU (GDS) or in its swap buffer (AIO)
+    double bounce_bytes = 0;  // [bytes] AIO: to copy to the GPU once landed
+    double free_s = 0;        // [s] its buffer is free: the data is on the GPU
+    int pass = 0, module = 0;
+    std::uint64_t fetch_index = 0;  // the module's number in fetch order
+    Flag* ready = nullptr;          // the module's ready flag, when this is its last read
+    double ready_not_before_s = 0;  // [s] when the fetcher was done with that module
+  };
+  std::deque<ReadInFlight> reads_;
+  std::size_t bounced_ = 0;
+  bool event_per_tensor_ = false;  // SimOptions::event_per_tensor
+  bool reserve_ahead_ = false;     // fetch with fetch_module_reserved (see there)
+  void bounce(ReadInFlight& r);
+  void bounce_landed_by(double t_s);
+  void bounce_through(std::size_t i);
+  void bounce_modules_through(std::uint64_t fetch_index);
   int n_modules_ = 0, n_stages_ = 1, n_micro_ = 1, passes_ = 1;
   double tp_ = 1;
   double prefill_end_s_ = 0;
@@ -211,6 +238,113 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
 }
 
+Task InferenceSim::set_flag(Flag* flag) {
+  flag->set();
+  co_return;
+}
+
+// fetch_module's timeline worked out by the fetching process itself, without an event per tensor.
+// Where the fetcher is the only process that uses the NVMe array, the link to the GPU, the CPU
+// and the swap buffers (one stage, no KV cache in host DRAM), nothing else reserves them, so its
+// own reservations, made in the order fetch_module's events would make them and from the same
+// times, give the same timeline, bit for bit:
+// - each step's time is where fetch_module's process would be: the overhead after the previous
+//   step, a swap buffer once the oldest one in use is free (reads land and free their buffers in
+//   the order they were issued: the array serves them first come, first served);
+// - an AIO bounce copy reserves the link when its read lands, so it is held back (in reads_) until
+//   the fetcher's clock passes that landing, and reserved before any host copy the fetcher makes
+//   later: the link serves both in the order of their times. A landing at the very time of a host
+//   copy goes first, as its event, scheduled earlier, would;
+// - a module's ready flag is set when its last read is on the GPU, by an event at that time.
+// What fetch_module does with events, and this does not: the per-tensor overhead, buffer and
+// landing events. The fetcher's own clock and the ready flags remain events.
+Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
+                                         std::uint64_t ready_flag) {
+  StageResources& st = stages_[static_cast<std::size_t>(stage)];
+  const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
+  const std::size_t buffers = static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers));
+  double clock = engine_.now();  // where fetch_module's process would be
+  const auto host_copy = [&](double cpu_bytes) {
+    const Tag tag{Activity::kWeightsCpu, pass, module};
+    const double bytes = cpu_bytes / tp_;
+    if (p_.pin_memory) {
+      const Demand copy{st.h2d, bytes};
+      return engine_.reserve_from(clock, &copy, &copy + 1, tag, 0.0);
+    }
+    const double copy_s =
+        bytes / std::min(st.h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+    const std::array<Demand, 2> flow{Demand{st.h2d, bytes}, Demand{cpu_, copy_s}};
+    return engine_.reserve_from(clock, flow.data(), flow.data() + flow.size(), tag, 0.0);
+  };
+  for (const TensorFetch& t : plan.tensors) {
+    clock = clock + em_.fetch_overhead_s;
+    bounce_landed_by(clock);
+    if (t.nvme_bytes <= 0) {
+      clock = host_copy(t.cpu_bytes);
+      continue;
+    }
+    if (reads_.size() == buffers) {
+      bounce_through(0);
+      clock = std::max(clock, reads_.front().free_s);
+      reads_.pop_front();
+      --bounced_;
+      bounce_landed_by(clock);
+    }
+    // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
+    const double issued = clock;
+    if (t.cpu_bytes > 0) clock = host_copy(t.cpu_bytes);
+    const double read_s = nvme_timing_.read_s(t.nvme_bytes);
+    const Tag tag{Activity::kWeightsNvme, pass, module};
+    ReadInFlight r;
+    r.pass = pass;
+    r.module = module;
+    r.fetch_index = ready_flag;
+    if (p_.io_path == IoPath::kGds) {
+      const std::array<Demand, 2> flow{Demand{nvme_, read_s}, Demand{st.h2d, t.nvme_bytes / tp_}};
+      r.lands_s = engine_.reserve_from(issued, flow.data(), flow.data() + flow.size(), tag, 0.0);
+      r.free_s = r.lands_s;
+      reads_.push_back(r);
+      ++bounced_;
+    } else {
+      const Demand read{nvme_, read_s};
+      r.lands_s = engine_.reserve_from(issued, &read, &read + 1, tag, 0.0);
+      r.bounce_bytes = t.nvme_bytes / tp_;
+      reads_.push_back(r);
+    }
+  }
+  // fetch_module's signal_ready starts when the fetcher is done and waits for the last read.
+  Flag* flag = &st.weights_ready->at(ready_flag);
+  if (plan.nvme_reads == 0) {
+    engine_.spawn_at(clock, set_flag(flag));
+  } else if (bounced_ == reads_.size()) {
+    engine_.spawn_at(std::max(reads_.back().free_s, clock), set_flag(flag));
+  } else {
+    reads_.back().ready = flag;
+    reads_.back().ready_not_before_s = clock;
+  }
+  co_await engine_.until(clock);
+}
+
+void InferenceSim::bounce(ReadInFlight& r) {
+  const Demand copy{stages_.front().h2d, r.bounce_bytes};
+  r.free_s = engine_.reserve_from(r.lands_s, &copy, &copy + 1,
+                                  Tag{Activity::kWeightsBounce, r.pass, r.module}, 0.0);
+  if (r.ready) engine_.spawn_at(std::max(r.free_s, r.ready_not_before_s), set_flag(r.ready));
+}
+
+void InferenceSim::bounce_landed_by(double t_s) {
+  while (bounced_ < reads_.size() && reads_[bounced_].lands_s <= t_s) bounce(reads_[bounced_++]);
+}
+
+void InferenceSim::bounce_through(std::size_t i) {
+  while (bounced_ <= i) bounce(reads_[bounced_++]);
+}
+
+void InferenceSim::bounce_modules_through(std::uint64_t fetch_index) {
+  while (bounced_ < reads_.size() && reads_[bounced_].fetch_index <= fetch_index)
+    bounce(reads_[bounced_++]);
+}
+
 // What a module's fetch moves, tensor by tensor, in the prefill pass (0) or a decode pass (1):
 // the pass's token count sets how many routed experts are hit, and nothing else differs between
 // passes, so this is worked out once per run rather than per tensor and pass.
@@ -248,10 +382,22 @@ Task InferenceSim::fetch_stage(int stage) {
       // Resident weights need no flag: this process reached such a module, without waiting, right
       // after setting the one before it, so compute never found one unset.
       if (!streamed(module)) continue;
+      if (!reserve_ahead_) {
+        co_await st.slots->acquire();
+        co_await fetch_module(stage, module, pass, st.fetched++);
+        continue;
+      }
+      // Waiting for a slot is waiting for the compute of the module fetched `slots` modules ago,
+      // which needs that module's reads: reserve their bounce copies first. No host copy can come
+      // before them, since this process makes none until then.
+      const auto slots = static_cast<std::uint64_t>(p_.prefetch_layers + 1);
+      if (st.slots->available() == 0 && st.fetched >= slots)
+        bounce_modules_through(st.fetched - slots);
       co_await st.slots->acquire();
-      co_await fetch_module(stage, module, pass, st.fetched++);
+      co_await fetch_module_reserved(stage, module, pass, st.fetched++);
     }
   }
+  if (!reads_.empty()) bounce_through(reads_.size() - 1);
 }
 
 Task InferenceSim::compute_module(int stage, int module, int pass, double sub_batch) {
@@ -462,6 +608,10 @@ RunResult InferenceSim::run() {
   cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
   plan_fetches();
+  // The fetcher has the NVMe array, the link to the GPU, the CPU and the swap buffers to itself
+  // unless several stages fetch or CPU attention uses the links and the CPU
+  // (fetch_module_reserved).
+  reserve_ahead_ = !event_per_tensor_ && n_stages_ == 1 && p_.kv_cache.cpu <= 0;
 
   for (int micro = 0; micro < n_micro_; ++micro) stage_input(0, 0, micro).set();
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 
-#include "tests/support.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/capacity.hpp"
 #include "model/layout.hpp"
@@ -12,6 +11,7 @@
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
 #include "study/validation.hpp"
+#include "tests/support.hpp"
 
 namespace validation = tiersim::validation;
 
@@ -36,7 +36,8 @@ policy: {weights: nvme, kv_cache: gpu, io_path: gds}
 
 }  // namespace
 
-TEST_CASE("an I/O-bound decode step takes the weight bytes over the array bandwidth", "[inference]") {
+TEST_CASE("an I/O-bound decode step takes the weight bytes over the array bandwidth",
+          "[inference]") {
   const Scenario s = load(kNvmeScenario);
   const sim::RunResult r = sim::simulate(s);
   REQUIRE(r.fits);
@@ -55,7 +56,8 @@ TEST_CASE("an I/O-bound decode step takes the weight bytes over the array bandwi
 TEST_CASE("more drives stream faster until another resource limits", "[inference]") {
   double previous = 0;
   for (int drives : {1, 2, 4}) {
-    const auto r = sim::simulate(load(kNvmeScenario, {"hardware.nvme.count=" + std::to_string(drives)}));
+    const auto r =
+        sim::simulate(load(kNvmeScenario, {"hardware.nvme.count=" + std::to_string(drives)}));
     const double tps = r.metric("throughput_tokens_per_s");
     CHECK(tps > previous * 1.5);
     previous = tps;
@@ -63,14 +65,17 @@ TEST_CASE("more drives stream faster until another resource limits", "[inference
 }
 
 TEST_CASE("prefetching overlaps weight fetches with compute", "[inference]") {
-  const auto serial = sim::simulate(load(kNvmeScenario, {"policy.prefetch_layers=0", "workload.batch=64"}));
-  const auto overlapped = sim::simulate(load(kNvmeScenario, {"policy.prefetch_layers=1", "workload.batch=64"}));
+  const auto serial =
+      sim::simulate(load(kNvmeScenario, {"policy.prefetch_layers=0", "workload.batch=64"}));
+  const auto overlapped =
+      sim::simulate(load(kNvmeScenario, {"policy.prefetch_layers=1", "workload.batch=64"}));
   CHECK(overlapped.metric("total_s") < serial.metric("total_s"));
 }
 
 TEST_CASE("the AIO bounce adds a PCIe copy that GDS does not need", "[inference]") {
   const auto gds = sim::simulate(load(kNvmeScenario, {"policy.io_path=gds"}));
-  const auto aio = sim::simulate(load(kNvmeScenario, {"policy.io_path=aio", "policy.aio.swap_buffers=1"}));
+  const auto aio =
+      sim::simulate(load(kNvmeScenario, {"policy.io_path=aio", "policy.aio.swap_buffers=1"}));
   CHECK(aio.metric("total_s") > gds.metric("total_s"));
 }
 
@@ -78,11 +83,13 @@ TEST_CASE("the same scenario gives the same result bit for bit", "[inference]") 
   const auto a = sim::simulate(load(kNvmeScenario));
   const auto b = sim::simulate(load(kNvmeScenario));
   REQUIRE(a.metrics.size() == b.metrics.size());
-  for (std::size_t i = 0; i < a.metrics.size(); ++i) CHECK(a.metrics[i].value == b.metrics[i].value);
+  for (std::size_t i = 0; i < a.metrics.size(); ++i)
+    CHECK(a.metrics[i].value == b.metrics[i].value);
   CHECK(a.events == b.events);
 }
 
-TEST_CASE("a configuration that does not fit names the tier and the shortfall", "[inference][capacity]") {
+TEST_CASE("a configuration that does not fit names the tier and the shortfall",
+          "[inference][capacity]") {
   const auto r = sim::simulate(load(kNvmeScenario, {"policy.weights=gpu"}));
   REQUIRE_FALSE(r.fits);
   CHECK_THAT(r.shortfall, Catch::Contains("gpu needs"));
@@ -432,4 +439,53 @@ policy: {stack: )" + stack + R"(, weight_bits: 8, kv_bits: 8}
   // weight stream (ExecutionStack::gemm_hides_weight_reads), small at 32 tokens.
   CHECK(step("llama-2-7b", "trtllm-v0.6") > step("llama-2-7b", "optimized"));
   CHECK(step("llama-2-7b", "trtllm-v0.6") < 1.1 * step("llama-2-7b", "optimized"));
+}
+
+TEST_CASE("a module's reads reserved in one step give the timeline of an event per tensor",
+          "[inference][nvme]") {
+  // fetch_module_reserved must reproduce fetch_module's reservations exactly: same metrics and
+  // the same busy time per resource, only fewer events. The cases cover both I/O paths, tensors
+  // split between NVMe and host DRAM (whose host copies interleave with the AIO bounce copies on
+  // the link), pageable host memory, one to many swap buffers and prefetch depths from none up.
+  const char* yaml = R"(
+name: t
+hardware:
+  gpu: {model: A100-80GB, count: 1}
+  host: {model: generic-2s-ddr5}
+  nvme: {model: generic-gen4, count: 2}
+model: {name: llama-3-8b}
+workload: {kind: inference, batch: 4, prompt_tokens: 64, gen_tokens: 4}
+policy: {weights: nvme, kv_cache: gpu, io_path: gds}
+)";
+  const std::vector<std::vector<std::string>> cases = {
+      {"policy.io_path=gds"},
+      {"policy.io_path=aio"},
+      {"policy.io_path=aio", "policy.aio.swap_buffers=1", "policy.prefetch_layers=0"},
+      {"policy.io_path=aio", "policy.aio.swap_buffers=2", "policy.prefetch_layers=2"},
+      {"policy.io_path=aio", "hardware.nvme.count=1", "workload.batch=64"},
+      {"policy.io_path=aio", "policy.weights={cpu: 0.5, nvme: 0.5}"},
+      {"policy.io_path=aio", "policy.weights={cpu: 0.5, nvme: 0.5}", "policy.pin_memory=false"},
+      {"policy.io_path=gds", "policy.weights={cpu: 0.3, nvme: 0.7}", "policy.aio.swap_buffers=1"},
+      {"policy.io_path=aio", "policy.weights={gpu: 0.4, nvme: 0.6}", "policy.prefetch_layers=3"},
+      {"policy.weights=cpu", "policy.pin_memory=false"},
+  };
+  for (const auto& sets : cases) {
+    const Scenario s = load(yaml, sets);
+    sim::SimOptions per_tensor;
+    per_tensor.event_per_tensor = true;
+    const sim::RunResult fast = sim::simulate(s), reference = sim::simulate(s, per_tensor);
+    std::string label;
+    for (const auto& set : sets) label += set + " ";
+    INFO(label);
+    REQUIRE(fast.fits);
+    REQUIRE(fast.metrics.size() == reference.metrics.size());
+    for (std::size_t i = 0; i < fast.metrics.size(); ++i) {
+      INFO(fast.metrics[i].name);
+      CHECK(fast.metrics[i].value == reference.metrics[i].value);
+    }
+    REQUIRE(fast.utilization.size() == reference.utilization.size());
+    for (std::size_t i = 0; i < fast.utilization.size(); ++i)
+      CHECK(fast.utilization[i].busy_s == reference.utilization[i].busy_s);
+    CHECK(fast.events < reference.events);
+  }
 }
