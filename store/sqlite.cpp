@@ -12,7 +12,6 @@ namespace tiersim::store {
 
 namespace {
 
-
 // Result code of reading the file header (the first page).
 int probe_header(sqlite3* db) {
   sqlite3_stmt* st = nullptr;
@@ -178,7 +177,9 @@ void Database::exec(std::string_view sql) {
   }
 }
 
-std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+std::int64_t Database::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(db_);
+}
 
 Statement::Statement(Database& db, std::string_view sql) : db_(&db), sql_(sql) {
   if (sqlite3_prepare_v2(db.handle(), sql_.c_str(), static_cast<int>(sql_.size()), &stmt_,
@@ -191,7 +192,9 @@ Statement::Statement(Statement&& other) noexcept
   other.stmt_ = nullptr;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement& Statement::bind(int index, double value) {
   if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) db_->fail("bind failed", sql_);
@@ -230,8 +233,12 @@ void Statement::reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
-double Statement::column_double(int index) const { return sqlite3_column_double(stmt_, index); }
-std::int64_t Statement::column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
+double Statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+std::int64_t Statement::column_int(int index) const {
+  return sqlite3_column_int64(stmt_, index);
+}
 std::string Statement::column_text(int index) const {
   const unsigned char* t = sqlite3_column_text(stmt_, index);
   return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
@@ -249,17 +256,20 @@ std::string utc_timestamp(const char* format) {
   return buf;
 }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& db)
+    : db_(db), nested_(sqlite3_get_autocommit(db.handle()) == 0) {
+  db_.exec(nested_ ? "SAVEPOINT tiersim_nested" : "BEGIN IMMEDIATE");
+}
 Transaction::~Transaction() {
   if (!done_) {
     try {
-      db_.exec("ROLLBACK");
+      db_.exec(nested_ ? "ROLLBACK TO tiersim_nested; RELEASE tiersim_nested" : "ROLLBACK");
     } catch (...) {
     }
   }
 }
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  db_.exec(nested_ ? "RELEASE tiersim_nested" : "COMMIT");
   done_ = true;
 }
 

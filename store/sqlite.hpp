@@ -30,7 +30,9 @@ class Statement {
   Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, std::string_view value);
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
-  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
   Statement& bind_null(int index);
 
   // Advances; true while a row is available.
@@ -100,7 +102,9 @@ class Database {
 // every table of the results database stores.
 std::string utc_timestamp(const char* format = "%Y-%m-%dT%H:%M:%SZ");
 
-// Commits on commit(); rolls back if destroyed before that (an exception unwinding).
+// Commits on commit(); rolls back if destroyed before that (an exception unwinding). Inside
+// another transaction (a sweep storing its points in batches) it is a savepoint: commit()
+// releases it into the outer one, and destroying it uncommitted undoes only its own changes.
 class Transaction {
  public:
   explicit Transaction(Database& db);
@@ -111,6 +115,7 @@ class Transaction {
 
  private:
   Database& db_;
+  bool nested_ = false;
   bool done_ = false;
 };
 

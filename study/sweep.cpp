@@ -445,7 +445,20 @@ SweepStore::SweepStore(const std::string& path)
   store::ensure_schema(db, store::SchemaPart::kSweeps);
 }
 
-SweepStore::~SweepStore() = default;
+SweepStore::~SweepStore() {
+  try {
+    flush();
+  } catch (...) {
+    // The batch is lost, as if the process had been killed; a re-run recomputes it.
+  }
+}
+
+void SweepStore::flush() {
+  if (!batch_) return;
+  batch_->commit();
+  batch_.reset();
+  batch_points_ = 0;
+}
 
 void SweepStore::begin_sweep(const SweepSpec& spec, std::size_t points, const std::string& tool_version) {
   auto& db = results_->database();
@@ -469,6 +482,7 @@ void SweepStore::begin_sweep(const SweepSpec& spec, std::size_t points, const st
 }
 
 void SweepStore::finish_sweep(const std::string& sweep) {
+  flush();
   results_->database()
       .prepare("UPDATE sweeps SET finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE name = ?")
       .bind(1, sweep)
@@ -485,6 +499,16 @@ std::unordered_set<std::string> SweepStore::done_hashes(const std::string& sweep
 
 void SweepStore::save(const Outcome& o, const std::string& sweep, const std::string& tool_version) {
   if (o.status == Status::kSkipped) return;
+  if (!batch_) {
+    batch_ = std::make_unique<store::Transaction>(results_->database());
+    batch_started_s_ = monotonic_s();
+  }
+  save_one(o, sweep, tool_version);
+  if (++batch_points_ >= kBatchPoints || monotonic_s() - batch_started_s_ >= kBatchSeconds) flush();
+}
+
+void SweepStore::save_one(const Outcome& o, const std::string& sweep,
+                          const std::string& tool_version) {
   if (o.status == Status::kInvalid) {
     results_->database()
         .prepare("INSERT OR REPLACE INTO sweep_failures (sweep, point, scenario_hash, reason) VALUES (?,?,?,?)")
@@ -552,6 +576,7 @@ SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::C
     if (bar) bar->add(o.status);
     if (o.status != Status::kSkipped && ++stored == limit) stop = true;
   });
+  store.flush();
   if (bar) bar->finish();
   if (!stop.load()) store.finish_sweep(spec.name);
   sum.wall_s = monotonic_s() - t0;

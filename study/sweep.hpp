@@ -25,6 +25,7 @@
 
 namespace tiersim::store {
 class ResultsStore;
+class Transaction;
 }
 
 namespace tiersim::sweep {
@@ -154,14 +155,24 @@ class SweepStore {
   void finish_sweep(const std::string& sweep);
   // Hashes of the runs already stored under this sweep name.
   std::unordered_set<std::string> done_hashes(const std::string& sweep) const;
-  // Stores a simulated/no-fit run (skipping one already there) or records a failure.
+  // Stores a simulated/no-fit run (skipping one already there) or records a failure. Points are
+  // committed in batches (kBatchPoints, or kBatchSeconds after the batch's first): one commit
+  // per point would cost more than simulating it. A process killed mid-batch loses that batch,
+  // which a re-run recomputes; flush() (and the destructor) commits what is saved.
   void save(const Outcome& outcome, const std::string& sweep, const std::string& tool_version);
+  void flush();
+  static constexpr std::size_t kBatchPoints = 256;
+  static constexpr double kBatchSeconds = 0.5;
   std::size_t run_count(const std::string& sweep) const;
   std::size_t failure_count(const std::string& sweep) const;
   store::ResultsStore& results() { return *results_; }
 
  private:
   std::unique_ptr<store::ResultsStore> results_;
+  void save_one(const Outcome& outcome, const std::string& sweep, const std::string& tool_version);
+  std::unique_ptr<store::Transaction> batch_;  // open while saved points are not committed
+  std::size_t batch_points_ = 0;
+  double batch_started_s_ = 0;  // monotonic clock [s]
 };
 
 struct SweepSummary {
