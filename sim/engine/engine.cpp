@@ -181,6 +181,16 @@ double Engine::reserve_from(double ready_s, const Demand* begin, const Demand* e
   return finish;
 }
 
+double Engine::reserve_from(double ready_s, const Demand& d, const Tag& tag, double fixed_s) {
+  const int channel = d.resource->earliest_channel();
+  const double start = std::max(ready_s, d.resource->channel_free_at(channel));
+  const double rate = d.resource->rate_per_s();
+  const double work = fixed_s + (rate > 0 ? d.amount / rate : 0);
+  const double finish = start + (rate > 0 ? std::max(fixed_s, work) : fixed_s);
+  d.resource->reserve(channel, start, finish, work, tag);
+  return finish;
+}
+
 void Flag::set() {
   if (set_) return;
   set_ = true;

@@ -266,6 +266,8 @@ class Engine {
   // overtake one another process would make meanwhile, nor one made late be overtaken.
   double reserve_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
                       double fixed_s);
+  // reserve_from for a flow on one resource (the same arithmetic, without the loops).
+  double reserve_from(double ready_s, const Demand& demand, const Tag& tag, double fixed_s);
 
  private:
   struct Event {

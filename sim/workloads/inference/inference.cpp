@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
@@ -48,6 +50,39 @@ class FlagQueue {
   Engine* engine_;
   std::deque<Flag> flags_;  // a deque: growing it keeps references to waited-on flags valid
   std::uint64_t base_ = 0;
+};
+
+// A first-in-first-out queue of at most a fixed number of elements, in one allocation: the reads a
+// fetcher has in flight, indexed on every tensor (std::deque's indexing costs a division).
+template <class T>
+class Ring {
+ public:
+  void reset(std::size_t capacity) {
+    items_.assign(std::max<std::size_t>(1, capacity), T{});
+    head_ = size_ = 0;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](std::size_t i) {
+    std::size_t k = head_ + i;
+    if (k >= items_.size()) k -= items_.size();
+    return items_[k];
+  }
+  T& front() { return (*this)[0]; }
+  T& back() { return (*this)[size_ - 1]; }
+  void push_back(const T& item) {
+    if (size_ == items_.size()) throw std::logic_error("Ring: full");
+    ++size_;
+    back() = item;
+  }
+  void pop_front() {
+    head_ = head_ + 1 == items_.size() ? 0 : head_ + 1;
+    --size_;
+  }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0, size_ = 0;
 };
 
 struct StageResources {
@@ -136,8 +171,16 @@ class InferenceSim {
     Flag* ready = nullptr;          // the module's ready flag, when this is its last read
     double ready_not_before_s = 0;  // [s] when the fetcher was done with that module
   };
-  std::deque<ReadInFlight> reads_;
+  Ring<ReadInFlight> reads_;  // at most one per swap buffer
   std::size_t bounced_ = 0;
+  // compute_module's GPU time for a layer of this pass, sub-batch and size.
+  struct LayerTime {
+    int pass = -1;
+    double sub_batch = 0;
+    double elements = 0;
+    double gpu_s = 0;  // [s]
+  };
+  LayerTime layer_time_;
   bool event_per_tensor_ = false;  // SimOptions::event_per_tensor
   bool reserve_ahead_ = false;     // fetch with fetch_module_reserved (see there)
   void bounce(ReadInFlight& r);
@@ -267,10 +310,7 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
   const auto host_copy = [&](double cpu_bytes) {
     const Tag tag{Activity::kWeightsCpu, pass, module};
     const double bytes = cpu_bytes / tp_;
-    if (p_.pin_memory) {
-      const Demand copy{st.h2d, bytes};
-      return engine_.reserve_from(clock, &copy, &copy + 1, tag, 0.0);
-    }
+    if (p_.pin_memory) return engine_.reserve_from(clock, Demand{st.h2d, bytes}, tag, 0.0);
     const double copy_s =
         bytes / std::min(st.h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
     const std::array<Demand, 2> flow{Demand{st.h2d, bytes}, Demand{cpu_, copy_s}};
@@ -306,8 +346,7 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
       reads_.push_back(r);
       ++bounced_;
     } else {
-      const Demand read{nvme_, read_s};
-      r.lands_s = engine_.reserve_from(issued, &read, &read + 1, tag, 0.0);
+      r.lands_s = engine_.reserve_from(issued, Demand{nvme_, read_s}, tag, 0.0);
       r.bounce_bytes = t.nvme_bytes / tp_;
       reads_.push_back(r);
     }
@@ -326,8 +365,7 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
 }
 
 void InferenceSim::bounce(ReadInFlight& r) {
-  const Demand copy{stages_.front().h2d, r.bounce_bytes};
-  r.free_s = engine_.reserve_from(r.lands_s, &copy, &copy + 1,
+  r.free_s = engine_.reserve_from(r.lands_s, Demand{stages_.front().h2d, r.bounce_bytes},
                                   Tag{Activity::kWeightsBounce, r.pass, r.module}, 0.0);
   if (r.ready) engine_.spawn_at(std::max(r.free_s, r.ready_not_before_s), set_flag(r.ready));
 }
@@ -417,20 +455,20 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     co_return;
   }
 
-  const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
-  const double gemm_flops = layer_gemm_flops(m_, tokens) / tp_;
-  const double weight_read_bytes = layer_weight_read_bytes(m_, tp_);
-  const double dequant_s = layer_dequant_s(gpu, em_, p_, mod.elements(), tp_);
-  const double act_bytes = layer_activation_bytes(m_, tokens, tp_);
   const double gpu_kv = p_.kv_cache.gpu, cpu_kv = p_.kv_cache.cpu;
-  const double attn_flops = attention_flops(m_, tokens, context);
-
+  const double elements = mod.elements();
   // ZeRO-Inference's KV offload follows the transformers fork (model/llm.hpp HostKvCache); the
   // FlexGen block schedule keeps an fp16 host cache.
   const bool zero_inference = p_.schedule == Schedule::kZeroInference;
-  const HostKvCache host_kv = zero_inference_host_kv(m_);
 
   if (!prefill && cpu_kv > 0) {
+    const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
+    const double gemm_flops = layer_gemm_flops(m_, tokens) / tp_;
+    const double weight_read_bytes = layer_weight_read_bytes(m_, tp_);
+    const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
+    const double act_bytes = layer_activation_bytes(m_, tokens, tp_);
+    const double attn_flops = attention_flops(m_, tokens, context);
+    const HostKvCache host_kv = zero_inference_host_kv(m_);
     // Decode with the KV cache in host DRAM: Q/K/V projections on the GPU, the new K/V and the
     // query go to the host (blocking copies), attention runs on the CPU, its output comes back.
     const double qkv_share =
@@ -464,20 +502,30 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
                          sub_batch * context * kv_tok * gpu_kv / tp_);
     co_await st.gpu->use(part2 + em_.layer_overhead_s / 2, tag);
   } else {
-    double kv_read = prefill ? 0.0
-                             : sub_batch * context * kv_tok * gpu_kv / tp_ *
-                                   decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
-    double kv_write = tokens * kv_tok / tp_;
-    // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
-    // attention keeps it on chip.
-    double score_bytes = prefill && !p_.stack.fused_attention
-                             ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context
-                             : 0.0;
-    const double t =
-        layer_kernel_s(m_, gpu, em_, LayerPass{tokens, attn_flops, kv_read, kv_write, score_bytes},
-                       tp_, gemm_path(gpu, em_, p_));
-    co_await st.gpu->use(dequant_s + t + em_.layer_overhead_s, tag);
+    const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
+    // The layers of a pass share their shape and context, so their kernel time is worked out for
+    // the first and reused (the same arithmetic on the same inputs, so the same value).
+    LayerTime& memo = layer_time_;
+    if (memo.pass != pass || memo.sub_batch != sub_batch || memo.elements != elements) {
+      const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
+      const double attn_flops = attention_flops(m_, tokens, context);
+      double kv_read = prefill ? 0.0
+                               : sub_batch * context * kv_tok * gpu_kv / tp_ *
+                                     decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
+      double kv_write = tokens * kv_tok / tp_;
+      // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
+      // attention keeps it on chip.
+      double score_bytes = prefill && !p_.stack.fused_attention
+                               ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context
+                               : 0.0;
+      const double t = layer_kernel_s(m_, gpu, em_,
+                                      LayerPass{tokens, attn_flops, kv_read, kv_write, score_bytes},
+                                      tp_, gemm_path(gpu, em_, p_));
+      memo = LayerTime{pass, sub_batch, elements, dequant_s + t + em_.layer_overhead_s};
+    }
+    co_await st.gpu->use(memo.gpu_s, tag);
     if (prefill && cpu_kv > 0) {
+      const HostKvCache host_kv = zero_inference_host_kv(m_);
       const Tag kv_tag{Activity::kKvOffload, pass, module};
       if (!zero_inference) {
         co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, kv_tag);
@@ -607,6 +655,7 @@ RunResult InferenceSim::run() {
   }
   cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
+  reads_.reset(static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers)));
   plan_fetches();
   // The fetcher has the NVMe array, the link to the GPU, the CPU and the swap buffers to itself
   // unless several stages fetch or CPU attention uses the links and the CPU
