@@ -70,9 +70,39 @@ ResultsStore::ResultsStore(const std::string& path, store::Access access) : db_(
   }
 }
 
-void ResultsStore::check_version() { store::check_schema_version(db_, store::SchemaPart::kResults); }
+void ResultsStore::check_version() {
+  store::check_schema_version(db_, store::SchemaPart::kResults);
+}
 
-void ResultsStore::create_schema() { store::ensure_schema(db_, store::SchemaPart::kResults); }
+void ResultsStore::create_schema() {
+  store::ensure_schema(db_, store::SchemaPart::kResults);
+}
+
+struct ResultsStore::Inserts {
+  explicit Inserts(store::Database& db)
+      : run(db,
+            "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, "
+            "scenario_yaml, workload, fits, shortfall, bottleneck, sweep, variant) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+        metric(db, "INSERT INTO metrics (run_id, name, value, unit) VALUES (?,?,?,?)"),
+        memory(
+            db,
+            "INSERT INTO memory (run_id, tier, required_bytes, capacity_bytes) VALUES (?,?,?,?)"),
+        utilization(db,
+                    "INSERT INTO utilization (run_id, resource, utilization, busy_s) "
+                    "VALUES (?,?,?,?)"),
+        timeline(db,
+                 "INSERT INTO timeline (run_id, resource, label, start_s, end_s, phase, item) "
+                 "VALUES (?,?,?,?,?,?,?)"),
+        provenance(db, "INSERT INTO provenance (run_id, key, source) VALUES (?,?,?)") {}
+  void reset() {
+    for (store::Statement* st : {&run, &metric, &memory, &utilization, &timeline, &provenance})
+      st->reset();
+  }
+  store::Statement run, metric, memory, utilization, timeline, provenance;
+};
+
+ResultsStore::~ResultsStore() = default;
 
 std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& result,
                                 const std::string& tool_version, const std::string& sweep,
@@ -89,9 +119,9 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
     }
     db_.prepare("DELETE FROM runs WHERE id = ?").bind(1, *existing).run();
   }
-  auto ins = db_.prepare(
-      "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
-      "workload, fits, shortfall, bottleneck, sweep, variant) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  if (!inserts_) inserts_ = std::make_unique<Inserts>(db_);
+  inserts_->reset();  // a save that failed part-way may have left one stepped
+  auto& ins = inserts_->run;
   ins.bind(1, store::utc_timestamp())
       .bind(2, tool_version)
       .bind(3, scenario.name)
@@ -106,20 +136,16 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
 
-  auto met = db_.prepare("INSERT INTO metrics (run_id, name, value, unit) VALUES (?,?,?,?)");
+  auto& met = inserts_->metric;
   for (const auto& m : result.metrics)
     met.bind(1, id).bind(2, m.name).bind(3, m.value).bind(4, m.unit).run();
-  auto mem = db_.prepare(
-      "INSERT INTO memory (run_id, tier, required_bytes, capacity_bytes) VALUES (?,?,?,?)");
+  auto& mem = inserts_->memory;
   for (const auto& t : result.memory)
     mem.bind(1, id).bind(2, t.tier).bind(3, t.required_bytes).bind(4, t.capacity_bytes).run();
-  auto use = db_.prepare(
-      "INSERT INTO utilization (run_id, resource, utilization, busy_s) VALUES (?,?,?,?)");
+  auto& use = inserts_->utilization;
   for (const auto& u : result.utilization)
     use.bind(1, id).bind(2, u.name).bind(3, u.utilization).bind(4, u.busy_s).run();
-  auto tl = db_.prepare(
-      "INSERT INTO timeline (run_id, resource, label, start_s, end_s, phase, item) "
-      "VALUES (?,?,?,?,?,?,?)");
+  auto& tl = inserts_->timeline;
   for (const auto& s : representative_step(result.timeline))
     tl.bind(1, id)
         .bind(2, s.resource)
@@ -129,7 +155,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
         .bind(6, s.phase)
         .bind(7, s.item)
         .run();
-  auto prov = db_.prepare("INSERT INTO provenance (run_id, key, source) VALUES (?,?,?)");
+  auto& prov = inserts_->provenance;
   for (const auto& [key, source] : scenario.provenance)
     prov.bind(1, id).bind(2, key).bind(3, source).run();
   tx.commit();
@@ -186,7 +212,8 @@ std::vector<StoredRun> ResultsStore::runs(const RunFilter& filter) const {
 void ResultsStore::read_details(StoredRun& r) const {
   auto met = db_.prepare("SELECT name, value, unit FROM metrics WHERE run_id = ? ORDER BY name");
   met.bind(1, r.id);
-  while (met.step()) r.metrics.push_back({met.column_text(0), met.column_double(1), met.column_text(2)});
+  while (met.step())
+    r.metrics.push_back({met.column_text(0), met.column_double(1), met.column_text(2)});
   auto mem = db_.prepare(
       "SELECT tier, required_bytes, capacity_bytes FROM memory WHERE run_id = ? ORDER BY rowid");
   mem.bind(1, r.id);

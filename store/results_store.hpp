@@ -10,13 +10,14 @@
 // (no duplicates even when two workers race on the same point).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/scenario.hpp"
-#include "store/sqlite.hpp"
 #include "sim/result.hpp"
+#include "store/sqlite.hpp"
 
 namespace tiersim::store {
 
@@ -46,8 +47,8 @@ struct StoredRun {
   std::string variant;
   std::vector<sim::Metric> metrics;  // in name order
   std::vector<StoredMemory> memory;
-  std::vector<sim::ResourceUsage> utilization;  // unit is empty (not stored)
-  std::vector<sim::TimelineSpan> timeline;      // one step's spans; empty when not traced
+  std::vector<sim::ResourceUsage> utilization;    // unit is empty (not stored)
+  std::vector<sim::TimelineSpan> timeline;        // one step's spans; empty when not traced
   std::map<std::string, std::string> provenance;  // key path -> source
 
   // What reports call the run: its compare variant's name, else its scenario's name.
@@ -78,6 +79,9 @@ class ResultsStore {
   // when it was written by a newer tiersim. kReadOnly (readers such as `tiersim report`) writes
   // nothing, works on read-only files, and throws StoreError when the file holds no runs table.
   explicit ResultsStore(const std::string& path, store::Access access = store::Access::kReadWrite);
+  ~ResultsStore();
+  ResultsStore(const ResultsStore&) = delete;
+  ResultsStore& operator=(const ResultsStore&) = delete;
 
   // Stores one run in one transaction and returns its id. A failure leaves nothing behind.
   // sweep "" = not part of a sweep; variant "" = not a named compare variant. The timeline is
@@ -112,6 +116,10 @@ class ResultsStore {
   bool has_variant_column_ = true;
   // mutable: reading prepares statements, which needs a non-const connection.
   mutable store::Database db_;
+  // save()'s inserts, prepared on the first save and reused (a sweep saves thousands of runs;
+  // compiling six statements each time was a tenth of its storing). After db_: freed before it.
+  struct Inserts;
+  std::unique_ptr<Inserts> inserts_;
 };
 
 // The spans save() keeps: those overlapping the time window of one representative phase.
