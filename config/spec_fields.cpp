@@ -17,6 +17,10 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"fp16_decode_achieved_tflops", &G::fp16_decode_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
        "achieved FP16 GEMM rate of decode GEMMs, one batch of tokens (optional; FlexGen's runtime "
        "only; replaces fp16_achieved_tflops there)"},
+      {"l2_shared_read_gbps", &G::l2_shared_read_gbps, "GB/s", 0, kNoLimit, true,
+       "achieved L2 read rate when many SMs read the same lines (optional; re-reads of the KV "
+       "cache "
+       "by the query heads of one KV head are served from L2 at this rate)"},
       {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
        "dense INT8 (or FP8) tensor throughput"},
       {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,
@@ -60,7 +64,8 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
        "DRAM power per GB while idle"},
       {"platform_w", &H::platform_w, "W", 0, kNoLimit, false,
        "constant power of fans, NICs, BMC, board"},
-      {"pcie_gen", &H::pcie_gen, "", 1, 7, false, "host PCIe generation (caps GPU and drive links)"},
+      {"pcie_gen", &H::pcie_gen, "", 1, 7, false,
+       "host PCIe generation (caps GPU and drive links)"},
       {"nvme_io_gbps", &H::nvme_io_gbps, "GB/s", 0, kNoLimit, false,
        "cap of the kernel storage path on aggregate NVMe I/O; 0 = none"},
       {"page_fault_gbps", &H::page_fault_gbps, "GB/s", 0, kNoLimit, false,

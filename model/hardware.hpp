@@ -14,9 +14,9 @@ using SourceMap = std::map<std::string, std::string>;
 
 struct GpuSpec {
   std::string name;
-  double memory_gb = 0;          // device memory, 1e9 bytes
-  double hbm_gbps = 0;           // device memory bandwidth
-  double fp16_tflops = 0;        // dense FP16/BF16 tensor throughput (no sparsity)
+  double memory_gb = 0;    // device memory, 1e9 bytes
+  double hbm_gbps = 0;     // device memory bandwidth
+  double fp16_tflops = 0;  // dense FP16/BF16 tensor throughput (no sparsity)
   // Achieved dense FP16 GEMM rate of long runs where published evidence gives one (a board held
   // at its power limit runs below the datasheet's boost clock); < 0 = not given, and GEMMs run
   // at fp16_tflops x the execution model's gemm_efficiency.
@@ -25,17 +25,21 @@ struct GpuSpec {
   // too thin to fill the tensor cores at the long-run rate above); < 0 = not given, and decode
   // GEMMs run at the rate above. Read only by FlexGen's runtime (sim/workloads/inference/flexgen).
   double fp16_decode_achieved_tflops = -1;
-  double int8_tops = 0;          // dense INT8 (or FP8 where INT8 is not offered)
-  double fp8_tflops = 0;         // dense FP8 tensor throughput; 0 = no FP8 tensor cores
-  double fp32_tflops = 0;        // non-tensor FP32, used for elementwise work
-  int pcie_gen = 4;              // PCIe generation of the host link
-  int pcie_lanes = 16;           // lanes of the host link
-  double pcie_h2d_gbps = 0;      // achieved pinned host-to-device copy rate; 0 = derive from link
-  double pcie_d2h_gbps = 0;      // achieved pinned device-to-host copy rate; 0 = derive from link
-  double nvlink_gbps = 0;        // GPU-to-GPU bandwidth per direction; 0 = no NVLink (use PCIe)
-  double tdp_w = 0;              // board power limit
-  double idle_w = 0;             // idle power with a CUDA context open
-  bool gds = true;               // supports GPUDirect Storage reads into device memory
+  // Achieved L2 read rate [1e9 B/s] when thread blocks on many SMs read the same lines (a decode
+  // attention kernel whose query heads each re-read their KV head); < 0 = not given, and such
+  // re-reads are charged at the device-memory rate.
+  double l2_shared_read_gbps = -1;
+  double int8_tops = 0;      // dense INT8 (or FP8 where INT8 is not offered)
+  double fp8_tflops = 0;     // dense FP8 tensor throughput; 0 = no FP8 tensor cores
+  double fp32_tflops = 0;    // non-tensor FP32, used for elementwise work
+  int pcie_gen = 4;          // PCIe generation of the host link
+  int pcie_lanes = 16;       // lanes of the host link
+  double pcie_h2d_gbps = 0;  // achieved pinned host-to-device copy rate; 0 = derive from link
+  double pcie_d2h_gbps = 0;  // achieved pinned device-to-host copy rate; 0 = derive from link
+  double nvlink_gbps = 0;    // GPU-to-GPU bandwidth per direction; 0 = no NVLink (use PCIe)
+  double tdp_w = 0;          // board power limit
+  double idle_w = 0;         // idle power with a CUDA context open
+  bool gds = true;           // supports GPUDirect Storage reads into device memory
   SourceMap sources;
 };
 
@@ -43,18 +47,18 @@ struct HostSpec {
   std::string name;
   int sockets = 2;
   int cores_per_socket = 32;
-  double dram_gb = 512;              // installed DRAM
-  double dram_gbps = 300;            // aggregate DRAM bandwidth over all sockets (theoretical)
-  double cpu_fp16_gflops = 0;        // achieved per-socket rate of CPU fp16 batched matmul (framework)
-  double cpu_fp32_gflops = 0;        // achieved per-socket rate of CPU fp32 matmul
-  double cpu_tdp_w = 0;              // per socket
-  double cpu_idle_w = 0;             // per socket
-  double dram_w_per_gb_active = 0;   // DRAM power per GB when the memory bus is busy
-  double dram_w_per_gb_idle = 0;     // DRAM power per GB when idle
-  double platform_w = 0;             // fans, NICs, BMC, board: constant
-  int pcie_gen = 5;                  // host's PCIe generation (caps GPU and drive links)
-  double nvme_io_gbps = 0;           // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
-  double page_fault_gbps = 0;        // per-thread first touch of fresh pages; 0 = ExecutionModel's
+  double dram_gb = 512;        // installed DRAM
+  double dram_gbps = 300;      // aggregate DRAM bandwidth over all sockets (theoretical)
+  double cpu_fp16_gflops = 0;  // achieved per-socket rate of CPU fp16 batched matmul (framework)
+  double cpu_fp32_gflops = 0;  // achieved per-socket rate of CPU fp32 matmul
+  double cpu_tdp_w = 0;        // per socket
+  double cpu_idle_w = 0;       // per socket
+  double dram_w_per_gb_active = 0;  // DRAM power per GB when the memory bus is busy
+  double dram_w_per_gb_idle = 0;    // DRAM power per GB when idle
+  double platform_w = 0;            // fans, NICs, BMC, board: constant
+  int pcie_gen = 5;                 // host's PCIe generation (caps GPU and drive links)
+  double nvme_io_gbps = 0;     // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
+  double page_fault_gbps = 0;  // per-thread first touch of fresh pages; 0 = ExecutionModel's
   SourceMap sources;
   // Not a catalog field: hardware.host.size_dram. When true and dram_gb is the catalog's (not
   // overridden), energy and cost count the DRAM the configuration needs (model/capacity.hpp,
@@ -66,13 +70,13 @@ struct NvmeSpec {
   std::string name;
   int pcie_gen = 4;
   int pcie_lanes = 4;
-  double capacity_tb = 7.68;     // 1e12 bytes
-  double read_gbps = 0;          // sequential read, 128 KiB+ blocks, high queue depth
-  double write_gbps = 0;         // sequential write
-  double rand_read_kiops = 0;    // 4 KiB random read, thousands of IOPS
-  double rand_write_kiops = 0;   // 4 KiB random write, thousands of IOPS
-  double read_latency_us = 0;    // 4 KiB read latency at queue depth 1
-  double write_latency_us = 0;   // 4 KiB write latency at queue depth 1
+  double capacity_tb = 7.68;    // 1e12 bytes
+  double read_gbps = 0;         // sequential read, 128 KiB+ blocks, high queue depth
+  double write_gbps = 0;        // sequential write
+  double rand_read_kiops = 0;   // 4 KiB random read, thousands of IOPS
+  double rand_write_kiops = 0;  // 4 KiB random write, thousands of IOPS
+  double read_latency_us = 0;   // 4 KiB read latency at queue depth 1
+  double write_latency_us = 0;  // 4 KiB write latency at queue depth 1
   double active_w = 0;
   double idle_w = 0;
   SourceMap sources;

@@ -159,9 +159,22 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
   const double gemm_flops = layer_gemm_flops(m, pass.tokens) / tp;
   const double gemm_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp +
                             layer_activation_bytes(m, pass.tokens, tp);
-  const double attention_bytes = pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes;
   // Attention runs at the fp16 rate.
-  const double attention_s = gpu_kernel_s(gpu, em, pass.attention_flops / tp, attention_bytes);
+  double attention_s = 0;
+  if (pass.kv_distinct_read_bytes >= 0 && pass.kv_distinct_read_bytes < pass.kv_read_bytes &&
+      gpu.l2_shared_read_gbps > 0) {
+    // Thread blocks of the query heads that share a KV head run side by side (TensorRT-LLM's
+    // masked-MHA kernel: grid {heads, batch}, head fastest; hi_kv = hi / (heads / kv_heads)), so
+    // the KV cache leaves device memory once and every block's read of it goes through L2. The
+    // kernel is bound by the slower of the two.
+    const double dram_bytes = pass.kv_distinct_read_bytes + pass.kv_write_bytes + pass.score_bytes;
+    attention_s =
+        std::max(gpu_kernel_s(gpu, em, pass.attention_flops / tp, dram_bytes),
+                 pass.kv_read_bytes / units::gbps_to_bytes_per_s(gpu.l2_shared_read_gbps));
+  } else {
+    const double attention_bytes = pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes;
+    attention_s = gpu_kernel_s(gpu, em, pass.attention_flops / tp, attention_bytes);
+  }
   // FP8 GEMMs at their own rate.
   const double gemm_math_s =
       gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)

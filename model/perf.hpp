@@ -137,9 +137,9 @@ double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
 // The NVMe RAID-0 volume under a DeepNVMe-style reader: `threads` x `queue_depth` requests of
 // `block_size_bytes`, each striped over every drive.
 struct NvmeArrayTiming {
-  double read_gbps = 0;   // sustained array bandwidth at the policy's operating point
+  double read_gbps = 0;  // sustained array bandwidth at the policy's operating point
   double write_gbps = 0;
-  double read_latency_s = 0;   // time to the first completed request
+  double read_latency_s = 0;  // time to the first completed request
   double write_latency_s = 0;
   // Seconds to read / write `bytes` as one transfer: the first request's latency, then the
   // sustained rate. The simulator's and the planner's form of a tensor read.
@@ -150,8 +150,8 @@ struct NvmeArrayTiming {
     return write_latency_s + bytes / units::gbps_to_bytes_per_s(write_gbps);
   }
 };
-NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host,
-                                  const AioConfig& aio, double transfer_bytes);
+NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
+                                  double transfer_bytes);
 // Seconds to read `bytes` when the reader's queue drains at the end: each request completes at
 // the array rate for the requests still outstanding (nvme_array_timing of the bytes left), so the
 // last few run at falling depth (Little's law on the device model). The replay uses this form:
@@ -172,6 +172,10 @@ struct LayerPass {
   double kv_read_bytes = 0;    // KV cache read on this GPU
   double kv_write_bytes = 0;   // KV cache written on this GPU
   double score_bytes = 0;      // eager attention's score matrices written and read on this GPU
+  // Of kv_read_bytes, the distinct lines (< 0: all distinct). Less when each query head of a KV
+  // head reads it again (decode_kv_reads): the other heads' reads hit in L2 where the GPU gives
+  // its rate for that (GpuSpec::l2_shared_read_gbps).
+  double kv_distinct_read_bytes = -1;
 };
 // Weight bytes one GPU reads per layer pass from an fp16 (or dequantised fp16) copy of its shard.
 double layer_weight_read_bytes(const LlmSpec& m, double tp);

@@ -80,6 +80,10 @@ const std::vector<ExecutionStack>& stack_table() {
     v06.description =
         "TensorRT-LLM v0.5-v0.6 (its published performance tables): optimized, with decode "
         "attention reading K/V once per query head (masked MHA kernel, no XQA)";
+    // The blocks of one KV head's query heads are neighbours in the grid ({heads, batch}, head
+    // fastest; hi_kv = hi / (heads / kv_heads) in decoderMaskedMultiheadAttentionTemplate.h), so
+    // the repeated reads hit in L2: layer_kernel_s charges them at the GPU's L2 rate where the
+    // catalog gives one (GpuSpec::l2_shared_read_gbps), else at the memory rate.
     v06.kv_read_per_query_head = true;
     // Its GEMMs did not hide the weight stream under the math. The A100 FP16 first-token
     // latencies of the same performance.md (batch 1, v0.5) grow linearly with the prompt, and the

@@ -38,13 +38,14 @@ TEST_CASE("a memory-bound attention kernel is not hidden under compute-bound GEM
   const LayerPass no_kv{tokens, 0, 0, 0, 0};
   const LayerPass with_kv{tokens, 0, kv_bytes, 0, 0};
   const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
-  const double gemm_math_s = layer_gemm_flops(m, tokens) /
-                             (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double gemm_math_s =
+      layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
   const double kv_s = kv_bytes / hbm_bytes_per_s;
   // The case where one roofline over the whole layer would hide the KV read entirely: the math
   // outlasts every byte the layer moves.
-  REQUIRE(gemm_math_s > (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1) +
-                         kv_bytes) / hbm_bytes_per_s);
+  REQUIRE(gemm_math_s >
+          (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1) + kv_bytes) /
+              hbm_bytes_per_s);
   CHECK(layer_kernel_s(m, gpu, em, with_kv, 1, gemm) - layer_kernel_s(m, gpu, em, no_kv, 1, gemm) ==
         Approx(kv_s).epsilon(1e-9));
 }
@@ -64,11 +65,10 @@ TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus
   overlapped.hides_weight_reads = true;
   const double tokens = 128;
   const LayerPass pass{tokens, 0, 0, 0, 0};
-  const double math_s = layer_gemm_flops(m, tokens) /
-                        (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  const double stream_s =
-      (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1)) /
-      (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
+  const double math_s =
+      layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double stream_s = (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1)) /
+                          (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, serial) == Approx(math_s + stream_s).epsilon(1e-9));
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, overlapped) ==
         Approx(std::max(math_s, stream_s)).epsilon(1e-9));
@@ -77,4 +77,36 @@ TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus
   opt.stack = execution_stack("optimized");
   CHECK(gemm_path(gpu, with_stack(ExecutionModel{}, opt.stack), opt).hides_weight_reads);
   CHECK(gemm_path(gpu, ExecutionModel{}, Policy{}).hides_weight_reads);
+}
+
+TEST_CASE(
+    "KV re-reads by the query heads of one KV head are served from L2 where its rate is known",
+    "[model][perf]") {
+  // A decode attention kernel that reads each KV head once per query head (8 query heads per KV
+  // head) moves the distinct bytes from device memory once and all eight reads through L2.
+  const LlmSpec m = llama7b();
+  GpuSpec gpu = a100();
+  const ExecutionModel em;
+  const GemmPath gemm = gemm_path(gpu, em, Policy{});
+  const double distinct = 0.25e9, reads = 8.0;
+  const LayerPass none{1, 0, 0, 0, 0};
+  LayerPass reread{1, 0, distinct * reads, 0, 0};
+  reread.kv_distinct_read_bytes = distinct;
+  const LayerPass all_distinct{1, 0, distinct * reads, 0, 0};
+  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  const auto attention_s = [&](const LayerPass& pass) {
+    return layer_kernel_s(m, gpu, em, pass, 1, gemm) - layer_kernel_s(m, gpu, em, none, 1, gemm);
+  };
+  // No L2 rate in the catalog: every read at the device-memory rate, as if all were distinct.
+  gpu.l2_shared_read_gbps = -1;
+  CHECK(attention_s(reread) == attention_s(all_distinct));
+  CHECK(attention_s(reread) == Approx(distinct * reads / hbm_bytes_per_s).epsilon(1e-9));
+  // With one: the slower of the distinct bytes from memory and every read from L2.
+  gpu.l2_shared_read_gbps = 4600;
+  const double l2_s = distinct * reads / units::gbps_to_bytes_per_s(4600);
+  CHECK(attention_s(reread) == Approx(std::max(distinct / hbm_bytes_per_s, l2_s)).epsilon(1e-9));
+  CHECK(attention_s(reread) < attention_s(all_distinct));
+  // An L2 slower than memory never makes the kernel faster than reading everything once.
+  gpu.l2_shared_read_gbps = 1;
+  CHECK(attention_s(reread) >= distinct / hbm_bytes_per_s);
 }

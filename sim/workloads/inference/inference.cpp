@@ -509,6 +509,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     if (memo.pass != pass || memo.sub_batch != sub_batch || memo.elements != elements) {
       const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
       const double attn_flops = attention_flops(m_, tokens, context);
+      const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
       double kv_read = prefill ? 0.0
                                : sub_batch * context * kv_tok * gpu_kv / tp_ *
                                      decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
@@ -518,9 +519,9 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       double score_bytes = prefill && !p_.stack.fused_attention
                                ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context
                                : 0.0;
-      const double t = layer_kernel_s(m_, gpu, em_,
-                                      LayerPass{tokens, attn_flops, kv_read, kv_write, score_bytes},
-                                      tp_, gemm_path(gpu, em_, p_));
+      LayerPass layer{tokens, attn_flops, kv_read, kv_write, score_bytes};
+      layer.kv_distinct_read_bytes = kv_distinct;
+      const double t = layer_kernel_s(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
       memo = LayerTime{pass, sub_batch, elements, dequant_s + t + em_.layer_overhead_s};
     }
     co_await st.gpu->use(memo.gpu_s, tag);

@@ -99,6 +99,8 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
           ? (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_
           : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
                 kv_token_layer_bytes_;
+  pass.kv_distinct_read_bytes =
+      (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_;
   pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
   const double layer_gpu_s =
       dequant_s_ + layer_kernel_s(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy)) +
