@@ -45,6 +45,11 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
       result.timeline.push_back({engine.resources()[static_cast<std::size_t>(s.resource)]->name(),
                                  to_string(s.activity), s.start_s, s.end_s, s.phase, s.item,
                                  s.activity});
+    // In time order: a process that reserves ahead (Engine::reserve_from) records a span when it
+    // reserves it, which need not be when it starts.
+    std::stable_sort(
+        result.timeline.begin(), result.timeline.end(),
+        [](const TimelineSpan& a, const TimelineSpan& b) { return a.start_s < b.start_s; });
   }
 }
 
