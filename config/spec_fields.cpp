@@ -19,8 +19,7 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
        "only; replaces fp16_achieved_tflops there)"},
       {"l2_shared_read_gbps", &G::l2_shared_read_gbps, "GB/s", 0, kNoLimit, true,
        "achieved L2 read rate when many SMs read the same lines (optional; re-reads of the KV "
-       "cache "
-       "by the query heads of one KV head are served from L2 at this rate)"},
+       "cache by the query heads of one KV head are served from L2 at this rate)"},
       {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
        "dense INT8 (or FP8) tensor throughput"},
       {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,

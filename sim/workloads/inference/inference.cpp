@@ -129,6 +129,8 @@ class InferenceSim {
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
   Task fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag);
   static Task set_flag(Flag* flag);
+  double reserve_read(double ready_s, Resource* h2d, double bytes, int pass, int module);
+  double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
   void issue_nvme_read(Resource* h2d, double bytes, int pass, int module,
                        const std::shared_ptr<Latch>& done);
   Task issue_nvme_read_later(Resource* h2d, double bytes, int pass, int module,
@@ -204,17 +206,35 @@ class InferenceSim {
 // now, and only the landing needs an event.
 void InferenceSim::issue_nvme_read(Resource* h2d, double bytes, int pass, int module,
                                    const std::shared_ptr<Latch>& done) {
+  const double lands_s = reserve_read(engine_.now(), h2d, bytes, pass, module);
+  engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d, bytes,
+                                             pass, module, done));
+}
+
+// Reserves one partition's read from `ready_s`: the array for the read's time, and with GDS the
+// link to the GPU with it. Returns when the data lands (on the GPU, or in its swap buffer).
+double InferenceSim::reserve_read(double ready_s, Resource* h2d, double bytes, int pass,
+                                  int module) {
   const double read_s = nvme_timing_.read_s(bytes);
   const Tag tag{Activity::kWeightsNvme, pass, module};
-  if (p_.io_path == IoPath::kGds) {
-    const std::array<Demand, 2> flow{Demand{nvme_, read_s}, Demand{h2d, bytes / tp_}};
-    const double lands_s = engine_.reserve_all(flow.data(), flow.data() + flow.size(), tag, 0.0);
-    engine_.spawn_at(lands_s, nvme_read_landed(nullptr, bytes, pass, module, done));
-  } else {
-    const Demand read{nvme_, read_s};
-    const double lands_s = engine_.reserve_all(&read, &read + 1, tag, 0.0);
-    engine_.spawn_at(lands_s, nvme_read_landed(h2d, bytes, pass, module, done));
-  }
+  if (p_.io_path != IoPath::kGds)
+    return engine_.reserve_from(ready_s, Demand{nvme_, read_s}, tag, 0.0);
+  const std::array<Demand, 2> flow{Demand{nvme_, read_s}, Demand{h2d, bytes / tp_}};
+  return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
+}
+
+// Reserves a synchronous copy of a tensor's host-DRAM part from `ready_s`; returns its end.
+// Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy and
+// occupies the CPU, serialising with CPU attention.
+double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass,
+                                       int module) {
+  const Tag tag{Activity::kWeightsCpu, pass, module};
+  const double bytes = cpu_bytes / tp_;
+  if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, bytes}, tag, 0.0);
+  const double copy_s =
+      bytes / std::min(h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+  const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, copy_s}};
+  return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
 }
 
 // The same read issued from a process of its own, which reserves later in the same instant, after
@@ -264,19 +284,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       else
         issue_nvme_read(st.h2d, t.nvme_bytes, pass, module, reads);
     }
-    if (t.cpu_bytes > 0) {
-      const Tag tag{Activity::kWeightsCpu, pass, module};
-      if (p_.pin_memory) {
-        co_await st.h2d->use(t.cpu_bytes / tp_, tag);
-      } else {
-        // Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy
-        // and occupies the CPU, serialising with CPU attention.
-        const double bytes = t.cpu_bytes / tp_;
-        const double copy_s = bytes / std::min(st.h2d->rate_per_s(),
-                                               units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
-        co_await engine_.use_pair(Demand{st.h2d, bytes}, Demand{cpu_, copy_s}, tag);
-      }
-    }
+    if (t.cpu_bytes > 0)
+      co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
   }
   engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
 }
@@ -307,20 +316,11 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
   const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
   const std::size_t buffers = static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers));
   double clock = engine_.now();  // where fetch_module's process would be
-  const auto host_copy = [&](double cpu_bytes) {
-    const Tag tag{Activity::kWeightsCpu, pass, module};
-    const double bytes = cpu_bytes / tp_;
-    if (p_.pin_memory) return engine_.reserve_from(clock, Demand{st.h2d, bytes}, tag, 0.0);
-    const double copy_s =
-        bytes / std::min(st.h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
-    const std::array<Demand, 2> flow{Demand{st.h2d, bytes}, Demand{cpu_, copy_s}};
-    return engine_.reserve_from(clock, flow.data(), flow.data() + flow.size(), tag, 0.0);
-  };
   for (const TensorFetch& t : plan.tensors) {
     clock = clock + em_.fetch_overhead_s;
     bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
-      clock = host_copy(t.cpu_bytes);
+      clock = reserve_host_copy(clock, st.h2d, t.cpu_bytes, pass, module);
       continue;
     }
     if (reads_.size() == buffers) {
@@ -332,21 +332,17 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
-    if (t.cpu_bytes > 0) clock = host_copy(t.cpu_bytes);
-    const double read_s = nvme_timing_.read_s(t.nvme_bytes);
-    const Tag tag{Activity::kWeightsNvme, pass, module};
+    if (t.cpu_bytes > 0) clock = reserve_host_copy(clock, st.h2d, t.cpu_bytes, pass, module);
     ReadInFlight r;
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
+    r.lands_s = reserve_read(issued, st.h2d, t.nvme_bytes, pass, module);
     if (p_.io_path == IoPath::kGds) {
-      const std::array<Demand, 2> flow{Demand{nvme_, read_s}, Demand{st.h2d, t.nvme_bytes / tp_}};
-      r.lands_s = engine_.reserve_from(issued, flow.data(), flow.data() + flow.size(), tag, 0.0);
-      r.free_s = r.lands_s;
+      r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
       reads_.push_back(r);
       ++bounced_;
     } else {
-      r.lands_s = engine_.reserve_from(issued, Demand{nvme_, read_s}, tag, 0.0);
       r.bounce_bytes = t.nvme_bytes / tp_;
       reads_.push_back(r);
     }
@@ -510,9 +506,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
       const double attn_flops = attention_flops(m_, tokens, context);
       const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
-      double kv_read = prefill ? 0.0
-                               : sub_batch * context * kv_tok * gpu_kv / tp_ *
-                                     decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
+      const double kv_read = kv_distinct * decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
       double kv_write = tokens * kv_tok / tp_;
       // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
       // attention keeps it on chip.

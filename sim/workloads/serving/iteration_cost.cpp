@@ -94,13 +94,12 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   pass.tokens = tokens;
   pass.attention_flops = attention_flops(m, 1.0, w.prefill_pairs + w.decode_context_tokens);
   const double decode_reads = decode_kv_reads(s_.policy.stack, m.heads, m.kv_heads);
-  pass.kv_read_bytes =
-      decode_reads == 1.0
-          ? (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_
-          : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
-                kv_token_layer_bytes_;
   pass.kv_distinct_read_bytes =
       (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_;
+  pass.kv_read_bytes = decode_reads == 1.0
+                           ? pass.kv_distinct_read_bytes
+                           : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
+                                 kv_token_layer_bytes_;
   pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
   const double layer_gpu_s =
       dequant_s_ + layer_kernel_s(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy)) +
