@@ -16,20 +16,11 @@ Resource::Resource(Engine& engine, int id, ResourceKind kind, int index, WorkUni
       rate_per_s_(rate_per_s),
       free_at_(static_cast<std::size_t>(std::max(1, channels)), 0.0) {}
 
-int Resource::earliest_channel() const {
+int Resource::earliest_of_several_channels() const {
   std::size_t best = 0;
   for (std::size_t c = 1; c < free_at_.size(); ++c)
     if (free_at_[c] < free_at_[best]) best = c;
   return static_cast<int>(best);
-}
-
-void Resource::reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag) {
-  free_at_[static_cast<std::size_t>(channel)] = end_s;
-  double busy = work_s;
-  busy_s_ += busy;
-  busy_by_activity_[static_cast<std::size_t>(tag.activity)] += busy;
-  if (engine_.tracing())
-    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item});
 }
 
 // A detached process: owns the Task it runs, unlinks itself from the engine's live list and frees
@@ -95,11 +86,20 @@ Resource& Engine::add_resource(ResourceKind kind, int index, WorkUnit unit, doub
 }
 
 void Engine::schedule(double t_s, std::coroutine_handle<> h) {
-  if (t_s <= now_s_) {
-    now_queue_.push_back(Event{now_s_, seq_++, h});
+  push(Event{t_s, seq_++, h});
+}
+
+void Engine::set_at(double t_s, Flag& flag) {
+  push(Event{t_s, seq_++, nullptr, &flag});
+}
+
+void Engine::push(const Event& e) {
+  if (e.t_s <= now_s_) {
+    now_queue_.push_back(e);
+    now_queue_.back().t_s = now_s_;
     return;
   }
-  queue_.push_back(Event{t_s, seq_++, h});
+  queue_.push_back(e);
   std::push_heap(queue_.begin(), queue_.end(), Later{});
 }
 
@@ -139,7 +139,10 @@ void Engine::run_until(double t_s) {
     }
     now_s_ = e.t_s;
     ++events_;
-    e.handle.resume();
+    if (e.flag)
+      e.flag->set();
+    else
+      e.handle.resume();
     if (failure_) std::rethrow_exception(failure_);
   }
   if (t_s < std::numeric_limits<double>::infinity()) now_s_ = std::max(now_s_, t_s);
@@ -149,46 +152,10 @@ double Engine::reserve_all(const std::vector<Demand>& demands, const Tag& tag, d
   return reserve_all(demands.data(), demands.data() + demands.size(), tag, fixed_s);
 }
 
-double Engine::reserve_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
-                            double fixed_s) {
-  double start = ready_s;
-  double duration = fixed_s;
-  // Flows cross a handful of resources: up to kInline channel choices stay on the stack, more go
-  // to the heap (a flow is never truncated).
-  constexpr std::size_t kInline = 8;
-  const std::size_t n = static_cast<std::size_t>(end - begin);
-  int inline_channels[kInline];
-  std::vector<int> heap_channels;
-  int* channels = inline_channels;
-  if (n > kInline) {
-    heap_channels.resize(n);
-    channels = heap_channels.data();
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const Demand& d = begin[i];
-    channels[i] = d.resource->earliest_channel();
-    start = std::max(start, d.resource->channel_free_at(channels[i]));
-    if (d.resource->rate_per_s() > 0)
-      duration = std::max(duration, fixed_s + d.amount / d.resource->rate_per_s());
-  }
-  double finish = start + duration;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Demand& d = begin[i];
-    const double work =
-        fixed_s + (d.resource->rate_per_s() > 0 ? d.amount / d.resource->rate_per_s() : 0);
-    d.resource->reserve(channels[i], start, finish, work, tag);
-  }
-  return finish;
-}
-
-double Engine::reserve_from(double ready_s, const Demand& d, const Tag& tag, double fixed_s) {
-  const int channel = d.resource->earliest_channel();
-  const double start = std::max(ready_s, d.resource->channel_free_at(channel));
-  const double rate = d.resource->rate_per_s();
-  const double work = fixed_s + (rate > 0 ? d.amount / rate : 0);
-  const double finish = start + (rate > 0 ? std::max(fixed_s, work) : fixed_s);
-  d.resource->reserve(channel, start, finish, work, tag);
-  return finish;
+double Engine::reserve_many_from(double ready_s, const Demand* begin, const Demand* end,
+                                 const Tag& tag, double fixed_s) {
+  std::vector<Choice> choices(static_cast<std::size_t>(end - begin));
+  return reserve_flow(ready_s, begin, end, tag, fixed_s, choices.data());
 }
 
 void Flag::set() {

@@ -10,6 +10,7 @@
 // host memory and a PCIe link) reserves all of them for the time the slowest one needs. Each
 // reservation is one event, which keeps the engine fast while contention, queueing and overlap
 // still come out of the timeline rather than a formula.
+#include <algorithm>
 #include <array>
 #include <coroutine>
 #include <cstdint>
@@ -26,6 +27,7 @@
 namespace tiersim::sim {
 
 class Engine;
+class Flag;
 struct ProcessPromise;  // sim/engine.cpp: the frame of a detached process
 
 // A lazily started coroutine. Awaiting a Task runs it to completion and resumes the awaiter;
@@ -130,11 +132,13 @@ class Resource {
   // Awaitable: occupies one channel for amount / rate seconds (plus `fixed_s`).
   auto use(double amount, Tag tag = {}, double fixed_s = 0.0);
 
-  // Reserves the earliest free channel starting no earlier than `ready_s`; returns its index.
-  // Low-level: used by Engine::use_all.
-  int earliest_channel() const;
+  // The channel that is free first (the lowest-numbered of those free equally soon). Low-level:
+  // used by Engine::reserve_from. Inline, with a one-channel fast path: it runs for every
+  // reservation, tens of thousands per simulated generation.
+  int earliest_channel() const { return free_at_.size() == 1 ? 0 : earliest_of_several_channels(); }
   double channel_free_at(int c) const { return free_at_[static_cast<std::size_t>(c)]; }
-  void reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag);
+  // Occupies `channel` over [start_s, end_s], counting `work_s` [s] as busy (under tag.activity).
+  inline void reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag);
 
  private:
   Engine& engine_;
@@ -147,6 +151,7 @@ class Resource {
   std::vector<double> free_at_;
   double busy_s_ = 0;
   std::array<double, kActivityCount> busy_by_activity_{};
+  int earliest_of_several_channels() const;
 };
 
 // A demand on one resource inside a multi-resource flow.
@@ -178,6 +183,9 @@ class Engine {
   // Starts `task` as an independent process at `t_s` [s] (>= now) instead of now: for work whose
   // first step is already known to happen then (e.g. a transfer that lands at a reserved time).
   void spawn_at(double t_s, Task task);
+  // Sets `flag` at `t_s` [s] (>= now): one event, in the same place in the order as a process
+  // spawned then to set it, without the process's frames.
+  void set_at(double t_s, Flag& flag);
   // Runs the events due at or before `t_s` [s] in time order, leaves later ones queued, and then
   // sets the clock to t_s (nothing happens in between, and a process spawned next starts at t_s).
   // Rethrows the first exception a process raised.
@@ -264,23 +272,40 @@ class Engine {
   // ready times, which may lie ahead of now or behind it: a first-come-first-served resource serves
   // requests in the order they are made, so a reservation made early for later work must not
   // overtake one another process would make meanwhile, nor one made late be overtaken.
-  double reserve_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
-                      double fixed_s);
+  // Inline: the inference fetcher makes one or two per tensor.
+  inline double reserve_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
+                             double fixed_s);
   // reserve_from for a flow on one resource (the same arithmetic, without the loops).
-  double reserve_from(double ready_s, const Demand& demand, const Tag& tag, double fixed_s);
+  inline double reserve_from(double ready_s, const Demand& demand, const Tag& tag, double fixed_s);
 
  private:
   struct Event {
     double t_s;
     std::uint64_t seq;
-    std::coroutine_handle<> handle;
+    std::coroutine_handle<> handle;  // the process to resume, or
+    Flag* flag = nullptr;            // the flag to set (set_at)
   };
+  void push(const Event& e);
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
       return a.t_s != b.t_s ? a.t_s > b.t_s : a.seq > b.seq;
     }
   };
   friend struct ProcessPromise;
+  // reserve_from's arithmetic, with room for what it works out per resource in `choices`.
+  // Left uninitialised (reserve_flow writes each before reading it): zeroing room for
+  // kInlineDemands on every reservation cost more than the reservation's arithmetic.
+  struct Choice {
+    int channel;
+    double work_s;  // [s] of the resource's own work: amount / rate, plus fixed_s
+  };
+  inline double reserve_flow(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
+                             double fixed_s, Choice* choices);
+  // Flows of up to kInlineDemands resources keep their channel choices on the stack; longer ones
+  // (never truncated) on the heap, in reserve_many_from.
+  static constexpr std::size_t kInlineDemands = 8;
+  double reserve_many_from(double ready_s, const Demand* begin, const Demand* end, const Tag& tag,
+                           double fixed_s);
   double now_s_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
@@ -296,6 +321,55 @@ class Engine {
   bool tracing_ = false;
   std::vector<TraceSpan> trace_;
 };
+
+inline void Resource::reserve(int channel, double start_s, double end_s, double work_s,
+                              const Tag& tag) {
+  free_at_[static_cast<std::size_t>(channel)] = end_s;
+  busy_s_ += work_s;
+  busy_by_activity_[static_cast<std::size_t>(tag.activity)] += work_s;
+  if (engine_.tracing())
+    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item});
+}
+
+// A flow starts when the last of its resources is free and lasts as long as the slowest needs;
+// each resource counts its own work (amount / rate, plus fixed_s) as busy.
+inline double Engine::reserve_flow(double ready_s, const Demand* begin, const Demand* end,
+                                   const Tag& tag, double fixed_s, Choice* choices) {
+  const std::size_t n = static_cast<std::size_t>(end - begin);
+  double start = ready_s;
+  double duration = fixed_s;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Resource& r = *begin[i].resource;
+    Choice& c = choices[i];
+    c.channel = r.earliest_channel();
+    start = std::max(start, r.channel_free_at(c.channel));
+    c.work_s = fixed_s + (r.rate_per_s() > 0 ? begin[i].amount / r.rate_per_s() : 0);
+    if (r.rate_per_s() > 0) duration = std::max(duration, c.work_s);
+  }
+  const double finish = start + duration;
+  for (std::size_t i = 0; i < n; ++i)
+    begin[i].resource->reserve(choices[i].channel, start, finish, choices[i].work_s, tag);
+  return finish;
+}
+
+inline double Engine::reserve_from(double ready_s, const Demand* begin, const Demand* end,
+                                   const Tag& tag, double fixed_s) {
+  if (static_cast<std::size_t>(end - begin) > kInlineDemands)
+    return reserve_many_from(ready_s, begin, end, tag, fixed_s);
+  Choice choices[kInlineDemands];
+  return reserve_flow(ready_s, begin, end, tag, fixed_s, choices);
+}
+
+inline double Engine::reserve_from(double ready_s, const Demand& d, const Tag& tag,
+                                   double fixed_s) {
+  const int channel = d.resource->earliest_channel();
+  const double start = std::max(ready_s, d.resource->channel_free_at(channel));
+  const double rate = d.resource->rate_per_s();
+  const double work = fixed_s + (rate > 0 ? d.amount / rate : 0);
+  const double finish = start + (rate > 0 ? std::max(fixed_s, work) : fixed_s);
+  d.resource->reserve(channel, start, finish, work, tag);
+  return finish;
+}
 
 inline auto Resource::use(double amount, Tag tag, double fixed_s) {
   struct Awaiter {
