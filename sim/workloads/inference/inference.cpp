@@ -70,10 +70,12 @@ class Ring {
   }
   T& front() { return (*this)[0]; }
   T& back() { return (*this)[size_ - 1]; }
-  void push_back(const T& item) {
-    if (size_ == items_.size()) throw std::logic_error("Ring: full");
+  bool full() const { return size_ == items_.size(); }
+  // Appends an element and returns it, holding whatever the slot held last: the caller sets it.
+  T& push_back() {
+    if (full()) throw std::logic_error("Ring: full");
     ++size_;
-    back() = item;
+    return back();
   }
   void pop_front() {
     head_ = head_ + 1 == items_.size() ? 0 : head_ + 1;
@@ -114,10 +116,13 @@ class InferenceSim {
   RunResult run();
 
  private:
-  // One tensor's fetch: bytes read from NVMe, bytes copied from host DRAM.
+  // One tensor's fetch: bytes read from NVMe, bytes copied from host DRAM, and what they cost,
+  // worked out once per run rather than on each of the passes x layers fetches.
   struct TensorFetch {
     double nvme_bytes = 0;
     double cpu_bytes = 0;
+    double read_s = 0;      // [s] the NVMe read (NvmeArrayTiming::read_s)
+    double link_bytes = 0;  // [bytes] of the NVMe part on each GPU's link (nvme_bytes / tp)
   };
   struct ModuleFetch {
     std::vector<TensorFetch> tensors;  // in fetch order; tensors with nothing to move left out
@@ -128,14 +133,13 @@ class InferenceSim {
   Task compute_stage(int stage);
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
   Task fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag);
-  static Task set_flag(Flag* flag);
-  double reserve_read(double ready_s, Resource* h2d, double bytes, int pass, int module);
+  double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
   double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
-  void issue_nvme_read(Resource* h2d, double bytes, int pass, int module,
+  void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                        const std::shared_ptr<Latch>& done);
-  Task issue_nvme_read_later(Resource* h2d, double bytes, int pass, int module,
+  Task issue_nvme_read_later(Resource* h2d, const TensorFetch& t, int pass, int module,
                              std::shared_ptr<Latch> done);
-  Task nvme_read_landed(Resource* bounce_h2d, double bytes, int pass, int module,
+  Task nvme_read_landed(Resource* bounce_h2d, double link_bytes, int pass, int module,
                         std::shared_ptr<Latch> done);
   Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
   Task compute_module(int stage, int module, int pass, double sub_batch);
@@ -204,22 +208,21 @@ class InferenceSim {
 // (NvmeArrayTiming::read_s); what the asynchronous swapper removes is the wait between them.
 // The fetching process issues the read itself: the drive (and, with GDS, the link) is reserved
 // now, and only the landing needs an event.
-void InferenceSim::issue_nvme_read(Resource* h2d, double bytes, int pass, int module,
+void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                                    const std::shared_ptr<Latch>& done) {
-  const double lands_s = reserve_read(engine_.now(), h2d, bytes, pass, module);
-  engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d, bytes,
-                                             pass, module, done));
+  const double lands_s = reserve_read(engine_.now(), h2d, t, pass, module);
+  engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
+                                             t.link_bytes, pass, module, done));
 }
 
 // Reserves one partition's read from `ready_s`: the array for the read's time, and with GDS the
 // link to the GPU with it. Returns when the data lands (on the GPU, or in its swap buffer).
-double InferenceSim::reserve_read(double ready_s, Resource* h2d, double bytes, int pass,
+double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
                                   int module) {
-  const double read_s = nvme_timing_.read_s(bytes);
   const Tag tag{Activity::kWeightsNvme, pass, module};
   if (p_.io_path != IoPath::kGds)
-    return engine_.reserve_from(ready_s, Demand{nvme_, read_s}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{nvme_, read_s}, Demand{h2d, bytes / tp_}};
+    return engine_.reserve_from(ready_s, Demand{nvme_, t.read_s}, tag, 0.0);
+  const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.link_bytes}};
   return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
 }
 
@@ -242,17 +245,16 @@ double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu
 // synchronous host copy has always reserved the link first. (Issuing every read directly saves a
 // quarter of a decode pass's events; every shipped scenario and all 10,080 points of the drives
 // sweep scaled by prompt length give the same metrics both ways.)
-Task InferenceSim::issue_nvme_read_later(Resource* h2d, double bytes, int pass, int module,
+Task InferenceSim::issue_nvme_read_later(Resource* h2d, const TensorFetch& t, int pass, int module,
                                          std::shared_ptr<Latch> done) {
-  issue_nvme_read(h2d, bytes, pass, module, done);
+  issue_nvme_read(h2d, t, pass, module, done);
   co_return;
 }
 
 // A read has landed in its buffer: (AIO) the bounce copy to the GPU, then the buffer is free.
-Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double bytes, int pass, int module,
+Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double link_bytes, int pass, int module,
                                     std::shared_ptr<Latch> done) {
-  if (bounce_h2d)
-    co_await bounce_h2d->use(bytes / tp_, Tag{Activity::kWeightsBounce, pass, module});
+  if (bounce_h2d) co_await bounce_h2d->use(link_bytes, Tag{Activity::kWeightsBounce, pass, module});
   swap_buffers_->release();
   done->count_down();
 }
@@ -280,19 +282,14 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       // A tensor split between NVMe and host DRAM: its read reserves after this process's
       // synchronous host copy below, as it always has.
       if (t.cpu_bytes > 0)
-        engine_.spawn(issue_nvme_read_later(st.h2d, t.nvme_bytes, pass, module, reads));
+        engine_.spawn(issue_nvme_read_later(st.h2d, t, pass, module, reads));
       else
-        issue_nvme_read(st.h2d, t.nvme_bytes, pass, module, reads);
+        issue_nvme_read(st.h2d, t, pass, module, reads);
     }
     if (t.cpu_bytes > 0)
       co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
   }
   engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
-}
-
-Task InferenceSim::set_flag(Flag* flag) {
-  flag->set();
-  co_return;
 }
 
 // fetch_module's timeline worked out by the fetching process itself, without an event per tensor.
@@ -314,45 +311,46 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
                                          std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
-  const std::size_t buffers = static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers));
+  // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce.
+  const bool bounces = p_.io_path != IoPath::kGds;
+  const double overhead_s = em_.fetch_overhead_s;
   double clock = engine_.now();  // where fetch_module's process would be
   for (const TensorFetch& t : plan.tensors) {
-    clock = clock + em_.fetch_overhead_s;
-    bounce_landed_by(clock);
+    clock = clock + overhead_s;
+    if (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
       clock = reserve_host_copy(clock, st.h2d, t.cpu_bytes, pass, module);
       continue;
     }
-    if (reads_.size() == buffers) {
-      bounce_through(0);
+    if (reads_.full()) {
+      if (bounces) bounce_through(0);
       clock = std::max(clock, reads_.front().free_s);
       reads_.pop_front();
       --bounced_;
-      bounce_landed_by(clock);
+      if (bounces) bounce_landed_by(clock);
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
     if (t.cpu_bytes > 0) clock = reserve_host_copy(clock, st.h2d, t.cpu_bytes, pass, module);
-    ReadInFlight r;
+    ReadInFlight& r = reads_.push_back();
+    r.lands_s = reserve_read(issued, st.h2d, t, pass, module);
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
-    r.lands_s = reserve_read(issued, st.h2d, t.nvme_bytes, pass, module);
-    if (p_.io_path == IoPath::kGds) {
-      r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
-      reads_.push_back(r);
-      ++bounced_;
+    r.ready = nullptr;
+    if (bounces) {
+      r.bounce_bytes = t.link_bytes;
     } else {
-      r.bounce_bytes = t.nvme_bytes / tp_;
-      reads_.push_back(r);
+      r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
+      ++bounced_;
     }
   }
   // fetch_module's signal_ready starts when the fetcher is done and waits for the last read.
   Flag* flag = &st.weights_ready->at(ready_flag);
   if (plan.nvme_reads == 0) {
-    engine_.spawn_at(clock, set_flag(flag));
+    engine_.set_at(clock, *flag);
   } else if (bounced_ == reads_.size()) {
-    engine_.spawn_at(std::max(reads_.back().free_s, clock), set_flag(flag));
+    engine_.set_at(std::max(reads_.back().free_s, clock), *flag);
   } else {
     reads_.back().ready = flag;
     reads_.back().ready_not_before_s = clock;
@@ -363,14 +361,14 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
 void InferenceSim::bounce(ReadInFlight& r) {
   r.free_s = engine_.reserve_from(r.lands_s, Demand{stages_.front().h2d, r.bounce_bytes},
                                   Tag{Activity::kWeightsBounce, r.pass, r.module}, 0.0);
-  if (r.ready) engine_.spawn_at(std::max(r.free_s, r.ready_not_before_s), set_flag(r.ready));
+  if (r.ready) engine_.set_at(std::max(r.free_s, r.ready_not_before_s), *r.ready);
 }
 
-void InferenceSim::bounce_landed_by(double t_s) {
+inline void InferenceSim::bounce_landed_by(double t_s) {
   while (bounced_ < reads_.size() && reads_[bounced_].lands_s <= t_s) bounce(reads_[bounced_++]);
 }
 
-void InferenceSim::bounce_through(std::size_t i) {
+inline void InferenceSim::bounce_through(std::size_t i) {
   while (bounced_ <= i) bounce(reads_[bounced_++]);
 }
 
@@ -400,8 +398,10 @@ void InferenceSim::plan_fetches() {
         const double share = fetched_share(t);
         if (share <= 0) continue;
         const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
-        const TensorFetch f{src.nvme_bytes * share, src.cpu_bytes * share};
+        TensorFetch f{src.nvme_bytes * share, src.cpu_bytes * share};
         if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
+        if (f.nvme_bytes > 0) f.read_s = nvme_timing_.read_s(f.nvme_bytes);
+        f.link_bytes = f.nvme_bytes / tp_;
         if (f.nvme_bytes > 0) ++plans[m].nvme_reads;
         plans[m].tensors.push_back(f);
       }
