@@ -16,6 +16,7 @@
 #include "model/errors.hpp"
 #include "model/parallelism.hpp"
 #include "model/ssd_model.hpp"
+#include "model/stable_hash.hpp"
 
 namespace tiersim::config {
 
@@ -635,13 +636,8 @@ Scenario Loader::run() {
 }  // namespace
 
 std::string stable_hash(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;  // FNV prime
-  }
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
   return buf;
 }
 

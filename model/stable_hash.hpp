@@ -1,0 +1,20 @@
+#pragma once
+// The content hash tiersim stores with what it writes (a scenario's hash, a provenance set's
+// digest): FNV-1a 64, the same on every platform and in every run, so a file written by one
+// process is matched by another. Not a cryptographic hash: a match is trusted only where the
+// caller can afford it (see config::stable_hash, store::ResultsStore::save).
+#include <cstdint>
+#include <string_view>
+
+namespace tiersim {
+
+inline std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;  // FNV prime
+  }
+  return h;
+}
+
+}  // namespace tiersim
