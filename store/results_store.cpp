@@ -2,7 +2,10 @@
 
 #include "store/schema.hpp"
 
+#include "model/stable_hash.hpp"
+
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <set>
 
@@ -82,8 +85,8 @@ struct ResultsStore::Inserts {
   explicit Inserts(store::Database& db)
       : run(db,
             "INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, "
-            "scenario_yaml, workload, fits, shortfall, bottleneck, sweep, variant) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+            "scenario_yaml, workload, fits, shortfall, bottleneck, sweep, variant, "
+            "provenance_set) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
         metric(db, "INSERT INTO metrics (run_id, name, value, unit) VALUES (?,?,?,?)"),
         memory(
             db,
@@ -94,12 +97,18 @@ struct ResultsStore::Inserts {
         timeline(db,
                  "INSERT INTO timeline (run_id, resource, label, start_s, end_s, phase, item) "
                  "VALUES (?,?,?,?,?,?,?)"),
-        provenance(db, "INSERT INTO provenance (run_id, key, source) VALUES (?,?,?)") {}
+        find_set(db, "SELECT id FROM provenance_sets WHERE digest = ?"),
+        add_set(db, "INSERT INTO provenance_sets (digest) VALUES (?)"),
+        set_entry(db, "INSERT INTO provenance_entries (set_id, key, source) VALUES (?,?,?)"),
+        set_entries(db,
+                    "SELECT key, source FROM provenance_entries WHERE set_id = ? ORDER BY key") {}
   void reset() {
-    for (store::Statement* st : {&run, &metric, &memory, &utilization, &timeline, &provenance})
+    for (store::Statement* st : {&run, &metric, &memory, &utilization, &timeline, &find_set,
+                                 &add_set, &set_entry, &set_entries})
       st->reset();
   }
-  store::Statement run, metric, memory, utilization, timeline, provenance;
+  store::Statement run, metric, memory, utilization, timeline;
+  store::Statement find_set, add_set, set_entry, set_entries;
 };
 
 ResultsStore::~ResultsStore() = default;
@@ -121,6 +130,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
   }
   if (!inserts_) inserts_ = std::make_unique<Inserts>(db_);
   inserts_->reset();  // a save that failed part-way may have left one stepped
+  const std::int64_t set_id = provenance_set(scenario.provenance);
   auto& ins = inserts_->run;
   ins.bind(1, store::utc_timestamp())
       .bind(2, tool_version)
@@ -133,6 +143,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
       .bind(9, result.bottleneck);
   bind_or_null(ins, 10, sweep);
   bind_or_null(ins, 11, variant);
+  ins.bind(12, set_id);
   ins.run();
   const std::int64_t id = db_.last_insert_rowid();
 
@@ -155,10 +166,56 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
         .bind(6, s.phase)
         .bind(7, s.item)
         .run();
-  auto& prov = inserts_->provenance;
-  for (const auto& [key, source] : scenario.provenance)
-    prov.bind(1, id).bind(2, key).bind(3, source).run();
   tx.commit();
+  return id;
+}
+
+// A set is identified by its entries: each key and source, NUL-terminated, in key order. The
+// digest stored with it is that text's FNV-1a 64 with its length and entry count; a set found by
+// digest is compared entry by entry before it is used, so a digest collision is an error, never
+// another run's provenance.
+std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::string>& provenance) {
+  std::string entries;
+  for (const auto& [key, source] : provenance) {
+    entries += key;
+    entries += '\0';
+    entries += source;
+    entries += '\0';
+  }
+  if (db_.rollbacks() != provenance_sets_rollbacks_) {
+    provenance_sets_.clear();  // a rollback may have taken a cached set back
+    provenance_sets_rollbacks_ = db_.rollbacks();
+  }
+  if (const auto it = provenance_sets_.find(entries); it != provenance_sets_.end())
+    return it->second;
+  char digest[64];
+  std::snprintf(digest, sizeof digest, "fnv1a64:%016llx:%zu:%zu",
+                static_cast<unsigned long long>(fnv1a64(entries)), entries.size(),
+                provenance.size());
+  std::int64_t id = 0;
+  auto& find = inserts_->find_set;
+  find.bind(1, std::string(digest));
+  if (find.step()) {
+    id = find.column_int(0);
+    find.reset();
+    std::map<std::string, std::string> stored;
+    auto& read = inserts_->set_entries;
+    read.bind(1, id);
+    while (read.step()) stored[read.column_text(0)] = read.column_text(1);
+    read.reset();
+    if (stored != provenance)
+      throw StoreError("results database '" + db_.path() + "': provenance set " +
+                       std::to_string(id) + " has the digest " + digest +
+                       " of different entries (a hash collision); the run was not stored");
+  } else {
+    find.reset();
+    inserts_->add_set.bind(1, std::string(digest)).run();
+    id = db_.last_insert_rowid();
+    auto& entry = inserts_->set_entry;
+    for (const auto& [key, source] : provenance)
+      entry.bind(1, id).bind(2, key).bind(3, source).run();
+  }
+  provenance_sets_.emplace(std::move(entries), id);
   return id;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model/scenario.hpp"
@@ -120,6 +121,14 @@ class ResultsStore {
   // compiling six statements each time was a tenth of its storing). After db_: freed before it.
   struct Inserts;
   std::unique_ptr<Inserts> inserts_;
+  // The provenance set holding exactly `provenance`, stored now if the file has none yet.
+  std::int64_t provenance_set(const std::map<std::string, std::string>& provenance);
+  // Set ids this connection has stored or found, by their entries (see provenance_set). tiersim
+  // never deletes a set, so an id stays valid until a rollback on this connection (a failed save,
+  // a sweep's batch given up) takes back the sets stored in it: the cache is emptied when
+  // Database::rollbacks() moves on from provenance_sets_rollbacks_.
+  std::unordered_map<std::string, std::int64_t> provenance_sets_;
+  std::uint64_t provenance_sets_rollbacks_ = 0;
 };
 
 // The spans save() keeps: those overlapping the time window of one representative phase.

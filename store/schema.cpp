@@ -20,6 +20,12 @@ CREATE TABLE IF NOT EXISTS schema_version (
 // Foreign keys with ON DELETE CASCADE make "replace" one DELETE plus inserts. The expression
 // index enforces "no duplicates" also for runs outside a sweep: SQLite's UNIQUE treats NULLs as
 // distinct, so UNIQUE(scenario_hash, sweep) alone would let NULL-sweep runs repeat.
+// Provenance (where each resolved value came from, 56 entries for a Llama-3-70B scenario) is
+// stored as sets that runs share (version 3): a sweep's points differ in a few keys at most, and
+// writing every entry for every point was half the rows a sweep stored. A set is identified by
+// a digest of its entries (ResultsStore::save); sets outlive the runs that used them, so a
+// process can keep using a set id it has seen. The `provenance` view gives the per-run rows
+// versions 1 and 2 stored, for readers and queries written against them.
 constexpr std::string_view kResultsDdl = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a replaced run never hands its id to another
@@ -34,6 +40,7 @@ CREATE TABLE IF NOT EXISTS runs (
   bottleneck TEXT,
   sweep TEXT NULL,
   variant TEXT NULL,  -- the compare file's variant name (version 2); NULL outside a compare
+  provenance_set INTEGER NULL REFERENCES provenance_sets(id),  -- its provenance (version 3)
   UNIQUE (scenario_hash, sweep)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_hash_sweep ON runs (scenario_hash, ifnull(sweep, ''));
@@ -69,12 +76,19 @@ CREATE TABLE IF NOT EXISTS timeline (
   item INTEGER
 );
 CREATE INDEX IF NOT EXISTS timeline_run ON timeline (run_id);
-CREATE TABLE IF NOT EXISTS provenance (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+CREATE TABLE IF NOT EXISTS provenance_sets (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  digest TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS provenance_entries (
+  set_id INTEGER NOT NULL REFERENCES provenance_sets(id) ON DELETE CASCADE,
   key TEXT NOT NULL,
   source TEXT,
-  PRIMARY KEY (run_id, key)
-);)sql";
+  PRIMARY KEY (set_id, key)
+);
+CREATE VIEW IF NOT EXISTS provenance AS
+  SELECT runs.id AS run_id, e.key AS key, e.source AS source
+  FROM runs JOIN provenance_entries AS e ON e.set_id = runs.provenance_set;)sql";
 
 constexpr std::string_view kSweepsDdl = R"sql(
 CREATE TABLE IF NOT EXISTS sweeps (
@@ -179,6 +193,24 @@ constexpr MigrationStep kMigrations[] = {
     // results 1 -> 2: runs.variant, the name `tiersim compare` gives a configuration, so the
     // report labels it as the comparison did (issue 17). Old runs keep NULL: no variant known.
     {SchemaPart::kResults, 2, "ALTER TABLE runs ADD COLUMN variant TEXT NULL;"},
+    // results 2 -> 3: provenance as shared sets. Each old run's entries become a set of their own
+    // (its digest names the run, so a new set never matches one); the view replaces the table.
+    {SchemaPart::kResults, 3, R"sql(
+CREATE TABLE provenance_sets (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  digest TEXT NOT NULL UNIQUE
+);
+CREATE TABLE provenance_entries (
+  set_id INTEGER NOT NULL REFERENCES provenance_sets(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  source TEXT,
+  PRIMARY KEY (set_id, key)
+);
+ALTER TABLE runs ADD COLUMN provenance_set INTEGER NULL REFERENCES provenance_sets(id);
+INSERT INTO provenance_sets (id, digest) SELECT DISTINCT run_id, 'run ' || run_id FROM provenance;
+INSERT INTO provenance_entries (set_id, key, source) SELECT run_id, key, source FROM provenance;
+UPDATE runs SET provenance_set = id WHERE id IN (SELECT id FROM provenance_sets);
+DROP TABLE provenance;)sql"},
 };
 
 }  // namespace
@@ -187,10 +219,12 @@ const std::vector<SchemaPartDecl>& schema_parts() {
   static const std::vector<SchemaPartDecl> parts = {
       {SchemaPart::kResults,
        "results",
-       2,
-       {"runs", "metrics", "memory", "utilization", "timeline", "provenance"},
+       3,
+       {"runs", "metrics", "memory", "utilization", "timeline", "provenance_sets",
+        "provenance_entries"},
        false,
-       kResultsDdl},
+       kResultsDdl,
+       {"provenance"}},
       {SchemaPart::kSweeps, "sweeps", 1, {"sweeps", "sweep_failures"}, false, kSweepsDdl},
       {SchemaPart::kCalibration,
        "calibration",
@@ -269,7 +303,10 @@ void ensure_schema(Database& db, SchemaPart part) {
 bool is_tiersim_table(std::string_view table) {
   if (table == "schema_version") return true;
   for (const auto& d : schema_parts())
-    if (std::find(d.tables.begin(), d.tables.end(), table) != d.tables.end()) return true;
+    if (std::find(d.tables.begin(), d.tables.end(), table) != d.tables.end() ||
+        std::find(d.retired_tables.begin(), d.retired_tables.end(), table) !=
+            d.retired_tables.end())
+      return true;
   return false;
 }
 

@@ -35,6 +35,10 @@ struct SchemaPartDecl {
   // schema_version row; the ownership check accepts them (store/sqlite.cpp).
   bool legacy_unversioned;
   std::string_view ddl;  // CREATE ... IF NOT EXISTS statements
+  // Tables an older version of the part created and its migrations replace: a file not yet
+  // migrated still holds them, and is still tiersim's (results: `provenance`, a view since
+  // version 3).
+  std::vector<std::string_view> retired_tables = {};
 };
 
 const std::vector<SchemaPartDecl>& schema_parts();

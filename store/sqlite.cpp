@@ -54,6 +54,11 @@ Database::Database(const std::string& path, Access access)
     db_ = nullptr;
     throw StoreError("cannot open results database '" + path + "': " + msg);
   }
+  // SQLite calls this for every rollback of a whole transaction, including the ones it makes
+  // itself after an error; savepoints rolled back are counted by Transaction. The Database is
+  // neither copied nor moved, so `this` stays valid for the connection's life.
+  sqlite3_rollback_hook(
+      db_, [](void* self) { static_cast<Database*>(self)->count_rollback(); }, this);
   // The destructor does not run when a constructor throws: close here on every error path.
   try {
     sqlite3_busy_timeout(db_, 60000);
@@ -266,6 +271,7 @@ Transaction::~Transaction() {
       db_.exec(nested_ ? "ROLLBACK TO tiersim_nested; RELEASE tiersim_nested" : "ROLLBACK");
     } catch (...) {
     }
+    if (nested_) db_.count_rollback();  // SQLite's rollback hook does not see savepoints
   }
 }
 void Transaction::commit() {

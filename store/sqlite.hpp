@@ -86,6 +86,12 @@ class Database {
   bool read_only() const { return read_only_; }
   // True when the file holds a table of this name.
   bool has_table(std::string_view name);
+  // How many transactions and savepoints on this connection have been rolled back, by
+  // Transaction or by SQLite itself after an error. A cache of row ids this connection wrote is
+  // valid only while the count is unchanged: a rollback takes the rows, and AUTOINCREMENT's
+  // counter, back with it, so a later insert can be given the same id.
+  std::uint64_t rollbacks() const { return rollbacks_; }
+  void count_rollback() { ++rollbacks_; }
   [[noreturn]] void fail(std::string_view what, std::string_view sql) const;
 
  private:
@@ -96,6 +102,7 @@ class Database {
   sqlite3* db_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  std::uint64_t rollbacks_ = 0;
 };
 
 // The current time in UTC, formatted with strftime's `format`; the default is the ISO 8601 form

@@ -1,7 +1,9 @@
 // The results store: round trip, transactions, duplicates.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "config/scenario_loader.hpp"
 #include "sim/simulate.hpp"
@@ -216,7 +218,28 @@ INSERT INTO runs (created_at, tool_version, scenario_name, scenario_hash, scenar
   VALUES ('2026-01-01T00:00:00Z', '0.1', 'old-run', '0123456789abcdef', 'name: old-run',
           'inference', 1, '', 'nvme', NULL);
 INSERT INTO metrics VALUES (1, 'tokens_per_s', 12.5, 'tokens/s');
+INSERT INTO provenance VALUES (1, 'gpu.hbm_bytes', 'catalog gpu l40s'), (1, 'model.name', 'file');
 )sql");
+}
+
+// What a file's layout is, for comparing a migrated file with a fresh one: each table's and
+// view's name with its columns' names and declared types, in order.
+std::vector<std::string> layout(store::Database& db) {
+  std::vector<std::string> out;
+  auto objects = db.prepare(
+      "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+      "AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  while (objects.step()) {
+    const std::string name = objects.column_text(1);
+    std::string entry = objects.column_text(0);
+    entry.append(" ").append(name).append(":");
+    auto cols = db.prepare("SELECT name, type FROM pragma_table_info(?) ORDER BY cid");
+    cols.bind(1, name);
+    while (cols.step())
+      entry.append(" ").append(cols.column_text(0)).append(" ").append(cols.column_text(1));
+    out.push_back(entry);
+  }
+  return out;
 }
 
 bool runs_has_variant_column(store::Database& db) {
@@ -239,6 +262,7 @@ TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded 
     CHECK(runs[0].variant.empty());
     CHECK(runs[0].display_name() == "old-run");
     CHECK(runs[0].metric("tokens_per_s") == 12.5);
+    CHECK(runs[0].provenance.size() == 2);
     // Reading changed nothing.
     CHECK(store::stored_version(reader.database(), store::SchemaPart::kResults) == 1);
     CHECK_FALSE(runs_has_variant_column(reader.database()));
@@ -251,12 +275,110 @@ TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded 
   REQUIRE(old.size() == 1);
   CHECK(old[0].scenario_name == "old-run");
   CHECK(old[0].variant.empty());
+  // Version 3 keeps provenance as shared sets; the old run's entries became a set of its own.
+  const std::map<std::string, std::string> old_provenance = {{"gpu.hbm_bytes", "catalog gpu l40s"},
+                                                             {"model.name", "file"}};
+  CHECK(old[0].provenance == old_provenance);
+  {
+    // The migrated file has the layout a new file gets: same tables, views and columns.
+    store::ResultsStore fresh(dir.file("fresh.sqlite"));
+    CHECK(layout(writer.database()) == layout(fresh.database()));
+  }
   const Scenario s = load("opt30b-a6000-quant-kvoffload.yaml");
   const auto id =
       writer.save(s, sim::simulate(s), "9.9.9", "", store::OnDuplicate::kReplace, "named");
   CHECK(writer.run(id)->variant == "named");
+  CHECK(writer.run(id)->provenance == s.provenance);
   CHECK(writer.runs().size() == 2);
   // A second opening finds nothing left to migrate.
   store::ResultsStore again(path);
   CHECK(again.runs().size() == 2);
+  CHECK(again.run(old[0].id)->provenance == old_provenance);
+}
+
+TEST_CASE("results store: runs with the same provenance share one stored set", "[report][store]") {
+  test::TempDir dir;
+  const std::string path = dir.file("results.sqlite");
+  Scenario a = load("opt30b-a6000-quant-kvoffload.yaml");
+  const sim::RunResult r = sim::simulate(a);
+  Scenario b = a;  // another point of a sweep: another hash, the same provenance
+  b.hash = "b-" + a.hash;
+  Scenario c = a;  // a point whose resolution differs in one key
+  c.hash = "c-" + a.hash;
+  REQUIRE(!c.provenance.empty());
+  c.provenance.begin()->second = "set by a test";
+  std::int64_t ia = 0, ib = 0, ic = 0;
+  {
+    store::ResultsStore store(path);
+    ia = store.save(a, r, "9.9.9");
+    ib = store.save(b, r, "9.9.9");
+    ic = store.save(c, r, "9.9.9");
+  }
+  // A new connection finds the stored set by its digest rather than storing it again.
+  Scenario d = a;
+  d.hash = "d-" + a.hash;
+  store::ResultsStore store(path);
+  const auto id = store.save(d, r, "9.9.9");
+  auto count = [&](const std::string& sql) {
+    auto st = store.database().prepare(sql);
+    REQUIRE(st.step());
+    return st.column_int(0);
+  };
+  CHECK(count("SELECT count(*) FROM provenance_sets") == 2);
+  CHECK(count("SELECT count(DISTINCT provenance_set) FROM runs") == 2);
+  CHECK(count("SELECT count(*) FROM provenance_entries") ==
+        2 * static_cast<std::int64_t>(a.provenance.size()));
+  // The view gives every run its rows, as the per-run table of versions 1 and 2 did.
+  CHECK(count("SELECT count(*) FROM provenance") ==
+        4 * static_cast<std::int64_t>(a.provenance.size()));
+  CHECK(store.run(ia)->provenance == a.provenance);
+  CHECK(store.run(ib)->provenance == a.provenance);
+  CHECK(store.run(ic)->provenance == c.provenance);
+  CHECK(store.run(id)->provenance == a.provenance);
+  // Replacing a run leaves the set its neighbours share.
+  store.save(a, r, "9.9.9", "", store::OnDuplicate::kReplace);
+  CHECK(store.run(*store.find(a.hash, ""))->provenance == a.provenance);
+  CHECK(store.run(ib)->provenance == a.provenance);
+}
+
+TEST_CASE("results store: a set taken back by a rollback is never used for a later run",
+          "[report][store]") {
+  test::TempDir dir;
+  store::ResultsStore store(dir.file("results.sqlite"));
+  const Scenario a = load("opt30b-a6000-quant-kvoffload.yaml");
+  const sim::RunResult r = sim::simulate(a);
+  Scenario c = a;
+  c.hash = "c-" + a.hash;
+  c.provenance.begin()->second = "set by a test";
+  Scenario a2 = a;
+  a2.hash = "a2-" + a.hash;
+  {
+    // A sweep's batch given up: a's run and its new set are rolled back.
+    store::Transaction batch(store.database());
+    store.save(a, r, "9.9.9");
+  }
+  CHECK_FALSE(store.has(a.hash));
+  // c's set may be given the id a's set had; a2 must not be handed c's set for it.
+  const auto ic = store.save(c, r, "9.9.9");
+  const auto ia2 = store.save(a2, r, "9.9.9");
+  CHECK(store.run(ic)->provenance == c.provenance);
+  CHECK(store.run(ia2)->provenance == a.provenance);
+  // The same after a save fails and takes its own transaction back: a trigger refuses e's run
+  // row after e's new set has been stored.
+  Scenario e = a;
+  e.hash = "e-" + a.hash;
+  e.provenance.begin()->second = "another test value";
+  store.database().exec(
+      "CREATE TRIGGER refuse_e BEFORE INSERT ON runs WHEN NEW.scenario_hash LIKE 'e-%' "
+      "BEGIN SELECT RAISE(ABORT, 'refused by a test'); END");
+  CHECK_THROWS(store.save(e, r, "9.9.9"));
+  store.database().exec("DROP TRIGGER refuse_e");
+  Scenario f = c;
+  f.hash = "f-" + a.hash;
+  f.provenance.begin()->second = "a third test value";
+  const auto iff = store.save(f, r, "9.9.9");
+  e.hash = "e2-" + a.hash;
+  const auto ie = store.save(e, r, "9.9.9");
+  CHECK(store.run(iff)->provenance == f.provenance);
+  CHECK(store.run(ie)->provenance == e.provenance);
 }
