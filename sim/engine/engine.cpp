@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace tiersim::sim {
 
@@ -161,8 +162,10 @@ double Engine::reserve_many_from(double ready_s, const Demand* begin, const Dema
 void Flag::set() {
   if (set_) return;
   set_ = true;
-  for (auto h : waiters_) engine_->schedule(engine_->now(), h);
-  waiters_.clear();
+  if (!first_waiter_) return;
+  engine_->schedule(engine_->now(), std::exchange(first_waiter_, {}));
+  for (auto h : more_waiters_) engine_->schedule(engine_->now(), h);
+  more_waiters_.clear();
 }
 
 void Semaphore::release() {

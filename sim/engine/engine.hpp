@@ -398,7 +398,12 @@ class Flag {
     struct Awaiter {
       Flag& flag;
       bool await_ready() const noexcept { return flag.set_; }
-      void await_suspend(std::coroutine_handle<> h) { flag.waiters_.push_back(h); }
+      void await_suspend(std::coroutine_handle<> h) {
+        if (!flag.first_waiter_)
+          flag.first_waiter_ = h;
+        else
+          flag.more_waiters_.push_back(h);
+      }
       void await_resume() const noexcept {}
     };
     return Awaiter{*this};
@@ -407,7 +412,10 @@ class Flag {
  private:
   Engine* engine_;
   bool set_ = false;
-  std::vector<std::coroutine_handle<>> waiters_;
+  // The first waiter is kept inline: most flags (a module's weights ready, a stage's input) have
+  // exactly one, and a vector for it was an allocation and a free per flag, 4% of a sweep point.
+  std::coroutine_handle<> first_waiter_;
+  std::vector<std::coroutine_handle<>> more_waiters_;  // the others, in the order they came
 };
 
 // A counting semaphore (buffer slots): acquire waits for a free unit, FIFO.

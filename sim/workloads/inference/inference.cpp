@@ -53,24 +53,26 @@ class FlagQueue {
 };
 
 // A first-in-first-out queue of at most a fixed number of elements, in one allocation: the reads a
-// fetcher has in flight, indexed on every tensor (std::deque's indexing costs a division).
+// fetcher has in flight, indexed on every tensor (std::deque's indexing costs a division, and so
+// does a vector's size() for an element whose size is not a power of two: the capacity is kept).
 template <class T>
 class Ring {
  public:
   void reset(std::size_t capacity) {
-    items_.assign(std::max<std::size_t>(1, capacity), T{});
+    capacity_ = std::max<std::size_t>(1, capacity);
+    items_.assign(capacity_, T{});
     head_ = size_ = 0;
   }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   T& operator[](std::size_t i) {
     std::size_t k = head_ + i;
-    if (k >= items_.size()) k -= items_.size();
+    if (k >= capacity_) k -= capacity_;
     return items_[k];
   }
-  T& front() { return (*this)[0]; }
+  T& front() { return items_[head_]; }
   T& back() { return (*this)[size_ - 1]; }
-  bool full() const { return size_ == items_.size(); }
+  bool full() const { return size_ == capacity_; }
   // Appends an element and returns it, holding whatever the slot held last: the caller sets it.
   T& push_back() {
     if (full()) throw std::logic_error("Ring: full");
@@ -78,13 +80,13 @@ class Ring {
     return back();
   }
   void pop_front() {
-    head_ = head_ + 1 == items_.size() ? 0 : head_ + 1;
+    head_ = head_ + 1 == capacity_ ? 0 : head_ + 1;
     --size_;
   }
 
  private:
   std::vector<T> items_;
-  std::size_t head_ = 0, size_ = 0;
+  std::size_t capacity_ = 0, head_ = 0, size_ = 0;
 };
 
 struct StageResources {
