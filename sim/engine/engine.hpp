@@ -380,8 +380,9 @@ inline auto Resource::use(double amount, Tag tag, double fixed_s) {
     double fixed_s;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      Demand d{&resource, amount};
-      engine.schedule(engine.reserve_all(&d, &d + 1, tag, fixed_s), h);
+      // reserve_all's arithmetic for one demand, without its loops (every compute step).
+      engine.schedule(engine.reserve_from(engine.now(), Demand{&resource, amount}, tag, fixed_s),
+                      h);
     }
     void await_resume() const noexcept {}
   };

@@ -134,7 +134,9 @@ class InferenceSim {
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
-  Task fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag);
+  // Returns where the fetcher's clock ends: the caller waits until then. A plain function, not
+  // a coroutine: it never waits before the end, and a frame per module was 2,640 per point.
+  double fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag);
   double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
   double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
   void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
@@ -145,6 +147,13 @@ class InferenceSim {
                         std::shared_ptr<Latch> done);
   Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
   Task compute_module(int stage, int module, int pass, double sub_batch);
+  double layer_gpu_s(int pass, double sub_batch, double elements);
+  // True when compute_module of this module is one GPU step, layer_gpu_s long: a layer with its
+  // KV cache on the GPU and no tensor parallelism (compute_stage then makes that step itself,
+  // without a coroutine frame per layer).
+  bool one_gpu_step(const WeightModule& mod) const {
+    return mod.kind == WeightModule::Kind::kLayer && !(p_.kv_cache.cpu > 0) && !(tp_ > 1);
+  }
 
   Flag& stage_input(int pass, int stage, int micro) {
     return stages_[static_cast<std::size_t>(stage)].input->at(
@@ -309,8 +318,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
 // - a module's ready flag is set when its last read is on the GPU, by an event at that time.
 // What fetch_module does with events, and this does not: the per-tensor overhead, buffer and
 // landing events. The fetcher's own clock and the ready flags remain events.
-Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
-                                         std::uint64_t ready_flag) {
+double InferenceSim::fetch_module_reserved(int stage, int module, int pass,
+                                           std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
   // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce.
@@ -357,7 +366,7 @@ Task InferenceSim::fetch_module_reserved(int stage, int module, int pass,
     reads_.back().ready = flag;
     reads_.back().ready_not_before_s = clock;
   }
-  co_await engine_.until(clock);
+  return clock;
 }
 
 void InferenceSim::bounce(ReadInFlight& r) {
@@ -430,10 +439,41 @@ Task InferenceSim::fetch_stage(int stage) {
       if (st.slots->available() == 0 && st.fetched >= slots)
         bounce_modules_through(st.fetched - slots);
       co_await st.slots->acquire();
-      co_await fetch_module_reserved(stage, module, pass, st.fetched++);
+      co_await engine_.until(fetch_module_reserved(stage, module, pass, st.fetched++));
     }
   }
   if (!reads_.empty()) bounce_through(reads_.size() - 1);
+}
+
+// A layer's GPU time with its KV cache on the GPU (or the kernel part of one with it in host
+// DRAM, in prefill): the weights' dequantisation, the layer's kernels and the launch overhead.
+double InferenceSim::layer_gpu_s(int pass, double sub_batch, double elements) {
+  // The layers of a pass share their shape and context, so their kernel time is worked out for
+  // the first and reused (the same arithmetic on the same inputs, so the same value).
+  LayerTime& memo = layer_time_;
+  if (memo.pass == pass && memo.sub_batch == sub_batch && memo.elements == elements)
+    return memo.gpu_s;
+  const GpuSpec& gpu = s_.hardware.gpu;
+  const bool prefill = pass == 0;
+  const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
+  const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
+  const double gpu_kv = p_.kv_cache.gpu;
+  const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
+  const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
+  const double attn_flops = attention_flops(m_, tokens, context);
+  const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
+  const double kv_read = kv_distinct * decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
+  double kv_write = tokens * kv_tok / tp_;
+  // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
+  // attention keeps it on chip.
+  double score_bytes = prefill && !p_.stack.fused_attention
+                           ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context
+                           : 0.0;
+  LayerPass layer{tokens, attn_flops, kv_read, kv_write, score_bytes};
+  layer.kv_distinct_read_bytes = kv_distinct;
+  const double t = layer_kernel_s(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
+  memo = LayerTime{pass, sub_batch, elements, dequant_s + t + em_.layer_overhead_s};
+  return memo.gpu_s;
 }
 
 Task InferenceSim::compute_module(int stage, int module, int pass, double sub_batch) {
@@ -501,26 +541,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     co_await st.gpu->use(part2 + em_.layer_overhead_s / 2, tag);
   } else {
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
-    // The layers of a pass share their shape and context, so their kernel time is worked out for
-    // the first and reused (the same arithmetic on the same inputs, so the same value).
-    LayerTime& memo = layer_time_;
-    if (memo.pass != pass || memo.sub_batch != sub_batch || memo.elements != elements) {
-      const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
-      const double attn_flops = attention_flops(m_, tokens, context);
-      const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
-      const double kv_read = kv_distinct * decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
-      double kv_write = tokens * kv_tok / tp_;
-      // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
-      // attention keeps it on chip.
-      double score_bytes = prefill && !p_.stack.fused_attention
-                               ? 2.0 * 2.0 * sub_batch * (m_.heads / tp_) * context * context
-                               : 0.0;
-      LayerPass layer{tokens, attn_flops, kv_read, kv_write, score_bytes};
-      layer.kv_distinct_read_bytes = kv_distinct;
-      const double t = layer_kernel_s(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
-      memo = LayerTime{pass, sub_batch, elements, dequant_s + t + em_.layer_overhead_s};
-    }
-    co_await st.gpu->use(memo.gpu_s, tag);
+    co_await st.gpu->use(layer_gpu_s(pass, sub_batch, elements), tag);
     if (prefill && cpu_kv > 0) {
       const HostKvCache host_kv = zero_inference_host_kv(m_);
       const Tag kv_tag{Activity::kKvOffload, pass, module};
@@ -574,8 +595,14 @@ Task InferenceSim::compute_stage(int stage) {
           ++st.computed;
           if (stage == 0) weight_wait_s_ += engine_.now() - before;
         }
-        for (int g = 0; g < gpu_batches; ++g)
-          co_await compute_module(stage, module, pass, micro_batch / gpu_batches);
+        const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
+        for (int g = 0; g < gpu_batches; ++g) {
+          if (one_gpu_step(mod))
+            co_await st.gpu->use(layer_gpu_s(pass, micro_batch / gpu_batches, mod.elements()),
+                                 Tag{Activity::kCompute, pass, module});
+          else
+            co_await compute_module(stage, module, pass, micro_batch / gpu_batches);
+        }
         if (micro == n_micro_ - 1 && streamed(module)) st.slots->release();
       }
       if (stage + 1 < n_stages_) {
