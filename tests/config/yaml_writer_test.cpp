@@ -28,7 +28,8 @@ const std::vector<std::string> kScalars = {
     "", " lead", "trail ", "two  spaces", "null", "Null", "NULL", "~", "true", "no", "x, y", "[x]",
     "{x}", "a]b", "?", "? x", ":x", "'q'", "it's", "\"q\"", "tab\there", "new\nline", "caf\xc3\xa9",
     "%x", "@x", "`x`", "&a", "*a", "!t", "|x", ">x", "a=b", "(x)", "/path/to.yaml", "../up.yaml",
-    "_x", ".5", "+5", "a/b c", "5%", "1,000", "x}", "x]", "{", "}", ",x", "x,"};
+    "_x", ".5", "+5", "a/b c", "5%", "1,000", "x}", "x]", "{", "}", ",x", "x,",
+    "a, b: c", "a,b:", "a, #b", "a,#b", "a ,", "x,y,z", "one, two, three", "a,-b", "a, - b"};
 
 // A random tree of the shapes the resolved YAML has: block maps, block sequences of scalars,
 // flow maps and block maps, and flow maps and sequences.
