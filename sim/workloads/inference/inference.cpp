@@ -173,6 +173,7 @@ class InferenceSim {
   Resource* cpu_ = nullptr;
   std::unique_ptr<Semaphore> swap_buffers_;
   std::vector<WeightModule> modules_;
+  std::vector<double> module_elements_;  // each module's elements(), summed once per run
   std::vector<double> streamed_bytes_;
   std::array<std::vector<ModuleFetch>, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes
   NvmeArrayTiming nvme_timing_;
@@ -393,7 +394,16 @@ void InferenceSim::bounce_modules_through(std::uint64_t fetch_index) {
 // passes, so this is worked out once per run rather than per tensor and pass.
 void InferenceSim::plan_fetches() {
   const double small_limit = resident_param_limit_bytes(em_, p_.aio);
+  // Only routed experts fetched by the share a pass's tokens hit make the passes differ.
+  bool by_share = false;
+  if (p_.moe_fetch != MoeFetch::kAll)
+    for (const auto& mod : modules_)
+      for (const auto& t : mod.tensors) by_share = by_share || t.expert >= 0;
   for (int phase = 0; phase < 2; ++phase) {
+    if (phase == 1 && !by_share) {
+      fetch_plans_[1] = fetch_plans_[0];
+      break;
+    }
     // A runtime that fetches only routed experts needs, on average, the expected number of
     // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
     const double pass_tokens = phase == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
@@ -487,14 +497,15 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 
   if (mod.kind != WeightModule::Kind::kLayer) {
     // Embedding lookup is a gather; the head is one GEMM for the last position of each sequence.
-    co_await st.gpu->use(edge_module_s(m_, gpu, em_, mod.kind == WeightModule::Kind::kHead, tokens,
-                                       sub_batch, mod.elements(), tp_),
-                         tag);
+    co_await st.gpu->use(
+        edge_module_s(m_, gpu, em_, mod.kind == WeightModule::Kind::kHead, tokens, sub_batch,
+                      module_elements_[static_cast<std::size_t>(module)], tp_),
+        tag);
     co_return;
   }
 
   const double gpu_kv = p_.kv_cache.gpu, cpu_kv = p_.kv_cache.cpu;
-  const double elements = mod.elements();
+  const double elements = module_elements_[static_cast<std::size_t>(module)];
   // ZeRO-Inference's KV offload follows the transformers fork (model/llm.hpp HostKvCache); the
   // FlexGen block schedule keeps an fp16 host cache.
   const bool zero_inference = p_.schedule == Schedule::kZeroInference;
@@ -598,7 +609,8 @@ Task InferenceSim::compute_stage(int stage) {
         const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
         for (int g = 0; g < gpu_batches; ++g) {
           if (one_gpu_step(mod))
-            co_await st.gpu->use(layer_gpu_s(pass, micro_batch / gpu_batches, mod.elements()),
+            co_await st.gpu->use(layer_gpu_s(pass, micro_batch / gpu_batches,
+                                             module_elements_[static_cast<std::size_t>(module)]),
                                  Tag{Activity::kCompute, pass, module});
           else
             co_await compute_module(stage, module, pass, micro_batch / gpu_batches);
@@ -641,8 +653,10 @@ RunResult InferenceSim::run() {
   passes_ = std::max(1, w_.gen_tokens);
   modules_ = weight_modules(m_, p_);
   n_modules_ = static_cast<int>(modules_.size());
-  for (const auto& mod : modules_)
+  for (const auto& mod : modules_) {
     streamed_bytes_.push_back(mod.bytes() * (p_.weights.cpu + p_.weights.nvme));
+    module_elements_.push_back(mod.elements());
+  }
 
   const HostSpec& host = s_.hardware.host;
   const GpuSpec& gpu = s_.hardware.gpu;
