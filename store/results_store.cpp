@@ -194,7 +194,7 @@ std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::strin
                 provenance.size());
   std::int64_t id = 0;
   auto& find = inserts_->find_set;
-  find.bind(1, std::string(digest));
+  find.bind(1, digest);
   if (find.step()) {
     id = find.column_int(0);
     find.reset();
@@ -209,7 +209,7 @@ std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::strin
                        " of different entries (a hash collision); the run was not stored");
   } else {
     find.reset();
-    inserts_->add_set.bind(1, std::string(digest)).run();
+    inserts_->add_set.bind(1, digest).run();
     id = db_.last_insert_rowid();
     auto& entry = inserts_->set_entry;
     for (const auto& [key, source] : provenance)

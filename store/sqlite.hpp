@@ -91,7 +91,6 @@ class Database {
   // valid only while the count is unchanged: a rollback takes the rows, and AUTOINCREMENT's
   // counter, back with it, so a later insert can be given the same id.
   std::uint64_t rollbacks() const { return rollbacks_; }
-  void count_rollback() { ++rollbacks_; }
   [[noreturn]] void fail(std::string_view what, std::string_view sql) const;
 
  private:
@@ -103,6 +102,8 @@ class Database {
   std::string path_;
   bool read_only_ = false;
   std::uint64_t rollbacks_ = 0;
+  void count_rollback() { ++rollbacks_; }
+  friend class Transaction;  // counts the savepoints it rolls back
 };
 
 // The current time in UTC, formatted with strftime's `format`; the default is the ISO 8601 form

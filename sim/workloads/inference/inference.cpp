@@ -551,6 +551,8 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
                          sub_batch * context * kv_tok * gpu_kv / tp_);
     co_await st.gpu->use(part2 + em_.layer_overhead_s / 2, tag);
   } else {
+    // Where one_gpu_step holds, this GPU step is all of the module and compute_stage makes it
+    // itself without calling here: a step added to such layers must narrow one_gpu_step too.
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
     co_await st.gpu->use(layer_gpu_s(pass, sub_batch, elements), tag);
     if (prefill && cpu_kv > 0) {
