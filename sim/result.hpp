@@ -62,6 +62,8 @@ struct RunResult {
   std::string bottleneck;
   std::vector<Metric> metrics;  // every scalar output, with its unit
   std::vector<TimelineSpan> timeline;  // filled when tracing
+  // Events the engine processed: a measure of simulation work, not a result. 0 where the
+  // workload worked out its timeline without processes (inference's run_direct).
   std::uint64_t events = 0;
 
   double metric(const std::string& name, double fallback = 0) const {

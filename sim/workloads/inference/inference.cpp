@@ -136,7 +136,11 @@ class InferenceSim {
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
   // Returns where the fetcher's clock ends: the caller waits until then. A plain function, not
   // a coroutine: it never waits before the end, and a frame per module was 2,640 per point.
-  double fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag);
+  double fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag,
+                               double start_s);
+  // The module with this fetch number has its weights on the GPU at `t_s` [s]: its ready flag is
+  // set then (an event), or, on the direct path, the time is kept for compute to read.
+  void weights_ready_at(std::uint64_t fetch_index, double t_s);
   double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
   double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
   void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
@@ -148,6 +152,11 @@ class InferenceSim {
   Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
   Task compute_module(int stage, int module, int pass, double sub_batch);
   double layer_gpu_s(int pass, double sub_batch, double elements);
+  // An embedding or head module's GPU time: compute_module's one step for it.
+  double edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
+  // The direct path (run_direct): fetch_stage's and compute_stage's timelines without events.
+  void run_direct();
+  void compute_direct_through(std::uint64_t fetch_index);
   // True when compute_module of this module is one GPU step, layer_gpu_s long: a layer with its
   // KV cache on the GPU and no tensor parallelism (compute_stage then makes that step itself,
   // without a coroutine frame per layer).
@@ -186,7 +195,7 @@ class InferenceSim {
     double free_s = 0;        // [s] its buffer is free: the data is on the GPU
     int pass = 0, module = 0;
     std::uint64_t fetch_index = 0;  // the module's number in fetch order
-    Flag* ready = nullptr;          // the module's ready flag, when this is its last read
+    bool sets_ready = false;        // the module's last read: its landing makes it ready
     double ready_not_before_s = 0;  // [s] when the fetcher was done with that module
   };
   Ring<ReadInFlight> reads_;  // at most one per swap buffer
@@ -201,6 +210,18 @@ class InferenceSim {
   LayerTime layer_time_;
   bool event_per_tensor_ = false;  // SimOptions::event_per_tensor
   bool reserve_ahead_ = false;     // fetch with fetch_module_reserved (see there)
+  bool direct_ = false;            // run_direct (see there)
+  // The direct path's state: where compute_stage's process would be, and which module it would
+  // compute next; when each fetched module's weights are ready, by fetch number modulo the size
+  // (compute is never more than the prefetch slots behind the fetcher).
+  struct DirectCompute {
+    double clock_s = 0;  // [s]
+    int pass = 0;
+    std::size_t position = 0;  // in the stage's modules
+    std::uint64_t computed = 0;  // streamed modules computed
+  };
+  DirectCompute compute_;
+  std::vector<double> ready_at_s_;
   void bounce(ReadInFlight& r);
   void bounce_landed_by(double t_s);
   void bounce_through(std::size_t i);
@@ -320,13 +341,13 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
 // What fetch_module does with events, and this does not: the per-tensor overhead, buffer and
 // landing events. The fetcher's own clock and the ready flags remain events.
 double InferenceSim::fetch_module_reserved(int stage, int module, int pass,
-                                           std::uint64_t ready_flag) {
+                                           std::uint64_t ready_flag, double start_s) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
   // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce.
   const bool bounces = p_.io_path != IoPath::kGds;
   const double overhead_s = em_.fetch_overhead_s;
-  double clock = engine_.now();  // where fetch_module's process would be
+  double clock = start_s;  // where fetch_module's process would be
   for (const TensorFetch& t : plan.tensors) {
     clock = clock + overhead_s;
     if (bounces) bounce_landed_by(clock);
@@ -349,7 +370,7 @@ double InferenceSim::fetch_module_reserved(int stage, int module, int pass,
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
-    r.ready = nullptr;
+    r.sets_ready = false;
     if (bounces) {
       r.bounce_bytes = t.link_bytes;
     } else {
@@ -358,22 +379,28 @@ double InferenceSim::fetch_module_reserved(int stage, int module, int pass,
     }
   }
   // fetch_module's signal_ready starts when the fetcher is done and waits for the last read.
-  Flag* flag = &st.weights_ready->at(ready_flag);
   if (plan.nvme_reads == 0) {
-    engine_.set_at(clock, *flag);
+    weights_ready_at(ready_flag, clock);
   } else if (bounced_ == reads_.size()) {
-    engine_.set_at(std::max(reads_.back().free_s, clock), *flag);
+    weights_ready_at(ready_flag, std::max(reads_.back().free_s, clock));
   } else {
-    reads_.back().ready = flag;
+    reads_.back().sets_ready = true;
     reads_.back().ready_not_before_s = clock;
   }
   return clock;
 }
 
+void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
+  if (direct_)
+    ready_at_s_[static_cast<std::size_t>(fetch_index % ready_at_s_.size())] = t_s;
+  else
+    engine_.set_at(t_s, stages_.front().weights_ready->at(fetch_index));
+}
+
 void InferenceSim::bounce(ReadInFlight& r) {
   r.free_s = engine_.reserve_from(r.lands_s, Demand{stages_.front().h2d, r.bounce_bytes},
                                   Tag{Activity::kWeightsBounce, r.pass, r.module}, 0.0);
-  if (r.ready) engine_.set_at(std::max(r.free_s, r.ready_not_before_s), *r.ready);
+  if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
 inline void InferenceSim::bounce_landed_by(double t_s) {
@@ -449,7 +476,8 @@ Task InferenceSim::fetch_stage(int stage) {
       if (st.slots->available() == 0 && st.fetched >= slots)
         bounce_modules_through(st.fetched - slots);
       co_await st.slots->acquire();
-      co_await engine_.until(fetch_module_reserved(stage, module, pass, st.fetched++));
+      co_await engine_.until(
+          fetch_module_reserved(stage, module, pass, st.fetched++, engine_.now()));
     }
   }
   if (!reads_.empty()) bounce_through(reads_.size() - 1);
@@ -486,6 +514,13 @@ double InferenceSim::layer_gpu_s(int pass, double sub_batch, double elements) {
   return memo.gpu_s;
 }
 
+// Embedding lookup is a gather; the head is one GEMM for the last position of each sequence.
+double InferenceSim::edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch) {
+  const double tokens = pass == 0 ? sub_batch * w_.prompt_tokens : sub_batch;
+  return edge_module_s(m_, s_.hardware.gpu, em_, mod.kind == WeightModule::Kind::kHead, tokens,
+                       sub_batch, module_elements_[static_cast<std::size_t>(module)], tp_);
+}
+
 Task InferenceSim::compute_module(int stage, int module, int pass, double sub_batch) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
@@ -496,11 +531,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   const Tag tag{Activity::kCompute, pass, module};
 
   if (mod.kind != WeightModule::Kind::kLayer) {
-    // Embedding lookup is a gather; the head is one GEMM for the last position of each sequence.
-    co_await st.gpu->use(
-        edge_module_s(m_, gpu, em_, mod.kind == WeightModule::Kind::kHead, tokens, sub_batch,
-                      module_elements_[static_cast<std::size_t>(module)], tp_),
-        tag);
+    co_await st.gpu->use(edge_gpu_s(mod, module, pass, sub_batch), tag);
     co_return;
   }
 
@@ -631,6 +662,79 @@ Task InferenceSim::compute_stage(int stage) {
   }
 }
 
+// fetch_stage's and compute_stage's timelines worked out by one loop, without an event: where
+// fetch_module_reserved already reserves the fetcher's resources itself (one stage, no KV cache in
+// host DRAM), and compute is one GPU step per module and GPU batch (one micro-batch, no tensor
+// parallelism), the GPU is compute's alone and everything else the fetcher's, so each keeps its
+// reservations in its own order whichever runs ahead. What links the two is waiting:
+// - compute of a module starts when the module before it is done and its weights are ready (the
+//   time weights_ready_at keeps): the time the compute process would resume at;
+// - the fetcher takes a prefetch slot when compute frees it, after the module fetched `slots`
+//   modules before: it goes on at the later of its own clock and that time. When its slot was
+//   free already, that module's reads were all bounced (its weights had to be ready to be
+//   computed), so bouncing them first, as fetch_stage does when it has to wait, changes nothing.
+// Compute is worked out lazily, as far as the fetcher needs it, and to the end after the last
+// fetch. Same reservations from the same times in the same order per resource as the two
+// processes make, so the same results bit for bit (tested against an event per tensor); the
+// engine processes no event. The run's makespan is compute's last step.
+void InferenceSim::run_direct() {
+  StageResources& st = stages_.front();
+  const auto slots = static_cast<std::uint64_t>(p_.prefetch_layers + 1);
+  ready_at_s_.assign(static_cast<std::size_t>(slots + 1), 0.0);
+  double fetch_clock = 0;  // [s] where fetch_stage's process would be
+  std::uint64_t fetched = 0;
+  for (int pass = 0; pass < passes_; ++pass) {
+    for (int module : st.modules) {
+      if (!streamed(module)) continue;
+      if (fetched >= slots) {
+        bounce_modules_through(fetched - slots);
+        compute_direct_through(fetched - slots);
+        fetch_clock = std::max(fetch_clock, compute_.clock_s);
+      }
+      fetch_clock = fetch_module_reserved(0, module, pass, fetched++, fetch_clock);
+    }
+  }
+  if (!reads_.empty()) bounce_through(reads_.size() - 1);
+  compute_direct_through(UINT64_MAX);
+}
+
+// Computes modules in compute_stage's order until the streamed module with this fetch number is
+// done (all of them for UINT64_MAX), each as compute_stage would: wait for the weights, then one
+// GPU step per GPU batch, from where the process would be.
+void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
+  StageResources& st = stages_.front();
+  const double micro_batch = double(w_.batch) / n_micro_;
+  const int gpu_batches = p_.schedule == Schedule::kFlexGenBlock ? std::max(1, p_.gpu_batches) : 1;
+  DirectCompute& c = compute_;
+  while (c.pass < passes_) {
+    if (fetch_index != UINT64_MAX && c.computed > fetch_index) return;
+    const int module = st.modules[c.position];
+    const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
+    if (streamed(module)) {
+      const double ready =
+          ready_at_s_[static_cast<std::size_t>(c.computed % ready_at_s_.size())];
+      const double before = c.clock_s;
+      c.clock_s = std::max(c.clock_s, ready);
+      weight_wait_s_ += c.clock_s - before;
+      ++c.computed;
+    }
+    const Tag tag{Activity::kCompute, c.pass, module};
+    for (int g = 0; g < gpu_batches; ++g) {
+      const double sub_batch = micro_batch / gpu_batches;
+      const double gpu_s =
+          mod.kind == WeightModule::Kind::kLayer
+              ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
+              : edge_gpu_s(mod, module, c.pass, sub_batch);
+      c.clock_s = engine_.reserve_from(c.clock_s, Demand{st.gpu, gpu_s}, tag, 0.0);
+    }
+    if (++c.position == st.modules.size()) {
+      if (c.pass == 0) prefill_end_s_ = c.clock_s;
+      c.position = 0;
+      ++c.pass;
+    }
+  }
+}
+
 RunResult InferenceSim::run() {
   RunResult result;
   result.workload = "inference";
@@ -701,16 +805,24 @@ RunResult InferenceSim::run() {
   // unless several stages fetch or CPU attention uses the links and the CPU
   // (fetch_module_reserved).
   reserve_ahead_ = !event_per_tensor_ && n_stages_ == 1 && p_.kv_cache.cpu <= 0;
+  // Without events where compute is one GPU step per module (run_direct). A trace keeps the
+  // processes: its spans come out in the order the events make them.
+  direct_ = reserve_ahead_ && n_micro_ == 1 && !(tp_ > 1) && !engine_.tracing() &&
+            !stages_.front().modules.empty();
 
-  for (int micro = 0; micro < n_micro_; ++micro) stage_input(0, 0, micro).set();
-
-  for (int i = 0; i < n_stages_; ++i) {
-    engine_.spawn(fetch_stage(i));
-    engine_.spawn(compute_stage(i));
+  double total_s = 0;
+  if (direct_) {
+    run_direct();
+    total_s = compute_.clock_s;
+  } else {
+    for (int micro = 0; micro < n_micro_; ++micro) stage_input(0, 0, micro).set();
+    for (int i = 0; i < n_stages_; ++i) {
+      engine_.spawn(fetch_stage(i));
+      engine_.spawn(compute_stage(i));
+    }
+    engine_.run();
+    total_s = engine_.now();
   }
-  engine_.run();
-
-  const double total_s = engine_.now();
   const double prefill_s = prefill_end_s_;
   set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
   result.set("weight_wait_s", weight_wait_s_, "s");
