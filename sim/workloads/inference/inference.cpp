@@ -217,7 +217,7 @@ class InferenceSim {
   struct DirectCompute {
     double clock_s = 0;  // [s]
     int pass = 0;
-    std::size_t position = 0;  // in the stage's modules
+    std::size_t position = 0;    // in the stage's modules
     std::uint64_t computed = 0;  // streamed modules computed
   };
   DirectCompute compute_;
@@ -711,8 +711,7 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
     const int module = st.modules[c.position];
     const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
     if (streamed(module)) {
-      const double ready =
-          ready_at_s_[static_cast<std::size_t>(c.computed % ready_at_s_.size())];
+      const double ready = ready_at_s_[static_cast<std::size_t>(c.computed % ready_at_s_.size())];
       const double before = c.clock_s;
       c.clock_s = std::max(c.clock_s, ready);
       weight_wait_s_ += c.clock_s - before;
