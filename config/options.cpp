@@ -499,27 +499,51 @@ bool option_unset(const Option& o, Scenario& s) {
   return false;
 }
 
-YAML::Node option_yaml(const Option& o, Scenario& s) {
+bool option_scalar(const Option& o, Scenario& s, std::string& text) {
   FieldRef ref = o.field(s);
   switch (o.type) {
     case ValueType::kInt:
-      return scalar_node(std::to_string(*std::get<int*>(ref)));
+      text = std::to_string(*std::get<int*>(ref));
+      return true;
     case ValueType::kNumber:
     case ValueType::kSize:
-      return scalar_node(format_number(*std::get<double*>(ref)));
+      text = format_number(*std::get<double*>(ref));
+      return true;
     case ValueType::kDuration:
-      return scalar_node(format_number(*std::get<double*>(ref)) + "s");
+      text = format_number(*std::get<double*>(ref)) + "s";
+      return true;
     case ValueType::kBool:
-      return scalar_node(*std::get<bool*>(ref) ? "true" : "false");
+      text = *std::get<bool*>(ref) ? "true" : "false";
+      return true;
     case ValueType::kText:
     case ValueType::kPath:
-      return scalar_node(*std::get<std::string*>(ref));
+      text = *std::get<std::string*>(ref);
+      return true;
     case ValueType::kChoice:
-      return scalar_node(o.choices.at(static_cast<std::size_t>(std::get<EnumRef>(ref).get())));
+      text = o.choices.at(static_cast<std::size_t>(std::get<EnumRef>(ref).get()));
+      return true;
     case ValueType::kPlacement: {
       const Placement& p = *std::get<Placement*>(ref);
       for (std::size_t i = 0; i < o.choices.size(); ++i)
-        if (p.on(static_cast<Tier>(i)) == 1.0) return scalar_node(o.choices[i]);
+        if (p.on(static_cast<Tier>(i)) == 1.0) {
+          text = o.choices[i];
+          return true;
+        }
+      return false;
+    }
+    case ValueType::kReferences:
+      return false;
+  }
+  return false;
+}
+
+YAML::Node option_yaml(const Option& o, Scenario& s) {
+  std::string text;
+  if (option_scalar(o, s, text)) return scalar_node(text);
+  FieldRef ref = o.field(s);
+  switch (o.type) {
+    case ValueType::kPlacement: {
+      const Placement& p = *std::get<Placement*>(ref);
       YAML::Node m(YAML::NodeType::Map);
       m.SetStyle(YAML::EmitterStyle::Flow);
       for (std::size_t i = 0; i < o.choices.size(); ++i)
@@ -542,6 +566,8 @@ YAML::Node option_yaml(const Option& o, Scenario& s) {
       }
       return list;
     }
+    default:
+      break;
   }
   return YAML::Node();
 }

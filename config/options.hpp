@@ -91,6 +91,9 @@ const std::vector<std::string>& workload_kind_names();
 void read_option(const YNode& node, const Option& opt, Scenario& s);
 // The option's current value in `s` as YAML (canonical: reading it back gives the same value).
 YAML::Node option_yaml(const Option& opt, Scenario& s);
+// The same value's text when option_yaml gives a scalar (every type but a placement split over
+// tiers and a reference list), without building a node: true and `text` set, else false.
+bool option_scalar(const Option& opt, Scenario& s, std::string& text);
 // True when the option is optional-without-default and `s` holds no value for it.
 bool option_unset(const Option& opt, Scenario& s);
 

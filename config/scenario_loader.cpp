@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 
 #include "config/device_profile.hpp"
 #include "config/options.hpp"
@@ -80,8 +79,9 @@ std::string join_path(const std::string& base, const std::string& rel) {
 // The option's value in `s` as text that is equal exactly when the values are: the scalar itself,
 // or the emitted YAML for maps and lists. Scalars skip the YAML emitter, which is slow.
 std::string value_text(const Option& o, Scenario& s) {
-  const YAML::Node n = option_yaml(o, s);
-  return n.IsScalar() ? n.Scalar() : YAML::Dump(n);
+  std::string text;
+  if (option_scalar(o, s, text)) return text;
+  return YAML::Dump(option_yaml(o, s));
 }
 
 // True when `text`, read as YAML, is exactly one plain scalar with this same text: then it needs
@@ -532,35 +532,9 @@ void Loader::check_serving() const {
             "replica (gpu count = tensor) with weights on nvme");
 }
 
-// The map at dotted `path` below `root`, created (in its parent, recursively) when first asked
-// for, so that sections appear in the order of the first key written below them. `sections`
-// remembers the maps made: looking a key up in a YAML::Node map compares it with every key there.
-YAML::Node section(YAML::Node root, std::unordered_map<std::string, YAML::Node>& sections,
-                   const std::string& path) {
-  if (path.empty()) return root;
-  if (auto it = sections.find(path); it != sections.end()) return it->second;
-  const auto dot = path.rfind('.');
-  YAML::Node parent =
-      section(root, sections, dot == std::string::npos ? std::string() : path.substr(0, dot));
-  YAML::Node map(YAML::NodeType::Map);
-  parent.force_insert(path.substr(dot == std::string::npos ? 0 : dot + 1), map);
-  sections.emplace(path, map);
-  return map;
-}
-
-// Inserts `value` at a dotted path of `root`, creating the maps on the way. Each path is written
-// once, so the key is appended without a search.
-void put(YAML::Node root, std::unordered_map<std::string, YAML::Node>& sections,
-         const std::string& path, const YAML::Node& value) {
-  const auto dot = path.rfind('.');
-  YAML::Node parent =
-      section(root, sections, dot == std::string::npos ? std::string() : path.substr(0, dot));
-  parent.force_insert(path.substr(dot == std::string::npos ? 0 : dot + 1), value);
-}
-
 std::string Loader::emit_resolved() {
-  YAML::Node root(YAML::NodeType::Map);
-  std::unordered_map<std::string, YAML::Node> sections;
+  YamlDocument doc;
+  std::string text;
   const bool has_nvme = s_.hardware.nvme.count > 0;
   // A profile without a catalog drive has no catalog values: write only the fields set by hand
   // (the struct defaults, e.g. read_gbps 0, would not pass the range checks on reload).
@@ -581,9 +555,12 @@ std::string Loader::emit_resolved() {
         std::find(std::begin(kFlexGenReplacedKeys), std::end(kFlexGenReplacedKeys), o.path) !=
             std::end(kFlexGenReplacedKeys))
       continue;
-    put(root, sections, o.path, option_yaml(o, s_));
+    if (option_scalar(o, s_, text))
+      doc.put_scalar(o.path, std::move(text));
+    else
+      doc.put_node(o.path, option_yaml(o, s_));
   }
-  return write_yaml(root) + "\n";
+  return doc.text() + "\n";
 }
 
 Scenario Loader::run() {

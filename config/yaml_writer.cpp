@@ -52,16 +52,19 @@ std::string yaml_cpp_scalar(const std::string& s, Context context) {
   return text.substr(1, text.size() - 2);
 }
 
+void scalar_text(const std::string& s, Context context, std::string& out) {
+  if (always_plain(s, context))
+    out += s;
+  else
+    out += yaml_cpp_scalar(s, context);
+}
+
 void scalar(const YAML::Node& n, Context context, std::string& out) {
   if (n.IsNull()) {
     out += '~';
     return;
   }
-  const std::string& s = n.Scalar();
-  if (always_plain(s, context))
-    out += s;
-  else
-    out += yaml_cpp_scalar(s, context);
+  scalar_text(n.Scalar(), context, out);
 }
 
 bool is_flow(const YAML::Node& n) {
@@ -184,6 +187,80 @@ std::string write_yaml(const YAML::Node& node) {
   YAML::Emitter out;  // any other shape: yaml-cpp itself
   out << node;
   return out.c_str();
+}
+
+YamlDocument::Map& YamlDocument::section(const std::string& path) {
+  if (path.empty()) return maps_.front();
+  if (auto it = index_.find(path); it != index_.end()) return maps_[it->second];
+  const auto dot = path.rfind('.');
+  const std::size_t parent =
+      &section(dot == std::string::npos ? std::string() : path.substr(0, dot)) - maps_.data();
+  const std::size_t child = maps_.size();
+  maps_.emplace_back();
+  Entry e;
+  e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
+  e.map = child;
+  maps_[parent].entries.push_back(std::move(e));
+  index_.emplace(path, child);
+  return maps_[child];
+}
+
+void YamlDocument::put_scalar(const std::string& path, std::string text) {
+  const auto dot = path.rfind('.');
+  Map& parent = section(dot == std::string::npos ? std::string() : path.substr(0, dot));
+  Entry e;
+  e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
+  e.scalar = std::move(text);
+  parent.entries.push_back(std::move(e));
+}
+
+void YamlDocument::put_node(const std::string& path, const YAML::Node& value) {
+  const auto dot = path.rfind('.');
+  Map& parent = section(dot == std::string::npos ? std::string() : path.substr(0, dot));
+  Entry e;
+  e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
+  e.node = value;
+  e.is_node = true;
+  parent.entries.push_back(std::move(e));
+}
+
+YAML::Node YamlDocument::tree(std::size_t map) const {
+  YAML::Node out(YAML::NodeType::Map);
+  for (const Entry& e : maps_[map].entries) {
+    if (e.map != kNoMap)
+      out.force_insert(e.key, tree(e.map));
+    else if (e.is_node)
+      out.force_insert(e.key, e.node);
+    else
+      out.force_insert(e.key, YAML::Node(e.scalar));
+  }
+  return out;
+}
+
+// block_map's layout for a map of this document: the same text, without building the tree.
+bool YamlDocument::write_map(std::size_t map, int indent, std::string& out) const {
+  for (const Entry& e : maps_[map].entries) {
+    new_line(indent, out);
+    scalar_text(e.key, Context::kBlock, out);
+    out += ':';
+    if (e.map != kNoMap) {
+      // A section always has an entry below it (put_* creates sections for their keys only).
+      if (!write_map(e.map, indent + 2, out)) return false;
+    } else if (e.is_node) {
+      if (!map_value(e.node, indent, out)) return false;
+    } else {
+      out += ' ';
+      scalar_text(e.scalar, Context::kBlock, out);
+    }
+  }
+  return true;
+}
+
+std::string YamlDocument::text() const {
+  std::string out;
+  // write_yaml writes an empty map, or any shape its own writer does not, through yaml-cpp.
+  if (!maps_.front().entries.empty() && write_map(0, 0, out)) return out;
+  return write_yaml(tree(0));
 }
 
 }  // namespace tiersim::config

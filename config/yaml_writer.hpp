@@ -12,12 +12,46 @@
 // generated trees and scalars.
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace tiersim::config {
 
 // The text YAML::Emitter writes for `node` (without a trailing newline, as Emitter::c_str()).
 // Tags, anchors and aliases are not written (tiersim's trees have none).
 std::string write_yaml(const YAML::Node& node);
+
+// A block map built key by key at dotted paths, written as write_yaml writes the yaml-cpp tree
+// with the same entries (tree()), without building that tree: every scenario load writes its
+// resolved YAML this way, and the tree's nodes were a quarter of a sweep point's load. Sections
+// appear in the order of the first key written below them; each path is written once.
+class YamlDocument {
+ public:
+  YamlDocument() : maps_(1) {}
+  void put_scalar(const std::string& path, std::string text);       // a scalar (its text)
+  void put_node(const std::string& path, const YAML::Node& value);  // a flow map or a sequence
+  std::string text() const;                                         // write_yaml(tree())
+  YAML::Node tree() const { return tree(0); }
+
+ private:
+  static constexpr std::size_t kNoMap = static_cast<std::size_t>(-1);
+  struct Entry {
+    std::string key;
+    std::size_t map = kNoMap;  // a section: maps_[map]
+    bool is_node = false;
+    std::string scalar;
+    YAML::Node node;
+  };
+  struct Map {
+    std::vector<Entry> entries;
+  };
+  Map& section(const std::string& path);
+  YAML::Node tree(std::size_t map) const;
+  bool write_map(std::size_t map, int indent, std::string& out) const;
+  std::vector<Map> maps_;                               // [0] the document
+  std::unordered_map<std::string, std::size_t> index_;  // section path -> maps_ index
+};
 
 }  // namespace tiersim::config
