@@ -125,6 +125,11 @@ class InferenceSim {
     double cpu_bytes = 0;
     double read_s = 0;      // [s] the NVMe read (NvmeArrayTiming::read_s)
     double link_bytes = 0;  // [bytes] of the NVMe part on each GPU's link (nvme_bytes / tp)
+    // The same as each resource's work (Resource::work_s), for fetch_module_reserved, which
+    // reserves them with Engine::reserve_work_from: the stage-0 resources (all stages' links
+    // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
+    // AIO: the bounce), and the host part's copy over the link and (pageable) on the CPU.
+    double read_work_s = 0, link_work_s = 0, host_link_work_s = 0, host_cpu_work_s = 0;
   };
   struct ModuleFetch {
     std::vector<TensorFetch> tensors;  // in fetch order; tensors with nothing to move left out
@@ -136,13 +141,27 @@ class InferenceSim {
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
   // Returns where the fetcher's clock ends: the caller waits until then. A plain function, not
   // a coroutine: it never waits before the end, and a frame per module was 2,640 per point.
-  double fetch_module_reserved(int stage, int module, int pass, std::uint64_t ready_flag,
-                               double start_s);
+  // Stage 0's: the path runs where there is one stage.
+  double fetch_module_reserved(int module, int pass, std::uint64_t ready_flag, double start_s);
   // The module with this fetch number has its weights on the GPU at `t_s` [s]: its ready flag is
   // set then (an event), or, on the direct path, the time is kept for compute to read.
   void weights_ready_at(std::uint64_t fetch_index, double t_s);
   double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
   double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
+  double pageable_copy_s(const Resource& h2d, double bytes) const;
+  // reserve_host_copy and reserve_read on stage 0 with the work worked out in plan_fetches.
+  double reserve_host_copy_work(double ready_s, const TensorFetch& t, const Tag& tag) {
+    Resource& h2d = *stages_.front().h2d;
+    if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work_s, tag);
+    return engine_.reserve_work_from(ready_s, h2d, t.host_link_work_s, *cpu_, t.host_cpu_work_s,
+                                     tag);
+  }
+  double reserve_read_work(double ready_s, const TensorFetch& t, const Tag& tag) {
+    if (p_.io_path != IoPath::kGds)
+      return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, tag);
+    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, *stages_.front().h2d,
+                                     t.link_work_s, tag);
+  }
   void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                        const std::shared_ptr<Latch>& done);
   Task issue_nvme_read_later(Resource* h2d, const TensorFetch& t, int pass, int module,
@@ -191,7 +210,7 @@ class InferenceSim {
   // GPU is not reserved yet (AIO).
   struct ReadInFlight {
     double lands_s = 0;       // [s] on the GPU (GDS) or in its swap buffer (AIO)
-    double bounce_bytes = 0;  // [bytes] AIO: to copy to the GPU once landed
+    double bounce_work_s = 0;  // [s] AIO: the copy to the GPU once landed, on the link
     double free_s = 0;        // [s] its buffer is free: the data is on the GPU
     int pass = 0, module = 0;
     std::uint64_t fetch_index = 0;  // the module's number in fetch order
@@ -267,10 +286,14 @@ double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu
   const Tag tag{Activity::kWeightsCpu, pass, module};
   const double bytes = cpu_bytes / tp_;
   if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, bytes}, tag, 0.0);
-  const double copy_s =
-      bytes / std::min(h2d->rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
-  const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, copy_s}};
+  const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, pageable_copy_s(*h2d, bytes)}};
   return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
+}
+
+// [s] of CPU time a pageable copy of `bytes` over `h2d` takes: no faster than the link or the
+// staging memcpy.
+double InferenceSim::pageable_copy_s(const Resource& h2d, double bytes) const {
+  return bytes / std::min(h2d.rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
 }
 
 // The same read issued from a process of its own, which reserves later in the same instant, after
@@ -340,19 +363,20 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
 // - a module's ready flag is set when its last read is on the GPU, by an event at that time.
 // What fetch_module does with events, and this does not: the per-tensor overhead, buffer and
 // landing events. The fetcher's own clock and the ready flags remain events.
-double InferenceSim::fetch_module_reserved(int stage, int module, int pass,
-                                           std::uint64_t ready_flag, double start_s) {
-  StageResources& st = stages_[static_cast<std::size_t>(stage)];
+double InferenceSim::fetch_module_reserved(int module, int pass, std::uint64_t ready_flag,
+                                           double start_s) {
   const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
   // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce.
   const bool bounces = p_.io_path != IoPath::kGds;
   const double overhead_s = em_.fetch_overhead_s;
   double clock = start_s;  // where fetch_module's process would be
+  const Tag host_tag{Activity::kWeightsCpu, pass, module},
+      read_tag{Activity::kWeightsNvme, pass, module};
   for (const TensorFetch& t : plan.tensors) {
     clock = clock + overhead_s;
     if (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
-      clock = reserve_host_copy(clock, st.h2d, t.cpu_bytes, pass, module);
+      clock = reserve_host_copy_work(clock, t, host_tag);
       continue;
     }
     if (reads_.full()) {
@@ -364,15 +388,15 @@ double InferenceSim::fetch_module_reserved(int stage, int module, int pass,
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
-    if (t.cpu_bytes > 0) clock = reserve_host_copy(clock, st.h2d, t.cpu_bytes, pass, module);
+    if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, t, host_tag);
     ReadInFlight& r = reads_.push_back();
-    r.lands_s = reserve_read(issued, st.h2d, t, pass, module);
+    r.lands_s = reserve_read_work(issued, t, read_tag);
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
     r.sets_ready = false;
     if (bounces) {
-      r.bounce_bytes = t.link_bytes;
+      r.bounce_work_s = t.link_work_s;
     } else {
       r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
       ++bounced_;
@@ -398,8 +422,8 @@ void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
 }
 
 void InferenceSim::bounce(ReadInFlight& r) {
-  r.free_s = engine_.reserve_from(r.lands_s, Demand{stages_.front().h2d, r.bounce_bytes},
-                                  Tag{Activity::kWeightsBounce, r.pass, r.module}, 0.0);
+  r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work_s,
+                                       Tag{Activity::kWeightsBounce, r.pass, r.module});
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
@@ -450,6 +474,12 @@ void InferenceSim::plan_fetches() {
         if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
         if (f.nvme_bytes > 0) f.read_s = nvme_timing_.read_s(f.nvme_bytes);
         f.link_bytes = f.nvme_bytes / tp_;
+        const Resource& h2d = *stages_.front().h2d;
+        if (nvme_) f.read_work_s = nvme_->work_s(f.read_s);
+        f.link_work_s = h2d.work_s(f.link_bytes);
+        const double host_bytes = f.cpu_bytes / tp_;  // as reserve_host_copy
+        f.host_link_work_s = h2d.work_s(host_bytes);
+        f.host_cpu_work_s = cpu_->work_s(pageable_copy_s(h2d, host_bytes));
         if (f.nvme_bytes > 0) ++plans[m].nvme_reads;
         plans[m].tensors.push_back(f);
       }
@@ -476,8 +506,7 @@ Task InferenceSim::fetch_stage(int stage) {
       if (st.slots->available() == 0 && st.fetched >= slots)
         bounce_modules_through(st.fetched - slots);
       co_await st.slots->acquire();
-      co_await engine_.until(
-          fetch_module_reserved(stage, module, pass, st.fetched++, engine_.now()));
+      co_await engine_.until(fetch_module_reserved(module, pass, st.fetched++, engine_.now()));
     }
   }
   if (!reads_.empty()) bounce_through(reads_.size() - 1);
@@ -691,7 +720,7 @@ void InferenceSim::run_direct() {
         compute_direct_through(fetched - slots);
         fetch_clock = std::max(fetch_clock, compute_.clock_s);
       }
-      fetch_clock = fetch_module_reserved(0, module, pass, fetched++, fetch_clock);
+      fetch_clock = fetch_module_reserved(module, pass, fetched++, fetch_clock);
     }
   }
   if (!reads_.empty()) bounce_through(reads_.size() - 1);
