@@ -16,8 +16,12 @@ std::string format_gb(double bytes) {
 }
 
 double model_weight_bytes(const LlmSpec& m, const Policy& p) {
+  return model_weight_bytes(weight_modules(m, p));
+}
+
+double model_weight_bytes(const std::vector<WeightModule>& modules) {
   double sum = 0;
-  for (const auto& mod : weight_modules(m, p)) sum += mod.bytes();
+  for (const auto& mod : modules) sum += mod.bytes();
   return sum;
 }
 
@@ -42,9 +46,13 @@ void finish_capacity(CapacityReport& report) {
 }
 
 WeightFootprint weight_footprint(const LlmSpec& m, const Policy& p) {
+  return weight_footprint(weight_modules(m, p), p);
+}
+
+WeightFootprint weight_footprint(const std::vector<WeightModule>& modules, const Policy& p) {
   WeightFootprint f;
   const double streamed_frac = p.weights.cpu + p.weights.nvme;
-  for (const auto& mod : weight_modules(m, p)) {
+  for (const auto& mod : modules) {
     f.total_bytes += mod.bytes();
     f.max_streamed_module_bytes = std::max(f.max_streamed_module_bytes, mod.bytes() * streamed_frac);
     f.max_module_elements = std::max(f.max_module_elements, mod.elements());
@@ -168,12 +176,18 @@ CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em) {
 
 CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em) {
   if (s.policy.schedule == Schedule::kFlexGen) return flexgen_capacity(s, em);
+  return inference_capacity(s, em, weight_modules(s.model, s.policy));
+}
+
+CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
+                                  const std::vector<WeightModule>& modules) {
+  if (s.policy.schedule == Schedule::kFlexGen) return flexgen_capacity(s, em);
   const Policy& p = s.policy;
   const LlmSpec& m = s.model;
   const auto& w = s.inference;
   const double shards = double(p.parallelism.tensor) * double(p.parallelism.pipeline);
   const double tp = p.parallelism.tensor;
-  const WeightFootprint f = weight_footprint(m, p);
+  const WeightFootprint f = weight_footprint(modules, p);
 
   const double kv_elem_bytes = p.kv_bits / 8.0;
   const double kv_total = double(w.batch) * double(w.prompt_tokens + w.gen_tokens) * m.layers *

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/layout.hpp"
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
 
@@ -36,6 +37,8 @@ struct CapacityReport {
 // Bytes of weights of the whole model at the policy's precision (quantised linear layers,
 // fp16 embeddings and norms).
 double model_weight_bytes(const LlmSpec& m, const Policy& p);
+// The same for modules already built (weight_modules(m, p)): a simulation builds them once.
+double model_weight_bytes(const std::vector<WeightModule>& modules);
 
 // What the weights need: their bytes at the policy's precision, and the largest streamed module
 // and NVMe tensor (buffer sizes) and the largest module (dequantisation workspace).
@@ -46,9 +49,13 @@ struct WeightFootprint {
   double max_module_elements = 0;
 };
 WeightFootprint weight_footprint(const LlmSpec& m, const Policy& p);
+WeightFootprint weight_footprint(const std::vector<WeightModule>& modules, const Policy& p);
 
-// The inference scenario's memory per tier.
+// The inference scenario's memory per tier; the second form with the model's modules built
+// already (weight_modules(s.model, s.policy)).
 CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em);
+CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
+                                  const std::vector<WeightModule>& modules);
 
 // FlexGen's runtime (schedule flexgen): the GPU working set as FlexGen allocates it, the host's
 // weights, cache, workspace and relay buffers, and the disk's share.

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -132,9 +133,22 @@ class InferenceSim {
     double read_work_s = 0, link_work_s = 0, host_link_work_s = 0, host_cpu_work_s = 0;
   };
   struct ModuleFetch {
-    std::vector<TensorFetch> tensors;  // in fetch order; tensors with nothing to move left out
+    // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
+    // first + count) of the pass's FetchPlan, which holds every module's in one allocation.
+    std::size_t first = 0, count = 0;
     int nvme_reads = 0;
   };
+  struct FetchPlan {
+    std::vector<TensorFetch> tensors;
+    std::vector<ModuleFetch> modules;
+    std::span<const TensorFetch> of(const ModuleFetch& m) const {
+      return {tensors.data() + m.first, m.count};
+    }
+  };
+  // The plan of a pass: the prefill's, or the decode passes' where they fetch other experts.
+  const FetchPlan& plan_of(int pass) const {
+    return fetch_plans_[pass == 0 || !decode_plan_differs_ ? 0 : 1];
+  }
   void plan_fetches();
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
@@ -203,7 +217,8 @@ class InferenceSim {
   std::vector<WeightModule> modules_;
   std::vector<double> module_elements_;  // each module's elements(), summed once per run
   std::vector<double> streamed_bytes_;
-  std::array<std::vector<ModuleFetch>, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes
+  std::array<FetchPlan, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes if they differ
+  bool decode_plan_differs_ = false;
   NvmeArrayTiming nvme_timing_;
   // fetch_module_reserved's reads, in issue order, from the oldest whose swap buffer is still in
   // use; reads_[bounced_ ...] have landed or will land on the host and their bounce copy to the
@@ -329,9 +344,10 @@ Task InferenceSim::signal_ready(std::shared_ptr<Latch> reads, Flag* ready) {
 // module's weights are ready when its last read lands. Host-DRAM copies stay synchronous.
 Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
-  const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
+  const FetchPlan& pass_plan = plan_of(pass);
+  const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
   auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads);
-  for (const TensorFetch& t : plan.tensors) {
+  for (const TensorFetch& t : pass_plan.of(plan)) {
     co_await engine_.delay(em_.fetch_overhead_s);
     if (t.nvme_bytes > 0) {
       co_await swap_buffers_->acquire();
@@ -365,14 +381,15 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
 // landing events. The fetcher's own clock and the ready flags remain events.
 double InferenceSim::fetch_module_reserved(int module, int pass, std::uint64_t ready_flag,
                                            double start_s) {
-  const ModuleFetch& plan = fetch_plans_[pass == 0 ? 0 : 1][static_cast<std::size_t>(module)];
+  const FetchPlan& pass_plan = plan_of(pass);
+  const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
   // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce.
   const bool bounces = p_.io_path != IoPath::kGds;
   const double overhead_s = em_.fetch_overhead_s;
   double clock = start_s;  // where fetch_module's process would be
   const Tag host_tag{Activity::kWeightsCpu, pass, module},
       read_tag{Activity::kWeightsNvme, pass, module};
-  for (const TensorFetch& t : plan.tensors) {
+  for (const TensorFetch& t : pass_plan.of(plan)) {
     clock = clock + overhead_s;
     if (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
@@ -450,11 +467,8 @@ void InferenceSim::plan_fetches() {
   if (p_.moe_fetch != MoeFetch::kAll)
     for (const auto& mod : modules_)
       for (const auto& t : mod.tensors) by_share = by_share || t.expert >= 0;
-  for (int phase = 0; phase < 2; ++phase) {
-    if (phase == 1 && !by_share) {
-      fetch_plans_[1] = fetch_plans_[0];
-      break;
-    }
+  decode_plan_differs_ = by_share;
+  for (int phase = 0; phase < (by_share ? 2 : 1); ++phase) {
     // A runtime that fetches only routed experts needs, on average, the expected number of
     // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
     const double pass_tokens = phase == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
@@ -463,9 +477,13 @@ void InferenceSim::plan_fetches() {
       if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
       return std::clamp(experts_hit - t.expert, 0.0, 1.0);
     };
-    auto& plans = fetch_plans_[static_cast<std::size_t>(phase)];
-    plans.assign(modules_.size(), ModuleFetch{});
+    FetchPlan& plan = fetch_plans_[static_cast<std::size_t>(phase)];
+    std::size_t tensors = 0;
+    for (const auto& mod : modules_) tensors += mod.tensors.size();
+    plan.tensors.reserve(tensors);
+    plan.modules.assign(modules_.size(), ModuleFetch{});
     for (std::size_t m = 0; m < modules_.size(); ++m) {
+      plan.modules[m].first = plan.tensors.size();
       for (const auto& t : modules_[m].tensors) {
         const double share = fetched_share(t);
         if (share <= 0) continue;
@@ -480,9 +498,10 @@ void InferenceSim::plan_fetches() {
         const double host_bytes = f.cpu_bytes / tp_;  // as reserve_host_copy
         f.host_link_work_s = h2d.work_s(host_bytes);
         f.host_cpu_work_s = cpu_->work_s(pageable_copy_s(h2d, host_bytes));
-        if (f.nvme_bytes > 0) ++plans[m].nvme_reads;
-        plans[m].tensors.push_back(f);
+        if (f.nvme_bytes > 0) ++plan.modules[m].nvme_reads;
+        plan.tensors.push_back(f);
       }
+      plan.modules[m].count = plan.tensors.size() - plan.modules[m].first;
     }
   }
 }
@@ -766,7 +785,8 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
 RunResult InferenceSim::run() {
   RunResult result;
   result.workload = "inference";
-  const CapacityReport cap = inference_capacity(s_, em_);
+  modules_ = weight_modules(m_, p_);  // once: the capacity, the fetch plan and the weights' bytes
+  const CapacityReport cap = inference_capacity(s_, em_, modules_);
   result.memory = cap.tiers;
   result.fits = cap.fits;
   result.shortfall = cap.shortfall;
@@ -785,7 +805,6 @@ RunResult InferenceSim::run() {
   n_stages_ = par.pipeline;
   n_micro_ = std::max(1, std::min(par.micro_batches, w_.batch));
   passes_ = std::max(1, w_.gen_tokens);
-  modules_ = weight_modules(m_, p_);
   n_modules_ = static_cast<int>(modules_.size());
   for (const auto& mod : modules_) {
     streamed_bytes_.push_back(mod.bytes() * (p_.weights.cpu + p_.weights.nvme));
@@ -855,7 +874,7 @@ RunResult InferenceSim::run() {
   set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
   result.set("weight_wait_s", weight_wait_s_, "s");
   result.set("cpu_attention_s", cpu_attention_s_, "s");
-  result.set("weights_bytes", model_weight_bytes(m_, p_), "bytes");
+  result.set("weights_bytes", model_weight_bytes(modules_), "bytes");
   if (nvme_) result.set("nvme_read_gbps_model", nvme_timing_.read_gbps, "GB/s");
   collect_usage(engine_, total_s, result);
   return result;
