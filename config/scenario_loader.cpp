@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -102,6 +103,26 @@ YNode value_node(const std::string& text, const std::string& display_name) {
   if (plain_scalar(text))
     return YNode(YAML::Node(text), std::make_shared<const std::string>(display_name), "", false);
   return parse_yaml_text(text, display_name, false);
+}
+
+// The table's plain-scalar defaults read once per process (an empty node for the others): every
+// load applies most defaults, and a node per default per load was a quarter of a sweep point's
+// allocations. Scalar nodes are only read after this (Scalar(), never a map lookup, which may
+// insert), so the loads of a sweep's threads share them.
+const YNode* shared_default(const Option& o) {
+  static const std::vector<YNode> kDefaults = [] {
+    std::vector<YNode> nodes;
+    for (const Option& opt : scenario_options())
+      nodes.push_back(plain_scalar(opt.default_text)
+                          ? value_node(opt.default_text, "default of " + opt.path)
+                          : YNode());
+    return nodes;
+  }();
+  const std::vector<Option>& table = scenario_options();
+  const std::less<const Option*> before;
+  if (before(&o, table.data()) || !before(&o, table.data() + table.size())) return nullptr;
+  const YNode& node = kDefaults[static_cast<std::size_t>(&o - table.data())];
+  return node.raw().IsScalar() ? &node : nullptr;
 }
 
 void Loader::flatten(const YNode& map, const std::string& prefix) {
@@ -218,7 +239,10 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
   } else if (o.required) {
     fail_missing(o);
   } else if (!o.default_text.empty()) {
-    read_option(value_node(o.default_text, "default of " + o.path), o, s_);
+    if (const YNode* shared = shared_default(o))
+      read_option(*shared, o, s_);
+    else
+      read_option(value_node(o.default_text, "default of " + o.path), o, s_);
   } else {
     return;  // optional, unset
   }
