@@ -39,8 +39,14 @@ std::string describe_missing(const PricedPart& part) {
          " in scenarios/catalog/prices.yaml";
 }
 
-void require(bool ok, const std::string& message) {
+void require(bool ok, const char* message) {
   if (!ok) throw ModelError(message);
+}
+
+// The message is written only when the check fails (these run for every simulated point).
+template <class Message>
+void require(bool ok, const Message& message) {
+  if (!ok) throw ModelError(message());
 }
 
 }  // namespace
@@ -53,15 +59,18 @@ std::vector<std::string> missing_prices(const Hardware& hw, const ComponentPrice
 }
 
 void check_economics(const Economics& e) {
-  require(std::isfinite(e.amortization_years) && e.amortization_years > 0,
-          "economics.amortization_years must be > 0 (got " + std::to_string(e.amortization_years) +
-              ")");
-  require(std::isfinite(e.duty_cycle) && e.duty_cycle > 0 && e.duty_cycle <= 1,
-          "economics.duty_cycle must be in (0, 1] (got " + std::to_string(e.duty_cycle) + ")");
+  require(std::isfinite(e.amortization_years) && e.amortization_years > 0, [&] {
+    return "economics.amortization_years must be > 0 (got " + std::to_string(e.amortization_years) +
+           ")";
+  });
+  require(std::isfinite(e.duty_cycle) && e.duty_cycle > 0 && e.duty_cycle <= 1, [&] {
+    return "economics.duty_cycle must be in (0, 1] (got " + std::to_string(e.duty_cycle) + ")";
+  });
   require(std::isfinite(e.pue) && e.pue >= 1,
-          "economics.pue must be >= 1 (got " + std::to_string(e.pue) + ")");
-  require(std::isfinite(e.usd_per_kwh) && e.usd_per_kwh >= 0,
-          "economics.usd_per_kwh must be >= 0 (got " + std::to_string(e.usd_per_kwh) + ")");
+          [&] { return "economics.pue must be >= 1 (got " + std::to_string(e.pue) + ")"; });
+  require(std::isfinite(e.usd_per_kwh) && e.usd_per_kwh >= 0, [&] {
+    return "economics.usd_per_kwh must be >= 0 (got " + std::to_string(e.usd_per_kwh) + ")";
+  });
   // Prices need no check here: a negative usd is the "unknown" marker (PriceQuote::known), and
   // the loader rejects negative prices in prices.yaml and in economics.prices.* overrides.
 }
@@ -69,8 +78,9 @@ void check_economics(const Economics& e) {
 CapexBreakdown compute_capex(const Hardware& hw, const ComponentPrices& prices) {
   for (const auto& part : parts_in_use(hw, prices)) {
     if (!part.quote->known()) throw ModelError(describe_missing(part));
-    require(std::isfinite(part.quote->usd),
-            std::string("price of ") + part.what + " '" + part.name + "' is not a finite number");
+    require(std::isfinite(part.quote->usd), [&] {
+      return std::string("price of ") + part.what + " '" + part.name + "' is not a finite number";
+    });
   }
   require(hw.gpu_count >= 0 && hw.nvme.count >= 0 && hw.host.dram_gb >= 0,
           "cost model: negative GPU count, drive count or DRAM size");
@@ -112,8 +122,9 @@ CostResult compute_cost(const Hardware& hw, const Economics& econ, double servin
 RentResult compute_rent(const Economics& econ, const CostResult& own, double serving_it_w,
                         double idle_it_w, double tokens_per_s) {
   require(!econ.cloud.name.empty(), "rent model: no cloud instance named");
-  require(econ.cloud.hourly.known(), "rent model: cloud instance '" + econ.cloud.name +
-                                         "' has no hourly price");
+  require(econ.cloud.hourly.known(), [&] {
+    return "rent model: cloud instance '" + econ.cloud.name + "' has no hourly price";
+  });
   RentResult r;
   r.usd_per_hour = econ.cloud.hourly.usd;
   if (tokens_per_s > 0) r.usd_per_million_tokens = r.usd_per_hour / (tokens_per_s * 3600.0) * 1e6;

@@ -8,18 +8,27 @@ namespace tiersim {
 
 namespace {
 
+// A component as messages name it ("GPU 'H200'"), written out only when a check fails: the
+// checks run for every simulated point, their messages almost never.
+struct Component {
+  const char* kind;
+  const std::string& name;
+  std::string text() const { return std::string(kind) + " '" + name + "'"; }
+};
+
 // Names the scenario key of a power figure so the message says what to change.
-void require_power(double value_w, const std::string& key, const std::string& component) {
+void require_power(double value_w, const char* key, const Component& component) {
   if (!std::isfinite(value_w) || value_w < 0)
-    throw ModelError("power figure " + key + " of " + component + " is " + std::to_string(value_w) +
+    throw ModelError(std::string("power figure ") + key + " of " + component.text() + " is " +
+                     std::to_string(value_w) +
                      " W; power must be >= 0 (fix it in the catalog entry or override " + key +
                      " in the scenario)");
 }
 
-void require_active_above_idle(double active_w, double idle_w, const std::string& active_key,
-                               const std::string& idle_key, const std::string& component) {
+void require_active_above_idle(double active_w, double idle_w, const char* active_key,
+                               const char* idle_key, const Component& component) {
   if (active_w < idle_w)
-    throw ModelError(component + ": " + active_key + " (" + std::to_string(active_w) +
+    throw ModelError(component.text() + ": " + active_key + " (" + std::to_string(active_w) +
                      " W) is below " + idle_key + " (" + std::to_string(idle_w) +
                      " W); active power must be at least idle power");
 }
@@ -34,12 +43,12 @@ void require_busy(double busy_s, double limit_s, const char* what) {
 }  // namespace
 
 void check_power_inputs(const Hardware& hw) {
-  const std::string gpu = "GPU '" + hw.gpu.name + "'";
+  const Component gpu{"GPU", hw.gpu.name};
   require_power(hw.gpu.tdp_w, "hardware.gpu.tdp_w", gpu);
   require_power(hw.gpu.idle_w, "hardware.gpu.idle_w", gpu);
   require_active_above_idle(hw.gpu.tdp_w, hw.gpu.idle_w, "hardware.gpu.tdp_w",
                             "hardware.gpu.idle_w", gpu);
-  const std::string host = "host '" + hw.host.name + "'";
+  const Component host{"host", hw.host.name};
   require_power(hw.host.cpu_tdp_w, "hardware.host.cpu_tdp_w", host);
   require_power(hw.host.cpu_idle_w, "hardware.host.cpu_idle_w", host);
   require_active_above_idle(hw.host.cpu_tdp_w, hw.host.cpu_idle_w, "hardware.host.cpu_tdp_w",
@@ -50,11 +59,11 @@ void check_power_inputs(const Hardware& hw) {
                             "hardware.host.dram_w_per_gb_active",
                             "hardware.host.dram_w_per_gb_idle", host);
   require_power(hw.host.platform_w, "hardware.host.platform_w", host);
-  if (hw.host.dram_gb < 0) throw ModelError(host + ": hardware.host.dram_gb must be >= 0");
+  if (hw.host.dram_gb < 0) throw ModelError(host.text() + ": hardware.host.dram_gb must be >= 0");
   if (hw.gpu_count < 0 || hw.host.sockets < 0 || hw.nvme.count < 0)
     throw ModelError("power model: negative GPU, socket or drive count");
   if (hw.nvme.count > 0) {
-    const std::string drive = "drive '" + hw.nvme.drive.name + "'";
+    const Component drive{"drive", hw.nvme.drive.name};
     require_power(hw.nvme.drive.active_w, "hardware.nvme.active_w", drive);
     require_power(hw.nvme.drive.idle_w, "hardware.nvme.idle_w", drive);
     require_active_above_idle(hw.nvme.drive.active_w, hw.nvme.drive.idle_w,
