@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 namespace tiersim::store {
@@ -44,10 +45,26 @@ bool not_a_database(int rc) {
 
 }  // namespace
 
+// Before SQLite's first use in the process: no memory statistics. SQLite counts every allocation
+// under a global mutex to serve sqlite3_status(), which tiersim never asks for; a sweep's store
+// makes tens of allocations per point. Once per process, before any connection opens (SQLite
+// refuses the call afterwards, which changes nothing).
+namespace {
+void configure_sqlite_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+}  // namespace
+
 Database::Database(const std::string& path, Access access)
     : path_(path), read_only_(access == Access::kReadOnly) {
+  configure_sqlite_once();
+  // NOMUTEX: a connection is used by one thread at a time (a Database, with its cached
+  // statements, is not shared between threads), so SQLite's per-call connection mutex of its
+  // default serialized mode is not needed.
   const int flags =
-      read_only_ ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+      SQLITE_OPEN_NOMUTEX |
+      (read_only_ ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -74,8 +91,9 @@ Database::Database(const std::string& path, Access access)
         sqlite3_close_v2(db_);
         db_ = nullptr;
         const std::string uri = uri_path(path) + "?immutable=1";
-        if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
-            SQLITE_OK)
+        if (sqlite3_open_v2(uri.c_str(), &db_,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                            nullptr) != SQLITE_OK)
           throw StoreError("cannot open results database '" + path +
                            "': " + (db_ ? sqlite3_errmsg(db_) : "out of memory"));
       }

@@ -65,6 +65,9 @@ enum class Access {
   kReadOnly,   // open with SQLITE_OPEN_READONLY; nothing in the file or its folder is written
 };
 
+// One connection. Used by one thread at a time (the connection is opened without SQLite's
+// per-call mutex, and the statements it caches are not shared): a sweep's workers hand their
+// results to the one thread that stores them.
 class Database {
  public:
   // Opens (creating if needed, for kReadWrite) the database at `path`; ":memory:" for an
