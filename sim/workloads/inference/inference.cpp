@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -234,6 +235,9 @@ class InferenceSim {
   };
   Ring<ReadInFlight> reads_;  // at most one per swap buffer
   std::size_t bounced_ = 0;
+  // [s] when reads_[bounced_] lands, infinity when every read is bounced: bounce_landed_by runs
+  // at every tensor and mostly finds nothing to do, in one comparison.
+  double next_landing_s_ = std::numeric_limits<double>::infinity();
   // compute_module's GPU time for a layer of this pass, sub-batch and size.
   struct LayerTime {
     int pass = -1;
@@ -257,6 +261,7 @@ class InferenceSim {
   DirectCompute compute_;
   std::vector<double> ready_at_s_;
   void bounce(ReadInFlight& r);
+  void bounce_next();  // bounces reads_[bounced_]
   void bounce_landed_by(double t_s);
   void bounce_through(std::size_t i);
   void bounce_modules_through(std::uint64_t fetch_index);
@@ -414,6 +419,7 @@ double InferenceSim::fetch_module_reserved(int module, int pass, std::uint64_t r
     r.sets_ready = false;
     if (bounces) {
       r.bounce_work_s = t.link_work_s;
+      if (bounced_ + 1 == reads_.size()) next_landing_s_ = r.lands_s;  // the next to bounce
     } else {
       r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
       ++bounced_;
@@ -444,17 +450,22 @@ void InferenceSim::bounce(ReadInFlight& r) {
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
+inline void InferenceSim::bounce_next() {
+  bounce(reads_[bounced_++]);
+  next_landing_s_ =
+      bounced_ < reads_.size() ? reads_[bounced_].lands_s : std::numeric_limits<double>::infinity();
+}
+
 inline void InferenceSim::bounce_landed_by(double t_s) {
-  while (bounced_ < reads_.size() && reads_[bounced_].lands_s <= t_s) bounce(reads_[bounced_++]);
+  while (next_landing_s_ <= t_s) bounce_next();
 }
 
 inline void InferenceSim::bounce_through(std::size_t i) {
-  while (bounced_ <= i) bounce(reads_[bounced_++]);
+  while (bounced_ <= i) bounce_next();
 }
 
 void InferenceSim::bounce_modules_through(std::uint64_t fetch_index) {
-  while (bounced_ < reads_.size() && reads_[bounced_].fetch_index <= fetch_index)
-    bounce(reads_[bounced_++]);
+  while (bounced_ < reads_.size() && reads_[bounced_].fetch_index <= fetch_index) bounce_next();
 }
 
 // What a module's fetch moves, tensor by tensor, in the prefill pass (0) or a decode pass (1):
