@@ -260,6 +260,7 @@ class InferenceSim {
   };
   DirectCompute compute_;
   std::vector<double> ready_at_s_;
+  std::uint64_t ready_mask_ = 0;  // ready_at_s_.size() - 1
   void bounce(ReadInFlight& r);
   void bounce_next();  // bounces reads_[bounced_]
   void bounce_landed_by(double t_s);
@@ -439,7 +440,7 @@ double InferenceSim::fetch_module_reserved(int module, int pass, std::uint64_t r
 
 void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
   if (direct_)
-    ready_at_s_[static_cast<std::size_t>(fetch_index % ready_at_s_.size())] = t_s;
+    ready_at_s_[static_cast<std::size_t>(fetch_index & ready_mask_)] = t_s;
   else
     engine_.set_at(t_s, stages_.front().weights_ready->at(fetch_index));
 }
@@ -739,7 +740,10 @@ Task InferenceSim::compute_stage(int stage) {
 void InferenceSim::run_direct() {
   StageResources& st = stages_.front();
   const auto slots = static_cast<std::uint64_t>(p_.prefetch_layers + 1);
-  ready_at_s_.assign(static_cast<std::size_t>(slots + 1), 0.0);
+  std::size_t ready_size = 1;  // a power of two above the slots: a mask finds a module's entry
+  while (ready_size < slots + 1) ready_size *= 2;
+  ready_at_s_.assign(ready_size, 0.0);
+  ready_mask_ = ready_size - 1;
   double fetch_clock = 0;  // [s] where fetch_stage's process would be
   std::uint64_t fetched = 0;
   for (int pass = 0; pass < passes_; ++pass) {
@@ -762,29 +766,34 @@ void InferenceSim::run_direct() {
 // GPU step per GPU batch, from where the process would be.
 void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
   StageResources& st = stages_.front();
+  Resource& gpu = *st.gpu;
   const double micro_batch = double(w_.batch) / n_micro_;
   const int gpu_batches = p_.schedule == Schedule::kFlexGenBlock ? std::max(1, p_.gpu_batches) : 1;
+  const double sub_batch = micro_batch / gpu_batches;
   DirectCompute& c = compute_;
-  while (c.pass < passes_) {
-    if (fetch_index != UINT64_MAX && c.computed > fetch_index) return;
+  while (c.pass < passes_ && c.computed <= fetch_index) {
     const int module = st.modules[c.position];
     const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
     if (streamed(module)) {
-      const double ready = ready_at_s_[static_cast<std::size_t>(c.computed % ready_at_s_.size())];
+      const double ready = ready_at_s_[static_cast<std::size_t>(c.computed & ready_mask_)];
       const double before = c.clock_s;
       c.clock_s = std::max(c.clock_s, ready);
       weight_wait_s_ += c.clock_s - before;
       ++c.computed;
     }
+    // The layers of a pass share their GPU time (layer_gpu_s's memo, looked at here first).
+    const double elements = module_elements_[static_cast<std::size_t>(module)];
+    const LayerTime& memo = layer_time_;
+    const double gpu_s =
+        mod.kind != WeightModule::Kind::kLayer ? edge_gpu_s(mod, module, c.pass, sub_batch)
+        : memo.pass == c.pass && memo.sub_batch == sub_batch && memo.elements == elements
+            ? memo.gpu_s
+            : layer_gpu_s(c.pass, sub_batch, elements);
+    // Resource::use's reservation (reserve_from without fixed time), one per GPU batch.
+    const double work_s = gpu.work_s(gpu_s);
     const Tag tag{Activity::kCompute, c.pass, module};
-    for (int g = 0; g < gpu_batches; ++g) {
-      const double sub_batch = micro_batch / gpu_batches;
-      const double gpu_s =
-          mod.kind == WeightModule::Kind::kLayer
-              ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
-              : edge_gpu_s(mod, module, c.pass, sub_batch);
-      c.clock_s = engine_.reserve_from(c.clock_s, Demand{st.gpu, gpu_s}, tag, 0.0);
-    }
+    for (int g = 0; g < gpu_batches; ++g)
+      c.clock_s = engine_.reserve_work_from(c.clock_s, gpu, work_s, tag);
     if (++c.position == st.modules.size()) {
       if (c.pass == 0) prefill_end_s_ = c.clock_s;
       c.position = 0;
