@@ -494,8 +494,27 @@ void InferenceSim::plan_fetches() {
     for (const auto& mod : modules_) tensors += mod.tensors.size();
     plan.tensors.reserve(tensors);
     plan.modules.assign(modules_.size(), ModuleFetch{});
+    // A module whose tensors have the sizes and experts of the one before (the layers of a
+    // model) fetches what that one does: its fetches are copied, the same values.
+    const auto same_tensors = [](const WeightModule& a, const WeightModule& b) {
+      if (a.tensors.size() != b.tensors.size()) return false;
+      for (std::size_t i = 0; i < a.tensors.size(); ++i)
+        if (a.tensors[i].bytes != b.tensors[i].bytes || a.tensors[i].expert != b.tensors[i].expert)
+          return false;
+      return true;
+    };
     for (std::size_t m = 0; m < modules_.size(); ++m) {
       plan.modules[m].first = plan.tensors.size();
+      if (m > 0 && same_tensors(modules_[m], modules_[m - 1])) {
+        const ModuleFetch before = plan.modules[m - 1];
+        for (std::size_t i = 0; i < before.count; ++i) {
+          const TensorFetch copy = plan.tensors[before.first + i];  // the vector may grow
+          plan.tensors.push_back(copy);
+        }
+        plan.modules[m].count = before.count;
+        plan.modules[m].nvme_reads = before.nvme_reads;
+        continue;
+      }
       for (const auto& t : modules_[m].tensors) {
         const double share = fetched_share(t);
         if (share <= 0) continue;
