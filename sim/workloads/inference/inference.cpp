@@ -55,23 +55,22 @@ class FlagQueue {
 };
 
 // A first-in-first-out queue of at most a fixed number of elements, in one allocation: the reads a
-// fetcher has in flight, indexed on every tensor (std::deque's indexing costs a division, and so
-// does a vector's size() for an element whose size is not a power of two: the capacity is kept).
+// fetcher has in flight, indexed on every tensor. The storage is a power of two at least the
+// capacity, so an index wraps with a mask (std::deque's indexing costs a division).
 template <class T>
 class Ring {
  public:
   void reset(std::size_t capacity) {
     capacity_ = std::max<std::size_t>(1, capacity);
-    items_.assign(capacity_, T{});
+    std::size_t storage = 1;
+    while (storage < capacity_) storage *= 2;
+    items_.assign(storage, T{});
+    mask_ = storage - 1;
     head_ = size_ = 0;
   }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T& operator[](std::size_t i) {
-    std::size_t k = head_ + i;
-    if (k >= capacity_) k -= capacity_;
-    return items_[k];
-  }
+  T& operator[](std::size_t i) { return items_[(head_ + i) & mask_]; }
   T& front() { return items_[head_]; }
   T& back() { return (*this)[size_ - 1]; }
   bool full() const { return size_ == capacity_; }
@@ -82,13 +81,13 @@ class Ring {
     return back();
   }
   void pop_front() {
-    head_ = head_ + 1 == capacity_ ? 0 : head_ + 1;
+    head_ = (head_ + 1) & mask_;
     --size_;
   }
 
  private:
   std::vector<T> items_;
-  std::size_t capacity_ = 0, head_ = 0, size_ = 0;
+  std::size_t capacity_ = 0, mask_ = 0, head_ = 0, size_ = 0;
 };
 
 struct StageResources {
