@@ -157,6 +157,8 @@ class InferenceSim {
   // a coroutine: it never waits before the end, and a frame per module was 2,640 per point.
   // Stage 0's: the path runs where there is one stage.
   double fetch_module_reserved(int module, int pass, std::uint64_t ready_flag, double start_s);
+  template <bool bounces>
+  double fetch_module_reserved_as(int module, int pass, std::uint64_t ready_flag, double start_s);
   // The module with this fetch number has its weights on the GPU at `t_s` [s]: its ready flag is
   // set then (an event), or, on the direct path, the time is kept for compute to read.
   void weights_ready_at(std::uint64_t fetch_index, double t_s);
@@ -170,9 +172,9 @@ class InferenceSim {
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work_s, *cpu_, t.host_cpu_work_s,
                                      tag);
   }
+  template <bool bounces>
   double reserve_read_work(double ready_s, const TensorFetch& t, const Tag& tag) {
-    if (p_.io_path != IoPath::kGds)
-      return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, tag);
+    if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, tag);
     return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, *stages_.front().h2d,
                                      t.link_work_s, tag);
   }
@@ -386,38 +388,46 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
 // landing events. The fetcher's own clock and the ready flags remain events.
 double InferenceSim::fetch_module_reserved(int module, int pass, std::uint64_t ready_flag,
                                            double start_s) {
+  // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce. The loop is
+  // compiled for each case (it runs for every tensor of every pass).
+  return p_.io_path != IoPath::kGds
+             ? fetch_module_reserved_as<true>(module, pass, ready_flag, start_s)
+             : fetch_module_reserved_as<false>(module, pass, ready_flag, start_s);
+}
+
+template <bool bounces>
+double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_t ready_flag,
+                                              double start_s) {
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
-  // With GDS a read is on the GPU when it lands: nothing is ever held back to bounce.
-  const bool bounces = p_.io_path != IoPath::kGds;
   const double overhead_s = em_.fetch_overhead_s;
   double clock = start_s;  // where fetch_module's process would be
   const Tag host_tag{Activity::kWeightsCpu, pass, module},
       read_tag{Activity::kWeightsNvme, pass, module};
   for (const TensorFetch& t : pass_plan.of(plan)) {
     clock = clock + overhead_s;
-    if (bounces) bounce_landed_by(clock);
+    if constexpr (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
       clock = reserve_host_copy_work(clock, t, host_tag);
       continue;
     }
     if (reads_.full()) {
-      if (bounces) bounce_through(0);
+      if constexpr (bounces) bounce_through(0);
       clock = std::max(clock, reads_.front().free_s);
       reads_.pop_front();
       --bounced_;
-      if (bounces) bounce_landed_by(clock);
+      if constexpr (bounces) bounce_landed_by(clock);
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
     if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, t, host_tag);
     ReadInFlight& r = reads_.push_back();
-    r.lands_s = reserve_read_work(issued, t, read_tag);
+    r.lands_s = reserve_read_work<bounces>(issued, t, read_tag);
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
     r.sets_ready = false;
-    if (bounces) {
+    if constexpr (bounces) {
       r.bounce_work_s = t.link_work_s;
       if (bounced_ + 1 == reads_.size()) next_landing_s_ = r.lands_s;  // the next to bounce
     } else {
