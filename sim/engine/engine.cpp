@@ -15,7 +15,8 @@ Resource::Resource(Engine& engine, int id, ResourceKind kind, int index, WorkUni
       name_(resource_name(kind, index)),
       unit_(unit),
       rate_per_s_(rate_per_s),
-      free_at_(static_cast<std::size_t>(std::max(1, channels)), 0.0) {}
+      free_at_(static_cast<std::size_t>(std::max(1, channels)), 0.0),
+      one_channel_(free_at_.size() == 1) {}
 
 int Resource::earliest_of_several_channels() const {
   std::size_t best = 0;

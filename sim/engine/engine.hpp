@@ -138,7 +138,7 @@ class Resource {
   // The channel that is free first (the lowest-numbered of those free equally soon). Low-level:
   // used by Engine::reserve_from. Inline, with a one-channel fast path: it runs for every
   // reservation, tens of thousands per simulated generation.
-  int earliest_channel() const { return free_at_.size() == 1 ? 0 : earliest_of_several_channels(); }
+  int earliest_channel() const { return one_channel_ ? 0 : earliest_of_several_channels(); }
   double channel_free_at(int c) const { return free_at_[static_cast<std::size_t>(c)]; }
   // Occupies `channel` over [start_s, end_s], counting `work_s` [s] as busy (under tag.activity).
   inline void reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag);
@@ -152,6 +152,7 @@ class Resource {
   WorkUnit unit_;
   double rate_per_s_;
   std::vector<double> free_at_;
+  bool one_channel_ = true;  // free_at_.size() == 1, kept for earliest_channel
   double busy_s_ = 0;
   std::array<double, kActivityCount> busy_by_activity_{};
   int earliest_of_several_channels() const;
