@@ -84,6 +84,7 @@ Resource& Engine::add_resource(ResourceKind kind, int index, WorkUnit unit, doub
   int id = static_cast<int>(resources_.size());
   resources_.push_back(
       std::make_unique<Resource>(*this, id, kind, index, unit, rate_per_s, channels));
+  resources_.back()->tracing_ = tracing_;
   return *resources_.back();
 }
 

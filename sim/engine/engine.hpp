@@ -153,6 +153,9 @@ class Resource {
   double rate_per_s_;
   std::vector<double> free_at_;
   bool one_channel_ = true;  // free_at_.size() == 1, kept for earliest_channel
+  // The engine's tracing(), kept here by Engine::enable_trace: reserve asks on every call.
+  bool tracing_ = false;
+  friend class Engine;
   double busy_s_ = 0;
   std::array<double, kActivityCount> busy_by_activity_{};
   int earliest_of_several_channels() const;
@@ -198,7 +201,10 @@ class Engine {
   // event, which is the makespan the workloads report.
   void run();
 
-  void enable_trace(bool on) { tracing_ = on; }
+  void enable_trace(bool on) {
+    tracing_ = on;
+    for (auto& r : resources_) r->tracing_ = on;
+  }
   bool tracing() const { return tracing_; }
   const std::vector<TraceSpan>& trace() const { return trace_; }
   void record(const TraceSpan& span) { trace_.push_back(span); }
@@ -338,7 +344,7 @@ inline void Resource::reserve(int channel, double start_s, double end_s, double 
   free_at_[static_cast<std::size_t>(channel)] = end_s;
   busy_s_ += work_s;
   busy_by_activity_[static_cast<std::size_t>(tag.activity)] += work_s;
-  if (engine_.tracing())
+  if (tracing_)
     engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item});
 }
 
