@@ -419,8 +419,7 @@ void Loader::check_cross_fields() const {
     // full context (126 layers x 131072 tokens = 1.65e7 for Llama-3.1-405B) and about a minute of
     // simulation.
     const int micro = std::max(1, std::min(pol.parallelism.micro_batches, w.batch));
-    const int gpu_batches =
-        pol.schedule == Schedule::kFlexGenBlock ? std::max(1, pol.gpu_batches) : 1;
+    const int gpu_batches = pol.batches_per_fetch();
     const double steps = (m.layers + 2.0) * w.gen_tokens * micro * gpu_batches;
     if (steps > kMaxInferenceLayerSteps)
       fail_at("workload.gen_tokens",

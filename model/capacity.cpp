@@ -201,7 +201,7 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   add_weight_items(p, f, shards, gpu, cpu, nvme);
   gpu.add("kv cache", kv_total * p.kv_cache.gpu / shards);
   // Activations live for one GPU batch (FlexGen block) or one pipeline micro-batch at a time.
-  const int gpu_batches = p.schedule == Schedule::kFlexGenBlock ? std::max(1, p.gpu_batches) : 1;
+  const int gpu_batches = p.batches_per_fetch();
   const double sub_batch =
       double(w.batch) / gpu_batches / std::max(1, p.parallelism.micro_batches);
   const double tokens = sub_batch * w.prompt_tokens;

@@ -112,6 +112,12 @@ struct Policy {
   // the scenario names another.
   ExecutionStack stack = execution_stack(kDefaultStackName);
   FlexGenPolicy flexgen;  // schedule kFlexGen only
+
+  // GPU batches each fetched layer serves: gpu_batches under FlexGen's block schedule, else 1
+  // (only that schedule splits the batch).
+  int batches_per_fetch() const {
+    return schedule == Schedule::kFlexGenBlock && gpu_batches > 1 ? gpu_batches : 1;
+  }
 };
 
 struct NvmeArray {

@@ -713,8 +713,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 Task InferenceSim::compute_stage(int stage) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const double micro_batch = double(w_.batch) / n_micro_;
-  // Only FlexGen's block schedule splits the batch into GPU batches that share one weight fetch.
-  const int gpu_batches = p_.schedule == Schedule::kFlexGenBlock ? std::max(1, p_.gpu_batches) : 1;
+  const int gpu_batches = p_.batches_per_fetch();
   for (int pass = 0; pass < passes_; ++pass) {
     for (int micro = 0; micro < n_micro_; ++micro) {
       co_await stage_input(pass, stage, micro).wait();
@@ -796,7 +795,7 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
   StageResources& st = stages_.front();
   Resource& gpu = *st.gpu;
   const double micro_batch = double(w_.batch) / n_micro_;
-  const int gpu_batches = p_.schedule == Schedule::kFlexGenBlock ? std::max(1, p_.gpu_batches) : 1;
+  const int gpu_batches = p_.batches_per_fetch();
   const double sub_batch = micro_batch / gpu_batches;
   DirectCompute& c = compute_;
   while (c.pass < passes_ && c.computed <= fetch_index) {
