@@ -186,7 +186,16 @@ class InferenceSim {
                         std::shared_ptr<Latch> done);
   Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
   Task compute_module(int stage, int module, int pass, double sub_batch);
-  double layer_gpu_s(int pass, double sub_batch, double elements);
+  // compute_module's GPU time for a layer of this pass, sub-batch and size. The layers of a pass
+  // share their shape and context, so it is worked out for the first (layer_gpu_s_of) and reused:
+  // the same arithmetic on the same inputs, so the same value. Inline: every layer asks.
+  double layer_gpu_s(int pass, double sub_batch, double elements) {
+    const LayerTime& memo = layer_time_;
+    if (memo.pass == pass && memo.sub_batch == sub_batch && memo.elements == elements)
+      return memo.gpu_s;
+    return layer_gpu_s_of(pass, sub_batch, elements);
+  }
+  double layer_gpu_s_of(int pass, double sub_batch, double elements);
   // An embedding or head module's GPU time: compute_module's one step for it.
   double edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
   // The direct path (run_direct): fetch_stage's and compute_stage's timelines without events.
@@ -239,7 +248,7 @@ class InferenceSim {
   // [s] when reads_[bounced_] lands, infinity when every read is bounced: bounce_landed_by runs
   // at every tensor and mostly finds nothing to do, in one comparison.
   double next_landing_s_ = std::numeric_limits<double>::infinity();
-  // compute_module's GPU time for a layer of this pass, sub-batch and size.
+  // layer_gpu_s's memo: the last layer time worked out, and for which pass, sub-batch and size.
   struct LayerTime {
     int pass = -1;
     double sub_batch = 0;
@@ -573,12 +582,9 @@ Task InferenceSim::fetch_stage(int stage) {
 
 // A layer's GPU time with its KV cache on the GPU (or the kernel part of one with it in host
 // DRAM, in prefill): the weights' dequantisation, the layer's kernels and the launch overhead.
-double InferenceSim::layer_gpu_s(int pass, double sub_batch, double elements) {
-  // The layers of a pass share their shape and context, so their kernel time is worked out for
-  // the first and reused (the same arithmetic on the same inputs, so the same value).
+// Works it out and keeps it as layer_gpu_s's memo.
+double InferenceSim::layer_gpu_s_of(int pass, double sub_batch, double elements) {
   LayerTime& memo = layer_time_;
-  if (memo.pass == pass && memo.sub_batch == sub_batch && memo.elements == elements)
-    return memo.gpu_s;
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
@@ -808,14 +814,10 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
       weight_wait_s_ += c.clock_s - before;
       ++c.computed;
     }
-    // The layers of a pass share their GPU time (layer_gpu_s's memo, looked at here first).
-    const double elements = module_elements_[static_cast<std::size_t>(module)];
-    const LayerTime& memo = layer_time_;
     const double gpu_s =
-        mod.kind != WeightModule::Kind::kLayer ? edge_gpu_s(mod, module, c.pass, sub_batch)
-        : memo.pass == c.pass && memo.sub_batch == sub_batch && memo.elements == elements
-            ? memo.gpu_s
-            : layer_gpu_s(c.pass, sub_batch, elements);
+        mod.kind == WeightModule::Kind::kLayer
+            ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
+            : edge_gpu_s(mod, module, c.pass, sub_batch);
     // Resource::use's reservation (reserve_from without fixed time), one per GPU batch.
     const double work_s = gpu.work_s(gpu_s);
     const Tag tag{Activity::kCompute, c.pass, module};
