@@ -6,13 +6,24 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTIERSIM_BENCH=ON >/dev/null
+# ccache (installed by install-deps.sh) keeps compiled objects between runs on the same machine,
+# across clones: a second run after a small change rebuilds only what changed in both trees.
+launcher=()
+if command -v ccache >/dev/null 2>&1 && [[ "${TIERSIM_NO_CCACHE:-0}" != 1 ]]; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Paths below the clone's parent are hashed relative to it, so another clone hits the same cache.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)}
+  # The sanitizer build's -g1 would otherwise hash the build folder's path into every object.
+  export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTIERSIM_BENCH=ON "${launcher[@]}" >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 
 if [[ "${TIERSIM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTIERSIM_SANITIZE=ON -DTIERSIM_BENCH=OFF \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DTIERSIM_FUZZ_SECONDS=60 >/dev/null
+    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DTIERSIM_FUZZ_SECONDS=60 "${launcher[@]}" >/dev/null
   # The program, the test binary and the fuzz target only: benchmarks do not run under the
   # sanitizers. The fuzz_config test mutates the shipped YAML files for 60 s (tests/fuzz/README.md).
   cmake --build build-asan -j"$jobs" --target tiersim tiersim_tests tiersim_fuzz_config

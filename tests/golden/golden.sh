@@ -31,51 +31,68 @@ capture() {  # NAME CMD...
   echo "exit $rc" >>"$out/$name"
 }
 
+# The commands are independent (each writes its own output file and its own scratch database), so
+# they run side by side, one per core: the test is the longest in CI and otherwise runs on one core
+# while the other idles. TIERSIM_GOLDEN_JOBS=1 runs them one at a time.
+max_jobs=${TIERSIM_GOLDEN_JOBS:-$(nproc)}
+spawn() {  # FUNCTION ARGS...: run in the background once fewer than max_jobs are running
+  while (($(jobs -rp | wc -l) >= max_jobs)); do wait -n || true; done
+  "$@" &
+}
+
 for f in $(find scenarios/inference scenarios/reference scenarios/serving scenarios/training -name '*.yaml' | sort) \
   scenarios/plans/opt66b-base.yaml scenarios/sweeps/llama3-70b-h200-base.yaml; do
-  capture "run--$(echo "${f#scenarios/}" | tr / _).json" "$bin" run "$f" --json
+  spawn capture "run--$(echo "${f#scenarios/}" | tr / _).json" "$bin" run "$f" --json
 done
 for f in $(find scenarios/cost -name '*.yaml' | sort); do
-  capture "compare--$(basename "$f").json" "$bin" compare "$f" --json
+  spawn capture "compare--$(basename "$f").json" "$bin" compare "$f" --json
 done
 for f in scenarios/training/dgx2-zero3.yaml scenarios/training/dgx2-zero-offload.yaml \
   scenarios/training/dgx2-zero-infinity-cpu.yaml scenarios/training/dgx2-zero-infinity.yaml; do
-  capture "capacity--$(basename "$f").txt" "$bin" capacity "$f"
+  spawn capture "capacity--$(basename "$f").txt" "$bin" capacity "$f"
 done
 # Serving capacity searches (every rate tried, the capacity and its cost per served request).
 for f in $(find scenarios/serving -name '*.yaml' | sort); do
-  capture "capacity--$(basename "$f").txt" "$bin" capacity "$f" -q
+  spawn capture "capacity--$(basename "$f").txt" "$bin" capacity "$f" -q
 done
-capture validate.json "$bin" validate --json
+spawn capture validate.json "$bin" validate --json
 
 # Sweeps and plans: every stored point's metrics, read back from the results database in a
 # fixed order (the database itself carries timestamps).
-for f in $(find scenarios/sweeps -name '*.yaml' ! -name '*-base.yaml' | sort); do
-  db="$scratch/sweep.db"
-  rm -f "$db"
-  capture "sweep--$(basename "$f").txt" "$bin" sweep "$f" --db "$db" -q -j 1
+sweep_job() {  # SWEEP_FILE: run it into a database of its own, then dump every stored point
+  local f=$1 name
+  name=$(basename "$f")
+  # A folder per sweep, so that side-by-side sweeps do not share a database; the folder is taken
+  # out of the output below, where every sweep's database reads SCRATCH/sweep.db.
+  mkdir -p "$scratch/sweeps/$name"
+  local db="$scratch/sweeps/$name/sweep.db"
+  capture "sweep--$name.txt" "$bin" sweep "$f" --db "$db" -q -j 1
   if [[ -f $db ]]; then
     sqlite3 "$db" "SELECT r.scenario_hash, r.scenario_name, r.fits, r.bottleneck, m.name,
                           printf('%.17g', m.value), m.unit
                    FROM runs r JOIN metrics m ON m.run_id = r.id
-                   ORDER BY r.scenario_hash, m.name" >>"$out/sweep--$(basename "$f").txt"
+                   ORDER BY r.scenario_hash, m.name" >>"$out/sweep--$name.txt"
   fi
+}
+for f in $(find scenarios/sweeps -name '*.yaml' ! -name '*-base.yaml' | sort); do
+  spawn sweep_job "$f"
 done
 plan_dir="$scratch/plan"
 # Two threads: a plan's output and files do not depend on the thread count (checked when this
 # changed), and the serving plan simulates 10,000 requests per rate, the longest step under ASan.
-capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.yaml --out "$plan_dir" -j 2
+spawn capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.yaml --out "$plan_dir" -j 2
 sanitized=${TIERSIM_SANITIZED:-0}
 if [[ $sanitized == 1 && $mode == --update ]]; then
   echo "golden: --update needs every output; unset TIERSIM_SANITIZED" >&2
   exit 2
 fi
 if [[ $sanitized != 1 ]]; then
-  capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
+  spawn capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
     --out "$scratch/serving-plan" -j 2
 fi
+wait
 # Wall-clock times are the one thing allowed to change.
-sed -i -E -e "s#$scratch#SCRATCH#g" -e 's/; [0-9.e+-]+ s(;|$)/; T s\1/' "$out"/*
+sed -i -E -e "s#$scratch/sweeps/[^/]+/#SCRATCH/#g" -e "s#$scratch#SCRATCH#g" -e 's/; [0-9.e+-]+ s(;|$)/; T s\1/' "$out"/*
 if [[ -d $plan_dir ]]; then
   for p in $(cd "$plan_dir" && find . -type f | sort); do
     { echo "== $p"; cat "$plan_dir/$p"; } >>"$out/plan-files.txt"

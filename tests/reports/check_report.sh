@@ -31,7 +31,15 @@ if grep -Eq '<script[^>]+src=|<link[^>]+href=' "$work/report/index.html"; then
   echo "FAIL: index.html loads external resources"; exit 1
 fi
 
+# Under the sanitizers (TIERSIM_SANITIZED=1, set by CTest in that build) every tiersim command
+# still runs, so AddressSanitizer sees the report code, but the browser does not: what it checks
+# does not depend on how tiersim was compiled, the Release run of this test renders the same pages,
+# and four renders took about two minutes of the sanitizer suite. The checks then read the HTML as
+# written; only the plots drawn by script are not counted (check_plots).
+sanitized=${TIERSIM_SANITIZED:-0}
+
 render() {  # render FILE.html into FILE.dom
+  if [ "$sanitized" = 1 ]; then cp "$1" "$1.dom"; return; fi
   "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$work/profile" --virtual-time-budget=5000 \
@@ -40,6 +48,12 @@ render() {  # render FILE.html into FILE.dom
 }
 
 check_plots() {  # check_plots DOM EXPECTED
+  if [ "$sanitized" = 1 ]; then
+    charts=$(grep -o '<div class="plot" id="plot[0-9]*">' "${1%.dom}" | wc -l)
+    echo "page has $charts plots (expected at least $2; not rendered in the sanitizer build)"
+    [ "$charts" -ge "$2" ] || { echo "FAIL: plots missing"; exit 1; }
+    return
+  fi
   # Each rendered plot is an <svg ... class="marks"> (vega's SVG renderer) inside a container that
   # vega marks role="graphics-document"; neither exists before the scripts ran.
   rendered=$(grep -o '<svg[^>]*class="marks"' "$1" | wc -l)
