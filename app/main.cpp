@@ -1,11 +1,13 @@
 // tiersim: predicts what happens when an LLM's weights, KV cache or optimizer states live in
 // cheaper memory (host DRAM, NVMe). Library code throws typed errors; only this file exits.
+#include <algorithm>
 #include <boost/program_options/errors.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "app/command.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 
 namespace {
@@ -48,10 +50,12 @@ void print_usage(std::ostream& os) {
      << ": simulate LLM inference and training with weights offloaded to host DRAM or NVMe.\n\n"
         "usage: tiersim <command> [options]     (tiersim <command> --help for its options)\n\n"
         "commands:\n";
+  // The summaries line up two spaces after the longest command name.
+  std::size_t width = 0;
+  for (const auto& c : kCommands) width = std::max(width, std::string(c.name).size());
   for (const auto& c : kCommands) {
-    std::string name = c.name;
-    os << "  " << name << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ') << c.summary
-       << "\n";
+    const std::string name = c.name;
+    os << "  " << name << std::string(width + 2 - name.size(), ' ') << c.summary << "\n";
   }
   os << "\nexample:\n  tiersim run scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml\n";
 }
@@ -89,8 +93,10 @@ int main(int argc, char** argv) {
       return tiersim::app::kExitFailure;
     }
   }
-  std::cerr << "tiersim: unknown command '" << name << "'. Valid commands:";
-  for (const auto& c : kCommands) std::cerr << " " << c.name;
-  std::cerr << "\n";
+  std::vector<std::string> names;
+  for (const auto& c : kCommands) names.emplace_back(c.name);
+  std::cerr << "tiersim: unknown command '" << name << "'"
+            << tiersim::config::did_you_mean(name, names)
+            << ". Valid commands: " << tiersim::config::join(names, " ") << "\n";
   return tiersim::app::kExitUsage;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build tiersim, check it against the published measurements, simulate the default
 # comparison (OPT-30B on six L40S vs one L40S streaming from DRAM or a Gen5 drive), and write the
-# report to out/report/index.html (plus report.md and results.csv beside it).
+# report to out/report/index.html (plus report.md and metrics.csv beside it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/temp_dir.hpp"
@@ -158,4 +159,35 @@ TEST_CASE("plan: an output folder that cannot be created is an error naming it",
   CHECK(o.exit_code != 0);
   CHECK_THAT(o.output, Catch::Contains("cannot create the output folder") &&
                            Catch::Contains("a-file/out") && !Catch::Contains("internal error"));
+}
+
+TEST_CASE("a mistyped command is answered with the nearest command, and the help lines up",
+          "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  Outcome o = run_tiersim("sweeep");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.output, Catch::Contains("unknown command 'sweeep' (did you mean 'sweep'?)"));
+  // No suggestion for a word that is near nothing, but the valid commands are still listed.
+  o = run_tiersim("frobnicate");
+  CHECK_THAT(o.output, !Catch::Contains("did you mean"));
+  CHECK_THAT(o.output, Catch::Contains("Valid commands: run validate"));
+  // Every summary starts in the same column, the longest name ("sensitivity") included.
+  o = run_tiersim("--help");
+  REQUIRE(o.exit_code == 0);
+  std::size_t column = 0;
+  int lines = 0;
+  std::size_t pos = o.output.find("commands:\n");
+  REQUIRE(pos != std::string::npos);
+  std::istringstream in(o.output.substr(pos + 10));
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    const std::size_t name_end = line.find(' ', 2);
+    const std::size_t summary = line.find_first_not_of(' ', name_end);
+    if (column == 0) column = summary;
+    CHECK(summary == column);
+    ++lines;
+  }
+  CHECK(lines >= 13);
 }
