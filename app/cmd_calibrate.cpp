@@ -87,7 +87,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "free space that must remain after the files (0: no reserve)")(
       "keep", po::bool_switch(), "keep a file this run created (to rerun on it, or to run fio on it)")(
       "db", po::value(&db)->default_value(""), "SQLite results store for every raw point (tables calibration_*)")(
-      "out", po::value(&out)->default_value(""), "write the fitted device profile (YAML) here")(
+      "out", po::value(&out)->default_value(""),
+      "write the fitted device profile (YAML) here (checked before measuring)")(
+      "force", po::bool_switch(), "replace --out even if tiersim did not write it")(
       "name", po::value(&name)->default_value(""), "profile name (default: from the device)")(
       "catalog-drive", po::value(&catalog_drive)->default_value(""),
       "catalog drive the measured drive is (tiersim catalog drives); written as the profile's "
@@ -135,6 +137,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   o.file.limits.reserve_free_bytes = cal::parse_size_bytes(min_free, /*allow_zero=*/true);
   o.db_path = db;
   o.out_path = out;
+  o.out_options.force = vm["force"].as<bool>();
   o.name = name;
   o.catalog_drive = catalog_drive;
   if (heldout_every < 0) throw Error("--heldout-every must be >= 0");

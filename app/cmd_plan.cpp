@@ -8,12 +8,15 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <unistd.h>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
+#include "config/scenario_loader.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
+#include "model/files.hpp"
 #include "model/progress.hpp"
 #include "study/planner.hpp"
 
@@ -22,14 +25,6 @@ namespace fs = std::filesystem;
 
 namespace tiersim::app {
 namespace {
-
-// The --out folder; a path the file system refuses (under a file, too long, no permission) is an
-// IoError naming it, not a filesystem_error escaping as an internal error.
-void make_out_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw IoError("cannot create the output folder '" + dir + "': " + ec.message());
-}
 
 std::string fmt(std::optional<double> v) {
   if (!v) return "-";
@@ -66,19 +61,21 @@ std::string point_slug(const sweep::Point& p) {
 // renamed after what it is (`name` is the first key of a resolved scenario), so that it does not
 // carry the plan's base scenario's name with other contents.
 void write_scenario(const fs::path& path, const std::string& name, const plan::PlanSpec& spec,
-                    const plan::Candidate& c, const std::vector<std::string>& metrics) {
-  std::ofstream out(path);
-  if (!out) throw IoError("cannot write '" + path.string() + "'");
+                    const plan::Candidate& c, const std::vector<std::string>& metrics,
+                    const OutputOptions& output) {
+  std::ostringstream out;
   out << "# Found by `tiersim plan` (" << spec.name << "): " << c.point.label << "\n";
   for (const auto& e : c.equivalent) out << "# the same configuration as: " << e << "\n";
   for (const auto& m : metrics)
     out << "#   " << m << ": " << fmt(plan::metric_value(c.scenario, c.result, m)) << "\n";
-  std::string yaml = c.scenario.resolved_yaml;
+  // Paths (a trace, a device profile) absolute: relative ones were relative to the base file's
+  // folder and named another file, or none, from the output folder.
+  std::string yaml = config::resolved_yaml_with_absolute_paths(c.scenario);
   if (const auto eol = yaml.find('\n'); yaml.rfind("name: ", 0) == 0 && eol != std::string::npos)
     yaml.replace(0, eol, "name: " + name);
   out << yaml;
   if (!yaml.empty() && yaml.back() != '\n') out << "\n";
-  if (!out) throw IoError("failed writing '" + path.string() + "'");
+  write_output_file(path.string(), out.str(), "plan scenario", output);
 }
 
 fs::path output_path(const std::string& dir, const std::string& kind, std::size_t k,
@@ -96,7 +93,8 @@ std::vector<std::string> shown_metrics(const plan::PlanSpec& spec) {
 }
 
 // --json: the same content as the text output, and the same files written.
-int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::string out_dir) {
+int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::string out_dir,
+                    const OutputOptions& output) {
   const auto& st = r.stats;
   const std::vector<std::string> shown = shown_metrics(spec);
   nlohmann::json j;
@@ -112,10 +110,10 @@ int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::
                 {"simulated", st.simulated},         {"feasible", st.feasible},
                 {"bound_violations", st.bound_violations}};
   if (out_dir.empty()) out_dir = spec.name + "-plan";
-  make_out_dir(out_dir);
+  make_output_dir(out_dir, "the output folder");
   auto entry = [&](const plan::Candidate& c, const std::string& kind, std::size_t k) {
     const fs::path path = output_path(out_dir, kind, k, c);
-    write_scenario(path, spec.name + "-" + kind + "-" + std::to_string(k + 1), spec, c, shown);
+    write_scenario(path, spec.name + "-" + kind + "-" + std::to_string(k + 1), spec, c, shown, output);
     nlohmann::json e;
     e["label"] = c.point.label;
     e["overrides"] = c.point.overrides;
@@ -158,6 +156,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   int threads = 0;
   opts.add_options()("help,h", "show this help")(
       "out,o", po::value<std::string>(&out_dir), "folder for the scenario files (default: <plan name>-plan)")(
+      "force", "replace files in --out that tiersim did not write (by default they are refused)")(
       "db", po::value<std::string>(&db),
       "also store every simulated point in this results database under the plan's name "
       "(`tiersim report` can plot the front)")(
@@ -186,6 +185,8 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
 
   const plan::PlanSpec spec = plan::parse_plan_file(file);
+  OutputOptions output;
+  output.force = vm.count("force") > 0;
   const config::Catalog catalog = config::Catalog::load(data_dir);
   std::unique_ptr<sweep::SweepStore> store;
   if (!db.empty()) store = std::make_unique<sweep::SweepStore>(db);
@@ -214,7 +215,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   const plan::PlanResult r = plan::run_plan(spec, catalog, po_);
   if (progress && progress->tty()) progress->finish("plan " + spec.name + ": done");
   const auto& st = r.stats;
-  if (json) return print_plan_json(spec, r, out_dir);
+  if (json) return print_plan_json(spec, r, out_dir, output);
 
   std::cout << "plan " << spec.name << (spec.description.empty() ? "" : ": " + spec.description) << "\n";
   std::cout << "  considered " << st.considered << " configurations\n";
@@ -239,7 +240,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
 
   if (out_dir.empty()) out_dir = spec.name + "-plan";
-  make_out_dir(out_dir);
+  make_output_dir(out_dir, "the output folder");
   if (r.best.empty()) {
     std::cout << "no configuration meets the constraints\n";
     return kExitFailure;
@@ -249,7 +250,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
     const fs::path path = output_path(out_dir, "best", k, c);
-    write_scenario(path, spec.name + "-best-" + std::to_string(k + 1), spec, c, shown);
+    write_scenario(path, spec.name + "-best-" + std::to_string(k + 1), spec, c, shown, output);
     std::cout << "  " << k + 1 << ". " << c.point.label << "\n     ";
     for (const auto& e : c.equivalent) std::cout << "(same configuration: " << e << ")\n     ";
     for (const auto& m : shown) std::cout << m << "=" << fmt(plan::metric_value(c.scenario, c.result, m)) << "  ";
@@ -260,7 +261,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     for (std::size_t k = 0; k < r.pareto.size(); ++k) {
       const auto& c = r.pareto[k];
       const fs::path path = output_path(out_dir, "pareto", k, c);
-      write_scenario(path, spec.name + "-pareto-" + std::to_string(k + 1), spec, c, shown);
+      write_scenario(path, spec.name + "-pareto-" + std::to_string(k + 1), spec, c, shown, output);
       std::cout << "  " << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[0].metric)) << "  "
                 << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[1].metric)) << "  " << c.point.label
                 << "  -> " << path.string() << "\n";

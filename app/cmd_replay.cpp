@@ -2,9 +2,11 @@
 // by timed holds, I/O real) and print measured against predicted time; `--suite` runs the fixed
 // hardware validation suite (replay/replay_suite.hpp).
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "app/command.hpp"
 #include "calibrate/io_engine.hpp"
@@ -16,6 +18,7 @@
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "model/files.hpp"
 #include "store/sqlite.hpp"
 #include "reports/run_output.hpp"
 
@@ -64,6 +67,7 @@ int cmd_replay(const std::vector<std::string>& args) {
       "profile", po::value(&profile), "calibrated device profile of this drive (default: the scenario's)")(
       "db", po::value(&db), "store predicted and measured times in this SQLite file (table replay_runs)")(
       "trace", po::value(&trace), "write the measured timeline as a Chrome trace (same names as run --trace)")(
+      "force", "replace the --trace file even if tiersim did not write it")(
       "data-dir", po::value(&data_dir), "folder holding catalog/ (default: installed scenarios)")(
       "suite", po::bool_switch(&suite), "run the fixed hardware validation suite (under ten minutes)");
   const po::variables_map vm =
@@ -73,6 +77,17 @@ int cmd_replay(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (target.empty()) throw Error("--target DIR is required");
+  // A negative value used to fall back silently to the default, and one pass has no decode phase
+  // to compare (it printed -100 %).
+  if (passes < 0 || passes == 1)
+    throw Error("--passes " + std::to_string(passes) +
+                ": expected 0 (the scenario's gen_tokens) or at least 2 (a prefill and a decode pass)");
+  if (!(scale >= 0) || !std::isfinite(scale))
+    throw Error("--scale " + std::to_string(scale) +
+                ": expected a factor > 0 (or 0: shrink to about 256 MiB per pass)");
+  OutputOptions output;
+  output.force = vm.count("force") > 0;
+  if (!trace.empty()) check_output_file(trace, "trace file", output);
   const std::string why = cal::io_uring_unavailable_reason();
   if (!why.empty()) throw cal::EngineUnavailable(why, 0);
 
@@ -134,9 +149,9 @@ int cmd_replay(const std::vector<std::string>& args) {
       sim::RunResult rr;
       rr.workload = "inference";
       rr.timeline = m.timeline;
-      std::ofstream out(trace);
-      if (!out) throw IoError("cannot write trace file '" + trace + "'");
+      std::ostringstream out;
       reports::write_chrome_trace(out, s, rr);
+      write_output_file(trace, out.str(), "trace file", output);
     }
     if (!db.empty()) store_replay(db, s.name, target, scale, p.times, m.times, m.read_gbps());
     return kExitOk;

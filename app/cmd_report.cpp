@@ -116,7 +116,11 @@ int cmd_report(const std::vector<std::string>& args) {
   std::string db_path, out_dir, sweep, title, data_dir, vendor_dir, objective;
   opts.add_options()("help,h", "show this help")(
       "db", po::value<std::string>(&db_path), "results database written by run/compare/sweep --db")(
-      "out", po::value<std::string>(&out_dir), "folder to write the report into (created)")(
+      "out", po::value<std::string>(&out_dir),
+      "folder to write the report into (created; files tiersim did not write there are not "
+      "replaced without --force)")(
+      "force", "replace index.html, report.md and metrics.csv in --out even if tiersim did not "
+      "write them (a symbolic link is replaced, never followed)")(
       "sweep", po::value<std::string>(&sweep),
       "only the runs of this sweep (default: every run in the database)")(
       "title", po::value<std::string>(&title)->default_value("tiersim cost report"), "page title")(
@@ -142,6 +146,10 @@ int cmd_report(const std::vector<std::string>& args) {
   }
   if (db_path.empty()) throw Error("missing --db (see tiersim report --help)");
   if (out_dir.empty()) throw Error("missing --out (see tiersim report --help)");
+  OutputOptions output;
+  output.force = vm.count("force") > 0;
+  // Checked before the validation runs and the pages are built (tens of seconds).
+  reports::check_report_outputs(out_dir, output);
   sensitivity::check_metric_name(objective, "--objective");
   const auto sense = plan::known_sense(objective);
   if (!sense)
@@ -194,7 +202,7 @@ int cmd_report(const std::vector<std::string>& args) {
   }
 
   fill_decision(in, data_dir, !vm.count("no-sensitivity"));
-  const reports::ReportFiles files = reports::write_report(in, out_dir);
+  const reports::ReportFiles files = reports::write_report(in, out_dir, output);
   std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
             << "\n(" << in.runs.size() << " runs)\n";
   if (in.validation.available) std::cout << reports::validation_sentence(in.validation) << "\n";

@@ -2,10 +2,12 @@
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "app/command.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "model/files.hpp"
 #include "store/results_store.hpp"
 #include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
@@ -29,6 +31,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "json", "print one JSON object instead of the table")(
       "trace", po::value<std::string>(&trace_path),
       "write every simulated event as a Chrome trace-event file (open in Perfetto)")(
+      "force", "replace the --trace file even if tiersim did not write it")(
       "data-dir", po::value<std::string>(&data_dir),
       "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)")(
       "db", po::value<std::string>(&db_path),
@@ -47,6 +50,9 @@ int cmd_run(const std::vector<std::string>& args) {
   config::LoadOptions load;
   load.overrides = sets;
   load.data_dir = data_dir;
+  OutputOptions output;
+  output.force = vm.count("force") > 0;
+  if (!trace_path.empty()) check_output_file(trace_path, "trace file", output);
   const Scenario scenario = config::load_scenario(file, load);
   sim::SimOptions sim_opts;
   // The store keeps one decode step's timeline for the report's Gantt chart, so --db traces too.
@@ -58,10 +64,9 @@ int cmd_run(const std::vector<std::string>& args) {
   else
     reports::print_human(std::cout, scenario, result);
   if (!trace_path.empty()) {
-    std::ofstream out(trace_path);
-    if (!out) throw IoError("cannot write trace file '" + trace_path + "'");
+    std::ostringstream out;
     reports::write_chrome_trace(out, scenario, result);
-    if (!out) throw IoError("failed writing trace file '" + trace_path + "'");
+    write_output_file(trace_path, out.str(), "trace file", output);
   }
   if (!db_path.empty()) {
     store::ResultsStore store(db_path);

@@ -2,12 +2,36 @@
 // every output metric from the one metric table (sim/metrics.cpp).
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <sstream>
 
 #include "app/command.hpp"
 #include "config/options.hpp"
+#include "model/files.hpp"
 #include "sim/metrics.hpp"
+#include "sim/workloads/workload.hpp"
+#include "study/sweep.hpp"
 
 namespace tiersim::app {
+
+namespace {
+
+// The stated limits that are not one key's range: each is checked before the work or memory it
+// bounds, with an error naming the key or file.
+std::string limits_text() {
+  std::ostringstream os;
+  os << "limits (beyond the ranges above):\n"
+     << "  sweep points (the product of the axis sizes)   at most " << sweep::kMaxSweepPoints << "\n"
+     << "  plan points (the product of the axis sizes)    at most " << sweep::kMaxPlanPoints << "\n"
+     << "  pieces of one simulated transfer (policy.aio.block_size, workload.io_buffer)  at most "
+     << static_cast<long long>(sim::kMaxTransferPieces) << "\n"
+     << "  input files (scenario, catalog, sweep, plan, device profile)  regular files of at most "
+     << (kMaxInputFileBytes >> 20) << " MiB\n"
+     << "  request traces (workload.trace)                regular files of at most "
+     << (kMaxTraceFileBytes >> 20) << " MiB\n";
+  return os.str();
+}
+
+}  // namespace
 
 int cmd_schema(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
@@ -27,8 +51,10 @@ int cmd_schema(const std::vector<std::string>& args) {
   }
   if (vm.count("metrics"))
     std::cout << sim::metrics_markdown();
+  else if (vm.count("markdown"))
+    std::cout << config::schema_markdown();
   else
-    std::cout << (vm.count("markdown") ? config::schema_markdown() : config::schema_text());
+    std::cout << config::schema_text() << "\n" << limits_text();
   return kExitOk;
 }
 

@@ -123,9 +123,9 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
     std::istringstream lines(done_text);
     for (std::string h; std::getline(lines, h);) done.insert(h);
 
-    std::vector<std::size_t> mine;
-    for (std::size_t i = static_cast<std::size_t>(rank); i < n; i += static_cast<std::size_t>(size))
-      mine.push_back(i);
+    // This rank's points: rank, rank + size, ... (generated as taken, never allocated up front).
+    const auto stride = static_cast<std::size_t>(size), first = static_cast<std::size_t>(rank);
+    const sweep::PointIndices mine{first, stride, first < n ? (n - first + stride - 1) / stride : 0};
     sweep::RunOptions opts;
     opts.threads = a.threads;
     opts.done = [&done](const std::string& h) { return done.count(h) > 0; };

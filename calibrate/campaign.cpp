@@ -315,6 +315,8 @@ void Progress::finish() {
 
 CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomic<bool>* stop, Progress& progress) {
   CalibrationOutcome outcome;
+  // The profile's path is checked before the measurement (minutes), not only when it is written.
+  if (!o.out_path.empty()) check_device_profile_output(o.out_path, o.out_options);
   std::optional<store::Database> db;
   if (!o.db_path.empty()) {
     db.emplace(o.db_path);
@@ -413,7 +415,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   }
   profile.warnings = cache_warnings(outcome.points, profile.fit, limits);
   profile.catalog_drive = o.catalog_drive;
-  if (!o.out_path.empty()) write_device_profile(o.out_path, profile);
+  if (!o.out_path.empty()) write_device_profile(o.out_path, profile, o.out_options);
   if (db) set_run_profile(*db, outcome.run_id, o.out_path, store::utc_timestamp());
   return outcome;
 }

@@ -47,6 +47,7 @@ struct CalibrationOptions {
   FileOptions file;                  // region size, O_DIRECT, keep, seed, safety limits
   std::string db_path;               // empty: do not store
   std::string out_path;              // empty: do not write a profile
+  OutputOptions out_options;         // the rule for replacing out_path (model/files.hpp)
   std::string name;                  // profile name; empty: derived from the device
   std::string catalog_drive;         // written as the profile's catalog_drive; empty: none
   int heldout_every = 5;

@@ -177,12 +177,17 @@ FileRegistry::FileRegistry(const std::string& db_path) : impl_(std::make_unique<
 FileRegistry::~FileRegistry() = default;
 
 void FileRegistry::add(const CreatedFile& f) {
+  // By absolute path: the registry (a --db file) outlives the working folder of the run that
+  // wrote it, and a later run from another folder must find the file to remove it.
+  std::error_code ec;
+  const std::string path = std::filesystem::absolute(f.path, ec).lexically_normal().string();
+  if (ec) throw IoError("cannot register scratch file " + f.path + ": " + ec.message());
   impl_->db
       .prepare(
           "INSERT INTO calibration_files (token, path, device, inode, pid, host, created_at) "
           "VALUES (?,?,?,?,?,?,?)")
       .bind(1, f.token)
-      .bind(2, f.path)
+      .bind(2, path)
       .bind(3, static_cast<std::int64_t>(f.device))
       .bind(4, static_cast<std::int64_t>(f.inode))
       .bind(5, static_cast<std::int64_t>(::getpid()))
@@ -218,7 +223,13 @@ int FileRegistry::remove_stale_files() {
   }
   int removed = 0;
   for (const auto& e : stale) {
-    if (header_token(e.file.path) == e.file.token && remove_created_file(e.file)) ++removed;
+    if (header_token(e.file.path) == e.file.token && remove_created_file(e.file)) {
+      ++removed;
+    } else if (!std::filesystem::path(e.file.path).is_absolute()) {
+      // A row of an older version, by a path relative to that run's working folder: from here it
+      // may name nothing, or another file. Kept, so that a run from that folder still removes it.
+      continue;
+    }
     forget(e.file.token);
   }
   return removed;

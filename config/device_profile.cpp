@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -228,7 +229,19 @@ DeviceProfile read_device_profile(const config::YNode& root, const std::string& 
 
 SsdModel load_device_profile(const std::string& path) { return read_device_profile(path).model; }
 
-void write_device_profile(const std::string& path, const DeviceProfile& profile) {
+void check_device_profile_output(const std::string& path, const OutputOptions& output) {
+  check_output_file(path, "device profile", output);
+  const std::filesystem::path folder = std::filesystem::path(path).has_parent_path()
+                                           ? std::filesystem::path(path).parent_path()
+                                           : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw IoError("will not write device profile '" + path + "': its folder '" + folder.string() +
+                  "' does not exist");
+}
+
+void write_device_profile(const std::string& path, const DeviceProfile& profile,
+                          const OutputOptions& output) {
   const auto& m = profile.measured;
   const auto& f = profile.fit;
   std::ostringstream os;
@@ -253,33 +266,7 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile)
     for (const auto& w : profile.warnings) os << "  - " << quoted(w) << "\n";
   }
 
-  // Atomic: a new file of a unique name next to `path` (O_EXCL through mkstemp, so nobody's
-  // `path.tmp` is truncated), written and synced, then renamed over `path`. On any failure (a full
-  // disk, a signal's exception) the temporary file is removed and `path` is as it was.
-  std::string tmp = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw IoError("cannot write device profile " + path + ": " + std::strerror(errno));
-  const std::string text = os.str();
-  std::size_t done = 0;
-  int err = 0;
-  while (done < text.size() && err == 0) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n > 0)
-      done += static_cast<std::size_t>(n);
-    else if (n < 0 && errno != EINTR)
-      err = errno;
-    else if (n == 0)
-      err = EIO;
-  }
-  // mkstemp creates 0600; a profile is meant to be shared (rw-r--r--, as the old ofstream made).
-  if (err == 0 && ::fchmod(fd, 0644) != 0) err = errno;
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    throw IoError("cannot write device profile " + path + ": " + std::strerror(err));
-  }
+  write_output_file(path, os.str(), "device profile", output);
 }
 
 }  // namespace tiersim

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "model/files.hpp"
 #include "model/ssd_model.hpp"
 
 namespace tiersim::config {
@@ -69,8 +70,13 @@ DeviceProfile read_device_profile(const config::YNode& root, const std::string& 
 // Reads only the device model, which is what a scenario needs.
 SsdModel load_device_profile(const std::string& path);
 
-// Writes `profile` to `path` (via a temporary file and rename, so a reader never sees half a
-// profile). Throws IoError when the file cannot be written.
-void write_device_profile(const std::string& path, const DeviceProfile& profile);
+// Writes `profile` to `path` under the one rule for outputs (model/files.hpp: a temporary file
+// and rename, so a reader never sees half a profile; a file tiersim did not write is replaced only
+// with `output.force`). Throws IoError when the file may not be replaced or cannot be written.
+void write_device_profile(const std::string& path, const DeviceProfile& profile,
+                          const OutputOptions& output = {});
+// What write_device_profile checks first, and that the folder of `path` exists: `calibrate --out`
+// calls it before measuring. Throws IoError.
+void check_device_profile_output(const std::string& path, const OutputOptions& output = {});
 
 }  // namespace tiersim

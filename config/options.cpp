@@ -80,7 +80,10 @@ std::vector<Option> build_table() {
       required(opt("hardware.gpu.model", VT::kText, "", "", "GPU catalog name (tiersim catalog gpus)",
                    F(hardware.gpu.name))),
       [](Scenario& s, const Catalog& c) { s.hardware.gpu = c.gpu(s.hardware.gpu.name); }));
-  t.push_back(integer("hardware.gpu.count", 1, "1", "GPUs per node", F(hardware.gpu_count)));
+  // The simulator holds resources per GPU (1e9 ended in bad_alloc). One NVLink domain is at most
+  // 576 GPUs (NVIDIA's NVLink Switch system); 1024 leaves room.
+  t.push_back(range(integer("hardware.gpu.count", 1, "1", "GPUs per node", F(hardware.gpu_count)),
+                    1, 1024));
   add_spec_fields<GpuSpec>(t, "hardware.gpu", gpu_fields(),
                            [](Scenario& s) -> GpuSpec& { return s.hardware.gpu; });
   // Only a stack with FP8 GEMMs reads the FP8 rate; an override is written in any case, so that
@@ -181,9 +184,12 @@ std::vector<Option> build_table() {
   t.push_back(integer("policy.aio.queue_depth", 1, "64", "requests outstanding per thread",
                       F(policy.aio.queue_depth)));
   t.push_back(integer("policy.aio.threads", 1, "8", "I/O threads", F(policy.aio.threads)));
-  t.push_back(integer("policy.aio.swap_buffers", 1, "5",
-                      "swap buffers (offload_param.buffer_count): NVMe reads in flight at once",
-                      F(policy.aio.swap_buffers)));
+  // DeepSpeed's default is 5 (offload_param.buffer_count); each is a pinned buffer of the largest
+  // streamed tensor, so thousands already exceed any host's memory (1e9 ended in bad_alloc).
+  t.push_back(range(integer("policy.aio.swap_buffers", 1, "5",
+                            "swap buffers (offload_param.buffer_count): NVMe reads in flight at once",
+                            F(policy.aio.swap_buffers)),
+                    1, 4096));
   t.push_back(integer("policy.parallelism.tensor", 1, "1", "tensor-parallel degree",
                       F(policy.parallelism.tensor)));
   t.push_back(integer("policy.parallelism.pipeline", 1, "1", "pipeline stages",

@@ -16,6 +16,7 @@
 #include "model/errors.hpp"
 #include "model/parallelism.hpp"
 #include "model/ssd_model.hpp"
+#include "model/files.hpp"
 #include "model/stable_hash.hpp"
 
 namespace tiersim::config {
@@ -57,6 +58,7 @@ class Loader {
   void check_serving() const;
   void check_flexgen() const;
   std::string emit_resolved();
+  std::string referenced_contents();
   bool given(const std::string& path) const { return given_.count(path) > 0; }
 
   YNode root_;
@@ -83,6 +85,38 @@ std::string value_text(const Option& o, Scenario& s) {
   std::string text;
   if (option_scalar(o, s, text)) return text;
   return YAML::Dump(option_yaml(o, s));
+}
+
+// The resolved YAML of `s`: every key that applies, as the loader resolved it.
+std::string emit_resolved_yaml(Scenario& s) {
+  YamlDocument doc;
+  std::string text;
+  const bool has_nvme = s.hardware.nvme.count > 0;
+  // A profile without a catalog drive has no catalog values: write only the fields set by hand
+  // (the struct defaults, e.g. read_gbps 0, would not pass the range checks on reload).
+  const bool profile_only = has_nvme && s.hardware.nvme.drive.name.empty();
+  Scenario blank;
+  for (const Option& o : scenario_options()) {
+    if (!(o.kinds & kind_bit(s.kind)) || option_unset(o, s)) continue;
+    if (o.emit_when && !o.emit_when(s)) continue;
+    const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
+    if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
+      continue;
+    if (profile_only && drive_field && value_text(o, s) == value_text(o, blank)) continue;
+    // FlexGen's keys belong to its schedule only; other scenarios' resolved YAML (and hash) stay
+    // as they were before the keys existed.
+    if (o.path.rfind("policy.flexgen.", 0) == 0 && s.policy.schedule != Schedule::kFlexGen)
+      continue;
+    if (s.policy.schedule == Schedule::kFlexGen &&
+        std::find(std::begin(kFlexGenReplacedKeys), std::end(kFlexGenReplacedKeys), o.path) !=
+            std::end(kFlexGenReplacedKeys))
+      continue;
+    if (option_scalar(o, s, text))
+      doc.put_scalar(o.path, std::move(text));
+    else
+      doc.put_node(o.path, option_yaml(o, s));
+  }
+  return doc.text() + "\n";
 }
 
 // True when `text`, read as YAML, is exactly one plain scalar with this same text: then it needs
@@ -555,35 +589,30 @@ void Loader::check_serving() const {
             "replica (gpu count = tensor) with weights on nvme");
 }
 
-std::string Loader::emit_resolved() {
-  YamlDocument doc;
-  std::string text;
-  const bool has_nvme = s_.hardware.nvme.count > 0;
-  // A profile without a catalog drive has no catalog values: write only the fields set by hand
-  // (the struct defaults, e.g. read_gbps 0, would not pass the range checks on reload).
-  const bool profile_only = has_nvme && s_.hardware.nvme.drive.name.empty();
-  Scenario blank;
+std::string Loader::emit_resolved() { return emit_resolved_yaml(s_); }
+
+// The contents of the files the scenario references (every path key: a request trace, a device
+// profile) as lines "# <key> contents: <hash>", hashed with the resolved YAML. The YAML names
+// only the paths, so without these an edited trace or a re-calibrated profile kept the old hash
+// and a resumed sweep kept the old results.
+std::string Loader::referenced_contents() {
+  std::string out;
   for (const Option& o : scenario_options()) {
-    if (!(o.kinds & kind_bit(s_.kind)) || option_unset(o, s_)) continue;
-    if (o.emit_when && !o.emit_when(s_)) continue;
-    const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
-    if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
-      continue;
-    if (profile_only && drive_field && value_text(o, s_) == value_text(o, blank)) continue;
-    // FlexGen's keys belong to its schedule only; other scenarios' resolved YAML (and hash) stay
-    // as they were before the keys existed.
-    if (o.path.rfind("policy.flexgen.", 0) == 0 && s_.policy.schedule != Schedule::kFlexGen)
-      continue;
-    if (s_.policy.schedule == Schedule::kFlexGen &&
-        std::find(std::begin(kFlexGenReplacedKeys), std::end(kFlexGenReplacedKeys), o.path) !=
-            std::end(kFlexGenReplacedKeys))
-      continue;
-    if (option_scalar(o, s_, text))
-      doc.put_scalar(o.path, std::move(text));
-    else
-      doc.put_node(o.path, option_yaml(o, s_));
+    if (o.type != ValueType::kPath || !(o.kinds & kind_bit(s_.kind))) continue;
+    const std::string& path = *std::get<std::string*>(o.field(s_));
+    if (path.empty()) continue;
+    // The largest input-file limit: a trace may be that large (model/files.hpp). A file that
+    // cannot be read is reported where it is used (the trace reader, with its line numbers);
+    // until then the hash says that it could not be read.
+    std::string contents;
+    try {
+      contents = file_content_hash(path, o.path + " file", kMaxTraceFileBytes, o.path);
+    } catch (const ConfigError&) {
+      contents = "unreadable";
+    }
+    out += "# " + o.path + " contents: " + contents + "\n";
   }
-  return doc.text() + "\n";
+  return out;
 }
 
 Scenario Loader::run() {
@@ -629,7 +658,7 @@ Scenario Loader::run() {
   if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist)
     s_.checkpoint.serialization = CheckpointWorkload::Serialization::kLegacy;
   s_.resolved_yaml = emit_resolved();
-  s_.hash = stable_hash(s_.resolved_yaml);
+  s_.hash = stable_hash(s_.resolved_yaml + referenced_contents());
   return std::move(s_);
 }
 
@@ -696,6 +725,20 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& display_
 Scenario load_scenario_tree(const YNode& root, const std::string& display_name,
                             const LoadOptions& opts) {
   return Loader(root, display_name, "", opts).run();
+}
+
+std::string resolved_yaml_with_absolute_paths(const Scenario& scenario) {
+  Scenario s = scenario;
+  for (const Option& o : scenario_options()) {
+    if (o.type != ValueType::kPath || !(o.kinds & kind_bit(s.kind))) continue;
+    std::string& path = *std::get<std::string*>(o.field(s));
+    std::error_code ec;
+    if (!path.empty()) {
+      const auto absolute = std::filesystem::absolute(path, ec);
+      if (!ec) path = absolute.lexically_normal().string();
+    }
+  }
+  return emit_resolved_yaml(s);
 }
 
 }  // namespace tiersim::config

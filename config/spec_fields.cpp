@@ -110,7 +110,10 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
       {"kv_heads", &L::kv_heads, "", 1, kNoLimit, false,
        "key/value heads (== heads without grouped-query attention)"},
       {"vocab", &L::vocab, "", 1, kNoLimit, false, "vocabulary size"},
-      {"experts", &L::experts, "", 1, kNoLimit, false, "FFN experts (1 = dense)"},
+      // Published MoEs route among a few hundred experts (DeepSeek-V3: 256 routed, arXiv
+      // 2412.19437). The layout holds every expert's tensors, so memory grows with the count
+      // (1e6 experts took 7.6 GB to report "does not fit"); 16384 leaves ample room.
+      {"experts", &L::experts, "", 1, 16384, false, "FFN experts (1 = dense)"},
       {"experts_per_token", &L::experts_per_token, "", 1, kNoLimit, false,
        "experts routed per token (top-k)"},
       {"ffn_kind", &L::ffn_kind, "", 0, 0, false, "mlp (up+down) or gated (gate+up+down)"},

@@ -14,6 +14,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "model/errors.hpp"
+#include "model/files.hpp"
 
 namespace tiersim::config {
 
@@ -67,7 +68,11 @@ std::string YNode::describe() const {
   if (is_null()) return "nothing";
   if (is_map()) return "a map";
   if (is_sequence()) return "a list";
-  return "'" + node_.Scalar() + "'";
+  // An excerpt: a multi-megabyte value must not come back whole in the message (model/files.hpp).
+  // Appended piece by piece: GCC 12 misreads "'" + std::string as an overflow.
+  std::string quoted = "'";
+  quoted.append(excerpt(node_.Scalar())).append("'");
+  return quoted;
 }
 
 void YNode::fail(const std::string& message) const {
@@ -262,15 +267,7 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
 }
 
 std::string read_input_file(const std::string& path, const std::string& what) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st))
-    throw ConfigError(path, 0, "", "cannot open " + what + ": no such file");
-  if (fs::is_directory(st)) throw ConfigError(path, 0, "", "is a directory, not a " + what);
-  if (!fs::is_regular_file(st))
-    throw ConfigError(path, 0, "",
-                      "is not a regular file (a device, pipe or socket), not a " + what);
+  check_input_file(path, what, kMaxInputFileBytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, "", "cannot open " + what + " (permission denied?)");
   // Read in pieces and stop past the limit: the size on disk may change between stat and read.
@@ -281,9 +278,10 @@ std::string read_input_file(const std::string& path, const std::string& what) {
     if (text.size() > kMaxInputFileBytes)
       throw ConfigError(path, 0, "",
                         what + " is larger than the limit of " +
-                            std::to_string(kMaxInputFileBytes >> 20) + " MiB for input files");
+                            std::to_string(kMaxInputFileBytes >> 20) + " MiB for such files");
   }
   if (in.bad()) throw ConfigError(path, 0, "", "error reading " + what);
+  strip_utf8_bom(text);
   return text;
 }
 

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/files.hpp"  // kMaxInputFileBytes, the one rule for input files
+
 namespace tiersim::config {
 
 class YNode {
@@ -94,13 +96,12 @@ class YNode {
 // Parses YAML text. Syntax errors become ConfigError(display_name, line, "", message).
 YNode parse_yaml_text(const std::string& text, const std::string& display_name,
                       bool lines_known = true);
-// Every input file (scenario, catalog, compare, sweep, plan, device profile) is read here. Input
-// files are hand-written YAML of a few kilobytes; the bound keeps `tiersim run /dev/zero` or a
-// mistyped path to a disk image from exhausting memory before a single line is parsed.
-inline constexpr std::size_t kMaxInputFileBytes = 16u << 20;  // 16 MiB
-// The whole text of `path`. ConfigError(path, ...) when it cannot be opened, is not a regular file
-// (a directory, a device such as /dev/zero, a pipe) or is larger than kMaxInputFileBytes.
-// `what` names the kind of file in messages ("scenario file", "device profile").
+// Every input file (scenario, catalog, compare, sweep, plan, device profile) is read here, under
+// the one rule for input files (model/files.hpp: a regular file of at most kMaxInputFileBytes).
+// The whole text of `path`, without a UTF-8 byte order mark. ConfigError(path, ...) when it
+// cannot be opened, is not a regular file (a directory, a device such as /dev/zero, a pipe) or is
+// larger than kMaxInputFileBytes. `what` names the kind of file in messages ("scenario file",
+// "device profile").
 std::string read_input_file(const std::string& path, const std::string& what);
 // Reads and parses a file; a missing or unreadable file is a ConfigError too.
 YNode parse_yaml_file(const std::string& path, const std::string& what = "file");

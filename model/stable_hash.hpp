@@ -8,8 +8,10 @@
 
 namespace tiersim {
 
-inline std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+inline constexpr std::uint64_t kFnv1a64Basis = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+
+// `h`: the hash of what came before, to hash a long text piece by piece.
+inline std::uint64_t fnv1a64(std::string_view text, std::uint64_t h = kFnv1a64Basis) {
   for (unsigned char c : text) {
     h ^= c;
     h *= 0x100000001b3ULL;  // FNV prime

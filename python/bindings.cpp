@@ -5,6 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -80,19 +83,44 @@ std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
   return reports::json_text(out);
 }
 
+// Runs `work` (which polls `stop`) on another thread while this one, holding the GIL only
+// between waits, checks for Python signals every `poll`: Ctrl-C (KeyboardInterrupt) sets `stop`,
+// waits for the work to wind down (points in flight finish, as for `tiersim sweep`) and raises.
+// With the GIL released for the whole call, as before, a signal was only seen at the end.
+template <typename T, typename Work>
+T run_interruptibly(std::atomic<bool>& stop, Work&& work) {
+  auto done = std::async(std::launch::async, std::forward<Work>(work));
+  constexpr auto poll = std::chrono::milliseconds(100);
+  while (true) {
+    {
+      py::gil_scoped_release unlocked;
+      if (done.wait_for(poll) == std::future_status::ready) break;
+    }
+    if (PyErr_CheckSignals() != 0) {
+      stop = true;
+      {
+        py::gil_scoped_release unlocked;
+        done.wait();
+      }
+      throw py::error_already_set();
+    }
+  }
+  return done.get();  // rethrows the work's exception
+}
+
 // A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash).
 std::string sweep(const std::string& file, const std::string& db, int threads,
                   const std::string& data_dir) {
   const sweep::SweepSpec spec = sweep::parse_sweep_file(file);
   const config::Catalog catalog = config::Catalog::load(data_dir);
   sweep::SweepStore store(db);
+  std::atomic<bool> stop{false};
   sweep::RunOptions ro;
   ro.threads = threads;
-  sweep::SweepSummary sum;
-  {
-    py::gil_scoped_release unlocked;
-    sum = sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
-  }
+  ro.stop = &stop;
+  const sweep::SweepSummary sum = run_interruptibly<sweep::SweepSummary>(stop, [&] {
+    return sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
+  });
   return reports::json_text(nlohmann::json{{"sweep", spec.name},
                                        {"points", sum.points},
                                        {"simulated", sum.simulated},

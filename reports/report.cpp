@@ -50,12 +50,6 @@ std::string read_file(const fs::path& p) {
   return s;
 }
 
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  if (!out) throw IoError("cannot write report file '" + p.string() + "'");
-  out << text;
-  if (!out) throw IoError("failed writing report file '" + p.string() + "'");
-}
 
 std::string utc_now() { return store::utc_timestamp("%Y-%m-%d %H:%M UTC"); }
 
@@ -570,11 +564,28 @@ std::string html_escape(const std::string& text) {
 // row or paragraph, and raw HTML is rendered by most Markdown viewers; so they are escaped.
 std::string md_escape(const std::string& s) {
   std::string out;
-  for (char c : valid_utf8(s)) {
+  const std::string text = valid_utf8(s);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    // GitHub's autolinks of bare URLs ("https://...", "www."): the ':' or '.' is escaped.
+    if ((c == ':' && text.compare(i + 1, 2, "//") == 0) ||
+        (c == '.' && i >= 3 && text.compare(i - 3, 3, "www") == 0)) {
+      out += '\\';
+      out += c;
+      continue;
+    }
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '\\': out += "\\\\"; break;
-      case '`': out += "\\`"; break;
+      // Link, image and emphasis syntax ([text](url), ![alt](src), *, ~) and headings (#) are
+      // backslash-escaped, which CommonMark allows for any ASCII punctuation: a scenario name
+      // is shown as written, never as a link. ('_' is left: inside words, as in metric names,
+      // it never starts emphasis.)
+      case '[': case ']': case '(': case ')': case '!': case '*': case '~': case '#':
+      case '|':
+      case '\\':
+      case '`':
+        out += '\\';
+        out += c;
+        break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '&': out += "&amp;"; break;
@@ -649,20 +660,31 @@ std::string default_vendor_dir() {
   return std::string(TIERSIM_SOURCE_DIR) + "/reports/vendor";
 }
 
-ReportFiles write_report(const ReportInput& in, const std::string& out_dir) {
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw IoError("cannot create report folder '" + out_dir + "': " + ec.message());
+ReportFiles report_files(const std::string& out_dir) {
+  return {(fs::path(out_dir) / "index.html").string(), (fs::path(out_dir) / "report.md").string(),
+          (fs::path(out_dir) / "metrics.csv").string()};
+}
+
+void check_report_outputs(const std::string& out_dir, const OutputOptions& output) {
+  const ReportFiles files = report_files(out_dir);
+  for (const std::string* f : {&files.html, &files.markdown, &files.csv})
+    check_output_file(*f, "report file", output);
+}
+
+ReportFiles write_report(const ReportInput& in, const std::string& out_dir,
+                         const OutputOptions& output) {
+  const ReportFiles files = report_files(out_dir);
+  // Every file is checked before any is written: a refused metrics.csv must not leave a new
+  // index.html next to the user's own files.
+  check_report_outputs(out_dir, output);
+  make_output_dir(out_dir, "report folder");
   const std::vector<std::string> labels = run_labels(in.runs);
   const std::string vendor = in.vendor_dir.empty() ? default_vendor_dir() : in.vendor_dir;
-  ReportFiles files{(fs::path(out_dir) / "index.html").string(),
-                    (fs::path(out_dir) / "report.md").string(),
-                    (fs::path(out_dir) / "metrics.csv").string()};
-  // Build the page first: a missing vendored script fails before any file is half-written.
+  // Build the page first: a missing vendored script fails before any file is written.
   const std::string html = build_html(in, labels, vendor);
-  write_file(files.html, html);
-  write_file(files.markdown, build_markdown(in, labels));
-  write_file(files.csv, build_csv(in));
+  write_output_file(files.html, html, "report file", output);
+  write_output_file(files.markdown, build_markdown(in, labels), "report file", output);
+  write_output_file(files.csv, build_csv(in), "report file", output);
   return files;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/files.hpp"
 #include "reports/decision.hpp"
 #include "store/results_store.hpp"
 
@@ -67,9 +68,17 @@ struct ReportFiles {
 // "no published case covers it"), as one sentence for the report's header and the console.
 std::string validation_sentence(const ValidationInfo& v);
 
-// Writes the three files into out_dir (created if needed). Throws IoError when a file cannot be
-// written or a vendored script is missing.
-ReportFiles write_report(const ReportInput& input, const std::string& out_dir);
+// The paths write_report writes in out_dir.
+ReportFiles report_files(const std::string& out_dir);
+// Throws IoError when one of them may not be replaced (model/files.hpp), so that a command can
+// refuse before its long work; write_report checks the same first.
+void check_report_outputs(const std::string& out_dir, const OutputOptions& output);
+// Writes the three files into out_dir (created if needed) under the one rule for outputs
+// (model/files.hpp: each replaced atomically, never through a link, and a file tiersim did not
+// write is replaced only with `output.force`). Throws IoError, before writing anything, when one
+// of them may not be replaced or a vendored script is missing, and when a file cannot be written.
+ReportFiles write_report(const ReportInput& input, const std::string& out_dir,
+                         const OutputOptions& output = {});
 
 // $TIERSIM_VENDOR_DIR when set, else the source tree's reports/vendor.
 std::string default_vendor_dir();

@@ -150,6 +150,11 @@ void Database::claim_or_refuse() {
     std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(application_id));
     refuse(std::string("it carries another application's id, ") + id);
   }
+  // tiersim sets user_version only together with its application id, and versions before the id
+  // never set it: a file with a user_version but no id is another program's, even when empty.
+  if (user_version != 0)
+    refuse("it carries a user_version (" + std::to_string(user_version) +
+           ") but not tiersim's application id");
   std::vector<std::string> tables;
   query(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' "

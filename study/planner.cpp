@@ -129,6 +129,7 @@ PlanSpec parse_plan(const YNode& root, const std::string& text) {
   if (auto d = root.get("description")) spec.description = d->as_string();
   spec.text = text;
   spec.space = sweep::parse_point_space(root);
+  sweep::check_point_count(spec.space, sweep::kMaxPlanPoints, "plan");
   if (auto cs = root.get("constraints")) {
     for (const auto& [metric, node] : cs->entries()) {
       Constraint c;

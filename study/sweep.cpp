@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -152,8 +153,24 @@ void check_key(const YNode& at, const std::string& key) {
 
 std::size_t PointSpace::point_count() const {
   std::size_t n = 1;
-  for (const auto& a : axes) n *= a.size();
+  for (const auto& a : axes)
+    if (__builtin_mul_overflow(n, a.size(), &n)) return SIZE_MAX;
   return n;
+}
+
+void check_point_count(const PointSpace& space, std::size_t limit, const std::string& what) {
+  std::size_t n = 1;
+  for (const auto& a : space.axes) {
+    // Four axes of 65,536 values used to wrap to "0 points" and a finished, empty sweep.
+    if (__builtin_mul_overflow(n, a.size(), &n) || n > limit) {
+      const int line = a.values.empty() || a.values[0].empty() ? 0 : a.values[0][0].line;
+      throw ConfigError(space.file, line, a.keys.empty() ? "" : a.keys.front(),
+                        "with this axis (" + std::to_string(a.size()) + " values) the " + what +
+                            " has more than " + std::to_string(limit) +
+                            " points, the limit for a " + what +
+                            " (tiersim schema); split it into smaller " + what + "s");
+    }
+  }
 }
 
 PointSpace parse_point_space(const YNode& root) {
@@ -226,6 +243,7 @@ SweepSpec parse_sweep(const YNode& root, const std::string& text) {
   spec.text = text;
   spec.space = parse_point_space(root);
   if (spec.space.axes.empty()) root.fail_missing("grid", "at least one axis (grid: or zip:)");
+  check_point_count(spec.space, kMaxSweepPoints, "sweep");
   return spec;
 }
 
@@ -316,12 +334,16 @@ const char* to_string(Status s) {
   return "?";
 }
 
-void run_points(const PointSpace& space, const std::vector<std::size_t>& indices,
-                const config::Catalog& catalog, const RunOptions& options,
-                const std::function<void(Outcome&&)>& sink) {
+namespace {
+
+// run_points over `count` points, the k-th being index_at(k).
+void run_indexed_points(const PointSpace& space, std::size_t count,
+                        const std::function<std::size_t(std::size_t)>& index_at,
+                        const config::Catalog& catalog, const RunOptions& options,
+                        const std::function<void(Outcome&&)>& sink) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t threads = std::min<std::size_t>(
-      options.threads > 0 ? std::size_t(options.threads) : hw, std::max<std::size_t>(1, indices.size()));
+      options.threads > 0 ? std::size_t(options.threads) : hw, std::max<std::size_t>(1, count));
   // Bounded so that a slow writer holds back the workers instead of buffering the whole sweep,
   // but deep enough that they go on while it commits a batch and waits for the disk: at 4 x
   // threads + 64, two workers sat idle 7% of a sweep's time behind each commit's fsync.
@@ -346,8 +368,8 @@ void run_points(const PointSpace& space, const std::vector<std::size_t>& indices
       {
         std::lock_guard lock(mu);
         mine.swap(spent[self]);
-        if (next >= indices.size() || stopped()) break;
-        i = indices[next++];
+        if (next >= count || stopped()) break;
+        i = index_at(next++);
       }
       mine.clear();
       Outcome out;
@@ -414,6 +436,22 @@ void run_points(const PointSpace& space, const std::vector<std::size_t>& indices
   if (failure) std::rethrow_exception(failure);
 }
 
+}  // namespace
+
+void run_points(const PointSpace& space, const std::vector<std::size_t>& indices,
+                const config::Catalog& catalog, const RunOptions& options,
+                const std::function<void(Outcome&&)>& sink) {
+  run_indexed_points(
+      space, indices.size(), [&](std::size_t k) { return indices[k]; }, catalog, options, sink);
+}
+
+void run_points(const PointSpace& space, const PointIndices& indices,
+                const config::Catalog& catalog, const RunOptions& options,
+                const std::function<void(Outcome&&)>& sink) {
+  run_indexed_points(
+      space, indices.count, [&](std::size_t k) { return indices.at(k); }, catalog, options, sink);
+}
+
 Progress::Progress(std::ostream& os, std::string what, std::size_t total, bool tty)
     : line_(os, tty), what_(std::move(what)), total_(total), start_s_(monotonic_s()) {}
 
@@ -475,6 +513,25 @@ void SweepStore::flush() {
 void SweepStore::begin_sweep(const SweepSpec& spec, std::size_t points, const std::string& tool_version) {
   auto& db = results_->database();
   store::Transaction tx(db);
+  // A sweep of this name stored from another definition (an edited grid, set or base path): its
+  // points would silently mix with the new ones in reports and be counted as done. Refused; the
+  // message says how to keep both or start over.
+  {
+    auto old = db.prepare("SELECT definition FROM sweeps WHERE name = ?");
+    old.bind(1, spec.name);
+    if (old.step() && old.column_text(0) != spec.text) {
+      auto count = db.prepare("SELECT COUNT(*) FROM runs WHERE sweep = ?");
+      count.bind(1, spec.name);
+      const std::int64_t stored = count.step() ? count.column_int(0) : 0;
+      if (stored > 0)
+        throw ConfigError(spec.space.file, 0, "name",
+                          "the results database already holds " + std::to_string(stored) +
+                              " points of a sweep named '" + spec.name +
+                              "' that was run from a different definition (the file was edited); "
+                              "re-running it would mix old and new points. Not run: give the "
+                              "edited sweep a new name, or store it in another --db");
+    }
+  }
   db.prepare(
         "INSERT INTO sweeps (name, file, description, definition, points, tool_version, started_at) "
         "VALUES (?,?,?,?,?,?,strftime('%Y-%m-%dT%H:%M:%SZ','now')) ON CONFLICT(name) DO UPDATE SET "
@@ -561,8 +618,9 @@ SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::C
   RunOptions opts = options;
   opts.stop = &stop;
   opts.done = [&done](const std::string& h) { return done.count(h) > 0; };
-  std::vector<std::size_t> indices(n);
-  for (std::size_t i = 0; i < n; ++i) indices[i] = i;
+  // The indices are generated as the workers take them: a 1e9-point sweep used to allocate
+  // 8 GB of them before the first simulation.
+  const PointIndices indices{0, 1, n};
 
   SweepSummary sum;
   sum.points = n;

@@ -52,8 +52,23 @@ struct PointSpace {
   std::shared_ptr<const config::ScenarioSource> base;
   std::vector<std::pair<std::string, AxisValue>> fixed;  // `set:` overrides, applied first
   std::vector<Axis> axes;                                // product, last axis fastest
+  // The product of the axis sizes, saturating at SIZE_MAX (parse_sweep and parse_plan have
+  // checked it against their limit, check_point_count).
   std::size_t point_count() const;
 };
+
+// Stated limits on the number of points (`tiersim schema` prints them). A sweep streams its points
+// (nothing is allocated per point up front) and stores one row each: 1e8 rows is far beyond what
+// can be simulated in a day and keeps a results database under tens of GB. A plan keeps every
+// candidate (its resolved scenario, a few KB) in memory to prune and rank them, so its bound is
+// what fits in a few GB.
+inline constexpr std::size_t kMaxSweepPoints = 100'000'000;
+inline constexpr std::size_t kMaxPlanPoints = 1'000'000;
+
+// Multiplies the axis sizes with overflow-safe arithmetic and throws ConfigError (file, line and
+// key of the axis that takes the product past `limit`) when the space has more than `limit`
+// points. `what` names the file kind ("sweep", "plan").
+void check_point_count(const PointSpace& space, std::size_t limit, const std::string& what);
 
 struct SweepSpec {
   std::string name;  // the sweep name in the results store
@@ -117,6 +132,16 @@ struct RunOptions {
 // points (the loader and the simulator share nothing mutable: the catalog is read-only and each
 // simulation owns its Engine). `sink` runs on the calling thread only, once per point, in
 // completion order: the one writer.
+// Points first, first + stride, ... (count of them), generated as the workers take them.
+struct PointIndices {
+  std::size_t first = 0;
+  std::size_t stride = 1;
+  std::size_t count = 0;
+  std::size_t at(std::size_t k) const { return first + k * stride; }
+};
+void run_points(const PointSpace& space, const PointIndices& indices,
+                const config::Catalog& catalog, const RunOptions& options,
+                const std::function<void(Outcome&&)>& sink);
 void run_points(const PointSpace& space, const std::vector<std::size_t>& indices,
                 const config::Catalog& catalog, const RunOptions& options,
                 const std::function<void(Outcome&&)>& sink);

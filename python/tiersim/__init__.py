@@ -11,8 +11,8 @@ same file/line/key message the command line prints.
     print(r["throughput_tokens_per_s"], r["units"]["throughput_tokens_per_s"])
 
 A scenario is a file path or a dict with the same keys as a scenario file (``tiersim schema``).
-``set`` overrides keys as ``--set`` does: a dict ``{"workload.batch": 64}`` or a list of
-``"key=value"`` strings. ``data_dir`` is the folder holding ``catalog/`` (default: as for the
+``set`` overrides keys as ``--set`` does: a dict ``{"workload.batch": 64}``, one
+``"key=value"`` string or a list of them. ``data_dir`` is the folder holding ``catalog/`` (default: as for the
 ``tiersim`` program, ``$TIERSIM_DATA_DIR`` or the source tree's ``scenarios/``).
 """
 
@@ -41,6 +41,11 @@ def _source(scenario):
 def _sets(overrides):
     if overrides is None:
         return []
+    if isinstance(overrides, str):
+        # One "key=value": iterating it would give one override per character.
+        return [overrides]
+    if isinstance(overrides, (bytes, bytearray)):
+        raise TypeError("set is a dict, a \"key=value\" string or a list of them, not bytes")
     if isinstance(overrides, dict):
         # Values as YAML: JSON is valid YAML, so numbers, strings, lists and dicts all round-trip.
         return ["%s=%s" % (k, json.dumps(v)) for k, v in overrides.items()]
@@ -66,7 +71,10 @@ def compare(scenarios, set=None, data_dir=""):
 
 
 def sweep(file, db="tiersim-results.db", threads=0, data_dir=""):
-    """Runs a sweep file into a results database, as ``tiersim sweep`` does; returns a summary."""
+    """Runs a sweep file into a results database, as ``tiersim sweep`` does; returns a summary.
+
+    Ctrl-C (KeyboardInterrupt) stops it within a fraction of a second (the points in flight are
+    dropped, as when ``tiersim sweep`` is killed); running the sweep again resumes it."""
     return json.loads(_tiersim.sweep(os.fspath(file), os.fspath(db), int(threads), data_dir))
 
 

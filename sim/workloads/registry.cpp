@@ -1,7 +1,23 @@
+#include <cmath>
+#include <cstdio>
+
 #include "model/errors.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
+
+int transfer_pieces(double total_bytes, double piece_bytes, const char* key) {
+  const double pieces = std::ceil(total_bytes / piece_bytes);
+  if (!(piece_bytes > 0) || !(pieces <= kMaxTransferPieces)) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "%s: pieces of %.0f bytes make %.3g pieces of a %.3g-byte transfer, more than "
+                  "the %.0f one simulated transfer may have; use larger pieces",
+                  key, piece_bytes, pieces, total_bytes, kMaxTransferPieces);
+    throw ModelError(msg);
+  }
+  return pieces < 1 ? 1 : static_cast<int>(pieces);
+}
 
 const std::vector<const WorkloadOps*>& workload_registry() {
   static const std::vector<const WorkloadOps*> kAll = {

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
+#include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace {
@@ -159,6 +161,83 @@ TEST_CASE("plan: an output folder that cannot be created is an error naming it",
   CHECK(o.exit_code != 0);
   CHECK_THAT(o.output, Catch::Contains("cannot create the output folder") &&
                            Catch::Contains("a-file/out") && !Catch::Contains("internal error"));
+}
+
+TEST_CASE("run: a trace with NaN seconds is an error, not a hang", "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  std::ofstream(dir.file("t.csv")) << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                      "2023-11-16 18:15:46.68,374,44\n"
+                                      "2023-11-16 18:15:nan,396,109\n";
+  std::ofstream(dir.file("s.yaml")) << "name: s\nhardware: {gpu: {model: H100-SXM}}\n"
+                                       "model: {name: llama-3-8b}\n"
+                                       "workload: {kind: serving, trace: t.csv}\n";
+  // Under `timeout`: before the fix this run spun forever.
+  const std::string out = dir.file("out.txt");
+  const int rc = tiersim::test::shell("timeout 60 " + std::string(std::getenv("TIERSIM_BIN")) +
+                                      " run " + dir.file("s.yaml") + " >" + out + " 2>&1");
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(rc == 2);
+  CHECK_THAT(text, Catch::Contains("t.csv:3: workload.trace: expected a timestamp"));
+}
+
+TEST_CASE("run: counts that would exhaust memory are errors naming the key", "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  // Each ended in `internal error: std::bad_alloc` or took gigabytes first.
+  for (const std::string set : {"hardware.gpu.count=1e9", "model.experts=1000000",
+                                "policy.aio.swap_buffers=1e9"}) {
+    const Outcome o = run_tiersim("run " + kScenario + " --set " + set);
+    INFO(set << ": " << o.output);
+    CHECK(o.exit_code == 2);
+    CHECK_THAT(o.output, Catch::Contains(set.substr(0, set.find('='))) &&
+                             !Catch::Contains("internal error"));
+  }
+}
+
+TEST_CASE("replay: --passes and --scale out of range are refused before any I/O",
+          "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  // --passes 1 printed a decode error of -100 %; -5 and --scale -1 silently became defaults.
+  for (const std::string bad : {"--passes 1", "--passes -5", "--scale -1"}) {
+    const Outcome o = run_tiersim("replay " + kScenario + " --target " + dir.str() + " " + bad);
+    INFO(bad << ": " << o.output);
+    CHECK(o.exit_code != 0);
+    CHECK_THAT(o.output, Catch::Contains(bad.substr(0, bad.find(' '))) &&
+                             Catch::Contains("expected"));
+  }
+  CHECK(dir.regular_files() == 0);
+}
+
+TEST_CASE("run --trace: a file tiersim did not write is not replaced without --force",
+          "[app][errors]") {
+  if (!std::getenv("TIERSIM_BIN")) {
+    WARN("TIERSIM_BIN not set: skipping");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  std::ofstream(dir.file("notes.json")) << "my notes";
+  Outcome o = run_tiersim("run " + kScenario + " --trace " + dir.file("notes.json"));
+  CHECK(o.exit_code != 0);
+  CHECK_THAT(o.output, Catch::Contains("not written by tiersim") && Catch::Contains("--force"));
+  std::ifstream in(dir.file("notes.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "my notes");
+  o = run_tiersim("run " + kScenario + " --force --trace " + dir.file("notes.json"));
+  CHECK(o.exit_code == 0);
+  o = run_tiersim("run " + kScenario + " --trace " + dir.file("notes.json"));  // now tiersim's
+  CHECK(o.exit_code == 0);
 }
 
 TEST_CASE("a mistyped command is answered with the nearest command, and the help lines up",

@@ -203,6 +203,37 @@ TEST_CASE("safety: only registered scratch files of dead runs are removed", "[ca
   CHECK(FileRegistry(registry).remove_stale_files() == 0);  // the entry is gone too
 }
 
+TEST_CASE("safety: a stale scratch file is removed by a later run from another folder",
+          "[calibrate][safety]") {
+  tiersim::test::TempDir dir;
+  const std::string registry = dir.file("results.sqlite");
+  // The killed run worked in `dir` and named its target relatively ("."); the later run (this
+  // process) works elsewhere. The row used to hold "./.tiersim-calib-...", which from here names
+  // nothing: the row was dropped and the file leaked.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::chdir(dir.str().c_str()) != 0) std::_Exit(3);
+    FileOptions fo = small_file();
+    fo.direct = false;
+    fo.registry_path = "results.sqlite";
+    try {
+      CalibrationFile f = CalibrationFile::create_in_dir(".", 0, fo);
+      std::_Exit(f.created() ? 0 : 1);
+    } catch (...) {
+      std::_Exit(2);
+    }
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(dir.calibration_files() == 1);
+  REQUIRE(std::filesystem::current_path() != std::filesystem::path(dir.str()));
+  CHECK(FileRegistry(registry).remove_stale_files() == 1);
+  CHECK(dir.calibration_files() == 0);
+}
+
 TEST_CASE("safety: a created file replaced by a symlink or another file is not deleted",
           "[calibrate][safety]") {
   tiersim::test::TempDir dir;
@@ -243,9 +274,11 @@ TEST_CASE("safety: a device profile that cannot be written leaves no temporary f
   std::signal(SIGXFSZ, old_handler);
   CHECK(threw);
   CHECK(dir.regular_files() == 0);
-  // And without the limit it is written, with nothing else beside it.
+  // And without the limit it is written, with nothing else beside it but the folder's list of
+  // the files tiersim wrote there (model/files.hpp).
   tiersim::write_device_profile(dir.file("dev.yaml"), profile);
-  CHECK(dir.regular_files() == 1);
+  CHECK(dir.regular_files() == 2);
+  CHECK(std::filesystem::exists(dir.file(tiersim::kOutputManifest)));
   std::ifstream in(dir.file("dev.yaml"));
   std::stringstream text;
   text << in.rdbuf();
@@ -292,6 +325,33 @@ TEST_CASE("calibrate: a --keep file, a user's copy and a symlink survive the nex
   CHECK(tiersim::test::shell(calibrate_cmd(bin, dir.str(), "--seconds 0.2 --min-free 0") +
                              " >/dev/null 2>&1") == 0);
   CHECK(dir.calibration_files() == 3);
+}
+
+TEST_CASE("calibrate: an --out that cannot be written is refused before measuring",
+          "[calibrate][safety]") {
+  const std::string bin = tiersim::test::tiersim_bin();
+  if (bin.empty()) {
+    WARN("TIERSIM_BIN not set: skipping the tiersim calibrate runs");
+    return;
+  }
+  tiersim::test::TempDir dir;
+  std::filesystem::create_directories(dir.file("out"));
+  std::ofstream(dir.file("mine.yaml")) << "a file of the user's";
+  // The whole quick sweep (28 points of 1 s) used to run before the write failed at the end.
+  for (const std::string& out : {dir.file("out"), dir.file("mine.yaml"), dir.file("no/dir/p.yaml")}) {
+    const auto start = std::chrono::steady_clock::now();
+    const int rc = tiersim::test::shell(
+        bin + " calibrate --target " + dir.str() +
+        " --buffered --engine sync --quick --seconds 1 --warmup 0 --file-size 4MiB --min-free 0 "
+        "--out " + out + " >" + dir.file("log") + " 2>&1");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO(out << ": " << tiersim::test::slurp(dir.file("log")));
+    CHECK(rc != 0);
+    CHECK(s < 10);
+    CHECK_THAT(tiersim::test::slurp(dir.file("log")), Catch::Contains("will not write device profile"));
+    CHECK(dir.calibration_files() == 0);
+  }
+  CHECK(tiersim::test::slurp(dir.file("mine.yaml")) == "a file of the user's");
 }
 
 TEST_CASE("calibrate: SIGTERM exits 143 and SIGINT 130, after removing the files",

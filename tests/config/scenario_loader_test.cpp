@@ -127,7 +127,7 @@ TEST_CASE("non-positive sizes and counts", "[config][scenario]") {
   CHECK_THROWS_WITH(load(kBase, {"policy.aio.block_size=-4KiB"}),
                     Catch::Contains("expected a positive size"));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=0"}),
-                    Catch::Contains("expected a positive integer"));
+                    Catch::Contains("expected an integer > 0"));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.memory_gb=0"}),
                     Catch::Contains("expected a positive number"));
   const std::string io =
@@ -387,6 +387,84 @@ TEST_CASE("a calibrated profile replaces the datasheet model", "[config][scenari
   CHECK(b.hash == s.hash);
   CHECK(b.hardware.nvme.model.read.peak_gbps == 6.5);
   fs::remove_all(dir);
+}
+
+TEST_CASE("the scenario hash covers the contents of the files it references",
+          "[config][scenario]") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tiersim-hash-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  DeviceProfile p;
+  p.model.name = "my-drive";
+  p.model.read = {6.5, 1, 80, 0};
+  p.model.write = {3.0, 2, 20, 0};
+  write_device_profile((dir / "device.yaml").string(), p);
+  const std::string with_profile = replace(kBase, "nvme: {model: generic-gen5, count: 4}",
+                                           "nvme: {profile: device.yaml, count: 4}");
+  std::ofstream((dir / "s.yaml").string()) << with_profile;
+  const Scenario before = load_scenario((dir / "s.yaml").string(), with_data());
+  // Re-calibrated: another write rate only (the read path, all this scenario uses, is the same).
+  p.model.write = {3.5, 2, 20, 0};
+  write_device_profile((dir / "device.yaml").string(), p);
+  const Scenario after = load_scenario((dir / "s.yaml").string(), with_data());
+  CHECK(after.resolved_yaml == before.resolved_yaml);  // the YAML names only the path
+  CHECK(after.hash != before.hash);
+
+  // A request trace: one row edited.
+  const std::string serving =
+      "name: t\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
+      "workload: {kind: serving, trace: t.csv, requests: 10}\n";
+  std::ofstream((dir / "t.yaml").string()) << serving;
+  std::ofstream((dir / "t.csv").string()) << "arrival_s,prompt_tokens,output_tokens\n0,10,2\n";
+  const std::string h1 = load_scenario((dir / "t.yaml").string(), with_data()).hash;
+  std::ofstream((dir / "t.csv").string()) << "arrival_s,prompt_tokens,output_tokens\n0,10,3\n";
+  CHECK(load_scenario((dir / "t.yaml").string(), with_data()).hash != h1);
+
+  // A resolved scenario written elsewhere (plan --out) reads the same files from there.
+  fs::create_directories(dir / "out");
+  const Scenario s = load_scenario((dir / "t.yaml").string(), with_data());
+  {
+    // Relative to the working folder, as a user's `tiersim plan plans/p.yaml` resolves them.
+    const fs::path cwd = fs::current_path();
+    fs::current_path(dir.parent_path());
+    const Scenario rel = load_scenario(dir.filename().string() + "/t.yaml", with_data());
+    std::ofstream((dir / "out" / "plain.yaml").string()) << rel.resolved_yaml;
+    std::ofstream((dir / "out" / "fixed.yaml").string())
+        << resolved_yaml_with_absolute_paths(rel);
+    fs::current_path(cwd);
+  }
+  // The YAML as resolved names the trace relative to the base's folder: from out/ it names no
+  // file (or another one).
+  CHECK(load_scenario((dir / "out" / "plain.yaml").string(), with_data()).hash != s.hash);
+  CHECK(load_scenario((dir / "out" / "fixed.yaml").string(), with_data()).hash == s.hash);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an error quotes at most an excerpt of a huge value", "[config][scenario]") {
+  const std::string huge(5u << 20, '7');
+  const ConfigError e = config_error([&] { load(kBase, {"workload.batch=x" + huge}); });
+  CHECK(e.key_path() == "workload.batch");
+  CHECK(std::string(e.what()).size() < 1000);
+  CHECK_THAT(e.what(), Catch::Contains("bytes in all"));
+}
+
+TEST_CASE("counts that size memory are limited in the option table, naming the key",
+          "[config][scenario]") {
+  // Each used to end in `internal error: std::bad_alloc` (or take gigabytes to say "no fit").
+  for (const char* set : {"hardware.gpu.count=1000000000", "model.experts=1000000",
+                          "policy.aio.swap_buffers=1000000000"}) {
+    INFO(set);
+    const ConfigError e = config_error([&] { load(kBase, {set}); });
+    CHECK(e.key_path() == std::string(set).substr(0, std::string(set).find('=')));
+  }
+  const std::string serving =
+      "name: t\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
+      "workload: {kind: serving, arrival_rate: 1}\n";
+  const ConfigError e = config_error([&] { load(serving, {"workload.requests=1e9"}); });
+  CHECK(e.key_path() == "workload.requests");
+  CHECK_THAT(e.what(), Catch::Contains("<= 1e+07"));
 }
 
 TEST_CASE("a profile naming its catalog drive inherits that drive's capacity, power and price",

@@ -72,5 +72,36 @@ with tempfile.TemporaryDirectory() as tmp:
     again = tiersim.sweep("scenarios/sweeps/llama3-70b-drives.yaml", db=db, threads=1)
     check(again["skipped"] == 120, "a second sweep() resumes: nothing simulated twice")
 
+# 6. set= as one "key=value" string is one override (it was iterated character by character).
+check(tiersim.run(scenario, set="hardware.nvme.count=8") == cli, "set= takes one key=value string")
+try:
+    tiersim.run(scenario, set=b"hardware.nvme.count=8")
+    check(False, "set= as bytes raises")
+except TypeError as e:
+    check("key=value" in str(e), "set= as bytes is a TypeError saying what is expected")
+
+# 7. Ctrl-C stops a long sweep() within moments (the GIL was released and no stop flag polled, so
+# KeyboardInterrupt came only after the whole sweep).
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "r.db")
+    sweep_file = os.path.join(tmp, "long.yaml")
+    with open(sweep_file, "w") as f:
+        f.write("name: long\nbase: %s/scenarios/sweeps/llama3-70b-h200-base.yaml\n"
+                "set: {model.layers: 4, workload.gen_tokens: 4}\n"
+                "grid:\n  workload.batch: {from: 1, to: 4000, step: 1}\n"
+                "  hardware.nvme.count: [1, 2, 4]\n" % source)
+    import signal
+    import threading
+    import time
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    try:
+        tiersim.sweep(sweep_file, db=db, threads=2)
+        check(False, "Ctrl-C interrupts sweep()")
+    except KeyboardInterrupt:
+        stored = len(tiersim.runs(db, sweep="long"))
+        check(stored < 12000, "Ctrl-C interrupts sweep(): %d of 12000 points stored, %.1f s"
+              % (stored, time.monotonic() - start))
+
 print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
 sys.exit(1 if failures else 0)

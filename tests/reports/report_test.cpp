@@ -146,6 +146,42 @@ TEST_CASE("report: a missing vendored script is an IoError and writes nothing", 
   CHECK_FALSE(std::filesystem::exists(dir.file("out/index.html")));
 }
 
+TEST_CASE("report: files the user put in --out are not replaced, links not followed",
+          "[report]") {
+  test::TempDir dir;
+  store::ResultsStore store(":memory:");
+  const ReportInput in = two_runs(store);
+  const std::string out = dir.file("out");
+  std::filesystem::create_directories(out);
+  // The user's own page in the folder, and a link planted where metrics.csv goes.
+  std::ofstream(out + "/index.html") << "my page";
+  std::ofstream(dir.file("precious.csv")) << "keep me";
+  std::filesystem::create_symlink(dir.file("precious.csv"), out + "/metrics.csv");
+  CHECK_THROWS_WITH(write_report(in, out), Catch::Contains("index.html") &&
+                                               Catch::Contains("not written by tiersim"));
+  // Refused before anything was written: no report.md next to the user's files.
+  CHECK(slurp(out + "/index.html") == "my page");
+  CHECK_FALSE(std::filesystem::exists(out + "/report.md"));
+  std::filesystem::remove(out + "/index.html");
+  CHECK_THROWS_WITH(write_report(in, out), Catch::Contains("symbolic link"));
+  CHECK(slurp(dir.file("precious.csv")) == "keep me");
+  OutputOptions force;
+  force.force = true;
+  write_report(in, out, force);
+  CHECK(slurp(dir.file("precious.csv")) == "keep me");
+  CHECK(slurp(out + "/metrics.csv").rfind("run_id,", 0) == 0);
+  // tiersim's own files are replaced on the next run without --force.
+  CHECK_NOTHROW(write_report(in, out));
+}
+
+TEST_CASE("report: Markdown syntax in names is shown as text, never as a link", "[report]") {
+  CHECK(md_escape("[click](https://evil.example)") ==
+        "\\[click\\]\\(https\\://evil.example\\)");
+  CHECK(md_escape("![x](y.png) **b** ~s~ # h") == "\\!\\[x\\]\\(y.png\\) \\*\\*b\\*\\* \\~s\\~ \\# h");
+  CHECK(md_escape("see www.evil.example") == "see www\\.evil.example");
+  CHECK(md_escape("throughput_tokens_per_s a|b") == "throughput_tokens_per_s a\\|b");
+}
+
 TEST_CASE("report: escaping", "[report]") {
   CHECK(csv_escape("a,b") == "\"a,b\"");
   CHECK(csv_escape("say \"hi\"") == "\"say \"\"hi\"\"\"");

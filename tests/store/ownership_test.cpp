@@ -86,6 +86,9 @@ TEST_CASE("store: a foreign SQLite database is refused and left byte for byte un
   SECTION("another program's application_id, no tables") {
     raw_sql(path, "PRAGMA application_id = 1234; CREATE TABLE t (x); DROP TABLE t;");
   }
+  SECTION("another program's user_version, no tables and no application_id") {
+    raw_sql(path, "PRAGMA user_version = 7; CREATE TABLE t (x); DROP TABLE t;");
+  }
   SECTION("tiersim's table names without tiersim's schema_version rows") {
     raw_sql(path,
             "CREATE TABLE schema_version (component TEXT, version INTEGER); CREATE TABLE "

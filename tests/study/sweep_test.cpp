@@ -1,6 +1,8 @@
 // Sweeps: axis expansion and its errors, resume without duplicates, result serialization.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+
 #include "tests/temp_dir.hpp"
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
@@ -149,6 +151,57 @@ TEST_CASE("a sweep stopped part-way resumes without losing or duplicating points
     CHECK(store.run_count("test-small") == total);
     CHECK(store.done_hashes("test-small").size() == total);  // one row per distinct scenario
   }
+}
+
+TEST_CASE("point counts are checked against the limit without overflow, naming the key",
+          "[sweep]") {
+  // Four axes of 65,536 values multiply to 2^64, which wrapped to "0 points" and a finished
+  // sweep; two axes already pass the limit.
+  std::string grid = "name: huge\nbase: llama3-70b-h200-base.yaml\ngrid:\n";
+  for (const char* key : {"workload.batch", "workload.gen_tokens", "workload.prompt_tokens",
+                          "hardware.nvme.count"})
+    grid += std::string("  ") + key + ": {from: 1, to: 65536, step: 1}\n";
+  try {
+    parse_sweep_text(grid, kFile);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("test-sweep.yaml:5: workload.gen_tokens"));
+    CHECK_THAT(e.what(), Catch::Contains("more than 100000000 points"));
+  }
+  PointSpace space;
+  space.axes.resize(4);
+  for (auto& a : space.axes) {
+    a.keys = {"k"};
+    a.values = {std::vector<AxisValue>(65536)};
+  }
+  CHECK(space.point_count() == SIZE_MAX);  // saturates instead of wrapping to 0
+  CHECK_THROWS_AS(check_point_count(space, kMaxSweepPoints, "sweep"), ConfigError);
+}
+
+TEST_CASE("a sweep re-run under its name with an edited grid is refused, not mixed", "[sweep]") {
+  test::TempDir dir;
+  const std::string db = dir.file("results.db");
+  const SweepSpec spec = parse_sweep_text(kSmall, kFile);
+  RunOptions opts;
+  opts.threads = 1;
+  {
+    SweepStore store(db);
+    run_sweep(spec, store, catalog(), opts, "test", nullptr, 2);
+  }
+  std::string edited = kSmall;
+  edited.replace(edited.find("[8, 16]"), 7, "[8, 32]");
+  const SweepSpec changed = parse_sweep_text(edited, kFile);
+  SweepStore store(db);
+  try {
+    run_sweep(changed, store, catalog(), opts, "test", nullptr);
+    FAIL("the edited sweep ran into the old one's points");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("2 points of a sweep named 'test-small'"));
+    CHECK_THAT(e.what(), Catch::Contains("new name"));
+  }
+  CHECK(store.run_count("test-small") == 2);
+  // The unchanged definition still resumes.
+  CHECK(run_sweep(spec, store, catalog(), opts, "test", nullptr).skipped == 2);
 }
 
 TEST_CASE("points that do not fit are stored with the reason; invalid points are recorded", "[sweep]") {

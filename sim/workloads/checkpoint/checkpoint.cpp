@@ -117,12 +117,13 @@ struct ChunkWalk {
   struct Chunk {
     double bytes, from_gpu, from_host, from_nvme;
   };
-  ChunkWalk(const CheckpointPlan& plan, double chunk_bytes)
-      : chunk(std::max(chunk_bytes, 1.0)),
+  // `key`: the option that sets chunk_bytes, for the error when the chunks are too many.
+  ChunkWalk(const CheckpointPlan& plan, double chunk_bytes, const char* key)
+      : chunk(chunk_bytes),
         left(plan.gpu_bytes + plan.host_bytes + plan.nvme_bytes),
         gpu_left(plan.gpu_bytes),
         nvme_left(plan.nvme_bytes),
-        chunks(std::max(1, int(std::ceil(left / chunk)))) {}
+        chunks(transfer_pieces(left, chunk, key)) {}
   Chunk next() {
     const double b = std::min(chunk, left);
     left -= b;
@@ -136,12 +137,28 @@ struct ChunkWalk {
   int chunks;
 };
 
+// torch.save's unit is the model's average tensor, not an option; named by what sets it.
+constexpr const char* kTensorKey = "model (its average tensor size)";
+constexpr const char* kBufferKey = "workload.io_buffer";
+
 }  // namespace
+
+CheckpointRun::CheckpointRun(Engine& engine, CheckpointPlan plan, CheckpointResources res,
+                             CheckpointSoftware sw)
+    : engine_(engine), plan_(plan), res_(std::move(res)), sw_(sw) {
+  // The walks the writers will make, checked here: inside a writer's coroutine the error would
+  // surface only when the engine runs it. An io_buffer of 1 byte used to wrap the chunk count
+  // (a checkpoint "in 4e-10 s"), and 8-64 bytes ran for minutes.
+  if (plan_.writer == CheckpointWorkload::Writer::kTorchSave)
+    (void)ChunkWalk(plan_, plan_.tensor_bytes, kTensorKey);
+  else
+    (void)ChunkWalk(plan_, plan_.io_buffer_bytes, kBufferKey);
+}
 
 Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
   Resource* d2h = res_.d2h[static_cast<std::size_t>(w)];
   Resource* thread = res_.threads[static_cast<std::size_t>(w)];
-  ChunkWalk walk(plan_, plan_.tensor_bytes);
+  ChunkWalk walk(plan_, plan_.tensor_bytes, kTensorKey);
   Latch written(engine_, walk.chunks);
   co_await pickle(thread);
   const bool zip = plan_.serialization == CheckpointWorkload::Serialization::kZipfile;
@@ -172,7 +189,7 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
 Task CheckpointRun::fast_persist_writer(int w, Latch* finished) {
   Resource* d2h = res_.d2h[static_cast<std::size_t>(w)];
   Resource* thread = res_.threads[static_cast<std::size_t>(w)];
-  ChunkWalk walk(plan_, plan_.io_buffer_bytes);
+  ChunkWalk walk(plan_, plan_.io_buffer_bytes, kBufferKey);
   // Two pinned buffers: one fills while the other's O_DIRECT write is in flight.
   Semaphore buffers(engine_, 2);
   Latch written(engine_, walk.chunks);

@@ -82,9 +82,10 @@ struct CheckpointResources {
 // Runs one checkpoint of `plan` on `res`; `done` is set when every byte is durable.
 class CheckpointRun {
  public:
+  // Throws ModelError (naming workload.io_buffer) when a writer's chunks would be more than one
+  // simulated transfer may have (sim/workloads/workload.hpp), before any event is scheduled.
   CheckpointRun(Engine& engine, CheckpointPlan plan, CheckpointResources res,
-                CheckpointSoftware sw = {})
-      : engine_(engine), plan_(plan), res_(std::move(res)), sw_(sw) {}
+                CheckpointSoftware sw = {});
   Task run(Flag* done);
 
  private:

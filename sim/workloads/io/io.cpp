@@ -28,10 +28,9 @@ Task bounce_drive(Resource& nvme, double seconds, Tag tag, Semaphore& buffers, L
 // Through pinned bounce buffers, one block at a time: with one buffer the drive transfer and the
 // PCIe copy take turns; with several they overlap (double buffering and beyond).
 Task bounce_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
-                     double block_bytes, int swap_buffers, double nvme_s_per_byte,
+                     double block_bytes, int blocks, int swap_buffers, double nvme_s_per_byte,
                      double latency_s) {
   const Tag tag{io.write ? Activity::kWrite : Activity::kRead, 0, 0};
-  const int blocks = std::max(1, static_cast<int>(std::ceil(io.bytes / block_bytes)));
   Semaphore buffers(engine, std::max(1, swap_buffers));
   Latch done(engine, blocks);
   for (int b = 0; b < blocks; ++b) {
@@ -80,6 +79,8 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
                           WorkUnit::kBytes, units::gbps_to_bytes_per_s(link_gbps));
   if (io.buffer == IoWorkload::Buffer::kGpuBounce)
     engine.spawn(bounce_transfer(engine, nvme, link, io, s.policy.aio.block_size_bytes,
+                                 transfer_pieces(io.bytes, s.policy.aio.block_size_bytes,
+                                                 "policy.aio.block_size"),
                                  s.policy.aio.swap_buffers,
                                  1.0 / units::gbps_to_bytes_per_s(gbps), latency));
   else

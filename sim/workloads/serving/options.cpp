@@ -11,8 +11,12 @@ void serving_option_rows(WorkloadOptionRows& rows) {
   // (and policy.schedule already names the weight-fetch schedule of offloaded inference).
   const std::vector<std::string> length_dists = {"fixed", "uniform", "lognormal"};
   t.push_back(
-      only(integer("workload.requests", 1, "1000",
-                   "requests to simulate (with a trace: its first N rows)", F(serving.requests)),
+      // Each request's state is held for the whole run (1e9 ended in bad_alloc); ten million is
+      // hours of traffic at the Azure traces' rates and minutes of simulation.
+      only(range(integer("workload.requests", 1, "1000",
+                         "requests to simulate (with a trace: its first N rows)",
+                         F(serving.requests)),
+                 1, 10'000'000),
            kServing));
   t.push_back(only(optional(number("workload.arrival_rate", "requests/s", 0, kInf, true, "",
                                    "mean arrival rate (required without workload.trace)",

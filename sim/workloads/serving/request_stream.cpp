@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <numbers>
 #include <optional>
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "model/files.hpp"
 
 namespace tiersim::sim {
 
@@ -90,32 +92,80 @@ struct Timestamp {
   }
 };
 
-// "YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM|Z]" (UTC when an offset is given; only differences
-// between rows matter).
-std::optional<Timestamp> parse_timestamp(const std::string& text) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, consumed = 0;
-  double sec = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &sec,
-                  &consumed) != 6)
-    return std::nullopt;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61)
-    return std::nullopt;
-  std::string rest = text.substr(static_cast<std::size_t>(consumed));
-  double offset_s = 0;
-  if (rest == "Z" || rest.empty()) {
-  } else {
-    int oh = 0, om = 0, n = 0;
-    char sign = 0;
-    if (std::sscanf(rest.c_str(), "%c%2d:%2d%n", &sign, &oh, &om, &n) != 3 ||
-        static_cast<std::size_t>(n) != rest.size() || (sign != '+' && sign != '-'))
-      return std::nullopt;
-    offset_s = (sign == '+' ? 1 : -1) * (oh * 3600.0 + om * 60.0);
+// Reads exactly `n` decimal digits at text[pos] (no sign, no space, no hex): the fields of a
+// timestamp have fixed widths, and anything sscanf's %d or %lf would also take ("+5", " 5",
+// "nan", "inf", "0x1p4") is a malformed row, not a time.
+std::optional<int> fixed_digits(const std::string& text, std::size_t pos, std::size_t n) {
+  if (pos + n > text.size()) return std::nullopt;
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    v = v * 10 + (text[i] - '0');
   }
-  const long long days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  const double whole_sec = std::floor(sec);
-  return Timestamp{days * 86400 + h * 3600 + mi * 60 + static_cast<long long>(whole_sec) -
-                       static_cast<long long>(offset_s),
-                   sec - whole_sec};
+  return v;
+}
+
+bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in_month(int y, int m) {
+  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && leap_year(y) ? 29 : kDays[m - 1];
+}
+
+// "YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM|Z]" (UTC when an offset is given; only differences
+// between rows matter). On a malformed stamp, `why` names the field that is wrong.
+std::optional<Timestamp> parse_timestamp(const std::string& text, std::string& why) {
+  const auto y = fixed_digits(text, 0, 4), mo = fixed_digits(text, 5, 2),
+             d = fixed_digits(text, 8, 2), h = fixed_digits(text, 11, 2),
+             mi = fixed_digits(text, 14, 2), whole_sec = fixed_digits(text, 17, 2);
+  if (!y || !mo || !d || !h || !mi || !whole_sec || text[4] != '-' || text[7] != '-' ||
+      (text[10] != ' ' && text[10] != 'T') || text[13] != ':' || text[16] != ':') {
+    why = "not of the form YYYY-MM-DD HH:MM:SS with decimal digits";
+    return std::nullopt;
+  }
+  if (*mo < 1 || *mo > 12) {
+    why = "month " + std::to_string(*mo) + " is not 1-12";
+    return std::nullopt;
+  }
+  if (*d < 1 || *d > days_in_month(*y, *mo)) {
+    why = "day " + std::to_string(*d) + " does not exist in " + std::to_string(*y) + "-" +
+          text.substr(5, 2);
+    return std::nullopt;
+  }
+  if (*h > 23 || *mi > 59 || *whole_sec > 60) {  // 60: a leap second
+    why = "time of day " + text.substr(11, 8) + " is not 00:00:00-23:59:60";
+    return std::nullopt;
+  }
+  std::size_t pos = 19;
+  double fraction_s = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    const std::size_t first = ++pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (pos == first) {
+      why = "no digits after the decimal point of the seconds";
+      return std::nullopt;
+    }
+    // Only digits and one point are left here, which strtod reads in any locale's "C" form.
+    const double sec = std::strtod(text.substr(17, pos - 17).c_str(), nullptr);
+    fraction_s = sec - std::floor(sec);
+  }
+  long long offset_s = 0;
+  const std::string rest = text.substr(pos);
+  if (!rest.empty() && rest != "Z") {
+    const auto oh = fixed_digits(rest, 1, 2), om = fixed_digits(rest, 4, 2);
+    if (rest.size() != 6 || (rest[0] != '+' && rest[0] != '-') || !oh || rest[3] != ':' || !om) {
+      why = "expected Z or a UTC offset +HH:MM after the seconds, got '" + rest + "'";
+      return std::nullopt;
+    }
+    // UTC offsets in use span -12:00 to +14:00 (IANA tz database); 18:00 is ISO 8601's bound.
+    if (*oh > 18 || *om > 59 || *oh * 60 + *om > 18 * 60) {
+      why = "UTC offset " + rest + " is not within -18:00..+18:00";
+      return std::nullopt;
+    }
+    offset_s = (rest[0] == '+' ? 1 : -1) * (*oh * 3600LL + *om * 60LL);
+  }
+  const long long days = days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
+  return Timestamp{days * 86400 + *h * 3600LL + *mi * 60LL + *whole_sec - offset_s, fraction_s};
 }
 
 std::vector<std::string> split_csv(const std::string& line) {
@@ -131,8 +181,18 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
+// A decimal number as a person writes it: digits, a point, an exponent. std::stod alone would also
+// take "0x1p4", "inf" and "nan".
+bool decimal_text(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+}
+
+// Arrivals span at most this long: a later arrival is a malformed row (a typo'd year, 1e308), not
+// a workload, and would reach the energy and cost models as an infinite or absurd duration.
+constexpr double kMaxTraceSpan_s = 1e8;  // about 3.2 years
+
 std::optional<long long> parse_count(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+  if (!decimal_text(text)) return std::nullopt;
   std::size_t used = 0;
   try {
     const double v = std::stod(text, &used);
@@ -146,6 +206,7 @@ std::optional<long long> parse_count(const std::string& text) {
 }  // namespace
 
 std::vector<Request> read_trace(const std::string& path, int max_requests, int context_tokens) {
+  check_input_file(path, "trace file", kMaxTraceFileBytes, kTraceKey);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
   auto fail = [&](int line, const std::string& msg) -> void {
@@ -157,6 +218,7 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
   std::vector<std::string> header;
   while (std::getline(in, line)) {
     ++line_no;
+    if (line_no == 1) strip_utf8_bom(line);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     header = split_csv(line);
@@ -176,7 +238,7 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
     fail(line_no,
          "expected a header with the columns TIMESTAMP,ContextTokens,GeneratedTokens "
          "(Azure LLM inference trace) or arrival_s,prompt_tokens,output_tokens, got '" +
-             line + "'");
+             excerpt(line) + "'");
   const int c_time = azure ? ts : arr, c_prompt = azure ? ctx : pr, c_out = azure ? gen : out;
   const std::size_t needed =
       static_cast<std::size_t>(std::max(c_time, std::max(c_prompt, c_out))) + 1;
@@ -190,41 +252,49 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
     const auto cells = split_csv(line);
     if (cells.size() < needed)
       fail(line_no, "expected " + std::to_string(header.size()) + " comma-separated columns, got " +
-                        std::to_string(cells.size()) + " in '" + line + "'");
+                        std::to_string(cells.size()) + " in '" + excerpt(line) + "'");
     Request r;
     const std::string& t = cells[static_cast<std::size_t>(c_time)];
-    std::optional<double> when;
+    double when = 0;
+    bool have_time = false;
+    std::string why;
     if (azure) {
-      if (const auto stamp = parse_timestamp(t)) {
+      if (const auto stamp = parse_timestamp(t, why)) {
         if (!first_stamp) first_stamp = *stamp;
         when = stamp->minus(*first_stamp);
+        have_time = true;
       }
-    } else {
+    } else if (decimal_text(t)) {
       try {
         std::size_t used = 0;
         when = std::stod(t, &used);
-        if (used != t.size() || !std::isfinite(*when) || *when < 0) when.reset();
-      } catch (const std::exception&) {
-        when.reset();
+        have_time = used == t.size() && std::isfinite(when) && when >= 0;
+      } catch (const std::exception&) {  // out of range: 1e999
+        have_time = false;
       }
     }
-    if (!when)
+    const std::string column_name = excerpt(header[static_cast<std::size_t>(c_time)], 40);
+    if (!have_time)
       fail(line_no, std::string("expected ") +
                         (azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
                                : "an arrival time in seconds >= 0") +
-                        " in column " + header[static_cast<std::size_t>(c_time)] + ", got '" + t +
-                        "'");
-    r.arrival_s = *when;
+                        " in column " + column_name + ", got '" + excerpt(t, 60) + "'" +
+                        (why.empty() ? "" : " (" + why + ")"));
+    if (std::fabs(when) > kMaxTraceSpan_s)
+      fail(line_no, "the arrival in column " + column_name + " ('" + excerpt(t, 60) +
+                        "') is more than " + std::to_string(static_cast<long long>(kMaxTraceSpan_s)) +
+                        " s (about 3 years) from the first request's; a trace spans at most that");
+    r.arrival_s = when;
     const auto prompt = parse_count(cells[static_cast<std::size_t>(c_prompt)]);
     const auto output = parse_count(cells[static_cast<std::size_t>(c_out)]);
     if (!prompt || *prompt < 1)
       fail(line_no, "expected a prompt length >= 1 in column " +
-                        header[static_cast<std::size_t>(c_prompt)] + ", got '" +
-                        cells[static_cast<std::size_t>(c_prompt)] + "'");
+                        excerpt(header[static_cast<std::size_t>(c_prompt)], 40) + ", got '" +
+                        excerpt(cells[static_cast<std::size_t>(c_prompt)], 60) + "'");
     if (!output)
       fail(line_no, "expected an output length >= 0 in column " +
-                        header[static_cast<std::size_t>(c_out)] + ", got '" +
-                        cells[static_cast<std::size_t>(c_out)] + "'");
+                        excerpt(header[static_cast<std::size_t>(c_out)], 40) + ", got '" +
+                        excerpt(cells[static_cast<std::size_t>(c_out)], 60) + "'");
     r.prompt_tokens = static_cast<int>(*prompt);
     // A request always produces its first token (the one prefill samples); rows with 0 generated
     // tokens are counted as 1.

@@ -558,6 +558,15 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   if (!result.fits) return result;
   const long blocks =
       static_cast<long>(std::floor(mem.kv_pool_bytes / (mem.kv_bytes_per_token * w.block_tokens)));
+  // Without a whole block no request is ever admitted (and the KV metrics divided by zero: "not
+  // a finite number" blamed on kv_cache_mean_pct).
+  if (blocks < 1)
+    throw ModelError("workload.block_tokens: one KV cache block of " +
+                     std::to_string(w.block_tokens) + " tokens (" +
+                     std::to_string(mem.kv_bytes_per_token * w.block_tokens / 1e9) +
+                     " GB) is larger than the KV cache pool (" +
+                     std::to_string(mem.kv_pool_bytes / 1e9) +
+                     " GB); use smaller blocks (vLLM's default is 16 tokens)");
 
   const IterationModel model(s, em);
   Engine engine;

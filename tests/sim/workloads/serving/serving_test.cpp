@@ -1,6 +1,7 @@
 // The serving workload against queueing theory (M/D/1, Little's law), its determinism, its
 // schedulers' bookkeeping, and its errors for bad input.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -332,6 +333,87 @@ workload: {kind: serving}
   CHECK_THAT(e, Catch::Contains("cols.csv:1: workload.trace"));
   e = error_of({"workload.trace=" + dir.file("missing.csv")}, kTraceYaml);
   CHECK_THAT(e, Catch::Contains("missing.csv: workload.trace: cannot open"));
+}
+
+TEST_CASE("malformed trace timestamps and numbers are errors naming file, line and field",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  // The error of read_trace on a two-row Azure trace whose second stamp is `stamp`.
+  auto azure_error = [&](const std::string& stamp) -> std::string {
+    write(dir.file("az.csv"), "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                              "2023-11-16 18:15:46.68,374,44\n" + stamp + ",396,109\n");
+    try {
+      sim::read_trace(dir.file("az.csv"), 10, 0);
+    } catch (const ConfigError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("az.csv:3: workload.trace"));
+      return e.what();
+    }
+    return "(no error)";
+  };
+  // NaN seconds used to pass `sec < 0 || sec >= 61` and make `run` spin forever; inf, hex and
+  // signed fields were taken by sscanf too.
+  for (const char* bad : {"2023-11-16 18:15:nan", "2023-11-16 18:15:inf", "2023-11-16 18:15:0x1p4",
+                          "2023-11-16 18:15:-1", "2023-11-16 18:+5:00", "2023-11-16 18:15: 7",
+                          "2023-11-16 18:15:07.", "2023-11-16 18:15:07.5garbage"})
+    CHECK_THAT(azure_error(bad), Catch::Contains("expected a timestamp"));
+  CHECK_THAT(azure_error("2023-02-31 18:15:00"), Catch::Contains("day 31 does not exist"));
+  CHECK_THAT(azure_error("2023-02-29 18:15:00"), Catch::Contains("day 29"));
+  CHECK(azure_error("2024-02-29 18:15:00") == "(no error)");  // a leap year
+  CHECK_THAT(azure_error("2023-11-16 18:15:47+99:99"), Catch::Contains("UTC offset +99:99"));
+  CHECK_THAT(azure_error("2023-11-16 24:00:00"), Catch::Contains("time of day"));
+  CHECK_THAT(azure_error("2023-13-16 18:15:47"), Catch::Contains("month 13"));
+  CHECK(azure_error("2023-11-16T18:15:47.5Z") == "(no error)");
+  CHECK(azure_error("2023-11-16 18:15:47.5-08:00") == "(no error)");
+  // Rows years apart: not a trace, and an arrival the energy model would make infinite.
+  CHECK_THAT(azure_error("9999-11-16 18:15:47"), Catch::Contains("from the first request"));
+
+  auto plain_error = [&](const std::string& row) -> std::string {
+    write(dir.file("p.csv"), "arrival_s,prompt_tokens,output_tokens\n0,10,2\n" + row + "\n");
+    try {
+      sim::read_trace(dir.file("p.csv"), 10, 0);
+    } catch (const ConfigError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("p.csv:3: workload.trace"));
+      return e.what();
+    }
+    return "(no error)";
+  };
+  CHECK_THAT(plain_error("1e308,10,2"), Catch::Contains("column arrival_s"));
+  CHECK_THAT(plain_error("0x10,10,2"), Catch::Contains("an arrival time in seconds"));
+  CHECK_THAT(plain_error("nan,10,2"), Catch::Contains("an arrival time in seconds"));
+  CHECK_THAT(plain_error("1,0x10,2"), Catch::Contains("prompt length"));
+  CHECK(plain_error("1.5e2,10,2") == "(no error)");
+  // A 5 MB cell is not echoed whole.
+  const std::string e = plain_error(std::string(5u << 20, '7') + "x,10,2");
+  CHECK(e.size() < 1000);
+  CHECK_THAT(e, Catch::Contains("bytes in all"));
+}
+
+TEST_CASE("a KV cache block larger than the pool is an error naming workload.block_tokens",
+          "[workloads][serving]") {
+  // Llama-3-8B: 128 KiB of KV cache per token, so a million-token block outgrows an H100's pool.
+  // With no whole block the KV metrics divided by zero ("kv_cache_mean_pct is not a finite
+  // number").
+  const std::string e = error_of({"workload.block_tokens=1000000"});
+  CHECK_THAT(e, Catch::Contains("workload.block_tokens") && Catch::Contains("larger than the KV"));
+}
+
+TEST_CASE("trace files follow the input-file rule: regular files, a BOM accepted",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  write(dir.file("bom.csv"), "\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\n"
+                             "2023-11-16 18:15:46.68,374,44\n");
+  CHECK(sim::read_trace(dir.file("bom.csv"), 10, 0).size() == 1);
+  // /dev/zero used to be read for 2 GB before failing; a FIFO blocked the open.
+  try {
+    sim::read_trace("/dev/zero", 10, 0);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("/dev/zero: workload.trace: is not a regular file"));
+  }
+  const std::string fifo = dir.file("fifo.csv");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(sim::read_trace(fifo, 10, 0), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(sim::read_trace(dir.str(), 10, 0), Catch::Contains("is a directory"));
 }
 
 }  // namespace tiersim
