@@ -35,20 +35,24 @@ std::vector<reports::ValidationInfo::Group> report_groups(
     ++counts[validation::reference_group(s, Reference{})];
   }
   std::vector<reports::ValidationInfo::Group> out;
-  for (const auto& name : validation_groups()) {
-    const auto it = counts.find(name);
+  for (const auto& def : v.data.groups) {
+    const auto it = counts.find(def.name);
     if (it == counts.end()) continue;
     reports::ValidationInfo::Group g;
-    g.name = name;
+    g.name = def.name;
     g.configurations = it->second;
-    g.why_provisional = validation::provisional_reason(name);
+    g.why_provisional = validation::provisional_reason(def, 0, 0);
     g.provisional = !g.why_provisional.empty();
-    if (const validation::ValidationGroup* vg = v.group(name)) {
+    if (const validation::ValidationGroup* vg = v.group(def.name)) {
       g.provisional = vg->provisional;  // validate's verdict, which also weighs the errors
       g.why_provisional = vg->why_provisional;
       g.measurements = vg->rows;
       g.mape_pct = vg->mape_pct;
       g.max_abs_error_pct = vg->max_abs_error_pct;
+      // The band: leave-one-source-out (study/validation.hpp), not the in-sample mean.
+      g.out_of_sample_measurements = vg->out_of_sample_rows;
+      g.out_of_sample_mape_pct = vg->out_of_sample_mape_pct;
+      g.out_of_sample_max_abs_error_pct = vg->out_of_sample_max_abs_error_pct;
     }
     out.push_back(g);
   }
@@ -185,6 +189,8 @@ int cmd_report(const std::vector<std::string>& args) {
       in.validation.measurements = v.rows.size();
       in.validation.mape_pct = v.mape_pct;
       in.validation.max_abs_error_pct = v.max_abs_error_pct;
+      in.validation.out_of_sample_measurements = v.out_of_sample_rows;
+      in.validation.out_of_sample_mape_pct = v.out_of_sample_mape_pct;
       in.validation.groups = report_groups(in.runs, v, data_dir);
     } catch (const Error& e) {
       // The report is still useful without it; the header says why the number is missing.
