@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
@@ -62,13 +63,15 @@ std::vector<reports::ValidationInfo::Group> report_groups(
 // The decision summary's inputs: each run's description and validation group, and the tornado of
 // the two leading configurations on the recommendation metric (re-simulated from the stored,
 // fully resolved scenarios).
-void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool sensitivity) {
+void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool sensitivity,
+                   const validation::ValidationSummary* v) {
   config::LoadOptions load;
   load.data_dir = data_dir;
   for (const auto& run : in.runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
     in.decision.descriptions.push_back(reports::describe_configuration(s));
     in.decision.groups.push_back(validation::reference_group(s, Reference{}));
+    in.decision.unvalidated.push_back(v ? v->unanchored_parts(s) : std::vector<std::string>{});
   }
   if (!sensitivity) {
     in.decision.sensitivity_note = "skipped with --no-sensitivity.";
@@ -179,12 +182,13 @@ int cmd_report(const std::vector<std::string>& args) {
       in.calibration.push_back({c.target, c.rw, c.threads, c.queue_depth, c.block_bytes,
                                 c.bandwidth_gbps, c.model_bandwidth_gbps});
 
+  std::optional<validation::ValidationSummary> summary;
   if (vm.count("no-validation")) {
     in.validation.error = "skipped with --no-validation";
   } else {
     try {
-      const validation::ValidationSummary v =
-          validation::run_validation(validation::default_reference_dir(data_dir), data_dir);
+      summary = validation::run_validation(validation::default_reference_dir(data_dir), data_dir);
+      const validation::ValidationSummary& v = *summary;
       in.validation.available = true;
       in.validation.measurements = v.rows.size();
       in.validation.mape_pct = v.mape_pct;
@@ -199,7 +203,7 @@ int cmd_report(const std::vector<std::string>& args) {
     }
   }
 
-  fill_decision(in, data_dir, !vm.count("no-sensitivity"));
+  fill_decision(in, data_dir, !vm.count("no-sensitivity"), summary ? &*summary : nullptr);
   const reports::ReportFiles files = reports::write_report(in, out_dir);
   std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
             << "\n(" << in.runs.size() << " runs)\n";

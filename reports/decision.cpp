@@ -56,11 +56,13 @@ struct Band {
   bool validation_run = true;  // false: the report was made without the validation
   std::size_t measurements = 0;  // in-sample rows of the group
   double in_sample_pct = 0;
+  std::vector<std::string> unvalidated;  // parts no published row anchors
 };
 Band band_of(const ReportInput& in, std::size_t i) {
   Band b;
   b.validation_run = in.validation.available;
   if (i < in.decision.groups.size()) b.group = in.decision.groups[i];
+  if (i < in.decision.unvalidated.size()) b.unvalidated = in.decision.unvalidated[i];
   for (const auto& g : in.validation.groups)
     if (g.name == b.group && g.measurements > 0) {
       b.measurements = g.measurements;
@@ -73,13 +75,18 @@ Band band_of(const ReportInput& in, std::size_t i) {
 
 std::string band_text(const Band& b) {
   if (!b.validation_run) return "validation not run, no error band";
-  if (b.group.empty()) return "validation group unknown";
+  std::string parts;
+  for (const auto& p : b.unvalidated) parts += (parts.empty() ? "" : ", ") + p;
+  // A group's band says nothing of a GPU or a stack no published row ran on.
+  const std::string unanchored =
+      parts.empty() ? "" : "; unvalidated: " + parts + " (no published row runs on it)";
+  if (b.group.empty()) return "validation group unknown" + unanchored;
   if (!b.pct && b.measurements > 0)
     return "group " + b.group + ": every published case fed a constant it uses (in-sample error " +
-           num(b.in_sample_pct, "%.1f") + " %), no out-of-sample error band";
-  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated";
+           num(b.in_sample_pct, "%.1f") + " %), no out-of-sample error band" + unanchored;
+  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated" + unanchored;
   return "+-" + num(*b.pct, "%.1f") + " % (out-of-sample validation error of group " + b.group +
-         ", leave-one-source-out" + (b.provisional ? ", provisional" : "") + ")";
+         ", leave-one-source-out" + (b.provisional ? ", provisional" : "") + ")" + unanchored;
 }
 
 const std::string& unit_of(const ReportInput& in, const std::string& metric) {

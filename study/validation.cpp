@@ -146,6 +146,22 @@ const ValidationGroup* ValidationSummary::group(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<std::string> ValidationSummary::unanchored_parts(const Scenario& s) const {
+  auto anchored = [this](auto field) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ValidationRow& r) {
+      return !r.calibration && !r.refused && field(r);
+    });
+  };
+  std::vector<std::string> out;
+  const std::string& gpu = s.hardware.gpu.name;
+  if (!anchored([&](const ValidationRow& r) { return config::to_lower(r.gpu) == config::to_lower(gpu); }))
+    out.push_back("GPU " + gpu);
+  const std::string& stack = s.policy.stack.name;
+  if (!anchored([&](const ValidationRow& r) { return r.stack == stack; }))
+    out.push_back("stack " + stack);
+  return out;
+}
+
 std::string default_reference_dir(const std::string& data_dir) {
   return (fs::path(data_dir.empty() ? config::default_data_dir() : data_dir) / "reference")
       .string();
@@ -255,6 +271,8 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
       row.calibration = ref.calibration;
       row.group = reference_group(s, ref);
       row.ratio_to = ref.ratio_to;
+      row.gpu = s.hardware.gpu.name;
+      row.stack = s.policy.stack.name;
       if (!data.group(row.group))
         throw ConfigError(f.string(), 0, "reference.group",
                           "group '" + row.group + "' of case " + ref.case_name +

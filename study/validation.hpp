@@ -76,6 +76,7 @@ struct ValidationRow {
   std::vector<std::size_t> constants_used;
   // In-sample for leave-one-source-out: a constant it uses was derived from its own source.
   bool source_in_sample = false;
+  std::string gpu, stack;  // the (numerator) scenario's GPU and execution stack
 };
 
 // The error of one group of rows (one kind of mechanism). A provisional group's mechanism is not
@@ -116,6 +117,9 @@ struct ValidationSummary {
   bool established_within(double limit_pct) const;
   // The group called `name`, or nullptr when no row belongs to it.
   const ValidationGroup* group(const std::string& name) const;
+  // The parts of `s` no published prediction row anchors (a fitting prediction row on the same
+  // GPU, on the same execution stack): "GPU X", "stack Y"; empty when both are anchored.
+  std::vector<std::string> unanchored_parts(const Scenario& s) const;
 };
 
 // The group a reference row belongs to: its `group` key, else derived from the scenario
