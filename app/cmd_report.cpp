@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
@@ -35,20 +36,24 @@ std::vector<reports::ValidationInfo::Group> report_groups(
     ++counts[validation::reference_group(s, Reference{})];
   }
   std::vector<reports::ValidationInfo::Group> out;
-  for (const auto& name : validation_groups()) {
-    const auto it = counts.find(name);
+  for (const auto& def : v.data.groups) {
+    const auto it = counts.find(def.name);
     if (it == counts.end()) continue;
     reports::ValidationInfo::Group g;
-    g.name = name;
+    g.name = def.name;
     g.configurations = it->second;
-    g.why_provisional = validation::provisional_reason(name);
+    g.why_provisional = validation::provisional_reason(def, 0, 0);
     g.provisional = !g.why_provisional.empty();
-    if (const validation::ValidationGroup* vg = v.group(name)) {
+    if (const validation::ValidationGroup* vg = v.group(def.name)) {
       g.provisional = vg->provisional;  // validate's verdict, which also weighs the errors
       g.why_provisional = vg->why_provisional;
       g.measurements = vg->rows;
       g.mape_pct = vg->mape_pct;
       g.max_abs_error_pct = vg->max_abs_error_pct;
+      // The band: leave-one-source-out (study/validation.hpp), not the in-sample mean.
+      g.out_of_sample_measurements = vg->out_of_sample_rows;
+      g.out_of_sample_mape_pct = vg->out_of_sample_mape_pct;
+      g.out_of_sample_max_abs_error_pct = vg->out_of_sample_max_abs_error_pct;
     }
     out.push_back(g);
   }
@@ -58,13 +63,15 @@ std::vector<reports::ValidationInfo::Group> report_groups(
 // The decision summary's inputs: each run's description and validation group, and the tornado of
 // the two leading configurations on the recommendation metric (re-simulated from the stored,
 // fully resolved scenarios).
-void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool sensitivity) {
+void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool sensitivity,
+                   const validation::ValidationSummary* v) {
   config::LoadOptions load;
   load.data_dir = data_dir;
   for (const auto& run : in.runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
     in.decision.descriptions.push_back(reports::describe_configuration(s));
     in.decision.groups.push_back(validation::reference_group(s, Reference{}));
+    in.decision.unvalidated.push_back(v ? v->unanchored_parts(s) : std::vector<std::string>{});
   }
   if (!sensitivity) {
     in.decision.sensitivity_note = "skipped with --no-sensitivity.";
@@ -183,16 +190,19 @@ int cmd_report(const std::vector<std::string>& args) {
       in.calibration.push_back({c.target, c.rw, c.threads, c.queue_depth, c.block_bytes,
                                 c.bandwidth_gbps, c.model_bandwidth_gbps});
 
+  std::optional<validation::ValidationSummary> summary;
   if (vm.count("no-validation")) {
     in.validation.error = "skipped with --no-validation";
   } else {
     try {
-      const validation::ValidationSummary v =
-          validation::run_validation(validation::default_reference_dir(data_dir), data_dir);
+      summary = validation::run_validation(validation::default_reference_dir(data_dir), data_dir);
+      const validation::ValidationSummary& v = *summary;
       in.validation.available = true;
       in.validation.measurements = v.rows.size();
       in.validation.mape_pct = v.mape_pct;
       in.validation.max_abs_error_pct = v.max_abs_error_pct;
+      in.validation.out_of_sample_measurements = v.out_of_sample_rows;
+      in.validation.out_of_sample_mape_pct = v.out_of_sample_mape_pct;
       in.validation.groups = report_groups(in.runs, v, data_dir);
     } catch (const Error& e) {
       // The report is still useful without it; the header says why the number is missing.
@@ -201,7 +211,7 @@ int cmd_report(const std::vector<std::string>& args) {
     }
   }
 
-  fill_decision(in, data_dir, !vm.count("no-sensitivity"));
+  fill_decision(in, data_dir, !vm.count("no-sensitivity"), summary ? &*summary : nullptr);
   const reports::ReportFiles files = reports::write_report(in, out_dir, output);
   std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
             << "\n(" << in.runs.size() << " runs)\n";

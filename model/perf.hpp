@@ -13,6 +13,9 @@ namespace tiersim {
 // properties of the software stack (PyTorch eager + cuBLAS, DeepSpeed), not of any one published
 // case, and apply to every scenario alike.
 struct ExecutionModel {
+  // gemm_efficiency, layer_overhead_s, fetch_overhead_s and cpu_dram_efficiency cite no
+  // measurement and were set in the change that added the first ZeRO-Inference reference rows:
+  // scenarios/validation/derivations.yaml lists them as derived from those rows.
   // Large fp16 GEMMs in cuBLAS reach about 70-80% of dense tensor peak; eager PyTorch adds
   // elementwise kernels (layer norm, activation, residual) between them.
   double gemm_efficiency = 0.70;
@@ -278,7 +281,8 @@ inline constexpr double kFlexGenCpuAttendBytesPerElem = 4.0;
 // view here too and the bmm reads each fp16 element once (2 B), but a batched GEMV over operands
 // strided by batch x heads does not stream at full bandwidth: FlexGen's cost model fitted on the
 // T4 (experimental/cost_model.py, bmm_flops_g 0.079 TFLOPS at 2 FLOPs per element) is about 6.5 B
-// of bandwidth per element at 256 GB/s. Charged as 6 B.
+// of bandwidth per element at 256 GB/s. Charged as 6 B: derived from FlexGen's fit, so listed in
+// scenarios/validation/derivations.yaml.
 inline constexpr double kFlexGenGpuAttendBytesPerElem = 2.0 + 2.0 + 2.0;
 
 // Seconds of the host CPUs for `flops` fp32 FLOPs and `bytes` of DRAM traffic (the roofline of

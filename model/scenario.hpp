@@ -296,21 +296,14 @@ struct Reference {
   // A calibration reference was used to set a hardware parameter of its scenario (e.g. a host's
   // storage-path cap from ds_io runs on that host); a prediction reference was not.
   bool calibration = false;
-  // Validation group (validation_groups()); empty = derived from the scenario by
+  // Validation group (scenarios/validation/groups.yaml); empty = derived from the scenario by
   // study/validation.hpp reference_group().
   std::string group;
+  // A ratio the publication states between two configurations: `value` is this scenario's metric
+  // over the same metric of the scenario in this file (a path relative to this scenario's
+  // folder). Empty: `value` is the metric itself.
+  std::string ratio_to;
 };
-
-// The groups `tiersim validate` reports its error in, one per kind of mechanism.
-inline const std::vector<std::string>& validation_groups() {
-  // "eager, no offload": the whole model on GPUs, run as eager PyTorch (the default stack). No
-  // published case measures that set-up yet, so a report says such a configuration is unvalidated
-  // instead of borrowing the optimised serving stacks' error.
-  static const std::vector<std::string> groups{
-      "ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
-      "I/O", "checkpoint", "training"};
-  return groups;
-}
 
 struct Scenario {
   std::string name;

@@ -49,17 +49,25 @@ std::string num(double v, const char* fmt = "%.3g") {
 // The validation group of run i and its mean error; nullopt when no published case covers it.
 struct Band {
   std::string group;
-  std::optional<double> pct;  // mean absolute error of the group, percent
+  // The group's leave-one-source-out mean absolute error, percent (study/validation.hpp): the
+  // in-sample mean promises more accuracy than the model has on systems it has not seen.
+  std::optional<double> pct;
   bool provisional = false;
   bool validation_run = true;  // false: the report was made without the validation
+  std::size_t measurements = 0;  // in-sample rows of the group
+  double in_sample_pct = 0;
+  std::vector<std::string> unvalidated;  // parts no published row anchors
 };
 Band band_of(const ReportInput& in, std::size_t i) {
   Band b;
   b.validation_run = in.validation.available;
   if (i < in.decision.groups.size()) b.group = in.decision.groups[i];
+  if (i < in.decision.unvalidated.size()) b.unvalidated = in.decision.unvalidated[i];
   for (const auto& g : in.validation.groups)
     if (g.name == b.group && g.measurements > 0) {
-      b.pct = g.mape_pct;
+      b.measurements = g.measurements;
+      b.in_sample_pct = g.mape_pct;
+      if (g.out_of_sample_measurements > 0) b.pct = g.out_of_sample_mape_pct;
       b.provisional = g.provisional;
     }
   return b;
@@ -67,10 +75,18 @@ Band band_of(const ReportInput& in, std::size_t i) {
 
 std::string band_text(const Band& b) {
   if (!b.validation_run) return "validation not run, no error band";
-  if (b.group.empty()) return "validation group unknown";
-  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated";
-  return "+-" + num(*b.pct, "%.1f") + " % (mean validation error of group " + b.group +
-         (b.provisional ? ", provisional" : "") + ")";
+  std::string parts;
+  for (const auto& p : b.unvalidated) parts += (parts.empty() ? "" : ", ") + p;
+  // A group's band says nothing of a GPU or a stack no published row ran on.
+  const std::string unanchored =
+      parts.empty() ? "" : "; unvalidated: " + parts + " (no published row runs on it)";
+  if (b.group.empty()) return "validation group unknown" + unanchored;
+  if (!b.pct && b.measurements > 0)
+    return "group " + b.group + ": every published case fed a constant it uses (in-sample error " +
+           num(b.in_sample_pct, "%.1f") + " %), no out-of-sample error band" + unanchored;
+  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated" + unanchored;
+  return "+-" + num(*b.pct, "%.1f") + " % (out-of-sample validation error of group " + b.group +
+         ", leave-one-source-out" + (b.provisional ? ", provisional" : "") + ")" + unanchored;
 }
 
 const std::string& unit_of(const ReportInput& in, const std::string& metric) {
@@ -165,7 +181,7 @@ json headline_spec(const ReportInput& in, const std::vector<std::string>& labels
   if (values.empty()) return nullptr;
   json x = {{"field", "value"},
             {"type", "quantitative"},
-            {"title", metric + " (" + unit_of(in, metric) + "); whiskers: validation error band"}};
+            {"title", metric + " (" + unit_of(in, metric) + "); whiskers: out-of-sample validation error band"}};
   // Values spanning orders of magnitude would turn all but the largest bar into slivers.
   if (lo > 0 && hi / lo > 30) x["scale"] = {{"type", "log"}};
   json s = {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
@@ -287,10 +303,10 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
       s += " No published case covers at least one of the two, so the margin is not backed by "
            "validation.";
     else if (v->bands_overlap)
-      s += " The error bands overlap: the margin is within the model's validation error, so "
+      s += " The error bands overlap: the margin is within the model's out-of-sample validation error, so "
            "treat the two as a tie.";
     else
-      s += " The margin is larger than the model's validation error bands.";
+      s += " The margin is larger than the model's out-of-sample validation error bands.";
   }
   out.recommendation = s;
   for (const auto& o : kObjectives) {

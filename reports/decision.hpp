@@ -36,6 +36,9 @@ struct DecisionInput {
   // Per run (same order as ReportInput::runs): its plain description and its validation group.
   std::vector<std::string> descriptions;
   std::vector<std::string> groups;
+  // Per run: the parts of its configuration no published row anchors ("GPU X", "stack Y",
+  // study/validation.hpp unanchored_parts); quoted as unvalidated beside its error band.
+  std::vector<std::vector<std::string>> unvalidated;
   double range = 0.2;                   // the sensitivity range the tornadoes used
   std::vector<TornadoChart> tornadoes;  // the winner's and the runner-up's, when computed
   std::string sensitivity_note;         // why there is no tornado ("" when there is one)

@@ -99,14 +99,18 @@ std::string provenance_summary(const store::StoredRun& r) {
 }  // namespace
 
 std::string validation_sentence(const ValidationInfo& v) {
-  char buf[256];
+  char buf[512];
   if (!v.available)
     return "Model validation could not be run (" + v.error +
            "); treat the predictions as unvalidated.";
   if (!v.groups.empty()) {
     // Each configuration is judged by the error of its own group of mechanisms, not one global
-    // figure that other groups' cases dominate.
-    std::string out = "Model validation by the group each configuration belongs to:";
+    // figure that other groups' cases dominate; and by the rows no constant was derived from
+    // (leave-one-source-out, study/validation.hpp), since the in-sample figure promises more
+    // accuracy than the model has on systems it has not seen.
+    std::string out =
+        "Model validation by the group each configuration belongs to (error bands use the "
+        "out-of-sample, leave-one-source-out error):";
     for (const auto& g : v.groups) {
       if (g.measurements == 0) {
         std::snprintf(buf, sizeof buf,
@@ -114,11 +118,20 @@ std::string validation_sentence(const ValidationInfo& v) {
                       "unvalidated;",
                       g.name.c_str(), g.configurations);
       } else {
-        std::snprintf(buf, sizeof buf,
-                      " %s (%zu configurations): %zu published measurements, mean absolute error "
-                      "%.1f%% (worst case %.1f%%)",
-                      g.name.c_str(), g.configurations, g.measurements, g.mape_pct,
-                      g.max_abs_error_pct);
+        if (g.out_of_sample_measurements > 0)
+          std::snprintf(buf, sizeof buf,
+                        " %s (%zu configurations): out-of-sample mean absolute error %.1f%% over "
+                        "%zu published measurements (worst case %.1f%%), in-sample %.1f%% over %zu",
+                        g.name.c_str(), g.configurations, g.out_of_sample_mape_pct,
+                        g.out_of_sample_measurements, g.out_of_sample_max_abs_error_pct,
+                        g.mape_pct, g.measurements);
+        else
+          std::snprintf(buf, sizeof buf,
+                        " %s (%zu configurations): no out-of-sample measurement (every one of its "
+                        "%zu published measurements fed a constant it uses), in-sample mean "
+                        "absolute error %.1f%% (worst case %.1f%%)",
+                        g.name.c_str(), g.configurations, g.measurements, g.mape_pct,
+                        g.max_abs_error_pct);
         out += buf;
         if (g.provisional)
           out += ", provisional: " +
@@ -131,9 +144,18 @@ std::string validation_sentence(const ValidationInfo& v) {
     out.back() = '.';
     return out;
   }
+  if (v.out_of_sample_measurements > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "Model validated against %zu published measurements: out-of-sample "
+                  "(leave-one-source-out) mean absolute error %.1f%% over %zu, in-sample %.1f%% "
+                  "(worst case %.1f%%).",
+                  v.measurements, v.out_of_sample_mape_pct, v.out_of_sample_measurements,
+                  v.mape_pct, v.max_abs_error_pct);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
-                "Model validated against %zu published measurements, mean absolute error %.1f%% "
-                "(worst case %.1f%%).",
+                "Model validated against %zu published measurements, in-sample mean absolute "
+                "error %.1f%% (worst case %.1f%%); no out-of-sample figure.",
                 v.measurements, v.mape_pct, v.max_abs_error_pct);
   return buf;
 }

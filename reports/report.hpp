@@ -29,8 +29,11 @@ struct CalibrationCurve {
 struct ValidationInfo {
   bool available = false;
   std::size_t measurements = 0;
-  double mape_pct = 0;
+  double mape_pct = 0;  // in-sample, every row
   double max_abs_error_pct = 0;
+  // Leave-one-source-out over every prediction row (study/validation.hpp).
+  std::size_t out_of_sample_measurements = 0;
+  double out_of_sample_mape_pct = 0;
   std::string error;  // why it is not available
   // The error of each validation group the report's configurations belong to (tiersim validate's
   // groups). Empty: the header quotes the global figure above.
@@ -38,8 +41,13 @@ struct ValidationInfo {
     std::string name;
     std::size_t configurations = 0;  // runs of this report in the group
     std::size_t measurements = 0;    // published prediction rows in the group (0: none covers it)
-    double mape_pct = 0;
+    double mape_pct = 0;  // in-sample: every prediction row of the group
     double max_abs_error_pct = 0;
+    // Leave-one-source-out (study/validation.hpp): the rows whose source fed no constant they
+    // use. The error band is this figure; 0 rows: no out-of-sample error is known.
+    std::size_t out_of_sample_measurements = 0;
+    double out_of_sample_mape_pct = 0;
+    double out_of_sample_max_abs_error_pct = 0;
     bool provisional = false;  // validate's verdict: not modelled yet, or outside its bound
     std::string why_provisional;  // validate's reason, quoted in the header
   };

@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 
+#include "config/catalog.hpp"
+#include "config/options.hpp"
 #include "config/scenario_loader.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
 
@@ -38,35 +43,95 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   return "ZeRO-Inference";
 }
 
-std::string provisional_reason(const std::string& group) {
-  // Every group's mechanism is modelled now; FlexGen and the serving stack are newly modelled
-  // and must first meet issue 14's bound (probation_reason).
-  (void)group;
-  return "";
-}
-
-std::string probation_reason(const std::string& group, double mape_pct, double max_abs_error_pct) {
-  // Newly modelled groups, each from published rates rather than fitted to its rows: the
-  // serving-stack rows run on an optimised execution stack (model/stack.hpp), the FlexGen rows on
-  // FlexGen's runtime (sim/workloads/inference/flexgen.cpp), the serving-under-load rows on the
-  // serving workload's schedulers (sim/workloads/serving/). Each is established only once it
-  // meets issue 14's bound.
-  std::string where;
-  if (group == "serving stack")
-    where = "execution stacks, model/stack.hpp";
-  else if (group == "serving under load")
-    where = "serving schedulers, sim/workloads/serving/";
-  else if (group == "FlexGen")
-    where = "FlexGen's runtime, sim/workloads/inference/flexgen.cpp";
-  else
-    return "";
+std::string provisional_reason(const GroupDef& g, double mape_pct, double max_abs_error_pct) {
+  if (!g.provisional.empty()) return g.provisional;
+  // Newly modelled groups, each from published rates rather than fitted to its rows, are
+  // established only once they meet issue 14's bound.
+  if (g.probation.empty()) return "";
   if (mape_pct <= kProbationMeanPct && max_abs_error_pct <= kProbationMaxPct) return "";
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "modelled (%s) but outside the bound for a newly modelled group (mean %.1f%% > "
                 "%.0f%% or max %.1f%% > %.0f%%)",
-                where.c_str(), mape_pct, kProbationMeanPct, max_abs_error_pct, kProbationMaxPct);
+                g.probation.c_str(), mape_pct, kProbationMeanPct, max_abs_error_pct,
+                kProbationMaxPct);
   return buf;
+}
+
+const GroupDef* ValidationData::group(const std::string& name) const {
+  for (const auto& g : groups)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+std::vector<std::string> ValidationData::group_names() const {
+  std::vector<std::string> out;
+  for (const auto& g : groups) out.push_back(g.name);
+  return out;
+}
+
+ValidationData load_validation_data(const std::string& data_dir) {
+  const fs::path dir =
+      fs::path(data_dir.empty() ? config::default_data_dir() : data_dir) / "validation";
+  ValidationData d;
+  d.groups_file = (dir / "groups.yaml").string();
+  d.derivations_file = (dir / "derivations.yaml").string();
+
+  const config::YNode groups = config::parse_yaml_file(d.groups_file, "validation groups file");
+  groups.check_keys({"groups"});
+  for (const config::YNode& item : groups.require("groups", "a list of groups").items()) {
+    item.check_keys({"name", "probation", "provisional"});
+    GroupDef g;
+    const config::YNode name = item.require("name", "the group's name");
+    g.name = name.as_string();
+    if (d.group(g.name)) name.fail("duplicate group '" + g.name + "'");
+    if (auto p = item.get("probation")) g.probation = p->as_string();
+    if (auto p = item.get("provisional")) g.provisional = p->as_string();
+    d.groups.push_back(g);
+  }
+
+  const config::YNode root = config::parse_yaml_file(d.derivations_file, "derivations file");
+  root.check_keys({"derived_constants"});
+  for (const config::YNode& item :
+       root.require("derived_constants", "a list of derived constants").items()) {
+    item.check_keys({"constant", "value", "derived_from", "applies_to", "how"});
+    Derivation c;
+    c.line = item.line();
+    c.constant = item.require("constant", "what the constant is and where it lives").as_string();
+    c.value = item.require("value", "the value with its unit").as_string();
+    c.how = item.require("how", "how it was derived").as_string();
+    const config::YNode from = item.require("derived_from", "a list of reference rows or sources");
+    for (const config::YNode& f : from.items()) c.derived_from.push_back(f.as_string());
+    if (c.derived_from.empty()) from.fail("a derived constant names the rows it came from");
+    const config::YNode applies = item.require("applies_to", "a map of scenario keys to values");
+    for (auto& [key, value] : applies.entries()) {
+      if (!config::find_options(key).size())
+        applies.fail("unknown scenario key '" + key + "' in applies_to (tiersim schema lists them)");
+      c.applies_to.emplace_back(key, value.as_string());
+    }
+    if (c.applies_to.empty()) applies.fail("name at least one scenario key the constant applies to");
+    d.derivations.push_back(std::move(c));
+  }
+  return d;
+}
+
+bool derivation_applies(const Derivation& d, const Scenario& s) {
+  Scenario copy = s;  // option_scalar reads through a mutable scenario
+  for (const auto& [key, want] : d.applies_to) {
+    const config::Option* o = config::find_option(key, s.kind);
+    if (!o) return false;
+    std::string have;
+    if (!config::option_scalar(*o, copy, have)) return false;  // a map or a placement split
+    if (config::to_lower(have) == config::to_lower(want)) continue;
+    // Numbers compare as numbers ("1.40" is "1.4").
+    char* end_a = nullptr;
+    char* end_b = nullptr;
+    const double a = std::strtod(have.c_str(), &end_a), b = std::strtod(want.c_str(), &end_b);
+    if (end_a && *end_a == 0 && end_b && *end_b == 0 && !have.empty() && !want.empty() && a == b)
+      continue;
+    return false;
+  }
+  return true;
 }
 
 bool ValidationSummary::established_within(double limit_pct) const {
@@ -81,10 +146,87 @@ const ValidationGroup* ValidationSummary::group(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<std::string> ValidationSummary::unanchored_parts(const Scenario& s) const {
+  auto anchored = [this](auto field) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ValidationRow& r) {
+      return !r.calibration && !r.refused && field(r);
+    });
+  };
+  std::vector<std::string> out;
+  const std::string& gpu = s.hardware.gpu.name;
+  if (!anchored([&](const ValidationRow& r) { return config::to_lower(r.gpu) == config::to_lower(gpu); }))
+    out.push_back("GPU " + gpu);
+  const std::string& stack = s.policy.stack.name;
+  if (!anchored([&](const ValidationRow& r) { return r.stack == stack; }))
+    out.push_back("stack " + stack);
+  return out;
+}
+
 std::string default_reference_dir(const std::string& data_dir) {
   return (fs::path(data_dir.empty() ? config::default_data_dir() : data_dir) / "reference")
       .string();
 }
+
+namespace {
+
+// The prediction of one reference of scenario `s` (result `r`): the metric, or for a ratio row the
+// metric over the same metric of the other scenario. Sets refused/note when a scenario does not
+// fit.
+void predict(ValidationRow& row, const Reference& ref, const sim::RunResult& r,
+             const sim::RunResult* denominator, const std::string& file) {
+  auto refuse = [&row](const std::string& why) {
+    row.refused = true;
+    row.note = "does not fit: " + why;
+    row.error_pct = 100;
+  };
+  if (!r.fits) return refuse(r.shortfall);
+  if (denominator && !denominator->fits) return refuse(row.ratio_to + ": " + denominator->shortfall);
+  for (const sim::RunResult* x : {&r, denominator}) {
+    if (x && !x->has_metric(ref.metric))
+      throw Error(file + ": reference metric '" + ref.metric + "' is not an output of a " +
+                  x->workload + " workload");
+  }
+  row.predicted = r.metric(ref.metric);
+  if (denominator) {
+    const double d = denominator->metric(ref.metric);
+    if (d == 0) throw Error(file + ": ratio_to " + row.ratio_to + " has " + ref.metric + " = 0");
+    row.predicted /= d;
+  }
+  row.error_pct = 100.0 * (row.predicted - row.published) / row.published;
+}
+
+// True when derivation entry `from` ("case", "case metric" or a source) names `row`.
+bool names_row(const std::string& from, const ValidationRow& row) {
+  if (from == row.source || from == row.case_name) return true;
+  return from == row.case_name + " " + row.metric;
+}
+
+// Every derivation entry must name at least one row: a typo would silently count a row as
+// out-of-sample.
+void check_derivations(const ValidationData& data, const std::vector<ValidationRow>& rows) {
+  for (const auto& d : data.derivations)
+    for (const auto& from : d.derived_from) {
+      const bool any = std::any_of(rows.begin(), rows.end(),
+                                   [&](const ValidationRow& r) { return names_row(from, r); });
+      if (!any)
+        throw ConfigError(data.derivations_file, d.line, "derived_from",
+                          "'" + from + "' names no reference row (a case, 'case metric' or a "
+                          "source of the rows under the reference folder)");
+    }
+}
+
+struct Mean {
+  double sum = 0, max = 0;
+  std::size_t n = 0;
+  void add(double abs_error) {
+    sum += abs_error;
+    max = std::max(max, abs_error);
+    ++n;
+  }
+  double mean() const { return n ? sum / double(n) : 0; }
+};
+
+}  // namespace
 
 ValidationSummary run_validation(const std::string& dir, const std::string& data_dir) {
   std::error_code ec;
@@ -99,72 +241,118 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
   const config::Catalog catalog = config::Catalog::load(data_dir);
   load.catalog = &catalog;
   ValidationSummary out;
+  out.data = load_validation_data(data_dir);
+  const ValidationData& data = out.data;
+  // Scenarios by path, each loaded and simulated at most once (ratio rows share denominators).
+  std::map<std::string, Scenario> scenarios;
+  std::map<std::string, sim::RunResult> results;
+  auto scenario = [&](const std::string& path) -> const Scenario& {
+    auto it = scenarios.find(path);
+    if (it == scenarios.end()) it = scenarios.emplace(path, config::load_scenario(path, load)).first;
+    return it->second;
+  };
+  auto result = [&](const std::string& path) -> const sim::RunResult& {
+    auto it = results.find(path);
+    if (it == results.end()) it = results.emplace(path, sim::simulate(scenario(path))).first;
+    return it->second;
+  };
   for (const auto& f : files) {
-    const Scenario s = config::load_scenario(f.string(), load);
+    const Scenario& s = scenario(f.string());
     if (s.references.empty()) continue;
-    const sim::RunResult r = sim::simulate(s);
+    const sim::RunResult& r = result(f.string());
     for (const auto& ref : s.references) {
-      ValidationRow row{f.filename().string(),
-                        ref.case_name,
-                        ref.metric,
-                        ref.source,
-                        ref.value,
-                        0,
-                        0,
-                        ref.approx,
-                        ref.calibration,
-                        "",
-                        reference_group(s, ref)};
-      if (!r.fits) {
-        row.note = "does not fit: " + r.shortfall;
-        row.error_pct = 100;
-      } else if (!r.has_metric(ref.metric)) {
-        throw Error(f.string() + ": reference metric '" + ref.metric +
-                    "' is not an output of a " + r.workload + " workload");
-      } else {
-        row.predicted = r.metric(ref.metric);
-        row.error_pct = 100.0 * (row.predicted - row.published) / row.published;
+      ValidationRow row;
+      row.file = f.filename().string();
+      row.case_name = ref.case_name;
+      row.metric = ref.metric;
+      row.source = ref.source;
+      row.published = ref.value;
+      row.approx = ref.approx;
+      row.calibration = ref.calibration;
+      row.group = reference_group(s, ref);
+      row.ratio_to = ref.ratio_to;
+      row.gpu = s.hardware.gpu.name;
+      row.stack = s.policy.stack.name;
+      if (!data.group(row.group))
+        throw ConfigError(f.string(), 0, "reference.group",
+                          "group '" + row.group + "' of case " + ref.case_name +
+                              " is not defined in " + data.groups_file +
+                              config::did_you_mean(row.group, data.group_names()) +
+                              "; valid: " + config::join(data.group_names()));
+      const Scenario* other = nullptr;
+      const sim::RunResult* denominator = nullptr;
+      if (!ref.ratio_to.empty()) {
+        const std::string path = (f.parent_path() / ref.ratio_to).lexically_normal().string();
+        if (!fs::is_regular_file(path, ec))
+          throw ConfigError(f.string(), 0, "reference.ratio_to",
+                            "'" + ref.ratio_to + "' is not a scenario file beside this one");
+        other = &scenario(path);
+        denominator = &result(path);
       }
+      predict(row, ref, r, denominator, f.string());
+      for (std::size_t i = 0; i < data.derivations.size(); ++i)
+        if (derivation_applies(data.derivations[i], s) ||
+            (other && derivation_applies(data.derivations[i], *other)))
+          row.constants_used.push_back(i);
       out.rows.push_back(row);
     }
   }
   if (out.rows.empty()) throw Error("no reference scenarios found in '" + dir + "'");
-  double sum = 0, prediction_sum = 0;
+  check_derivations(data, out.rows);
+
+  // Which rows fed a constant, and which rows' sources fed a constant they use.
+  for (auto& row : out.rows) {
+    for (const auto& d : data.derivations)
+      for (const auto& from : d.derived_from) row.fed_constant = row.fed_constant || names_row(from, row);
+    for (const std::size_t i : row.constants_used)
+      for (const auto& from : data.derivations[i].derived_from)
+        for (const auto& fed : out.rows)
+          if (fed.source == row.source && names_row(from, fed)) row.source_in_sample = true;
+  }
+
+  Mean all, prediction, loso;
   for (const auto& r : out.rows) {
     const double e = std::fabs(r.error_pct);
-    sum += e;
-    out.max_abs_error_pct = std::max(out.max_abs_error_pct, e);
+    all.add(e);
     if (r.calibration) continue;
-    prediction_sum += e;
-    ++out.prediction_rows;
-    out.prediction_max_abs_error_pct = std::max(out.prediction_max_abs_error_pct, e);
+    prediction.add(e);
+    if (!r.source_in_sample) loso.add(e);
   }
-  for (const auto& name : validation_groups()) {
+  for (const auto& def : data.groups) {
     ValidationGroup g;
-    g.name = name;
-    g.why_provisional = provisional_reason(name);
-    g.provisional = !g.why_provisional.empty();
-    double group_sum = 0;
+    g.name = def.name;
+    Mean in, none, oos;
     bool any = false;
     for (const auto& r : out.rows) {
-      if (r.group != name) continue;
+      if (r.group != def.name) continue;
       any = true;
       if (r.calibration) continue;
       const double e = std::fabs(r.error_pct);
-      group_sum += e;
-      ++g.rows;
-      g.max_abs_error_pct = std::max(g.max_abs_error_pct, e);
+      in.add(e);
+      if (r.refused) ++g.refused_rows;
+      if (!r.fed_constant) none.add(e);
+      if (!r.source_in_sample) oos.add(e);
     }
     if (!any) continue;
-    if (g.rows > 0) g.mape_pct = group_sum / double(g.rows);
-    if (!g.provisional) {
-      g.why_provisional = probation_reason(name, g.mape_pct, g.max_abs_error_pct);
-      g.provisional = !g.why_provisional.empty();
-    }
+    g.rows = in.n;
+    g.mape_pct = in.mean();
+    g.max_abs_error_pct = in.max;
+    g.no_constant_rows = none.n;
+    g.no_constant_mape_pct = none.mean();
+    g.out_of_sample_rows = oos.n;
+    g.out_of_sample_mape_pct = oos.mean();
+    g.out_of_sample_max_abs_error_pct = oos.max;
+    g.why_provisional = provisional_reason(def, g.mape_pct, g.max_abs_error_pct);
+    g.provisional = !g.why_provisional.empty();
     out.groups.push_back(g);
   }
-  out.mape_pct = sum / double(out.rows.size());
-  if (out.prediction_rows > 0) out.prediction_mape_pct = prediction_sum / double(out.prediction_rows);
+  out.mape_pct = all.mean();
+  out.max_abs_error_pct = all.max;
+  out.prediction_rows = prediction.n;
+  out.prediction_mape_pct = prediction.mean();
+  out.prediction_max_abs_error_pct = prediction.max;
+  out.out_of_sample_rows = loso.n;
+  out.out_of_sample_mape_pct = loso.mean();
   return out;
 }
 

@@ -119,10 +119,11 @@ if [ "$cost_charts" -ne 2 ] || [ "$bars" -ne 3 ] || [ "$segments" -lt 9 ] || [ "
   echo "FAIL: cost charts missing (expected 2 charts, 3 bars of 3+ segments, 3 points, a front)"
   exit 1
 fi
-grep -q 'mean validation error of group' "$work/demo/index.html.dom" ||
-  { echo "FAIL: the recommendation quotes no error band"; exit 1; }
-# The header quotes the error of the validation group each configuration belongs to.
-grep -Eq 'Model validation by the group each configuration belongs to: [^<]*([0-9]+ published measurements, mean absolute error|no published case covers it)' "$work/report/index.html.dom" ||
+grep -q 'out-of-sample validation error of group' "$work/demo/index.html.dom" ||
+  { echo "FAIL: the recommendation quotes no out-of-sample error band"; exit 1; }
+# The header quotes the error of the validation group each configuration belongs to, out of
+# sample (leave-one-source-out), and says that the bands use that figure.
+grep -Eq 'Model validation by the group each configuration belongs to \(error bands use the out-of-sample, leave-one-source-out error\): [^<]*(out-of-sample mean absolute error [0-9.]+% over [0-9]+ published measurements|no out-of-sample measurement|no published case covers it)' "$work/report/index.html.dom" ||
   { echo "FAIL: validation sentence missing from the header"; exit 1; }
 
 # Serving: the runs of a capacity search give the latency-vs-load and latency-distribution charts

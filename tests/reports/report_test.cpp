@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/scenario_loader.hpp"
+#include "reports/decision.hpp"
 #include "reports/report.hpp"
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
@@ -43,6 +44,8 @@ ReportInput two_runs(store::ResultsStore& store) {
   in.validation.measurements = 38;
   in.validation.mape_pct = 11.87;
   in.validation.max_abs_error_pct = 40;
+  in.validation.out_of_sample_measurements = 20;
+  in.validation.out_of_sample_mape_pct = 17.04;
   return in;
 }
 
@@ -68,10 +71,11 @@ TEST_CASE("report: HTML, Markdown and CSV carry the comparison table", "[report]
     CHECK(html.find(r.scenario_name) != std::string::npos);
     CHECK(md.find(r.scenario_name) != std::string::npos);
   }
-  CHECK(html.find("validated against 38 published measurements, mean absolute error 11.9%") !=
-        std::string::npos);
-  CHECK(md.find("validated against 38 published measurements, mean absolute error 11.9%") !=
-        std::string::npos);
+  // The headline figure is the out-of-sample one; the in-sample mean only beside it.
+  for (const std::string* text : {&html, &md})
+    CHECK(text->find("validated against 38 published measurements: out-of-sample "
+                     "(leave-one-source-out) mean absolute error 17.0% over 20, in-sample 11.9%") !=
+          std::string::npos);
   CHECK(md.find("| throughput_tokens_per_s | tokens/s |") != std::string::npos);
   CHECK(html.find("<td class=\"name\">throughput_tokens_per_s</td>") != std::string::npos);
   // Self-contained: the scripts are inlined, nothing is fetched.
@@ -210,10 +214,47 @@ TEST_CASE("the validation sentence quotes each group's own verdict and reason",
   eager.configurations = 2;
   v.groups = {serving, eager};
   const std::string s = validation_sentence(v);
-  CHECK_THAT(s, Catch::Contains("serving stack (1 configurations): 11 published measurements, "
-                                "mean absolute error 19.6% (worst case 49.1%), provisional: "
-                                "outside the bound for a newly modelled group;"));
+  // No out-of-sample row: the sentence says so and quotes the in-sample figure as such.
+  CHECK_THAT(s, Catch::Contains("serving stack (1 configurations): no out-of-sample measurement "
+                                "(every one of its 11 published measurements fed a constant it "
+                                "uses), in-sample mean absolute error 19.6% (worst case 49.1%), "
+                                "provisional: outside the bound for a newly modelled group;"));
+  CHECK_THAT(s, Catch::Contains("error bands use the out-of-sample, leave-one-source-out error"));
   CHECK_THAT(s, Catch::Contains("eager, no offload (2 configurations): no published case "
                                 "covers it, unvalidated."));
   CHECK_THAT(s, !Catch::Contains("not modelled yet"));
+}
+
+TEST_CASE("the error band is the group's out-of-sample error, not its in-sample mean", "[report]") {
+  store::ResultsStore store(":memory:");
+  ReportInput in = two_runs(store);
+  ValidationInfo::Group g;
+  g.name = "ZeRO-Inference";
+  g.configurations = 2;
+  g.measurements = 30;
+  g.mape_pct = 12.2;
+  g.max_abs_error_pct = 47.8;
+  g.out_of_sample_measurements = 5;
+  g.out_of_sample_mape_pct = 18.7;
+  g.out_of_sample_max_abs_error_pct = 47.8;
+  in.validation.groups = {g};
+  in.decision.metric = "throughput_tokens_per_s";
+  in.decision.lower_is_better = false;
+  in.decision.groups = {"ZeRO-Inference", "ZeRO-Inference"};
+  in.decision.descriptions = {"a", "b"};
+  const std::string md = decision_markdown(in, {"a", "b"});
+  CHECK_THAT(md, Catch::Contains("+-18.7 % (out-of-sample validation error of group ZeRO-Inference"));
+  CHECK_THAT(md, !Catch::Contains("+-12.2"));
+  CHECK_THAT(validation_sentence(in.validation),
+             Catch::Contains("out-of-sample mean absolute error 18.7% over 5 published "
+                             "measurements (worst case 47.8%), in-sample 12.2% over 30"));
+  // Every row in-sample: no band, and the text says why.
+  in.validation.groups[0].out_of_sample_measurements = 0;
+  const std::string none = decision_markdown(in, {"a", "b"});
+  CHECK_THAT(none, Catch::Contains("every published case fed a constant it uses"));
+  CHECK_THAT(none, !Catch::Contains("+-12.2"));
+  // A part no published row anchors is named beside the band.
+  in.decision.unvalidated = {{"GPU A100-40GB"}, {"GPU A100-40GB"}};
+  CHECK_THAT(decision_markdown(in, {"a", "b"}),
+             Catch::Contains("unvalidated: GPU A100-40GB (no published row runs on it)"));
 }

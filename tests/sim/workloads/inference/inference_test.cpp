@@ -10,10 +10,7 @@
 #include "model/perf.hpp"
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
-#include "study/validation.hpp"
 #include "tests/support.hpp"
-
-namespace validation = tiersim::validation;
 
 using namespace tiersim;
 
@@ -198,36 +195,6 @@ policy: {weights: cpu, kv_cache: gpu}
         Approx(sim::simulate(big).metric("total_s")).epsilon(1e-6));
 }
 
-TEST_CASE("every established validation group stays within 15% mean absolute error", "[validate]") {
-  const auto v = validation::run_validation(validation::default_reference_dir(""), "");
-  REQUIRE(v.rows.size() >= 30);
-  for (const auto& r : v.rows) {
-    INFO(r.case_name << " " << r.metric << ": " << r.note);
-    CHECK(!r.group.empty());
-    // Every configuration of a modelled group fits and is simulated (the serving-stack rows did
-    // not while they ran as eager PyTorch, whose prefill working set holds the s x s scores).
-    // Groups whose mechanism is not modelled may not fit yet; their rows count as 100% off.
-    if (validation::provisional_reason(r.group).empty()) CHECK(r.note.empty());
-  }
-  std::size_t established = 0;
-  for (const auto& g : v.groups) {
-    INFO(g.name << ": " << g.rows << " rows, MAPE " << g.mape_pct << "% (max "
-                << g.max_abs_error_pct << "%)" << (g.provisional ? " provisional" : ""));
-    if (g.provisional) {
-      // A provisional group names what is not modelled, and it does not gate.
-      CHECK(!g.why_provisional.empty());
-      continue;
-    }
-    ++established;
-    CHECK(g.mape_pct <= 15.0);
-  }
-  // ZeRO-Inference, FlexGen, serving stack, serving under load, I/O, checkpoint, training.
-  CHECK(established >= 7);
-  CHECK(v.established_within(15.0));
-  // The four calibration rows of scenarios/reference/README.md are marked, so they can be left out.
-  CHECK(v.rows.size() - v.prediction_rows == 4);
-}
-
 TEST_CASE("a long generation does not keep per-step state", "[inference]") {
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer keeps freed memory in quarantine and adds shadow memory: the resident set
@@ -248,48 +215,6 @@ TEST_CASE("a long generation does not keep per-step state", "[inference]") {
   CHECK(r.metric("generated_tokens") == 30000);
   const long grown_kib = after.ru_maxrss - before.ru_maxrss;  // ru_maxrss is in KiB on Linux
   CHECK(grown_kib < 64 * 1024);
-}
-
-TEST_CASE("validation groups come from the scenario unless the reference names one", "[validate]") {
-  Reference r;
-  Scenario s = load(kNvmeScenario);
-  CHECK(validation::reference_group(s, r) == "ZeRO-Inference");
-  // No offload: an optimised engine is the serving-stack group; eager PyTorch is not covered by
-  // its (TensorRT-LLM) rows.
-  s = load(kNvmeScenario, {"policy.weights=gpu"});
-  CHECK(validation::reference_group(s, r) == "eager, no offload");
-  s = load(kNvmeScenario, {"policy.weights=gpu", "policy.stack=optimized"});
-  CHECK(validation::reference_group(s, r) == "serving stack");
-  r.group = "FlexGen";
-  CHECK(validation::reference_group(s, r) == "FlexGen");
-  CHECK(validation::provisional_reason("FlexGen").empty());  // modelled: its runtime
-  CHECK_FALSE(validation::probation_reason("FlexGen", 25.0, 51.0).empty());
-  CHECK(validation::probation_reason("FlexGen", 10.0, 25.0).empty());
-  CHECK(validation::provisional_reason("serving stack").empty());  // modelled: model/stack.hpp
-  CHECK(validation::provisional_reason("ZeRO-Inference").empty());
-  // The serving stack is established only within issue 14's bound, on mean and on max.
-  CHECK(validation::probation_reason("serving stack", 11.9, 29.0).empty());
-  CHECK_FALSE(validation::probation_reason("serving stack", 12.5, 20.0).empty());
-  CHECK_FALSE(validation::probation_reason("serving stack", 8.0, 31.0).empty());
-  CHECK(validation::probation_reason("ZeRO-Inference", 14.0, 43.0).empty());
-  // Requests arriving over time (the serving workload) are their own group, on probation like
-  // every newly modelled one.
-  const Scenario serving = test::load_yaml(
-      "name: g\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
-      "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
-  CHECK(validation::reference_group(serving, Reference{}) == "serving under load");
-  CHECK_FALSE(validation::probation_reason("serving under load", 40.0, 60.0).empty());
-  CHECK(validation::probation_reason("serving under load", 10.0, 20.0).empty());
-}
-
-TEST_CASE("a gate fails when an established group is over the limit, not a provisional one",
-          "[validate]") {
-  validation::ValidationSummary v;
-  v.groups.push_back({"serving stack", 3, 80.0, 95.0, true, "not modelled"});
-  v.groups.push_back({"I/O", 5, 9.0, 14.0, false, ""});
-  CHECK(v.established_within(15.0));
-  v.groups.push_back({"ZeRO-Inference", 8, 16.0, 30.0, false, ""});
-  CHECK_FALSE(v.established_within(15.0));
 }
 
 TEST_CASE("ZeRO-Inference KV offload keeps an fp32 host buffer and expands GQA heads on the CPU",
