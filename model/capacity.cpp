@@ -21,6 +21,14 @@ double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em) {
          double(g.sm_count) * arch.max_threads_per_sm * em.cuda_stack_bytes_per_thread;
 }
 
+void add_communicator_buffers(TierMemory& gpu, const ExecutionModel& em, double gpus) {
+  // vLLM's measurement (model/perf.hpp): the non-torch memory of a tensor-parallel process less
+  // that of a single-GPU one, about 1.85 GiB on H100s; the same torch.distributed/NCCL stack
+  // carries DeepSpeed's all-reduces and all-gathers and the engines' tensor-parallel all-reduces.
+  if (gpus > 1)
+    gpu.add("NCCL communicator buffers", em.vllm_non_torch_tp_bytes - em.vllm_non_torch_bytes);
+}
+
 TierMemory gpu_tier(const GpuSpec& g, const ExecutionModel& em) {
   TierMemory gpu{"gpu", 0, gpu_memory_bytes(g), {}};
   gpu.add("driver reserve (nvidia-smi Reserved)", g.memory_reserved_mib * units::kMiB);
@@ -228,6 +236,7 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   const double activations =
       tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 + scores + double(w.batch) * m.vocab * 4.0;
   gpu.add("activations (prefill peak)", activations);
+  add_communicator_buffers(gpu, em, shards);
   const double kv_gpu = kv_total * p.kv_cache.gpu / shards;
   if (p.stack.kv_pool_free_fraction > 0 && kv_gpu > 0) {
     // The stack's KV pool takes its fraction of what is free now; the rest stays unused

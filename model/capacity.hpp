@@ -43,6 +43,10 @@ struct CapacityReport {
 TierMemory gpu_tier(const GpuSpec& g, const ExecutionModel& em);
 // The CUDA context: the driver's base plus the stack reserved for every resident thread.
 double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em);
+// A process that talks to other GPUs holds NCCL's communicator buffers outside PyTorch's
+// allocator: added to `gpu` when `gpus` > 1 (training ranks, tensor/pipeline shards). vLLM's own
+// profile already counts them (serving_capacity, vllm_non_torch_tp_bytes).
+void add_communicator_buffers(TierMemory& gpu, const ExecutionModel& em, double gpus);
 
 // Bytes of weights of the whole model at the policy's precision (quantised linear layers,
 // fp16 embeddings and norms).

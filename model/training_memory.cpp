@@ -159,6 +159,7 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   gpu.add("activations",
           activation_bytes(m, l.micro_batch, w.sequence_tokens, w.activation_checkpointing) -
               checkpoints_bytes);
+  add_communicator_buffers(gpu, em, double(s.hardware.gpu_count) * s.training.nodes);
 
   const double rpn = l.ranks_per_node;
   // DeepSpeed's own host gradient buffers when the optimizer steps on the CPU (mixed precision).

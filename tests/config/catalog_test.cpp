@@ -164,3 +164,35 @@ TEST_CASE("an edited catalog is parsed, not served from the snapshot", "[config]
   CHECK(Catalog::load(dir).to_text() == Catalog::parse(dir).to_text());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a GPU without its own rate measurement inherits its measured sibling's, visibly",
+          "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  const GpuSpec& pcie = c.gpu("A100-80GB");
+  const GpuSpec& sxm = c.gpu("A100-SXM4-80GB");
+  CHECK(pcie.rates_from == "A100-SXM4-80GB");
+  // The sibling's fraction of peak, at this GPU's peak (the same 312 dense TFLOPS here).
+  CHECK(pcie.l2_shared_read_gbps == Approx(sxm.l2_shared_read_gbps * pcie.fp16_tflops / sxm.fp16_tflops));
+  CHECK_THAT(pcie.sources.at("l2_shared_read_gbps"), Catch::StartsWith("inherited from A100-SXM4-80GB"));
+  // GPUs with no measurement of their own and no sibling keep the datasheet peak, unset rates.
+  CHECK(c.gpu("B200").fp16_achieved_tflops < 0);
+  CHECK(c.gpu("B200").rates_from.empty());
+
+  // Only within a generation, and only from a GPU that measured its own.
+  std::ifstream in(kData + "/catalog/gpus.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto at = text.find("    rates_from: A100-SXM4-80GB\n");
+  REQUIRE(at != std::string::npos);
+  std::string other = text;
+  other.replace(at, std::string("    rates_from: A100-SXM4-80GB\n").size(), "    rates_from: T4\n");
+  std::string dir = scratch_catalog("gpus.yaml", other);
+  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("rates are inherited within a generation"));
+  std::filesystem::remove_all(dir);
+  other = text;
+  other.replace(at, std::string("    rates_from: A100-SXM4-80GB\n").size(), "    rates_from: A100-80GBX\n");
+  dir = scratch_catalog("gpus.yaml", other);
+  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("no GPU named 'A100-80GBX'"));
+  std::filesystem::remove_all(dir);
+}
