@@ -87,13 +87,21 @@ nlohmann::json prices_json(const Catalog& c) {
 void print_gpus(std::ostream& os, const Catalog& c) {
   std::vector<Row> rows;
   for (const auto& g : c.gpus())
-    rows.push_back({g.name, num(g.memory_gb), num(g.hbm_gbps), num(g.fp16_tflops),
+    rows.push_back({g.name, num(g.memory_mib), g.memory_label, g.arch, num(g.hbm_gbps),
+                    num(g.fp16_tflops),
                     "Gen" + std::to_string(g.pcie_gen) + " x" + std::to_string(g.pcie_lanes),
                     num(g.pcie_h2d_gbps), num(g.nvlink_gbps), num(g.tdp_w), g.gds ? "yes" : "no",
+                    // Where the achieved rates come from: a measurement on this GPU, a measured
+                    // sibling's (rates_from), or none (datasheet peak x the stack's efficiency).
+                    !g.rates_from.empty() ? g.rates_from
+                    : g.fp16_achieved_tflops >= 0 || g.fp16_decode_achieved_tflops >= 0 ||
+                            g.l2_shared_read_gbps >= 0
+                        ? std::string("measured")
+                        : std::string("none"),
                     price(c.gpu_price(g.name))});
   print_table(os, "GPUs",
-              {"name", "memory_gb", "hbm_gbps", "fp16_tflops", "pcie", "h2d_gbps", "nvlink_gbps",
-               "tdp_w", "gds", "usd"},
+              {"name", "memory_mib", "label", "arch", "hbm_gbps", "fp16_tflops", "pcie", "h2d_gbps",
+               "nvlink_gbps", "tdp_w", "gds", "rates_from", "usd"},
               rows);
 }
 
@@ -126,15 +134,17 @@ void print_models(std::ostream& os, const Catalog& c) {
   std::vector<Row> rows;
   for (const auto& m : c.models())
     rows.push_back({m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden),
-                    std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.kv_heads),
+                    std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.head_dim()),
+                    std::to_string(m.kv_heads),
                     std::to_string(m.vocab),
                     std::to_string(m.experts) + (m.experts > 1 ? " (top-" +
                                                      std::to_string(m.experts_per_token) + ")"
                                                                  : ""),
-                    m.ffn_kind == FfnKind::kGated ? "gated" : "mlp", num(m.published_params_b)});
+                    m.ffn_kind == FfnKind::kGated ? "gated" : "mlp", num(m.published_params_b),
+                    m.hf_config.empty() ? "catalog" : m.hf_config});
   print_table(os, "models",
-              {"name", "family", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab",
-               "experts", "ffn_kind", "params_b"},
+              {"name", "family", "layers", "hidden", "ffn", "heads", "head_dim", "kv_heads",
+               "vocab", "experts", "ffn_kind", "params_b", "from"},
               rows);
 }
 

@@ -1,12 +1,15 @@
 #include "config/catalog.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <filesystem>
 #include <cstdlib>
 #include <optional>
 #include <set>
 #include <type_traits>
 
+#include "config/hf_config.hpp"
 #include "config/scenario_loader.hpp"
 #include "config/spec_fields.hpp"
 #include "config/yaml_reader.hpp"
@@ -102,6 +105,81 @@ std::vector<PriceEntry> read_prices(const YNode& list, const std::vector<std::st
 template <class T>
 std::vector<std::string> names_of(const std::vector<T>& v);
 
+// A catalog model given as `hf_config: hf/<file>.json` (relative to the catalog folder): the
+// architecture is the file's; the entry adds only its name and the published size it is checked
+// against. An entry giving both a file and architecture fields would have two sources for one
+// number, so that is an error.
+LlmSpec model_from_hf_config(const LlmSpec& entry, const YNode& root, const std::string& dir) {
+  const YNode* node = nullptr;
+  std::optional<YNode> found;
+  for (const YNode& e : root.require("models", "a list of entries").items())
+    if (auto n = e.get("name"); n && n->as_string() == entry.name) found = e;
+  node = &*found;
+  for (const auto& f : llm_fields()) {
+    const std::string key = f.name;
+    if (key == "hf_config" || key == "published_params_b") continue;
+    if (auto v = node->get(key))
+      v->fail("the entry reads its architecture from hf_config; remove '" + key +
+              "' (or edit the config file)");
+  }
+  const std::string rel = entry.hf_config;
+  LlmSpec m;
+  try {
+    m = read_hf_config(dir + "/" + rel);
+  } catch (const ConfigError& e) {
+    node->get("hf_config")->fail(e.what());
+  }
+  m.name = entry.name;
+  m.hf_config = rel;
+  m.published_params_b = entry.published_params_b;
+  for (const auto& [k, v] : entry.sources)
+    if (k == "published_params_b" || k == "hf_config") m.sources[k] = v;
+  // Sources name the file as the catalog names it, not by this machine's path.
+  for (auto& [k, v] : m.sources)
+    if (v.rfind("hf_config " + dir + "/", 0) == 0)
+      v = "hf_config " + v.substr(std::string("hf_config " + dir + "/").size());
+  return m;
+}
+
+// GPUs that have no achieved-rate measurement of their own name a measured sibling of their
+// generation (`rates_from`) and take its achieved fraction of the peak, scaled to their own
+// peak: an H100 PCIe (756 dense TFLOPS) inheriting from an H100 SXM that reached 0.78 of 989
+// runs its GEMMs at 0.78 x 756, not at the SXM's absolute rate. The L2 re-read rate scales the
+// same way (both grow with SMs x clock). Each inherited value's source says where it came from.
+void inherit_rates(std::vector<GpuSpec>& gpus, const YNode& root) {
+  auto entry_node = [&root](const std::string& name) {
+    for (const YNode& e : root.require("gpus", "a list of entries").items())
+      if (auto n = e.get("name"); n && n->as_string() == name) return *e.get("rates_from");
+    return root;
+  };
+  for (GpuSpec& g : gpus) {
+    if (g.rates_from.empty()) continue;
+    const GpuSpec* from = nullptr;
+    for (const GpuSpec& o : gpus)
+      if (to_lower(o.name) == to_lower(g.rates_from)) from = &o;
+    const YNode node = entry_node(g.name);
+    if (!from) node.fail("no GPU named '" + g.rates_from + "' in the catalog" +
+                         did_you_mean(g.rates_from, names_of(gpus)));
+    if (from == &g || !from->rates_from.empty())
+      node.fail("'" + g.rates_from + "' must be a GPU with its own measured rates (no rates_from)");
+    if (from->arch != g.arch)
+      node.fail("'" + from->name + "' is a " + from->arch + " GPU; rates are inherited within a "
+                "generation (this entry is " + g.arch + ")");
+    const double scale = g.fp16_tflops / from->fp16_tflops;
+    auto inherit = [&](double GpuSpec::*field, const char* key) {
+      if (g.*field >= 0 || from->*field < 0) return;  // its own value, or nothing to inherit
+      g.*field = from->*field * scale;
+      const auto src = from->sources.find(key);
+      g.sources[key] = "inherited from " + from->name + " (rates_from), scaled by fp16_tflops " +
+                       format_number(g.fp16_tflops) + "/" + format_number(from->fp16_tflops) +
+                       (src == from->sources.end() ? std::string() : ": " + src->second);
+    };
+    inherit(&GpuSpec::fp16_achieved_tflops, "fp16_achieved_tflops");
+    inherit(&GpuSpec::fp16_decode_achieved_tflops, "fp16_decode_achieved_tflops");
+    inherit(&GpuSpec::l2_shared_read_gbps, "l2_shared_read_gbps");
+  }
+}
+
 // prices.yaml `cloud`: instances rented by the hour, each holding `gpus` catalog GPUs.
 std::vector<CloudInstance> read_cloud(const YNode& list, const std::vector<std::string>& gpus) {
   std::vector<CloudInstance> out;
@@ -168,8 +246,28 @@ Texts read_texts(const std::string& dir) {
   return texts;
 }
 
-std::string hash_texts(const Texts& texts) {
+// The config.json files catalog models may point to (catalog/hf/*.json), by name: they are part
+// of what the snapshot was made from.
+std::string hf_texts(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "hf", ec))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
   std::string all;
+  for (const auto& f : files) {
+    const auto text = read_text_file(f.string());
+    all += f.filename().string();
+    all += '\0';
+    all += text ? *text : std::string("<unreadable>");
+    all += '\0';
+  }
+  return all;
+}
+
+std::string hash_texts(const Texts& texts, const std::string& dir) {
+  std::string all = hf_texts(dir);
   for (std::size_t i = 0; i < kFileCount; ++i) {
     if (!texts[i]) return "";
     all += kFiles[i];
@@ -322,7 +420,7 @@ Catalog Catalog::load(const std::string& data_dir) {
   const std::string dir = catalog_dir(data_dir);
   const Texts texts = read_texts(dir);
   if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
-    const std::string hash = hash_texts(texts);
+    const std::string hash = hash_texts(texts, dir);
     if (!hash.empty() && hash == snap->texts_hash) return from_text(snap->data, dir);
   }
   return parse_texts(dir, texts);
@@ -334,16 +432,33 @@ Catalog Catalog::parse(const std::string& data_dir) {
 }
 
 std::string Catalog::texts_hash(const std::string& data_dir) {
-  return hash_texts(read_texts(catalog_dir(data_dir)));
+  const std::string dir = catalog_dir(data_dir);
+  return hash_texts(read_texts(dir), dir);
 }
 
 Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
   Catalog c;
   c.dir_ = dir;
-  c.gpus_ = read_specs<GpuSpec>(parse_file(texts, dir, 0), "gpus", gpu_fields());
+  const YNode gpus_root = parse_file(texts, dir, 0);
+  c.gpus_ = read_specs<GpuSpec>(gpus_root, "gpus", gpu_fields());
+  for (const GpuSpec& g : c.gpus_) {
+    try {
+      gpu_arch_info(g.arch);
+    } catch (const ModelError& e) {
+      for (const YNode& entry : gpus_root.require("gpus", "a list of entries").items())
+        if (auto n = entry.get("name"); n && n->as_string() == g.name) {
+          if (auto a = entry.get("arch")) a->fail(e.what());
+          entry.fail_missing("arch", e.what());
+        }
+    }
+  }
+  inherit_rates(c.gpus_, gpus_root);
   c.drives_ = read_specs<NvmeSpec>(parse_file(texts, dir, 1), "drives", drive_fields());
   c.hosts_ = read_specs<HostSpec>(parse_file(texts, dir, 2), "hosts", host_fields());
-  c.models_ = read_specs<LlmSpec>(parse_file(texts, dir, 3), "models", llm_fields());
+  const YNode models_root = parse_file(texts, dir, 3);
+  c.models_ = read_specs<LlmSpec>(models_root, "models", llm_fields());
+  for (LlmSpec& m : c.models_)
+    if (!m.hf_config.empty()) m = model_from_hf_config(m, models_root, dir);
 
   const YNode root = parse_file(texts, dir, 4);
   if (root.is_null()) root.fail("empty catalog file (expected 'prices:')");

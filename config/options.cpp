@@ -47,6 +47,11 @@ void add_spec_fields(std::vector<Option>& out, const std::string& section,
           } else if constexpr (std::is_same_v<M, std::string T::*>) {
             o.type = ValueType::kText;
             o.field = [spec, m](Scenario& s) -> FieldRef { return &(spec(s).*m); };
+            // An empty text (no rates_from, no config.json, no dtype) is unset: a scenario cannot
+            // write "", so the resolved one leaves the key out. The accessor only reads here.
+            o.emit_when = [spec, m](const Scenario& s) {
+              return !(spec(const_cast<Scenario&>(s)).*m).empty();
+            };
           } else {
             o.type = ValueType::kChoice;
             o.choices = ffn_kind_names();
@@ -135,12 +140,23 @@ std::vector<Option> build_table() {
   add_spec_fields<NvmeSpec>(t, "hardware.nvme", drive_fields(),
                             [](Scenario& s) -> NvmeSpec& { return s.hardware.nvme.drive; });
 
+  // A catalog name, or (model.hf_config) a Hugging Face config.json; one of the two is needed.
   t.push_back(resolving(
-      required(opt("model.name", VT::kText, "", "", "model catalog name (tiersim catalog models)",
-                   F(model.name))),
+      opt("model.name", VT::kText, "", "",
+          "model catalog name (tiersim catalog models); with model.hf_config, the model's name",
+          F(model.name)),
       [](Scenario& s, const Catalog& c) { s.model = c.model(s.model.name); }));
   add_spec_fields<LlmSpec>(t, "model", llm_fields(),
                            [](Scenario& s) -> LlmSpec& { return s.model; });
+  // A config.json the scenario names is written out; a catalog entry's is the catalog's business
+  // (its fields are inlined either way, so the file's content is in the resolved scenario).
+  for (auto& o : t)
+    if (o.path == "model.hf_config")
+      o.emit_when = [](const Scenario& s) {
+        const auto it = s.provenance.find("model.hf_config");
+        return !s.model.hf_config.empty() && it != s.provenance.end() &&
+               it->second == "override";
+      };
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.
   t.push_back(required(choice("workload.kind", workload_kind_names(), "", "what to simulate",

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "config/device_profile.hpp"
+#include "config/hf_config.hpp"
 #include "config/options.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
@@ -52,6 +53,7 @@ class Loader {
   void apply_options(const Catalog& catalog);
   void apply_one(const Option& o, const Given* given, const Catalog& catalog);
   void drive_from_profile(const Catalog& catalog);
+  void apply_hf_config(const Given& g);
   void resolve_nvme();
   void resolve_prices(const Catalog& catalog);
   void check_cross_fields() const;
@@ -244,12 +246,24 @@ SourceMap* sources_for(Scenario& s, const std::string& path) {
 std::string field_name(const std::string& path) { return path.substr(path.rfind('.') + 1); }
 
 void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) {
+  if (o.path == "model.hf_config" && g) {
+    apply_hf_config(*g);
+    return;
+  }
+  // With a config.json, model.name only names the model: it need not be a catalog entry.
+  if (o.path == "model.name" && g && given("model.hf_config")) {
+    read_option(g->node, o, s_);
+    return;
+  }
   if (o.from_catalog) {
     SourceMap* sources = sources_for(s_, o.path);
     const std::string field = field_name(o.path);
     const auto src = sources->find(field);
+    // A field read from a config.json says so itself (config/hf_config.cpp).
     const std::string catalog_prov =
-        src != sources->end() ? "catalog: " + src->second : std::string("default");
+        src == sources->end()                  ? std::string("default")
+        : src->second.rfind("hf_config ", 0) == 0 ? src->second
+                                               : "catalog: " + src->second;
     if (g) {
       const std::string before = value_text(o, s_);
       read_option(g->node, o, s_);
@@ -297,6 +311,35 @@ void Loader::apply_options(const Catalog& catalog) {
     auto it = given_.find(o.path);
     apply_one(o, it == given_.end() ? nullptr : &it->second, catalog);
   }
+}
+
+// `model: {hf_config: path}`: the architecture comes from a Hugging Face config.json, read
+// relative to the file that names it. It replaces the catalog model's fields, if model.name named
+// one (the name stays); the model's other keys, applied after this one, still override single
+// fields. Every field the file gave is inlined in the resolved scenario, so the file's content is
+// part of the scenario's hash.
+void Loader::apply_hf_config(const Given& g) {
+  const std::string path = join_path(g.base_dir, g.node.as_string());
+  LlmSpec spec;
+  try {
+    spec = read_hf_config(path);
+  } catch (const ConfigError& e) {
+    // Where the file was named, then what is wrong in it.
+    g.node.fail(e.what());
+  }
+  if (given("model.name")) {
+    spec.name = s_.model.name;
+  } else {
+    // "<dir>/config.json" is named by its folder (the Hub's layout), "<name>.json" by its stem.
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    spec.name = p.filename() == "config.json" && p.has_parent_path()
+                    ? p.parent_path().filename().string()
+                    : p.stem().string();
+    s_.provenance["model.name"] = "hf_config: " + path;
+  }
+  s_.model = std::move(spec);
+  s_.provenance["model.hf_config"] = "override";
 }
 
 // A profile used without hardware.nvme.model may name the catalog drive it measured
@@ -370,8 +413,18 @@ void Loader::check_cross_fields() const {
   const LlmSpec& m = s_.model;
   const bool nvme = hw.nvme.count > 0;
 
-  // The model's shape.
-  if (m.heads > 0 && m.hidden % m.heads != 0)
+  // The GPU's generation sizes its CUDA context (model/capacity.hpp gpu_tier).
+  try {
+    gpu_arch_info(hw.gpu.arch);
+  } catch (const ModelError& e) {
+    fail_at("hardware.gpu.arch", e.what());
+  }
+  // The model: a catalog name or a config.json must have given it.
+  if (m.layers <= 0)
+    fail_at("model.name", "missing required key (expected a catalog model, tiersim catalog "
+                          "models, or model.hf_config: a Hugging Face config.json)");
+  // The model's shape; a model with its own head width (head_dim) need not divide hidden.
+  if (m.heads > 0 && m.head_size <= 0 && m.hidden % m.heads != 0)
     fail_at("model.heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
                                std::to_string(m.heads) + ")");
   if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0))
@@ -379,6 +432,23 @@ void Loader::check_cross_fields() const {
                                   ") must divide heads (" + std::to_string(m.heads) + ")");
   if (m.experts_per_token > m.experts)
     fail_at("model.experts_per_token", "must not exceed experts (" + std::to_string(m.experts) + ")");
+  // Within its window sliding-window attention attends to every token, as full attention does;
+  // past it the cache keeps only the window, which the simulator does not model.
+  if (m.sliding_window > 0) {
+    int longest = 0;
+    const char* key = "";
+    if (s_.kind == WorkloadKind::kInference) {
+      longest = s_.inference.prompt_tokens + s_.inference.gen_tokens;
+      key = "workload.prompt_tokens";
+    } else if (s_.kind == WorkloadKind::kTraining) {
+      longest = s_.training.sequence_tokens;
+      key = "workload.sequence_tokens";
+    }
+    if (longest > m.sliding_window)
+      fail_at(key, std::to_string(longest) + " tokens exceed " + m.name +
+                       "'s sliding attention window of " + std::to_string(m.sliding_window) +
+                       " (model.sliding_window); a cache that keeps only the window is not modelled");
+  }
 
   // Where things live.
   if (pol.weights.nvme > 0 && !nvme)

@@ -7,7 +7,20 @@ namespace tiersim::config {
 const std::vector<SpecField<GpuSpec>>& gpu_fields() {
   using G = GpuSpec;
   static const std::vector<SpecField<G>> kFields = {
-      {"memory_gb", &G::memory_gb, "GB", 0, kNoLimit, true, "device memory (1e9 bytes)"},
+      {"memory_mib", &G::memory_mib, "MiB", 0, kNoLimit, true,
+       "device memory as nvidia-smi reports its total (MiB = 2^20 bytes)"},
+      {"memory_label", &G::memory_label, "", 0, 0, false,
+       "the marketing figure (e.g. \"141 GB HBM3e\"); a label only"},
+      {"memory_reserved_mib", &G::memory_reserved_mib, "MiB", 0, kNoLimit, false,
+       "part of the total the driver reserves (nvidia-smi -q: Reserved); CUDA cannot allocate it"},
+      {"arch", &G::arch, "", 0, 0, false,
+       "GPU generation (volta, turing, ampere, ampere-ga10x, ada, hopper, blackwell, "
+       "blackwell-gb20x, cdna3): sizes the CUDA context and library workspaces"},
+      {"sm_count", &G::sm_count, "", 1, 100000, false,
+       "streaming multiprocessors (compute units): the CUDA context reserves local memory for "
+       "every resident thread of each"},
+      {"rates_from", &G::rates_from, "", 0, 0, false,
+       "catalog GPU whose achieved rates this entry inherits, not having measured its own"},
       {"hbm_gbps", &G::hbm_gbps, "GB/s", 0, kNoLimit, true, "device memory bandwidth"},
       {"fp16_tflops", &G::fp16_tflops, "TFLOP/s", 0, kNoLimit, true,
        "dense FP16/BF16 tensor throughput"},
@@ -100,7 +113,12 @@ const std::vector<SpecField<NvmeSpec>>& drive_fields() {
 const std::vector<SpecField<LlmSpec>>& llm_fields() {
   using L = LlmSpec;
   static const std::vector<SpecField<L>> kFields = {
-      {"family", &L::family, "", 0, 0, false, "architecture family (opt, llama, bloom, ...)"},
+      // First: a config.json replaces every architecture field, which the rows below may then
+      // override one by one.
+      {"hf_config", &L::hf_config, "", 0, 0, false,
+       "a Hugging Face config.json to read the architecture from (relative to the scenario "
+       "file; in the catalog, to its folder)"},
+      {"family", &L::family, "", 0, 0, false, "architecture family (HF model_type: opt, llama, ...)"},
       // Simulation time and the weight layout grow with layers. The deepest published
       // transformers have about 1000 (DeepNet, Wang et al. 2022); 100000 leaves ample room.
       {"layers", &L::layers, "", 1, 100000, false, "transformer layers"},
@@ -124,6 +142,11 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
       {"max_positions", &L::max_positions, "", 1, kNoLimit, false, "maximum sequence length"},
       {"published_params_b", &L::published_params_b, "1e9 params", 0, kNoLimit, false,
        "published parameter count, for the catalog cross-check only"},
+      {"head_dim", &L::head_size, "", 0, kNoLimit, false,
+       "width of one attention head where the model sets it apart (0 = hidden / heads)"},
+      {"sliding_window", &L::sliding_window, "", 0, kNoLimit, false,
+       "sliding-window attention span in tokens (0 = none); longer sequences are refused"},
+      {"dtype", &L::dtype, "", 0, 0, false, "the checkpoint's torch_dtype (informational)"},
   };
   return kFields;
 }

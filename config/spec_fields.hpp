@@ -1,6 +1,6 @@
 #pragma once
 // The fields of the hardware and model structs, declared once: the catalog reader, the scenario
-// option table (inline overrides such as `hardware.gpu.memory_gb: 40`) and `tiersim catalog
+// option table (inline overrides such as `hardware.gpu.memory_mib: 40960`) and `tiersim catalog
 // --json` all iterate these lists, so adding a field to a spec is a one-line change here.
 #include <limits>
 #include <string>

@@ -15,6 +15,28 @@ std::string format_gb(double bytes) {
   return buf;
 }
 
+double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em) {
+  const GpuArchInfo& arch = gpu_arch_info(g.arch);
+  return em.cuda_context_base_bytes +
+         double(g.sm_count) * arch.max_threads_per_sm * em.cuda_stack_bytes_per_thread;
+}
+
+void add_communicator_buffers(TierMemory& gpu, const ExecutionModel& em, double gpus) {
+  // vLLM's measurement (model/perf.hpp): the non-torch memory of a tensor-parallel process less
+  // that of a single-GPU one, about 1.85 GiB on H100s; the same torch.distributed/NCCL stack
+  // carries DeepSpeed's all-reduces and all-gathers and the engines' tensor-parallel all-reduces.
+  if (gpus > 1)
+    gpu.add("NCCL communicator buffers", em.vllm_non_torch_tp_bytes - em.vllm_non_torch_bytes);
+}
+
+TierMemory gpu_tier(const GpuSpec& g, const ExecutionModel& em) {
+  TierMemory gpu{"gpu", 0, gpu_memory_bytes(g), {}};
+  gpu.add("driver reserve (nvidia-smi Reserved)", g.memory_reserved_mib * units::kMiB);
+  gpu.add("CUDA context", cuda_context_bytes(g, em));
+  gpu.add("cuBLAS workspace", gpu_arch_info(g.arch).cublas_workspace_bytes);
+  return gpu;
+}
+
 double model_weight_bytes(const LlmSpec& m, const Policy& p) {
   return model_weight_bytes(weight_modules(m, p));
 }
@@ -100,7 +122,7 @@ CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em) {
   const bool act_gpu = fg.act_gpu_percent >= 100;
 
   CapacityReport r;
-  TierMemory gpu{"gpu", 0, s.hardware.gpu.memory_gb * units::kGB, {}};
+  TierMemory gpu = gpu_tier(s.hardware.gpu, em);
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   TierMemory nvme{"nvme", 0, s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
   double on[3] = {0, 0, 0};  // weight bytes on gpu, cpu, disk
@@ -155,7 +177,6 @@ CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em) {
     gpu.add("activations (prefill peak of one GPU batch)", prefill_peak);
   else
     gpu.add("kv buffers (decode peak of one GPU batch)", decode_peak);
-  gpu.add("CUDA context and workspace", em.flexgen_gpu_reserved_bytes);
 
   cpu.add("weights", on[1]);
   cpu.add("kv cache", split.cpu_seqs * nb * kv_seq_bytes);
@@ -194,12 +215,11 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
                           kv_bytes_per_token_layer(m, kv_elem_bytes);
 
   CapacityReport r;
-  TierMemory gpu{"gpu", 0, s.hardware.gpu.memory_gb * units::kGB, {}};
+  TierMemory gpu = gpu_tier(s.hardware.gpu, em);
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   TierMemory nvme{"nvme", 0,
                   s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
   add_weight_items(p, f, shards, gpu, cpu, nvme);
-  gpu.add("kv cache", kv_total * p.kv_cache.gpu / shards);
   // Activations live for one GPU batch (FlexGen block) or one pipeline micro-batch at a time.
   const int gpu_batches = p.batches_per_fetch();
   const double sub_batch =
@@ -216,7 +236,17 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   const double activations =
       tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 + scores + double(w.batch) * m.vocab * 4.0;
   gpu.add("activations (prefill peak)", activations);
-  gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
+  add_communicator_buffers(gpu, em, shards);
+  const double kv_gpu = kv_total * p.kv_cache.gpu / shards;
+  if (p.stack.kv_pool_free_fraction > 0 && kv_gpu > 0) {
+    // The stack's KV pool takes its fraction of what is free now; the rest stays unused
+    // (ExecutionStack::kv_pool_free_fraction). The batch fits when its cache fits in the pool.
+    const double free_bytes = std::max(0.0, gpu.capacity_bytes - gpu.required_bytes);
+    const long pct = std::lround(100 * (1 - p.stack.kv_pool_free_fraction));
+    gpu.add("left free by the KV pool (" + std::to_string(pct) + "% of free memory)",
+            free_bytes * (1 - p.stack.kv_pool_free_fraction));
+  }
+  gpu.add("kv cache", kv_gpu);
 
   if (p.kv_cache.cpu > 0 && p.schedule == Schedule::kZeroInference) {
     // The fork's host buffer: [layers, 2, batch, kv_heads, prompt + gen - 1, head_dim] in its own
@@ -250,8 +280,11 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   // vLLM sizes everything inside gpu_memory_utilization x the GPU's memory (EngineArgs
   // --gpu-memory-utilization, default 0.9): the KV block pool is what is left of that share once
   // the weights and what its start-up profile measured are placed (model/perf.hpp, vllm_*).
-  TierMemory gpu{"gpu", 0,
-                 s.serving.gpu_memory_utilization * s.hardware.gpu.memory_gb * units::kGB, {}};
+  // vLLM's share is of the total CUDA reports (torch.cuda.mem_get_info), which leaves out the
+  // driver's reserve; the CUDA context is charged inside the (1 - utilization) headroom
+  // (model/perf.hpp, vllm_*).
+  TierMemory gpu{"gpu", 0, s.serving.gpu_memory_utilization * gpu_allocatable_bytes(s.hardware.gpu),
+                 {}};
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   TierMemory nvme{"nvme", 0,
                   s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};

@@ -34,6 +34,20 @@ struct CapacityReport {
   std::string shortfall;  // "gpu: needs 52.1 GB, has 48.0 GB (short 4.1 GB): kv cache 30.2 GB, ..."
 };
 
+// One GPU's memory as a process sees it, the one rule every workload's capacity check starts
+// from: the capacity is nvidia-smi's total (GpuSpec::memory_mib), and before any tensor of the
+// workload three things are taken from it: the driver's reserve (memory_reserved_mib), the CUDA
+// context of the process (cuda_context_bytes) and the cuBLAS workspace of its stream
+// (gpu_arch_info). Stack-specific shares (vLLM's gpu_memory_utilization, TensorRT-LLM's KV pool
+// fraction) are applied by the checks that model those stacks.
+TierMemory gpu_tier(const GpuSpec& g, const ExecutionModel& em);
+// The CUDA context: the driver's base plus the stack reserved for every resident thread.
+double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em);
+// A process that talks to other GPUs holds NCCL's communicator buffers outside PyTorch's
+// allocator: added to `gpu` when `gpus` > 1 (training ranks, tensor/pipeline shards). vLLM's own
+// profile already counts them (serving_capacity, vllm_non_torch_tp_bytes).
+void add_communicator_buffers(TierMemory& gpu, const ExecutionModel& em, double gpus);
+
 // Bytes of weights of the whole model at the policy's precision (quantised linear layers,
 // fp16 embeddings and norms).
 double model_weight_bytes(const LlmSpec& m, const Policy& p);

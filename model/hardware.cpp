@@ -1,6 +1,8 @@
 #include "model/hardware.hpp"
 
+#include "model/errors.hpp"
 #include "model/scenario.hpp"
+#include "model/units.hpp"
 
 namespace tiersim {
 
@@ -16,6 +18,55 @@ double pcie_link_gbps(int generation, int lanes) {
     default: per_lane = generation > 5 ? 7.563 : 0.25; break;
   }
   return per_lane * lanes;
+}
+
+double gpu_memory_bytes(const GpuSpec& g) { return g.memory_mib * units::kMiB; }
+
+double gpu_allocatable_bytes(const GpuSpec& g) {
+  return (g.memory_mib - g.memory_reserved_mib) * units::kMiB;
+}
+
+namespace {
+
+// PyTorch's default cuBLAS workspace: 4096 KiB x 2 + 16 KiB x 8 = 8.125 MiB before Hopper,
+// 4096 KiB x 8 = 32 MiB on sm90 (aten/src/ATen/cuda/CublasHandlePool.cpp).
+constexpr double kCublasDefaultBytes = (4096.0 * 2 + 16.0 * 8) * 1024;
+constexpr double kCublasHopperBytes = 4096.0 * 8 * 1024;
+
+const std::vector<GpuArchInfo>& arch_table() {
+  // Resident threads per SM by compute capability (CUDA C++ Programming Guide, technical
+  // specifications): 7.0 2048, 7.5 1024, 8.0 2048, 8.6 1536, 8.9 1536, 9.0 2048, 10.0 2048,
+  // 12.0 1536. CDNA3 (MI300X): 2048 work-items per CU (AMD CDNA3 ISA / HIP programming guide:
+  // 32 wavefronts of 64); the context model below is CUDA's, applied to it as an estimate.
+  // Blackwell's cuBLAS workspace is taken as Hopper's (PyTorch's rule names sm90 only; an
+  // estimate for sm100/sm120).
+  static const std::vector<GpuArchInfo> kTable = {
+      {"volta", 2048, kCublasDefaultBytes},         {"turing", 1024, kCublasDefaultBytes},
+      {"ampere", 2048, kCublasDefaultBytes},        {"ampere-ga10x", 1536, kCublasDefaultBytes},
+      {"ada", 1536, kCublasDefaultBytes},           {"hopper", 2048, kCublasHopperBytes},
+      {"blackwell", 2048, kCublasHopperBytes},      {"blackwell-gb20x", 1536, kCublasHopperBytes},
+      {"cdna3", 2048, kCublasDefaultBytes},
+  };
+  return kTable;
+}
+
+}  // namespace
+
+const std::vector<std::string>& gpu_arch_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> n;
+    for (const auto& a : arch_table()) n.push_back(a.name);
+    return n;
+  }();
+  return kNames;
+}
+
+const GpuArchInfo& gpu_arch_info(const std::string& arch) {
+  for (const auto& a : arch_table())
+    if (arch == a.name) return a;
+  std::string valid;
+  for (const auto& n : gpu_arch_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw ModelError("unknown GPU generation '" + arch + "'; valid: " + valid);
 }
 
 const char* to_string(Tier t) {

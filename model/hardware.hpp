@@ -3,6 +3,7 @@
 // (scenarios/catalog/*.yaml) fills these; a scenario may override any field inline.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "model/ssd_model.hpp"
 
@@ -14,7 +15,21 @@ using SourceMap = std::map<std::string, std::string>;
 
 struct GpuSpec {
   std::string name;
-  double memory_gb = 0;    // device memory, 1e9 bytes
+  // Device memory as the driver reports it: nvidia-smi's total in MiB (2^20 bytes), e.g. 143,771
+  // for an H200 sold as "141 GB". The marketing figure is only a label (memory_label).
+  double memory_mib = 0;
+  std::string memory_label;
+  // Part of that total the driver keeps for itself (nvidia-smi -q, FB Memory Usage: Reserved);
+  // CUDA allocations never reach it (model/capacity.hpp gpu_runtime_items).
+  double memory_reserved_mib = 0;
+  // GPU generation (volta, turing, ampere, ada, hopper, blackwell, cdna3): its resident threads
+  // per SM size the CUDA context's local memory and its library workspaces (gpu_arch_info).
+  std::string arch;
+  int sm_count = 0;  // streaming multiprocessors (compute units on AMD)
+  // Catalog name of the measured sibling whose achieved rates (fp16_achieved_tflops,
+  // fp16_decode_achieved_tflops, l2_shared_read_gbps) this entry inherits because none were
+  // measured on it; "" = its own (config/catalog.cpp resolves it; `tiersim catalog` prints it).
+  std::string rates_from;
   double hbm_gbps = 0;     // device memory bandwidth
   double fp16_tflops = 0;  // dense FP16/BF16 tensor throughput (no sparsity)
   // Achieved dense FP16 GEMM rate of long runs where published evidence gives one (a board held
@@ -42,6 +57,27 @@ struct GpuSpec {
   bool gds = true;           // supports GPUDirect Storage reads into device memory
   SourceMap sources;
 };
+
+// nvidia-smi's total in bytes.
+double gpu_memory_bytes(const GpuSpec& g);
+// What CUDA allocations can reach: the total less the driver's reserve (what cudaMemGetInfo and
+// torch.cuda.get_device_properties report as total).
+double gpu_allocatable_bytes(const GpuSpec& g);
+
+// Facts of a GPU generation the memory model needs.
+struct GpuArchInfo {
+  const char* name;
+  // Most resident threads per SM (CUDA C++ Programming Guide, "Features and Technical
+  // Specifications", table of technical specifications per compute capability).
+  int max_threads_per_sm;
+  // cuBLAS workspace PyTorch allocates per handle and stream (aten/src/ATen/cuda/
+  // CublasHandlePool.cpp getChosenWorkspaceSize: 4096 KiB x 2 + 16 KiB x 8 by default, 32 MiB
+  // on Hopper (sm90)).
+  double cublas_workspace_bytes;
+};
+// The generation called `arch`; throws ModelError naming the valid ones.
+const GpuArchInfo& gpu_arch_info(const std::string& arch);
+const std::vector<std::string>& gpu_arch_names();
 
 struct HostSpec {
   std::string name;

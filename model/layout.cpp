@@ -30,7 +30,7 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     return WeightTensor{name, elements, elements * 2.0, false};
   };
   const ParamCounts counts = count_params(m);
-  const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+  const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
 
   std::vector<WeightModule> modules;
   modules.reserve(static_cast<std::size_t>(m.layers) + 2);
@@ -41,10 +41,10 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
 
   WeightModule layer;
   layer.kind = WeightModule::Kind::kLayer;
-  layer.tensors.push_back(matrix("q_proj", h * h));
+  layer.tensors.push_back(matrix("q_proj", h * q));
   layer.tensors.push_back(matrix("k_proj", h * kv));
   layer.tensors.push_back(matrix("v_proj", h * kv));
-  layer.tensors.push_back(matrix("o_proj", h * h));
+  layer.tensors.push_back(matrix("o_proj", q * h));
   const int matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   static const char* const kFfnNames[] = {"ffn_up", "ffn_down", "ffn_gate"};
   for (int e = 0; e < m.experts; ++e)
@@ -53,7 +53,7 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
       if (m.experts > 1) layer.tensors.back().expert = e;
     }
   // Biases, norms and the router are small fp16 tensors; they travel together.
-  const double small = counts.per_layer - (2 * h * h + 2 * h * kv) - matrices * h * f * m.experts;
+  const double small = counts.per_layer - (2 * h * q + 2 * h * kv) - matrices * h * f * m.experts;
   if (small > 0) layer.tensors.push_back(plain("norms_biases", small));
   for (int l = 0; l < m.layers; ++l) {
     layer.layer = l;

@@ -12,9 +12,9 @@ bool has_biases(const LlmSpec& m) { return m.family == "opt" || m.family == "blo
 
 ParamCounts count_params(const LlmSpec& m) {
   ParamCounts p;
-  const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+  const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
   const bool bias = has_biases(m);
-  p.attention = 2 * h * h + 2 * h * kv + (bias ? 2 * h + 2 * kv : 0);
+  p.attention = 2 * h * q + 2 * h * kv + (bias ? q + h + 2 * kv : 0);
   const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   p.ffn_per_expert = matrices * h * f + (bias ? f + h : 0);
   p.ffn_total = p.ffn_per_expert * m.experts;
@@ -39,9 +39,9 @@ double kv_bytes_per_token_layer(const LlmSpec& m, double bytes_per_elem) {
 }
 
 double layer_active_params(const LlmSpec& m) {
-  const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+  const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
   const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
-  const double attention = 2 * h * h + 2 * h * kv;
+  const double attention = 2 * h * q + 2 * h * kv;
   const double router = m.experts > 1 ? h * m.experts : 0;
   return attention + matrices * h * f * m.experts_per_token + router;
 }
@@ -59,7 +59,7 @@ double layer_gemm_flops(const LlmSpec& m, double tokens) {
 
 double attention_flops(const LlmSpec& m, double queries, double context) {
   // Scores (Q K^T) and the weighted sum (P V), 2 FLOPs per multiply-add, every query head.
-  return 4.0 * queries * context * m.hidden;
+  return 4.0 * queries * context * m.q_dim();
 }
 
 HostKvCache zero_inference_host_kv(const LlmSpec& m) {

@@ -11,7 +11,10 @@ enum class FfnKind { kMlp, kGated };  // kMlp: up+down (OPT, BLOOM); kGated: gat
 
 struct LlmSpec {
   std::string name;
-  std::string family;            // opt, llama, bloom, mixtral, phi
+  // The Hugging Face config.json the architecture was read from (config/hf_config.hpp); "" when
+  // the catalog's or the scenario's fields give it.
+  std::string hf_config;
+  std::string family;            // opt, llama, bloom, mixtral, phi3, ...: HF model_type
   int layers = 0;
   int hidden = 0;
   int ffn = 0;                   // FFN inner size (per expert for MoE)
@@ -25,10 +28,19 @@ struct LlmSpec {
   bool learned_positions = false;  // OPT/BLOOM-style position table (max_positions x hidden)
   int max_positions = 2048;
   double published_params_b = 0;   // for the catalog's cross-check only
+  // Width of one attention head when the model sets it apart from hidden / heads (HF head_dim:
+  // Qwen3-32B has 64 heads of 128 on a hidden size of 5120); 0 = hidden / heads.
+  int head_size = 0;
+  // Sliding-window attention over this many tokens (HF sliding_window, when in use); 0 = none.
+  // Only sequences within the window are simulated (config/scenario_loader.cpp).
+  int sliding_window = 0;
+  std::string dtype;  // the checkpoint's torch_dtype (bfloat16, float16, float32); "" = unknown
   SourceMap sources;
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
   int kv_dim() const { return head_dim() * kv_heads; }
+  // Width of the query (and attention output) projection: heads x head_dim.
+  int q_dim() const { return head_dim() * heads; }
 };
 
 // Parameter counts (elements, not bytes).

@@ -49,8 +49,18 @@ struct ExecutionModel {
   // first (HostSpec::page_fault_gbps).
   double fresh_page_fault_gbps = 1.0 / 0.69;
   double fresh_page_free_gbps = 1.0 / 0.105;
-  // CUDA context, cuBLAS workspace and caching-allocator slack kept on every GPU.
-  double gpu_reserved_bytes = 2.0e9;
+  // The CUDA context of one process (model/capacity.hpp gpu_tier), on top of the driver's own
+  // reserve (GpuSpec::memory_reserved_mib). Since CUDA 11.7 modules load lazily (PyTorch sets
+  // CUDA_MODULE_LOADING=LAZY from 1.13, pytorch/pytorch#86509), so the context is the driver's
+  // structures plus the local memory it reserves for every thread that can be resident:
+  // cudaLimitStackSize (default 1 KiB per thread, CUDA Runtime API cudaDeviceSetLimit) x
+  // resident threads per SM x SMs. The base is the one published measurement solved for it: a
+  // PyTorch context on an RTX 6000 Ada (142 SMs x 1536 threads) shows 426 MiB in nvidia-smi
+  // (unslothai/unsloth-zoo#1053, PyTorch 2.10, CUDA 13.0) -> 426 MiB - 213 MiB = 213 MiB. Other
+  // reports agree in size: 287 MB with lazy loading on an unnamed GPU (pytorch/pytorch#86509),
+  // "around 400MB" (pytorch/pytorch#109888).
+  double cuda_context_base_bytes = 426.0 * units::kMiB - 142.0 * 1536.0 * 1024.0;
+  double cuda_stack_bytes_per_thread = 1024.0;
   // Operating system, framework and page cache kept free on the host.
   double host_reserved_bytes = 16.0e9;
   // vLLM's V1 engine (v0.19) sizes its KV block pool from a start-up profile instead
@@ -77,10 +87,8 @@ struct ExecutionModel {
   double vllm_non_torch_tp_bytes = 2.1 * units::kGiB;
   // FlexGen's runtime sizes its own buffers (every cache, workspace and staged weight is an
   // explicit allocation, model/capacity.cpp flexgen_capacity), so its checks reserve only what it
-  // does not allocate. On the GPU: the CUDA context and cuBLAS workspace of one PyTorch process
-  // (estimate: ~0.3-0.5 GB on a Turing GPU, typical nvidia-smi readings, not a published figure).
-  double flexgen_gpu_reserved_bytes = 0.5e9;
-  // On the host: the kernel and the Python/PyTorch process itself (estimate: ~1 GB kernel and
+  // does not allocate: on the GPU the same runtime items as every PyTorch process (gpu_tier); on
+  // the host the kernel and the Python/PyTorch process itself (estimate: ~1 GB kernel and
   // services, ~3 GB for the interpreter, PyTorch and CUDA libraries); the page cache gets what is
   // left (FlexGen's disk tier reads through it).
   double flexgen_host_reserved_bytes = 4.0e9;

@@ -43,6 +43,10 @@ struct ExecutionStack {
   // so it takes the longer of the two (the roofline). False: the stack's GEMMs take the sum,
   // streaming and math one after the other, as measured for TensorRT-LLM v0.5-v0.6 (stack.cpp).
   bool gemm_hides_weight_reads = true;
+  // The KV cache is one pool sized at start-up to this fraction of the GPU memory still free
+  // once the weights and the activation workspace are placed; the rest stays free. 0: no pool,
+  // the cache is allocated for the batch as it runs (PyTorch eager, static engines).
+  double kv_pool_free_fraction = 0;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

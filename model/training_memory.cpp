@@ -138,7 +138,7 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
           ? activation_checkpoint_bytes(m, l.micro_batch, w.sequence_tokens)
           : 0.0;
 
-  TierMemory gpu{"gpu", 0, s.hardware.gpu.memory_gb * units::kGB, {}};
+  TierMemory gpu = gpu_tier(s.hardware.gpu, em);
   if (w.params == Tier::kGpu) gpu.add("parameters", rs.params);
   if (w.gradients == Tier::kGpu) gpu.add("gradients", rs.grads);
   if (w.optimizer == Tier::kGpu) gpu.add("optimizer states", rs.optimizer);
@@ -159,7 +159,7 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   gpu.add("activations",
           activation_bytes(m, l.micro_batch, w.sequence_tokens, w.activation_checkpointing) -
               checkpoints_bytes);
-  gpu.add("CUDA context and workspace", em.gpu_reserved_bytes);
+  add_communicator_buffers(gpu, em, double(s.hardware.gpu_count) * s.training.nodes);
 
   const double rpn = l.ranks_per_node;
   // DeepSpeed's own host gradient buffers when the optimizer steps on the CPU (mixed precision).

@@ -344,7 +344,9 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
 std::string describe_configuration(const Scenario& s) {
   std::ostringstream o;
   const Hardware& hw = s.hardware;
-  o << hw.gpu_count << "x " << hw.gpu.name << " (" << num(hw.gpu.memory_gb, "%.0f") << " GB), "
+  o << hw.gpu_count << "x " << hw.gpu.name << " ("
+    << (hw.gpu.memory_label.empty() ? num(hw.gpu.memory_mib, "%.0f") + " MiB" : hw.gpu.memory_label)
+    << "), "
     << hw.host.name << " with " << num(hw.host.dram_gb, "%.0f") << " GB DRAM";
   if (hw.nvme.count > 0)
     o << ", " << hw.nvme.count << "x "

@@ -111,7 +111,7 @@ TEST_CASE("run: values that overflow the model are errors naming the key", "[app
     return;
   }
   // Each used to print null or inf in the JSON with exit code 0.
-  for (const std::string set : {"economics.amortization_years=1e-320", "hardware.gpu.memory_gb=1e308",
+  for (const std::string set : {"economics.amortization_years=1e-320", "hardware.gpu.memory_mib=1e308",
                                 "policy.aio.block_size=1e300GB"}) {
     const Outcome o = run_tiersim("run " + kScenario + " --json --set " + set);
     INFO(set << ": " << o.output);

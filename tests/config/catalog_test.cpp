@@ -28,6 +28,8 @@ std::string scratch_catalog(const std::string& file, const std::string& text) {
   fs::create_directories(dir / "catalog");
   for (const auto& e : fs::directory_iterator(kData + "/catalog"))
     if (e.path().extension() == ".yaml") fs::copy_file(e.path(), dir / "catalog" / e.path().filename());
+  // Catalog models may point to config.json files there (models.yaml hf_config).
+  fs::copy(kData + "/catalog/hf", dir / "catalog" / "hf");
   std::ofstream(dir / "catalog" / file, std::ios::trunc) << text;
   return dir.string();
 }
@@ -42,10 +44,15 @@ TEST_CASE("every catalog file loads, strictly and with sources", "[config][catal
   REQUIRE_FALSE(c.models().empty());
   for (const auto& g : c.gpus()) {
     INFO(g.name);
-    CHECK(g.memory_gb > 0);
+    CHECK(g.memory_mib > 0);
+    CHECK(g.memory_reserved_mib < g.memory_mib);
+    CHECK_FALSE(g.memory_label.empty());
+    CHECK(g.sm_count > 0);
+    CHECK_NOTHROW(gpu_arch_info(g.arch));
     CHECK(g.hbm_gbps > 0);
     CHECK(g.fp16_tflops > 0);
-    CHECK(g.sources.count("memory_gb"));
+    CHECK(g.sources.count("memory_mib"));
+    CHECK(g.sources.count("memory_reserved_mib"));
   }
   for (const auto& d : c.drives()) {
     INFO(d.name);
@@ -108,8 +115,8 @@ TEST_CASE("catalog names match case-insensitively; unknown names list the valid 
 
 TEST_CASE("a number without a source is rejected", "[config][catalog]") {
   const std::string dir = scratch_catalog(
-      "gpus.yaml", "gpus:\n  - name: X1\n    memory_gb: 10\n    hbm_gbps: 100\n"
-                   "    fp16_tflops: 10\n    sources:\n      memory_gb: \"datasheet\"\n"
+      "gpus.yaml", "gpus:\n  - name: X1\n    memory_mib: 10\n    hbm_gbps: 100\n"
+                   "    fp16_tflops: 10\n    sources:\n      memory_mib: \"datasheet\"\n"
                    "      fp16_tflops: \"datasheet\"\n");
   try {
     (void)Catalog::load(dir);
@@ -124,8 +131,8 @@ TEST_CASE("a number without a source is rejected", "[config][catalog]") {
 
 TEST_CASE("an unknown catalog key is rejected with a suggestion", "[config][catalog]") {
   const std::string dir = scratch_catalog(
-      "gpus.yaml", "gpus:\n  - name: X1\n    memory_gbb: 10\n");
-  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("did you mean 'memory_gb'?"));
+      "gpus.yaml", "gpus:\n  - name: X1\n    memory_mibb: 10\n");
+  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("did you mean 'memory_mib'?"));
   std::filesystem::remove_all(dir);
 }
 
@@ -139,7 +146,7 @@ TEST_CASE("the built-in catalog snapshot is the shipped catalogs, parsed", "[con
   CHECK(Catalog::from_text(parsed, kData + "/catalog").to_text() == parsed);
   const Catalog c = Catalog::load(kData);
   CHECK(c.dir() == kData + "/catalog");
-  CHECK(c.gpu("H200").memory_gb == Catalog::parse(kData).gpu("H200").memory_gb);
+  CHECK(c.gpu("H200").memory_mib == Catalog::parse(kData).gpu("H200").memory_mib);
   CHECK(c.gpu("H200").sources == Catalog::parse(kData).gpu("H200").sources);
 }
 
@@ -148,12 +155,44 @@ TEST_CASE("an edited catalog is parsed, not served from the snapshot", "[config]
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  const auto at = text.find("  - name: H200\n    memory_gb: 141\n");
+  const auto at = text.find("  - name: H200\n    memory_mib: 143771\n");
   REQUIRE(at != std::string::npos);
-  text.replace(text.find("141", at), 3, "142");
+  text.replace(text.find("143771", at), 6, "143772");
   const std::string dir = scratch_catalog("gpus.yaml", text);
   CHECK(Catalog::texts_hash(dir) != Catalog::texts_hash(kData));
-  CHECK(Catalog::load(dir).gpu("H200").memory_gb == 142);
+  CHECK(Catalog::load(dir).gpu("H200").memory_mib == 143772);
   CHECK(Catalog::load(dir).to_text() == Catalog::parse(dir).to_text());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a GPU without its own rate measurement inherits its measured sibling's, visibly",
+          "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  const GpuSpec& pcie = c.gpu("A100-80GB");
+  const GpuSpec& sxm = c.gpu("A100-SXM4-80GB");
+  CHECK(pcie.rates_from == "A100-SXM4-80GB");
+  // The sibling's fraction of peak, at this GPU's peak (the same 312 dense TFLOPS here).
+  CHECK(pcie.l2_shared_read_gbps == Approx(sxm.l2_shared_read_gbps * pcie.fp16_tflops / sxm.fp16_tflops));
+  CHECK_THAT(pcie.sources.at("l2_shared_read_gbps"), Catch::StartsWith("inherited from A100-SXM4-80GB"));
+  // GPUs with no measurement of their own and no sibling keep the datasheet peak, unset rates.
+  CHECK(c.gpu("B200").fp16_achieved_tflops < 0);
+  CHECK(c.gpu("B200").rates_from.empty());
+
+  // Only within a generation, and only from a GPU that measured its own.
+  std::ifstream in(kData + "/catalog/gpus.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto at = text.find("    rates_from: A100-SXM4-80GB\n");
+  REQUIRE(at != std::string::npos);
+  std::string other = text;
+  other.replace(at, std::string("    rates_from: A100-SXM4-80GB\n").size(), "    rates_from: T4\n");
+  std::string dir = scratch_catalog("gpus.yaml", other);
+  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("rates are inherited within a generation"));
+  std::filesystem::remove_all(dir);
+  other = text;
+  other.replace(at, std::string("    rates_from: A100-SXM4-80GB\n").size(), "    rates_from: A100-80GBX\n");
+  dir = scratch_catalog("gpus.yaml", other);
+  CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("no GPU named 'A100-80GBX'"));
   std::filesystem::remove_all(dir);
 }

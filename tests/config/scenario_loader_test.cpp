@@ -56,7 +56,7 @@ TEST_CASE("a valid scenario resolves catalog entries and defaults", "[config][sc
   const Scenario s = load(kBase);
   CHECK(s.name == "llama3-70b-h200-4x-gen5-gds");
   CHECK(s.hardware.gpu.name == "H200");
-  CHECK(s.hardware.gpu.memory_gb > 100);
+  CHECK(s.hardware.gpu.memory_mib > 100000);
   CHECK(s.hardware.host.name == "generic-2s-ddr5");  // the default host
   CHECK(s.hardware.nvme.count == 4);
   CHECK(s.hardware.nvme.drive.name == "generic-gen5");
@@ -73,7 +73,7 @@ TEST_CASE("a valid scenario resolves catalog entries and defaults", "[config][sc
   CHECK(s.economics.prices.gpu.known());
   CHECK(s.economics.prices.drive.known());
   CHECK(s.economics.prices.platform.known());
-  CHECK(s.provenance.at("hardware.gpu.memory_gb").rfind("catalog: ", 0) == 0);
+  CHECK(s.provenance.at("hardware.gpu.memory_mib").rfind("catalog: ", 0) == 0);
   CHECK(s.provenance.at("model.layers").rfind("catalog: ", 0) == 0);
   CHECK(s.hash.size() == 16);
   CHECK_FALSE(s.resolved_yaml.empty());
@@ -128,7 +128,7 @@ TEST_CASE("non-positive sizes and counts", "[config][scenario]") {
                     Catch::Contains("expected a positive size"));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=0"}),
                     Catch::Contains("expected an integer > 0"));
-  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.memory_gb=0"}),
+  CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.memory_mib=0"}),
                     Catch::Contains("expected a positive number"));
   const std::string io =
       "name: io\nhardware: {gpu: {model: H200}, nvme: {model: generic-gen5, count: 1}}\n"
@@ -184,23 +184,23 @@ TEST_CASE("keys of another workload kind are rejected", "[config][scenario]") {
 
 TEST_CASE("inline and --set overrides, with provenance", "[config][scenario]") {
   std::string text = replace(kBase, "gpu: {model: H200, count: 1}",
-                             "gpu: {model: H200, count: 1, memory_gb: 40}");
+                             "gpu: {model: H200, count: 1, memory_mib: 40960}");
   text = replace(text, "model: {name: llama-3-70b}", "model: {name: llama-3-70b, layers: 2}");
   const Scenario s = load(text, {"workload.batch=8", "hardware.nvme.read_gbps=3.5",
                                  "policy.aio.block_size=4MiB", "economics.prices.gpu_usd=1000"});
-  CHECK(s.hardware.gpu.memory_gb == 40);
+  CHECK(s.hardware.gpu.memory_mib == 40960);
   CHECK(s.model.layers == 2);
   CHECK(s.inference.batch == 8);
   CHECK(s.hardware.nvme.drive.read_gbps == 3.5);
   CHECK(s.policy.aio.block_size_bytes == 4.0 * 1024 * 1024);
   CHECK(s.economics.prices.gpu.usd == 1000);
   CHECK_THAT(s.economics.prices.gpu.source, Catch::Contains("override"));
-  CHECK(s.provenance.at("hardware.gpu.memory_gb") == "override");
+  CHECK(s.provenance.at("hardware.gpu.memory_mib") == "override");
   CHECK(s.provenance.at("model.layers") == "override");
   CHECK(s.provenance.at("hardware.nvme.read_gbps") == "override");
-  CHECK(s.hardware.gpu.sources.at("memory_gb") == "override");
+  CHECK(s.hardware.gpu.sources.at("memory_mib") == "override");
   // --set wins over the file.
-  CHECK(load(text, {"hardware.gpu.memory_gb=20"}).hardware.gpu.memory_gb == 20);
+  CHECK(load(text, {"hardware.gpu.memory_mib=20480"}).hardware.gpu.memory_mib == 20480);
 }
 
 TEST_CASE("catalog names are case-insensitive", "[config][scenario]") {
@@ -218,7 +218,7 @@ TEST_CASE("resolved YAML loads back into the same scenario and hash", "[config][
   std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {kBase, {}},
       {kBase,
-       {"hardware.gpu.memory_gb=40", "model.layers=2", "policy.weights={gpu: 0.2, cpu: 0.3, nvme: 0.5}",
+       {"hardware.gpu.memory_mib=40960", "model.layers=2", "policy.weights={gpu: 0.2, cpu: 0.3, nvme: 0.5}",
         "economics.prices.gpu_usd=1234.5", "policy.aio.block_size=1.5MiB", "description=a test"}},
       {"name: io\nhardware: {gpu: {model: A100-40GB}, nvme: {model: micron-9400, count: 2}}\n"
        "model: {name: llama-3-8b}\nworkload: {kind: io, direction: write, size: 1GiB, buffer: "
@@ -314,9 +314,9 @@ TEST_CASE("what scales simulation memory or time is limited, naming file, line a
 
 TEST_CASE("input errors name file, line and key", "[config][scenario]") {
   // Magnitudes that overflow the model's products (1e308 GB is inf bytes).
-  ConfigError e = config_error([] { load(kBase, {"hardware.gpu.memory_gb=1e308"}); });
+  ConfigError e = config_error([] { load(kBase, {"hardware.gpu.memory_mib=1e308"}); });
   CHECK(e.file() == "--set");
-  CHECK(e.key_path() == "hardware.gpu.memory_gb");
+  CHECK(e.key_path() == "hardware.gpu.memory_mib");
   CHECK_THAT(e.what(), Catch::Contains("1e+30"));
   e = config_error([] { load(kBase, {"policy.aio.block_size=1e300GB"}); });
   CHECK(e.key_path() == "policy.aio.block_size");

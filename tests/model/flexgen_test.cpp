@@ -134,7 +134,10 @@ namespace {
 Scenario t4_scenario(const LlmSpec& m, const FlexGenPolicy& fg, int prompt, int gen = 32) {
   Scenario s;
   s.hardware.gpu.name = "T4";
-  s.hardware.gpu.memory_gb = 16;
+  s.hardware.gpu.memory_mib = 15360;
+  s.hardware.gpu.memory_reserved_mib = 393;
+  s.hardware.gpu.arch = "turing";
+  s.hardware.gpu.sm_count = 40;
   s.hardware.host.dram_gb = 223;
   s.hardware.nvme.count = 4;
   s.hardware.nvme.drive.capacity_tb = 0.375;

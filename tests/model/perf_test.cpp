@@ -16,7 +16,9 @@ namespace {
 GpuSpec a100() {
   GpuSpec g;
   g.name = "a100-like";
-  g.memory_gb = 80;
+  g.memory_mib = 81920;
+  g.arch = "ampere";
+  g.sm_count = 108;
   g.hbm_gbps = 2039;
   g.fp16_tflops = 312;
   return g;

@@ -17,7 +17,9 @@ namespace {
 GpuSpec gpu(double fp8_tflops) {
   GpuSpec g;
   g.name = fp8_tflops > 0 ? "with-fp8" : "without-fp8";
-  g.memory_gb = 80;
+  g.memory_mib = 81559;
+  g.arch = "hopper";
+  g.sm_count = 132;
   g.hbm_gbps = 3350;
   g.fp16_tflops = 989;
   g.fp8_tflops = fp8_tflops;

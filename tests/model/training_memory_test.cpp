@@ -210,3 +210,13 @@ TEST_CASE("each later ZeRO strategy trains at least as large a model on the same
     previous_name = st.name;
   }
 }
+
+TEST_CASE("ranks that talk to other GPUs hold NCCL's buffers; one GPU does not",
+          "[training][capacity]") {
+  const ExecutionModel em;
+  const Scenario s = with_strategy("zero3");
+  const double nccl = em.vllm_non_torch_tp_bytes - em.vllm_non_torch_bytes;
+  CHECK(row_bytes(training_capacity(s, em), "gpu", "NCCL communicator buffers") == Approx(nccl));
+  const Scenario one = with_strategy("zero3", {"hardware.gpu.count=1", "workload.global_batch=1"});
+  CHECK(row_bytes(training_capacity(one, em), "gpu", "NCCL communicator buffers") == 0);
+}

@@ -80,7 +80,7 @@ TEST_CASE("an axis over a whole section sets each of its keys, as the sweep READ
   REQUIRE(s.space.point_count() == 2);
   const Scenario h100 = load_point(s.space, point_at(s.space, 1), catalog());
   CHECK(h100.hardware.gpu.name == "H100-SXM");
-  CHECK(h100.hardware.gpu.memory_gb == 80);  // the catalog entry, not the base's H200
+  CHECK(h100.hardware.gpu.memory_mib == 81559);  // the catalog entry, not the base's H200
   CHECK(load_point(s.space, point_at(s.space, 0), catalog()).hardware.gpu.name == "H200");
 }
 
@@ -209,7 +209,7 @@ TEST_CASE("points that do not fit are stored with the reason; invalid points are
   const SweepSpec spec = parse_sweep_text(
       "name: fit\nbase: llama3-70b-h200-base.yaml\nset: {model.layers: 4, workload.gen_tokens: 2}\n"
       "grid:\n"
-      "  hardware.gpu.memory_gb: [2, 141]\n"  // 2 GB cannot hold the CUDA context
+      "  hardware.gpu.memory_mib: [1024, 143771]\n"  // 1 GiB: the driver reserve, the context and a layer buffer do not fit
       "  hardware.nvme.count: [0, 1]\n",      // weights on NVMe without drives: invalid
       kFile);
   SweepStore store(dir.file("r.db"));

@@ -646,20 +646,20 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     // Decode with the KV cache in host DRAM: Q/K/V projections on the GPU, the new K/V and the
     // query go to the host (blocking copies), attention runs on the CPU, its output comes back.
     const double qkv_share =
-        (2.0 * m_.hidden * m_.hidden / 2 + 2.0 * m_.hidden * m_.kv_dim()) / layer_active_params(m_);
+        (double(m_.hidden) * m_.q_dim() + 2.0 * m_.hidden * m_.kv_dim()) / layer_active_params(m_);
     const double part1 = gpu_kernel_s(gpu, em_, gemm_flops * qkv_share,
                                       weight_read_bytes * qkv_share + act_bytes / 2);
     co_await st.gpu->use(dequant_s + part1 + em_.layer_overhead_s / 2, tag);
     CpuAttentionWork work;
-    double to_host_bytes = sub_batch * (m_.hidden + 2.0 * m_.kv_dim()) * 2.0 / tp_;
-    double from_host_bytes = sub_batch * m_.hidden * 2.0 / tp_;
+    double to_host_bytes = sub_batch * (m_.q_dim() + 2.0 * m_.kv_dim()) * 2.0 / tp_;
+    double from_host_bytes = sub_batch * m_.q_dim() * 2.0 / tp_;
     if (zero_inference) {
       work = zero_inference_decode_attention(m_, sub_batch * cpu_kv, context);
       to_host_bytes =
           sub_batch *
-          (m_.hidden * host_kv.query_bytes_per_elem + 2.0 * m_.kv_dim() * host_kv.bytes_per_elem) /
+          (m_.q_dim() * host_kv.query_bytes_per_elem + 2.0 * m_.kv_dim() * host_kv.bytes_per_elem) /
           tp_;
-      from_host_bytes = sub_batch * m_.hidden * host_kv.output_bytes_per_elem / tp_;
+      from_host_bytes = sub_batch * m_.q_dim() * host_kv.output_bytes_per_elem / tp_;
     } else {
       work.flops = attn_flops * cpu_kv;
       work.fp32 = false;

@@ -38,9 +38,8 @@ RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
   result.workload = "skeleton";
   // Capacity first: a workload says what it needs in each tier, and whether it fits, before
   // simulating anything.
-  TierMemory gpu_memory;
-  gpu_memory.tier = "gpu";
-  gpu_memory.capacity_bytes = units::gb_to_bytes(s.hardware.gpu.memory_gb);
+  // The GPU as the driver reports it, less what the runtime takes first (model/capacity.hpp).
+  TierMemory gpu_memory = gpu_tier(s.hardware.gpu, ExecutionModel{});
   gpu_memory.add("weights (resident)", model_weight_bytes(s.model, s.policy));
   result.memory.push_back(gpu_memory);
   if (!gpu_memory.fits()) {

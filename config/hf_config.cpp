@@ -1,0 +1,258 @@
+#include "config/hf_config.hpp"
+
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+
+#include "config/yaml_reader.hpp"
+#include "model/errors.hpp"
+
+namespace tiersim::config {
+
+namespace {
+
+using nlohmann::json;
+
+// How transformers builds each model_type's decoder layer, as far as bytes and FLOPs go.
+struct ModelType {
+  const char* name;
+  FfnKind ffn_kind;
+  bool learned_positions;  // a learned position table (OPT)
+  // tie_word_embeddings when config.json leaves it out: the config class's own default
+  // (PretrainedConfig's is true; LlamaConfig, MistralConfig, MixtralConfig, Qwen2/3Config,
+  // Phi3Config and GPTJConfig pass false).
+  bool tied_by_default;
+};
+
+const std::vector<ModelType>& model_types() {
+  static const std::vector<ModelType> kTypes = {
+      // OPTDecoderLayer: fc1 -> ReLU -> fc2; OPTLearnedPositionalEmbedding.
+      {"opt", FfnKind::kMlp, true, true},
+      // BloomMLP dense_h_to_4h -> GELU -> dense_4h_to_h; ALiBi, no position table.
+      {"bloom", FfnKind::kMlp, false, true},
+      // GPTJMLP fc_in -> GELU -> fc_out; rotary.
+      {"gptj", FfnKind::kMlp, false, false},
+      // FalconMLP dense_h_to_4h -> GELU -> dense_4h_to_h; rotary.
+      {"falcon", FfnKind::kMlp, false, true},
+      // SwiGLU MLPs (gate_proj, up_proj, down_proj; Phi-3 fuses gate and up): rotary.
+      {"llama", FfnKind::kGated, false, false},
+      {"mistral", FfnKind::kGated, false, false},
+      {"mixtral", FfnKind::kGated, false, false},
+      {"qwen2", FfnKind::kGated, false, false},
+      {"qwen3", FfnKind::kGated, false, false},
+      {"qwen3_moe", FfnKind::kGated, false, false},
+      {"phi3", FfnKind::kGated, false, false},
+  };
+  return kTypes;
+}
+
+class Reader {
+ public:
+  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw ConfigError(path_, 0, key, message);
+  }
+
+  const json* find(std::initializer_list<const char*> keys, std::string* found = nullptr) const {
+    for (const char* k : keys) {
+      auto it = j_.find(k);
+      if (it != j_.end() && !it->is_null()) {
+        if (found) *found = k;
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  // A positive integer under the first of `keys` present; the spec's source names the key.
+  int count(std::initializer_list<const char*> keys, LlmSpec& m, const char* field) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (!v) fail(*keys.begin(), std::string("missing (expected a positive integer: ") + field + ")");
+    return count_value(*v, key, m, field);
+  }
+
+  int count_value(const json& v, const std::string& key, LlmSpec& m, const char* field) const {
+    if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > 1000000000LL)
+      fail(key, "expected a positive integer, got " + v.dump());
+    m.sources[field] = source(key);
+    return static_cast<int>(v.get<long long>());
+  }
+
+  bool flag(const char* key, bool otherwise) const {
+    const json* v = find({key});
+    if (!v) return otherwise;
+    if (!v->is_boolean()) fail(key, "expected true or false, got " + v->dump());
+    return v->get<bool>();
+  }
+
+  std::string text(const char* key) const {
+    const json* v = find({key});
+    if (!v) return "";
+    if (!v->is_string()) fail(key, "expected a string, got " + v->dump());
+    return v->get<std::string>();
+  }
+
+  std::string source(const std::string& key) const { return "hf_config " + path_ + ": " + key; }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& hf_model_types() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> n;
+    for (const auto& t : model_types()) n.push_back(t.name);
+    return n;
+  }();
+  return kNames;
+}
+
+LlmSpec read_hf_config(const std::string& path) {
+  return parse_hf_config(read_input_file(path, "Hugging Face config.json"), path);
+}
+
+LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ConfigError(path, 0, "", "expected a JSON object (a config.json)");
+  const Reader r(j, path);
+  LlmSpec m;
+  m.hf_config = path;
+
+  // Multimodal checkpoints nest the language model; only its own config.json is read.
+  if (r.find({"text_config"}))
+    r.fail("text_config", "a multimodal config; give the language model's own config.json");
+  const std::string type = r.text("model_type");
+  if (type.empty()) r.fail("model_type", "missing (expected one of: " + join(hf_model_types()) + ")");
+  const ModelType* mt = nullptr;
+  for (const auto& t : model_types())
+    if (type == t.name) mt = &t;
+  if (!mt)
+    r.fail("model_type", "unsupported model_type '" + type + "'" + did_you_mean(type, hf_model_types()) +
+                             "; supported: " + join(hf_model_types()));
+  m.family = type;
+  m.sources["family"] = r.source("model_type");
+  m.ffn_kind = mt->ffn_kind;
+  m.sources["ffn_kind"] = r.source("model_type") + " (" + type + "'s MLP)";
+  m.learned_positions = mt->learned_positions;
+  m.sources["learned_positions"] = r.source("model_type") + " (" + type + "'s position encoding)";
+
+  m.layers = r.count({"num_hidden_layers", "n_layer", "num_layers"}, m, "layers");
+  m.hidden = r.count({"hidden_size", "n_embd", "n_embed", "d_model"}, m, "hidden");
+  m.heads = r.count({"num_attention_heads", "n_head"}, m, "heads");
+  m.vocab = r.count({"vocab_size"}, m, "vocab");
+
+  // Key/value heads: GQA configs name them; Falcon's old decoder is multi-query (one KV head)
+  // unless new_decoder_architecture gives num_kv_heads; otherwise multi-head.
+  if (r.find({"num_key_value_heads", "num_kv_heads", "n_head_kv"}) &&
+      (type != "falcon" || r.flag("new_decoder_architecture", false))) {
+    m.kv_heads = r.count({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, m, "kv_heads");
+  } else if (type == "falcon" && r.flag("multi_query", true) &&
+             !r.flag("new_decoder_architecture", false)) {
+    m.kv_heads = 1;
+    m.sources["kv_heads"] = r.source("multi_query");
+  } else {
+    m.kv_heads = m.heads;
+    m.sources["kv_heads"] = r.source("num_attention_heads") + " (multi-head attention)";
+  }
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+    r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.heads) + ")");
+
+  // head_dim apart from hidden / heads (Qwen3, Gemma); equal to it is the ordinary case.
+  if (const json* hd = r.find({"head_dim"})) {
+    const int d = r.count_value(*hd, "head_dim", m, "head_dim");
+    if (d * m.heads != m.hidden || m.hidden % m.heads != 0) m.head_size = d;
+  } else if (m.hidden % m.heads != 0) {
+    r.fail("head_dim", "missing, and hidden_size (" + std::to_string(m.hidden) +
+                           ") is not a multiple of num_attention_heads (" + std::to_string(m.heads) + ")");
+  }
+
+  // Mixture of experts: routed experts with their top-k; every layer sparse.
+  std::string experts_key;
+  if (const json* e = r.find({"num_local_experts", "num_experts", "n_routed_experts"}, &experts_key)) {
+    m.experts = r.count_value(*e, experts_key, m, "experts");
+    m.experts_per_token = r.count({"num_experts_per_tok"}, m, "experts_per_token");
+    if (m.experts_per_token > m.experts)
+      r.fail("num_experts_per_tok", "exceeds " + experts_key + " (" + std::to_string(m.experts) + ")");
+    if (const json* s = r.find({"n_shared_experts", "shared_expert_intermediate_size"}, &experts_key);
+        s && !(s->is_number() && s->get<double>() == 0))
+      r.fail(experts_key, "shared experts are not modelled (every token runs them beside its routed "
+                          "experts); only routed experts are");
+    if (const json* k = r.find({"first_k_dense_replace"}); k && !(k->is_number() && k->get<double>() == 0))
+      r.fail("first_k_dense_replace", "dense layers between MoE layers are not modelled (every layer "
+                                      "has the same experts)");
+    if (const json* k = r.find({"mlp_only_layers"}); k && !(k->is_array() && k->empty()))
+      r.fail("mlp_only_layers", "dense layers between MoE layers are not modelled");
+    if (const json* k = r.find({"decoder_sparse_step", "moe_layer_freq"}, &experts_key);
+        k && !(k->is_number_integer() && k->get<long long>() == 1))
+      r.fail(experts_key, "MoE on only some layers is not modelled (every layer has the same experts)");
+    m.sources["experts_per_token"] = r.source("num_experts_per_tok");
+  } else {
+    m.sources["experts"] = r.source("model_type") + " (dense: no expert count)";
+    m.sources["experts_per_token"] = m.sources["experts"];
+  }
+
+  // FFN width (per expert for MoE). GPT-J's n_inner, BLOOM's and Falcon's MLPs default to 4 x
+  // hidden (BloomMLP, FalconMLP: ffn_hidden_size if given).
+  std::string ffn_key;
+  if (const json* f = r.find({"moe_intermediate_size", "intermediate_size", "ffn_dim", "n_inner",
+                              "ffn_hidden_size"},
+                             &ffn_key);
+      f && !(m.experts == 1 && ffn_key == "moe_intermediate_size")) {
+    m.ffn = r.count_value(*f, ffn_key, m, "ffn");
+  } else if (type == "bloom" || type == "gptj" || type == "falcon") {
+    m.ffn = 4 * m.hidden;
+    m.sources["ffn"] = r.source("hidden_size") + " x 4 (" + type + "'s MLP width when not given)";
+  } else {
+    r.fail("intermediate_size", "missing (expected the MLP's inner width)");
+  }
+  if (type == "opt") {
+    if (const json* p = r.find({"word_embed_proj_dim"});
+        p && !(p->is_number_integer() && p->get<long long>() == m.hidden))
+      r.fail("word_embed_proj_dim", "an embedding projected to another width is not modelled");
+  }
+
+  // Sliding-window attention: recorded; within the window it is full attention, and the loader
+  // refuses a sequence longer than the window (its KV cache is not modelled). Qwen3 and Mixtral
+  // name a window but leave it off (use_sliding_window false, or null).
+  if (const json* w = r.find({"sliding_window"}); w && r.flag("use_sliding_window", true))
+    m.sliding_window = r.count_value(*w, "sliding_window", m, "sliding_window");
+
+  if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {
+    m.max_positions = r.count_value(*p, ffn_key, m, "max_positions");
+  } else {
+    m.sources["max_positions"] = "estimate: " + path + " gives no maximum length; the default " +
+                                 std::to_string(m.max_positions);
+  }
+  m.tied_embeddings = r.flag("tie_word_embeddings", mt->tied_by_default);
+  m.sources["tied_embeddings"] =
+      r.find({"tie_word_embeddings"})
+          ? r.source("tie_word_embeddings")
+          : r.source("model_type") + " (the config class's default, " +
+                (mt->tied_by_default ? "true" : "false") + ")";
+
+  // torch_dtype (newer transformers write dtype).
+  std::string dtype_key;
+  if (const json* d = r.find({"torch_dtype", "dtype"}, &dtype_key)) {
+    if (!d->is_string()) r.fail(dtype_key, "expected a string, got " + d->dump());
+    m.dtype = d->get<std::string>();
+    static const std::vector<std::string> kDtypes = {"float16", "bfloat16", "float32"};
+    bool known = false;
+    for (const auto& k : kDtypes) known = known || k == m.dtype;
+    if (!known)
+      r.fail(dtype_key, "unsupported dtype '" + m.dtype + "'" + did_you_mean(m.dtype, kDtypes) +
+                            "; supported: " + join(kDtypes));
+    m.sources["dtype"] = r.source(dtype_key);
+  }
+  return m;
+}
+
+}  // namespace tiersim::config

@@ -1,0 +1,188 @@
+// Models from a Hugging Face config.json (config/hf_config.hpp): the shipped files reproduce the
+// catalog's models; a scenario can name one; a bad or unsupported file is an error naming the
+// file and the field.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/catalog.hpp"
+#include "config/hf_config.hpp"
+#include "model/errors.hpp"
+#include "model/llm.hpp"
+#include "tests/support.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace tiersim;
+using namespace tiersim::config;
+
+namespace {
+
+const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+const std::string kHf = kData + "/catalog/hf";
+
+ConfigError hf_error(const std::string& text) {
+  try {
+    (void)parse_hf_config(text, "bad/config.json");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("no error for " << text);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped config.json reproduces its catalog model", "[config][hf_config]") {
+  const Catalog c = Catalog::load(kData);
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kHf)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    const std::string name = e.path().stem().string();
+    INFO(name);
+    const LlmSpec from_file = read_hf_config(e.path().string());
+    const LlmSpec& catalog = c.model(name);  // every file is named after a catalog model
+    const double file_params = count_params(from_file).total;
+    // Within 1% of the catalog's own count and of the published size.
+    CHECK(file_params == Approx(count_params(catalog).total).epsilon(0.01));
+    CHECK(file_params / 1e9 == Approx(catalog.published_params_b).epsilon(0.01));
+    // The shape the simulator's costs follow, field by field.
+    CHECK(from_file.layers == catalog.layers);
+    CHECK(from_file.kv_dim() == catalog.kv_dim());
+    CHECK(from_file.q_dim() == catalog.q_dim());
+    CHECK(from_file.ffn == catalog.ffn);
+    CHECK(from_file.vocab == catalog.vocab);
+    CHECK(from_file.experts == catalog.experts);
+    CHECK(from_file.ffn_kind == catalog.ffn_kind);
+  }
+  CHECK(files >= 19);  // the 16 older catalog models and llama-3.1-70b/-405b, qwen3-32b
+}
+
+TEST_CASE("Qwen3's head width is its own, not hidden / heads", "[config][hf_config]") {
+  const LlmSpec q = read_hf_config(kHf + "/qwen3-32b.json");
+  CHECK(q.hidden == 5120);
+  CHECK(q.heads == 64);
+  CHECK(q.head_dim() == 128);  // hidden / heads would be 80
+  CHECK(q.q_dim() == 8192);
+  CHECK(q.kv_dim() == 1024);
+  CHECK(q.dtype == "bfloat16");
+  CHECK_FALSE(q.tied_embeddings);
+  // 64 x (2 x 5120 x 8192 + 2 x 5120 x 1024 + 3 x 5120 x 25600 + norms) + 2 x 151936 x 5120.
+  CHECK(count_params(q).total / 1e9 == Approx(32.76).epsilon(0.002));
+}
+
+TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_config]") {
+  test::TempDir dir;
+  std::filesystem::copy_file(kHf + "/qwen3-32b.json", dir.file("config.json"));
+  const std::string scenario = dir.file("s.yaml");
+  std::ofstream(scenario) << "name: qwen\nhardware: {gpu: {model: H200}}\n"
+                             "model: {hf_config: config.json}\n"
+                             "workload: {kind: inference, batch: 4, prompt_tokens: 128, "
+                             "gen_tokens: 8}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  const Scenario s = load_scenario(scenario);
+  CHECK(s.model.layers == 64);
+  CHECK(s.model.head_dim() == 128);
+  CHECK(s.model.name == std::filesystem::path(dir.str()).filename().string());  // named by its folder, as on the Hub
+  CHECK_THAT(s.provenance.at("model.layers"), Catch::Contains("num_hidden_layers"));
+  // The file's content is part of the scenario: another width is another hash.
+  const Scenario wider = load_scenario(scenario, [] {
+    LoadOptions o;
+    o.overrides = {"model.ffn=25601"};
+    return o;
+  }());
+  CHECK(wider.hash != s.hash);
+  // A name with the file is only a name; a field after it still overrides.
+  LoadOptions named;
+  named.overrides = {"model.name=my-finetune", "model.layers=2"};
+  const Scenario n = load_scenario(scenario, named);
+  CHECK(n.model.name == "my-finetune");
+  CHECK(n.model.layers == 2);
+  CHECK(n.model.head_dim() == 128);
+  // The resolved scenario loads back into the same one.
+  const std::string resolved = dir.file("resolved.yaml");
+  std::ofstream(resolved) << s.resolved_yaml;
+  CHECK(load_scenario(resolved).hash == s.hash);
+}
+
+TEST_CASE("catalog models may be given by a config.json", "[config][hf_config]") {
+  const Catalog c = Catalog::load(kData);
+  const LlmSpec& m = c.model("llama-3.1-405b");
+  CHECK(m.layers == 126);
+  CHECK(m.hidden == 16384);
+  CHECK(m.max_positions == 131072);
+  CHECK(m.hf_config == "hf/llama-3.1-405b.json");
+  CHECK_THAT(m.sources.at("layers"), Catch::Equals("hf_config hf/llama-3.1-405b.json: num_hidden_layers"));
+  // What the issue reported: "llama-3.1-70b" was answered "did you mean llama-3.1-8b".
+  CHECK(c.model("llama-3.1-70b").layers == 80);
+}
+
+TEST_CASE("a bad or unsupported config.json names the file and the field", "[config][hf_config]") {
+  ConfigError e = hf_error("{\"model_type\": \"llama\", \"hidden_size\": 4096}");
+  CHECK(e.file() == "bad/config.json");
+  CHECK(e.key_path() == "num_hidden_layers");
+  CHECK_THAT(e.what(), Catch::Contains("missing"));
+
+  e = hf_error("{\"model_type\": \"deepseek_v3\"}");
+  CHECK(e.key_path() == "model_type");
+  CHECK_THAT(e.what(), Catch::Contains("unsupported model_type 'deepseek_v3'"));
+
+  const std::string moe =
+      "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+      "\"num_attention_heads\": 4, \"vocab_size\": 10, \"num_experts\": 8, "
+      "\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"intermediate_size\": 128, ";
+  e = hf_error(moe + "\"mlp_only_layers\": [0]}");
+  CHECK(e.key_path() == "mlp_only_layers");
+  e = hf_error(moe + "\"decoder_sparse_step\": 2}");
+  CHECK(e.key_path() == "decoder_sparse_step");
+  // Every layer sparse: read, with the per-expert width.
+  const LlmSpec ok = parse_hf_config(moe + "\"decoder_sparse_step\": 1, \"mlp_only_layers\": []}",
+                                     "ok.json");
+  CHECK(ok.experts == 8);
+  CHECK(ok.experts_per_token == 2);
+  CHECK(ok.ffn == 32);
+
+  e = hf_error("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+               "\"num_attention_heads\": 4, \"vocab_size\": 10, \"intermediate_size\": -3}");
+  CHECK(e.key_path() == "intermediate_size");
+  CHECK_THAT(e.what(), Catch::Contains("positive integer"));
+
+  e = hf_error("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+               "\"num_attention_heads\": 4, \"vocab_size\": 10, \"intermediate_size\": 8, "
+               "\"torch_dtype\": \"float8\"}");
+  CHECK(e.key_path() == "torch_dtype");
+
+  e = hf_error("{not json");
+  CHECK_THAT(e.what(), Catch::Contains("not valid JSON"));
+}
+
+TEST_CASE("a scenario names the config.json that is wrong", "[config][hf_config]") {
+  test::TempDir dir;
+  std::ofstream(dir.file("config.json")) << "{\"model_type\": \"llama\"}";
+  std::ofstream(dir.file("s.yaml")) << "name: x\nhardware: {gpu: {model: H200}}\n"
+                                       "model:\n  hf_config: config.json\n"
+                                       "workload: {kind: inference, batch: 1}\n";
+  try {
+    (void)load_scenario(dir.file("s.yaml"));
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.key_path() == "model.hf_config");
+    CHECK_THAT(e.what(), Catch::Contains(dir.file("config.json")));
+    CHECK_THAT(e.what(), Catch::Contains("num_hidden_layers"));
+  }
+}
+
+TEST_CASE("sequences past a sliding window are refused", "[config][hf_config]") {
+  test::TempDir dir;
+  std::filesystem::copy_file(kHf + "/phi-3-mini.json", dir.file("config.json"));
+  std::ofstream(dir.file("s.yaml")) << "name: x\nhardware: {gpu: {model: H200}}\n"
+                                       "model: {hf_config: config.json}\n"
+                                       "workload: {kind: inference, batch: 1, prompt_tokens: 1024, "
+                                       "gen_tokens: 32}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  CHECK(load_scenario(dir.file("s.yaml")).model.sliding_window == 2047);
+  LoadOptions longer;
+  longer.overrides = {"workload.prompt_tokens=2048"};
+  CHECK_THROWS_WITH(load_scenario(dir.file("s.yaml"), longer),
+                    Catch::Contains("sliding attention window of 2047"));
+}
