@@ -104,6 +104,13 @@ std::vector<Option> build_table() {
   for (auto& o : t)
     if (o.path == "hardware.host.page_fault_gbps")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.page_fault_gbps > 0; };
+  // Likewise the PCIe switch topology (added with ZeRO-Inference's data-parallel ranks).
+  for (auto& o : t) {
+    if (o.path == "hardware.host.gpus_per_pcie_switch")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.gpus_per_pcie_switch > 0; };
+    if (o.path == "hardware.host.pcie_switch_uplink_gbps")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.pcie_switch_uplink_gbps > 0; };
+  }
   {
     Option o = flag("hardware.host.size_dram", "true",
                     "while hardware.host.dram_gb is the catalog's, price and power the DRAM the "
