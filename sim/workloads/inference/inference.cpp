@@ -198,6 +198,9 @@ class InferenceSim {
   // for pageable host memory, the CPUs stage every rank's copy (see there).
   Task partition_copy(Resource* own, double own_bytes, double uplink_bytes, bool pageable,
                       Tag tag);
+  // The same, issued without waiting: counts `done` down when it has landed.
+  Task partition_copy_then(Resource* own, double own_bytes, double uplink_bytes, bool pageable,
+                           Tag tag, std::shared_ptr<Latch> done);
   Task compute_module(int stage, int module, int pass, double sub_batch);
   // compute_module's GPU time for a layer of this pass, sub-batch and size. The layers of a pass
   // share their shape and context, so it is worked out for the first (layer_gpu_s_of) and reused:
@@ -397,6 +400,12 @@ Task InferenceSim::partition_copy(Resource* own, double own_bytes, double uplink
   co_await engine_.until(end_s);
 }
 
+Task InferenceSim::partition_copy_then(Resource* own, double own_bytes, double uplink_bytes,
+                                       bool pageable, Tag tag, std::shared_ptr<Latch> done) {
+  co_await partition_copy(own, own_bytes, uplink_bytes, pageable, tag);
+  done->count_down();
+}
+
 // DeepSpeed's ZeRO-3 all-gathers a module's partitioned parameters once every rank's partition is
 // on its GPU (partition_parameters.py, all_gather_coalesced after the NVMe swap-in or host copy
 // of the partitions): a ring over the ranks, received on the GPU's PCIe link (NVLink where the
@@ -424,7 +433,13 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
-  auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads);
+  // Data-parallel ranks copy their host partitions asynchronously too (ZeRO-3 moves an offloaded
+  // partition to the GPU with a non-blocking copy before the all-gather): the module is gathered
+  // once every read and copy has landed.
+  int host_copies = 0;
+  if (dp_ > 1)
+    for (const TensorFetch& t : pass_plan.of(plan)) host_copies += t.cpu_bytes > 0 ? 1 : 0;
+  auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads + host_copies);
   for (const TensorFetch& t : pass_plan.of(plan)) {
     co_await engine_.delay(em_.fetch_overhead_s);
     if (t.nvme_bytes > 0) {
@@ -437,8 +452,9 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
         issue_nvme_read(st.h2d, t, pass, module, reads);
     }
     if (t.cpu_bytes > 0 && dp_ > 1)
-      co_await partition_copy(st.h2d, t.dp_host_bytes, t.host_uplink_bytes, !p_.pin_memory,
-                              Tag{Activity::kWeightsCpu, pass, module});
+      engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
+                                        !p_.pin_memory, Tag{Activity::kWeightsCpu, pass, module},
+                                        reads));
     else if (t.cpu_bytes > 0)
       co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
   }
@@ -958,8 +974,9 @@ RunResult InferenceSim::run() {
   if (dp_ > 1) {
     prefetch_ = zero3_prefetch_modules(p_.zero3, largest_module_elements);
     if (host.gpus_per_pcie_switch > 0)
-      uplink_ = &engine_.add_resource(ResourceKind::kPcieSwitch, kNoIndex, WorkUnit::kBytes,
-                                      units::gbps_to_bytes_per_s(pcie_switch_uplink_gbps(gpu, host)));
+      uplink_ = &engine_.add_resource(
+          ResourceKind::kPcieSwitch, kNoIndex, WorkUnit::kBytes,
+          units::gbps_to_bytes_per_s(pcie_switch_uplink_gbps(gpu, host)));
   }
 
   stages_.resize(static_cast<std::size_t>(n_stages_));

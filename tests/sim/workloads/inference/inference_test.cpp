@@ -542,8 +542,9 @@ TEST_CASE("data-parallel ranks with a free gather run like that many single GPUs
         Approx(one.metric("decode_s_per_token")).epsilon(0.01));
   CHECK(four.metric("throughput_tokens_per_s") ==
         Approx(4 * one.metric("throughput_tokens_per_s")).epsilon(0.01));
-  // Energy counts all four GPUs.
-  CHECK(four.metric("avg_power_w") > 2.5 * one.metric("avg_power_w"));
+  // Energy counts all four GPUs: four times one GPU's average draw.
+  CHECK(four.metric("energy_j_gpu") / four.metric("total_s") ==
+        Approx(4 * one.metric("energy_j_gpu") / one.metric("total_s")).epsilon(0.03));
 }
 
 TEST_CASE("over PCIe a decode pass takes the (N-1)/N gathered bytes over each GPU's link",
@@ -578,11 +579,14 @@ TEST_CASE("ranks behind one PCIe switch contend for its uplink when their weight
       units::gbps_to_bytes_per_s(h2d_gbps(direct_s.hardware.gpu, direct_s.hardware.host));
   // Direct attach: every rank copies a quarter of each layer over its own link and gathers the
   // other three quarters over it: the whole model per link per pass.
-  CHECK(direct.metric("decode_s_per_token") == Approx(layer_bytes / link_bps).epsilon(0.05));
+  // (Per-tensor fetch overheads and the ends of each pass add a little.)
+  CHECK(direct.metric("decode_s_per_token") >= layer_bytes / link_bps * 0.999);
+  CHECK(direct.metric("decode_s_per_token") <= layer_bytes / link_bps * 1.1);
   // Behind one switch with an uplink of half a GPU link, the uplink carries all four quarters:
   // the whole model per pass at half the rate, twice the time, whatever the GPU links could do.
-  CHECK(shared.metric("decode_s_per_token") ==
-        Approx(layer_bytes / units::gbps_to_bytes_per_s(12.5)).epsilon(0.05));
+  const double uplink_s = layer_bytes / units::gbps_to_bytes_per_s(12.5);
+  CHECK(shared.metric("decode_s_per_token") >= uplink_s * 0.999);
+  CHECK(shared.metric("decode_s_per_token") <= uplink_s * 1.1);
   CHECK(shared.bottleneck == "pcie-switch");
 }
 
