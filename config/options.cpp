@@ -180,8 +180,14 @@ std::vector<Option> build_table() {
                    "weights offloaded to host DRAM sit in pinned memory (DMA copies); false: "
                    "pageable memory, copied by the CPU through the driver's staging buffers",
                    F(policy.pin_memory)));
-  t.push_back(integer("policy.prefetch_layers", 0, "1", "layers fetched ahead of the one computing",
-                      F(policy.prefetch_layers)));
+  {
+    Option o = integer("policy.prefetch_layers", 0, "1", "layers fetched ahead of the one computing",
+                       F(policy.prefetch_layers));
+    // ZeRO-Inference's data-parallel ranks take their prefetch depth from policy.zero3.* and
+    // refuse this key, so their resolved scenarios leave it out (and load again).
+    o.emit_when = [](const Scenario& s) { return s.policy.parallelism.data == 1; };
+    t.push_back(std::move(o));
+  }
   t.push_back(range(opt("policy.aio.block_size", VT::kSize, "bytes", "16MiB",
                         "bytes per NVMe request", F(policy.aio.block_size_bytes)),
                     0, kInf, true));

@@ -261,7 +261,7 @@ TEST_CASE("cross-field checks", "[config][scenario]") {
   CHECK_THROWS_WITH(load(kBase, {"hardware.nvme.count=0"}),
                     Catch::Contains("weights on nvme need NVMe"));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=2"}),
-                    Catch::Contains("must equal tensor * pipeline = 1"));
+                    Catch::Contains("must equal tensor * pipeline * data = 1"));
   CHECK_NOTHROW(load(kBase, {"hardware.gpu.count=2", "policy.parallelism.tensor=2"}));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=3", "policy.parallelism.tensor=3"}),
                     Catch::Contains("must divide the model's heads"));
@@ -699,6 +699,12 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
   CHECK(s.policy.parallelism.data == 6);
   CHECK(s.policy.zero3.prefetch_bucket_size == 2e8);
   CHECK(s.policy.zero3.param_persistence_threshold == 1e5);  // DeepSpeed's default
+  // Its resolved scenario loads again (the report and the store re-run stored scenarios) and
+  // leaves out policy.prefetch_layers, which data-parallel ranks refuse.
+  CHECK(s.resolved_yaml.find("prefetch_layers") == std::string::npos);
+  const Scenario again = load_scenario_text(s.resolved_yaml, "resolved", with_data({}));
+  CHECK(again.hash == s.hash);
+  CHECK(again.policy.zero3.prefetch_bucket_size == 2e8);
   // Six GPUs without it are still refused, and the message names the new degree.
   const auto count = config_error([] { load(kBase, {"hardware.gpu.count=6"}); });
   CHECK(count.key_path() == "hardware.gpu.count");
