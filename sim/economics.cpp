@@ -53,6 +53,10 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
         break;
     }
   }
+  // ZeRO-3's all-gathers over PCIe go GPU to GPU (peer to peer): they load the links, not host
+  // DRAM.
+  if (r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0)
+    pcie_bytes = std::max(0.0, pcie_bytes - r.metric("allgather_bytes") * tp);
   const double t = a.makespan_s;
   // Rounding in the engine may put busy time a hair above the makespan; the power model checks
   // the bounds strictly, so clamp here where the numbers are produced.

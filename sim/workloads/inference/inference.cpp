@@ -306,6 +306,7 @@ class InferenceSim {
   double prefill_end_s_ = 0;
   double weight_wait_s_ = 0;
   double cpu_attention_s_ = 0;
+  double allgather_bytes_ = 0;  // [bytes] this rank received in ZeRO-3 gathers
 };
 
 // One partition read from NVMe into its swap buffer, then (AIO) the bounce copy to the GPU, or
@@ -416,6 +417,7 @@ Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, in
   co_await reads->wait();
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const Zero3GatherTraffic& g = gathers_[static_cast<std::size_t>(module)];
+  allgather_bytes_ += g.gather_bytes;
   if (g.gather_bytes > 0)
     co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
                             g.uplink_bytes, false, Tag{Activity::kAllgatherParams, pass, module});
@@ -1040,6 +1042,7 @@ RunResult InferenceSim::run() {
   set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
   result.set("weight_wait_s", weight_wait_s_, "s");
   result.set("cpu_attention_s", cpu_attention_s_, "s");
+  if (dp_ > 1) result.set("allgather_bytes", allgather_bytes_, "bytes");
   result.set("weights_bytes", model_weight_bytes(modules_), "bytes");
   if (nvme_) result.set("nvme_read_gbps_model", nvme_timing_.read_gbps, "GB/s");
   collect_usage(engine_, total_s, result);

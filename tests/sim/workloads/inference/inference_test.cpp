@@ -560,7 +560,12 @@ TEST_CASE("over PCIe a decode pass takes the (N-1)/N gathered bytes over each GP
     CHECK(r.metric("decode_s_per_token") >= gather_s * 0.999);
     CHECK(r.metric("decode_s_per_token") <= gather_s * 1.05);
     CHECK(r.bottleneck == "pcie-h2d");
+    // Every pass (prefill and each decode step) gathers every partitioned parameter.
+    CHECK(r.metric("allgather_bytes") ==
+          Approx(s.inference.gen_tokens * (n - 1.0) / n * partitioned_bytes(s)));
   }
+  // A single GPU gathers nothing and reports no gather metric.
+  CHECK_FALSE(sim::simulate(data_parallel(1, 1)).has_metric("allgather_bytes"));
 }
 
 TEST_CASE("ranks behind one PCIe switch contend for its uplink when their weights are offloaded",
