@@ -11,6 +11,7 @@
 #include "store/results_store.hpp"
 #include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
+#include "study/fit_search.hpp"
 
 namespace po = boost::program_options;
 
@@ -20,7 +21,9 @@ int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: tiersim run SCENARIO.yaml [options]\n\n"
       "Simulates one scenario (hardware, model, workload, offload policy) and prints how fast it\n"
-      "runs, where the time goes and whether it fits in memory. Exit code 3 when it does not fit.\n\n"
+      "runs, where the time goes and whether it fits in memory. Exit code 3 when it does not fit;\n"
+      "then it names the closest configurations that do (largest batch, smallest DRAM, fewest\n"
+      "GPUs), found on the capacity model without simulating them.\n\n"
       "options");
   std::string file, trace_path, data_dir, db_path;
   std::vector<std::string> sets;
@@ -59,10 +62,30 @@ int cmd_run(const std::vector<std::string>& args) {
   sim_opts.trace = !trace_path.empty() || !db_path.empty();
   const sim::RunResult result = sim::simulate(scenario, sim_opts);
 
-  if (vm.count("json"))
-    std::cout << reports::json_text(reports::to_json(scenario, result), 2) << "\n";
-  else
+  // A refusal still answers: the closest configurations the capacity model says fit.
+  const std::vector<fit::Suggestion> closest =
+      result.fits ? std::vector<fit::Suggestion>{}
+                  : fit::closest_fits(scenario, with_stack(sim_opts.exec, scenario.policy.stack));
+  if (vm.count("json")) {
+    nlohmann::json j = reports::to_json(scenario, result);
+    if (!closest.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& c : closest)
+        list.push_back({{"what", c.what}, {"set", c.sets}, {"detail", c.detail}});
+      j["closest_fits"] = list;
+    }
+    std::cout << reports::json_text(j, 2) << "\n";
+  } else {
     reports::print_human(std::cout, scenario, result);
+    if (!closest.empty()) {
+      std::cout << "closest that fits (capacity model, not simulated):\n";
+      for (const auto& c : closest) {
+        std::cout << "  " << c.what << ":";
+        for (const auto& set : c.sets) std::cout << " --set " << set;
+        std::cout << "  (" << c.detail << ")\n";
+      }
+    }
+  }
   if (!trace_path.empty()) {
     std::ostringstream out;
     reports::write_chrome_trace(out, scenario, result);

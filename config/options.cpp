@@ -112,6 +112,13 @@ std::vector<Option> build_table() {
   for (auto& o : t)
     if (o.path == "hardware.host.page_fault_gbps")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.page_fault_gbps > 0; };
+  // Likewise the PCIe switch topology (added with ZeRO-Inference's data-parallel ranks).
+  for (auto& o : t) {
+    if (o.path == "hardware.host.gpus_per_pcie_switch")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.gpus_per_pcie_switch > 0; };
+    if (o.path == "hardware.host.pcie_switch_uplink_gbps")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.pcie_switch_uplink_gbps > 0; };
+  }
   {
     Option o = flag("hardware.host.size_dram", "true",
                     "while hardware.host.dram_gb is the catalog's, price and power the DRAM the "
@@ -192,8 +199,14 @@ std::vector<Option> build_table() {
                    "weights offloaded to host DRAM sit in pinned memory (DMA copies); false: "
                    "pageable memory, copied by the CPU through the driver's staging buffers",
                    F(policy.pin_memory)));
-  t.push_back(integer("policy.prefetch_layers", 0, "1", "layers fetched ahead of the one computing",
-                      F(policy.prefetch_layers)));
+  {
+    Option o = integer("policy.prefetch_layers", 0, "1", "layers fetched ahead of the one computing",
+                       F(policy.prefetch_layers));
+    // ZeRO-Inference's data-parallel ranks take their prefetch depth from policy.zero3.* and
+    // refuse this key, so their resolved scenarios leave it out (and load again).
+    o.emit_when = [](const Scenario& s) { return s.policy.parallelism.data == 1; };
+    t.push_back(std::move(o));
+  }
   t.push_back(range(opt("policy.aio.block_size", VT::kSize, "bytes", "16MiB",
                         "bytes per NVMe request", F(policy.aio.block_size_bytes)),
                     0, kInf, true));

@@ -491,6 +491,19 @@ void Loader::check_cross_fields() const {
 
   // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
   if (const auto issue = parallelism_issue(s_)) fail_at(issue->key, issue->message);
+  // ZeRO-Inference's data-parallel ranks: one source for the prefetch depth (the ZeRO-3 bucket),
+  // and the ZeRO-3 settings only where there are partitions to gather.
+  if (s_.kind == WorkloadKind::kInference) {
+    if (pol.parallelism.data > 1 && given("policy.prefetch_layers"))
+      fail_at("policy.prefetch_layers",
+              "not used with policy.parallelism.data > 1: the gathers run ahead as DeepSpeed's "
+              "policy.zero3.prefetch_bucket_size and policy.zero3.max_live_parameters allow");
+    if (pol.parallelism.data == 1)
+      for (const auto& [path, g] : given_)
+        if (path.rfind("policy.zero3.", 0) == 0)
+          fail_at(path, "applies to policy.parallelism.data > 1 only (ZeRO-Inference's "
+                        "partitioned weights over several GPUs)");
+  }
   check_flexgen();
   if (s_.kind == WorkloadKind::kInference && pol.schedule == Schedule::kFlexGenBlock &&
       s_.inference.batch % pol.gpu_batches != 0)

@@ -83,6 +83,12 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
       {"page_fault_gbps", &H::page_fault_gbps, "GB/s", 0, kNoLimit, false,
        "per-thread rate of first touch (fault-in and zeroing) of fresh pages; 0 = the measured "
        "VM figure"},
+      {"gpus_per_pcie_switch", &H::gpus_per_pcie_switch, "", 0, 64, false,
+       "GPUs behind one PCIe switch, sharing its uplink to the CPU (peer traffic between them "
+       "stays in the switch); 0 = each GPU on a root port of its own"},
+      {"pcie_switch_uplink_gbps", &H::pcie_switch_uplink_gbps, "GB/s", 0, kNoLimit, false,
+       "achieved per-direction rate of a PCIe switch's uplink; 0 = x16 of the host's PCIe "
+       "generation at the GPU links' efficiency"},
   };
   return kFields;
 }

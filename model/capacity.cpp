@@ -103,6 +103,43 @@ void add_weight_items(const Policy& p, const WeightFootprint& f, double shards, 
   nvme.add("weights", f.total_bytes * p.weights.nvme);
 }
 
+// ZeRO-Inference's data-parallel ranks (ZeRO-3, policy.parallelism.data): every partitioned
+// parameter has 1/ranks on each GPU, or on the host or NVMe per the placement (all ranks'
+// partitions together are one copy of the model there); persistent parameters are whole on every
+// GPU. Gathered parameters fill GPU memory for the module computing and those prefetched
+// (zero3_prefetch_modules); an offloading rank keeps its own pinned swap buffers, one partition
+// each.
+void add_zero3_weight_items(const Policy& p, const std::vector<WeightModule>& modules, double ranks,
+                            TierMemory& gpu, TierMemory& cpu, TierMemory& nvme) {
+  double persistent = 0, partitioned = 0, largest_gathered = 0, largest_elements = 0;
+  double largest_tensor = 0;
+  for (const auto& mod : modules) {
+    double gathered = 0;
+    for (const auto& t : mod.tensors) {
+      if (zero3_persistent(t, p.zero3)) {
+        persistent += t.bytes;
+        continue;
+      }
+      gathered += t.bytes;
+      largest_tensor = std::max(largest_tensor, t.bytes);
+    }
+    partitioned += gathered;
+    largest_gathered = std::max(largest_gathered, gathered);
+    largest_elements = std::max(largest_elements, mod.elements());
+  }
+  gpu.add("weights (persistent, whole on every GPU)", persistent);
+  gpu.add("weights (this GPU's partition)", partitioned * p.weights.gpu / ranks);
+  gpu.add("gathered parameters (module computing + prefetched)",
+          (zero3_prefetch_modules(p.zero3, largest_elements) + 1) * largest_gathered);
+  if (p.weight_bits < 16 && !p.stack.fused_dequant)
+    gpu.add("dequantisation workspace", largest_elements * 2.0);
+  cpu.add("weights (every rank's partition)", partitioned * p.weights.cpu);
+  if (p.weights.nvme > 0 && p.io_path == IoPath::kAio)
+    cpu.add("pinned AIO swap buffers (every rank's)",
+            ranks * p.aio.swap_buffers * largest_tensor * p.weights.nvme / ranks);
+  nvme.add("weights", partitioned * p.weights.nvme);
+}
+
 }  // namespace
 
 CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em) {
@@ -208,6 +245,7 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   const auto& w = s.inference;
   const double shards = double(p.parallelism.tensor) * double(p.parallelism.pipeline);
   const double tp = p.parallelism.tensor;
+  const double dp = p.parallelism.data;
   const WeightFootprint f = weight_footprint(modules, p);
 
   const double kv_elem_bytes = p.kv_bits / 8.0;
@@ -219,11 +257,15 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   TierMemory nvme{"nvme", 0,
                   s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
-  add_weight_items(p, f, shards, gpu, cpu, nvme);
-  // Activations live for one GPU batch (FlexGen block) or one pipeline micro-batch at a time.
+  if (dp > 1)
+    add_zero3_weight_items(p, modules, dp, gpu, cpu, nvme);
+  else
+    add_weight_items(p, f, shards, gpu, cpu, nvme);
+  // Activations live for one GPU batch (FlexGen block) or one pipeline micro-batch at a time, of
+  // one data-parallel rank's batch.
   const int gpu_batches = p.batches_per_fetch();
   const double sub_batch =
-      double(w.batch) / gpu_batches / std::max(1, p.parallelism.micro_batches);
+      double(w.batch) / dp / gpu_batches / std::max(1, p.parallelism.micro_batches);
   const double tokens = sub_batch * w.prompt_tokens;
   const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
   // Prefill peak: hidden states in and out, the FFN intermediate, and eager attention's score and
@@ -233,11 +275,12 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
                             ? 0.0
                             : 2.0 * sub_batch * (m.heads / tp) * double(w.prompt_tokens) *
                                   double(w.prompt_tokens) * 2.0;
-  const double activations =
-      tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 + scores + double(w.batch) * m.vocab * 4.0;
+  const double activations = tokens * (2.0 * m.hidden + ffn_width / tp) * 2.0 + scores +
+                             double(w.batch) / dp * m.vocab * 4.0;
   gpu.add("activations (prefill peak)", activations);
-  add_communicator_buffers(gpu, em, shards);
-  const double kv_gpu = kv_total * p.kv_cache.gpu / shards;
+  // Data-parallel ranks gather their weights through NCCL too: every rank holds communicators.
+  add_communicator_buffers(gpu, em, shards * dp);
+  const double kv_gpu = kv_total * p.kv_cache.gpu / shards / dp;
   if (p.stack.kv_pool_free_fraction > 0 && kv_gpu > 0) {
     // The stack's KV pool takes its fraction of what is free now; the rest stays unused
     // (ExecutionStack::kv_pool_free_fraction). The batch fits when its cache fits in the pool.

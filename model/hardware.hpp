@@ -95,6 +95,14 @@ struct HostSpec {
   int pcie_gen = 5;                 // host's PCIe generation (caps GPU and drive links)
   double nvme_io_gbps = 0;     // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
   double page_fault_gbps = 0;  // per-thread first touch of fresh pages; 0 = ExecutionModel's
+  // PCIe topology of the GPU slots: GPUs that sit behind one PCIe switch share its uplink to the
+  // CPU (host copies into all of them, and their peer traffic with GPUs behind other switches);
+  // peer traffic between GPUs behind the same switch stays in the switch (PCIe peer-to-peer).
+  // 0 = every GPU on a root port of its own (direct attach): each has only its own link.
+  int gpus_per_pcie_switch = 0;
+  // Achieved per-direction rate of one switch's uplink [1e9 B/s]; 0 = an x16 link of the host's
+  // PCIe generation at the GPU links' copy efficiency (pcie_switch_uplink_gbps()).
+  double pcie_switch_uplink_gbps = 0;
   SourceMap sources;
   // Not a catalog field: hardware.host.size_dram. When true and dram_gb is the catalog's (not
   // overridden), energy and cost count the DRAM the configuration needs (model/capacity.hpp,

@@ -72,6 +72,10 @@ double resident_param_limit_bytes(const ExecutionModel& em, const AioConfig& aio
   return std::max(em.small_param_bytes, aio.block_size_bytes);
 }
 
+bool zero3_persistent(const WeightTensor& t, const Zero3Settings& z) {
+  return t.elements <= z.param_persistence_threshold;
+}
+
 TensorSource tensor_source(double tensor_bytes, const Placement& weights, double limit_bytes) {
   TensorSource src{tensor_bytes * weights.nvme, tensor_bytes * weights.cpu};
   if (src.nvme_bytes > 0 && tensor_bytes < limit_bytes) {

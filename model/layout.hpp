@@ -50,6 +50,11 @@ double resident_param_limit_bytes(const ExecutionModel& em, const AioConfig& aio
 // The tensor's NVMe and host-DRAM shares under the policy's weight placement and that rule.
 TensorSource tensor_source(double tensor_bytes, const Placement& weights, double limit_bytes);
 
+// ZeRO-3's persistence rule (deepspeed/runtime/zero/partition_parameters.py,
+// Init._convert_to_deepspeed_param): a parameter of at most param_persistence_threshold elements
+// is kept whole on every GPU, neither partitioned nor offloaded, and never gathered.
+bool zero3_persistent(const WeightTensor& t, const Zero3Settings& z);
+
 }  // namespace tiersim
 
 namespace tiersim {

@@ -62,6 +62,19 @@ double attention_flops(const LlmSpec& m, double queries, double context) {
   return 4.0 * queries * context * m.q_dim();
 }
 
+// The fp32 buffer (model/llm.hpp HostKvCache), checked again for the versions that Micron's
+// ZeRO-Inference runs used (issue 30): every commit of the fork's modeling_opt.py that has the
+// offload (71b1ce1 "add opt", 2023-06, to 0e25ddc, 2023-09, the branch head) allocates [layers, 2,
+// batch, heads, prompt + max_new_tokens - 1, head_dim] with torch.empty(buffer_shape,
+// pin_memory=...) and no dtype, and its decode attention sends the query as query_states.float()
+// into torch.bmm with the buffer's keys: bmm takes one dtype, so an fp16 buffer would not run at
+// all. The default dtype is float32 there: from_pretrained(torch_dtype=torch.float16) sets it only
+// while building the model and restores it (modeling_utils.py, dtype_orig), and DeepSpeed's
+// zero.Init puts back the torch.empty it wraps on exit (runtime/zero/partition_parameters.py,
+// unpatch_init_and_builtins). DeepSpeedExamples' run_model.py (every version since the 2023-09
+// refresh) passes gen_len as max_new_tokens, so the buffer holds prompt + gen - 1 positions, all of
+// them written by the end of the generation. OPT-30B at batch 200, prompt 512, gen 32 thus needs
+// 299e9 bytes of host DRAM for this buffer.
 HostKvCache zero_inference_host_kv(const LlmSpec& m) {
   HostKvCache c;
   if (m.family == "bloom") {

@@ -8,11 +8,31 @@ std::optional<ParallelismIssue> parallelism_issue(const Scenario& s) {
   const int tp = par.tensor;
   const int pp = par.pipeline;
   const int gpus = s.hardware.gpu_count;
+  const int dp = par.data;
   const bool inference = s.kind == WorkloadKind::kInference;
-  if (inference && gpus != tp * pp)
+  if (inference && gpus != tp * pp * dp)
     return ParallelismIssue{"hardware.gpu.count",
-                            "must equal tensor * pipeline = " + std::to_string(tp * pp) +
-                                " for inference (data parallelism is simulated for training only)"};
+                            "must equal tensor * pipeline * data = " +
+                                std::to_string(tp * pp * dp) +
+                                " for inference (policy.parallelism.data: ZeRO-Inference's "
+                                "data-parallel ranks)"};
+  if (inference && dp > 1) {
+    if (tp != 1 || pp != 1)
+      return ParallelismIssue{"policy.parallelism.data",
+                              "ZeRO-Inference's data-parallel ranks partition the weights "
+                              "themselves (ZeRO-3); combining them with tensor or pipeline "
+                              "parallelism is not modelled"};
+    if (s.policy.schedule != Schedule::kZeroInference)
+      return ParallelismIssue{"policy.parallelism.data",
+                              "data-parallel ranks are modelled for policy.schedule: "
+                              "zero-inference only"};
+    if (s.inference.batch % dp != 0)
+      return ParallelismIssue{"policy.parallelism.data",
+                              "must divide workload.batch (" + std::to_string(s.inference.batch) +
+                                  "): every rank runs batch / data sequences of its own "
+                                  "(DeepSpeedExamples zero_inference run_model.py: batch_size // "
+                                  "world_size prompts per rank)"};
+  }
   if (s.kind == WorkloadKind::kTraining && gpus % (tp * pp) != 0)
     return ParallelismIssue{"hardware.gpu.count",
                             "must be a multiple of tensor * pipeline = " + std::to_string(tp * pp)};

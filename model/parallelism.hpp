@@ -16,8 +16,9 @@ struct ParallelismIssue {
 };
 
 // The first rule the scenario's parallelism breaks, or nullopt. Rules:
-//   inference: hardware.gpu.count == tensor x pipeline (data parallelism is simulated for
-//     training only); training: a multiple of it.
+//   inference: hardware.gpu.count == tensor x pipeline x data, where data > 1 (ZeRO-Inference's
+//     data-parallel ranks, ZeRO-3 partitioned weights) needs tensor = pipeline = 1, the
+//     zero-inference schedule and a batch it divides; training: a multiple of tensor x pipeline.
 //   tensor divides the heads and the KV heads: each rank holds whole heads and its own share of
 //     the KV cache (the simulator divides attention and KV traffic by the degree; replicated KV
 //     heads, as in vLLM with tensor > kv_heads, are not modelled).

@@ -91,6 +91,53 @@ double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host) {
   return std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
 }
 
+double ring_allgather_bytes(double bytes, double ranks) {
+  return ranks > 1 ? bytes * (ranks - 1) / ranks : 0.0;
+}
+
+double ring_reduce_scatter_bytes(double bytes, double ranks) {
+  return ring_allgather_bytes(bytes, ranks);
+}
+
+double ring_allreduce_bytes(double bytes, double ranks) {
+  // A reduce-scatter, then an all-gather of the reduced shards.
+  return ranks > 1 ? 2 * bytes * (ranks - 1) / ranks : 0.0;
+}
+
+double pcie_switch_uplink_gbps(const GpuSpec& gpu, const HostSpec& host) {
+  if (host.pcie_switch_uplink_gbps > 0) return host.pcie_switch_uplink_gbps;
+  // The share of the theoretical rate the GPU's own link achieves (its measured copy rate where
+  // the catalog has one), applied to an x16 uplink of the host's generation.
+  const double own_link = pcie_link_gbps(std::min(gpu.pcie_gen, host.pcie_gen), gpu.pcie_lanes);
+  const double efficiency = own_link > 0 ? h2d_gbps(gpu, host) / own_link : 0.8;
+  return efficiency * pcie_link_gbps(host.pcie_gen, 16);
+}
+
+Zero3GatherTraffic zero3_gather_traffic(const GpuSpec& gpu, const HostSpec& host, int ranks,
+                                        double host_bytes, double gathered_bytes) {
+  Zero3GatherTraffic t;
+  const int n = std::max(1, ranks);
+  t.partition_bytes = host_bytes / n;
+  t.gather_bytes = ring_allgather_bytes(gathered_bytes, n);
+  t.gather_on_peer_link = gpu.nvlink_gbps > 0;
+  const int per_switch = host.gpus_per_pcie_switch;
+  // One rank has nobody to contend with: the single-GPU path, which models no switch.
+  if (per_switch <= 0 || n == 1) return t;
+  t.gpus_behind_switch = std::min(n, per_switch);
+  t.uplink_bytes = t.gpus_behind_switch * t.partition_bytes;
+  // A ring over several switches enters this switch once: one neighbour's sends, the same
+  // (ranks - 1) / ranks of the gathered bytes each rank receives. NVLink gathers bypass PCIe.
+  const int switches = (n + per_switch - 1) / per_switch;
+  if (switches > 1 && !t.gather_on_peer_link) t.uplink_bytes += t.gather_bytes;
+  return t;
+}
+
+int zero3_prefetch_modules(const Zero3Settings& z, double module_elements) {
+  if (z.prefetch_bucket_size <= 0 || z.max_live_parameters <= 0 || module_elements <= 0) return 0;
+  const double room = std::min(z.prefetch_bucket_size, z.max_live_parameters - module_elements);
+  return std::max(1, static_cast<int>(std::floor(std::max(0.0, room) / module_elements)));
+}
+
 NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
                                   double transfer_bytes) {
   NvmeArrayTiming t;

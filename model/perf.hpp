@@ -145,6 +145,46 @@ double d2h_gbps(const GpuSpec& gpu, const HostSpec& host);
 // GPU-to-GPU bandwidth per direction (NVLink, or peer-to-peer over PCIe).
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
 
+// Bytes each rank sends (and receives) in a ring collective over `ranks` ranks of a buffer of
+// `bytes` (NCCL's ring algorithms, the bus-bandwidth factors of nccl-tests' PERFORMANCE.md):
+// all-gather (each rank holds bytes / ranks and ends with all of it): (ranks - 1) / ranks x bytes;
+// reduce-scatter the same; all-reduce twice that. 0 for one rank. The one place these factors are
+// written: training's gathers and reductions, tensor-parallel all-reduces and ZeRO-Inference's
+// parameter gathers all use them.
+double ring_allgather_bytes(double bytes, double ranks);
+double ring_reduce_scatter_bytes(double bytes, double ranks);
+double ring_allreduce_bytes(double bytes, double ranks);
+
+// Achieved per-direction rate [1e9 B/s] of a PCIe switch's uplink to the CPU: the host's
+// pcie_switch_uplink_gbps, else an x16 link of the host's PCIe generation at the same share of
+// the theoretical rate as the GPU's measured copy rate of its own link.
+double pcie_switch_uplink_gbps(const GpuSpec& gpu, const HostSpec& host);
+
+// What one module's parameters cost on the links when `ranks` data-parallel ranks of DeepSpeed's
+// ZeRO-3 fetch them at once (multi-GPU ZeRO-Inference), as one rank sees it. Each rank first copies
+// its 1/ranks partition of the offloaded part from the host (host_bytes in all, over all ranks),
+// then the ranks all-gather the partitioned parameters (gathered_bytes in all) in a ring. Over
+// PCIe both arrive on the GPU's own link, host-to-device direction; with NVLink the gather has its
+// own link. Behind a PCIe switch (HostSpec::gpus_per_pcie_switch) the switch's uplink carries the
+// host copies into all of its GPUs, and, when the ranks span several switches, the ring's one
+// edge into this switch (peer traffic inside a switch does not reach the uplink).
+struct Zero3GatherTraffic {
+  double partition_bytes = 0;  // this rank's host copy over its own link [bytes]
+  double gather_bytes = 0;     // received by this rank in the all-gather [bytes]
+  bool gather_on_peer_link = false;  // NVLink: the gather uses the peer link, not the PCIe link
+  int gpus_behind_switch = 0;  // ranks sharing this rank's switch uplink; 0 = no shared uplink
+  double uplink_bytes = 0;     // carried into this rank's switch by its uplink [bytes]
+};
+Zero3GatherTraffic zero3_gather_traffic(const GpuSpec& gpu, const HostSpec& host, int ranks,
+                                        double host_bytes, double gathered_bytes);
+// Modules whose parameters DeepSpeed gathers ahead of the one computing, at the granularity of
+// whole modules (layers) the simulator fetches: none with a zero prefetch bucket; else the modules
+// that fit in min(prefetch bucket, max live parameters - the module computing) elements, and at
+// least one, because the coordinator always takes the next parameter once it may prefetch at all
+// (partitioned_param_coordinator.py fetch_sub_module: `while ... numel_prefetching <
+// max_params_to_prefetch`), and at sub-module granularity the next one is always in reach.
+int zero3_prefetch_modules(const Zero3Settings& z, double module_elements);
+
 // The NVMe RAID-0 volume under a DeepNVMe-style reader: `threads` x `queue_depth` requests of
 // `block_size_bytes`, each striped over every drive.
 struct NvmeArrayTiming {

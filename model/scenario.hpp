@@ -48,6 +48,29 @@ struct Parallelism {
   int tensor = 1;    // tensor-parallel degree (Megatron-style: two all-reduces per layer)
   int pipeline = 1;  // pipeline stages (layers split in contiguous blocks over GPUs)
   int micro_batches = 1;  // pipeline micro-batches per batch
+  // Inference: data-parallel ranks of DeepSpeed's multi-GPU ZeRO-Inference (ZeRO stage 3). Every
+  // rank runs workload.batch / data sequences of its own; each parameter is partitioned over the
+  // ranks (1/data on each, in GPU memory or offloaded) and all-gathered before its module runs
+  // (Zero3Settings). Training derives its data-parallel degree from the GPU count instead.
+  int data = 1;
+  // GPUs one simulated GPU resource stands for: the tensor-parallel ranks of a stage and the
+  // data-parallel ranks, all in lockstep (energy counts each of them).
+  int gpus_in_lockstep() const { return tensor * data; }
+};
+
+// DeepSpeed's ZeRO stage 3 settings as multi-GPU ZeRO-Inference uses them (policy.zero3.*;
+// deepspeed/runtime/zero/config.py names and defaults). Elements, not bytes.
+struct Zero3Settings {
+  // stage3_param_persistence_threshold: a parameter of at most this many elements is not
+  // partitioned but kept whole on every GPU, never gathered (partition_parameters.py,
+  // Init._convert_to_deepspeed_param: ds_persist = ds_numel <= param_persistence_threshold).
+  double param_persistence_threshold = 1e5;
+  // stage3_prefetch_bucket_size: elements of the upcoming modules' parameters whose all-gather
+  // is started ahead of use (partitioned_param_coordinator.py fetch_sub_module); 0 = no prefetch.
+  double prefetch_bucket_size = 5e7;
+  // stage3_max_live_parameters: gathered elements allowed in GPU memory at once; the prefetch
+  // takes at most what is left of it.
+  double max_live_parameters = 1e9;
 };
 
 // Which experts of an MoE layer the runtime fetches for a forward pass.
@@ -112,6 +135,7 @@ struct Policy {
   // the scenario names another.
   ExecutionStack stack = execution_stack(kDefaultStackName);
   FlexGenPolicy flexgen;  // schedule kFlexGen only
+  Zero3Settings zero3;    // parallelism.data > 1 only
 
   // GPU batches each fetched layer serves: gpu_batches under FlexGen's block schedule, else 1
   // (only that schedule splits the batch).

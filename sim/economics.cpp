@@ -20,7 +20,8 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   // `tensor` GPUs in lockstep); the io benchmark has none.
   const bool tensor_parallel =
       s.kind == WorkloadKind::kInference || s.kind == WorkloadKind::kServing;
-  const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.tensor) : 1;
+  // Data-parallel ranks of ZeRO-Inference likewise run in lockstep with the simulated one.
+  const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.gpus_in_lockstep()) : 1;
   double pcie_bytes = 0;
   double nvme_busy_s = 0;
   for (const auto& u : r.utilization) {
@@ -41,16 +42,21 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
         pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
         break;
       // Not in the power model: GPU-to-GPU and network links, checkpoint writers' copies and
-      // threads (their CPU time is not counted as CPU activity), remote storage.
+      // threads (their CPU time is not counted as CPU activity), remote storage, PCIe switches.
       case ResourceKind::kGpuPeer:
       case ResourceKind::kNetwork:
       case ResourceKind::kCkptD2h:
       case ResourceKind::kCkptThread:
       case ResourceKind::kStorageClient:
       case ResourceKind::kStorageServers:
+      case ResourceKind::kPcieSwitch:
         break;
     }
   }
+  // ZeRO-3's all-gathers over PCIe go GPU to GPU (peer to peer): they load the links, not host
+  // DRAM.
+  if (r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0)
+    pcie_bytes = std::max(0.0, pcie_bytes - r.metric("allgather_bytes") * tp);
   const double t = a.makespan_s;
   // Rounding in the engine may put busy time a hair above the makespan; the power model checks
   // the bounds strictly, so clamp here where the numbers are produced.

@@ -45,6 +45,10 @@ const std::vector<MetricDecl> kMetrics = {
     {"cpu_attention_s", "s",
      "CPU time spent on attention when the KV cache lives in host DRAM, summed over the run",
      "inference"},
+    {"allgather_bytes", "bytes",
+     "policy.parallelism.data > 1: bytes each GPU received in ZeRO-3's parameter all-gathers over "
+     "the run (on its PCIe link, peer to peer, or on its NVLink where it has one)",
+     "inference"},
     {"weights_bytes", "bytes", "model weight bytes at the policy's weight precision",
      "inference, serving"},
     {"weights_gpu_fraction", "",

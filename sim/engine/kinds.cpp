@@ -13,7 +13,7 @@ struct KindName {
 };
 
 // The one table of resource names. The index, when there is one, follows the base name directly.
-constexpr std::array<KindName, 11> kKindNames = {{
+constexpr std::array<KindName, 12> kKindNames = {{
     {ResourceKind::kGpu, "gpu"},
     {ResourceKind::kPcieH2d, "pcie-h2d"},
     {ResourceKind::kPcieD2h, "pcie-d2h"},
@@ -25,6 +25,7 @@ constexpr std::array<KindName, 11> kKindNames = {{
     {ResourceKind::kCkptThread, "ckpt-thread"},
     {ResourceKind::kStorageClient, "storage-client"},
     {ResourceKind::kStorageServers, "storage-servers"},
+    {ResourceKind::kPcieSwitch, "pcie-switch"},
 }};
 
 // The one table of activity names, in enum order (checked below).

@@ -24,6 +24,7 @@ enum class ResourceKind : std::uint8_t {
   kCkptThread,      // one checkpoint writer's CPU thread
   kStorageClient,   // this node's link to network storage
   kStorageServers,  // the storage servers' aggregate bandwidth
+  kPcieSwitch,      // the uplink of the PCIe switch that several GPUs sit behind (host to switch)
 };
 
 // "No index": a resource of which the workload has one (named "gpu", not "gpu0").
@@ -36,8 +37,8 @@ struct ResourceId {
 };
 
 // The display name: "gpu", "gpu1", "pcie-h2d", "pcie-h2d1", "gpu-peer", "nvme", "cpu", "network",
-// "ckpt-d2h0", "ckpt-thread0", "storage-client", "storage-servers". These names are stable
-// output (run --json, traces, the results store).
+// "ckpt-d2h0", "ckpt-thread0", "storage-client", "storage-servers", "pcie-switch". These names are
+// stable output (run --json, traces, the results store).
 std::string resource_name(ResourceKind kind, int index = kNoIndex);
 inline std::string resource_name(const ResourceId& id) {
   return resource_name(id.kind, id.index);

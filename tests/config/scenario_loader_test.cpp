@@ -261,7 +261,7 @@ TEST_CASE("cross-field checks", "[config][scenario]") {
   CHECK_THROWS_WITH(load(kBase, {"hardware.nvme.count=0"}),
                     Catch::Contains("weights on nvme need NVMe"));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=2"}),
-                    Catch::Contains("must equal tensor * pipeline = 1"));
+                    Catch::Contains("must equal tensor * pipeline * data = 1"));
   CHECK_NOTHROW(load(kBase, {"hardware.gpu.count=2", "policy.parallelism.tensor=2"}));
   CHECK_THROWS_WITH(load(kBase, {"hardware.gpu.count=3", "policy.parallelism.tensor=3"}),
                     Catch::Contains("must divide the model's heads"));
@@ -767,4 +767,45 @@ TEST_CASE("a name ending in a carriage return survives the resolved YAML", "[con
   const Scenario again = load_scenario_text(s.resolved_yaml, "resolved.yaml");
   CHECK(again.name == s.name);
   CHECK(again.hash == s.hash);
+}
+
+TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source per setting",
+          "[config][scenario][zero3]") {
+  // Six GPUs with data: 6 load; the ranks' ZeRO-3 settings are read.
+  const Scenario s = load(kBase, {"hardware.gpu.count=6", "policy.parallelism.data=6",
+                                  "workload.batch=96", "policy.zero3.prefetch_bucket_size=2e8"});
+  CHECK(s.policy.parallelism.data == 6);
+  CHECK(s.policy.zero3.prefetch_bucket_size == 2e8);
+  CHECK(s.policy.zero3.param_persistence_threshold == 1e5);  // DeepSpeed's default
+  // Its resolved scenario loads again (the report and the store re-run stored scenarios) and
+  // leaves out policy.prefetch_layers, which data-parallel ranks refuse.
+  CHECK(s.resolved_yaml.find("prefetch_layers") == std::string::npos);
+  const Scenario again = load_scenario_text(s.resolved_yaml, "resolved", with_data({}));
+  CHECK(again.hash == s.hash);
+  CHECK(again.policy.zero3.prefetch_bucket_size == 2e8);
+  // Six GPUs without it are still refused, and the message names the new degree.
+  const auto count = config_error([] { load(kBase, {"hardware.gpu.count=6"}); });
+  CHECK(count.key_path() == "hardware.gpu.count");
+  CHECK_THAT(count.what(), Catch::Contains("tensor * pipeline * data"));
+  // Every rank runs the same share of the batch.
+  const auto batch = config_error(
+      [] { load(kBase, {"hardware.gpu.count=5", "policy.parallelism.data=5"}); });
+  CHECK(batch.key_path() == "policy.parallelism.data");
+  CHECK_THAT(batch.what(), Catch::Contains("must divide workload.batch (96)"));
+  // Tensor parallelism inside the ranks is not modelled.
+  const auto tp = config_error([] {
+    load(kBase,
+         {"hardware.gpu.count=4", "policy.parallelism.data=2", "policy.parallelism.tensor=2"});
+  });
+  CHECK(tp.key_path() == "policy.parallelism.data");
+  // The prefetch depth has one source: the ZeRO-3 bucket, not prefetch_layers.
+  const auto prefetch = config_error([] {
+    load(kBase, {"hardware.gpu.count=2", "policy.parallelism.data=2", "policy.prefetch_layers=3"});
+  });
+  CHECK(prefetch.key_path() == "policy.prefetch_layers");
+  // ZeRO-3 settings without ranks to partition over.
+  const auto alone =
+      config_error([] { load(kBase, {"policy.zero3.param_persistence_threshold=7168"}); });
+  CHECK(alone.key_path() == "policy.zero3.param_persistence_threshold");
+  CHECK_THAT(alone.what(), Catch::Contains("policy.parallelism.data > 1 only"));
 }

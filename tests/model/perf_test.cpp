@@ -112,3 +112,104 @@ TEST_CASE(
   gpu.l2_shared_read_gbps = 1;
   CHECK(attention_s(reread) >= distinct / hbm_bytes_per_s);
 }
+
+namespace {
+
+GpuSpec pcie_gpu(double link_gbps) {
+  GpuSpec g;
+  g.name = "pcie-gpu";
+  g.pcie_gen = 4;
+  g.pcie_lanes = 16;
+  g.pcie_h2d_gbps = link_gbps;
+  g.pcie_d2h_gbps = link_gbps;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("ring collectives move (N-1)/N of the buffer per rank, twice for an all-reduce",
+          "[perf][collective]") {
+  CHECK(ring_allgather_bytes(1200.0, 1) == 0.0);
+  CHECK(ring_allgather_bytes(1200.0, 2) == Approx(600.0));
+  CHECK(ring_allgather_bytes(1200.0, 6) == Approx(1000.0));
+  CHECK(ring_reduce_scatter_bytes(1200.0, 4) == Approx(900.0));
+  CHECK(ring_allreduce_bytes(1200.0, 4) == Approx(1800.0));
+  CHECK(ring_allreduce_bytes(1200.0, 1) == 0.0);
+}
+
+TEST_CASE("a ZeRO-3 all-gather takes (N-1)/N of the gathered bytes on each GPU's link",
+          "[perf][zero3]") {
+  const GpuSpec gpu = pcie_gpu(25);
+  HostSpec host;
+  host.pcie_gen = 5;
+  const double layer_bytes = 1.2e9;
+  for (int n : {2, 3, 6, 8}) {
+    const Zero3GatherTraffic t = zero3_gather_traffic(gpu, host, n, 0, layer_bytes);
+    CHECK(t.gather_bytes == Approx(layer_bytes * (n - 1) / n));
+    CHECK_FALSE(t.gather_on_peer_link);
+    // Direct attach: nothing shared, so the time is the bytes over the one link's rate.
+    CHECK(t.uplink_bytes == 0.0);
+    const double seconds = t.gather_bytes / units::gbps_to_bytes_per_s(h2d_gbps(gpu, host));
+    CHECK(seconds == Approx((n - 1.0) / n * layer_bytes / 25e9));
+  }
+  // NVLink GPUs gather over their peer link.
+  GpuSpec nvlink = gpu;
+  nvlink.nvlink_gbps = 300;
+  CHECK(zero3_gather_traffic(nvlink, host, 4, 0, layer_bytes).gather_on_peer_link);
+}
+
+TEST_CASE("GPUs behind one PCIe switch share its uplink for their partitions' host copies",
+          "[perf][zero3]") {
+  const GpuSpec gpu = pcie_gpu(25);
+  HostSpec host;
+  host.pcie_gen = 5;
+  host.gpus_per_pcie_switch = 8;
+  const double host_bytes = 6e9, layer_bytes = 1.2e9;
+  // Six ranks behind one switch: each copies 1/6 over its own link, the uplink carries all six;
+  // their ring stays inside the switch.
+  const Zero3GatherTraffic one = zero3_gather_traffic(gpu, host, 6, host_bytes, layer_bytes);
+  CHECK(one.partition_bytes == Approx(1e9));
+  CHECK(one.gpus_behind_switch == 6);
+  CHECK(one.uplink_bytes == Approx(6e9));
+  // Three per switch over two switches: three partitions and the ring's edge into the switch.
+  host.gpus_per_pcie_switch = 3;
+  const Zero3GatherTraffic two = zero3_gather_traffic(gpu, host, 6, host_bytes, layer_bytes);
+  CHECK(two.gpus_behind_switch == 3);
+  CHECK(two.uplink_bytes == Approx(3e9 + layer_bytes * 5 / 6));
+  // The uplink's default rate: x16 of the host's generation at the GPU link's copy efficiency.
+  CHECK(pcie_switch_uplink_gbps(gpu, host) ==
+        Approx(25.0 / pcie_link_gbps(4, 16) * pcie_link_gbps(5, 16)));
+  host.pcie_switch_uplink_gbps = 40;
+  CHECK(pcie_switch_uplink_gbps(gpu, host) == 40.0);
+}
+
+TEST_CASE("one rank is the single-GPU fetch: its whole host part, no gather, no shared uplink",
+          "[perf][zero3]") {
+  HostSpec host;
+  host.gpus_per_pcie_switch = 4;
+  const Zero3GatherTraffic t = zero3_gather_traffic(pcie_gpu(25), host, 1, 5e9, 1.2e9);
+  CHECK(t.partition_bytes == 5e9);
+  CHECK(t.gather_bytes == 0.0);
+  CHECK(t.uplink_bytes == 0.0);
+  CHECK(t.gpus_behind_switch == 0);
+}
+
+TEST_CASE("ZeRO-3's prefetch runs whole layers ahead as its bucket and live limit allow",
+          "[perf][zero3]") {
+  Zero3Settings z;
+  const double layer = 12.0 * 7168 * 7168;  // an OPT-30B layer's matrices
+  // DeepSpeed's defaults (bucket 5e7 < a layer): the next layer only.
+  CHECK(zero3_prefetch_modules(z, layer) == 1);
+  // DeepSpeedExamples' run_model.py: bucket and live limit of 2 hidden^2.
+  z.prefetch_bucket_size = z.max_live_parameters = 2.0 * 7168 * 7168;
+  CHECK(zero3_prefetch_modules(z, layer) == 1);
+  // A bucket of three layers with room for them: three ahead.
+  z.prefetch_bucket_size = 3 * layer;
+  z.max_live_parameters = 1e12;
+  CHECK(zero3_prefetch_modules(z, layer) == 3);
+  // ... unless the live limit leaves room for only two besides the one computing.
+  z.max_live_parameters = 3 * layer;
+  CHECK(zero3_prefetch_modules(z, layer) == 2);
+  z.prefetch_bucket_size = 0;
+  CHECK(zero3_prefetch_modules(z, layer) == 0);
+}

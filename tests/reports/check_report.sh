@@ -105,8 +105,8 @@ echo "variants labelled: $(echo $variants)"
 [ "$(grep -o '"title":"Sensitivity of ' "$work/demo/index.html" | wc -l)" -eq 2 ] ||
   { echo "FAIL: the default report lacks its two tornado charts"; exit 1; }
 # Cost charts (inline SVG, reports/cost_charts.cpp): capex by component for each configuration
-# with prices, and throughput vs cost per million tokens with the Pareto front. Three of the four
-# variants fit and have every price (the fourth does not fit: no breakdown, no point).
+# with prices, and throughput vs cost per million tokens with the Pareto front. Four of the five
+# variants fit and have every price (6x-l40s-1mb does not fit: no breakdown, no point).
 dd="$work/demo/index.html.dom"
 cost_charts=$(grep -o '<svg class="cost-chart"' "$dd" | wc -l)
 bars=$(grep -o '<text x="[0-9.]*" y="[0-9.]*" text-anchor="end" font-size="12"><title>' "$dd" | wc -l)
@@ -114,9 +114,9 @@ segments=$(grep -o '<rect class="segment"' "$dd" | wc -l)
 points=$(grep -o '<circle class="point"' "$dd" | wc -l)
 front=$(grep -Eo '<polyline class="pareto"[^>]*points="[0-9.]+,[0-9.]+' "$dd" | wc -l)
 echo "cost: $cost_charts charts, $bars capex bars of $segments segments, $points points, front drawn: $front"
-if [ "$cost_charts" -ne 2 ] || [ "$bars" -ne 3 ] || [ "$segments" -lt 9 ] || [ "$points" -ne 3 ] ||
+if [ "$cost_charts" -ne 2 ] || [ "$bars" -ne 4 ] || [ "$segments" -lt 12 ] || [ "$points" -ne 4 ] ||
    [ "$front" -ne 1 ]; then
-  echo "FAIL: cost charts missing (expected 2 charts, 3 bars of 3+ segments, 3 points, a front)"
+  echo "FAIL: cost charts missing (expected 2 charts, 4 bars of 3+ segments, 4 points, a front)"
   exit 1
 fi
 grep -q 'out-of-sample validation error of group' "$work/demo/index.html.dom" ||

@@ -131,6 +131,10 @@ class InferenceSim {
     // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
     // AIO: the bounce), and the host part's copy over the link and (pageable) on the CPU.
     double read_work_s = 0, link_work_s = 0, host_link_work_s = 0, host_cpu_work_s = 0;
+    // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
+    // of the host part over its own link, and what the PCIe switch's uplink carries for the host
+    // part and for the NVMe part's bounce, all ranks behind it together (zero3_gather_traffic).
+    double dp_host_bytes = 0, host_uplink_bytes = 0, bounce_uplink_bytes = 0;
   };
   struct ModuleFetch {
     // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
@@ -182,9 +186,21 @@ class InferenceSim {
                        const std::shared_ptr<Latch>& done);
   Task issue_nvme_read_later(Resource* h2d, const TensorFetch& t, int pass, int module,
                              std::shared_ptr<Latch> done);
-  Task nvme_read_landed(Resource* bounce_h2d, double link_bytes, int pass, int module,
-                        std::shared_ptr<Latch> done);
+  Task nvme_read_landed(Resource* bounce_h2d, double link_bytes, double uplink_bytes, int pass,
+                        int module, std::shared_ptr<Latch> done);
   Task signal_ready(std::shared_ptr<Latch> reads, Flag* ready);
+  // Data-parallel ranks: once the module's partitions are on the GPU, the all-gather of its
+  // partitioned parameters; then its weights are ready.
+  Task gather_then_ready(std::shared_ptr<Latch> reads, int stage, int module, int pass,
+                         Flag* ready);
+  // One copy of a data-parallel rank: `own_bytes` over its own link (`own`), while the PCIe
+  // switch's uplink, where there is one, carries `uplink_bytes` for all the ranks behind it and,
+  // for pageable host memory, the CPUs stage every rank's copy (see there).
+  Task partition_copy(Resource* own, double own_bytes, double uplink_bytes, bool pageable,
+                      Tag tag);
+  // The same, issued without waiting: counts `done` down when it has landed.
+  Task partition_copy_then(Resource* own, double own_bytes, double uplink_bytes, bool pageable,
+                           Tag tag, std::shared_ptr<Latch> done);
   Task compute_module(int stage, int module, int pass, double sub_batch);
   // compute_module's GPU time for a layer of this pass, sub-batch and size. The layers of a pass
   // share their shape and context, so it is worked out for the first (layer_gpu_s_of) and reused:
@@ -228,6 +244,8 @@ class InferenceSim {
   std::vector<WeightModule> modules_;
   std::vector<double> module_elements_;  // each module's elements(), summed once per run
   std::vector<double> streamed_bytes_;
+  // Data-parallel ranks: each module's all-gather as this rank sees it (zero3_gather_traffic).
+  std::vector<Zero3GatherTraffic> gathers_;
   std::array<FetchPlan, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes if they differ
   bool decode_plan_differs_ = false;
   NvmeArrayTiming nvme_timing_;
@@ -278,9 +296,17 @@ class InferenceSim {
   void bounce_modules_through(std::uint64_t fetch_index);
   int n_modules_ = 0, n_stages_ = 1, n_micro_ = 1, passes_ = 1;
   double tp_ = 1;
+  // ZeRO-Inference's data-parallel ranks (policy.parallelism.data): the simulated GPU is one of
+  // them, with its own batch; the NVMe array, the CPUs and a PCIe switch's uplink are shared, so
+  // what they do is charged for every rank at once.
+  double dp_ = 1;
+  double rank_batch_ = 1;     // sequences this GPU runs: workload.batch / data
+  int prefetch_ = 1;          // modules fetched ahead of the one computing
+  Resource* uplink_ = nullptr;  // the PCIe switch's uplink shared by this rank's switch
   double prefill_end_s_ = 0;
   double weight_wait_s_ = 0;
   double cpu_attention_s_ = 0;
+  double allgather_bytes_ = 0;  // [bytes] this rank received in ZeRO-3 gathers
 };
 
 // One partition read from NVMe into its swap buffer, then (AIO) the bounce copy to the GPU, or
@@ -295,7 +321,8 @@ void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass
                                    const std::shared_ptr<Latch>& done) {
   const double lands_s = reserve_read(engine_.now(), h2d, t, pass, module);
   engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
-                                             t.link_bytes, pass, module, done));
+                                             t.link_bytes, t.bounce_uplink_bytes, pass, module,
+                                             done));
 }
 
 // Reserves one partition's read from `ready_s`: the array for the read's time, and with GDS the
@@ -339,15 +366,61 @@ Task InferenceSim::issue_nvme_read_later(Resource* h2d, const TensorFetch& t, in
 }
 
 // A read has landed in its buffer: (AIO) the bounce copy to the GPU, then the buffer is free.
-Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double link_bytes, int pass, int module,
-                                    std::shared_ptr<Latch> done) {
-  if (bounce_h2d) co_await bounce_h2d->use(link_bytes, Tag{Activity::kWeightsBounce, pass, module});
+Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double link_bytes, double uplink_bytes,
+                                    int pass, int module, std::shared_ptr<Latch> done) {
+  const Tag tag{Activity::kWeightsBounce, pass, module};
+  if (bounce_h2d && uplink_bytes > 0)
+    co_await partition_copy(bounce_h2d, link_bytes, uplink_bytes, false, tag);
+  else if (bounce_h2d)
+    co_await bounce_h2d->use(link_bytes, tag);
   swap_buffers_->release();
   done->count_down();
 }
 
 Task InferenceSim::signal_ready(std::shared_ptr<Latch> reads, Flag* ready) {
   co_await reads->wait();
+  ready->set();
+}
+
+// The two hops at once, each queued on its own resource from now: the uplink for every rank's
+// share, the rank's own link for its own (with the CPUs for pageable memory); the copy is done
+// when both are. Long copies stream through a switch (cut-through), so neither hop waits for the
+// other to finish; and as one flow the own link would be held, idle, while a slower shared uplink
+// drains the other ranks' shares, which the gathers, needing only the own link, could use.
+Task InferenceSim::partition_copy(Resource* own, double own_bytes, double uplink_bytes,
+                                  bool pageable, Tag tag) {
+  double end_s = engine_.now();
+  if (uplink_ && uplink_bytes > 0) {
+    const Demand up{uplink_, uplink_bytes};
+    end_s = engine_.reserve_all(&up, &up + 1, tag, 0.0);
+  }
+  const std::array<Demand, 2> copy{Demand{own, own_bytes},
+                                   Demand{cpu_, dp_ * pageable_copy_s(*own, own_bytes)}};
+  end_s = std::max(end_s, engine_.reserve_all(copy.data(), copy.data() + (pageable ? 2 : 1), tag,
+                                              0.0));
+  co_await engine_.until(end_s);
+}
+
+Task InferenceSim::partition_copy_then(Resource* own, double own_bytes, double uplink_bytes,
+                                       bool pageable, Tag tag, std::shared_ptr<Latch> done) {
+  co_await partition_copy(own, own_bytes, uplink_bytes, pageable, tag);
+  done->count_down();
+}
+
+// DeepSpeed's ZeRO-3 all-gathers a module's partitioned parameters once every rank's partition is
+// on its GPU (partition_parameters.py, all_gather_coalesced after the NVMe swap-in or host copy
+// of the partitions): a ring over the ranks, received on the GPU's PCIe link (NVLink where the
+// GPU has it), the switch uplink taking the ring's edge into a switch where the ranks span
+// several (model/perf.hpp zero3_gather_traffic).
+Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, int module, int pass,
+                                     Flag* ready) {
+  co_await reads->wait();
+  StageResources& st = stages_[static_cast<std::size_t>(stage)];
+  const Zero3GatherTraffic& g = gathers_[static_cast<std::size_t>(module)];
+  allgather_bytes_ += g.gather_bytes;
+  if (g.gather_bytes > 0)
+    co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
+                            g.uplink_bytes, false, Tag{Activity::kAllgatherParams, pass, module});
   ready->set();
 }
 
@@ -362,7 +435,13 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
-  auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads);
+  // Data-parallel ranks copy their host partitions asynchronously too (ZeRO-3 moves an offloaded
+  // partition to the GPU with a non-blocking copy before the all-gather): the module is gathered
+  // once every read and copy has landed.
+  int host_copies = 0;
+  if (dp_ > 1)
+    for (const TensorFetch& t : pass_plan.of(plan)) host_copies += t.cpu_bytes > 0 ? 1 : 0;
+  auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads + host_copies);
   for (const TensorFetch& t : pass_plan.of(plan)) {
     co_await engine_.delay(em_.fetch_overhead_s);
     if (t.nvme_bytes > 0) {
@@ -374,10 +453,17 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       else
         issue_nvme_read(st.h2d, t, pass, module, reads);
     }
-    if (t.cpu_bytes > 0)
+    if (t.cpu_bytes > 0 && dp_ > 1)
+      engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
+                                        !p_.pin_memory, Tag{Activity::kWeightsCpu, pass, module},
+                                        reads));
+    else if (t.cpu_bytes > 0)
       co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
   }
-  engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
+  if (dp_ > 1)
+    engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
+  else
+    engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
 }
 
 // fetch_module's timeline worked out by the fetching process itself, without an event per tensor.
@@ -501,7 +587,7 @@ void InferenceSim::plan_fetches() {
   for (int phase = 0; phase < (by_share ? 2 : 1); ++phase) {
     // A runtime that fetches only routed experts needs, on average, the expected number of
     // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
-    const double pass_tokens = phase == 0 ? double(w_.batch) * w_.prompt_tokens : double(w_.batch);
+    const double pass_tokens = phase == 0 ? rank_batch_ * w_.prompt_tokens : rank_batch_;
     const double experts_hit = expected_distinct_experts(m_, pass_tokens);
     const auto fetched_share = [&](const WeightTensor& t) {
       if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
@@ -536,11 +622,24 @@ void InferenceSim::plan_fetches() {
       for (const auto& t : modules_[m].tensors) {
         const double share = fetched_share(t);
         if (share <= 0) continue;
+        // ZeRO-3 keeps persistent parameters whole on every GPU: nothing to fetch or gather.
+        if (dp_ > 1 && zero3_persistent(t, p_.zero3)) continue;
         const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
         TensorFetch f{src.nvme_bytes * share, src.cpu_bytes * share};
         if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
         if (f.nvme_bytes > 0) f.read_s = nvme_timing_.read_s(f.nvme_bytes);
-        f.link_bytes = f.nvme_bytes / tp_;
+        f.link_bytes = f.nvme_bytes / (tp_ * dp_);
+        if (dp_ > 1) {
+          // Every rank reads its own partition of the tensor at once: the array reads all of it
+          // (read_s above), each rank's link and the switch carry the partitions.
+          const Zero3GatherTraffic host =
+              zero3_gather_traffic(s_.hardware.gpu, s_.hardware.host, int(dp_), f.cpu_bytes, 0);
+          const Zero3GatherTraffic bounce =
+              zero3_gather_traffic(s_.hardware.gpu, s_.hardware.host, int(dp_), f.nvme_bytes, 0);
+          f.dp_host_bytes = host.partition_bytes;
+          f.host_uplink_bytes = host.uplink_bytes;
+          f.bounce_uplink_bytes = p_.io_path == IoPath::kGds ? 0.0 : bounce.uplink_bytes;
+        }
         const Resource& h2d = *stages_.front().h2d;
         if (nvme_) f.read_work_s = nvme_->work_s(f.read_s);
         f.link_work_s = h2d.work_s(f.link_bytes);
@@ -570,7 +669,7 @@ Task InferenceSim::fetch_stage(int stage) {
       // Waiting for a slot is waiting for the compute of the module fetched `slots` modules ago,
       // which needs that module's reads: reserve their bounce copies first. No host copy can come
       // before them, since this process makes none until then.
-      const auto slots = static_cast<std::uint64_t>(p_.prefetch_layers + 1);
+      const auto slots = static_cast<std::uint64_t>(prefetch_ + 1);
       if (st.slots->available() == 0 && st.fetched >= slots)
         bounce_modules_through(st.fetched - slots);
       co_await st.slots->acquire();
@@ -666,7 +765,8 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       work.dram_bytes = sub_batch * context * kv_tok * cpu_kv;
     }
     co_await st.d2h->use(to_host_bytes, Tag{Activity::kKvToHost, pass, module});
-    const double cpu_s = cpu_attention_s(s_.hardware.host, em_, work);
+    // Every data-parallel rank runs its attention on the same CPUs at the same time.
+    const double cpu_s = dp_ * cpu_attention_s(s_.hardware.host, em_, work);
     cpu_attention_s_ += cpu_s;
     co_await cpu_->use(cpu_s, Tag{Activity::kAttentionCpu, pass, module});
     co_await st.h2d->use(from_host_bytes, Tag{Activity::kAttentionOut, pass, module});
@@ -704,21 +804,21 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
                             (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
         if (host_kv.fresh_each_generate)
           copy_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
-        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, copy_s}, kv_tag);
+        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, dp_ * copy_s}, kv_tag);
       }
     }
   }
   if (tp_ > 1) {
     // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
     const double bytes = tokens * m_.hidden * 2.0;
-    co_await st.peer->use(2.0 * 2.0 * (tp_ - 1) / tp_ * bytes,
+    co_await st.peer->use(2.0 * ring_allreduce_bytes(bytes, tp_),
                           Tag{Activity::kAllreduce, pass, module});
   }
 }
 
 Task InferenceSim::compute_stage(int stage) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
-  const double micro_batch = double(w_.batch) / n_micro_;
+  const double micro_batch = rank_batch_ / n_micro_;
   const int gpu_batches = p_.batches_per_fetch();
   for (int pass = 0; pass < passes_; ++pass) {
     for (int micro = 0; micro < n_micro_; ++micro) {
@@ -772,7 +872,7 @@ Task InferenceSim::compute_stage(int stage) {
 // engine processes no event. The run's makespan is compute's last step.
 void InferenceSim::run_direct() {
   StageResources& st = stages_.front();
-  const auto slots = static_cast<std::uint64_t>(p_.prefetch_layers + 1);
+  const auto slots = static_cast<std::uint64_t>(prefetch_ + 1);
   std::size_t ready_size = 1;  // a power of two above the slots: a mask finds a module's entry
   while (ready_size < slots + 1) ready_size *= 2;
   ready_at_s_.assign(ready_size, 0.0);
@@ -800,7 +900,7 @@ void InferenceSim::run_direct() {
 void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
   StageResources& st = stages_.front();
   Resource& gpu = *st.gpu;
-  const double micro_batch = double(w_.batch) / n_micro_;
+  const double micro_batch = rank_batch_ / n_micro_;
   const int gpu_batches = p_.batches_per_fetch();
   const double sub_batch = micro_batch / gpu_batches;
   DirectCompute& c = compute_;
@@ -855,13 +955,32 @@ RunResult InferenceSim::run() {
   n_micro_ = std::max(1, std::min(par.micro_batches, w_.batch));
   passes_ = std::max(1, w_.gen_tokens);
   n_modules_ = static_cast<int>(modules_.size());
-  for (const auto& mod : modules_) {
-    streamed_bytes_.push_back(mod.bytes() * (p_.weights.cpu + p_.weights.nvme));
-    module_elements_.push_back(mod.elements());
-  }
-
+  dp_ = par.data;
+  rank_batch_ = double(w_.batch) / dp_;
+  prefetch_ = p_.prefetch_layers;
   const HostSpec& host = s_.hardware.host;
   const GpuSpec& gpu = s_.hardware.gpu;
+  double largest_module_elements = 0;
+  for (const auto& mod : modules_) {
+    // With data-parallel ranks every module with a partitioned parameter is fetched: gathered
+    // from the other ranks, its partition first copied in where it is offloaded.
+    double gathered = 0;
+    if (dp_ > 1)
+      for (const auto& t : mod.tensors)
+        if (!zero3_persistent(t, p_.zero3)) gathered += t.bytes;
+    gathers_.push_back(zero3_gather_traffic(gpu, host, int(dp_), 0, gathered));
+    streamed_bytes_.push_back(mod.bytes() * (p_.weights.cpu + p_.weights.nvme) + gathered);
+    module_elements_.push_back(mod.elements());
+    largest_module_elements = std::max(largest_module_elements, mod.elements());
+  }
+  if (dp_ > 1) {
+    prefetch_ = zero3_prefetch_modules(p_.zero3, largest_module_elements);
+    if (host.gpus_per_pcie_switch > 0)
+      uplink_ = &engine_.add_resource(
+          ResourceKind::kPcieSwitch, kNoIndex, WorkUnit::kBytes,
+          units::gbps_to_bytes_per_s(pcie_switch_uplink_gbps(gpu, host)));
+  }
+
   stages_.resize(static_cast<std::size_t>(n_stages_));
   for (int i = 0; i < n_stages_; ++i) {
     // One stage has unnumbered resources ("gpu"); several are numbered by stage ("gpu0").
@@ -874,7 +993,7 @@ RunResult InferenceSim::run() {
                                    units::gbps_to_bytes_per_s(d2h_gbps(gpu, host)));
     st.peer = &engine_.add_resource(ResourceKind::kGpuPeer, index, WorkUnit::kBytes,
                                     units::gbps_to_bytes_per_s(gpu_peer_gbps(gpu, host)));
-    st.slots = std::make_unique<Semaphore>(engine_, p_.prefetch_layers + 1);
+    st.slots = std::make_unique<Semaphore>(engine_, prefetch_ + 1);
     st.weights_ready = std::make_unique<FlagQueue>(engine_);
     st.input = std::make_unique<FlagQueue>(engine_);
   }
@@ -900,7 +1019,7 @@ RunResult InferenceSim::run() {
   // The fetcher has the NVMe array, the link to the GPU, the CPU and the swap buffers to itself
   // unless several stages fetch or CPU attention uses the links and the CPU
   // (fetch_module_reserved).
-  reserve_ahead_ = !event_per_tensor_ && n_stages_ == 1 && p_.kv_cache.cpu <= 0;
+  reserve_ahead_ = !event_per_tensor_ && n_stages_ == 1 && p_.kv_cache.cpu <= 0 && !(dp_ > 1);
   // Without events where compute is one GPU step per module (run_direct). A trace keeps the
   // processes: its spans come out in the order the events make them.
   direct_ = reserve_ahead_ && n_micro_ == 1 && !(tp_ > 1) && !engine_.tracing() &&
@@ -923,6 +1042,7 @@ RunResult InferenceSim::run() {
   set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
   result.set("weight_wait_s", weight_wait_s_, "s");
   result.set("cpu_attention_s", cpu_attention_s_, "s");
+  if (dp_ > 1) result.set("allgather_bytes", allgather_bytes_, "bytes");
   result.set("weights_bytes", model_weight_bytes(modules_), "bytes");
   if (nvme_) result.set("nvme_read_gbps_model", nvme_timing_.read_gbps, "GB/s");
   collect_usage(engine_, total_s, result);

@@ -19,6 +19,53 @@ void inference_option_rows(WorkloadOptionRows& rows) {
 
   // Policy rows.
   std::vector<Option>& p = rows.policy;
+  // DeepSpeed's multi-GPU ZeRO-Inference: data-parallel ranks over partitioned (ZeRO-3) weights,
+  // and the ZeRO-3 settings that shape its parameter gathers (model/scenario.hpp Zero3Settings).
+  // Written to the resolved YAML only when they leave their defaults, so scenarios written
+  // before these keys existed keep their resolved text and hash.
+  {
+    Option o = only(integer("policy.parallelism.data", 1, "1",
+                            "data-parallel ranks of DeepSpeed's multi-GPU ZeRO-Inference (ZeRO-3): "
+                            "each GPU runs workload.batch / data sequences of its own, holds 1/data "
+                            "of every partitioned parameter (on the GPU or offloaded per "
+                            "policy.weights) and all-gathers each layer's parameters before it "
+                            "runs; hardware.gpu.count = tensor x pipeline x data",
+                            F(policy.parallelism.data)),
+                    kInference);
+    o.emit_when = [](const Scenario& s) { return s.policy.parallelism.data != 1; };
+    p.push_back(std::move(o));
+  }
+  struct Zero3Row {
+    const char* key;
+    const char* def;
+    const char* help;
+    std::function<FieldRef(Scenario&)> field;
+  };
+  const Zero3Row zero3_rows[] = {
+      {"policy.zero3.param_persistence_threshold", "1e5",
+       "stage3_param_persistence_threshold: parameters of at most this many elements stay whole "
+       "on every GPU, never partitioned or gathered",
+       F(policy.zero3.param_persistence_threshold)},
+      {"policy.zero3.prefetch_bucket_size", "5e7",
+       "stage3_prefetch_bucket_size: elements of upcoming parameters gathered ahead of use (0 = "
+       "no prefetch); sets how many layers the gathers run ahead (policy.prefetch_layers is not "
+       "used with policy.parallelism.data > 1)",
+       F(policy.zero3.prefetch_bucket_size)},
+      {"policy.zero3.max_live_parameters", "1e9",
+       "stage3_max_live_parameters: gathered elements allowed in GPU memory at once; the "
+       "prefetch takes at most what the layer computing leaves of it",
+       F(policy.zero3.max_live_parameters)},
+  };
+  for (const Zero3Row& r : zero3_rows) {
+    Option o = only(number(r.key, "elements", 0, 1e15, false, r.def, r.help, r.field), kInference);
+    const std::string key = r.key;
+    o.emit_when = [key](const Scenario& s) {
+      const auto it = s.provenance.find(key);
+      return s.policy.parallelism.data != 1 ||
+             (it != s.provenance.end() && it->second == "override");
+    };
+    p.push_back(std::move(o));
+  }
   // FlexGen's command line (FMInference/FlexiGen flexgen/flex_opt.py add_parser_arguments and the
   // Policy dataclass), schedule flexgen only. The six percentages are its --percent numbers; the
   // disk share of each pair is the rest of 100 (Policy.w_disk_percent, cache_disk_percent).

@@ -107,7 +107,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
   // after the kernels, as in the inference workload.
   const double layer_peer_s =
-      tp_ > 1 ? 2.0 * 2.0 * (tp_ - 1) / tp_ * tokens * m.hidden * 2.0 / peer_bps_ : 0.0;
+      tp_ > 1 ? 2.0 * ring_allreduce_bytes(tokens * m.hidden * 2.0, tp_) / peer_bps_ : 0.0;
   const double layer_s = layer_gpu_s + layer_peer_s;
   const double emb_s = edge_module_s(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
   const double head_s = edge_module_s(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);

@@ -105,7 +105,7 @@ Task TrainingSim::fetch_module(int module, int pass) {
   }
   // All-gather: each rank receives the other ranks' partitions; across nodes each node receives
   // what its ranks do not hold once, then shares it over NVLink (hierarchical collective).
-  co_await collective(full * (dp_ - 1) / dp_, full * (nodes_ - 1) / nodes_,
+  co_await collective(ring_allgather_bytes(full, dp_), ring_allgather_bytes(full, nodes_),
                       Tag{Activity::kAllgatherParams, pass, module});
 }
 
@@ -124,10 +124,10 @@ Task TrainingSim::fetcher(int iter) {
 Task TrainingSim::reduce_grads(int module, Latch* done) {
   const double g = modules_[static_cast<std::size_t>(module)].params * sb_.grads;
   if (w_.zero_stage >= 2) {
-    co_await collective(g * (dp_ - 1) / dp_, g * (nodes_ - 1) / nodes_,
+    co_await collective(ring_reduce_scatter_bytes(g, dp_), ring_reduce_scatter_bytes(g, nodes_),
                         Tag{Activity::kReduceScatterGrads, 1, module});
   } else {
-    co_await collective(2 * g * (dp_ - 1) / dp_, 2 * g * (nodes_ - 1) / nodes_,
+    co_await collective(ring_allreduce_bytes(g, dp_), ring_allreduce_bytes(g, nodes_),
                         Tag{Activity::kAllreduceGrads, 1, module});
   }
   const double held = w_.zero_stage >= 2 ? g / dp_ : g;
@@ -215,7 +215,7 @@ Task TrainingSim::iteration(int iter) {
   if (w_.zero_stage >= 1 && w_.zero_stage <= 2) {
     // Stages 1-2 keep full parameters on every rank: all-gather the updated partitions.
     const double full = total_params_ * sb_.params;
-    co_await collective(full * (dp_ - 1) / dp_, full * (nodes_ - 1) / nodes_,
+    co_await collective(ring_allgather_bytes(full, dp_), ring_allgather_bytes(full, nodes_),
                         Tag{Activity::kAllgatherUpdated, 2, 0});
   }
   optimizer_s_ = engine_.now() - step_start;

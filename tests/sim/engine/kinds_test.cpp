@@ -13,10 +13,12 @@ TEST_CASE("resource names are made from kind and index and read back", "[engine]
   CHECK(resource_name(ResourceKind::kGpuPeer, 3) == "gpu-peer3");
   CHECK(resource_name(ResourceKind::kCkptD2h, 0) == "ckpt-d2h0");
   CHECK(resource_name(ResourceKind::kStorageServers) == "storage-servers");
+  CHECK(resource_name(ResourceKind::kPcieSwitch) == "pcie-switch");
   for (ResourceKind k :
        {ResourceKind::kGpu, ResourceKind::kPcieH2d, ResourceKind::kPcieD2h, ResourceKind::kGpuPeer,
         ResourceKind::kNvme, ResourceKind::kCpu, ResourceKind::kNetwork, ResourceKind::kCkptD2h,
-        ResourceKind::kCkptThread, ResourceKind::kStorageClient, ResourceKind::kStorageServers})
+        ResourceKind::kCkptThread, ResourceKind::kStorageClient, ResourceKind::kStorageServers,
+        ResourceKind::kPcieSwitch})
     for (int index : {kNoIndex, 0, 12}) {
       const auto id = parse_resource_name(resource_name(k, index));
       REQUIRE(id);

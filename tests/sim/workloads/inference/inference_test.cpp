@@ -423,3 +423,120 @@ TEST_CASE("a module's reads reserved in one step give the timeline of an event p
     CHECK(direct.events == 0);  // the engine ran no process: the direct path was taken
   }
 }
+
+namespace {
+
+// OPT-6.7B on L40S GPUs (PCIe Gen4, no NVLink), weights in GPU memory, a short generation.
+const char* kDataParallel = R"(
+name: dp
+hardware:
+  gpu: {model: L40S, count: 1}
+  host: {model: generic-2s-ddr5, dram_gb: 512}
+model: {name: opt-6.7b}
+workload: {kind: inference, batch: 4, prompt_tokens: 64, gen_tokens: 6}
+policy: {weights: gpu, kv_cache: gpu}
+)";
+
+Scenario data_parallel(int ranks, int batch_per_rank, std::vector<std::string> sets = {}) {
+  sets.push_back("hardware.gpu.count=" + std::to_string(ranks));
+  sets.push_back("workload.batch=" + std::to_string(ranks * batch_per_rank));
+  if (ranks > 1) sets.push_back("policy.parallelism.data=" + std::to_string(ranks));
+  return load(kDataParallel, std::move(sets));
+}
+
+// Bytes every decode pass gathers: the parameters above ZeRO-3's persistence threshold.
+double partitioned_bytes(const Scenario& s) {
+  double bytes = 0;
+  for (const auto& mod : weight_modules(s.model, s.policy))
+    for (const auto& t : mod.tensors)
+      if (!zero3_persistent(t, s.policy.zero3)) bytes += t.bytes;
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("data-parallel ranks with a free gather run like that many single GPUs",
+          "[inference][zero3]") {
+  const sim::RunResult one = sim::simulate(data_parallel(1, 4));
+  // NVLink at a rate no transfer notices: the gathers cost nothing.
+  const sim::RunResult four =
+      sim::simulate(data_parallel(4, 4, {"hardware.gpu.nvlink_gbps=1e9"}));
+  REQUIRE(one.fits);
+  REQUIRE(four.fits);
+  CHECK(four.metric("decode_s_per_token") ==
+        Approx(one.metric("decode_s_per_token")).epsilon(0.01));
+  CHECK(four.metric("throughput_tokens_per_s") ==
+        Approx(4 * one.metric("throughput_tokens_per_s")).epsilon(0.01));
+  // Energy counts all four GPUs: four times one GPU's average draw.
+  CHECK(four.metric("energy_j_gpu") / four.metric("total_s") ==
+        Approx(4 * one.metric("energy_j_gpu") / one.metric("total_s")).epsilon(0.03));
+}
+
+TEST_CASE("over PCIe a decode pass takes the (N-1)/N gathered bytes over each GPU's link",
+          "[inference][zero3]") {
+  for (int n : {2, 4, 6}) {
+    const Scenario s = data_parallel(n, 1);
+    const sim::RunResult r = sim::simulate(s);
+    REQUIRE(r.fits);
+    const double link_bps =
+        units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, s.hardware.host));
+    const double gather_s = (n - 1.0) / n * partitioned_bytes(s) / link_bps;
+    // One token per rank is far too little compute to hide anything: the link sets the pace.
+    CHECK(r.metric("decode_s_per_token") >= gather_s * 0.999);
+    CHECK(r.metric("decode_s_per_token") <= gather_s * 1.05);
+    CHECK(r.bottleneck == "pcie-h2d");
+    // Every pass (prefill and each decode step) gathers every partitioned parameter.
+    CHECK(r.metric("allgather_bytes") ==
+          Approx(s.inference.gen_tokens * (n - 1.0) / n * partitioned_bytes(s)));
+  }
+  // A single GPU gathers nothing and reports no gather metric.
+  CHECK_FALSE(sim::simulate(data_parallel(1, 1)).has_metric("allgather_bytes"));
+}
+
+TEST_CASE("ranks behind one PCIe switch contend for its uplink when their weights are offloaded",
+          "[inference][zero3]") {
+  const std::vector<std::string> offload = {"policy.weights=cpu"};
+  std::vector<std::string> switched = offload;
+  switched.push_back("hardware.host.gpus_per_pcie_switch=4");
+  switched.push_back("hardware.host.pcie_switch_uplink_gbps=12.5");
+  const Scenario direct_s = data_parallel(4, 1, offload);
+  const sim::RunResult direct = sim::simulate(direct_s);
+  const sim::RunResult shared = sim::simulate(data_parallel(4, 1, switched));
+  REQUIRE(direct.fits);
+  REQUIRE(shared.fits);
+  const double layer_bytes = partitioned_bytes(direct_s);  // per pass, all layers
+  const double link_bps =
+      units::gbps_to_bytes_per_s(h2d_gbps(direct_s.hardware.gpu, direct_s.hardware.host));
+  // Direct attach: every rank copies a quarter of each layer over its own link and gathers the
+  // other three quarters over it: the whole model per link per pass.
+  // (Per-tensor fetch overheads and the ends of each pass add a little.)
+  CHECK(direct.metric("decode_s_per_token") >= layer_bytes / link_bps * 0.999);
+  CHECK(direct.metric("decode_s_per_token") <= layer_bytes / link_bps * 1.1);
+  // Behind one switch with an uplink of half a GPU link, the uplink carries all four quarters:
+  // the whole model per pass at half the rate, twice the time, whatever the GPU links could do.
+  const double uplink_s = layer_bytes / units::gbps_to_bytes_per_s(12.5);
+  CHECK(shared.metric("decode_s_per_token") >= uplink_s * 0.999);
+  CHECK(shared.metric("decode_s_per_token") <= uplink_s * 1.1);
+  CHECK(shared.bottleneck == "pcie-switch");
+}
+
+TEST_CASE("data-parallel ranks divide the KV cache and activations but not the host copy",
+          "[inference][zero3]") {
+  const Scenario s = data_parallel(6, 2, {"policy.weights=cpu"});
+  const CapacityReport cap = inference_capacity(s, ExecutionModel{});
+  const Scenario single = data_parallel(1, 12, {"policy.weights=cpu"});
+  const CapacityReport one = inference_capacity(single, ExecutionModel{});
+  const auto tier = [](const CapacityReport& r, const std::string& name) {
+    for (const auto& t : r.tiers)
+      if (t.tier == name) return t;
+    return TierMemory{};
+  };
+  const auto item = [](const TierMemory& t, const std::string& what) {
+    for (const auto& i : t.items)
+      if (i.what.rfind(what, 0) == 0) return i.bytes;
+    return 0.0;
+  };
+  // One copy of the model on the host either way, less the persistent parameters.
+  CHECK(item(tier(cap, "cpu"), "weights") == Approx(partitioned_bytes(s)));
+  CHECK(item(tier(cap, "gpu"), "kv cache") == Approx(item(tier(one, "gpu"), "kv cache") / 6));
+}

@@ -1,0 +1,121 @@
+#include "study/fit_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "model/capacity.hpp"
+#include "model/parallelism.hpp"
+#include "model/units.hpp"
+
+namespace tiersim::fit {
+namespace {
+
+bool fits(const Scenario& s, const ExecutionModel& em) {
+  if (parallelism_issue(s)) return false;
+  return inference_capacity(s, em).fits;
+}
+
+const TierMemory* tier(const CapacityReport& r, const char* name) {
+  for (const auto& t : r.tiers)
+    if (t.tier == name) return &t;
+  return nullptr;
+}
+
+// The batch can only move in steps every rank, GPU batch and micro-batch divides.
+int batch_step(const Scenario& s) {
+  const Policy& p = s.policy;
+  return std::max(1, p.parallelism.data) * p.batches_per_fetch();
+}
+
+// Memory grows with the batch (KV cache, activations), so the batches that fit are the ones up
+// to the largest: a binary search over multiples of the step below the scenario's batch.
+std::optional<Suggestion> largest_batch(const Scenario& s, const ExecutionModel& em) {
+  const int step = batch_step(s);
+  int lo = 0, hi = (s.inference.batch - 1) / step;  // in steps; lo fits (0: none known)
+  Scenario t = s;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    t.inference.batch = mid * step;
+    if (fits(t, em))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  if (lo == 0) return std::nullopt;
+  Suggestion g{"largest batch", {"workload.batch=" + std::to_string(lo * step)}, ""};
+  g.detail = std::to_string(lo * step) + " of " + std::to_string(s.inference.batch) +
+             " sequences fit";
+  return g;
+}
+
+// Host DRAM is a capacity, not a need: when only the host tier is short, the need itself is the
+// smallest DRAM that fits (in whole GB, checked).
+std::optional<Suggestion> smallest_dram(const Scenario& s, const ExecutionModel& em) {
+  const CapacityReport r = inference_capacity(s, em);
+  const TierMemory* cpu = tier(r, "cpu");
+  if (!cpu || cpu->fits()) return std::nullopt;
+  for (const auto& t : r.tiers)
+    if (t.tier != "cpu" && !t.fits()) return std::nullopt;  // more DRAM alone does not help
+  Scenario t = s;
+  t.hardware.host.dram_gb = std::ceil(cpu->required_bytes / units::kGB);
+  if (!fits(t, em)) return std::nullopt;
+  char gib[64];
+  std::snprintf(gib, sizeof gib, ", %.0f GiB of DIMMs",
+                std::ceil(cpu->required_bytes / (1024.0 * 1024.0 * 1024.0)));
+  return Suggestion{"smallest DRAM",
+                    {"hardware.host.dram_gb=" +
+                     std::to_string(static_cast<long long>(t.hardware.host.dram_gb))},
+                    "the host needs " + format_gb(cpu->required_bytes) + gib};
+}
+
+// More GPUs hold what one cannot: more pipeline stages of the scenario's tensor-parallel groups,
+// or (one GPU per rank, no tensor or pipeline parallelism) more ZeRO-Inference data-parallel
+// ranks, whichever needs fewer GPUs; each tried from one GPU more than the scenario has up to
+// kMaxGpus. Only when the GPU tier is short.
+std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& em) {
+  const CapacityReport r = inference_capacity(s, em);
+  const TierMemory* gpu = tier(r, "gpu");
+  if (!gpu || gpu->fits()) return std::nullopt;
+  const Parallelism& par = s.policy.parallelism;
+  for (int n = s.hardware.gpu_count + 1; n <= kMaxGpus; ++n) {
+    if (par.data == 1 && n % par.tensor == 0) {
+      Scenario t = s;
+      t.hardware.gpu_count = n;
+      t.policy.parallelism.pipeline = n / par.tensor;
+      if (fits(t, em))
+        return Suggestion{"fewest GPUs",
+                          {"hardware.gpu.count=" + std::to_string(n),
+                           "policy.parallelism.pipeline=" + std::to_string(n / par.tensor)},
+                          std::to_string(n) + " GPUs in " + std::to_string(n / par.tensor) +
+                              " pipeline stages"};
+    }
+    if (par.tensor == 1 && par.pipeline == 1) {
+      Scenario t = s;
+      t.hardware.gpu_count = n;
+      t.policy.parallelism.data = n;
+      if (fits(t, em))
+        return Suggestion{"fewest GPUs",
+                          {"hardware.gpu.count=" + std::to_string(n),
+                           "policy.parallelism.data=" + std::to_string(n)},
+                          std::to_string(n) + " ZeRO-Inference ranks, " +
+                              std::to_string(s.inference.batch / n) + " sequences each"};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em) {
+  std::vector<Suggestion> out;
+  if (s.kind != WorkloadKind::kInference || s.policy.schedule == Schedule::kFlexGen) return out;
+  if (fits(s, em)) return out;
+  if (auto g = largest_batch(s, em)) out.push_back(*g);
+  if (auto g = smallest_dram(s, em)) out.push_back(*g);
+  if (auto g = fewest_gpus(s, em)) out.push_back(*g);
+  return out;
+}
+
+}  // namespace tiersim::fit

@@ -1,0 +1,80 @@
+// The closest configurations that fit (study/fit_search.hpp): each one is found on the capacity
+// model and really fits, and one step further does not.
+#include <catch2/catch.hpp>
+
+#include "model/capacity.hpp"
+#include "model/perf.hpp"
+#include "study/fit_search.hpp"
+#include "tests/support.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+// Micron's NVMe box as stated: OPT-30B at batch 200 on one L40S, weights on one Gen5 drive, the
+// KV cache in 256 GB (256 GiB of DIMMs) of host DRAM.
+const char* kMicronNvme = R"(
+name: micron-nvme
+hardware:
+  gpu: {model: L40S, count: 1}
+  host: {model: generic-2s-ddr5, dram_gb: 274.9}
+  nvme: {model: micron-9550, count: 1}
+model: {name: opt-30b}
+workload: {kind: inference, batch: 200, prompt_tokens: 512, gen_tokens: 32}
+policy: {weights: nvme, kv_cache: cpu}
+)";
+
+const fit::Suggestion* find(const std::vector<fit::Suggestion>& all, const std::string& what) {
+  for (const auto& s : all)
+    if (s.what == what) return &s;
+  return nullptr;
+}
+
+bool fits_with(const std::string& yaml, const std::vector<std::string>& sets) {
+  const Scenario s = test::load_yaml(yaml, sets);
+  return inference_capacity(s, ExecutionModel{}).fits;
+}
+
+}  // namespace
+
+TEST_CASE("a host too small for the KV cache gets the largest batch and the DRAM that fit",
+          "[fit]") {
+  const Scenario s = test::load_yaml(kMicronNvme);
+  const ExecutionModel em;
+  REQUIRE_FALSE(inference_capacity(s, em).fits);
+  const auto all = fit::closest_fits(s, em);
+  const fit::Suggestion* batch = find(all, "largest batch");
+  REQUIRE(batch);
+  REQUIRE(batch->sets.size() == 1);
+  CHECK(fits_with(kMicronNvme, batch->sets));
+  const int b = std::stoi(batch->sets[0].substr(batch->sets[0].find('=') + 1));
+  CHECK(b < 200);
+  CHECK_FALSE(fits_with(kMicronNvme, {"workload.batch=" + std::to_string(b + 1)}));
+  const fit::Suggestion* dram = find(all, "smallest DRAM");
+  REQUIRE(dram);
+  CHECK(fits_with(kMicronNvme, dram->sets));
+  const double gb = std::stod(dram->sets[0].substr(dram->sets[0].find('=') + 1));
+  CHECK_FALSE(fits_with(kMicronNvme, {"hardware.host.dram_gb=" + std::to_string(gb - 1)}));
+  // The GPU tier fits already: more GPUs are not what is missing.
+  CHECK_FALSE(find(all, "fewest GPUs"));
+}
+
+TEST_CASE("a model too large for one GPU's memory gets the fewest GPUs that hold it", "[fit]") {
+  const char* yaml = R"(
+name: too-big
+hardware:
+  gpu: {model: L40S, count: 1}
+  host: {model: generic-2s-ddr5}
+model: {name: opt-30b}
+workload: {kind: inference, batch: 8, prompt_tokens: 512, gen_tokens: 8}
+policy: {weights: gpu, kv_cache: gpu}
+)";
+  const Scenario s = test::load_yaml(yaml);
+  const auto all = fit::closest_fits(s, ExecutionModel{});
+  const fit::Suggestion* gpus = find(all, "fewest GPUs");
+  REQUIRE(gpus);
+  CHECK(fits_with(yaml, gpus->sets));
+  // 60 GB of fp16 weights need two 48 GB GPUs at least.
+  CHECK(gpus->sets[0] == "hardware.gpu.count=2");
+  CHECK(fit::closest_fits(test::load_yaml(yaml, gpus->sets), ExecutionModel{}).empty());
+}
