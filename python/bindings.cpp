@@ -66,6 +66,8 @@ std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
   nlohmann::json out = nlohmann::json::array();
   std::vector<sim::RunResult> results;
   for (const auto& [source, is_file] : sources) {
+    // Ctrl-C between configurations (each simulation itself has no stop flag to poll).
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     const Scenario s = load(source, is_file, sets, data_dir);
     sim::RunResult r;
     {

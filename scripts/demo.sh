@@ -12,6 +12,8 @@ mkdir -p out
 rm -f out/tiersim-results.db out/tiersim-results.db-wal out/tiersim-results.db-shm
 ./build/app/tiersim validate
 ./build/app/tiersim compare scenarios/cost/opt30b-l40s.yaml --db out/tiersim-results.db
-./build/app/tiersim report --db out/tiersim-results.db --out out/report
+# --force: out/report is the demo's own folder, and one written before tiersim kept a list of its
+# outputs (.tiersim-outputs) would otherwise be refused.
+./build/app/tiersim report --db out/tiersim-results.db --out out/report --force
 echo
 echo "report: out/report/index.html (open it in a browser; it works offline)"

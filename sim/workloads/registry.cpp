@@ -6,14 +6,14 @@
 
 namespace tiersim::sim {
 
-int transfer_pieces(double total_bytes, double piece_bytes, const char* key) {
+int transfer_pieces(double total_bytes, double piece_bytes, const char* key, int copies) {
   const double pieces = std::ceil(total_bytes / piece_bytes);
-  if (!(piece_bytes > 0) || !(pieces <= kMaxTransferPieces)) {
-    char msg[256];
+  if (!(piece_bytes > 0) || !(pieces * copies <= kMaxTransferPieces)) {
+    char msg[320];
     std::snprintf(msg, sizeof msg,
-                  "%s: pieces of %.0f bytes make %.3g pieces of a %.3g-byte transfer, more than "
-                  "the %.0f one simulated transfer may have; use larger pieces",
-                  key, piece_bytes, pieces, total_bytes, kMaxTransferPieces);
+                  "%s: pieces of %.0f bytes make %.3g pieces of a %.3g-byte transfer (x %d), "
+                  "more than the %.0f one simulated run may have; use larger pieces",
+                  key, piece_bytes, pieces, total_bytes, copies, kMaxTransferPieces);
     throw ModelError(msg);
   }
   return pieces < 1 ? 1 : static_cast<int>(pieces);

@@ -26,15 +26,18 @@ enum WorkloadCapability : unsigned {
   kCapGeneratesTokens = 1u << 1,
 };
 
-// The most pieces (blocks, chunks) one transfer is split into: each costs a few events, so this
-// bounds one run to seconds. 2^24 pieces of even 4 KiB are 64 GiB; a longer transfer in smaller
-// pieces is a typo (1-byte buffers) or a scale the event-per-piece model cannot run.
-inline constexpr double kMaxTransferPieces = 1 << 24;
+// The most pieces (blocks, chunks) of one run's transfers, over all the processes that make them
+// (`copies`: a checkpoint's writers): each piece costs a few events, about 0.4 us each, so this
+// bounds a run to a few seconds (2^27 chunks, 8 writers of 512-byte buffers, took 50 s). 2^22
+// pieces of 4 KiB are 16 GiB; a longer transfer in smaller pieces is a typo (1-byte buffers) or
+// a scale the event-per-piece model cannot run.
+inline constexpr double kMaxTransferPieces = 1 << 22;
 
-// ceil(total_bytes / piece_bytes), at least 1, computed in double precision and checked against
-// kMaxTransferPieces before it becomes an int (2 TiB in 1 KiB blocks used to wrap an int and
-// report 1.4e8 GB/s). Throws ModelError naming `key`, the option that sets the piece size.
-int transfer_pieces(double total_bytes, double piece_bytes, const char* key);
+// ceil(total_bytes / piece_bytes), at least 1, computed in double precision and checked (times
+// `copies`) against kMaxTransferPieces before it becomes an int (2 TiB in 1 KiB blocks used to
+// wrap an int and report 1.4e8 GB/s). Throws ModelError naming `key`, the option that sets the
+// piece size.
+int transfer_pieces(double total_bytes, double piece_bytes, const char* key, int copies = 1);
 
 struct WorkloadOps {
   std::string_view name;     // workload.kind in a scenario file

@@ -125,6 +125,17 @@ TEST_CASE("input files are bounded regular files", "[config][yaml]") {
                     Catch::Contains("big.yaml") && Catch::Contains("16 MiB"));
 }
 
+TEST_CASE("a UTF-8 byte order mark is dropped from input files", "[config][yaml]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tiersim-bom-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path f = dir / "bom.yaml";
+  std::ofstream(f, std::ios::binary) << "\xEF\xBB\xBFname: x\n";
+  CHECK(read_input_file(f.string(), "scenario file") == "name: x\n");
+  CHECK(parse_yaml_file(f.string()).get("name")->as_string() == "x");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a second YAML document is an error, not silently dropped", "[config][yaml]") {
   try {
     (void)parse_yaml_text("a: 1\n---\nb: 2\n", "two.yaml");

@@ -5,9 +5,12 @@
 // unexpected exception ends the run with the input saved as fuzz-crash-<hash>.yaml in the working
 // directory (or --artifacts DIR) and printed to stderr.
 //
-//   tiersim_fuzz_config [--seconds N] [--runs N] [--seed N] [--artifacts DIR] PATH...
+//   tiersim_fuzz_<target> [--seconds N] [--runs N] [--seed N] [--timeout S] [--ext EXT]...
+//                         [--artifacts DIR] PATH...
 //
-// PATH is a file or a folder (searched recursively for *.yaml). With --runs the inputs are exactly
+// PATH is a file or a folder (searched recursively for files ending in one of the --ext
+// extensions; default: yaml). An input that runs longer than --timeout seconds (default 10) is a
+// finding too (a hang), saved like a crash. With --runs the inputs are exactly
 // reproducible for a given --seed; with --seconds, the same sequence is cut at a different point.
 #include <fcntl.h>
 #include <unistd.h>
@@ -47,6 +50,10 @@ const char* const kTokens[] = {
     "4294967296", "9223372036854775808", "2147483648", "0x10", "0o7", "1_000", "-0", "0.5",
     "{gpu: 0.5, cpu: 0.5}", "[1, 2]", "{from: 1, to: 64, factor: 2}", "{min: 1}", "{}", "[]",
     "\t", "\r\n", "\xef\xbb\xbf", "\xc3\xa9", "\xff", "profile: ",
+    // Request traces (CSV): separators, timestamps and their fields at the edges.
+    ",", ",,", "\"", "2023-11-16 18:15:", "2024-02-29 ", "2023-02-31 ", "23:59:60", ":nan",
+    ".9999999", "+00:00", "-12:00", "+99:99", "Z", "T", "0x1p4", "1e999", "arrival_s",
+    "TIMESTAMP", "ContextTokens", "GeneratedTokens", "prompt_tokens", "output_tokens",
 };
 const char* const kNumbers[] = {"0",    "-1",  "1e308", "1e-308", ".nan", ".inf",      "-.inf",
                                 "1e19", "0.1", "65536", "-0",     "1.5",  "2147483647", "3"};
@@ -56,6 +63,8 @@ struct Options {
   long long runs = -1;  // -1: until `seconds`
   std::uint64_t seed = 1;
   std::string artifacts = ".";
+  unsigned timeout_s = 10;
+  std::vector<std::string> extensions;  // with the dot; empty: ".yaml"
   std::vector<std::string> paths;
 };
 
@@ -104,10 +113,19 @@ void on_signal(int sig) {
   std::raise(sig);
 }
 
+// An input that runs past --timeout: a hang (as the NaN trace timestamps of issue 28 were).
+void on_timeout(int) {
+  const char msg[] = "\ntiersim fuzz: an input ran past --timeout (a hang)\n";
+  ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  (void)ignored;
+  save_current();
+  std::_Exit(3);
+}
+
 void usage_error(const std::string& message) {
   std::fprintf(stderr,
-               "tiersim_fuzz_config: %s\nusage: tiersim_fuzz_config [--seconds N] [--runs N] "
-               "[--seed N] [--artifacts DIR] PATH...\n",
+               "tiersim fuzz: %s\nusage: tiersim_fuzz_<target> [--seconds N] [--runs N] "
+               "[--seed N] [--timeout S] [--ext EXT]... [--artifacts DIR] PATH...\n",
                message.c_str());
   std::exit(2);
 }
@@ -124,10 +142,13 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--runs") o.runs = std::stoll(value());
     else if (a == "--seed") o.seed = std::stoull(value());
     else if (a == "--artifacts") o.artifacts = value();
+    else if (a == "--timeout") o.timeout_s = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--ext") o.extensions.push_back("." + value());
     else if (!a.empty() && a[0] == '-') usage_error("unknown option " + a);
     else o.paths.push_back(a);
   }
   if (o.paths.empty()) usage_error("no seed corpus given");
+  if (o.extensions.empty()) o.extensions = {".yaml"};
   return o;
 }
 
@@ -136,12 +157,16 @@ std::string read_file(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-std::vector<std::string> load_corpus(const std::vector<std::string>& paths) {
+std::vector<std::string> load_corpus(const std::vector<std::string>& paths,
+                                     const std::vector<std::string>& extensions) {
   std::vector<fs::path> files;
   for (const auto& p : paths) {
     if (fs::is_directory(p)) {
       for (const auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+        if (e.is_regular_file() &&
+            std::find(extensions.begin(), extensions.end(), e.path().extension().string()) !=
+                extensions.end())
+          files.push_back(e.path());
     } else if (fs::is_regular_file(p)) {
       files.push_back(p);
     } else {
@@ -258,7 +283,7 @@ class Mutator {
 
 int main(int argc, char** argv) {
   const Options opt = parse_args(argc, argv);
-  std::vector<std::string> corpus = load_corpus(opt.paths);
+  std::vector<std::string> corpus = load_corpus(opt.paths, opt.extensions);
   if (corpus.empty()) usage_error("the seed corpus is empty");
   const std::size_t seeds = corpus.size();
 
@@ -266,6 +291,7 @@ int main(int argc, char** argv) {
   g_current = &current;
   for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_signal);
   for (int sig : {SIGINT, SIGTERM}) std::signal(sig, on_stop);
+  std::signal(SIGALRM, on_timeout);
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_set_death_callback(save_current);
 #endif
@@ -276,7 +302,9 @@ int main(int argc, char** argv) {
   long long runs = 0, accepted = 0;
   auto run = [&](const std::string& input) {
     current.data = input;
+    ::alarm(opt.timeout_s);
     const int n = tiersim::fuzz::run_input(reinterpret_cast<const std::uint8_t*>(input.data()), input.size());
+    ::alarm(0);
     ++runs;
     if (n > 0) ++accepted;
     return n;

@@ -94,6 +94,21 @@ TEST_CASE("planner: highest throughput under a budget and a TTFT cap matches bru
   check_same_as_brute_force(spec);
 }
 
+TEST_CASE("a plan past the point limit is refused when read, naming the axis", "[plan]") {
+  // A plan holds every candidate in memory: 1,000 x 1,000 points used to be allocated first.
+  try {
+    parse_plan_text("name: big\nbase: opt66b-base.yaml\ngrid:\n"
+                    "  workload.batch: {from: 1, to: 1000, step: 1}\n"
+                    "  workload.gen_tokens: {from: 1, to: 1000, step: 1}\n"
+                    "objective: {minimize: usd_per_million_tokens}\n",
+                    kFile);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("test-plan.yaml:5: workload.gen_tokens") &&
+                             Catch::Contains("more than 100000 points"));
+  }
+}
+
 TEST_CASE("bad plan files name the file, line and key", "[plan]") {
   auto error_of = [](const std::string& text) {
     try {

@@ -117,13 +117,14 @@ struct ChunkWalk {
   struct Chunk {
     double bytes, from_gpu, from_host, from_nvme;
   };
-  // `key`: the option that sets chunk_bytes, for the error when the chunks are too many.
+  // `key`: the option that sets chunk_bytes, for the error when the chunks of all the plan's
+  // writers are too many.
   ChunkWalk(const CheckpointPlan& plan, double chunk_bytes, const char* key)
       : chunk(chunk_bytes),
         left(plan.gpu_bytes + plan.host_bytes + plan.nvme_bytes),
         gpu_left(plan.gpu_bytes),
         nvme_left(plan.nvme_bytes),
-        chunks(transfer_pieces(left, chunk, key)) {}
+        chunks(transfer_pieces(left, chunk, key, std::max(1, plan.writers))) {}
   Chunk next() {
     const double b = std::min(chunk, left);
     left -= b;
