@@ -37,10 +37,12 @@ std::vector<reports::ValidationInfo::Group> report_groups(
   std::vector<reports::ValidationInfo::Group> out;
   for (const auto& name : validation_groups()) {
     const auto it = counts.find(name);
-    if (it == counts.end()) continue;
+    // The energy group bands every run's energy metrics (reports/decision.cpp band_group).
+    const bool energy = name == kEnergyGroup;
+    if (it == counts.end() && !energy) continue;
     reports::ValidationInfo::Group g;
     g.name = name;
-    g.configurations = it->second;
+    g.configurations = energy ? runs.size() : it->second;
     g.why_provisional = validation::provisional_reason(name);
     g.provisional = !g.why_provisional.empty();
     if (const validation::ValidationGroup* vg = v.group(name)) {

@@ -301,14 +301,20 @@ struct Reference {
   std::string group;
 };
 
+// The validation group of measured energy and power: it bands every run's energy metrics,
+// whatever group the run's other metrics belong to (reports/decision.cpp band_group).
+inline constexpr const char* kEnergyGroup = "energy";
+
 // The groups `tiersim validate` reports its error in, one per kind of mechanism.
 inline const std::vector<std::string>& validation_groups() {
   // "eager, no offload": the whole model on GPUs, run as eager PyTorch (the default stack). No
   // published case measures that set-up yet, so a report says such a configuration is unvalidated
   // instead of borrowing the optimised serving stacks' error.
+  // "energy": measured energy and power (model/power.hpp), whatever the workload; named by the
+  // reference (group: energy), never derived.
   static const std::vector<std::string> groups{
       "ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
-      "I/O", "checkpoint", "training"};
+      "I/O", "checkpoint", "training", kEnergyGroup};
   return groups;
 }
 

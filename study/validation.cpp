@@ -49,8 +49,8 @@ std::string probation_reason(const std::string& group, double mape_pct, double m
   // Newly modelled groups, each from published rates rather than fitted to its rows: the
   // serving-stack rows run on an optimised execution stack (model/stack.hpp), the FlexGen rows on
   // FlexGen's runtime (sim/workloads/inference/flexgen.cpp), the serving-under-load rows on the
-  // serving workload's schedulers (sim/workloads/serving/). Each is established only once it
-  // meets issue 14's bound.
+  // serving workload's schedulers (sim/workloads/serving/), the energy rows on the power model
+  // by activity (model/power.hpp). Each is established only once it meets issue 14's bound.
   std::string where;
   if (group == "serving stack")
     where = "execution stacks, model/stack.hpp";
@@ -58,6 +58,8 @@ std::string probation_reason(const std::string& group, double mape_pct, double m
     where = "serving schedulers, sim/workloads/serving/";
   else if (group == "FlexGen")
     where = "FlexGen's runtime, sim/workloads/inference/flexgen.cpp";
+  else if (group == "energy")
+    where = "power by activity, model/power.hpp";
   else
     return "";
   if (mape_pct <= kProbationMeanPct && max_abs_error_pct <= kProbationMaxPct) return "";

@@ -120,10 +120,10 @@ double FlexGenSim::unpinned_weight_bytes(int j) const {
 // The copy threads' share of load_weight: the disk-homed weights of sub-layer j.
 Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
   const double bytes = subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kNvme);
-  const Tag tag{Activity::kWeightsNvme, token, j};
+  const Tag tag = pass_tag(Activity::kWeightsNvme, token, j);
   co_await disk_->use(disk_read_s(bytes), tag);
   co_await cpu_->use(host_copy_s(bytes), tag);
-  co_await h2d_->use(bytes, Tag{Activity::kWeightsBounce, token, j});
+  co_await h2d_->use(bytes, pass_tag(Activity::kWeightsBounce, token, j));
   done->count_down();
 }
 
@@ -132,7 +132,7 @@ Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
 Task FlexGenSim::weight_from_cpu(int token, int j, Flag* pinned, Latch* done) {
   co_await pinned->wait();
   co_await h2d_->use(subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kCpu),
-                     Tag{Activity::kWeightsCpu, token, j});
+                     pass_tag(Activity::kWeightsCpu, token, j));
   done->count_down();
 }
 
@@ -144,7 +144,7 @@ double FlexGenSim::prefix_elems(int token) const {
 // The copy threads' share of load_cache: the disk-homed sequences of one GPU batch.
 Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
   const double elems = split_.disk_seqs * prefix_elems(token);
-  const Tag tag{Activity::kKvToHost, token, j};
+  const Tag tag = pass_tag(Activity::kKvToHost, token, j);
   co_await disk_->use(disk_read_s(elems * cache_elem_bytes_), tag);
   if (cpu_attention_) {
     co_await cpu_->use(
@@ -160,7 +160,7 @@ Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
 Task FlexGenSim::cache_from_cpu(int token, int j, Flag* pinned, Latch* done) {
   co_await pinned->wait();
   co_await h2d_->use(split_.cpu_seqs * prefix_elems(token) * cache_elem_bytes_,
-                     Tag{Activity::kKvToHost, token, j});
+                     pass_tag(Activity::kKvToHost, token, j));
   done->count_down();
 }
 
@@ -170,7 +170,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
   const double rows = token == 0 ? double(w_.prompt_tokens) : 1.0;
   const double per_seq = rows * 2.0 * m_.hidden * cache_elem_bytes_;
   const double off = (split_.cpu_seqs + split_.disk_seqs) * per_seq;
-  const Tag tag{Activity::kKvOffload, token, j};
+  const Tag tag = pass_tag(Activity::kKvOffload, token, j);
   if (off > 0) {
     co_await d2h_->use(off, tag);
     if (token == 0) co_await cpu_->use(host_copy_s(off), tag);
@@ -184,7 +184,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
 Task FlexGenSim::move_hidden(int token, int j, bool to_gpu, Latch* done) {
   const double tokens = token == 0 ? double(w_.prompt_tokens) : 1.0;
   const double bytes = fg_.gpu_batch_size * tokens * m_.hidden * 2.0;
-  co_await (to_gpu ? h2d_ : d2h_)->use(bytes, Tag{Activity::kActivations, token, j});
+  co_await (to_gpu ? h2d_ : d2h_)->use(bytes, pass_tag(Activity::kActivations, token, j));
   done->count_down();
 }
 
@@ -196,7 +196,7 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   const double s = w_.prompt_tokens;
   const double tokens = prefill ? gbs * s : gbs;
   const double h = m_.hidden;
-  const Tag tag{Activity::kCompute, token, j};
+  const Tag tag = pass_tag(Activity::kCompute, token, j);
   // Compressed weights are decompressed inside every mha / mha_gen / mlp call: once per GPU batch,
   // one decompress call per weight matrix.
   double gpu_s = 0;
@@ -269,10 +269,10 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
     // Projections on the GPU, then the CPU attention (q goes over as fp32 and the output comes
     // back: O(gbs x h) bytes), then the output projection: in turn, on the main thread.
     co_await gpu_->use(gpu_s * 0.75, tag);
-    co_await d2h_->use(gbs * h * (4.0 + 2.0 * 2.0), Tag{Activity::kKvToHost, token, j});
+    co_await d2h_->use(gbs * h * (4.0 + 2.0 * 2.0), pass_tag(Activity::kKvToHost, token, j));
     cpu_attention_s_ += cpu_s;
-    co_await cpu_->use(cpu_s, Tag{Activity::kAttentionCpu, token, j});
-    co_await h2d_->use(gbs * h * 4.0, Tag{Activity::kAttentionOut, token, j});
+    co_await cpu_->use(cpu_s, pass_tag(Activity::kAttentionCpu, token, j));
+    co_await h2d_->use(gbs * h * 4.0, pass_tag(Activity::kAttentionOut, token, j));
     co_await gpu_->use(gpu_s * 0.25, tag);
   } else {
     co_await gpu_->use(gpu_s, tag);
@@ -343,13 +343,13 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     if (cdisk) engine_.spawn(cache_from_disk(token, load_j, &parts));
     if (cpu_cache_pinned_h2d) engine_.spawn(cache_from_cpu(token, load_j, &cache_pinned, &parts));
     if (cstore) engine_.spawn(store_cache(token, store_j, &parts));
-    const Tag tag{Activity::kWeightsCpu, wtoken, wj};
+    const Tag tag = pass_tag(Activity::kWeightsCpu, wtoken, wj);
     if (wcpu && unpinned_weight_bytes(wj) > 0)
       co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)), tag);
     weights_pinned.set();
     if (ccpu) {
       const double elems = split_.cpu_seqs * prefix_elems(token);
-      const Tag ctag{Activity::kKvToHost, token, j};
+      const Tag ctag = pass_tag(Activity::kKvToHost, token, j);
       co_await cpu_->use(cpu_attention_ ? flexgen_cpu_s(s_.hardware.host, em_, 0,
                                                         elems * kFlexGenCpuConvertBytesPerElem)
                                         : host_copy_s(elems * cache_elem_bytes_),
@@ -366,7 +366,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     if (wcpu) {
       if (unpinned_weight_bytes(wj) > 0)
         co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)),
-                           Tag{Activity::kWeightsCpu, token, wj});
+                           pass_tag(Activity::kWeightsCpu, token, wj));
       co_await in_turn(engine_,
                        [&](Latch* l) { return weight_from_cpu(token, wj, &weights_pinned, l); });
     }
@@ -378,7 +378,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
       co_await cpu_->use(cpu_attention_ ? flexgen_cpu_s(s_.hardware.host, em_, 0,
                                                         elems * kFlexGenCpuConvertBytesPerElem)
                                         : host_copy_s(elems * cache_elem_bytes_),
-                         Tag{Activity::kKvToHost, token, j});
+                         pass_tag(Activity::kKvToHost, token, j));
       if (!cpu_attention_) {
         co_await in_turn(engine_,
                          [&](Latch* l) { return cache_from_cpu(token, j, &cache_pinned, l); });
@@ -410,7 +410,7 @@ Task FlexGenSim::run_all() {
     Latch l(engine_, count);
     Flag pinned(engine_);
     if (unpinned_weight_bytes(0) > 0)
-      co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)), Tag{Activity::kWeightsCpu, 0, 0});
+      co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)), pass_tag(Activity::kWeightsCpu, 0, 0));
     pinned.set();
     if (first.bytes_on(Tier::kNvme) > 0) engine_.spawn(weight_from_disk(0, 0, &l));
     if (first.bytes_on(Tier::kCpu) > 0) engine_.spawn(weight_from_cpu(0, 0, &pinned, &l));
