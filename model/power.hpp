@@ -13,6 +13,10 @@
 // full active power while busy: DRAM busy time is already its traffic over its bandwidth, and
 // drive busy time the array's transfer time (sim/economics.hpp).
 //
+// The inference and serving workloads (FlexGen's runtime included) give each GPU step its share;
+// work that does not say (training steps, checkpoint copies) counts at full power, as before this
+// model.
+//
 // Component power is attached by role (the resource kinds of sim/engine/kinds.hpp), never by
 // resource name, as SimGrid's energy plugin attaches a host's power profile to the host.
 #include <string>

@@ -91,7 +91,7 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.tensor) : 1;
   const PartActivity all = part_from_usage(
       s, r, tp, [](const ResourceUsage& u) { return u.busy_s; },
-      [](const ResourceUsage& u) { return u.load_s; });
+      [](const ResourceUsage& u) { return u.full_power_s(); });
   const double t = a.makespan_s;
   // Rounding in the engine may put busy time a hair above the makespan; the power model checks
   // the bounds strictly, so clamp here where the numbers are produced.

@@ -16,6 +16,7 @@
 
 #include "model/capacity.hpp"
 #include "model/layout.hpp"
+#include "model/power.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
@@ -196,29 +197,28 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   const double s = w_.prompt_tokens;
   const double tokens = prefill ? gbs * s : gbs;
   const double h = m_.hidden;
-  const Tag tag = pass_tag(Activity::kCompute, token, j);
   // Compressed weights are decompressed inside every mha / mha_gen / mlp call: once per GPU batch,
   // one decompress call per weight matrix.
-  double gpu_s = 0;
+  KernelTime gpu_k;  // the step's kernels: their time and what bound it (power by activity)
   if (fg_.compress_weight) {
     const auto matrices = std::count_if(sub.tensors.begin(), sub.tensors.end(),
                                         [](const auto& t) { return t.matrix; });
-    gpu_s += flexgen_codec_s(gpu, em_, sub.matrix_elements(), kFlexGenWeightDecompressBytesPerElem,
+    gpu_k += flexgen_codec(gpu, em_, sub.matrix_elements(), kFlexGenWeightDecompressBytesPerElem,
                              double(matrices), kFlexGenDecompressKernels);
   }
   double cpu_s = 0;
   switch (sub.kind) {
     case Kind::kInputEmbed:
-      gpu_s += gpu_kernel_s(gpu, em_, 0, tokens * h * 2.0 * 2.0);
+      gpu_k += gpu_kernel(gpu, em_, 0, tokens * h * 2.0 * 2.0);
       break;
     case Kind::kOutputEmbed: {
       // opt_output_embed: logits for every position of the prompt in prefill, one in decode.
       const double flops = 2.0 * tokens * m_.vocab * h;
-      gpu_s += gpu_kernel_s(gpu, em_, flops, m_.vocab * h * 2.0 + tokens * m_.vocab * 2.0);
+      gpu_k += gpu_kernel(gpu, em_, flops, m_.vocab * h * 2.0 + tokens * m_.vocab * 2.0);
       break;
     }
     case Kind::kMlp:
-      gpu_s += gpu_kernel_s(gpu, em_, 2.0 * tokens * 2.0 * h * m_.ffn,
+      gpu_k += gpu_kernel(gpu, em_, 2.0 * tokens * 2.0 * h * m_.ffn,
                             2.0 * h * m_.ffn * 2.0 + tokens * (2.0 * m_.ffn + 4.0 * h) * 2.0);
       break;
     case Kind::kAttention: {
@@ -227,14 +227,14 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
       // mha / mha_gen compress the new K and V (the prompt's in prefill, one row per sequence in
       // decode) before store_cache moves them home: TorchDevice.mha's compress_cache branch.
       if (fg_.compress_cache)
-        gpu_s += flexgen_codec_s(gpu, em_, tokens * 2.0 * h, kFlexGenCompressBytesPerElem, 2.0,
+        gpu_k += flexgen_codec(gpu, em_, tokens * 2.0 * h, kFlexGenCompressBytesPerElem, 2.0,
                                  kFlexGenCompressKernels);
       if (prefill) {
         // TorchDevice.mha: q k^T and the weighted sum over the full s x s score matrix (no causal
         // skipping), the scores written, masked, softmaxed and read in fp16.
         const double attn_flops = 4.0 * gbs * s * s * h;
         const double score_bytes = gbs * m_.heads * s * s * 2.0 * 6.0;
-        gpu_s += gpu_kernel_s(gpu, em_, proj_flops + attn_flops, proj_bytes + score_bytes);
+        gpu_k += gpu_kernel(gpu, em_, proj_flops + attn_flops, proj_bytes + score_bytes);
       } else {
         const double context = s + token;
         const double elems_per_seq = context * 2.0 * h;
@@ -247,10 +247,10 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
           const double full = double(w_.prompt_tokens + w_.gen_tokens - 1) * 2.0 * h;
           const double homed = split_.gpu_seqs * full;
           const double shipped = (gpu_seqs - split_.gpu_seqs) * elems_per_seq;
-          gpu_s += flexgen_codec_s(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem,
+          gpu_k += flexgen_codec(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem,
                                    2.0, kFlexGenDecompressKernels);
         }
-        gpu_s += gpu_kernel_s(gpu, em_, proj_flops + 2.0 * gpu_seqs * elems_per_seq,
+        gpu_k += gpu_kernel(gpu, em_, proj_flops + 2.0 * gpu_seqs * elems_per_seq,
                               proj_bytes + attn_bytes);
         if (cpu_attention_) {
           const double cpu_seqs = split_.cpu_seqs + split_.disk_seqs;
@@ -264,7 +264,9 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
     }
   }
   // Kernel launches and Python dispatch: half a transformer layer's per sub-layer.
-  gpu_s += em_.layer_overhead_s / 2;
+  gpu_k = gpu_k.plus_gap(em_.layer_overhead_s / 2);
+  const double gpu_s = gpu_k.s;
+  const Tag tag = pass_tag(Activity::kCompute, token, j, gpu_dynamic_fraction(gpu, gpu_k));
   if (cpu_s > 0) {
     // Projections on the GPU, then the CPU attention (q goes over as fp32 and the output comes
     // back: O(gbs x h) bytes), then the output projection: in turn, on the main thread.
