@@ -223,7 +223,7 @@ double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel&
 namespace tiersim {
 
 KernelTime flexgen_codec(const GpuSpec& gpu, const ExecutionModel& em, double elements,
-                          double bytes_per_elem, double calls, int kernels_per_call) {
+                         double bytes_per_elem, double calls, int kernels_per_call) {
   KernelTime k = gpu_kernel(gpu, em, 0, elements * bytes_per_elem);
   k.s = std::max(k.s, calls * kernels_per_call * eager_kernel_s(em));
   return k;

@@ -283,7 +283,7 @@ inline constexpr int kFlexGenCompressKernels = 13;
 // tensor (decode's one new K/V row) costs its launches instead (eager_kernel_s), whichever is
 // longer.
 KernelTime flexgen_codec(const GpuSpec& gpu, const ExecutionModel& em, double elements,
-                          double bytes_per_elem, double calls, int kernels_per_call);
+                         double bytes_per_elem, double calls, int kernels_per_call);
 double flexgen_codec_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
                        double bytes_per_elem, double calls, int kernels_per_call);
 

@@ -104,8 +104,8 @@ EnergyBreakdown dynamic_energy(const Hardware& hw, const PartActivity& part) {
   // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
   // spreads over every core of every socket), so all sockets are active while it is busy.
   e.cpu_j = hw.host.sockets * (hw.host.cpu_tdp_w - hw.host.cpu_idle_w) * part.cpu_busy_s;
-  e.dram_j =
-      hw.host.dram_gb * (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) * part.dram_busy_s;
+  e.dram_j = hw.host.dram_gb * (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) *
+             part.dram_busy_s;
   if (hw.nvme.count > 0)
     e.nvme_j = hw.nvme.count * (hw.nvme.drive.active_w - hw.nvme.drive.idle_w) * part.nvme_busy_s;
   return e;

@@ -280,7 +280,8 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
   const std::size_t w = v->winner;
   std::string s = "Recommendation: " + labels[w] + " has the " +
                   (d.lower_is_better ? "lowest " : "highest ") + d.metric + ", " +
-                  human(in.runs[w].metric(d.metric), unit) + ", " + band_text(band_of(in, w, d.metric));
+                  human(in.runs[w].metric(d.metric), unit) + ", " +
+                  band_text(band_of(in, w, d.metric));
   if (v->runner_up) {
     s += "; " +
          margin_text(in.runs[w].metric(d.metric), in.runs[*v->runner_up].metric(d.metric),

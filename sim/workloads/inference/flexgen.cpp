@@ -412,7 +412,8 @@ Task FlexGenSim::run_all() {
     Latch l(engine_, count);
     Flag pinned(engine_);
     if (unpinned_weight_bytes(0) > 0)
-      co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)), pass_tag(Activity::kWeightsCpu, 0, 0));
+      co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)),
+                         pass_tag(Activity::kWeightsCpu, 0, 0));
     pinned.set();
     if (first.bytes_on(Tier::kNvme) > 0) engine_.spawn(weight_from_disk(0, 0, &l));
     if (first.bytes_on(Tier::kCpu) > 0) engine_.spawn(weight_from_cpu(0, 0, &pinned, &l));

@@ -351,7 +351,8 @@ Task InferenceSim::issue_nvme_read_later(Resource* h2d, const TensorFetch& t, in
 // A read has landed in its buffer: (AIO) the bounce copy to the GPU, then the buffer is free.
 Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double link_bytes, int pass, int module,
                                     std::shared_ptr<Latch> done) {
-  if (bounce_h2d) co_await bounce_h2d->use(link_bytes, pass_tag(Activity::kWeightsBounce, pass, module));
+  if (bounce_h2d)
+    co_await bounce_h2d->use(link_bytes, pass_tag(Activity::kWeightsBounce, pass, module));
   swap_buffers_->release();
   done->count_down();
 }
@@ -764,7 +765,8 @@ Task InferenceSim::compute_stage(int stage) {
       }
       if (stage + 1 < n_stages_) {
         const double tokens = pass == 0 ? micro_batch * w_.prompt_tokens : micro_batch;
-        co_await st.peer->use(tokens * m_.hidden * 2.0, pass_tag(Activity::kActivations, pass, stage));
+        co_await st.peer->use(tokens * m_.hidden * 2.0,
+                              pass_tag(Activity::kActivations, pass, stage));
         stage_input(pass, stage + 1, micro).set();
       } else {
         if (pass == 0 && micro == n_micro_ - 1) prefill_end_s_ = engine_.now();
