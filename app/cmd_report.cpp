@@ -38,10 +38,12 @@ std::vector<reports::ValidationInfo::Group> report_groups(
   std::vector<reports::ValidationInfo::Group> out;
   for (const auto& def : v.data.groups) {
     const auto it = counts.find(def.name);
-    if (it == counts.end()) continue;
+    // The energy group bands every run's energy metrics (reports/decision.cpp band_group).
+    const bool energy = def.name == kEnergyGroup;
+    if (it == counts.end() && !energy) continue;
     reports::ValidationInfo::Group g;
     g.name = def.name;
-    g.configurations = it->second;
+    g.configurations = energy ? runs.size() : it->second;
     g.why_provisional = validation::provisional_reason(def, 0, 0);
     g.provisional = !g.why_provisional.empty();
     if (const validation::ValidationGroup* vg = v.group(def.name)) {

@@ -49,6 +49,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
        "GPU-to-GPU bandwidth per direction; 0 = no NVLink"},
       {"tdp_w", &G::tdp_w, "W", 0, kNoLimit, false, "board power limit"},
       {"idle_w", &G::idle_w, "W", 0, kNoLimit, false, "idle power with a CUDA context open"},
+      {"memory_power_fraction", &G::memory_power_fraction, "", 0, 1, false,
+       "fraction of the dynamic power range (tdp_w - idle_w) a kernel streaming device memory at "
+       "the achieved bandwidth draws; compute-bound kernels draw all of it"},
       {"gds", &G::gds, "", 0, 1, false, "supports GPUDirect Storage"},
   };
   return kFields;

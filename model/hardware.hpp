@@ -54,6 +54,15 @@ struct GpuSpec {
   double nvlink_gbps = 0;    // GPU-to-GPU bandwidth per direction; 0 = no NVLink (use PCIe)
   double tdp_w = 0;          // board power limit
   double idle_w = 0;         // idle power with a CUDA context open
+  // Fraction of the dynamic power range (tdp_w - idle_w) a kernel streaming device memory at the
+  // achieved bandwidth draws (model/power.hpp gpu_dynamic_fraction; a kernel at full math rate
+  // draws all of it, the board's power limit). Derived from one published row, the energy
+  // group's calibration row (scenarios/reference/mlenergy-h100-llama3.1-8b-b8.yaml): the ML.ENERGY
+  // Benchmark v3 measured 486 W (NVML) on an H100 SXM running Llama-3.1-8B under vLLM 0.11.1 at
+  // 8 concurrent requests, decode kernels almost wholly memory-bound; with this fraction 0
+  // tiersim predicts 133 W for that run and with 1, 677 W, so 0.65. The same for every board
+  // until a measurement of another says otherwise (catalog key memory_power_fraction).
+  double memory_power_fraction = 0.65;
   bool gds = true;           // supports GPUDirect Storage reads into device memory
   SourceMap sources;
 };

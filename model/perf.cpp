@@ -31,15 +31,21 @@ double eager_kernel_s(const ExecutionModel& em) {
   return em.layer_overhead_s / kEagerKernelsPerLayer;
 }
 
-double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
+KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
   // The stack's share of the peak, capped by what the board sustains where that is measured
   // (a power-capped T4 holds far less than its boost-clock peak; model/hardware.hpp).
   double gemm_flops_per_s = units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency;
   if (gpu.fp16_achieved_tflops > 0)
     gemm_flops_per_s = std::min(gemm_flops_per_s, units::tflops_to_flops(gpu.fp16_achieved_tflops));
-  const double compute_s = flops / gemm_flops_per_s;
-  const double memory_s = bytes / (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
-  return std::max(compute_s, memory_s);
+  KernelTime k;
+  k.compute_s = flops / gemm_flops_per_s;
+  k.memory_s = bytes / (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
+  k.s = std::max(k.compute_s, k.memory_s);
+  return k;
+}
+
+double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
+  return gpu_kernel(gpu, em, flops, bytes).s;
 }
 
 double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const CpuAttentionWork& w) {
@@ -197,6 +203,11 @@ double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Polic
 
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                       const LayerPass& pass, double tp, const GemmPath& gemm) {
+  return layer_kernel(m, gpu, em, pass, tp, gemm).s;
+}
+
+KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                        const LayerPass& pass, double tp, const GemmPath& gemm) {
   // A layer is a sequence of kernels on one stream, each finishing before the next starts: the
   // weight GEMMs (with the elementwise work between them) and the attention kernel, which reads
   // and writes the KV cache (and, eager, the score matrices). Each kernel is bound by its own
@@ -207,7 +218,7 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
   const double gemm_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp +
                             layer_activation_bytes(m, pass.tokens, tp);
   // Attention runs at the fp16 rate.
-  double attention_s = 0;
+  KernelTime attention;
   if (pass.kv_distinct_read_bytes >= 0 && pass.kv_distinct_read_bytes < pass.kv_read_bytes &&
       gpu.l2_shared_read_gbps > 0) {
     // Thread blocks of the query heads that share a KV head run side by side (TensorRT-LLM's
@@ -215,41 +226,59 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
     // the KV cache leaves device memory once and every block's read of it goes through L2. The
     // kernel is bound by the slower of the two.
     const double dram_bytes = pass.kv_distinct_read_bytes + pass.kv_write_bytes + pass.score_bytes;
-    attention_s =
-        std::max(gpu_kernel_s(gpu, em, pass.attention_flops / tp, dram_bytes),
-                 pass.kv_read_bytes / units::gbps_to_bytes_per_s(gpu.l2_shared_read_gbps));
+    attention = gpu_kernel(gpu, em, pass.attention_flops / tp, dram_bytes);
+    const double l2_s = pass.kv_read_bytes / units::gbps_to_bytes_per_s(gpu.l2_shared_read_gbps);
+    // The shared reads keep the memory system (L2 and its crossbar) as busy as the device memory
+    // would be: counted as memory time.
+    attention.memory_s = std::max(attention.memory_s, l2_s);
+    attention.s = std::max(attention.s, l2_s);
   } else {
     const double attention_bytes = pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes;
-    attention_s = gpu_kernel_s(gpu, em, pass.attention_flops / tp, attention_bytes);
+    attention = gpu_kernel(gpu, em, pass.attention_flops / tp, attention_bytes);
   }
   // FP8 GEMMs at their own rate.
   const double gemm_math_s =
       gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)
                : gpu_kernel_s(gpu, em, gemm_flops, 0);
   const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, gemm_bytes);
-  const double gemm_s =
+  KernelTime gemm_k;
+  gemm_k.compute_s = gemm_math_s;
+  gemm_k.memory_s = gemm_memory_s;
+  gemm_k.s =
       gemm.hides_weight_reads ? std::max(gemm_math_s, gemm_memory_s) : gemm_math_s + gemm_memory_s;
-  return gemm_s + attention_s;
+  gemm_k += attention;
+  return gemm_k;
 }
 
-double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
-                     double tokens, double sequences, double module_elements, double tp) {
+KernelTime edge_module(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
+                       double tokens, double sequences, double module_elements, double tp) {
   double flops = 0, bytes = tokens * m.hidden * 2.0;
   if (head) {
     flops = 2.0 * sequences * m.vocab * m.hidden / tp;
     bytes += module_elements * 2.0 / tp;
   }
-  return gpu_kernel_s(gpu, em, flops, bytes) + em.layer_overhead_s / 4;
+  return gpu_kernel(gpu, em, flops, bytes).plus_gap(em.layer_overhead_s / 4);
+}
+
+double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
+                     double tokens, double sequences, double module_elements, double tp) {
+  return edge_module(m, gpu, em, head, tokens, sequences, module_elements, tp).s;
 }
 
 }  // namespace tiersim
 
 namespace tiersim {
 
+KernelTime flexgen_codec(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                         double bytes_per_elem, double calls, int kernels_per_call) {
+  KernelTime k = gpu_kernel(gpu, em, 0, elements * bytes_per_elem);
+  k.s = std::max(k.s, calls * kernels_per_call * eager_kernel_s(em));
+  return k;
+}
+
 double flexgen_codec_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
                        double bytes_per_elem, double calls, int kernels_per_call) {
-  return std::max(gpu_kernel_s(gpu, em, 0, elements * bytes_per_elem),
-                  calls * kernels_per_call * eager_kernel_s(em));
+  return flexgen_codec(gpu, em, elements, bytes_per_elem, calls, kernels_per_call).s;
 }
 
 double flexgen_cpu_s(const HostSpec& host, const ExecutionModel& em, double flops, double bytes) {

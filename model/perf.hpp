@@ -106,8 +106,28 @@ double eager_kernel_s(const ExecutionModel& em);
 // overhead where it sets them, ExecutionModel's eager figures where it does not.
 ExecutionModel with_stack(ExecutionModel em, const ExecutionStack& stack);
 
-// Seconds for a GPU kernel group doing `flops` FLOPs and moving `bytes` through device memory:
-// the roofline with the efficiencies above.
+// A GPU kernel group's time and what its units do meanwhile: the seconds its math takes at the
+// achieved rate and the seconds its device-memory traffic takes at the achieved bandwidth. The
+// power model (model/power.hpp gpu_dynamic_fraction) reads how busy each is; a kernel bound by
+// memory has compute_s < s, one bound by math memory_s < s, and launch gaps neither.
+struct KernelTime {
+  double s = 0;          // [s] the group's time
+  double compute_s = 0;  // [s] of the math units at the rate the time model uses
+  double memory_s = 0;   // [s] of device-memory (or shared L2) traffic at its achieved rate
+  KernelTime& operator+=(const KernelTime& o) {
+    s += o.s;
+    compute_s += o.compute_s;
+    memory_s += o.memory_s;
+    return *this;
+  }
+  // The same kernels with `gap_s` [s] of launch overhead or waiting, in which neither works.
+  KernelTime plus_gap(double gap_s) const { return {s + gap_s, compute_s, memory_s}; }
+};
+
+// A GPU kernel group doing `flops` FLOPs and moving `bytes` through device memory: the roofline
+// with the efficiencies above.
+KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
+// Its seconds.
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
 
 // How one GPU runs a layer's weight GEMMs under the policy's stack and weight precision.
@@ -241,11 +261,15 @@ double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Polic
 // One layer's kernels with every operand in GPU memory (no launch overhead): the weight GEMMs on
 // `gemm` (gemm_path) and the attention kernel at the fp16 rate, one after the other, each at its
 // own roofline.
+KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                        const LayerPass& pass, double tp, const GemmPath& gemm);
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                       const LayerPass& pass, double tp, const GemmPath& gemm);
 // The embedding lookup (a gather) for `tokens` tokens, or the output head for the last position
 // of `sequences` sequences (one GEMM over the vocabulary), including their share of launch
 // overhead (a quarter of a layer's).
+KernelTime edge_module(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
+                       double tokens, double sequences, double module_elements, double tp);
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
                      double tokens, double sequences, double module_elements, double tp);
 
@@ -309,6 +333,8 @@ inline constexpr int kFlexGenCompressKernels = 13;
 // passes are memory-bound; eager PyTorch issues each kernel from Python, so a call over a small
 // tensor (decode's one new K/V row) costs its launches instead (eager_kernel_s), whichever is
 // longer.
+KernelTime flexgen_codec(const GpuSpec& gpu, const ExecutionModel& em, double elements,
+                         double bytes_per_elem, double calls, int kernels_per_call);
 double flexgen_codec_s(const GpuSpec& gpu, const ExecutionModel& em, double elements,
                        double bytes_per_elem, double calls, int kernels_per_call);
 

@@ -1,5 +1,6 @@
 #include "model/power.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/errors.hpp"
@@ -71,40 +72,92 @@ void check_power_inputs(const Hardware& hw) {
   }
 }
 
+double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k) {
+  if (!(k.s > 0)) return 0;
+  const double f = (k.compute_s + gpu.memory_power_fraction * k.memory_s) / k.s;
+  return std::clamp(f, 0.0, 1.0);
+}
+
 double node_idle_w(const Hardware& hw) {
   return hw.gpu_count * hw.gpu.idle_w + hw.host.sockets * hw.host.cpu_idle_w +
          hw.host.dram_gb * hw.host.dram_w_per_gb_idle +
          (hw.nvme.count > 0 ? hw.nvme.count * hw.nvme.drive.idle_w : 0.0) + hw.host.platform_w;
 }
 
+namespace {
+
+void check_activity(const Hardware& hw, const ActivityTimes& a) {
+  if (!std::isfinite(a.makespan_s) || a.makespan_s < 0)
+    throw ModelError("power model: negative or non-finite makespan");
+  const double t = a.makespan_s;
+  require_busy(a.gpu_busy_s, t * hw.gpu_count, "GPU");
+  if (a.gpu_load_s >= 0) require_busy(a.gpu_load_s, a.gpu_busy_s, "GPU full-power");
+  require_busy(a.cpu_busy_s, t, "CPU");
+  require_busy(a.dram_busy_s, t, "DRAM");
+  require_busy(a.nvme_busy_s, hw.nvme.count > 0 ? t : 0.0, "NVMe");
+}
+
+// Each component's energy above its idle power for `part`'s work (no idle terms).
+EnergyBreakdown dynamic_energy(const Hardware& hw, const PartActivity& part) {
+  EnergyBreakdown e;
+  e.gpu_j = (hw.gpu.tdp_w - hw.gpu.idle_w) * part.gpu_load_s;
+  // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
+  // spreads over every core of every socket), so all sockets are active while it is busy.
+  e.cpu_j = hw.host.sockets * (hw.host.cpu_tdp_w - hw.host.cpu_idle_w) * part.cpu_busy_s;
+  e.dram_j = hw.host.dram_gb * (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) *
+             part.dram_busy_s;
+  if (hw.nvme.count > 0)
+    e.nvme_j = hw.nvme.count * (hw.nvme.drive.active_w - hw.nvme.drive.idle_w) * part.nvme_busy_s;
+  return e;
+}
+
+PartActivity whole_run(const ActivityTimes& a) {
+  return PartActivity{a.gpu_busy_s, a.gpu_load_s < 0 ? a.gpu_busy_s : a.gpu_load_s, a.cpu_busy_s,
+                      a.dram_busy_s, a.nvme_busy_s};
+}
+
+}  // namespace
+
 EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& a, double pue) {
   check_power_inputs(hw);
   if (!std::isfinite(pue) || pue < 1)
     throw ModelError("economics.pue is " + std::to_string(pue) +
                      "; power usage effectiveness is facility power / IT power, so it is >= 1");
-  if (!std::isfinite(a.makespan_s) || a.makespan_s < 0)
-    throw ModelError("power model: negative or non-finite makespan");
+  check_activity(hw, a);
   const double t = a.makespan_s;
-  require_busy(a.gpu_busy_s, t * hw.gpu_count, "GPU");
-  require_busy(a.cpu_busy_s, t, "CPU");
-  require_busy(a.dram_busy_s, t, "DRAM");
-  require_busy(a.nvme_busy_s, hw.nvme.count > 0 ? t : 0.0, "NVMe");
-
-  EnergyBreakdown e;
+  EnergyBreakdown e = dynamic_energy(hw, whole_run(a));
   e.pue = pue;
-  e.gpu_j = hw.gpu_count * hw.gpu.idle_w * t + (hw.gpu.tdp_w - hw.gpu.idle_w) * a.gpu_busy_s;
-  // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
-  // spreads over every core of every socket), so all sockets are active while it is busy.
-  e.cpu_j = hw.host.sockets *
-            (hw.host.cpu_idle_w * t + (hw.host.cpu_tdp_w - hw.host.cpu_idle_w) * a.cpu_busy_s);
-  e.dram_j = hw.host.dram_gb * (hw.host.dram_w_per_gb_idle * t +
-                                (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) *
-                                    a.dram_busy_s);
-  if (hw.nvme.count > 0)
-    e.nvme_j = hw.nvme.count * (hw.nvme.drive.idle_w * t +
-                                (hw.nvme.drive.active_w - hw.nvme.drive.idle_w) * a.nvme_busy_s);
+  e.gpu_j += hw.gpu_count * hw.gpu.idle_w * t;
+  e.cpu_j += hw.host.sockets * hw.host.cpu_idle_w * t;
+  e.dram_j += hw.host.dram_gb * hw.host.dram_w_per_gb_idle * t;
+  if (hw.nvme.count > 0) e.nvme_j += hw.nvme.count * hw.nvme.drive.idle_w * t;
   e.platform_j = hw.host.platform_w * t;
   return e;
+}
+
+EnergyByPhase phase_energy(const Hardware& hw, const ActivityTimes& a) {
+  check_power_inputs(hw);
+  check_activity(hw, a);
+  const double t = a.makespan_s;
+  EnergyByPhase p;
+  p.prefill_j = dynamic_energy(hw, a.prefill).it_j() + hw.gpu.idle_w * a.prefill.gpu_busy_s;
+  p.decode_j = dynamic_energy(hw, a.decode).it_j() + hw.gpu.idle_w * a.decode.gpu_busy_s;
+  // Whatever the two parts leave of the totals is work of neither (the workload tags its own).
+  const PartActivity all = whole_run(a);
+  // What the parts leave of a total; a remainder within rounding of the total is none.
+  const auto rest_of = [](double total, double prefill, double decode) {
+    const double r = total - prefill - decode;
+    return r > 1e-9 * total ? r : 0.0;
+  };
+  const PartActivity rest{rest_of(all.gpu_busy_s, a.prefill.gpu_busy_s, a.decode.gpu_busy_s),
+                          rest_of(all.gpu_load_s, a.prefill.gpu_load_s, a.decode.gpu_load_s),
+                          rest_of(all.cpu_busy_s, a.prefill.cpu_busy_s, a.decode.cpu_busy_s),
+                          rest_of(all.dram_busy_s, a.prefill.dram_busy_s, a.decode.dram_busy_s),
+                          rest_of(all.nvme_busy_s, a.prefill.nvme_busy_s, a.decode.nvme_busy_s)};
+  p.other_j = dynamic_energy(hw, rest).it_j() + hw.gpu.idle_w * rest.gpu_busy_s;
+  p.io_wait_j = hw.gpu.idle_w * std::max(0.0, hw.gpu_count * t - all.gpu_busy_s);
+  p.idle_j = node_idle_w(hw) * t - hw.gpu_count * hw.gpu.idle_w * t;
+  return p;
 }
 
 }  // namespace tiersim

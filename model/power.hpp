@@ -2,25 +2,59 @@
 // Power and energy of one node over a simulated run. Pure arithmetic: the simulator (see
 // sim/economics.hpp) turns its timeline into ActivityTimes; this file turns those into joules.
 //
-// Model: every component draws its idle power for the whole run and the difference to its active
-// power while it works, so
-//     E = idle_w * T + (active_w - idle_w) * busy_s
-// per component. A GPU that waits for weights therefore costs idle power, not board power.
-// Active power is the catalog's maximum (GPU tdp_w, CPU cpu_tdp_w, drive active_w): an upper
-// bound for memory-bound kernels, which draw somewhat less than the board limit.
+// Model: every component draws its idle power for the whole run and, while it works, a share of
+// the difference to its active power, so
+//     E = idle_w * T + (active_w - idle_w) * load_s
+// per component, where load_s is its busy time weighted by how hard the work drives it (1 = full
+// active power). A GPU that waits for weights therefore costs idle power, not board power, and a
+// GPU streaming weights in a memory-bound kernel draws less than one at full compute
+// (gpu_dynamic_fraction). Active power is the catalog's maximum (GPU tdp_w, the board power limit
+// a compute-bound kernel runs at; CPU cpu_tdp_w; drive active_w). CPU, DRAM and drives draw their
+// full active power while busy: DRAM busy time is already its traffic over its bandwidth, and
+// drive busy time the array's transfer time (sim/economics.hpp).
+//
+// The inference and serving workloads (FlexGen's runtime included) give each GPU step its share;
+// work that does not say (training steps, checkpoint copies) counts at full power, as before this
+// model.
+//
+// Component power is attached by role (the resource kinds of sim/engine/kinds.hpp), never by
+// resource name, as SimGrid's energy plugin attaches a host's power profile to the host.
 #include <string>
 
+#include "model/perf.hpp"
 #include "model/scenario.hpp"
 
 namespace tiersim {
+
+// Fraction of a GPU's dynamic power range (tdp_w - idle_w) a group of kernels draws while it
+// runs, 0..1: its math units at full rate draw the whole range (a dense GEMM runs at the board's
+// power limit), its memory traffic at full rate draws gpu.memory_power_fraction of it, and launch
+// gaps neither: min(1, (compute_s + memory_power_fraction * memory_s) / s). 0 for an empty group.
+double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k);
+
+// What the components did in one part of a run (the prefill passes, the decode passes).
+struct PartActivity {
+  double gpu_busy_s = 0;   // GPU-seconds of kernels
+  double gpu_load_s = 0;   // of which at full dynamic power (busy weighted by the fraction above)
+  double cpu_busy_s = 0;   // seconds all host sockets compute
+  double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic
+  double nvme_busy_s = 0;  // seconds the RAID-0 array transfers
+};
 
 // How long each component worked during a run of makespan_s seconds.
 struct ActivityTimes {
   double makespan_s = 0;
   double gpu_busy_s = 0;   // GPU-seconds: sum over all GPUs (two GPUs busy 1 s = 2 s)
+  // GPU-seconds at full dynamic power (busy time weighted by gpu_dynamic_fraction of each
+  // kernel), <= gpu_busy_s; < 0: every busy second at full power.
+  double gpu_load_s = -1;
   double cpu_busy_s = 0;   // seconds all host sockets compute (the simulator's "cpu" resource)
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic, <= makespan_s
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers (all drives work together)
+  // The parts of the totals above spent on prefill and on decode passes (inference, serving);
+  // the rest is work of neither (training, checkpoints, I/O).
+  PartActivity prefill;
+  PartActivity decode;
 };
 
 // Joules per component over the run. IT energy is what the node itself draws; facility energy
@@ -36,6 +70,23 @@ struct EnergyBreakdown {
   double facility_j() const { return it_j() * pue; }
 };
 
+// IT energy by what the run was doing; the five parts sum to EnergyBreakdown::it_j().
+//   prefill_j, decode_j: every component's energy above idle for the work of that part, plus the
+//                        GPUs' idle power while they run its kernels;
+//   io_wait_j:           the GPUs' idle power while they run no kernel: waiting for weights, a
+//                        copy, the CPU or, serving, for requests;
+//   idle_j:              the idle power of everything else (CPUs, DRAM, drives, platform) over
+//                        the run;
+//   other_j:             the rest: work of neither part (training steps, checkpoint writes, the
+//                        io benchmark).
+struct EnergyByPhase {
+  double prefill_j = 0;
+  double decode_j = 0;
+  double io_wait_j = 0;
+  double idle_j = 0;
+  double other_j = 0;
+};
+
 // Idle power of the whole node (every component at idle), watts, IT level.
 double node_idle_w(const Hardware& hw);
 
@@ -43,7 +94,10 @@ double node_idle_w(const Hardware& hw);
 // (the message names the field and how to fix it), or the activity times are outside 0..T.
 void check_power_inputs(const Hardware& hw);
 
-// E = idle * T + (active - idle) * busy for GPUs, CPU sockets, DRAM, drives; platform_w * T.
+// E = idle * T + (active - idle) * load for GPUs, CPU sockets, DRAM, drives; platform_w * T.
 EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& activity, double pue);
+
+// The same energy split by phase (EnergyByPhase). Throws as integrate_energy does.
+EnergyByPhase phase_energy(const Hardware& hw, const ActivityTimes& activity);
 
 }  // namespace tiersim

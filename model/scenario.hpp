@@ -329,6 +329,11 @@ struct Reference {
   std::string ratio_to;
 };
 
+// The validation group of measured energy and power: it bands every run's energy metrics,
+// whatever group the run's other metrics belong to (reports/decision.cpp band_group). The groups
+// themselves are data (scenarios/validation/groups.yaml).
+inline constexpr const char* kEnergyGroup = "energy";
+
 struct Scenario {
   std::string name;
   std::string description;  // free text from the scenario file (optional)

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "reports/report.hpp"
+#include "sim/metrics.hpp"
 
 using nlohmann::json;
 
@@ -46,7 +47,17 @@ std::string num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 
-// The validation group of run i and its mean error; nullopt when no published case covers it.
+// The validation group whose error bands `metric` of a run in group `run_group`: energy and
+// power metrics (declared with the energy capability, sim/metrics.cpp) are predicted by the power
+// model, which the "energy" group measures whatever the configuration; every other metric by the
+// run's own group.
+std::string band_group(const std::string& metric, const std::string& run_group) {
+  const sim::MetricDecl* decl = sim::find_metric(metric);
+  return decl && decl->workloads == "energy" ? std::string(kEnergyGroup) : run_group;
+}
+
+// The validation group of run i's `metric` and its mean error; nullopt when no published case
+// covers it.
 struct Band {
   std::string group;
   // The group's leave-one-source-out mean absolute error, percent (study/validation.hpp): the
@@ -58,10 +69,10 @@ struct Band {
   double in_sample_pct = 0;
   std::vector<std::string> unvalidated;  // parts no published row anchors
 };
-Band band_of(const ReportInput& in, std::size_t i) {
+Band band_of(const ReportInput& in, std::size_t i, const std::string& metric) {
   Band b;
   b.validation_run = in.validation.available;
-  if (i < in.decision.groups.size()) b.group = in.decision.groups[i];
+  if (i < in.decision.groups.size()) b.group = band_group(metric, in.decision.groups[i]);
   if (i < in.decision.unvalidated.size()) b.unvalidated = in.decision.unvalidated[i];
   for (const auto& g : in.validation.groups)
     if (g.name == b.group && g.measurements > 0) {
@@ -118,12 +129,12 @@ std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric,
   Verdict v;
   v.winner = order.front();
   const double w = in.runs[v.winner].metric(metric);
-  const Band bw = band_of(in, v.winner);
+  const Band bw = band_of(in, v.winner, metric);
   v.any_unvalidated = !bw.pct;
   if (order.size() > 1) {
     v.runner_up = order[1];
     const double r = in.runs[*v.runner_up].metric(metric);
-    const Band br = band_of(in, *v.runner_up);
+    const Band br = band_of(in, *v.runner_up, metric);
     v.any_unvalidated = v.any_unvalidated || !br.pct;
     const double ew = bw.pct.value_or(0) / 100, er = br.pct.value_or(0) / 100;
     // The predictions' bands [x (1 - e), x (1 + e)] overlap: the order is within model error.
@@ -167,7 +178,7 @@ json headline_spec(const ReportInput& in, const std::vector<std::string>& labels
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const sim::Metric* m = in.runs[i].fits ? in.runs[i].find_metric(metric) : nullptr;
     if (!m) continue;
-    const Band b = band_of(in, i);
+    const Band b = band_of(in, i, metric);
     const double e = b.pct.value_or(0) / 100;
     json row = {{"run", labels[i]}, {"value", m->value}, {"band", band_text(b)}};
     if (b.pct) {
@@ -285,7 +296,8 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
   const std::size_t w = v->winner;
   std::string s = "Recommendation: " + labels[w] + " has the " +
                   (d.lower_is_better ? "lowest " : "highest ") + d.metric + ", " +
-                  human(in.runs[w].metric(d.metric), unit) + ", " + band_text(band_of(in, w));
+                  human(in.runs[w].metric(d.metric), unit) + ", " +
+                  band_text(band_of(in, w, d.metric));
   if (v->runner_up) {
     s += "; " +
          margin_text(in.runs[w].metric(d.metric), in.runs[*v->runner_up].metric(d.metric),

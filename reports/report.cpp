@@ -33,6 +33,8 @@ const std::vector<std::string> kHeadlineMetrics = {
     "capex_usd", "usd_per_hour", "avg_power_w"};
 
 const std::vector<std::string> kEnergyComponents = {"gpu", "cpu", "dram", "nvme", "platform"};
+// The phases of the same energy (model/power.hpp EnergyByPhase), in the order a run goes through.
+const std::vector<std::string> kEnergyPhases = {"prefill", "decode", "io_wait", "idle", "other"};
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -215,31 +217,34 @@ json latency_spec(const std::vector<store::StoredRun>& runs, const std::vector<s
   return s;
 }
 
-json energy_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels) {
+// Energy per generated token of each run as one stacked bar of `parts` (metrics energy_j_<part>:
+// the components, or the phases), or its total where a run has none of them.
+json energy_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
+                 const std::vector<std::string>& parts, const std::string& by) {
   json values = json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const store::StoredRun& r = runs[i];
     const double tokens = r.metric("generated_tokens", 0);
-    bool any_component = false;
+    bool any_part = false;
     if (tokens > 0)
-      for (const auto& c : kEnergyComponents)
+      for (const auto& c : parts)
         if (const sim::Metric* m = r.find_metric("energy_j_" + c)) {
-          values.push_back({{"run", labels[i]}, {"component", c}, {"j_per_token", m->value / tokens}});
-          any_component = true;
+          values.push_back({{"run", labels[i]}, {by, c}, {"j_per_token", m->value / tokens}});
+          any_part = true;
         }
-    if (!any_component)
+    if (!any_part)
       if (const sim::Metric* m = r.find_metric("energy_j_per_token"))
-        values.push_back({{"run", labels[i]}, {"component", "total"}, {"j_per_token", m->value}});
+        values.push_back({{"run", labels[i]}, {by, "total"}, {"j_per_token", m->value}});
   }
   if (values.empty()) return nullptr;
-  json s = base_spec("Energy per generated token by component", 560,
+  json s = base_spec("Energy per generated token by " + by, 560,
                      static_cast<int>(std::max<std::size_t>(60, 22 * runs.size())));
   s["data"] = {{"values", values}};
   s["mark"] = {{"type", "bar"}, {"tooltip", true}};
   s["encoding"] = {
       {"y", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
       {"x", {{"field", "j_per_token"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "J per token (IT power, before PUE)"}}},
-      {"color", {{"field", "component"}, {"type", "nominal"}, {"title", "component"}}}};
+      {"color", {{"field", by}, {"type", "nominal"}, {"sort", parts}, {"title", by}}}};
   return s;
 }
 
@@ -412,7 +417,8 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
   add("throughput", bar_spec(in.runs, labels, {"throughput_tokens_per_s", "tokens_per_s"},
                              "Throughput", "generated tokens per second"));
   add("latency split", latency_spec(in.runs, labels));
-  add("energy per token", energy_spec(in.runs, labels));
+  add("energy per token", energy_spec(in.runs, labels, kEnergyComponents, "component"));
+  add("energy by phase", energy_spec(in.runs, labels, kEnergyPhases, "phase"));
   add("cost per million tokens",
       bar_spec(in.runs, labels, {"usd_per_million_tokens"},
                "Cost per million generated tokens (capex amortised + energy)", "USD per 1e6 tokens"));

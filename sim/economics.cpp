@@ -12,34 +12,34 @@
 
 namespace tiersim::sim {
 
-ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
+namespace {
+
+// One part of a run's component activity, from a usage's busy and load-weighted seconds as
+// `busy` and `load` read them (the whole run, or one Stage). DRAM is counted busy while the CPU
+// computes plus the DMA traffic through host memory at its bandwidth (see activity_from_usage);
+// nothing is clamped here.
+template <typename Busy, typename Load>
+PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp, Busy busy, Load load) {
   const Hardware& hw = s.hardware;
-  ActivityTimes a;
-  a.makespan_s = r.metric("total_s");
-  // Inference and serving split GPUs over tensor-parallel ranks (one gpu resource stands for
-  // `tensor` GPUs in lockstep); the io benchmark has none.
-  const bool tensor_parallel =
-      s.kind == WorkloadKind::kInference || s.kind == WorkloadKind::kServing;
-  // Data-parallel ranks of ZeRO-Inference likewise run in lockstep with the simulated one.
-  const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.gpus_in_lockstep()) : 1;
+  PartActivity a;
   double pcie_bytes = 0;
-  double nvme_busy_s = 0;
   for (const auto& u : r.utilization) {
     switch (u.kind) {
       case ResourceKind::kGpu:
-        a.gpu_busy_s += u.busy_s * tp;
+        a.gpu_busy_s += busy(u) * tp;
+        a.gpu_load_s += load(u) * tp;
         break;
       case ResourceKind::kCpu:
-        a.cpu_busy_s += u.busy_s;
+        a.cpu_busy_s += busy(u);
         break;
       case ResourceKind::kNvme:
-        nvme_busy_s += u.busy_s;
+        a.nvme_busy_s += busy(u);
         break;
       case ResourceKind::kPcieH2d:
-        pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
+        pcie_bytes += busy(u) * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
         break;
       case ResourceKind::kPcieD2h:
-        pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+        pcie_bytes += busy(u) * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
         break;
       // Not in the power model: GPU-to-GPU and network links, checkpoint writers' copies and
       // threads (their CPU time is not counted as CPU activity), remote storage, PCIe switches.
@@ -54,16 +54,20 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
     }
   }
   // ZeRO-3's all-gathers over PCIe go GPU to GPU (peer to peer): they load the links, not host
-  // DRAM.
-  if (r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0)
-    pcie_bytes = std::max(0.0, pcie_bytes - r.metric("allgather_bytes") * tp);
-  const double t = a.makespan_s;
-  // Rounding in the engine may put busy time a hair above the makespan; the power model checks
-  // the bounds strictly, so clamp here where the numbers are produced.
-  a.gpu_busy_s = std::min(a.gpu_busy_s, t * hw.gpu_count);
-  a.cpu_busy_s = std::min(a.cpu_busy_s, t);
-  a.nvme_busy_s = hw.nvme.count > 0 ? std::min(nvme_busy_s, t) : 0.0;
-
+  // DRAM. The run counts them as a whole, so every part keeps the run's host share of its PCIe
+  // bytes.
+  if (pcie_bytes > 0 && r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0) {
+    double run_pcie_bytes = 0;
+    for (const auto& u : r.utilization) {
+      if (u.kind == ResourceKind::kPcieH2d)
+        run_pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
+      else if (u.kind == ResourceKind::kPcieD2h)
+        run_pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+    }
+    const double gathered = r.metric("allgather_bytes") * tp;
+    if (run_pcie_bytes > 0) pcie_bytes *= std::max(0.0, 1.0 - gathered / run_pcie_bytes);
+  }
+  if (hw.nvme.count <= 0) a.nvme_busy_s = 0;
   double nvme_bytes = 0;
   if (a.nvme_busy_s > 0) {
     const double gbps = r.has_metric("nvme_read_gbps_model") ? r.metric("nvme_read_gbps_model")
@@ -74,8 +78,57 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
                                                : s.policy.io_path == IoPath::kGds;
   const double dram_bytes = std::max(0.0, pcie_bytes + (gds ? -nvme_bytes : nvme_bytes));
   const double dram_bps = units::gbps_to_bytes_per_s(hw.host.dram_gbps);
-  const double dma_s = dram_bps > 0 ? dram_bytes / dram_bps : 0.0;
-  a.dram_busy_s = std::min(t, a.cpu_busy_s + dma_s);
+  a.dram_busy_s = a.cpu_busy_s + (dram_bps > 0 ? dram_bytes / dram_bps : 0.0);
+  return a;
+}
+
+// Scales `part` by `f` (a part's share of a total that was clamped).
+void scale_part(PartActivity& part, double gpu_f, double cpu_f, double dram_f, double nvme_f) {
+  part.gpu_busy_s *= gpu_f;
+  part.gpu_load_s *= gpu_f;
+  part.cpu_busy_s *= cpu_f;
+  part.dram_busy_s *= dram_f;
+  part.nvme_busy_s *= nvme_f;
+}
+
+double ratio(double clamped, double raw) { return raw > 0 ? clamped / raw : 1.0; }
+
+}  // namespace
+
+ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
+  const Hardware& hw = s.hardware;
+  ActivityTimes a;
+  a.makespan_s = r.metric("total_s");
+  // Inference and serving split GPUs over tensor-parallel ranks (one gpu resource stands for
+  // `tensor` GPUs in lockstep); the io benchmark has none.
+  const bool tensor_parallel =
+      s.kind == WorkloadKind::kInference || s.kind == WorkloadKind::kServing;
+  // Data-parallel ranks of ZeRO-Inference likewise run in lockstep with the simulated one.
+  const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.gpus_in_lockstep()) : 1;
+  const PartActivity all = part_from_usage(
+      s, r, tp, [](const ResourceUsage& u) { return u.busy_s; },
+      [](const ResourceUsage& u) { return u.full_power_s(); });
+  const double t = a.makespan_s;
+  // Rounding in the engine may put busy time a hair above the makespan; the power model checks
+  // the bounds strictly, so clamp here where the numbers are produced.
+  a.gpu_busy_s = std::min(all.gpu_busy_s, t * hw.gpu_count);
+  a.gpu_load_s = std::min(all.gpu_load_s, a.gpu_busy_s);
+  a.cpu_busy_s = std::min(all.cpu_busy_s, t);
+  a.nvme_busy_s = hw.nvme.count > 0 ? std::min(all.nvme_busy_s, t) : 0.0;
+  a.dram_busy_s = std::min(t, all.dram_busy_s);
+  // The parts, scaled as their totals were clamped so that they never add up to more.
+  auto stage_part = [&](Stage stage) {
+    const auto i = static_cast<std::size_t>(stage);
+    PartActivity p = part_from_usage(
+        s, r, tp, [i](const ResourceUsage& u) { return u.busy_by_stage_s[i]; },
+        [i](const ResourceUsage& u) { return u.load_by_stage_s[i]; });
+    scale_part(p, ratio(a.gpu_busy_s, all.gpu_busy_s), ratio(a.cpu_busy_s, all.cpu_busy_s),
+               ratio(a.dram_busy_s, all.dram_busy_s), ratio(a.nvme_busy_s, all.nvme_busy_s));
+    p.gpu_load_s = std::min(p.gpu_load_s, p.gpu_busy_s);
+    return p;
+  };
+  a.prefill = stage_part(Stage::kPrefill);
+  a.decode = stage_part(Stage::kDecode);
   return a;
 }
 
@@ -173,12 +226,20 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   r.set("energy_j_dram", e.dram_j, "J");
   r.set("energy_j_nvme", e.nvme_j, "J");
   r.set("energy_j_platform", e.platform_j, "J");
+  const EnergyByPhase ph = phase_energy(hw, a);
+  r.set("energy_j_prefill", ph.prefill_j, "J");
+  r.set("energy_j_decode", ph.decode_j, "J");
+  r.set("energy_j_io_wait", ph.io_wait_j, "J");
+  r.set("energy_j_idle", ph.idle_j, "J");
+  r.set("energy_j_other", ph.other_j, "J");
   r.set("facility_energy_j", e.facility_j(), "J");
   r.set("avg_power_w", e.it_j() / t, "W");
+  r.set("gpu_avg_power_w", e.gpu_j / t, "W");
   r.set("facility_avg_power_w", e.facility_j() / t, "W");
   const double tokens = r.metric("generated_tokens");
   if (tokens > 0) {
     r.set("energy_j_per_token", e.it_j() / tokens, "J/token");
+    r.set("gpu_energy_j_per_token", e.gpu_j / tokens, "J/token");
     r.set("facility_energy_j_per_token", e.facility_j() / tokens, "J/token");
     r.set("tokens_per_kwh", tokens / (e.it_j() / units::kJoulesPerKwh), "tokens/kWh");
   }

@@ -10,7 +10,12 @@ ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
                               double utilization) {
   const auto id = parse_resource_name(name);
   if (!id) throw ModelError("unknown resource name '" + name + "' in stored results");
-  return ResourceUsage{id->kind, id->index, std::move(name), std::move(unit), busy_s, utilization};
+  ResourceUsage u{id->kind, id->index, std::move(name), std::move(unit), busy_s, utilization};
+  // Storage keeps busy time only: the work counts at full dynamic power, all of it unstaged.
+  u.load_s = busy_s;
+  u.busy_by_stage_s[static_cast<std::size_t>(Stage::kNone)] = busy_s;
+  u.load_by_stage_s[static_cast<std::size_t>(Stage::kNone)] = busy_s;
+  return u;
 }
 
 TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
@@ -29,6 +34,11 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
     u.kind = r->kind();
     u.index = r->index();
     u.busy_s = r->busy_s();
+    u.load_s = r->load_s();
+    for (std::size_t i = 0; i < kStageCount; ++i) {
+      u.busy_by_stage_s[i] = r->busy_s(static_cast<Stage>(i));
+      u.load_by_stage_s[i] = r->load_s(static_cast<Stage>(i));
+    }
     u.utilization =
         makespan_s > 0 ? std::min(1.0, r->busy_s() / (r->channels() * makespan_s)) : 0.0;
     if (u.utilization > best) {

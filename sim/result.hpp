@@ -1,6 +1,7 @@
 #pragma once
 // What a simulation returns. Metrics are also flattened into a list of (name, value, unit) so the
 // results store, `compare` and the reports handle every workload the same way.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,14 @@ struct ResourceUsage {
   std::string unit;        // what the resource's amounts count: "s" or "bytes"
   double busy_s = 0;       // channel-seconds of service [s]
   double utilization = 0;  // busy_s / (channels * makespan) [fraction, 0..1]
+  // busy_s weighted by how hard each piece of work drove the resource (Tag::load) [s]: what the
+  // power model charges at full dynamic power. Equal to busy_s for work that does not say, and
+  // for usage read back from storage; < 0: not known, busy_s (full_power_s() reads it).
+  double load_s = -1;
+  double full_power_s() const { return load_s < 0 ? busy_s : load_s; }
+  // busy_s and load_s of the work of each Stage (index: static_cast<size_t>(Stage)) [s].
+  std::array<double, kStageCount> busy_by_stage_s{};
+  std::array<double, kStageCount> load_by_stage_s{};
 };
 
 // A usage entry as read back from storage (results store, sweep cache): kind and index come from

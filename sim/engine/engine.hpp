@@ -100,11 +100,17 @@ struct TraceSpan {
   int item = 0;                         // workload-defined (e.g. layer number)
 };
 
-// Tag for a trace span: what, in which phase, on which item.
+// Tag for a trace span: what, in which phase, on which item; and for the power model, how hard
+// the work drives the resource and which part of the run it serves.
 struct Tag {
   Activity activity = Activity::kNone;
   int phase = 0;
   int item = 0;
+  // Fraction of the resource's dynamic power range (active minus idle power) the work draws while
+  // it runs, 0..1: a GPU kernel bound by memory draws less than one at full compute
+  // (model/power.hpp gpu_dynamic_fraction). 1, full power, for work that does not say.
+  double load = 1.0;
+  Stage stage = Stage::kNone;
 };
 
 class Resource {
@@ -131,6 +137,12 @@ class Resource {
   double busy_s(Activity activity) const {
     return busy_by_activity_[static_cast<std::size_t>(activity)];
   }
+  // Busy seconds weighted by each reservation's Tag::load [s]: what the power model charges at
+  // the resource's full dynamic power.
+  double load_s() const { return load_s_; }
+  // Busy and load-weighted seconds of the work of one Tag::stage [s].
+  double busy_s(Stage stage) const { return busy_by_stage_[static_cast<std::size_t>(stage)]; }
+  double load_s(Stage stage) const { return load_by_stage_[static_cast<std::size_t>(stage)]; }
 
   // Awaitable: occupies one channel for amount / rate seconds (plus `fixed_s`).
   auto use(double amount, Tag tag = {}, double fixed_s = 0.0);
@@ -157,7 +169,10 @@ class Resource {
   bool tracing_ = false;
   friend class Engine;
   double busy_s_ = 0;
+  double load_s_ = 0;
   std::array<double, kActivityCount> busy_by_activity_{};
+  std::array<double, kStageCount> busy_by_stage_{};
+  std::array<double, kStageCount> load_by_stage_{};
   int earliest_of_several_channels() const;
 };
 
@@ -344,6 +359,11 @@ inline void Resource::reserve(int channel, double start_s, double end_s, double 
   free_at_[static_cast<std::size_t>(channel)] = end_s;
   busy_s_ += work_s;
   busy_by_activity_[static_cast<std::size_t>(tag.activity)] += work_s;
+  const double loaded_s = work_s * tag.load;
+  load_s_ += loaded_s;
+  const auto stage = static_cast<std::size_t>(tag.stage);
+  busy_by_stage_[stage] += work_s;
+  load_by_stage_[stage] += loaded_s;
   if (tracing_)
     engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item});
 }

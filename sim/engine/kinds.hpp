@@ -102,6 +102,15 @@ enum class Activity : std::uint8_t {
 };
 inline constexpr std::size_t kActivityCount = static_cast<std::size_t>(Activity::kWrite) + 1;
 
+// The part of a run a piece of work belongs to, for energy by phase (sim/economics.cpp): an
+// inference or serving workload tags its work with the pass it serves; other work has none.
+enum class Stage : std::uint8_t {
+  kNone,     // not part of a prefill or decode pass (training, checkpoints, the io benchmark)
+  kPrefill,  // the prompt's forward pass (inference pass 0; serving iterations of prompt chunks)
+  kDecode,   // generating tokens
+};
+inline constexpr std::size_t kStageCount = static_cast<std::size_t>(Stage::kDecode) + 1;
+
 // The trace name ("weights-nvme", "compute", ...); stable output like resource_name.
 const char* to_string(Activity activity);
 std::optional<Activity> parse_activity(std::string_view name);

@@ -213,3 +213,36 @@ TEST_CASE("ZeRO-3's prefetch runs whole layers ahead as its bucket and live limi
   z.prefetch_bucket_size = 0;
   CHECK(zero3_prefetch_modules(z, layer) == 0);
 }
+
+TEST_CASE("a kernel's time says what bound it", "[model][perf][power]") {
+  const GpuSpec gpu = a100();
+  const ExecutionModel em;
+  // Math-bound: its compute time is its time; memory-bound: its memory time is.
+  const KernelTime math = gpu_kernel(gpu, em, 1e12, 1e6);
+  CHECK(math.s == gpu_kernel_s(gpu, em, 1e12, 1e6));
+  CHECK(math.compute_s == math.s);
+  CHECK(math.memory_s < math.s);
+  const KernelTime stream = gpu_kernel(gpu, em, 1e6, 1e10);
+  CHECK(stream.memory_s == stream.s);
+  CHECK(stream.compute_s < 1e-3 * stream.s);
+}
+
+TEST_CASE("a layer's kernel time is the sum of its kernels, split by what bound each",
+          "[model][perf][power]") {
+  const LlmSpec m = llama7b();
+  const GpuSpec gpu = a100();
+  const ExecutionModel em;
+  const GemmPath gemm = gemm_path(gpu, em, Policy{});
+  // Prefill of a long prompt is bound by math; one decode token by the weight stream.
+  LayerPass prefill{4096, attention_flops(m, 4096, 4096), 0, 0, 0};
+  LayerPass decode{1, attention_flops(m, 1, 4096), 4096 * 5e5, 5e5, 0};
+  for (const LayerPass& pass : {prefill, decode}) {
+    const KernelTime k = layer_kernel(m, gpu, em, pass, 1, gemm);
+    CHECK(k.s == layer_kernel_s(m, gpu, em, pass, 1, gemm));
+    CHECK(k.s >= std::max(k.compute_s, k.memory_s));
+  }
+  const KernelTime p = layer_kernel(m, gpu, em, prefill, 1, gemm);
+  const KernelTime d = layer_kernel(m, gpu, em, decode, 1, gemm);
+  CHECK(p.compute_s > 0.9 * p.s);
+  CHECK(d.memory_s > 0.9 * d.s);
+}

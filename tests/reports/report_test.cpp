@@ -136,7 +136,8 @@ TEST_CASE("report: missing energy and cost metrics are reported, not plotted", "
     });
   }
   const std::string html = slurp(write_report(in, dir.file("out")).html);
-  CHECK(html.find("Not plotted (no run has the metrics): energy per token, cost per million tokens") !=
+  CHECK(html.find("Not plotted (no run has the metrics): energy per token, energy by phase, "
+                  "cost per million tokens") !=
         std::string::npos);
   CHECK(html.find("Model validation could not be run (skipped)") != std::string::npos);
 }

@@ -421,3 +421,48 @@ TEST_CASE("economics.cloud_instance adds the rent metrics; other GPUs are a loca
     CHECK_THAT(e.what(), Contains("aws-p5.48xlarge") && Contains("economics.cloud_instance"));
   }
 }
+
+TEST_CASE("energy by phase adds up to the run's energy, and decode draws less than prefill",
+          "[economics][power]") {
+  // Llama-3.1-8B on an H100 at batch 8: the prompt's prefill is bound by math, each decode
+  // step by the weight stream, so a decode GPU-second costs less than a prefill one.
+  const Scenario s = load(R"(
+name: t
+hardware:
+  gpu: {model: H100-SXM, count: 1}
+  host: {model: generic-2s-ddr5}
+model: {name: llama-3.1-8b}
+workload: {kind: inference, batch: 8, prompt_tokens: 1024, gen_tokens: 64}
+policy: {stack: optimized, weights: gpu, kv_cache: gpu, weight_bits: 16}
+)");
+  const sim::RunResult r = sim::simulate(s);
+  REQUIRE(r.fits);
+  const double phases = r.metric("energy_j_prefill") + r.metric("energy_j_decode") +
+                        r.metric("energy_j_io_wait") + r.metric("energy_j_idle") +
+                        r.metric("energy_j_other");
+  CHECK(phases == Approx(r.metric("energy_j")));
+  CHECK(r.metric("energy_j_other") == 0);  // every piece of inference work is a pass's
+  const ActivityTimes a = sim::activity_from_usage(s, r);
+  const GpuSpec& gpu = s.hardware.gpu;
+  const double prefill_w = gpu.idle_w + (gpu.tdp_w - gpu.idle_w) * a.prefill.gpu_load_s /
+                                            a.prefill.gpu_busy_s;
+  const double decode_w = gpu.idle_w + (gpu.tdp_w - gpu.idle_w) * a.decode.gpu_load_s /
+                                           a.decode.gpu_busy_s;
+  CHECK(prefill_w > 0.9 * gpu.tdp_w);
+  CHECK(decode_w < 0.8 * gpu.tdp_w);
+  CHECK(decode_w > gpu.idle_w);
+  CHECK(r.metric("gpu_energy_j_per_token") ==
+        Approx(r.metric("energy_j_gpu") / r.metric("generated_tokens")));
+  CHECK(r.metric("gpu_avg_power_w") == Approx(r.metric("energy_j_gpu") / r.metric("total_s")));
+}
+
+TEST_CASE("a GPU waiting for weights from NVMe costs idle power in the I/O-wait phase",
+          "[economics][power]") {
+  const Scenario s = load(kNvmeScenario);
+  const sim::RunResult r = sim::simulate(s);
+  REQUIRE(r.fits);
+  const ActivityTimes a = sim::activity_from_usage(s, r);
+  CHECK(r.metric("energy_j_io_wait") ==
+        Approx(s.hardware.gpu.idle_w * (r.metric("total_s") - a.gpu_busy_s)));
+  CHECK(r.metric("energy_j_io_wait") > 0);
+}

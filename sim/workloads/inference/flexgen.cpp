@@ -16,6 +16,7 @@
 
 #include "model/capacity.hpp"
 #include "model/layout.hpp"
+#include "model/power.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
@@ -120,10 +121,10 @@ double FlexGenSim::unpinned_weight_bytes(int j) const {
 // The copy threads' share of load_weight: the disk-homed weights of sub-layer j.
 Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
   const double bytes = subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kNvme);
-  const Tag tag{Activity::kWeightsNvme, token, j};
+  const Tag tag = pass_tag(Activity::kWeightsNvme, token, j);
   co_await disk_->use(disk_read_s(bytes), tag);
   co_await cpu_->use(host_copy_s(bytes), tag);
-  co_await h2d_->use(bytes, Tag{Activity::kWeightsBounce, token, j});
+  co_await h2d_->use(bytes, pass_tag(Activity::kWeightsBounce, token, j));
   done->count_down();
 }
 
@@ -132,7 +133,7 @@ Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
 Task FlexGenSim::weight_from_cpu(int token, int j, Flag* pinned, Latch* done) {
   co_await pinned->wait();
   co_await h2d_->use(subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kCpu),
-                     Tag{Activity::kWeightsCpu, token, j});
+                     pass_tag(Activity::kWeightsCpu, token, j));
   done->count_down();
 }
 
@@ -144,7 +145,7 @@ double FlexGenSim::prefix_elems(int token) const {
 // The copy threads' share of load_cache: the disk-homed sequences of one GPU batch.
 Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
   const double elems = split_.disk_seqs * prefix_elems(token);
-  const Tag tag{Activity::kKvToHost, token, j};
+  const Tag tag = pass_tag(Activity::kKvToHost, token, j);
   co_await disk_->use(disk_read_s(elems * cache_elem_bytes_), tag);
   if (cpu_attention_) {
     co_await cpu_->use(
@@ -160,7 +161,7 @@ Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
 Task FlexGenSim::cache_from_cpu(int token, int j, Flag* pinned, Latch* done) {
   co_await pinned->wait();
   co_await h2d_->use(split_.cpu_seqs * prefix_elems(token) * cache_elem_bytes_,
-                     Tag{Activity::kKvToHost, token, j});
+                     pass_tag(Activity::kKvToHost, token, j));
   done->count_down();
 }
 
@@ -170,7 +171,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
   const double rows = token == 0 ? double(w_.prompt_tokens) : 1.0;
   const double per_seq = rows * 2.0 * m_.hidden * cache_elem_bytes_;
   const double off = (split_.cpu_seqs + split_.disk_seqs) * per_seq;
-  const Tag tag{Activity::kKvOffload, token, j};
+  const Tag tag = pass_tag(Activity::kKvOffload, token, j);
   if (off > 0) {
     co_await d2h_->use(off, tag);
     if (token == 0) co_await cpu_->use(host_copy_s(off), tag);
@@ -184,7 +185,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
 Task FlexGenSim::move_hidden(int token, int j, bool to_gpu, Latch* done) {
   const double tokens = token == 0 ? double(w_.prompt_tokens) : 1.0;
   const double bytes = fg_.gpu_batch_size * tokens * m_.hidden * 2.0;
-  co_await (to_gpu ? h2d_ : d2h_)->use(bytes, Tag{Activity::kActivations, token, j});
+  co_await (to_gpu ? h2d_ : d2h_)->use(bytes, pass_tag(Activity::kActivations, token, j));
   done->count_down();
 }
 
@@ -196,29 +197,28 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   const double s = w_.prompt_tokens;
   const double tokens = prefill ? gbs * s : gbs;
   const double h = m_.hidden;
-  const Tag tag{Activity::kCompute, token, j};
   // Compressed weights are decompressed inside every mha / mha_gen / mlp call: once per GPU batch,
   // one decompress call per weight matrix.
-  double gpu_s = 0;
+  KernelTime gpu_k;  // the step's kernels: their time and what bound it (power by activity)
   if (fg_.compress_weight) {
     const auto matrices = std::count_if(sub.tensors.begin(), sub.tensors.end(),
                                         [](const auto& t) { return t.matrix; });
-    gpu_s += flexgen_codec_s(gpu, em_, sub.matrix_elements(), kFlexGenWeightDecompressBytesPerElem,
+    gpu_k += flexgen_codec(gpu, em_, sub.matrix_elements(), kFlexGenWeightDecompressBytesPerElem,
                              double(matrices), kFlexGenDecompressKernels);
   }
   double cpu_s = 0;
   switch (sub.kind) {
     case Kind::kInputEmbed:
-      gpu_s += gpu_kernel_s(gpu, em_, 0, tokens * h * 2.0 * 2.0);
+      gpu_k += gpu_kernel(gpu, em_, 0, tokens * h * 2.0 * 2.0);
       break;
     case Kind::kOutputEmbed: {
       // opt_output_embed: logits for every position of the prompt in prefill, one in decode.
       const double flops = 2.0 * tokens * m_.vocab * h;
-      gpu_s += gpu_kernel_s(gpu, em_, flops, m_.vocab * h * 2.0 + tokens * m_.vocab * 2.0);
+      gpu_k += gpu_kernel(gpu, em_, flops, m_.vocab * h * 2.0 + tokens * m_.vocab * 2.0);
       break;
     }
     case Kind::kMlp:
-      gpu_s += gpu_kernel_s(gpu, em_, 2.0 * tokens * 2.0 * h * m_.ffn,
+      gpu_k += gpu_kernel(gpu, em_, 2.0 * tokens * 2.0 * h * m_.ffn,
                             2.0 * h * m_.ffn * 2.0 + tokens * (2.0 * m_.ffn + 4.0 * h) * 2.0);
       break;
     case Kind::kAttention: {
@@ -227,14 +227,14 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
       // mha / mha_gen compress the new K and V (the prompt's in prefill, one row per sequence in
       // decode) before store_cache moves them home: TorchDevice.mha's compress_cache branch.
       if (fg_.compress_cache)
-        gpu_s += flexgen_codec_s(gpu, em_, tokens * 2.0 * h, kFlexGenCompressBytesPerElem, 2.0,
+        gpu_k += flexgen_codec(gpu, em_, tokens * 2.0 * h, kFlexGenCompressBytesPerElem, 2.0,
                                  kFlexGenCompressKernels);
       if (prefill) {
         // TorchDevice.mha: q k^T and the weighted sum over the full s x s score matrix (no causal
         // skipping), the scores written, masked, softmaxed and read in fp16.
         const double attn_flops = 4.0 * gbs * s * s * h;
         const double score_bytes = gbs * m_.heads * s * s * 2.0 * 6.0;
-        gpu_s += gpu_kernel_s(gpu, em_, proj_flops + attn_flops, proj_bytes + score_bytes);
+        gpu_k += gpu_kernel(gpu, em_, proj_flops + attn_flops, proj_bytes + score_bytes);
       } else {
         const double context = s + token;
         const double elems_per_seq = context * 2.0 * h;
@@ -247,10 +247,10 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
           const double full = double(w_.prompt_tokens + w_.gen_tokens - 1) * 2.0 * h;
           const double homed = split_.gpu_seqs * full;
           const double shipped = (gpu_seqs - split_.gpu_seqs) * elems_per_seq;
-          gpu_s += flexgen_codec_s(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem,
+          gpu_k += flexgen_codec(gpu, em_, homed + shipped, kFlexGenCacheDecompressBytesPerElem,
                                    2.0, kFlexGenDecompressKernels);
         }
-        gpu_s += gpu_kernel_s(gpu, em_, proj_flops + 2.0 * gpu_seqs * elems_per_seq,
+        gpu_k += gpu_kernel(gpu, em_, proj_flops + 2.0 * gpu_seqs * elems_per_seq,
                               proj_bytes + attn_bytes);
         if (cpu_attention_) {
           const double cpu_seqs = split_.cpu_seqs + split_.disk_seqs;
@@ -264,15 +264,17 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
     }
   }
   // Kernel launches and Python dispatch: half a transformer layer's per sub-layer.
-  gpu_s += em_.layer_overhead_s / 2;
+  gpu_k = gpu_k.plus_gap(em_.layer_overhead_s / 2);
+  const double gpu_s = gpu_k.s;
+  const Tag tag = pass_tag(Activity::kCompute, token, j, gpu_dynamic_fraction(gpu, gpu_k));
   if (cpu_s > 0) {
     // Projections on the GPU, then the CPU attention (q goes over as fp32 and the output comes
     // back: O(gbs x h) bytes), then the output projection: in turn, on the main thread.
     co_await gpu_->use(gpu_s * 0.75, tag);
-    co_await d2h_->use(gbs * h * (4.0 + 2.0 * 2.0), Tag{Activity::kKvToHost, token, j});
+    co_await d2h_->use(gbs * h * (4.0 + 2.0 * 2.0), pass_tag(Activity::kKvToHost, token, j));
     cpu_attention_s_ += cpu_s;
-    co_await cpu_->use(cpu_s, Tag{Activity::kAttentionCpu, token, j});
-    co_await h2d_->use(gbs * h * 4.0, Tag{Activity::kAttentionOut, token, j});
+    co_await cpu_->use(cpu_s, pass_tag(Activity::kAttentionCpu, token, j));
+    co_await h2d_->use(gbs * h * 4.0, pass_tag(Activity::kAttentionOut, token, j));
     co_await gpu_->use(gpu_s * 0.25, tag);
   } else {
     co_await gpu_->use(gpu_s, tag);
@@ -343,13 +345,13 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     if (cdisk) engine_.spawn(cache_from_disk(token, load_j, &parts));
     if (cpu_cache_pinned_h2d) engine_.spawn(cache_from_cpu(token, load_j, &cache_pinned, &parts));
     if (cstore) engine_.spawn(store_cache(token, store_j, &parts));
-    const Tag tag{Activity::kWeightsCpu, wtoken, wj};
+    const Tag tag = pass_tag(Activity::kWeightsCpu, wtoken, wj);
     if (wcpu && unpinned_weight_bytes(wj) > 0)
       co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)), tag);
     weights_pinned.set();
     if (ccpu) {
       const double elems = split_.cpu_seqs * prefix_elems(token);
-      const Tag ctag{Activity::kKvToHost, token, j};
+      const Tag ctag = pass_tag(Activity::kKvToHost, token, j);
       co_await cpu_->use(cpu_attention_ ? flexgen_cpu_s(s_.hardware.host, em_, 0,
                                                         elems * kFlexGenCpuConvertBytesPerElem)
                                         : host_copy_s(elems * cache_elem_bytes_),
@@ -366,7 +368,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     if (wcpu) {
       if (unpinned_weight_bytes(wj) > 0)
         co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)),
-                           Tag{Activity::kWeightsCpu, token, wj});
+                           pass_tag(Activity::kWeightsCpu, token, wj));
       co_await in_turn(engine_,
                        [&](Latch* l) { return weight_from_cpu(token, wj, &weights_pinned, l); });
     }
@@ -378,7 +380,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
       co_await cpu_->use(cpu_attention_ ? flexgen_cpu_s(s_.hardware.host, em_, 0,
                                                         elems * kFlexGenCpuConvertBytesPerElem)
                                         : host_copy_s(elems * cache_elem_bytes_),
-                         Tag{Activity::kKvToHost, token, j});
+                         pass_tag(Activity::kKvToHost, token, j));
       if (!cpu_attention_) {
         co_await in_turn(engine_,
                          [&](Latch* l) { return cache_from_cpu(token, j, &cache_pinned, l); });
@@ -410,7 +412,8 @@ Task FlexGenSim::run_all() {
     Latch l(engine_, count);
     Flag pinned(engine_);
     if (unpinned_weight_bytes(0) > 0)
-      co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)), Tag{Activity::kWeightsCpu, 0, 0});
+      co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)),
+                         pass_tag(Activity::kWeightsCpu, 0, 0));
     pinned.set();
     if (first.bytes_on(Tier::kNvme) > 0) engine_.spawn(weight_from_disk(0, 0, &l));
     if (first.bytes_on(Tier::kCpu) > 0) engine_.spawn(weight_from_cpu(0, 0, &pinned, &l));

@@ -22,6 +22,8 @@
 #include "model/errors.hpp"
 #include "model/layout.hpp"
 #include "model/parallelism.hpp"
+#include "model/perf.hpp"
+#include "model/power.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
@@ -205,15 +207,23 @@ class InferenceSim {
   // compute_module's GPU time for a layer of this pass, sub-batch and size. The layers of a pass
   // share their shape and context, so it is worked out for the first (layer_gpu_s_of) and reused:
   // the same arithmetic on the same inputs, so the same value. Inline: every layer asks.
-  double layer_gpu_s(int pass, double sub_batch, double elements) {
+  // One GPU step: its time and the share of the GPU's dynamic power it draws (Tag::load).
+  struct GpuStep {
+    double s = 0;  // [s]
+    double load = 1;
+  };
+  GpuStep layer_gpu_s(int pass, double sub_batch, double elements) {
     const LayerTime& memo = layer_time_;
     if (memo.pass == pass && memo.sub_batch == sub_batch && memo.elements == elements)
-      return memo.gpu_s;
+      return memo.step;
     return layer_gpu_s_of(pass, sub_batch, elements);
   }
-  double layer_gpu_s_of(int pass, double sub_batch, double elements);
+  GpuStep layer_gpu_s_of(int pass, double sub_batch, double elements);
   // An embedding or head module's GPU time: compute_module's one step for it.
-  double edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
+  GpuStep edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
+  GpuStep gpu_step(const KernelTime& k) const {
+    return GpuStep{k.s, gpu_dynamic_fraction(s_.hardware.gpu, k)};
+  }
   // The direct path (run_direct): fetch_stage's and compute_stage's timelines without events.
   void run_direct();
   void compute_direct_through(std::uint64_t fetch_index);
@@ -271,7 +281,7 @@ class InferenceSim {
     int pass = -1;
     double sub_batch = 0;
     double elements = 0;
-    double gpu_s = 0;  // [s]
+    GpuStep step;
   };
   LayerTime layer_time_;
   bool event_per_tensor_ = false;  // SimOptions::event_per_tensor
@@ -329,7 +339,7 @@ void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass
 // link to the GPU with it. Returns when the data lands (on the GPU, or in its swap buffer).
 double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
                                   int module) {
-  const Tag tag{Activity::kWeightsNvme, pass, module};
+  const Tag tag = pass_tag(Activity::kWeightsNvme, pass, module);
   if (p_.io_path != IoPath::kGds)
     return engine_.reserve_from(ready_s, Demand{nvme_, t.read_s}, tag, 0.0);
   const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.link_bytes}};
@@ -341,7 +351,7 @@ double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFet
 // occupies the CPU, serialising with CPU attention.
 double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass,
                                        int module) {
-  const Tag tag{Activity::kWeightsCpu, pass, module};
+  const Tag tag = pass_tag(Activity::kWeightsCpu, pass, module);
   const double bytes = cpu_bytes / tp_;
   if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, bytes}, tag, 0.0);
   const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, pageable_copy_s(*h2d, bytes)}};
@@ -368,7 +378,7 @@ Task InferenceSim::issue_nvme_read_later(Resource* h2d, const TensorFetch& t, in
 // A read has landed in its buffer: (AIO) the bounce copy to the GPU, then the buffer is free.
 Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double link_bytes, double uplink_bytes,
                                     int pass, int module, std::shared_ptr<Latch> done) {
-  const Tag tag{Activity::kWeightsBounce, pass, module};
+  const Tag tag = pass_tag(Activity::kWeightsBounce, pass, module);
   if (bounce_h2d && uplink_bytes > 0)
     co_await partition_copy(bounce_h2d, link_bytes, uplink_bytes, false, tag);
   else if (bounce_h2d)
@@ -420,7 +430,7 @@ Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, in
   allgather_bytes_ += g.gather_bytes;
   if (g.gather_bytes > 0)
     co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
-                            g.uplink_bytes, false, Tag{Activity::kAllgatherParams, pass, module});
+                            g.uplink_bytes, false, pass_tag(Activity::kAllgatherParams, pass, module));
   ready->set();
 }
 
@@ -455,7 +465,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     }
     if (t.cpu_bytes > 0 && dp_ > 1)
       engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
-                                        !p_.pin_memory, Tag{Activity::kWeightsCpu, pass, module},
+                                        !p_.pin_memory, pass_tag(Activity::kWeightsCpu, pass, module),
                                         reads));
     else if (t.cpu_bytes > 0)
       co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
@@ -497,8 +507,8 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
   const double overhead_s = em_.fetch_overhead_s;
   double clock = start_s;  // where fetch_module's process would be
-  const Tag host_tag{Activity::kWeightsCpu, pass, module},
-      read_tag{Activity::kWeightsNvme, pass, module};
+  const Tag host_tag = pass_tag(Activity::kWeightsCpu, pass, module),
+            read_tag = pass_tag(Activity::kWeightsNvme, pass, module);
   for (const TensorFetch& t : pass_plan.of(plan)) {
     clock = clock + overhead_s;
     if constexpr (bounces) bounce_landed_by(clock);
@@ -551,7 +561,7 @@ void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
 
 void InferenceSim::bounce(ReadInFlight& r) {
   r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work_s,
-                                       Tag{Activity::kWeightsBounce, r.pass, r.module});
+                                       pass_tag(Activity::kWeightsBounce, r.pass, r.module));
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
@@ -682,7 +692,7 @@ Task InferenceSim::fetch_stage(int stage) {
 // A layer's GPU time with its KV cache on the GPU (or the kernel part of one with it in host
 // DRAM, in prefill): the weights' dequantisation, the layer's kernels and the launch overhead.
 // Works it out and keeps it as layer_gpu_s's memo.
-double InferenceSim::layer_gpu_s_of(int pass, double sub_batch, double elements) {
+InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, double elements) {
   LayerTime& memo = layer_time_;
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
@@ -702,16 +712,20 @@ double InferenceSim::layer_gpu_s_of(int pass, double sub_batch, double elements)
                            : 0.0;
   LayerPass layer{tokens, attn_flops, kv_read, kv_write, score_bytes};
   layer.kv_distinct_read_bytes = kv_distinct;
-  const double t = layer_kernel_s(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
-  memo = LayerTime{pass, sub_batch, elements, dequant_s + t + em_.layer_overhead_s};
-  return memo.gpu_s;
+  // The dequantisation kernel only streams memory.
+  KernelTime k{dequant_s, 0, dequant_s};
+  k += layer_kernel(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
+  memo = LayerTime{pass, sub_batch, elements, gpu_step(k.plus_gap(em_.layer_overhead_s))};
+  return memo.step;
 }
 
 // Embedding lookup is a gather; the head is one GEMM for the last position of each sequence.
-double InferenceSim::edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch) {
+InferenceSim::GpuStep InferenceSim::edge_gpu_s(const WeightModule& mod, int module, int pass,
+                                               double sub_batch) {
   const double tokens = pass == 0 ? sub_batch * w_.prompt_tokens : sub_batch;
-  return edge_module_s(m_, s_.hardware.gpu, em_, mod.kind == WeightModule::Kind::kHead, tokens,
-                       sub_batch, module_elements_[static_cast<std::size_t>(module)], tp_);
+  return gpu_step(edge_module(m_, s_.hardware.gpu, em_, mod.kind == WeightModule::Kind::kHead,
+                              tokens, sub_batch, module_elements_[static_cast<std::size_t>(module)],
+                              tp_));
 }
 
 Task InferenceSim::compute_module(int stage, int module, int pass, double sub_batch) {
@@ -721,10 +735,10 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
   const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
-  const Tag tag{Activity::kCompute, pass, module};
 
   if (mod.kind != WeightModule::Kind::kLayer) {
-    co_await st.gpu->use(edge_gpu_s(mod, module, pass, sub_batch), tag);
+    const GpuStep step = edge_gpu_s(mod, module, pass, sub_batch);
+    co_await st.gpu->use(step.s, pass_tag(Activity::kCompute, pass, module, step.load));
     co_return;
   }
 
@@ -746,9 +760,11 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     // query go to the host (blocking copies), attention runs on the CPU, its output comes back.
     const double qkv_share =
         (double(m_.hidden) * m_.q_dim() + 2.0 * m_.hidden * m_.kv_dim()) / layer_active_params(m_);
-    const double part1 = gpu_kernel_s(gpu, em_, gemm_flops * qkv_share,
-                                      weight_read_bytes * qkv_share + act_bytes / 2);
-    co_await st.gpu->use(dequant_s + part1 + em_.layer_overhead_s / 2, tag);
+    KernelTime part1{dequant_s, 0, dequant_s};
+    part1 += gpu_kernel(gpu, em_, gemm_flops * qkv_share,
+                        weight_read_bytes * qkv_share + act_bytes / 2);
+    const GpuStep step1 = gpu_step(part1.plus_gap(em_.layer_overhead_s / 2));
+    co_await st.gpu->use(step1.s, pass_tag(Activity::kCompute, pass, module, step1.load));
     CpuAttentionWork work;
     double to_host_bytes = sub_batch * (m_.q_dim() + 2.0 * m_.kv_dim()) * 2.0 / tp_;
     double from_host_bytes = sub_batch * m_.q_dim() * 2.0 / tp_;
@@ -764,25 +780,27 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       work.fp32 = false;
       work.dram_bytes = sub_batch * context * kv_tok * cpu_kv;
     }
-    co_await st.d2h->use(to_host_bytes, Tag{Activity::kKvToHost, pass, module});
+    co_await st.d2h->use(to_host_bytes, pass_tag(Activity::kKvToHost, pass, module));
     // Every data-parallel rank runs its attention on the same CPUs at the same time.
     const double cpu_s = dp_ * cpu_attention_s(s_.hardware.host, em_, work);
     cpu_attention_s_ += cpu_s;
-    co_await cpu_->use(cpu_s, Tag{Activity::kAttentionCpu, pass, module});
-    co_await st.h2d->use(from_host_bytes, Tag{Activity::kAttentionOut, pass, module});
-    const double part2 =
-        gpu_kernel_s(gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
-                     weight_read_bytes * (1 - qkv_share) + act_bytes / 2 +
-                         sub_batch * context * kv_tok * gpu_kv / tp_);
-    co_await st.gpu->use(part2 + em_.layer_overhead_s / 2, tag);
+    co_await cpu_->use(cpu_s, pass_tag(Activity::kAttentionCpu, pass, module));
+    co_await st.h2d->use(from_host_bytes, pass_tag(Activity::kAttentionOut, pass, module));
+    const GpuStep step2 = gpu_step(
+        gpu_kernel(gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
+                   weight_read_bytes * (1 - qkv_share) + act_bytes / 2 +
+                       sub_batch * context * kv_tok * gpu_kv / tp_)
+            .plus_gap(em_.layer_overhead_s / 2));
+    co_await st.gpu->use(step2.s, pass_tag(Activity::kCompute, pass, module, step2.load));
   } else {
     // Where one_gpu_step holds, this GPU step is all of the module and compute_stage makes it
     // itself without calling here: a step added to such layers must narrow one_gpu_step too.
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
-    co_await st.gpu->use(layer_gpu_s(pass, sub_batch, elements), tag);
+    const GpuStep step = layer_gpu_s(pass, sub_batch, elements);
+    co_await st.gpu->use(step.s, pass_tag(Activity::kCompute, pass, module, step.load));
     if (prefill && cpu_kv > 0) {
       const HostKvCache host_kv = zero_inference_host_kv(m_);
-      const Tag kv_tag{Activity::kKvOffload, pass, module};
+      const Tag kv_tag = pass_tag(Activity::kKvOffload, pass, module);
       if (!zero_inference) {
         co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, kv_tag);
       } else {
@@ -812,7 +830,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
     const double bytes = tokens * m_.hidden * 2.0;
     co_await st.peer->use(2.0 * ring_allreduce_bytes(bytes, tp_),
-                          Tag{Activity::kAllreduce, pass, module});
+                          pass_tag(Activity::kAllreduce, pass, module));
   }
 }
 
@@ -834,18 +852,20 @@ Task InferenceSim::compute_stage(int stage) {
         }
         const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
         for (int g = 0; g < gpu_batches; ++g) {
-          if (one_gpu_step(mod))
-            co_await st.gpu->use(layer_gpu_s(pass, micro_batch / gpu_batches,
-                                             module_elements_[static_cast<std::size_t>(module)]),
-                                 Tag{Activity::kCompute, pass, module});
-          else
+          if (one_gpu_step(mod)) {
+            const GpuStep step = layer_gpu_s(pass, micro_batch / gpu_batches,
+                                             module_elements_[static_cast<std::size_t>(module)]);
+            co_await st.gpu->use(step.s, pass_tag(Activity::kCompute, pass, module, step.load));
+          } else {
             co_await compute_module(stage, module, pass, micro_batch / gpu_batches);
+          }
         }
         if (micro == n_micro_ - 1 && streamed(module)) st.slots->release();
       }
       if (stage + 1 < n_stages_) {
         const double tokens = pass == 0 ? micro_batch * w_.prompt_tokens : micro_batch;
-        co_await st.peer->use(tokens * m_.hidden * 2.0, Tag{Activity::kActivations, pass, stage});
+        co_await st.peer->use(tokens * m_.hidden * 2.0,
+                              pass_tag(Activity::kActivations, pass, stage));
         stage_input(pass, stage + 1, micro).set();
       } else {
         if (pass == 0 && micro == n_micro_ - 1) prefill_end_s_ = engine_.now();
@@ -914,13 +934,13 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
       weight_wait_s_ += c.clock_s - before;
       ++c.computed;
     }
-    const double gpu_s =
+    const GpuStep step =
         mod.kind == WeightModule::Kind::kLayer
             ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
             : edge_gpu_s(mod, module, c.pass, sub_batch);
     // Resource::use's reservation (reserve_from without fixed time), one per GPU batch.
-    const double work_s = gpu.work_s(gpu_s);
-    const Tag tag{Activity::kCompute, c.pass, module};
+    const double work_s = gpu.work_s(step.s);
+    const Tag tag = pass_tag(Activity::kCompute, c.pass, module, step.load);
     for (int g = 0; g < gpu_batches; ++g)
       c.clock_s = engine_.reserve_work_from(c.clock_s, gpu, work_s, tag);
     if (++c.position == st.modules.size()) {

@@ -8,6 +8,12 @@ namespace tiersim::sim {
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options);
 
+// A trace and power tag for work of generation pass `pass` (0: the prompt's prefill, then one
+// decode pass per generated token), drawing `load` of the resource's dynamic power range (Tag).
+inline Tag pass_tag(Activity activity, int pass, int item, double load = 1.0) {
+  return Tag{activity, pass, item, load, pass == 0 ? Stage::kPrefill : Stage::kDecode};
+}
+
 // Where a run's time went. Each schedule measures two of the three and derives the third, so all
 // three are passed as computed (no re-derivation that could differ in the last bit).
 struct GenerationTimes {

@@ -4,6 +4,7 @@
 
 #include "model/layout.hpp"
 #include "model/llm.hpp"
+#include "model/power.hpp"
 #include "model/units.hpp"
 
 namespace tiersim::sim {
@@ -101,16 +102,20 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                            : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
                                  kv_token_layer_bytes_;
   pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
-  const double layer_gpu_s =
-      dequant_s_ + layer_kernel_s(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy)) +
-      em_.layer_overhead_s;
+  // The dequantisation kernel only streams memory.
+  KernelTime layer_k{dequant_s_, 0, dequant_s_};
+  layer_k += layer_kernel(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy));
+  layer_k = layer_k.plus_gap(em_.layer_overhead_s);
+  const double layer_gpu_s = layer_k.s;
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
   // after the kernels, as in the inference workload.
   const double layer_peer_s =
       tp_ > 1 ? 2.0 * ring_allreduce_bytes(tokens * m.hidden * 2.0, tp_) / peer_bps_ : 0.0;
   const double layer_s = layer_gpu_s + layer_peer_s;
-  const double emb_s = edge_module_s(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
-  const double head_s = edge_module_s(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);
+  const KernelTime emb_k = edge_module(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
+  const KernelTime head_k = edge_module(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);
+  const double emb_s = emb_k.s;
+  const double head_s = head_k.s;
 
   // Modules in order: embedding, the layers, the head. With prefetch, module i+1's weights arrive
   // while module i computes (a two-stage pipeline); without it each fetch precedes its compute.
@@ -131,6 +136,10 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   c.time_s += swap_in_s + swap_out_s;
   c.d2h_s = swap_out_s;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
+  KernelTime all = emb_k;
+  all += KernelTime{L * layer_k.s, L * layer_k.compute_s, L * layer_k.memory_s};
+  all += head_k;
+  c.gpu_load = gpu_dynamic_fraction(gpu, all);
   c.peer_s = L * layer_peer_s;
   c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s;
   c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;

@@ -29,6 +29,9 @@ struct IterationShape {
 struct IterationCost {
   double time_s = 0;  // wall time of the iteration
   double gpu_s = 0;   // kernel time on each GPU of the replica
+  // Share of the GPU's dynamic power range its kernels draw over gpu_s (model/power.hpp
+  // gpu_dynamic_fraction of the iteration's kernels together).
+  double gpu_load = 1;
   double peer_s = 0;  // tensor-parallel all-reduce time
   double h2d_s = 0;   // PCIe host-to-device time of the streamed weights and swapped-in KV
   double d2h_s = 0;   // PCIe device-to-host time of swapped-out KV

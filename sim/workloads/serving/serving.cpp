@@ -175,12 +175,15 @@ class Replica {
   void iterate(const IterationShape& shape, const std::vector<Live*>& scheduled) {
     const IterationCost c = model_.cost(shape);
     const double start = now_, end = now_ + c.time_s;
-    const auto book = [&](Resource* r, double busy_s, Activity activity) {
+    // Energy by phase: an iteration counts toward the phase of most of its tokens (chunked
+    // prefill mixes prompt chunks with decodes in one forward pass).
+    const Stage stage = shape.prefill_tokens > shape.decodes ? Stage::kPrefill : Stage::kDecode;
+    const auto book = [&](Resource* r, double busy_s, Activity activity, double load = 1.0) {
       if (r && busy_s > 0)
         r->reserve(0, start, std::min(end, start + busy_s), busy_s,
-                   Tag{activity, 0, static_cast<int>(totals_.iterations)});
+                   Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
     };
-    book(res_.gpu, c.gpu_s, Activity::kCompute);
+    book(res_.gpu, c.gpu_s, Activity::kCompute, c.gpu_load);
     book(res_.peer, c.peer_s, Activity::kAllreduce);
     book(res_.h2d, c.h2d_s, Activity::kWeightsCpu);
     book(res_.d2h, c.d2h_s, Activity::kKvToHost);

@@ -188,3 +188,27 @@ TEST_CASE("spawn_at starts a process at a later time", "[engine]") {
   // One event per process start and one for the delay: spawn_at adds no event of its own.
   REQUIRE(e.events_processed() == 4);
 }
+
+namespace {
+
+Task tagged_work(Resource& r) {
+  co_await r.use(2.0, Tag{Activity::kCompute, 0, 0, 1.0, Stage::kPrefill});
+  co_await r.use(4.0, Tag{Activity::kCompute, 1, 0, 0.25, Stage::kDecode});
+  co_await r.use(1.0);  // untagged: full power, no stage
+}
+
+}  // namespace
+
+TEST_CASE("a resource counts its busy time at the load and in the stage each piece says",
+          "[engine][power]") {
+  Engine e;
+  Resource& gpu = e.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+  e.spawn(tagged_work(gpu));
+  e.run();
+  CHECK(gpu.busy_s() == Approx(7.0));
+  CHECK(gpu.load_s() == Approx(2.0 + 1.0 + 1.0));
+  CHECK(gpu.busy_s(Stage::kPrefill) == Approx(2.0));
+  CHECK(gpu.load_s(Stage::kDecode) == Approx(1.0));
+  CHECK(gpu.busy_s(Stage::kNone) == Approx(1.0));
+  CHECK(gpu.load_s(Stage::kNone) == Approx(1.0));
+}

@@ -1,0 +1,53 @@
+// The decision summary's error bands: each metric is banded by the group that measures it.
+#include <catch2/catch.hpp>
+
+#include "reports/decision.hpp"
+#include "reports/report.hpp"
+
+using namespace tiersim;
+using namespace tiersim::reports;
+
+namespace {
+
+store::StoredRun run_with(double j_per_token, double tokens_per_s) {
+  store::StoredRun r;
+  r.scenario_name = "run";
+  r.metrics = {{"energy_j_per_token", j_per_token, "J/token"},
+               {"throughput_tokens_per_s", tokens_per_s, "tokens/s"}};
+  return r;
+}
+
+ReportInput two_zero_inference_runs() {
+  ReportInput in;
+  in.runs = {run_with(2.0, 10), run_with(3.0, 20)};
+  in.decision.groups = {"ZeRO-Inference", "ZeRO-Inference"};
+  in.validation.available = true;
+  ValidationInfo::Group zero;
+  zero.name = "ZeRO-Inference";
+  zero.measurements = 13;
+  zero.mape_pct = 9.1;
+  ValidationInfo::Group energy;
+  energy.name = kEnergyGroup;
+  energy.measurements = 11;
+  energy.mape_pct = 7.0;
+  in.validation.groups = {zero, energy};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("energy per token is banded by the energy group, throughput by the run's own",
+          "[report][decision]") {
+  ReportInput in = two_zero_inference_runs();
+  const std::vector<std::string> labels = {"a", "b"};
+  in.decision.metric = "energy_j_per_token";
+  in.decision.lower_is_better = true;
+  const std::string energy = decision_markdown(in, labels);
+  CHECK(energy.find("+-7.0 % (mean validation error of group energy)") != std::string::npos);
+  CHECK(energy.find("group ZeRO-Inference") == std::string::npos);
+  in.decision.metric = "throughput_tokens_per_s";
+  in.decision.lower_is_better = false;
+  const std::string throughput = decision_markdown(in, labels);
+  CHECK(throughput.find("+-9.1 % (mean validation error of group ZeRO-Inference)") !=
+        std::string::npos);
+}
