@@ -13,6 +13,7 @@
 #include "config/device_profile.hpp"
 #include "config/options.hpp"
 #include "config/yaml_reader.hpp"
+#include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/parallelism.hpp"
 #include "model/ssd_model.hpp"
@@ -553,6 +554,33 @@ void Loader::check_serving() const {
     fail_at("hardware.gpu.count",
             "replicas that share one NVMe array are not modelled; use one "
             "replica (gpu count = tensor) with weights on nvme");
+  // The KV cache tiers must fit in what the server has, next to the weights kept there.
+  const double weights = model_weight_bytes(s_.model, s_.policy);
+  const double dram = s_.hardware.host.dram_gb * 1e9;
+  const double host_weights = weights * s_.policy.weights.cpu;
+  if (w.kv_host_cache_bytes > 0 && w.kv_host_cache_bytes + host_weights > dram)
+    fail_at("workload.kv_host_cache",
+            std::to_string(w.kv_host_cache_bytes / 1e9) + " GB of KV tier" +
+                (host_weights > 0 ? " plus " + std::to_string(host_weights / 1e9) +
+                                        " GB of weights in host memory"
+                                  : std::string()) +
+                " exceeds the host's " + std::to_string(s_.hardware.host.dram_gb) +
+                " GB of DRAM (hardware.host)");
+  if (w.kv_nvme_cache_bytes > 0) {
+    const NvmeArray& a = s_.hardware.nvme;
+    if (a.count <= 0)
+      fail_at("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
+    const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
+    const double nvme_weights = weights * s_.policy.weights.nvme;
+    if (w.kv_nvme_cache_bytes + nvme_weights > array_bytes)
+      fail_at("workload.kv_nvme_cache",
+              std::to_string(w.kv_nvme_cache_bytes / 1e12) + " TB of KV tier exceeds the " +
+                  std::to_string(array_bytes / 1e12) + " TB of the NVMe array" +
+                  (nvme_weights > 0 ? " less the weights stored on it" : ""));
+  }
+  if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
+    fail_at("workload.shared_prefix_tokens",
+            "missing: workload.shared_prefixes needs the length of each shared prompt");
 }
 
 std::string Loader::emit_resolved() {
