@@ -555,17 +555,20 @@ void Loader::check_serving() const {
             "replicas that share one NVMe array are not modelled; use one "
             "replica (gpu count = tensor) with weights on nvme");
   // The KV cache tiers must fit in what the server has, next to the weights kept there.
+  const auto gb = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", bytes / 1e9);
+    return std::string(text);
+  };
   const double weights = model_weight_bytes(s_.model, s_.policy);
   const double dram = s_.hardware.host.dram_gb * 1e9;
   const double host_weights = weights * s_.policy.weights.cpu;
   if (w.kv_host_cache_bytes > 0 && w.kv_host_cache_bytes + host_weights > dram)
     fail_at("workload.kv_host_cache",
-            std::to_string(w.kv_host_cache_bytes / 1e9) + " GB of KV tier" +
-                (host_weights > 0 ? " plus " + std::to_string(host_weights / 1e9) +
-                                        " GB of weights in host memory"
+            gb(w.kv_host_cache_bytes) + " GB of KV tier" +
+                (host_weights > 0 ? " plus " + gb(host_weights) + " GB of weights in host memory"
                                   : std::string()) +
-                " exceeds the host's " + std::to_string(s_.hardware.host.dram_gb) +
-                " GB of DRAM (hardware.host)");
+                " exceeds the host's " + gb(dram) + " GB of DRAM (hardware.host)");
   if (w.kv_nvme_cache_bytes > 0) {
     const NvmeArray& a = s_.hardware.nvme;
     if (a.count <= 0)
@@ -574,8 +577,8 @@ void Loader::check_serving() const {
     const double nvme_weights = weights * s_.policy.weights.nvme;
     if (w.kv_nvme_cache_bytes + nvme_weights > array_bytes)
       fail_at("workload.kv_nvme_cache",
-              std::to_string(w.kv_nvme_cache_bytes / 1e12) + " TB of KV tier exceeds the " +
-                  std::to_string(array_bytes / 1e12) + " TB of the NVMe array" +
+              gb(w.kv_nvme_cache_bytes) + " GB of KV tier exceeds the " + gb(array_bytes) +
+                  " GB of the NVMe array" +
                   (nvme_weights > 0 ? " less the weights stored on it" : ""));
   }
   if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)

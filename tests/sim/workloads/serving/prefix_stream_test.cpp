@@ -137,7 +137,7 @@ TEST_CASE("a conversation's turns share their history's blocks", "[workloads][se
 TEST_CASE("bad prefix-cache configuration names the line and the key", "[workloads][serving]") {
   std::string e = error_of([] { test::load_yaml(std::string(kSessionsYaml) +
                                                 "  kv_host_cache: 100TB\n"); });
-  CHECK_THAT(e, Catch::Contains("test.yaml:20: workload.kv_host_cache"));
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_host_cache"));
   CHECK_THAT(e, Catch::Contains("DRAM"));
   e = error_of([] { test::load_yaml(kSessionsYaml, {"workload.prefix_block_tokens=0"}); });
   CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
@@ -147,7 +147,7 @@ TEST_CASE("bad prefix-cache configuration names the line and the key", "[workloa
   CHECK_THAT(e, Catch::Contains("test.yaml:"));
   CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
   e = error_of([] { test::load_yaml(std::string(kSessionsYaml) + "  kv_nvme_cache: 100TB\n"); });
-  CHECK_THAT(e, Catch::Contains("test.yaml:20: workload.kv_nvme_cache"));
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_nvme_cache"));
 }
 
 TEST_CASE("synthetic sessions are deterministic, in arrival order, and grow their history",
@@ -195,8 +195,8 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
     return run(more);
   };
   const auto g = with({});
-  const auto h = with({"workload.kv_host_cache=4GB"});
-  const auto n = with({"workload.kv_host_cache=4GB", "workload.kv_nvme_cache=200GB"});
+  const auto h = with({"workload.kv_host_cache=8GB"});
+  const auto n = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
   INFO("hit %: GPU " << g.metric("kv_hit_pct") << ", +DRAM " << h.metric("kv_hit_pct")
                      << ", +NVMe " << n.metric("kv_hit_pct"));
   CHECK(h.metric("kv_hit_host_pct") > 0);
@@ -212,11 +212,11 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
   const double blocks = h.metric("kv_host_read_bytes") / block;
   CHECK(blocks == Approx(std::round(blocks)));
   // Write-back writes less to the lower tiers than write-through.
-  const auto wb = with({"workload.kv_host_cache=4GB", "workload.kv_nvme_cache=200GB",
+  const auto wb = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB",
                         "workload.kv_write=write_back"});
   CHECK(wb.metric("kv_nvme_write_bytes") < n.metric("kv_nvme_write_bytes"));
   // Deterministic.
-  const auto n2 = with({"workload.kv_host_cache=4GB", "workload.kv_nvme_cache=200GB"});
+  const auto n2 = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
   CHECK(n2.metric("ttft_p99_s") == n.metric("ttft_p99_s"));
   CHECK(n2.metric("kv_hit_nvme_pct") == n.metric("kv_hit_nvme_pct"));
 }
