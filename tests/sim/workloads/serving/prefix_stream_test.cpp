@@ -222,3 +222,52 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
 }
 
 }  // namespace tiersim
+
+namespace tiersim {
+
+TEST_CASE("a Mooncake trace and a conversation CSV drive prefix caching end to end",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  // Ten requests sharing their first two 512-token blocks, one second apart.
+  std::string jsonl;
+  for (int i = 0; i < 10; ++i)
+    jsonl += "{\"timestamp\": " + std::to_string(1000 * i) +
+             ", \"input_length\": 1500, \"output_length\": 20, \"hash_ids\": [0, 1, " +
+             std::to_string(100 + i) + "]}\n";
+  write(dir.file("m.jsonl"), jsonl);
+  const std::string yaml = R"(
+name: mooncake-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3-8b}
+workload: {kind: serving}
+)";
+  const auto on = sim::simulate(test::load_yaml(yaml, {"workload.trace=" + dir.file("m.jsonl")}));
+  // The first request finds nothing; the other nine find both shared blocks of their two
+  // cacheable ones (1499 tokens hold two full 512-token blocks).
+  CHECK(on.metric("kv_prefix_lookup_blocks") == 20);
+  CHECK(on.metric("kv_hit_gpu_pct") == Approx(90));
+  CHECK(on.metric("kv_recompute_avoided_tokens") == 9 * 1024);
+  const auto off = sim::simulate(test::load_yaml(
+      yaml, {"workload.trace=" + dir.file("m.jsonl"), "workload.prefix_caching=false"}));
+  CHECK(on.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+
+  write(dir.file("c.csv"), "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+                           "a,1,0,600,100\n"
+                           "a,2,5,800,100\n");
+  const auto conv = sim::simulate(test::load_yaml(
+      yaml, {"workload.trace=" + dir.file("c.csv"), "workload.prefix_block_tokens=256"}));
+  // Turn 2 finds turn 1's history: 700 tokens, two full blocks of 256; its 799 cacheable tokens
+  // span three blocks, the third not computed before.
+  CHECK(conv.metric("kv_prefix_lookup_blocks") == 2 + 3);
+  CHECK(conv.metric("kv_recompute_avoided_tokens") == 512);
+}
+
+TEST_CASE("chunked prefill starts after the cached prefix", "[workloads][serving]") {
+  const auto off = run({"workload.scheduler=chunked", "workload.prefix_caching=false"});
+  const auto on = run({"workload.scheduler=chunked"});
+  CHECK(on.metric("kv_hit_pct") > 30);
+  CHECK(on.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+}
+
+}  // namespace tiersim
