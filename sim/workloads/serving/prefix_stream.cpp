@@ -339,6 +339,7 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
     if (c.turn == 0 || r.prompt_tokens < c.history) c.key = text_key(id) + std::uint64_t(t);
     append_hashes(r.block_hashes, c.key, 0, long(r.prompt_tokens) + r.output_tokens,
                   block_tokens);
+    r.session = text_key(id) | 1;
     c.turn = t;
     c.arrival_s = *when;
     c.history = long(r.prompt_tokens) + r.output_tokens;
@@ -399,6 +400,7 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
       const long stream = prompt + r.output_tokens;
       for (std::size_t i = 0; i < static_cast<std::size_t>(stream / B); ++i)
         r.block_hashes.push_back(block_hash(i < shared_blocks ? prefix_key : key, i));
+      r.session = key | 1;
       out.push_back(std::move(r));
       history = stream;
       if (sessions.uniform() < p_stop) break;

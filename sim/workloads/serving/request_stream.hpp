@@ -20,6 +20,7 @@ struct Request {
   // (Mooncake's hash_ids). May run past the prompt into the output (a conversation's next turn
   // reuses it). Empty: nothing known about reuse.
   std::vector<std::uint64_t> block_hashes;
+  std::uint64_t session = 0;  // the conversation it belongs to (a key; 0 = none known)
 };
 
 // A 64-bit generator with the distributions the request stream needs. std::mt19937_64 is fully

@@ -665,15 +665,14 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     r.cpu = cpu;
   }
 
-  // Round-robin dispatch over the replicas (a load balancer that knows nothing of their queues).
   // Prefix caching where the requests carry their prefix structure (prefix_stream.hpp) and the
   // scheduler is one that keeps a paged cache (not static batches).
   const bool prefixes = std::any_of(requests.begin(), requests.end(),
                                     [](const Request& r) { return !r.block_hashes.empty(); });
   const bool caching =
       prefixes && w.prefix_caching && w.scheduler != ServingWorkload::Scheduler::kStatic;
-  // Tier capacities in prefix blocks, per replica. The GPU tier is the paged pool itself (cached
-  // blocks live in its free blocks, as in vLLM); DRAM and NVMe are split evenly over replicas.
+  // Tier capacities in prefix blocks, per replica. The GPU tier is the whole paged pool (see the
+  // note at the top of this file); DRAM and NVMe are split evenly over the replicas.
   const double prefix_block_bytes = mem.kv_bytes_per_token * tp * w.prefix_block_tokens;
   const auto tier_blocks = [&](double bytes) {
     return static_cast<std::size_t>(std::floor(bytes / replicas / prefix_block_bytes));
@@ -687,12 +686,20 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
                           tier_blocks(w.kv_nvme_cache_bytes),
                           w.kv_write == ServingWorkload::KvWrite::kWriteBack);
 
+  // Round-robin dispatch over the replicas (a load balancer that knows nothing of their queues).
+  // With prefix caching, a request of a known conversation goes to the replica its session key
+  // picks, so that every turn finds its history there (session affinity; NVIDIA Dynamo's KV-aware
+  // router and SGLang's cache-aware router send a request where its prefix is cached).
   std::vector<Live> live(requests.size());
   std::vector<std::vector<Live*>> streams(static_cast<std::size_t>(replicas));
   for (std::size_t i = 0; i < requests.size(); ++i) {
     live[i].req = std::move(requests[i]);
     live[i].target = live[i].req.prompt_tokens;
-    streams[i % static_cast<std::size_t>(replicas)].push_back(&live[i]);
+    const std::uint64_t session = live[i].req.session;
+    const std::size_t replica = caching && session != 0
+                                    ? static_cast<std::size_t>(session % std::uint64_t(replicas))
+                                    : i % static_cast<std::size_t>(replicas);
+    streams[replica].push_back(&live[i]);
   }
   Totals totals;
   double total_s = 0;

@@ -271,3 +271,19 @@ TEST_CASE("chunked prefill starts after the cached prefix", "[workloads][serving
 }
 
 }  // namespace tiersim
+
+namespace tiersim {
+
+TEST_CASE("a conversation's turns go to the replica that holds its history",
+          "[workloads][serving]") {
+  // One replica at 4 turns/s against two at 8: with each session kept on one replica, every
+  // replica sees the same traffic and finds the same share of its prefixes. Round-robin dispatch
+  // would send a conversation's turns to both, and each would miss the history the other holds.
+  const auto one = run({});
+  const auto two = run({"hardware.gpu.count=2", "workload.arrival_rate=8", "workload.requests=1200"});
+  CHECK(two.metric("replicas") == 2);
+  INFO("hit %: one replica " << one.metric("kv_hit_pct") << ", two " << two.metric("kv_hit_pct"));
+  CHECK(two.metric("kv_hit_pct") == Approx(one.metric("kv_hit_pct")).margin(5));
+}
+
+}  // namespace tiersim
