@@ -581,6 +581,16 @@ void Loader::check_serving() const {
                   " GB of the NVMe array" +
                   (nvme_weights > 0 ? " less the weights stored on it" : ""));
   }
+  // The tiers hold prefix blocks: without prefix caching they would hold nothing.
+  const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
+  const char* tier_key =
+      w.kv_host_cache_bytes > 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
+  if (tiers && !w.prefix_caching)
+    fail_at(tier_key, "a KV tier holds cached prefixes: it needs workload.prefix_caching: true");
+  if (tiers && w.scheduler == ServingWorkload::Scheduler::kStatic)
+    fail_at(tier_key,
+            "prefix caching is modelled for the continuous and chunked schedulers (a paged KV "
+            "cache), not for static batches");
   if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
     fail_at("workload.shared_prefix_tokens",
             "missing: workload.shared_prefixes needs the length of each shared prompt");

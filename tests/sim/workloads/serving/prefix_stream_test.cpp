@@ -148,6 +148,16 @@ TEST_CASE("bad prefix-cache configuration names the line and the key", "[workloa
   CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
   e = error_of([] { test::load_yaml(std::string(kSessionsYaml) + "  kv_nvme_cache: 100TB\n"); });
   CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_nvme_cache"));
+  e = error_of([] {
+    test::load_yaml(std::string(kSessionsYaml) + "  kv_host_cache: 8GB\n  scheduler: static\n");
+  });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_host_cache"));
+  CHECK_THAT(e, Catch::Contains("static"));
+  e = error_of([] {
+    test::load_yaml(std::string(kSessionsYaml) + "  kv_host_cache: 8GB\n",
+                    {"workload.prefix_caching=false"});
+  });
+  CHECK_THAT(e, Catch::Contains("workload.prefix_caching"));
 }
 
 TEST_CASE("synthetic sessions are deterministic, in arrival order, and grow their history",
