@@ -14,6 +14,7 @@
 #include "config/hf_config.hpp"
 #include "config/options.hpp"
 #include "config/yaml_reader.hpp"
+#include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/parallelism.hpp"
 #include "model/ssd_model.hpp"
@@ -670,6 +671,46 @@ void Loader::check_serving() const {
     fail_at("hardware.gpu.count",
             "replicas that share one NVMe array are not modelled; use one "
             "replica (gpu count = tensor) with weights on nvme");
+  // The KV cache tiers must fit in what the server has, next to the weights kept there.
+  const auto gb = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", bytes / 1e9);
+    return std::string(text);
+  };
+  const double weights = model_weight_bytes(s_.model, s_.policy);
+  const double dram = s_.hardware.host.dram_gb * 1e9;
+  const double host_weights = weights * s_.policy.weights.cpu;
+  if (w.kv_host_cache_bytes > 0 && w.kv_host_cache_bytes + host_weights > dram)
+    fail_at("workload.kv_host_cache",
+            gb(w.kv_host_cache_bytes) + " GB of KV tier" +
+                (host_weights > 0 ? " plus " + gb(host_weights) + " GB of weights in host memory"
+                                  : std::string()) +
+                " exceeds the host's " + gb(dram) + " GB of DRAM (hardware.host)");
+  if (w.kv_nvme_cache_bytes > 0) {
+    const NvmeArray& a = s_.hardware.nvme;
+    if (a.count <= 0)
+      fail_at("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
+    const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
+    const double nvme_weights = weights * s_.policy.weights.nvme;
+    if (w.kv_nvme_cache_bytes + nvme_weights > array_bytes)
+      fail_at("workload.kv_nvme_cache",
+              gb(w.kv_nvme_cache_bytes) + " GB of KV tier exceeds the " + gb(array_bytes) +
+                  " GB of the NVMe array" +
+                  (nvme_weights > 0 ? " less the weights stored on it" : ""));
+  }
+  // The tiers hold prefix blocks: without prefix caching they would hold nothing.
+  const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
+  const char* tier_key =
+      w.kv_host_cache_bytes > 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
+  if (tiers && !w.prefix_caching)
+    fail_at(tier_key, "a KV tier holds cached prefixes: it needs workload.prefix_caching: true");
+  if (tiers && w.scheduler == ServingWorkload::Scheduler::kStatic)
+    fail_at(tier_key,
+            "prefix caching is modelled for the continuous and chunked schedulers (a paged KV "
+            "cache), not for static batches");
+  if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
+    fail_at("workload.shared_prefix_tokens",
+            "missing: workload.shared_prefixes needs the length of each shared prompt");
 }
 
 std::string Loader::emit_resolved() { return emit_resolved_yaml(s_); }

@@ -352,6 +352,12 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
     gpu.add("kv cache (paged block pool)", out.kv_pool_bytes);
   }
   cpu.add("operating system and framework", em.host_reserved_bytes);
+  // Host DRAM and drive space set aside for the prefix cache's KV tiers
+  // (sim/workloads/serving/kv_tiers.hpp): sized, powered and paid for like any other use.
+  if (s.serving.kv_host_cache_bytes > 0)
+    cpu.add("kv cache tier (workload.kv_host_cache)", s.serving.kv_host_cache_bytes);
+  if (s.serving.kv_nvme_cache_bytes > 0)
+    nvme.add("kv cache tier (workload.kv_nvme_cache)", s.serving.kv_nvme_cache_bytes);
   out.report.tiers = {gpu, cpu, nvme};
   finish_capacity(out.report);
   return out;

@@ -207,6 +207,20 @@ struct ServingWorkload {
   double slo_ttft_s = -1;          // time-to-first-token target; -1 = none
   double slo_tbt_s = -1;           // time-between-tokens target (per-request mean); -1 = none
   int seed = 1;
+  // Prefix reuse and the KV cache hierarchy (sim/workloads/serving/prefix_stream.hpp,
+  // kv_tiers.hpp). Synthetic conversations: turns per session (geometric with this mean; 1 = none),
+  // the mean think time between a turn's arrival and the next, and a pool of shared system prompts
+  // drawn with a Zipf popularity.
+  double turns = 1;
+  double think_time_s = 30;
+  int shared_prefixes = 0;
+  int shared_prefix_tokens = 0;
+  double prefix_zipf = 1.0;
+  int prefix_block_tokens = 512;  // tokens per hashed KV block (Mooncake's traces: 512)
+  bool prefix_caching = true;     // reuse cached prefix blocks (vLLM enable_prefix_caching)
+  double kv_host_cache_bytes = 0;  // host DRAM tier for KV blocks, per server; 0 = none
+  double kv_nvme_cache_bytes = 0;  // NVMe tier for KV blocks, per server; 0 = none
+  enum class KvWrite { kWriteThrough, kWriteBack } kv_write = KvWrite::kWriteThrough;
 };
 
 // A raw transfer benchmark of the NVMe array (what DeepSpeed's ds_io measures).

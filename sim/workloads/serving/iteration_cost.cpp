@@ -35,6 +35,11 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
     // tensor's NVMe share.
     nvme = nvme_array_timing(s.hardware.nvme, host, p.aio, largest * p.weights.nvme);
     nvme_read_gbps_ = nvme.read_gbps;
+    // The KV tier reads and writes one block of one layer per request, all of the replica's
+    // tensor-parallel shares together (a layer-first layout: vLLM's and LMCache's per-layer KV
+    // tensors), at the policy's AIO queue depth.
+    kv_nvme_ = nvme_array_timing(s.hardware.nvme, host, p.aio,
+                                 kv_token_layer_bytes_ * tp_ * s.serving.prefix_block_tokens);
   }
   const double h2d_bps = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
   h2d_bps_ = h2d_bps;
@@ -135,14 +140,39 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   const double swap_out_s = w.swap_out_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
   c.time_s += swap_in_s + swap_out_s;
   c.d2h_s = swap_out_s;
+  // Cached prefixes from the lower tiers are loaded whole before the forward pass that prefills
+  // the rest of the prompt (vLLM's KV connectors, LMCache's retrieve: start_load_kv before the
+  // model runs; layer-wise overlap is not modelled). Host DRAM: a pinned copy over each GPU's
+  // link. NVMe: the array reads the replica's blocks while the bounce buffers' copies to the GPUs
+  // overlap the next reads (the weights' AIO path), or one flow at the slower rate with GDS.
+  double kv_copy_s = 0, kv_nvme_read_s = 0;
+  if (w.kv_load_host_tokens > 0 || w.kv_load_nvme_tokens > 0) {
+    const double host_s = w.kv_load_host_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
+    const double nvme_copy_s = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
+    kv_nvme_read_s = w.kv_load_nvme_tokens > 0
+                         ? kv_nvme_.read_s(w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L)
+                         : 0.0;
+    kv_copy_s = host_s + nvme_copy_s;
+    c.kv_load_s = host_s + std::max(kv_nvme_read_s, nvme_copy_s);
+    c.time_s += c.kv_load_s;
+  }
+  // Copies down to the tiers run on their own stream and threads after the blocks are computed
+  // (SGLang HiCache's write_through, LMCache's store): they load the link and the drives but do
+  // not hold up the iteration.
+  if (w.kv_store_host_tokens > 0)
+    c.d2h_s += w.kv_store_host_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+  const double kv_nvme_write_s =
+      w.kv_store_nvme_tokens > 0
+          ? kv_nvme_.write_s(w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L)
+          : 0.0;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
   KernelTime all = emb_k;
   all += KernelTime{L * layer_k.s, L * layer_k.compute_s, L * layer_k.memory_s};
   all += head_k;
   c.gpu_load = gpu_dynamic_fraction(gpu, all);
   c.peer_s = L * layer_peer_s;
-  c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s;
-  c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;
+  c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s + kv_copy_s;
+  c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s + kv_nvme_read_s + kv_nvme_write_s;
   c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
   return c;
 }

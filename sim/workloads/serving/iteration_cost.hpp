@@ -23,6 +23,12 @@ struct IterationShape {
   // out to host DRAM and back in before the forward pass.
   double swap_out_tokens = 0;
   double swap_in_tokens = 0;
+  // Prefix caching with host DRAM and NVMe tiers (kv_tiers.hpp), in tokens of whole blocks: cached
+  // prefixes loaded to the GPU before the forward pass, and blocks copied down to the tiers.
+  double kv_load_host_tokens = 0;
+  double kv_load_nvme_tokens = 0;
+  double kv_store_host_tokens = 0;
+  double kv_store_nvme_tokens = 0;
   double tokens() const { return prefill_tokens + decodes; }
 };
 
@@ -37,6 +43,7 @@ struct IterationCost {
   double d2h_s = 0;   // PCIe device-to-host time of swapped-out KV
   double nvme_s = 0;  // NVMe array time of the streamed weights
   double cpu_s = 0;   // CPU time staging pageable copies
+  double kv_load_s = 0;  // of time_s: loading cached KV prefixes from host DRAM and NVMe
 };
 
 class IterationModel {
@@ -65,6 +72,7 @@ class IterationModel {
   Fetch embedding_, layer_, head_;
   double streamed_bytes_ = 0;
   double nvme_read_gbps_ = 0;
+  NvmeArrayTiming kv_nvme_;  // the array at the KV tier's transfer size (one block, one layer)
 };
 
 }  // namespace tiersim::sim

@@ -122,6 +122,75 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                    "random seed of the request stream (same seed, same requests)", F(serving.seed)),
            kServing));
 
+  // Prefix reuse (sim/workloads/serving/prefix_stream.hpp) and the KV cache tiers
+  // (sim/workloads/serving/kv_tiers.hpp).
+  const std::size_t first_prefix_row = t.size();
+  t.push_back(only(number("workload.turns", "turns", 1, kInf, false, "1",
+                          "synthetic conversations: mean turns per session (geometric); each "
+                          "turn's prompt is the history plus new tokens; 1 = single requests",
+                          F(serving.turns)),
+                   kServing));
+  t.push_back(only(range(opt("workload.think_time", VT::kDuration, "s", "30s",
+                             "synthetic conversations: mean time from a turn's arrival to the "
+                             "next turn's (exponential)",
+                             F(serving.think_time_s)),
+                         0, kInf),
+                   kServing));
+  t.push_back(only(integer("workload.shared_prefixes", 0, "0",
+                           "synthetic: shared system prompts in the pool (0 = none); each session "
+                           "draws one with a Zipf popularity",
+                           F(serving.shared_prefixes)),
+                   kServing));
+  t.push_back(only(integer("workload.shared_prefix_tokens", 0, "0",
+                           "synthetic: tokens of each shared system prompt",
+                           F(serving.shared_prefix_tokens)),
+                   kServing));
+  t.push_back(only(number("workload.prefix_zipf", "", 0, kInf, false, "1",
+                          "Zipf exponent of the shared prompts' popularity (rank k drawn with "
+                          "weight k^-s)",
+                          F(serving.prefix_zipf)),
+                   kServing));
+  t.push_back(only(integer("workload.prefix_block_tokens", 1, "512",
+                           "tokens per hashed KV cache block, the unit of prefix reuse and of the "
+                           "DRAM and NVMe tiers (Mooncake traces: 512; LMCache chunk_size 256)",
+                           F(serving.prefix_block_tokens)),
+                   kServing));
+  t.push_back(only(flag("workload.prefix_caching", "true",
+                        "reuse the KV cache of a request's cached prefix blocks instead of "
+                        "recomputing them (vLLM enable_prefix_caching)",
+                        F(serving.prefix_caching)),
+                   kServing));
+  t.push_back(only(range(opt("workload.kv_host_cache", VT::kSize, "bytes", "0",
+                             "host DRAM tier for KV blocks, per server (0 = none)",
+                             F(serving.kv_host_cache_bytes)),
+                         0, kInf),
+                   kServing));
+  t.push_back(only(range(opt("workload.kv_nvme_cache", VT::kSize, "bytes", "0",
+                             "NVMe tier for KV blocks, per server, on the hardware.nvme array "
+                             "(0 = none)",
+                             F(serving.kv_nvme_cache_bytes)),
+                         0, kInf),
+                   kServing));
+  t.push_back(only(choice("workload.kv_write", {"write_through", "write_back"}, "write_through",
+                          "when a block reaches the lower tiers: write_through: as soon as it is "
+                          "computed (SGLang HiCache write_through, LMCache store); write_back: "
+                          "when the tier above evicts it",
+                          E(serving.kv_write)),
+                   kServing));
+  // These keys go into the resolved YAML (and so the scenario's hash) only where one of them is
+  // not at its default: scenarios without prefix reuse resolve as they did before the keys existed.
+  const auto in_use = [](const Scenario& s) {
+    const ServingWorkload& w = s.serving;
+    const ServingWorkload d;
+    return w.turns != d.turns || w.think_time_s != d.think_time_s ||
+           w.shared_prefixes != d.shared_prefixes ||
+           w.shared_prefix_tokens != d.shared_prefix_tokens || w.prefix_zipf != d.prefix_zipf ||
+           w.prefix_block_tokens != d.prefix_block_tokens ||
+           w.prefix_caching != d.prefix_caching ||
+           w.kv_host_cache_bytes != d.kv_host_cache_bytes ||
+           w.kv_nvme_cache_bytes != d.kv_nvme_cache_bytes || w.kv_write != d.kv_write;
+  };
+  for (std::size_t i = first_prefix_row; i < t.size(); ++i) t[i].emit_when = in_use;
 }
 
 }  // namespace tiersim::config

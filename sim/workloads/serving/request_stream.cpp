@@ -11,6 +11,7 @@
 
 #include "model/errors.hpp"
 #include "model/files.hpp"
+#include "sim/workloads/serving/prefix_stream.hpp"
 
 namespace tiersim::sim {
 
@@ -314,8 +315,6 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
   return requests;
 }
 
-namespace {
-
 int draw_length(StreamRandom& rng, ServingWorkload::Lengths dist, int value, int min_value,
                 double sigma) {
   switch (dist) {
@@ -333,12 +332,11 @@ int draw_length(StreamRandom& rng, ServingWorkload::Lengths dist, int value, int
   return value;
 }
 
-}  // namespace
-
 std::vector<Request> request_stream(const Scenario& s) {
   const ServingWorkload& w = s.serving;
   // The model's context window where the catalog gives it (HF config max_position_embeddings).
   const int context = s.model.sources.count("max_positions") ? s.model.max_positions : 0;
+  if (auto prefixed = prefix_request_stream(w, context)) return std::move(*prefixed);
   if (!w.trace.empty()) return read_trace(w.trace, w.requests, context);
 
   std::vector<Request> out;

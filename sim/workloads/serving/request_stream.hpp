@@ -15,6 +15,12 @@ struct Request {
   double arrival_s = 0;
   int prompt_tokens = 1;
   int output_tokens = 1;  // generated tokens; the first comes out of prefill
+  // Prefix structure (prefix_stream.hpp): the hash of each KV block of workload.prefix_block_tokens
+  // tokens, in order, from the first token; equal hashes mean equal contents and equal prefixes
+  // (Mooncake's hash_ids). May run past the prompt into the output (a conversation's next turn
+  // reuses it). Empty: nothing known about reuse.
+  std::vector<std::uint64_t> block_hashes;
+  std::uint64_t session = 0;  // the conversation it belongs to (a key; 0 = none known)
 };
 
 // A 64-bit generator with the distributions the request stream needs. std::mt19937_64 is fully
@@ -35,6 +41,11 @@ class StreamRandom {
   bool has_spare_ = false;
   double spare_ = 0;
 };
+
+// One length from a prompt or output distribution (fixed, uniform in [min_value, value], or
+// lognormal with median `value`).
+int draw_length(StreamRandom& rng, ServingWorkload::Lengths dist, int value, int min_value,
+                double sigma);
 
 // The scenario's requests: read from workload.trace, or drawn from the arrival process and length
 // distributions. Throws ConfigError naming the trace file and line for a bad trace row, and the

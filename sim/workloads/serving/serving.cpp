@@ -23,6 +23,15 @@
 //               (default 512, the artifact's chunk size); decodes first, then the prompts in
 //               progress and new prompts in chunks that fill the budget.
 //
+// Prefix caching (continuous and chunked schedulers, where the requests carry block hashes:
+// prefix_stream.hpp): at admission a request's longest cached prefix is found in the replica's
+// KV tiers (kv_tiers.hpp: the GPU pool, host DRAM, NVMe); blocks from DRAM and NVMe are loaded in
+// that iteration through the same PCIe links and NVMe array the weights stream over
+// (iteration_cost.cpp), and prefill computes only the rest of the prompt. What is not modelled:
+// two running requests sharing one physical copy of a block (each takes its own blocks of the
+// pool), and cached blocks competing with running requests for the pool (the GPU tier's capacity
+// is the whole pool, cached and in use, LRU).
+//
 // The iteration loop runs on its own clock (an iteration ends, the scheduler forms the next);
 // the engine's resources record the busy time of each GPU, PCIe link and the NVMe array, so the
 // bottleneck, the trace and the energy and cost observers see serving as any other workload.
@@ -37,6 +46,7 @@
 #include "model/errors.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/serving/iteration_cost.hpp"
+#include "sim/workloads/serving/kv_tiers.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
 #include "sim/workloads/workload.hpp"
 
@@ -106,6 +116,11 @@ struct Totals {
   double in_system_integral = 0;  // request-seconds (Little's L x time)
   double kv_used_integral = 0;    // block-seconds
   double kv_max_fraction = 0;
+  // Prefix caching (kv_tiers.hpp), in prefix blocks of workload.prefix_block_tokens.
+  long prefix_lookup_blocks = 0;  // blocks of cacheable prompt prefixes looked up
+  long hit_gpu_blocks = 0, hit_host_blocks = 0, hit_nvme_blocks = 0;
+  long host_write_blocks = 0, nvme_write_blocks = 0;
+  double recompute_avoided_tokens = 0;
 };
 
 struct ReplicaResources {
@@ -122,7 +137,8 @@ class Replica {
  public:
   // `block_bytes`: one KV block on each GPU of the replica; `gpus`: the replica's GPUs.
   Replica(const ServingWorkload& w, const IterationModel& model, ReplicaResources res,
-          long kv_blocks, int token_budget, double block_bytes, int gpus, Totals& totals)
+          long kv_blocks, int token_budget, double block_bytes, int gpus, Totals& totals,
+          KvHierarchy* prefix_cache = nullptr)
       : w_(w),
         model_(model),
         res_(res),
@@ -131,7 +147,8 @@ class Replica {
         block_bytes_(block_bytes),
         gpus_(gpus),
         budget_(token_budget),
-        totals_(totals) {
+        totals_(totals),
+        kv_(prefix_cache) {
     // vLLM sizes its CPU block pool as swap_space / block bytes (vllm/worker/cache_engine.py
     // get_cache_block_size; worker.py determine_num_available_blocks).
     free_swap_blocks_ = static_cast<long>(std::floor(w.swap_space_bytes / block_bytes));
@@ -172,7 +189,17 @@ class Replica {
   }
 
   // Runs one iteration from now: books the resources and advances the clock to its end.
-  void iterate(const IterationShape& shape, const std::vector<Live*>& scheduled) {
+  void iterate(const IterationShape& shape_in, const std::vector<Live*>& scheduled) {
+    IterationShape shape = shape_in;
+    if (kv_) {
+      // The copies down decided since the last iteration load the link and drives during this one.
+      const KvHierarchy::Writes writes = kv_->take_writes();
+      const double B = w_.prefix_block_tokens;
+      shape.kv_store_host_tokens += double(writes.host) * B;
+      shape.kv_store_nvme_tokens += double(writes.nvme) * B;
+      totals_.host_write_blocks += writes.host;
+      totals_.nvme_write_blocks += writes.nvme;
+    }
     const IterationCost c = model_.cost(shape);
     const double start = now_, end = now_ + c.time_s;
     // Energy by phase: an iteration counts toward the phase of most of its tokens (chunked
@@ -210,6 +237,45 @@ class Replica {
   void release(Live* r) {
     free_blocks_ += r->blocks;
     r->blocks = 0;
+    // Its blocks stay cached (vLLM keeps a freed block's hash until the block is reused): the
+    // prompt's and the output's full blocks, which a conversation's next turn holds.
+    if (kv_ && !r->req.block_hashes.empty()) {
+      const auto full = static_cast<std::size_t>((r->req.prompt_tokens + r->generated) /
+                                                 w_.prefix_block_tokens);
+      kv_->computed(r->req.block_hashes.data(), 0, std::min(full, r->req.block_hashes.size()));
+    }
+  }
+
+  // Tokens of `r`'s prompt the cache holds (0 without prefix caching), changing nothing. At most
+  // prompt - 1: the last prompt token is always computed (vLLM V1 get_computed_blocks).
+  KvHierarchy::Match cached_prefix(const Live* r) const {
+    if (!kv_ || r->req.block_hashes.empty()) return {};
+    const auto n = std::min(r->req.block_hashes.size(),
+                            static_cast<std::size_t>((r->req.prompt_tokens - 1) /
+                                                     w_.prefix_block_tokens));
+    return kv_->match(r->req.block_hashes.data(), n);
+  }
+
+  // `r` is admitted with the cached prefix `m`: its blocks come to the GPU (loads from host DRAM
+  // and NVMe ride on this iteration), prefill starts after them, and the prompt's other full
+  // blocks are cached as it computes them.
+  void take_prefix(Live* r, const KvHierarchy::Match& m, IterationShape& shape) {
+    if (!kv_ || r->req.block_hashes.empty()) return;
+    const auto& h = r->req.block_hashes;
+    const double B = w_.prefix_block_tokens;
+    totals_.prefix_lookup_blocks += static_cast<long>(std::min(
+        h.size(), static_cast<std::size_t>((r->req.prompt_tokens - 1) / w_.prefix_block_tokens)));
+    totals_.hit_gpu_blocks += static_cast<long>(m.gpu);
+    totals_.hit_host_blocks += static_cast<long>(m.host);
+    totals_.hit_nvme_blocks += static_cast<long>(m.nvme);
+    kv_->take(h.data(), m);
+    shape.kv_load_host_tokens += double(m.host) * B;
+    shape.kv_load_nvme_tokens += double(m.nvme) * B;
+    r->prefilled = static_cast<int>(m.blocks()) * w_.prefix_block_tokens;
+    totals_.recompute_avoided_tokens += r->prefilled;
+    const auto prompt_blocks =
+        static_cast<std::size_t>(r->req.prompt_tokens / w_.prefix_block_tokens);
+    kv_->computed(h.data(), m.blocks(), std::min(prompt_blocks, h.size()));
   }
 
   void remove_finished() {
@@ -335,13 +401,24 @@ class Replica {
     while (swapped_.empty() && !waiting_.empty() &&
            running_.size() + prefills.size() < std::size_t(w_.max_batch)) {
       Live* r = waiting_.front();
-      if (r->target > budget || !can_admit(r, prefills.size())) break;
+      const KvHierarchy::Match m = cached_prefix(r);
+      const int cached = static_cast<int>(m.blocks()) * w_.prefix_block_tokens;
+      if (r->target - cached > budget || !can_admit(r, prefills.size())) break;
       waiting_.pop_front();
-      budget -= r->target;
+      budget -= r->target - cached;
       r->blocks = blocks_for(r->target);
       free_blocks_ -= r->blocks;
-      shape.prefill_tokens += r->target;
-      shape.prefill_pairs += double(r->target) * (double(r->target) + 1) / 2;
+      if (kv_) {
+        // Prefill after the cached prefix: its tokens attend to the prefix's KV as well.
+        take_prefix(r, m, shape);
+        const double c = r->target - r->prefilled;
+        shape.prefill_tokens += c;
+        shape.prefill_pairs += c * (double(r->prefilled) + (c + 1) / 2);
+        shape.prefill_kv_read_tokens += r->prefilled;
+      } else {
+        shape.prefill_tokens += r->target;
+        shape.prefill_pairs += double(r->target) * (double(r->target) + 1) / 2;
+      }
       shape.sampled += 1;
       prefills.push_back(r);
     }
@@ -410,6 +487,7 @@ class Replica {
       free_blocks_ -= r->blocks;
       running_.push_back(r);
       ++admitted;
+      take_prefix(r, cached_prefix(r), shape);
       add_chunk(r);
     }
     if (scheduled.empty()) {
@@ -495,6 +573,7 @@ class Replica {
   std::deque<Live*> swapped_;  // in the order they were swapped out
   int budget_;
   Totals& totals_;
+  KvHierarchy* kv_ = nullptr;  // prefix cache of this replica; null without prefix caching
   std::vector<Live*> arrivals_;
   std::size_t next_ = 0;
   std::deque<Live*> waiting_;
@@ -532,7 +611,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   RunResult result;
   result.workload = "serving";
 
-  const std::vector<Request> requests = request_stream(s);
+  std::vector<Request> requests = request_stream(s);
   int max_prompt = 0, max_total = 0;
   for (const auto& r : requests) {
     max_prompt = std::max(max_prompt, r.prompt_tokens);
@@ -589,26 +668,57 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     auto& r = res[static_cast<std::size_t>(i)];
     r.gpu = seconds(ResourceKind::kGpu, index);
     const bool swap = w.preemption == ServingWorkload::Preemption::kSwap;
-    if (p.weights.cpu + p.weights.nvme > 0 || swap) r.h2d = seconds(ResourceKind::kPcieH2d, index);
-    if (swap) r.d2h = seconds(ResourceKind::kPcieD2h, index);
+    const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
+    if (p.weights.cpu + p.weights.nvme > 0 || swap || tiers)
+      r.h2d = seconds(ResourceKind::kPcieH2d, index);
+    if (swap || w.kv_host_cache_bytes > 0) r.d2h = seconds(ResourceKind::kPcieD2h, index);
     if (tp > 1) r.peer = seconds(ResourceKind::kGpuPeer, index);
     r.nvme = nvme;
     r.cpu = cpu;
   }
 
+  // Prefix caching where the requests carry their prefix structure (prefix_stream.hpp) and the
+  // scheduler is one that keeps a paged cache (not static batches).
+  const bool prefixes = std::any_of(requests.begin(), requests.end(),
+                                    [](const Request& r) { return !r.block_hashes.empty(); });
+  const bool caching =
+      prefixes && w.prefix_caching && w.scheduler != ServingWorkload::Scheduler::kStatic;
+  // Tier capacities in prefix blocks, per replica. The GPU tier is the whole paged pool (see the
+  // note at the top of this file); DRAM and NVMe are split evenly over the replicas.
+  const double prefix_block_bytes = mem.kv_bytes_per_token * tp * w.prefix_block_tokens;
+  const auto tier_blocks = [&](double bytes) {
+    return static_cast<std::size_t>(std::floor(bytes / replicas / prefix_block_bytes));
+  };
+  const auto gpu_tier_blocks = static_cast<std::size_t>(
+      double(blocks) * w.block_tokens / w.prefix_block_tokens);
+  std::vector<KvHierarchy> caches;
+  if (caching)
+    for (int i = 0; i < replicas; ++i)
+      caches.emplace_back(gpu_tier_blocks, tier_blocks(w.kv_host_cache_bytes),
+                          tier_blocks(w.kv_nvme_cache_bytes),
+                          w.kv_write == ServingWorkload::KvWrite::kWriteBack);
+
   // Round-robin dispatch over the replicas (a load balancer that knows nothing of their queues).
+  // With prefix caching, a request of a known conversation goes to the replica its session key
+  // picks, so that every turn finds its history there (session affinity; NVIDIA Dynamo's KV-aware
+  // router and SGLang's cache-aware router send a request where its prefix is cached).
   std::vector<Live> live(requests.size());
   std::vector<std::vector<Live*>> streams(static_cast<std::size_t>(replicas));
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    live[i].req = requests[i];
-    live[i].target = requests[i].prompt_tokens;
-    streams[i % static_cast<std::size_t>(replicas)].push_back(&live[i]);
+    live[i].req = std::move(requests[i]);
+    live[i].target = live[i].req.prompt_tokens;
+    const std::uint64_t session = live[i].req.session;
+    const std::size_t replica = caching && session != 0
+                                    ? static_cast<std::size_t>(session % std::uint64_t(replicas))
+                                    : i % static_cast<std::size_t>(replicas);
+    streams[replica].push_back(&live[i]);
   }
   Totals totals;
   double total_s = 0;
   for (int i = 0; i < replicas; ++i) {
     Replica replica(w, model, res[static_cast<std::size_t>(i)], blocks, budget,
-                    mem.kv_bytes_per_token * w.block_tokens, tp, totals);
+                    mem.kv_bytes_per_token * w.block_tokens, tp, totals,
+                    caching ? &caches[static_cast<std::size_t>(i)] : nullptr);
     replica.run(std::move(streams[static_cast<std::size_t>(i)]));
     total_s = std::max(total_s, replica.now());
     if (!totals.swap_abort.empty()) {
@@ -681,6 +791,36 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     result.set("swapped_requests", double(totals.swap_outs), "requests");
     result.set("swap_out_bytes", totals.swap_out_bytes, "bytes");
     result.set("swap_in_bytes", totals.swap_in_bytes, "bytes");
+  }
+  if (caching) {
+    const double looked = double(totals.prefix_lookup_blocks);
+    const auto pct = [&](long hits) { return looked > 0 ? 100.0 * double(hits) / looked : 0.0; };
+    result.set("kv_prefix_lookup_blocks", looked, "blocks");
+    result.set("kv_hit_pct",
+               pct(totals.hit_gpu_blocks + totals.hit_host_blocks + totals.hit_nvme_blocks), "%");
+    result.set("kv_hit_gpu_pct", pct(totals.hit_gpu_blocks), "%");
+    result.set("kv_hit_host_pct", pct(totals.hit_host_blocks), "%");
+    result.set("kv_hit_nvme_pct", pct(totals.hit_nvme_blocks), "%");
+    result.set("kv_recompute_avoided_tokens", totals.recompute_avoided_tokens, "tokens");
+    result.set("kv_gpu_tier_blocks", double(gpu_tier_blocks) * replicas, "blocks");
+    result.set("kv_host_tier_blocks", double(tier_blocks(w.kv_host_cache_bytes)) * replicas,
+               "blocks");
+    result.set("kv_nvme_tier_blocks", double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas,
+               "blocks");
+    result.set("kv_host_read_bytes", double(totals.hit_host_blocks) * prefix_block_bytes, "bytes");
+    result.set("kv_nvme_read_bytes", double(totals.hit_nvme_blocks) * prefix_block_bytes, "bytes");
+    result.set("kv_host_write_bytes", double(totals.host_write_blocks) * prefix_block_bytes,
+               "bytes");
+    const double nvme_written = double(totals.nvme_write_blocks) * prefix_block_bytes;
+    result.set("kv_nvme_write_bytes", nvme_written, "bytes");
+    if (w.kv_nvme_cache_bytes > 0) {
+      // Drive writes per day at this write rate: bytes written a day over the array's capacity
+      // (the unit of a drive's endurance rating, DWPD, over its warranty).
+      const NvmeArray& a = s.hardware.nvme;
+      const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
+      result.set("nvme_drive_writes_per_day", nvme_written / total_s * 86400.0 / array_bytes,
+                 "1/day");
+    }
   }
   result.set("iterations", double(totals.iterations), "iterations");
   result.set("replicas", replicas, "replicas");

@@ -1,0 +1,103 @@
+#pragma once
+// The KV cache hierarchy of a serving replica: prefix blocks on the GPU, in host DRAM and on NVMe,
+// each tier an LRU set of block hashes (prefix_stream.hpp) with a capacity in blocks.
+//
+// What the modelled systems do (and what is kept of it here):
+//   - vLLM (automatic prefix caching, V1): blocks of 16 tokens by default (block_size); a freed
+//     block keeps its hash and stays reusable until it is reallocated; free blocks are reused
+//     least recently freed first, an LRU (vllm/v1/core/block_pool.py, FreeKVCacheBlockQueue).
+//     At most prompt - 1 tokens come from the cache: the last token is always computed
+//     (vllm/v1/core/kv_cache_manager.py, get_computed_blocks).
+//   - LMCache: chunks of 256 tokens (chunk_size default), stored to its CPU backend when vLLM
+//     computes them and evicted LRU (LMCache docs, configuration: chunk_size, local_cpu,
+//     max_local_cpu_size); a local disk backend below it.
+//   - SGLang HiCache: GPU (L1), host (L2, --hicache-ratio or --hicache-size) and storage (L3);
+//     pages of --page-size tokens (64 in its best-practice guide); --hicache-write-policy
+//     write_through (the documented setting), write_through_selective or write_back; the radix
+//     tree evicts least recently used leaves (SGLang docs, "HiCache System Design", "HiCache Best
+//     Practices").
+//   - NVIDIA Dynamo KVBM: device (G1), pinned host (G2) and local disk (G3) pools of the engine's
+//     blocks, blocks offloaded from G1 to G2 to G3 and onboarded back on a hit (Dynamo docs, KV
+//     Block Manager).
+// The hierarchy here: a hit anywhere in the prefix is served from the highest tier that holds it
+// and brought to the GPU; write_through copies each computed block to every lower tier at once,
+// write_back copies a block down only when the tier above evicts it. Tiers are inclusive where
+// the writes make them so and need not be; each evicts its least recently used block.
+// Every operation is O(1) per block: a hash map into an intrusive doubly linked list.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace tiersim::sim {
+
+// An LRU set of block hashes with a capacity in blocks.
+class LruBlockSet {
+ public:
+  explicit LruBlockSet(std::size_t capacity_blocks);
+  std::size_t capacity() const { return capacity_; }
+  std::size_t size() const { return index_.size(); }
+  bool contains(std::uint64_t hash) const { return index_.count(hash) > 0; }
+  // Makes `hash` the most recently used; false when absent.
+  bool touch(std::uint64_t hash);
+  // Adds `hash` as the most recently used (or touches it). When the set was full, the least
+  // recently used block leaves and is returned; with capacity 0, `hash` itself is returned.
+  std::optional<std::uint64_t> insert(std::uint64_t hash);
+
+ private:
+  struct Node {
+    std::uint64_t hash = 0;
+    std::uint32_t prev = 0, next = 0;
+  };
+  void unlink(std::uint32_t n);
+  void push_front(std::uint32_t n);
+  std::size_t capacity_;
+  std::vector<Node> nodes_;  // nodes_[0] is the sentinel: next = most, prev = least recent
+  std::vector<std::uint32_t> free_;
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+};
+
+class KvHierarchy {
+ public:
+  // Capacities in blocks; 0 = no such tier.
+  KvHierarchy(std::size_t gpu_blocks, std::size_t host_blocks, std::size_t nvme_blocks,
+              bool write_back);
+
+  struct Match {
+    std::size_t gpu = 0, host = 0, nvme = 0;  // blocks of the prefix found in each tier
+    std::size_t blocks() const { return gpu + host + nvme; }
+  };
+  // The longest prefix of hashes[0, n) held by some tier; changes nothing.
+  Match match(const std::uint64_t* hashes, std::size_t n) const;
+  // A request takes its matched prefix: each block is touched where it was found and brought to
+  // the GPU (an NVMe hit passes through host DRAM and stays there).
+  void take(const std::uint64_t* hashes, const Match& m);
+  // Blocks [from, to) are on the GPU, newly computed or released by a finished request (most
+  // recently used now). Write-through copies them down.
+  void computed(const std::uint64_t* hashes, std::size_t from, std::size_t to);
+
+  struct Writes {
+    long host = 0;  // blocks copied GPU -> host DRAM
+    long nvme = 0;  // blocks copied host DRAM -> NVMe
+  };
+  // The copies down since the last call.
+  Writes take_writes() {
+    Writes w = writes_;
+    writes_ = {};
+    return w;
+  }
+  const LruBlockSet& gpu() const { return gpu_; }
+  const LruBlockSet& host() const { return host_; }
+  const LruBlockSet& nvme() const { return nvme_; }
+
+ private:
+  void to_gpu(std::uint64_t h);
+  void to_host(std::uint64_t h, bool count_write);
+  void to_nvme(std::uint64_t h);
+  LruBlockSet gpu_, host_, nvme_;
+  bool write_back_;
+  Writes writes_;
+};
+
+}  // namespace tiersim::sim

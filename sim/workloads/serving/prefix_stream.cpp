@@ -1,0 +1,441 @@
+#include "sim/workloads/serving/prefix_stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "model/errors.hpp"
+
+namespace tiersim::sim {
+
+namespace {
+
+constexpr const char* kTraceKey = "workload.trace";
+// Mooncake's traces hash blocks of 512 tokens (kvcache-ai/Mooncake FAST25-release/traces README;
+// NVIDIA Dynamo's benchmarks/data_generator README: "block_size ... 512").
+constexpr int kMooncakeBlockTokens = 512;
+
+std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// FNV-1a of a conversation id (any text), the stream key of its blocks.
+std::uint64_t text_key(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+// Hashes of the full blocks of `tokens` tokens of one stream, after the first `from` blocks.
+void append_hashes(std::vector<std::uint64_t>& out, std::uint64_t stream, std::size_t from,
+                   long tokens, int block_tokens) {
+  const auto n = static_cast<std::size_t>(tokens / block_tokens);
+  for (std::size_t i = from; i < n; ++i) out.push_back(block_hash(stream, i));
+}
+
+void sort_by_arrival(std::vector<Request>& requests) {
+  std::stable_sort(requests.begin(), requests.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  if (requests.empty()) return;
+  const double t0 = requests.front().arrival_s;
+  for (auto& r : requests) r.arrival_s -= t0;
+}
+
+// A minimal reader of one Mooncake JSON line: an object of numbers, strings and arrays of them.
+class JsonLine {
+ public:
+  JsonLine(const std::string& text, const std::string& path, int line)
+      : t_(text), path_(path), line_(line) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
+    throw ConfigError(path_, line_, kTraceKey,
+                      (key.empty() ? std::string() : "key \"" + key + "\": ") + msg);
+  }
+
+  // Calls on_number(key, text) for a number, on_array(key, elements) for an array (each element's
+  // text, strings with their quotes), and ignores strings.
+  template <class Number, class Array>
+  void parse(Number on_number, Array on_array) {
+    skip();
+    expect('{');
+    skip();
+    if (peek() == '}') return;
+    while (true) {
+      skip();
+      const std::string key = string_token();
+      skip();
+      expect(':');
+      skip();
+      if (peek() == '[') {
+        ++i_;
+        std::vector<std::string> elements;
+        skip();
+        if (peek() == ']') {
+          ++i_;
+        } else {
+          while (true) {
+            skip();
+            elements.push_back(peek() == '"' ? "\"" + string_token() + "\"" : scalar_token(key));
+            skip();
+            if (peek() == ',') {
+              ++i_;
+              continue;
+            }
+            if (peek() == ']') {
+              ++i_;
+              break;
+            }
+            fail(key, "expected ',' or ']' in the array");
+          }
+        }
+        on_array(key, elements);
+      } else if (peek() == '"') {
+        string_token();
+      } else {
+        on_number(key, scalar_token(key));
+      }
+      skip();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      if (peek() == '}') {
+        ++i_;
+        break;
+      }
+      fail(key, "expected ',' or '}' after the value");
+    }
+    skip();
+    if (i_ != t_.size()) fail("", "unexpected text after the JSON object");
+  }
+
+ private:
+  char peek() const { return i_ < t_.size() ? t_[i_] : '\0'; }
+  void skip() {
+    while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_]))) ++i_;
+  }
+  void expect(char c) {
+    if (peek() != c)
+      fail("", std::string("expected '") + c + "' (one JSON object per line, Mooncake's format)");
+    ++i_;
+  }
+  std::string string_token() {
+    expect('"');
+    std::string out;
+    while (i_ < t_.size() && t_[i_] != '"') {
+      if (t_[i_] == '\\' && i_ + 1 < t_.size()) ++i_;
+      out += t_[i_++];
+    }
+    expect('"');
+    return out;
+  }
+  std::string scalar_token(const std::string& key) {
+    const std::size_t b = i_;
+    while (i_ < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[i_])) || t_[i_] == '-' ||
+                              t_[i_] == '+' || t_[i_] == '.'))
+      ++i_;
+    if (i_ == b) fail(key, "expected a value");
+    return t_.substr(b, i_ - b);
+  }
+  const std::string& t_;
+  const std::string& path_;
+  int line_;
+  std::size_t i_ = 0;
+};
+
+// A whole non-negative number no larger than `max`, from the text of a JSON or CSV value.
+std::optional<double> whole(const std::string& text, double max) {
+  if (text.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(v) || v < 0 || v > max || v != std::floor(v))
+      return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<std::string> split_cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) {
+    const auto b = cell.find_first_not_of(" \t\"");
+    const auto e = cell.find_last_not_of(" \t\"");
+    out.push_back(b == std::string::npos ? std::string() : cell.substr(b, e - b + 1));
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+void check_context(const std::string& path, int line, const Request& r, int context_tokens) {
+  if (context_tokens > 0 && r.prompt_tokens + r.output_tokens > context_tokens)
+    throw ConfigError(path, line, kTraceKey,
+                      "prompt + output = " + std::to_string(r.prompt_tokens + r.output_tokens) +
+                          " tokens exceeds the model's context of " +
+                          std::to_string(context_tokens) + " tokens (model.max_positions)");
+}
+
+}  // namespace
+
+std::uint64_t block_hash(std::uint64_t stream, std::uint64_t index) {
+  return mix(mix(stream + 0x9e3779b97f4a7c15ULL) ^ (index * 0x9e3779b97f4a7c15ULL + 1));
+}
+
+std::vector<Request> read_mooncake_trace(const std::string& path, int max_requests,
+                                         int context_tokens, int block_tokens) {
+  if (block_tokens != kMooncakeBlockTokens)
+    throw ConfigError(path, 0, "workload.prefix_block_tokens",
+                      "a Mooncake trace hashes blocks of 512 tokens; got " +
+                          std::to_string(block_tokens) + " (set workload.prefix_block_tokens: 512)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
+  std::vector<Request> requests;
+  std::string line;
+  int line_no = 0;
+  while (static_cast<int>(requests.size()) < max_requests && std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    JsonLine json(line, path, line_no);
+    std::optional<double> ts, input, output;
+    bool has_hashes = false;
+    Request r;
+    json.parse(
+        [&](const std::string& key, const std::string& text) {
+          auto number = [&](std::optional<double>& into, double max, const char* what) {
+            into = whole(text, max);
+            if (!into) json.fail(key, std::string("expected ") + what + ", got '" + text + "'");
+          };
+          if (key == "timestamp")
+            number(ts, 1e15, "a whole number of milliseconds >= 0");
+          else if (key == "input_length")
+            number(input, 1e9, "a whole number of tokens >= 1");
+          else if (key == "output_length")
+            number(output, 1e9, "a whole number of tokens >= 0");
+          else if (key == "hash_ids")
+            json.fail(key, "expected an array of block hash ids, got '" + text + "'");
+        },
+        [&](const std::string& key, const std::vector<std::string>& elements) {
+          if (key != "hash_ids") return;
+          has_hashes = true;
+          r.block_hashes.reserve(elements.size());
+          for (std::size_t i = 0; i < elements.size(); ++i) {
+            const auto id = whole(elements[i], 1.8e19);
+            if (!id)
+              json.fail(key, "element " + std::to_string(i) +
+                                 ": expected a non-negative integer block hash id, got '" +
+                                 elements[i] + "'");
+            r.block_hashes.push_back(static_cast<std::uint64_t>(*id));
+          }
+        });
+    if (!ts) json.fail("timestamp", "missing (arrival in milliseconds since the first request)");
+    if (!input || *input < 1) json.fail("input_length", "missing or below 1 token");
+    if (!output) json.fail("output_length", "missing");
+    if (!has_hashes) json.fail("hash_ids", "missing (one id per 512-token block of the input)");
+    r.arrival_s = *ts / 1000.0;
+    r.prompt_tokens = static_cast<int>(*input);
+    r.output_tokens = std::max(1, static_cast<int>(*output));
+    const auto blocks = static_cast<std::size_t>((r.prompt_tokens + block_tokens - 1) / block_tokens);
+    if (r.block_hashes.size() > blocks)
+      json.fail("hash_ids", std::to_string(r.block_hashes.size()) + " block ids for " +
+                                std::to_string(r.prompt_tokens) + " input tokens, which span " +
+                                std::to_string(blocks) + " blocks of 512");
+    check_context(path, line_no, r, context_tokens);
+    requests.push_back(std::move(r));
+  }
+  if (requests.empty()) throw ConfigError(path, line_no, kTraceKey, "the trace has no requests");
+  sort_by_arrival(requests);
+  return requests;
+}
+
+std::vector<Request> read_conversation_trace(const std::string& path, int max_requests,
+                                             int context_tokens, int block_tokens) {
+  if (block_tokens < 1)
+    throw ConfigError(path, 0, "workload.prefix_block_tokens", "must be at least 1 token");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
+  std::string line;
+  int line_no = 0;
+  std::vector<std::string> header;
+  while (header.empty() && std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) header = split_cells(line);
+  }
+  const char* names[] = {"conversation_id", "turn", "arrival_s", "prompt_tokens", "output_tokens"};
+  int col[5];
+  for (int k = 0; k < 5; ++k) {
+    const auto it = std::find(header.begin(), header.end(), names[k]);
+    if (it == header.end())
+      throw ConfigError(path, line_no, kTraceKey,
+                        std::string("expected a header with the columns conversation_id,turn,"
+                                    "arrival_s,prompt_tokens,output_tokens; no column ") +
+                            names[k]);
+    col[k] = static_cast<int>(it - header.begin());
+  }
+  const auto needed = static_cast<std::size_t>(*std::max_element(col, col + 5)) + 1;
+  struct Conversation {
+    int turn = 0;
+    double arrival_s = 0;
+    long history = 0;  // tokens of the last prompt and its answer
+    std::uint64_t key = 0;
+  };
+  std::map<std::string, Conversation> conversations;
+  std::vector<Request> requests;
+  while (static_cast<int>(requests.size()) < max_requests && std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const auto cells = split_cells(line);
+    auto fail = [&](int k, const std::string& msg) {
+      throw ConfigError(path, line_no, kTraceKey, std::string("column ") + names[k] + ": " + msg);
+    };
+    if (cells.size() < needed)
+      throw ConfigError(path, line_no, kTraceKey,
+                        "expected " + std::to_string(header.size()) +
+                            " comma-separated columns, got " + std::to_string(cells.size()));
+    auto cell = [&](int k) -> const std::string& { return cells[static_cast<std::size_t>(col[k])]; };
+    const std::string& id = cell(0);
+    if (id.empty()) fail(0, "empty conversation id");
+    const auto turn = whole(cell(1), 1e9);
+    if (!turn || *turn < 1) fail(1, "expected a turn number >= 1, got '" + cell(1) + "'");
+    std::optional<double> when;
+    try {
+      std::size_t used = 0;
+      when = std::stod(cell(2), &used);
+      if (used != cell(2).size() || !std::isfinite(*when) || *when < 0) when.reset();
+    } catch (const std::exception&) {
+      when.reset();
+    }
+    if (!when) fail(2, "expected an arrival time in seconds >= 0, got '" + cell(2) + "'");
+    const auto prompt = whole(cell(3), 1e9), output = whole(cell(4), 1e9);
+    if (!prompt || *prompt < 1) fail(3, "expected a prompt length >= 1, got '" + cell(3) + "'");
+    if (!output) fail(4, "expected an output length >= 0, got '" + cell(4) + "'");
+    Conversation& c = conversations[id];
+    const int t = static_cast<int>(*turn);
+    if (t != c.turn + 1)
+      fail(1, "turn " + std::to_string(t) + " of conversation '" + id + "' " +
+                  (c.turn == 0 ? std::string("is its first row")
+                               : "follows turn " + std::to_string(c.turn)) +
+                  "; expected turn " + std::to_string(c.turn + 1) +
+                  " (turns are numbered 1, 2, ... in arrival order)");
+    if (c.turn > 0 && *when < c.arrival_s)
+      fail(2, "turn " + std::to_string(t) + " of conversation '" + id + "' arrives at " +
+                  cell(2) + " s, before turn " + std::to_string(c.turn));
+    Request r;
+    r.arrival_s = *when;
+    r.prompt_tokens = static_cast<int>(*prompt);
+    r.output_tokens = std::max(1, static_cast<int>(*output));
+    check_context(path, line_no, r, context_tokens);
+    // The history is append-only; a prompt shorter than the history (a client that dropped old
+    // turns) starts a new stream of blocks.
+    if (c.turn == 0 || r.prompt_tokens < c.history) c.key = text_key(id) + std::uint64_t(t);
+    append_hashes(r.block_hashes, c.key, 0, long(r.prompt_tokens) + r.output_tokens,
+                  block_tokens);
+    r.session = text_key(id) | 1;
+    c.turn = t;
+    c.arrival_s = *when;
+    c.history = long(r.prompt_tokens) + r.output_tokens;
+    requests.push_back(std::move(r));
+  }
+  if (requests.empty()) throw ConfigError(path, line_no, kTraceKey, "the trace has no requests");
+  sort_by_arrival(requests);
+  return requests;
+}
+
+std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_tokens) {
+  const int B = w.prefix_block_tokens;
+  // Streams of their own, so that each draw sequence depends on the seed alone.
+  StreamRandom arrivals(static_cast<std::uint64_t>(w.seed) * 2 + 1);
+  StreamRandom lengths(static_cast<std::uint64_t>(w.seed) * 2 + 2);
+  StreamRandom sessions(mix(static_cast<std::uint64_t>(w.seed) ^ 0x5e55105e55105eULL));
+  // Zipf popularity of the shared prompts: rank k (1-based) with weight k^-s.
+  std::vector<double> cdf;
+  for (int k = 1; k <= w.shared_prefixes; ++k)
+    cdf.push_back((cdf.empty() ? 0.0 : cdf.back()) + std::pow(double(k), -w.prefix_zipf));
+  const double session_gap_s = w.turns / w.arrival_rate_per_s;
+  const double p_stop = 1.0 / w.turns;  // geometric number of turns with mean w.turns
+  const auto wanted = static_cast<std::size_t>(w.requests);
+  std::vector<Request> out;
+  out.reserve(wanted + wanted / 4);
+  double start = 0, cutoff = std::numeric_limits<double>::infinity();
+  for (std::uint64_t session = 0;; ++session) {
+    start += w.arrival_cv == 1.0 ? arrivals.exponential(session_gap_s)
+                                 : arrivals.gamma(session_gap_s, w.arrival_cv);
+    // Sessions start in order: once one starts after the wanted-th arrival so far, no later one
+    // can be among the first `wanted`.
+    if (start > cutoff) break;
+    long history = 0;
+    std::uint64_t prefix_key = 0;
+    if (!cdf.empty()) {
+      const double u = sessions.uniform() * cdf.back();
+      const auto rank = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+      prefix_key = mix(0x5a4ed0000ULL + static_cast<std::uint64_t>(rank));
+      history = w.shared_prefix_tokens;
+    }
+    const std::uint64_t key = mix(0xc0417e55a7e0ULL ^ mix(session + 1));
+    const auto shared_blocks = static_cast<std::size_t>(cdf.empty() ? 0 : history / B);
+    double t = start;
+    for (int turn = 0;; ++turn) {
+      Request r;
+      r.arrival_s = t;
+      const int fresh =
+          draw_length(lengths, w.prompt_dist, w.prompt_tokens, w.prompt_tokens_min, w.prompt_sigma);
+      r.output_tokens =
+          draw_length(lengths, w.output_dist, w.output_tokens, w.output_tokens_min, w.output_sigma);
+      long prompt = history + fresh;
+      if (context_tokens > 0 && prompt + r.output_tokens > context_tokens) {
+        if (turn > 0) break;  // the conversation has filled the context window: it ends
+        prompt = std::min<long>(prompt, context_tokens - 1);
+        r.output_tokens = std::min<int>(r.output_tokens, context_tokens - int(prompt));
+      }
+      r.prompt_tokens = static_cast<int>(prompt);
+      const long stream = prompt + r.output_tokens;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(stream / B); ++i)
+        r.block_hashes.push_back(block_hash(i < shared_blocks ? prefix_key : key, i));
+      r.session = key | 1;
+      out.push_back(std::move(r));
+      history = stream;
+      if (sessions.uniform() < p_stop) break;
+      t += sessions.exponential(w.think_time_s);
+    }
+    if (out.size() >= wanted && std::isinf(cutoff)) {
+      std::vector<double> times;
+      times.reserve(out.size());
+      for (const auto& r : out) times.push_back(r.arrival_s);
+      std::nth_element(times.begin(), times.begin() + std::ptrdiff_t(wanted - 1), times.end());
+      cutoff = times[wanted - 1];
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  out.resize(wanted);
+  return out;
+}
+
+std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload& w,
+                                                          int context_tokens) {
+  if (!w.trace.empty()) {
+    std::ifstream in(w.trace, std::ios::binary);
+    std::string first;
+    while (in && first.find_first_not_of(" \t\r") == std::string::npos && std::getline(in, first)) {
+    }
+    const auto b = first.find_first_not_of(" \t");
+    if (b != std::string::npos && first[b] == '{')
+      return read_mooncake_trace(w.trace, w.requests, context_tokens, w.prefix_block_tokens);
+    if (first.find("conversation_id") != std::string::npos)
+      return read_conversation_trace(w.trace, w.requests, context_tokens, w.prefix_block_tokens);
+    return std::nullopt;
+  }
+  if (w.turns > 1 || w.shared_prefixes > 0) return synthetic_sessions(w, context_tokens);
+  return std::nullopt;
+}
+
+}  // namespace tiersim::sim

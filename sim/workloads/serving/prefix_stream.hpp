@@ -1,0 +1,47 @@
+#pragma once
+// Requests that carry their prefix structure: which KV blocks of a prompt another request already
+// computed. Three sources, each seeded and deterministic:
+//   - Mooncake's trace (Qin et al., "Mooncake", FAST 2025; kvcache-ai/Mooncake FAST25-release
+//     traces): JSON lines {"timestamp": ms since the first request, "input_length",
+//     "output_length", "hash_ids": one id per 512-token block of the input, equal ids = equal
+//     prefix}. Other keys (a "session_id" in NVIDIA's derived traces) are ignored.
+//   - a conversation CSV: conversation_id,turn,arrival_s,prompt_tokens,output_tokens, the prompt
+//     being the whole input of the turn (the history plus the new message), turns numbered 1, 2,
+//     ... in arrival order within a conversation;
+//   - synthetic sessions: conversations with a geometric number of turns and exponential think
+//     times, each opening with a system prompt drawn from a shared pool with a Zipf popularity.
+// A conversation's token stream is append-only (each turn's prompt = the previous prompt, its
+// answer and the new message), so block i of a conversation has the same contents in every turn
+// that holds it: its hash is block_hash(conversation key, i). Blocks wholly inside a shared system
+// prompt hash by the prompt's key instead, so sessions that share it share them.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/workloads/serving/request_stream.hpp"
+
+namespace tiersim::sim {
+
+// The hash of block `index` of the token stream named by `stream` (SplitMix64 finalisers; a
+// collision between two streams' blocks is a 2^-64 event).
+std::uint64_t block_hash(std::uint64_t stream, std::uint64_t index);
+
+// Mooncake JSONL: `block_tokens` must be 512, the traces' block. Errors name the file, the line and
+// the JSON key.
+std::vector<Request> read_mooncake_trace(const std::string& path, int max_requests,
+                                         int context_tokens, int block_tokens);
+// Conversation CSV (header conversation_id,turn,arrival_s,prompt_tokens,output_tokens).
+std::vector<Request> read_conversation_trace(const std::string& path, int max_requests,
+                                             int context_tokens, int block_tokens);
+// Synthetic sessions: the first `w.requests` turns, in arrival order, of sessions that start at
+// w.arrival_rate / w.turns per second (so that turns arrive at w.arrival_rate).
+std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_tokens);
+
+// The requests of a scenario whose stream has prefix structure (a Mooncake or conversation trace,
+// or synthetic sessions: workload.turns > 1 or workload.shared_prefixes > 0); nullopt otherwise,
+// where the plain readers and generator of request_stream.hpp apply.
+std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload& w,
+                                                          int context_tokens);
+
+}  // namespace tiersim::sim

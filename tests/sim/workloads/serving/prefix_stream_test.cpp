@@ -1,0 +1,299 @@
+// Requests with prefix structure: the Mooncake and conversation readers, the synthetic sessions,
+// their errors for bad input, and what prefix caching over the tiers does to a serving run.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "model/errors.hpp"
+#include "sim/simulate.hpp"
+#include "sim/workloads/serving/prefix_stream.hpp"
+#include "tests/support.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace tiersim {
+namespace {
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Llama-3-8B on one H100 serving multi-turn sessions (the KV pool is limited below to make the
+// GPU tier small against the sessions' history).
+const char* kSessionsYaml = R"(
+name: sessions-test
+hardware:
+  gpu: {model: H100-SXM}
+  host: {model: generic-2s-ddr5}
+  nvme: {model: generic-gen4, count: 1}
+model: {name: llama-3-8b}
+workload:
+  kind: serving
+  arrival_rate: 4
+  requests: 600
+  turns: 5
+  think_time: 20s
+  shared_prefixes: 20
+  shared_prefix_tokens: 1024
+  prompt_tokens: 300
+  output_tokens: 150
+  prefix_block_tokens: 256
+)";
+
+sim::RunResult run(std::vector<std::string> sets) {
+  return sim::simulate(test::load_yaml(kSessionsYaml, std::move(sets)));
+}
+
+}  // namespace
+
+TEST_CASE("a Mooncake trace gives arrivals, lengths and block hashes", "[workloads][serving]") {
+  test::TempDir dir;
+  write(dir.file("m.jsonl"),
+        "{\"timestamp\": 1000, \"input_length\": 1100, \"output_length\": 5, \"hash_ids\": [0, 1, "
+        "2]}\n"
+        "\n"
+        "{\"timestamp\": 500, \"input_length\": 600, \"output_length\": 0, \"hash_ids\": [0, 7],"
+        " \"session_id\": \"a\"}\n");
+  const auto r = sim::read_mooncake_trace(dir.file("m.jsonl"), 10, 0, 512);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].arrival_s == 0);  // sorted, relative to the first
+  CHECK(r[0].prompt_tokens == 600);
+  CHECK(r[0].output_tokens == 1);  // 0 generated counts as the one prefill samples
+  CHECK(r[0].block_hashes == std::vector<std::uint64_t>{0, 7});
+  CHECK(r[1].arrival_s == Approx(0.5));
+  CHECK(r[1].block_hashes.size() == 3);
+  CHECK(sim::read_mooncake_trace(dir.file("m.jsonl"), 1, 0, 512).size() == 1);
+}
+
+TEST_CASE("bad Mooncake and conversation traces name the file, the line and the key",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  const std::string m = dir.file("bad.jsonl");
+  write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
+           "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, "
+           "\"x\"]}\n");
+  std::string e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("bad.jsonl:2"));
+  CHECK_THAT(e, Catch::Contains("\"hash_ids\""));
+  CHECK_THAT(e, Catch::Contains("integer"));
+  write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": 3}\n");
+  e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("bad.jsonl:1"));
+  CHECK_THAT(e, Catch::Contains("\"hash_ids\": expected an array"));
+  write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [1, 2, "
+           "3]}\n");
+  e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("3 block ids for 600 input tokens"));
+  write(m, "{\"timestamp\": -5, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": []}\n");
+  e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("\"timestamp\""));
+  e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 256); });
+  CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
+
+  const std::string c = dir.file("conv.csv");
+  write(c, "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+           "a,1,0,100,10\n"
+           "b,1,1,100,10\n"
+           "a,3,2,300,10\n");
+  e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 16); });
+  CHECK_THAT(e, Catch::Contains("conv.csv:4: workload.trace"));
+  CHECK_THAT(e, Catch::Contains("column turn"));
+  CHECK_THAT(e, Catch::Contains("follows turn 1; expected turn 2"));
+  write(c, "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+           "a,1,5,100,10\n"
+           "a,2,2,300,10\n");
+  e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 16); });
+  CHECK_THAT(e, Catch::Contains("conv.csv:3"));
+  CHECK_THAT(e, Catch::Contains("before turn 1"));
+  e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 0); });
+  CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
+}
+
+TEST_CASE("a conversation's turns share their history's blocks", "[workloads][serving]") {
+  test::TempDir dir;
+  const std::string c = dir.file("conv.csv");
+  write(c, "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+           "a,1,0,100,28\n"
+           "b,1,1,100,28\n"
+           "a,2,3,200,10\n");
+  const auto r = sim::read_conversation_trace(c, 10, 0, 64);
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].block_hashes.size() == 2);  // (100 + 28) / 64
+  CHECK(r[2].block_hashes.size() == 3);  // (200 + 10) / 64
+  CHECK(r[2].block_hashes[0] == r[0].block_hashes[0]);
+  CHECK(r[2].block_hashes[1] == r[0].block_hashes[1]);
+  CHECK(r[1].block_hashes[0] != r[0].block_hashes[0]);
+}
+
+TEST_CASE("bad prefix-cache configuration names the line and the key", "[workloads][serving]") {
+  std::string e = error_of([] { test::load_yaml(std::string(kSessionsYaml) +
+                                                "  kv_host_cache: 100TB\n"); });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_host_cache"));
+  CHECK_THAT(e, Catch::Contains("DRAM"));
+  e = error_of([] { test::load_yaml(kSessionsYaml, {"workload.prefix_block_tokens=0"}); });
+  CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
+  e = error_of([] {
+    test::load_yaml(std::string(kSessionsYaml) + "  prefix_block_tokens: 0\n");
+  });
+  CHECK_THAT(e, Catch::Contains("test.yaml:"));
+  CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
+  e = error_of([] { test::load_yaml(std::string(kSessionsYaml) + "  kv_nvme_cache: 100TB\n"); });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_nvme_cache"));
+  e = error_of([] {
+    test::load_yaml(std::string(kSessionsYaml) + "  kv_host_cache: 8GB\n  scheduler: static\n");
+  });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_host_cache"));
+  CHECK_THAT(e, Catch::Contains("static"));
+  e = error_of([] {
+    test::load_yaml(std::string(kSessionsYaml) + "  kv_host_cache: 8GB\n",
+                    {"workload.prefix_caching=false"});
+  });
+  CHECK_THAT(e, Catch::Contains("workload.prefix_caching"));
+}
+
+TEST_CASE("synthetic sessions are deterministic, in arrival order, and grow their history",
+          "[workloads][serving]") {
+  const Scenario s = test::load_yaml(kSessionsYaml);
+  const auto a = sim::request_stream(s);
+  const auto b = sim::request_stream(s);
+  REQUIRE(a.size() == 600);
+  bool same = true;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    same = same && a[i].arrival_s == b[i].arrival_s && a[i].prompt_tokens == b[i].prompt_tokens &&
+           a[i].block_hashes == b[i].block_hashes;
+  CHECK(same);
+  const auto c = sim::request_stream(test::load_yaml(kSessionsYaml, {"workload.seed=2"}));
+  CHECK(c[10].arrival_s != a[10].arrival_s);
+  long longer = 0;
+  double mean_prompt = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (i > 0) CHECK(a[i].arrival_s >= a[i - 1].arrival_s);
+    mean_prompt += a[i].prompt_tokens / 600.0;
+    longer += a[i].prompt_tokens > 1024 + 300;
+    // Every session opens with one of the shared prompts: its 4 blocks of 256 tokens.
+    CHECK(a[i].block_hashes.size() >= 4);
+  }
+  CHECK(longer > 200);  // later turns carry the history
+  CHECK(mean_prompt > 1500);
+}
+
+TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add hits",
+          "[workloads][serving]") {
+  // Off: no prefix-caching metrics, the run as before.
+  const auto off = run({"workload.prefix_caching=false"});
+  CHECK_FALSE(off.has_metric("kv_hit_pct"));
+  const auto gpu = run({});
+  CHECK(gpu.metric("kv_hit_pct") > 30);
+  CHECK(gpu.metric("kv_hit_host_pct") == 0);
+  CHECK(gpu.metric("kv_recompute_avoided_tokens") > 0);
+  // Reused prefixes are not prefilled: a shorter time to the first token.
+  CHECK(gpu.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+  // A GPU pool too small for the sessions' history (the rest of the memory taken): the DRAM tier
+  // catches what it evicts, and the NVMe tier what DRAM evicts.
+  const std::vector<std::string> small = {"workload.gpu_memory_utilization=0.26"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.end(), small.begin(), small.end());
+    return run(more);
+  };
+  const auto g = with({});
+  const auto h = with({"workload.kv_host_cache=8GB"});
+  const auto n = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
+  INFO("hit %: GPU " << g.metric("kv_hit_pct") << ", +DRAM " << h.metric("kv_hit_pct")
+                     << ", +NVMe " << n.metric("kv_hit_pct"));
+  CHECK(h.metric("kv_hit_host_pct") > 0);
+  CHECK(h.metric("kv_hit_pct") > g.metric("kv_hit_pct") + 5);
+  CHECK(n.metric("kv_hit_nvme_pct") > 0);
+  CHECK(n.metric("kv_hit_pct") > h.metric("kv_hit_pct") + 5);
+  CHECK(h.metric("kv_host_read_bytes") > 0);
+  CHECK(n.metric("kv_nvme_write_bytes") > 0);
+  CHECK(n.metric("nvme_drive_writes_per_day") > 0);
+  // Bytes moved are whole blocks: 256 tokens x 128 KiB per token (Llama-3-8B fp16: 32 layers,
+  // 8 KV heads of 128, K and V).
+  const double block = 256.0 * 2 * 32 * 8 * 128 * 2;
+  const double blocks = h.metric("kv_host_read_bytes") / block;
+  CHECK(blocks == Approx(std::round(blocks)));
+  // Write-back writes less to the lower tiers than write-through.
+  const auto wb = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB",
+                        "workload.kv_write=write_back"});
+  CHECK(wb.metric("kv_nvme_write_bytes") < n.metric("kv_nvme_write_bytes"));
+  // Deterministic.
+  const auto n2 = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
+  CHECK(n2.metric("ttft_p99_s") == n.metric("ttft_p99_s"));
+  CHECK(n2.metric("kv_hit_nvme_pct") == n.metric("kv_hit_nvme_pct"));
+}
+
+}  // namespace tiersim
+
+namespace tiersim {
+
+TEST_CASE("a Mooncake trace and a conversation CSV drive prefix caching end to end",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  // Ten requests sharing their first two 512-token blocks, one second apart.
+  std::string jsonl;
+  for (int i = 0; i < 10; ++i)
+    jsonl += "{\"timestamp\": " + std::to_string(1000 * i) +
+             ", \"input_length\": 1500, \"output_length\": 20, \"hash_ids\": [0, 1, " +
+             std::to_string(100 + i) + "]}\n";
+  write(dir.file("m.jsonl"), jsonl);
+  const std::string yaml = R"(
+name: mooncake-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3-8b}
+workload: {kind: serving}
+)";
+  const auto on = sim::simulate(test::load_yaml(yaml, {"workload.trace=" + dir.file("m.jsonl")}));
+  // The first request finds nothing; the other nine find both shared blocks of their two
+  // cacheable ones (1499 tokens hold two full 512-token blocks).
+  CHECK(on.metric("kv_prefix_lookup_blocks") == 20);
+  CHECK(on.metric("kv_hit_gpu_pct") == Approx(90));
+  CHECK(on.metric("kv_recompute_avoided_tokens") == 9 * 1024);
+  const auto off = sim::simulate(test::load_yaml(
+      yaml, {"workload.trace=" + dir.file("m.jsonl"), "workload.prefix_caching=false"}));
+  CHECK(on.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+
+  write(dir.file("c.csv"), "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+                           "a,1,0,600,100\n"
+                           "a,2,5,800,100\n");
+  const auto conv = sim::simulate(test::load_yaml(
+      yaml, {"workload.trace=" + dir.file("c.csv"), "workload.prefix_block_tokens=256"}));
+  // Turn 2 finds turn 1's history: 700 tokens, two full blocks of 256; its 799 cacheable tokens
+  // span three blocks, the third not computed before.
+  CHECK(conv.metric("kv_prefix_lookup_blocks") == 2 + 3);
+  CHECK(conv.metric("kv_recompute_avoided_tokens") == 512);
+}
+
+TEST_CASE("chunked prefill starts after the cached prefix", "[workloads][serving]") {
+  const auto off = run({"workload.scheduler=chunked", "workload.prefix_caching=false"});
+  const auto on = run({"workload.scheduler=chunked"});
+  CHECK(on.metric("kv_hit_pct") > 30);
+  CHECK(on.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+}
+
+}  // namespace tiersim
+
+namespace tiersim {
+
+TEST_CASE("a conversation's turns go to the replica that holds its history",
+          "[workloads][serving]") {
+  // One replica at 4 turns/s against two at 8: with each session kept on one replica, every
+  // replica sees the same traffic and finds the same share of its prefixes. Round-robin dispatch
+  // would send a conversation's turns to both, and each would miss the history the other holds.
+  const auto one = run({});
+  const auto two = run({"hardware.gpu.count=2", "workload.arrival_rate=8", "workload.requests=1200"});
+  CHECK(two.metric("replicas") == 2);
+  INFO("hit %: one replica " << one.metric("kv_hit_pct") << ", two " << two.metric("kv_hit_pct"));
+  CHECK(two.metric("kv_hit_pct") == Approx(one.metric("kv_hit_pct")).margin(5));
+}
+
+}  // namespace tiersim
