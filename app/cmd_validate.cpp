@@ -120,9 +120,8 @@ int cmd_validate(const std::vector<std::string>& args) {
                         {"out_of_sample_rows", g.out_of_sample_rows},
                         {"out_of_sample_mape_pct", g.out_of_sample_mape_pct},
                         {"out_of_sample_max_abs_error_pct", g.out_of_sample_max_abs_error_pct},
-                        {"error_band_pct", g.out_of_sample_rows > 0
-                                               ? nlohmann::json(g.out_of_sample_mape_pct)
-                                               : nlohmann::json(nullptr)},
+                        {"error_band_pct", g.rows > 0 ? nlohmann::json(g.error_band_pct())
+                                                      : nlohmann::json(nullptr)},
                         {"status", g.provisional ? "provisional" : "established"},
                         {"why_provisional", g.why_provisional}});
     nlohmann::json derivations = nlohmann::json::array();

@@ -78,7 +78,10 @@ Band band_of(const ReportInput& in, std::size_t i, const std::string& metric) {
     if (g.name == b.group && g.measurements > 0) {
       b.measurements = g.measurements;
       b.in_sample_pct = g.mape_pct;
-      if (g.out_of_sample_measurements > 0) b.pct = g.out_of_sample_mape_pct;
+      // The band is the out-of-sample error, never less than the in-sample one
+      // (validation::ValidationGroup::error_band_pct).
+      if (g.out_of_sample_measurements > 0)
+        b.pct = std::max(g.out_of_sample_mape_pct, g.mape_pct);
       b.provisional = g.provisional;
     }
   return b;
@@ -97,7 +100,8 @@ std::string band_text(const Band& b) {
            num(b.in_sample_pct, "%.1f") + " %), no out-of-sample error band" + unanchored;
   if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated" + unanchored;
   return "+-" + num(*b.pct, "%.1f") + " % (out-of-sample validation error of group " + b.group +
-         ", leave-one-source-out" + (b.provisional ? ", provisional" : "") + ")" + unanchored;
+         ", leave-one-source-out, never below in-sample" + (b.provisional ? ", provisional" : "") + ")" +
+         unanchored;
 }
 
 const std::string& unit_of(const ReportInput& in, const std::string& metric) {

@@ -605,9 +605,10 @@ std::string md_escape(const std::string& s) {
     switch (c) {
       // Link, image and emphasis syntax ([text](url), ![alt](src), *, ~) and headings (#) are
       // backslash-escaped, which CommonMark allows for any ASCII punctuation: a scenario name
-      // is shown as written, never as a link. ('_' is left: inside words, as in metric names,
-      // it never starts emphasis.)
-      case '[': case ']': case '(': case ')': case '!': case '*': case '~': case '#':
+      // is shown as written, never as a link. Links and images need both brackets, so escaping
+      // them is enough and the prose's parentheses stay readable. ('_' is left: inside words,
+      // as in metric names, it never starts emphasis.)
+      case '[': case ']': case '*': case '~': case '#':
       case '|':
       case '\\':
       case '`':

@@ -14,6 +14,7 @@
 //     in-sample here when any constant that applies to its scenario was derived from a row of
 //     its own source, and the figure is the mean over the other rows.
 // Reports and error bands use the leave-one-source-out figure.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,6 +97,13 @@ struct ValidationGroup {
   double out_of_sample_max_abs_error_pct = 0;
   bool provisional = false;
   std::string why_provisional;  // what is not modelled, or the bound it misses
+
+  // The error band reports quote, in %: the leave-one-source-out mean, but never less than the
+  // in-sample mean (a group whose few out-of-sample rows happen to be its best ones must not
+  // promise more than its rows show); the in-sample mean where no row is out of sample.
+  double error_band_pct() const {
+    return out_of_sample_rows > 0 ? std::max(out_of_sample_mape_pct, mape_pct) : mape_pct;
+  }
 };
 
 struct ValidationSummary {

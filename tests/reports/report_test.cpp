@@ -181,8 +181,8 @@ TEST_CASE("report: files the user put in --out are not replaced, links not follo
 
 TEST_CASE("report: Markdown syntax in names is shown as text, never as a link", "[report]") {
   CHECK(md_escape("[click](https://evil.example)") ==
-        "\\[click\\]\\(https\\://evil.example\\)");
-  CHECK(md_escape("![x](y.png) **b** ~s~ # h") == "\\!\\[x\\]\\(y.png\\) \\*\\*b\\*\\* \\~s\\~ \\# h");
+        "\\[click\\](https\\://evil.example)");
+  CHECK(md_escape("![x](y.png) **b** ~s~ # h") == "!\\[x\\](y.png) \\*\\*b\\*\\* \\~s\\~ \\# h");
   CHECK(md_escape("see www.evil.example") == "see www\\.evil.example");
   CHECK(md_escape("throughput_tokens_per_s a|b") == "throughput_tokens_per_s a\\|b");
 }
