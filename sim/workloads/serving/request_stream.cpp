@@ -4,14 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <numbers>
 #include <optional>
-#include <sstream>
 
 #include "model/errors.hpp"
 #include "model/files.hpp"
 #include "sim/workloads/serving/prefix_stream.hpp"
+#include "sim/workloads/serving/trace_text.hpp"
 
 namespace tiersim::sim {
 
@@ -69,8 +68,6 @@ double StreamRandom::gamma(double mean, double cv) {
 }
 
 namespace {
-
-constexpr const char* kTraceKey = "workload.trace";
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level
 // Date Algorithms", days_from_civil).
@@ -169,62 +166,21 @@ std::optional<Timestamp> parse_timestamp(const std::string& text, std::string& w
   return Timestamp{days * 86400 + *h * 3600LL + *mi * 60LL + *whole_sec - offset_s, fraction_s};
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) {
-    const auto b = cell.find_first_not_of(" \t\"");
-    const auto e = cell.find_last_not_of(" \t\"");
-    out.push_back(b == std::string::npos ? std::string() : cell.substr(b, e - b + 1));
-  }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-// A decimal number as a person writes it: digits, a point, an exponent. std::stod alone would also
-// take "0x1p4", "inf" and "nan".
-bool decimal_text(const std::string& text) {
-  return !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
-}
-
 // Arrivals span at most this long: a later arrival is a malformed row (a typo'd year, 1e308), not
 // a workload, and would reach the energy and cost models as an infinite or absurd duration.
 constexpr double kMaxTraceSpan_s = 1e8;  // about 3.2 years
 
-std::optional<long long> parse_count(const std::string& text) {
-  if (!decimal_text(text)) return std::nullopt;
-  std::size_t used = 0;
-  try {
-    const double v = std::stod(text, &used);
-    if (used != text.size() || v != std::floor(v) || v < 0 || v > 1e9) return std::nullopt;
-    return static_cast<long long>(v);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 }  // namespace
 
 std::vector<Request> read_trace(const std::string& path, int max_requests, int context_tokens) {
-  check_input_file(path, "trace file", kMaxTraceFileBytes, kTraceKey);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
+  TraceLines lines(path);
   auto fail = [&](int line, const std::string& msg) -> void {
     throw ConfigError(path, line, kTraceKey, msg);
   };
   std::string line;
-  int line_no = 0;
   // Header: names the columns, in any order.
   std::vector<std::string> header;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line_no == 1) strip_utf8_bom(line);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    header = split_csv(line);
-    break;
-  }
+  if (lines.next(line)) header = split_csv(line);
   if (header.empty()) fail(0, "the trace is empty (expected a header line and request rows)");
   auto column = [&](const char* name) {
     const auto it = std::find(header.begin(), header.end(), name);
@@ -236,7 +192,7 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
   const bool azure = ts >= 0 && ctx >= 0 && gen >= 0;
   const bool plain = arr >= 0 && pr >= 0 && out >= 0;
   if (!azure && !plain)
-    fail(line_no,
+    fail(lines.line_no(),
          "expected a header with the columns TIMESTAMP,ContextTokens,GeneratedTokens "
          "(Azure LLM inference trace) or arrival_s,prompt_tokens,output_tokens, got '" +
              excerpt(line) + "'");
@@ -246,13 +202,10 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
 
   std::vector<Request> requests;
   std::optional<Timestamp> first_stamp;  // Azure rows are timed relative to the first row
-  while (static_cast<int>(requests.size()) < max_requests && std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+  while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
     const auto cells = split_csv(line);
     if (cells.size() < needed)
-      fail(line_no, "expected " + std::to_string(header.size()) + " comma-separated columns, got " +
+      fail(lines.line_no(), "expected " + std::to_string(header.size()) + " comma-separated columns, got " +
                         std::to_string(cells.size()) + " in '" + excerpt(line) + "'");
     Request r;
     const std::string& t = cells[static_cast<std::size_t>(c_time)];
@@ -265,53 +218,42 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
         when = stamp->minus(*first_stamp);
         have_time = true;
       }
-    } else if (decimal_text(t)) {
-      try {
-        std::size_t used = 0;
-        when = std::stod(t, &used);
-        have_time = used == t.size() && std::isfinite(when) && when >= 0;
-      } catch (const std::exception&) {  // out of range: 1e999
-        have_time = false;
-      }
+    } else if (const auto seconds = parse_seconds(t)) {
+      when = *seconds;
+      have_time = true;
     }
     const std::string column_name = excerpt(header[static_cast<std::size_t>(c_time)], 40);
     if (!have_time)
-      fail(line_no, std::string("expected ") +
+      fail(lines.line_no(), std::string("expected ") +
                         (azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
                                : "an arrival time in seconds >= 0") +
                         " in column " + column_name + ", got '" + excerpt(t, 60) + "'" +
                         (why.empty() ? "" : " (" + why + ")"));
     if (std::fabs(when) > kMaxTraceSpan_s)
-      fail(line_no, "the arrival in column " + column_name + " ('" + excerpt(t, 60) +
+      fail(lines.line_no(), "the arrival in column " + column_name + " ('" + excerpt(t, 60) +
                         "') is more than " + std::to_string(static_cast<long long>(kMaxTraceSpan_s)) +
                         " s (about 3 years) from the first request's; a trace spans at most that");
     r.arrival_s = when;
-    const auto prompt = parse_count(cells[static_cast<std::size_t>(c_prompt)]);
-    const auto output = parse_count(cells[static_cast<std::size_t>(c_out)]);
+    const auto prompt = parse_whole(cells[static_cast<std::size_t>(c_prompt)], 1e9);
+    const auto output = parse_whole(cells[static_cast<std::size_t>(c_out)], 1e9);
     if (!prompt || *prompt < 1)
-      fail(line_no, "expected a prompt length >= 1 in column " +
+      fail(lines.line_no(), "expected a prompt length >= 1 in column " +
                         excerpt(header[static_cast<std::size_t>(c_prompt)], 40) + ", got '" +
                         excerpt(cells[static_cast<std::size_t>(c_prompt)], 60) + "'");
     if (!output)
-      fail(line_no, "expected an output length >= 0 in column " +
+      fail(lines.line_no(), "expected an output length >= 0 in column " +
                         excerpt(header[static_cast<std::size_t>(c_out)], 40) + ", got '" +
                         excerpt(cells[static_cast<std::size_t>(c_out)], 60) + "'");
     r.prompt_tokens = static_cast<int>(*prompt);
     // A request always produces its first token (the one prefill samples); rows with 0 generated
     // tokens are counted as 1.
     r.output_tokens = std::max(1, static_cast<int>(*output));
-    if (context_tokens > 0 && r.prompt_tokens + r.output_tokens > context_tokens)
-      fail(line_no, "prompt + output = " + std::to_string(r.prompt_tokens + r.output_tokens) +
-                        " tokens exceeds the model's context of " + std::to_string(context_tokens) +
-                        " tokens (model.max_positions)");
+    check_context(path, lines.line_no(), r, context_tokens);
     requests.push_back(r);
   }
-  if (requests.empty()) fail(line_no, "the trace has a header but no request rows");
+  if (requests.empty()) fail(lines.line_no(), "the trace has a header but no request rows");
   // Arrival order (the Azure files are sorted; a plain CSV need not be), relative to the first.
-  std::stable_sort(requests.begin(), requests.end(),
-                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
-  const double t0 = requests.front().arrival_s;
-  for (auto& r : requests) r.arrival_s -= t0;
+  sort_by_arrival(requests);
   return requests;
 }
 
