@@ -2,17 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cctype>
+#include <limits>
 #include <map>
-#include <sstream>
 
 #include "model/errors.hpp"
+#include "model/files.hpp"
+#include "sim/workloads/serving/trace_text.hpp"
 
 namespace tiersim::sim {
 
 namespace {
 
-constexpr const char* kTraceKey = "workload.trace";
 // Mooncake's traces hash blocks of 512 tokens (kvcache-ai/Mooncake FAST25-release/traces README;
 // NVIDIA Dynamo's benchmarks/data_generator README: "block_size ... 512").
 constexpr int kMooncakeBlockTokens = 512;
@@ -37,14 +38,6 @@ void append_hashes(std::vector<std::uint64_t>& out, std::uint64_t stream, std::s
   for (std::size_t i = from; i < n; ++i) out.push_back(block_hash(stream, i));
 }
 
-void sort_by_arrival(std::vector<Request>& requests) {
-  std::stable_sort(requests.begin(), requests.end(),
-                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
-  if (requests.empty()) return;
-  const double t0 = requests.front().arrival_s;
-  for (auto& r : requests) r.arrival_s -= t0;
-}
-
 // A minimal reader of one Mooncake JSON line: an object of numbers, strings and arrays of them.
 class JsonLine {
  public:
@@ -53,7 +46,7 @@ class JsonLine {
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
     throw ConfigError(path_, line_, kTraceKey,
-                      (key.empty() ? std::string() : "key \"" + key + "\": ") + msg);
+                      (key.empty() ? std::string() : "key \"" + excerpt(key, 60) + "\": ") + msg);
   }
 
   // Calls on_number(key, text) for a number, on_array(key, elements) for an array (each element's
@@ -147,41 +140,6 @@ class JsonLine {
   std::size_t i_ = 0;
 };
 
-// A whole non-negative number no larger than `max`, from the text of a JSON or CSV value.
-std::optional<double> whole(const std::string& text, double max) {
-  if (text.empty()) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used != text.size() || !std::isfinite(v) || v < 0 || v > max || v != std::floor(v))
-      return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-std::vector<std::string> split_cells(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) {
-    const auto b = cell.find_first_not_of(" \t\"");
-    const auto e = cell.find_last_not_of(" \t\"");
-    out.push_back(b == std::string::npos ? std::string() : cell.substr(b, e - b + 1));
-  }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-void check_context(const std::string& path, int line, const Request& r, int context_tokens) {
-  if (context_tokens > 0 && r.prompt_tokens + r.output_tokens > context_tokens)
-    throw ConfigError(path, line, kTraceKey,
-                      "prompt + output = " + std::to_string(r.prompt_tokens + r.output_tokens) +
-                          " tokens exceeds the model's context of " +
-                          std::to_string(context_tokens) + " tokens (model.max_positions)");
-}
-
 }  // namespace
 
 std::uint64_t block_hash(std::uint64_t stream, std::uint64_t index) {
@@ -194,15 +152,11 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
     throw ConfigError(path, 0, "workload.prefix_block_tokens",
                       "a Mooncake trace hashes blocks of 512 tokens; got " +
                           std::to_string(block_tokens) + " (set workload.prefix_block_tokens: 512)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
+  TraceLines lines(path);
   std::vector<Request> requests;
   std::string line;
-  int line_no = 0;
-  while (static_cast<int>(requests.size()) < max_requests && std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+  while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
+    const int line_no = lines.line_no();
     JsonLine json(line, path, line_no);
     std::optional<double> ts, input, output;
     bool has_hashes = false;
@@ -210,8 +164,9 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
     json.parse(
         [&](const std::string& key, const std::string& text) {
           auto number = [&](std::optional<double>& into, double max, const char* what) {
-            into = whole(text, max);
-            if (!into) json.fail(key, std::string("expected ") + what + ", got '" + text + "'");
+            into = parse_whole(text, max);
+            if (!into)
+              json.fail(key, std::string("expected ") + what + ", got '" + excerpt(text, 60) + "'");
           };
           if (key == "timestamp")
             number(ts, 1e15, "a whole number of milliseconds >= 0");
@@ -220,18 +175,18 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
           else if (key == "output_length")
             number(output, 1e9, "a whole number of tokens >= 0");
           else if (key == "hash_ids")
-            json.fail(key, "expected an array of block hash ids, got '" + text + "'");
+            json.fail(key, "expected an array of block hash ids, got '" + excerpt(text, 60) + "'");
         },
         [&](const std::string& key, const std::vector<std::string>& elements) {
           if (key != "hash_ids") return;
           has_hashes = true;
           r.block_hashes.reserve(elements.size());
           for (std::size_t i = 0; i < elements.size(); ++i) {
-            const auto id = whole(elements[i], 1.8e19);
+            const auto id = parse_whole(elements[i], 1.8e19);
             if (!id)
               json.fail(key, "element " + std::to_string(i) +
                                  ": expected a non-negative integer block hash id, got '" +
-                                 elements[i] + "'");
+                                 excerpt(elements[i], 60) + "'");
             r.block_hashes.push_back(static_cast<std::uint64_t>(*id));
           }
         });
@@ -250,7 +205,8 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
     check_context(path, line_no, r, context_tokens);
     requests.push_back(std::move(r));
   }
-  if (requests.empty()) throw ConfigError(path, line_no, kTraceKey, "the trace has no requests");
+  if (requests.empty())
+    throw ConfigError(path, lines.line_no(), kTraceKey, "the trace has no requests");
   sort_by_arrival(requests);
   return requests;
 }
@@ -259,16 +215,11 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
                                              int context_tokens, int block_tokens) {
   if (block_tokens < 1)
     throw ConfigError(path, 0, "workload.prefix_block_tokens", "must be at least 1 token");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, kTraceKey, "cannot open the trace file");
+  TraceLines lines(path);
   std::string line;
-  int line_no = 0;
   std::vector<std::string> header;
-  while (header.empty() && std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") != std::string::npos) header = split_cells(line);
-  }
+  if (lines.next(line)) header = split_csv(line);
+  int line_no = lines.line_no();
   const char* names[] = {"conversation_id", "turn", "arrival_s", "prompt_tokens", "output_tokens"};
   int col[5];
   for (int k = 0; k < 5; ++k) {
@@ -289,11 +240,9 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
   };
   std::map<std::string, Conversation> conversations;
   std::vector<Request> requests;
-  while (static_cast<int>(requests.size()) < max_requests && std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const auto cells = split_cells(line);
+  while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
+    line_no = lines.line_no();
+    const auto cells = split_csv(line);
     auto fail = [&](int k, const std::string& msg) {
       throw ConfigError(path, line_no, kTraceKey, std::string("column ") + names[k] + ": " + msg);
     };
@@ -304,31 +253,31 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
     auto cell = [&](int k) -> const std::string& { return cells[static_cast<std::size_t>(col[k])]; };
     const std::string& id = cell(0);
     if (id.empty()) fail(0, "empty conversation id");
-    const auto turn = whole(cell(1), 1e9);
-    if (!turn || *turn < 1) fail(1, "expected a turn number >= 1, got '" + cell(1) + "'");
-    std::optional<double> when;
-    try {
-      std::size_t used = 0;
-      when = std::stod(cell(2), &used);
-      if (used != cell(2).size() || !std::isfinite(*when) || *when < 0) when.reset();
-    } catch (const std::exception&) {
-      when.reset();
-    }
-    if (!when) fail(2, "expected an arrival time in seconds >= 0, got '" + cell(2) + "'");
-    const auto prompt = whole(cell(3), 1e9), output = whole(cell(4), 1e9);
-    if (!prompt || *prompt < 1) fail(3, "expected a prompt length >= 1, got '" + cell(3) + "'");
-    if (!output) fail(4, "expected an output length >= 0, got '" + cell(4) + "'");
+    // The cells as they may appear in a message (model/files.hpp: never a whole huge line).
+    auto quoted = [&](int k) {
+      std::string q(1, '\'');
+      q += excerpt(cell(k), 60);
+      q += '\'';
+      return q;
+    };
+    const auto turn = parse_whole(cell(1), 1e9);
+    if (!turn || *turn < 1) fail(1, "expected a turn number >= 1, got " + quoted(1));
+    const auto when = parse_seconds(cell(2));
+    if (!when) fail(2, "expected an arrival time in seconds >= 0, got " + quoted(2));
+    const auto prompt = parse_whole(cell(3), 1e9), output = parse_whole(cell(4), 1e9);
+    if (!prompt || *prompt < 1) fail(3, "expected a prompt length >= 1, got " + quoted(3));
+    if (!output) fail(4, "expected an output length >= 0, got " + quoted(4));
     Conversation& c = conversations[id];
     const int t = static_cast<int>(*turn);
     if (t != c.turn + 1)
-      fail(1, "turn " + std::to_string(t) + " of conversation '" + id + "' " +
+      fail(1, "turn " + std::to_string(t) + " of conversation '" + excerpt(id, 60) + "' " +
                   (c.turn == 0 ? std::string("is its first row")
                                : "follows turn " + std::to_string(c.turn)) +
                   "; expected turn " + std::to_string(c.turn + 1) +
                   " (turns are numbered 1, 2, ... in arrival order)");
     if (c.turn > 0 && *when < c.arrival_s)
-      fail(2, "turn " + std::to_string(t) + " of conversation '" + id + "' arrives at " +
-                  cell(2) + " s, before turn " + std::to_string(c.turn));
+      fail(2, "turn " + std::to_string(t) + " of conversation '" + excerpt(id, 60) + "' arrives at " +
+                  excerpt(cell(2), 60) + " s, before turn " + std::to_string(c.turn));
     Request r;
     r.arrival_s = *when;
     r.prompt_tokens = static_cast<int>(*prompt);
@@ -345,7 +294,8 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
     c.history = long(r.prompt_tokens) + r.output_tokens;
     requests.push_back(std::move(r));
   }
-  if (requests.empty()) throw ConfigError(path, line_no, kTraceKey, "the trace has no requests");
+  if (requests.empty())
+    throw ConfigError(path, lines.line_no(), kTraceKey, "the trace has no requests");
   sort_by_arrival(requests);
   return requests;
 }
@@ -423,10 +373,10 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
 std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload& w,
                                                           int context_tokens) {
   if (!w.trace.empty()) {
-    std::ifstream in(w.trace, std::ios::binary);
+    // The first line tells the format; read under the input-file rule, as the readers are.
+    TraceLines lines(w.trace);
     std::string first;
-    while (in && first.find_first_not_of(" \t\r") == std::string::npos && std::getline(in, first)) {
-    }
+    lines.next(first);
     const auto b = first.find_first_not_of(" \t");
     if (b != std::string::npos && first[b] == '{')
       return read_mooncake_trace(w.trace, w.requests, context_tokens, w.prefix_block_tokens);

@@ -1,6 +1,7 @@
 // Requests with prefix structure: the Mooncake and conversation readers, the synthetic sessions,
 // their errors for bad input, and what prefix caching over the tiers does to a serving run.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -116,6 +117,63 @@ TEST_CASE("bad Mooncake and conversation traces name the file, the line and the 
   CHECK_THAT(e, Catch::Contains("before turn 1"));
   e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 0); });
   CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
+}
+
+TEST_CASE("prefix traces follow the input-file rule: regular files, a BOM, excerpted errors",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  // A FIFO used to block the format sniff's open (and /dev/zero to be read without end): both are
+  // refused before any open, by the sniff and by each reader.
+  const std::string fifo = dir.file("fifo.jsonl");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    ServingWorkload w;
+    w.trace = path;
+    w.requests = 10;
+    CHECK_THROWS_WITH(sim::prefix_request_stream(w, 0),
+                      Catch::Contains(path + ": workload.trace: is not a regular file"));
+    CHECK_THROWS_WITH(sim::read_mooncake_trace(path, 10, 0, 512),
+                      Catch::Contains("not a regular file"));
+    CHECK_THROWS_WITH(sim::read_conversation_trace(path, 10, 0, 16),
+                      Catch::Contains("not a regular file"));
+  }
+  // A byte order mark before the first line: still a Mooncake trace, still a conversation CSV.
+  ServingWorkload w;
+  w.requests = 10;
+  w.prefix_block_tokens = 512;
+  w.trace = dir.file("bom.jsonl");
+  write(w.trace, "\xEF\xBB\xBF{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+                 "\"hash_ids\": [0, 1]}\n");
+  auto r = sim::prefix_request_stream(w, 0);
+  REQUIRE(r);
+  CHECK(r->size() == 1);
+  w.trace = dir.file("bom.csv");
+  w.prefix_block_tokens = 16;
+  write(w.trace, "\xEF\xBB\xBF" "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\r\n"
+                 "a,1,0,100,10\r\n");
+  r = sim::prefix_request_stream(w, 0);
+  REQUIRE(r);
+  CHECK(r->size() == 1);
+  // Decimal numbers only, as in the plain trace reader; a huge cell is quoted as an excerpt.
+  const std::string c = dir.file("conv.csv");
+  write(c, "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\na,1,0x10,100,10\n");
+  std::string e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 16); });
+  CHECK_THAT(e, Catch::Contains("conv.csv:2") && Catch::Contains("column arrival_s"));
+  write(c, "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\na,1,0," +
+               std::string(100000, '7') + ",10\n");
+  e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 16); });
+  CHECK_THAT(e, Catch::Contains("column prompt_tokens") && Catch::Contains("bytes in all"));
+  CHECK(e.size() < 400);
+  const std::string m = dir.file("m.jsonl");
+  write(m, "{\"timestamp\": 0x10, \"input_length\": 600, \"output_length\": 5, "
+           "\"hash_ids\": []}\n");
+  e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("m.jsonl:1") && Catch::Contains("\"timestamp\""));
+  write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [" +
+               std::string(100000, '1') + "]}\n");
+  e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("\"hash_ids\": element 0") && Catch::Contains("bytes in all"));
+  CHECK(e.size() < 400);
 }
 
 TEST_CASE("a conversation's turns share their history's blocks", "[workloads][serving]") {
