@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "config/device_profile.hpp"
 #include "config/options.hpp"
@@ -421,6 +422,27 @@ TEST_CASE("the scenario hash covers the contents of the files it references",
   const std::string h1 = load_scenario((dir / "t.yaml").string(), with_data()).hash;
   std::ofstream((dir / "t.csv").string()) << "arrival_s,prompt_tokens,output_tokens\n0,10,3\n";
   CHECK(load_scenario((dir / "t.yaml").string(), with_data()).hash != h1);
+
+  // The prefix traces (sim/workloads/serving/prefix_stream.hpp) are workload.trace files too: a
+  // Mooncake JSONL and a conversation CSV, each with one value edited.
+  const std::pair<const char*, std::pair<const char*, const char*>> prefix_traces[] = {
+      {"m.jsonl",
+       {"{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n",
+        "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 2]}\n"}},
+      {"c.csv",
+       {"conversation_id,turn,arrival_s,prompt_tokens,output_tokens\na,1,0,100,10\n",
+        "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\na,1,0,100,11\n"}}};
+  for (const auto& [name, texts] : prefix_traces) {
+    std::ofstream((dir / "p.yaml").string())
+        << "name: p\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
+           "workload: {kind: serving, trace: " << name << ", requests: 10}\n";
+    std::ofstream((dir / name).string()) << texts.first;
+    const Scenario a = load_scenario((dir / "p.yaml").string(), with_data());
+    std::ofstream((dir / name).string()) << texts.second;
+    const Scenario b = load_scenario((dir / "p.yaml").string(), with_data());
+    CHECK(b.resolved_yaml == a.resolved_yaml);
+    CHECK(b.hash != a.hash);
+  }
 
   // A resolved scenario written elsewhere (plan --out) reads the same files from there.
   fs::create_directories(dir / "out");
