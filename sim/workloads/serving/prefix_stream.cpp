@@ -57,9 +57,10 @@ class JsonLine {
     expect('{');
     skip();
     if (peek() == '}') return;
-    while (true) {
+    std::string key;
+    do {
       skip();
-      const std::string key = string_token();
+      key = string_token();
       skip();
       expect(':');
       skip();
@@ -70,20 +71,11 @@ class JsonLine {
         if (peek() == ']') {
           ++i_;
         } else {
-          while (true) {
+          do {
             skip();
-            elements.push_back(peek() == '"' ? "\"" + string_token() + "\"" : scalar_token(key));
-            skip();
-            if (peek() == ',') {
-              ++i_;
-              continue;
-            }
-            if (peek() == ']') {
-              ++i_;
-              break;
-            }
-            fail(key, "expected ',' or ']' in the array");
-          }
+            elements.push_back(peek() == '"' ? std::string(1, '"').append(string_token()).append(1, '"')
+                                             : scalar_token(key));
+          } while (another(']', key, "in the array"));
         }
         on_array(key, elements);
       } else if (peek() == '"') {
@@ -91,17 +83,7 @@ class JsonLine {
       } else {
         on_number(key, scalar_token(key));
       }
-      skip();
-      if (peek() == ',') {
-        ++i_;
-        continue;
-      }
-      if (peek() == '}') {
-        ++i_;
-        break;
-      }
-      fail(key, "expected ',' or '}' after the value");
-    }
+    } while (another('}', key, "after the value"));
     skip();
     if (i_ != t_.size()) fail("", "unexpected text after the JSON object");
   }
@@ -110,6 +92,18 @@ class JsonLine {
   char peek() const { return i_ < t_.size() ? t_[i_] : '\0'; }
   void skip() {
     while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_]))) ++i_;
+  }
+  // After an element or a value: true at ',' (another follows), false at `close` (the end), both
+  // consumed; anything else is an error saying `where` it was.
+  bool another(char close, const std::string& key, const char* where) {
+    skip();
+    if (peek() == ',') {
+      ++i_;
+      return true;
+    }
+    if (peek() != close) fail(key, std::string("expected ',' or '") + close + "' " + where);
+    ++i_;
+    return false;
   }
   void expect(char c) {
     if (peek() != c)
