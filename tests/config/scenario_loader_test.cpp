@@ -435,7 +435,8 @@ TEST_CASE("the scenario hash covers the contents of the files it references",
   for (const auto& [name, texts] : prefix_traces) {
     std::ofstream((dir / "p.yaml").string())
         << "name: p\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
-           "workload: {kind: serving, trace: " << name << ", requests: 10}\n";
+           "workload: {kind: serving, trace: "
+        << name << ", requests: 10}\n";
     std::ofstream((dir / name).string()) << texts.first;
     const Scenario a = load_scenario((dir / "p.yaml").string(), with_data());
     std::ofstream((dir / name).string()) << texts.second;

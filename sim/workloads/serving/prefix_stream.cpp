@@ -1,8 +1,8 @@
 #include "sim/workloads/serving/prefix_stream.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -73,8 +73,9 @@ class JsonLine {
         } else {
           do {
             skip();
-            elements.push_back(peek() == '"' ? std::string(1, '"').append(string_token()).append(1, '"')
-                                             : scalar_token(key));
+            elements.push_back(peek() == '"'
+                                   ? std::string(1, '"').append(string_token()).append(1, '"')
+                                   : scalar_token(key));
           } while (another(']', key, "in the array"));
         }
         on_array(key, elements);
@@ -270,8 +271,9 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
                   "; expected turn " + std::to_string(c.turn + 1) +
                   " (turns are numbered 1, 2, ... in arrival order)");
     if (c.turn > 0 && *when < c.arrival_s)
-      fail(2, "turn " + std::to_string(t) + " of conversation '" + excerpt(id, 60) + "' arrives at " +
-                  excerpt(cell(2), 60) + " s, before turn " + std::to_string(c.turn));
+      fail(2, "turn " + std::to_string(t) + " of conversation '" + excerpt(id, 60) +
+                  "' arrives at " + excerpt(cell(2), 60) + " s, before turn " +
+                  std::to_string(c.turn));
     Request r;
     r.arrival_s = *when;
     r.prompt_tokens = static_cast<int>(*prompt);

@@ -205,8 +205,9 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
   while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
     const auto cells = split_csv(line);
     if (cells.size() < needed)
-      fail(lines.line_no(), "expected " + std::to_string(header.size()) + " comma-separated columns, got " +
-                        std::to_string(cells.size()) + " in '" + excerpt(line) + "'");
+      fail(lines.line_no(), "expected " + std::to_string(header.size()) +
+                                " comma-separated columns, got " + std::to_string(cells.size()) +
+                                " in '" + excerpt(line) + "'");
     Request r;
     const std::string& t = cells[static_cast<std::size_t>(c_time)];
     double when = 0;
@@ -225,25 +226,27 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
     const std::string column_name = excerpt(header[static_cast<std::size_t>(c_time)], 40);
     if (!have_time)
       fail(lines.line_no(), std::string("expected ") +
-                        (azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
-                               : "an arrival time in seconds >= 0") +
-                        " in column " + column_name + ", got '" + excerpt(t, 60) + "'" +
-                        (why.empty() ? "" : " (" + why + ")"));
+                                (azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
+                                       : "an arrival time in seconds >= 0") +
+                                " in column " + column_name + ", got '" + excerpt(t, 60) + "'" +
+                                (why.empty() ? "" : " (" + why + ")"));
     if (std::fabs(when) > kMaxTraceSpan_s)
-      fail(lines.line_no(), "the arrival in column " + column_name + " ('" + excerpt(t, 60) +
-                        "') is more than " + std::to_string(static_cast<long long>(kMaxTraceSpan_s)) +
-                        " s (about 3 years) from the first request's; a trace spans at most that");
+      fail(lines.line_no(),
+           "the arrival in column " + column_name + " ('" + excerpt(t, 60) + "') is more than " +
+               std::to_string(static_cast<long long>(kMaxTraceSpan_s)) +
+               " s (about 3 years) from the first request's; a trace spans at most that");
     r.arrival_s = when;
     const auto prompt = parse_whole(cells[static_cast<std::size_t>(c_prompt)], 1e9);
     const auto output = parse_whole(cells[static_cast<std::size_t>(c_out)], 1e9);
     if (!prompt || *prompt < 1)
       fail(lines.line_no(), "expected a prompt length >= 1 in column " +
-                        excerpt(header[static_cast<std::size_t>(c_prompt)], 40) + ", got '" +
-                        excerpt(cells[static_cast<std::size_t>(c_prompt)], 60) + "'");
+                                excerpt(header[static_cast<std::size_t>(c_prompt)], 40) +
+                                ", got '" + excerpt(cells[static_cast<std::size_t>(c_prompt)], 60) +
+                                "'");
     if (!output)
       fail(lines.line_no(), "expected an output length >= 0 in column " +
-                        excerpt(header[static_cast<std::size_t>(c_out)], 40) + ", got '" +
-                        excerpt(cells[static_cast<std::size_t>(c_out)], 60) + "'");
+                                excerpt(header[static_cast<std::size_t>(c_out)], 40) + ", got '" +
+                                excerpt(cells[static_cast<std::size_t>(c_out)], 60) + "'");
     r.prompt_tokens = static_cast<int>(*prompt);
     // A request always produces its first token (the one prefill samples); rows with 0 generated
     // tokens are counted as 1.

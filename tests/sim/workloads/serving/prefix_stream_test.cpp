@@ -142,15 +142,18 @@ TEST_CASE("prefix traces follow the input-file rule: regular files, a BOM, excer
   w.requests = 10;
   w.prefix_block_tokens = 512;
   w.trace = dir.file("bom.jsonl");
-  write(w.trace, "\xEF\xBB\xBF{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
-                 "\"hash_ids\": [0, 1]}\n");
+  write(w.trace,
+        "\xEF\xBB\xBF{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+        "\"hash_ids\": [0, 1]}\n");
   auto r = sim::prefix_request_stream(w, 0);
   REQUIRE(r);
   CHECK(r->size() == 1);
   w.trace = dir.file("bom.csv");
   w.prefix_block_tokens = 16;
-  write(w.trace, "\xEF\xBB\xBF" "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\r\n"
-                 "a,1,0,100,10\r\n");
+  write(w.trace,
+        "\xEF\xBB\xBF"
+        "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\r\n"
+        "a,1,0,100,10\r\n");
   r = sim::prefix_request_stream(w, 0);
   REQUIRE(r);
   CHECK(r->size() == 1);
@@ -165,8 +168,9 @@ TEST_CASE("prefix traces follow the input-file rule: regular files, a BOM, excer
   CHECK_THAT(e, Catch::Contains("column prompt_tokens") && Catch::Contains("bytes in all"));
   CHECK(e.size() < 400);
   const std::string m = dir.file("m.jsonl");
-  write(m, "{\"timestamp\": 0x10, \"input_length\": 600, \"output_length\": 5, "
-           "\"hash_ids\": []}\n");
+  write(m,
+        "{\"timestamp\": 0x10, \"input_length\": 600, \"output_length\": 5, "
+        "\"hash_ids\": []}\n");
   e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
   CHECK_THAT(e, Catch::Contains("m.jsonl:1") && Catch::Contains("\"timestamp\""));
   write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [" +
