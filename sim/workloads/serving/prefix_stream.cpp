@@ -56,7 +56,11 @@ class JsonLine {
     skip();
     expect('{');
     skip();
-    if (peek() == '}') return;
+    if (peek() == '}') {
+      ++i_;
+      end_of_line();
+      return;
+    }
     std::string key;
     do {
       skip();
@@ -85,11 +89,15 @@ class JsonLine {
         on_number(key, scalar_token(key));
       }
     } while (another('}', key, "after the value"));
-    skip();
-    if (i_ != t_.size()) fail("", "unexpected text after the JSON object");
+    end_of_line();
   }
 
  private:
+  // One object per line: only white space may follow it.
+  void end_of_line() {
+    skip();
+    if (i_ != t_.size()) fail("", "unexpected text after the JSON object");
+  }
   char peek() const { return i_ < t_.size() ? t_[i_] : '\0'; }
   void skip() {
     while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_]))) ++i_;
@@ -150,6 +158,7 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
   TraceLines lines(path);
   std::vector<Request> requests;
   std::string line;
+  double first_s = 0;  // the first request's arrival, for the span rule
   while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
     const int line_no = lines.line_no();
     JsonLine json(line, path, line_no);
@@ -177,12 +186,12 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
           has_hashes = true;
           r.block_hashes.reserve(elements.size());
           for (std::size_t i = 0; i < elements.size(); ++i) {
-            const auto id = parse_whole(elements[i], 1.8e19);
+            const auto id = parse_id(elements[i]);
             if (!id)
               json.fail(key, "element " + std::to_string(i) +
                                  ": expected a non-negative integer block hash id, got '" +
                                  excerpt(elements[i], 60) + "'");
-            r.block_hashes.push_back(static_cast<std::uint64_t>(*id));
+            r.block_hashes.push_back(*id);
           }
         });
     if (!ts) json.fail("timestamp", "missing (arrival in milliseconds since the first request)");
@@ -190,6 +199,11 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
     if (!output) json.fail("output_length", "missing");
     if (!has_hashes) json.fail("hash_ids", "missing (one id per 512-token block of the input)");
     r.arrival_s = *ts / 1000.0;
+    if (requests.empty()) first_s = r.arrival_s;
+    if (std::fabs(r.arrival_s - first_s) > kMaxTraceSpan_s)
+      json.fail("timestamp", "more than " + std::to_string(static_cast<long long>(kMaxTraceSpan_s)) +
+                                 " s (about 3 years) from the first request's; a trace spans at "
+                                 "most that");
     r.prompt_tokens = static_cast<int>(*input);
     r.output_tokens = std::max(1, static_cast<int>(*output));
     const auto blocks = static_cast<std::size_t>((r.prompt_tokens + block_tokens - 1) / block_tokens);
@@ -235,6 +249,7 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
   };
   std::map<std::string, Conversation> conversations;
   std::vector<Request> requests;
+  double first_s = 0;  // the first request's arrival, for the span rule
   while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
     line_no = lines.line_no();
     const auto cells = split_csv(line);
@@ -259,6 +274,11 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
     if (!turn || *turn < 1) fail(1, "expected a turn number >= 1, got " + quoted(1));
     const auto when = parse_seconds(cell(2));
     if (!when) fail(2, "expected an arrival time in seconds >= 0, got " + quoted(2));
+    if (requests.empty()) first_s = *when;
+    if (std::fabs(*when - first_s) > kMaxTraceSpan_s)
+      fail(2, "arrival " + quoted(2) + " is more than " +
+                  std::to_string(static_cast<long long>(kMaxTraceSpan_s)) +
+                  " s (about 3 years) from the first request's; a trace spans at most that");
     const auto prompt = parse_whole(cell(3), 1e9), output = parse_whole(cell(4), 1e9);
     if (!prompt || *prompt < 1) fail(3, "expected a prompt length >= 1, got " + quoted(3));
     if (!output) fail(4, "expected an output length >= 0, got " + quoted(4));

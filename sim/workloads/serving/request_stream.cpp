@@ -166,10 +166,6 @@ std::optional<Timestamp> parse_timestamp(const std::string& text, std::string& w
   return Timestamp{days * 86400 + *h * 3600LL + *mi * 60LL + *whole_sec - offset_s, fraction_s};
 }
 
-// Arrivals span at most this long: a later arrival is a malformed row (a typo'd year, 1e308), not
-// a workload, and would reach the energy and cost models as an infinite or absurd duration.
-constexpr double kMaxTraceSpan_s = 1e8;  // about 3.2 years
-
 }  // namespace
 
 std::vector<Request> read_trace(const std::string& path, int max_requests, int context_tokens) {

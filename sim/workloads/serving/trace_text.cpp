@@ -1,5 +1,7 @@
 #include "sim/workloads/serving/trace_text.hpp"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -63,6 +65,15 @@ std::optional<double> parse_decimal(const std::string& text) {
 std::optional<double> parse_whole(const std::string& text, double max) {
   const auto v = parse_decimal(text);
   if (!v || *v < 0 || *v > max || *v != std::floor(*v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> parse_id(const std::string& text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
   return v;
 }
 

@@ -5,6 +5,7 @@
 // are accepted, and the context-window check. One place, so that the readers cannot drift apart
 // (one accepting "0x10" or "nan" where another refuses it).
 #include <fstream>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,14 @@ std::optional<double> parse_whole(const std::string& text, double max);
 
 // A finite number of seconds >= 0 written in decimal, else nullopt.
 std::optional<double> parse_seconds(const std::string& text);
+
+// An identifier written as a whole decimal number in 0..2^64-1 ("123"), read exactly (not through
+// a double, which would merge ids above 2^53), else nullopt.
+std::optional<std::uint64_t> parse_id(const std::string& text);
+
+// Arrivals span at most this long, in seconds: a later arrival is a malformed row (a typo'd year,
+// 1e308), not a workload, and would reach the energy and cost models as an absurd duration.
+inline constexpr double kMaxTraceSpan_s = 1e8;  // about 3.2 years
 
 // Throws ConfigError(path, line, workload.trace) when the request's prompt and output do not fit
 // the model's context of `context_tokens` tokens (0: unknown, no check).

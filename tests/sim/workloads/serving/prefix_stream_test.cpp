@@ -119,6 +119,57 @@ TEST_CASE("bad Mooncake and conversation traces name the file, the line and the 
   CHECK_THAT(e, Catch::Contains("workload.prefix_block_tokens"));
 }
 
+TEST_CASE("Mooncake hash ids are read exactly, one object per line, within the trace span",
+          "[workloads][serving]") {
+  test::TempDir dir;
+  const std::string m = dir.file("ids.jsonl");
+  // Two ids that a double cannot tell apart (2^53 and 2^53 + 1) stay two blocks.
+  write(m, "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 5, "
+           "\"hash_ids\": [9007199254740992, 9007199254740993]}\n");
+  const auto r = sim::read_mooncake_trace(m, 10, 0, 512);
+  REQUIRE(r.size() == 1);
+  REQUIRE(r[0].block_hashes.size() == 2);
+  CHECK(r[0].block_hashes[0] == 9007199254740992ULL);
+  CHECK(r[0].block_hashes[1] == 9007199254740993ULL);
+  // The largest 64-bit id is an id; one more, a fraction or an exponent is not.
+  write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+           "\"hash_ids\": [18446744073709551615]}\n");
+  CHECK(sim::read_mooncake_trace(m, 10, 0, 512)[0].block_hashes[0] == 18446744073709551615ULL);
+  for (const char* bad : {"18446744073709551616", "1.5", "1e3", "-1"}) {
+    write(m, std::string("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+                         "\"hash_ids\": [") + bad + "]}\n");
+    CHECK_THAT(error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); }),
+               Catch::Contains("expected a non-negative integer block hash id"));
+  }
+  // An empty object followed by text was taken as a row with nothing in it.
+  write(m, "{} trailing\n");
+  CHECK_THAT(error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); }),
+             Catch::Contains("unexpected text after the JSON object"));
+  // A row years after the first is a malformed timestamp, as for the other trace formats.
+  write(m, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": []}\n"
+           "{\"timestamp\": 100000000001000, \"input_length\": 600, \"output_length\": 5, "
+           "\"hash_ids\": []}\n");
+  std::string e = error_of([&] { sim::read_mooncake_trace(m, 10, 0, 512); });
+  CHECK_THAT(e, Catch::Contains("ids.jsonl:2"));
+  CHECK_THAT(e, Catch::Contains("a trace spans at most that"));
+  // Epoch milliseconds are fine: the span counts from the first request.
+  write(m, "{\"timestamp\": 1700000000000, \"input_length\": 600, \"output_length\": 5, "
+           "\"hash_ids\": []}\n"
+           "{\"timestamp\": 1700000001000, \"input_length\": 600, \"output_length\": 5, "
+           "\"hash_ids\": []}\n");
+  const auto epoch = sim::read_mooncake_trace(m, 10, 0, 512);
+  REQUIRE(epoch.size() == 2);
+  CHECK(epoch[1].arrival_s - epoch[0].arrival_s == Approx(1.0));
+  const std::string c = dir.file("span.csv");
+  write(c, "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+           "a,1,0,100,10\n"
+           "b,1,1e300,100,10\n");
+  e = error_of([&] { sim::read_conversation_trace(c, 10, 0, 16); });
+  CHECK_THAT(e, Catch::Contains("span.csv:3"));
+  CHECK_THAT(e, Catch::Contains("column arrival_s"));
+  CHECK_THAT(e, Catch::Contains("a trace spans at most that"));
+}
+
 TEST_CASE("prefix traces follow the input-file rule: regular files, a BOM, excerpted errors",
           "[workloads][serving]") {
   test::TempDir dir;
