@@ -420,10 +420,17 @@ void Loader::check_cross_fields() const {
   } catch (const ModelError& e) {
     fail_at("hardware.gpu.arch", e.what());
   }
-  // The model: a catalog name or a config.json must have given it.
-  if (m.layers <= 0)
+  // The model: a catalog name or a config.json must have given it. Single fields (--set
+  // model.layers=2) only override one of those; alone they leave the rest of the shape at zero,
+  // which the arithmetic divides by.
+  if (m.layers <= 0 || (!given("model.name") && !given("model.hf_config")))
     fail_at("model.name", "missing required key (expected a catalog model, tiersim catalog "
                           "models, or model.hf_config: a Hugging Face config.json)");
+  const std::pair<const char*, int> shape[] = {
+      {"model.layers", m.layers}, {"model.hidden", m.hidden}, {"model.heads", m.heads},
+      {"model.ffn", m.ffn},       {"model.vocab", m.vocab}};
+  for (const auto& [key, v] : shape)
+    if (v <= 0) fail_at(key, "must be at least 1 (got " + std::to_string(v) + ")");
   // The model's shape; a model with its own head width (head_dim) need not divide hidden.
   if (m.heads > 0 && m.head_size <= 0 && m.hidden % m.heads != 0)
     fail_at("model.heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +

@@ -120,6 +120,12 @@ TEST_CASE("missing required keys", "[config][scenario]") {
                     Catch::Contains("model.name: missing required key"));
   CHECK_THROWS_WITH(load(replace(kBase, "  kind: inference\n", "")),
                     Catch::Contains("workload.kind: missing required key"));
+  // One field of the model without a name or a config.json left the rest of its shape at zero,
+  // and the run divided by its heads (SIGFPE; found by tests/fuzz/fuzz_python.py).
+  CHECK_THROWS_WITH(load(replace(kBase, "model: {name: llama-3-70b}\n", "model: {layers: 2}\n")),
+                    Catch::Contains("model.name: missing required key"));
+  CHECK_THROWS_WITH(load(replace(kBase, "model: {name: llama-3-70b}\n", "")),
+                    Catch::Contains("model.name: missing required key"));
 }
 
 TEST_CASE("non-positive sizes and counts", "[config][scenario]") {
