@@ -124,6 +124,10 @@ def on_timeout(signum, frame):
 
 
 signal.signal(signal.SIGALRM, on_timeout)
+# A crash of the process (a signal in the module) leaves no Python exception to print: the call
+# about to run is written first to fuzz-python-last-call.txt in the starting folder, so that the
+# input that killed it is on disk (as fuzz_config saves its crashing inputs).
+last_call = os.path.abspath("fuzz-python-last-call.txt")
 start = time.monotonic()
 runs = accepted = 0
 with tempfile.TemporaryDirectory() as tmp:
@@ -131,6 +135,8 @@ with tempfile.TemporaryDirectory() as tmp:
     while (runs < args.runs) if args.runs >= 0 else (time.monotonic() - start < args.seconds):
         name, pos, kw = call(tmp)
         runs += 1
+        with open(last_call, "w") as f:
+            f.write("tiersim.%s(*%r, **%r)\n" % (name, pos, kw))
         signal.alarm(args.timeout)
         try:
             getattr(tiersim, name)(*pos, **kw)
@@ -145,6 +151,7 @@ with tempfile.TemporaryDirectory() as tmp:
         finally:
             signal.alarm(0)
     os.chdir(source)
+os.remove(last_call)
 elapsed = time.monotonic() - start
 print("tiersim fuzz (python): %d calls in %.1f s (%.0f calls/s), %d accepted; seed %d; no findings"
       % (runs, elapsed, runs / elapsed, accepted, args.seed))
