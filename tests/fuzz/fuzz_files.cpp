@@ -6,6 +6,8 @@
 //    short serving run on it must end;
 //  - read as a device profile (read_device_profile from the file), and loaded by a scenario that
 //    names it (hardware.nvme.profile), whose resolved YAML must load back to the same hash.
+//  - read as a Mooncake JSONL trace and as a conversation CSV (the prefix-caching formats), whose
+//    accepted requests must be runnable;
 // As in fuzz_config.cpp, a reader may reject an input only with a typed tiersim::Error; another
 // exception, a crash or a sanitizer report is a finding. Builds with libFuzzer or with
 // standalone_driver.cpp (tests/fuzz/README.md).
@@ -25,6 +27,7 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/serving/prefix_stream.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
@@ -112,6 +115,28 @@ int run_input(const std::uint8_t* data, std::size_t size) {
     }
     const Scenario s = config::load_scenario_text(serving_scenario(trace), "fuzz.yaml", opts);
     sim::simulate(s);
+  });
+
+  // The prefix-caching traces (issue 32): Mooncake's JSONL with hash ids per 512-token block and
+  // the conversation CSV. What they accept must be runnable, and a block id list may not outrun
+  // the prompt it describes.
+  auto check_prefix = [&](const char* reader, const std::vector<sim::Request>& requests,
+                          int block_tokens) {
+    for (const auto& r : requests) {
+      if (!std::isfinite(r.arrival_s) || r.arrival_s < 0 || r.arrival_s > 2e8)
+        finding(reader, "accepted an arrival of " + std::to_string(r.arrival_s) + " s");
+      if (r.prompt_tokens < 1 || r.output_tokens < 1 || r.prompt_tokens + r.output_tokens > 8192)
+        finding(reader, "accepted a request the context cannot hold");
+      const auto tokens = static_cast<std::size_t>(r.prompt_tokens) + r.output_tokens;
+      if (r.block_hashes.size() * static_cast<std::size_t>(block_tokens) > tokens + block_tokens)
+        finding(reader, "accepted more block ids than the request's tokens span");
+    }
+  };
+  accepted += accepts("Mooncake trace", [&] {
+    check_prefix("Mooncake trace", sim::read_mooncake_trace(trace, 64, 8192, 512), 512);
+  });
+  accepted += accepts("conversation trace", [&] {
+    check_prefix("conversation trace", sim::read_conversation_trace(trace, 64, 8192, 16), 16);
   });
 
   accepted += accepts("device profile file", [&] {
