@@ -18,8 +18,21 @@ namespace {
 // `busy` and `load` read them (the whole run, or one Stage). DRAM is counted busy while the CPU
 // computes plus the DMA traffic through host memory at its bandwidth (see activity_from_usage);
 // nothing is clamped here.
+// Bytes a host link moved while busy for `busy_s` at its rate, over `tp` GPUs in lockstep; 0 for
+// a resource that is not a host link.
+double host_link_bytes(const Hardware& hw, ResourceKind kind, double busy_s, int tp) {
+  if (kind == ResourceKind::kPcieH2d)
+    return busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
+  if (kind == ResourceKind::kPcieD2h)
+    return busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+  return 0;
+}
+
+// `pcie_host_share`: the share of the host links' bytes that passes through host DRAM (see
+// activity_from_usage).
 template <typename Busy, typename Load>
-PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp, Busy busy, Load load) {
+PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
+                             double pcie_host_share, Busy busy, Load load) {
   const Hardware& hw = s.hardware;
   PartActivity a;
   double pcie_bytes = 0;
@@ -36,10 +49,8 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp, Busy
         a.nvme_busy_s += busy(u);
         break;
       case ResourceKind::kPcieH2d:
-        pcie_bytes += busy(u) * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
-        break;
       case ResourceKind::kPcieD2h:
-        pcie_bytes += busy(u) * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
+        pcie_bytes += host_link_bytes(hw, u.kind, busy(u), tp);
         break;
       // Not in the power model: GPU-to-GPU and network links, checkpoint writers' copies and
       // threads (their CPU time is not counted as CPU activity), remote storage, PCIe switches.
@@ -53,20 +64,7 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp, Busy
         break;
     }
   }
-  // ZeRO-3's all-gathers over PCIe go GPU to GPU (peer to peer): they load the links, not host
-  // DRAM. The run counts them as a whole, so every part keeps the run's host share of its PCIe
-  // bytes.
-  if (pcie_bytes > 0 && r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0) {
-    double run_pcie_bytes = 0;
-    for (const auto& u : r.utilization) {
-      if (u.kind == ResourceKind::kPcieH2d)
-        run_pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
-      else if (u.kind == ResourceKind::kPcieD2h)
-        run_pcie_bytes += u.busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
-    }
-    const double gathered = r.metric("allgather_bytes") * tp;
-    if (run_pcie_bytes > 0) pcie_bytes *= std::max(0.0, 1.0 - gathered / run_pcie_bytes);
-  }
+  pcie_bytes *= pcie_host_share;
   if (hw.nvme.count <= 0) a.nvme_busy_s = 0;
   double nvme_bytes = 0;
   if (a.nvme_busy_s > 0) {
@@ -105,8 +103,18 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
       s.kind == WorkloadKind::kInference || s.kind == WorkloadKind::kServing;
   // Data-parallel ranks of ZeRO-Inference likewise run in lockstep with the simulated one.
   const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.gpus_in_lockstep()) : 1;
+  // ZeRO-3's all-gathers over PCIe go GPU to GPU (peer to peer): they load the links, not host
+  // DRAM. The run counts them as a whole, so every part keeps the run's host share of its PCIe
+  // bytes, worked out once here.
+  double pcie_host_share = 1.0;
+  if (r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0) {
+    double run_pcie_bytes = 0;
+    for (const auto& u : r.utilization) run_pcie_bytes += host_link_bytes(hw, u.kind, u.busy_s, tp);
+    if (run_pcie_bytes > 0)
+      pcie_host_share = std::max(0.0, 1.0 - r.metric("allgather_bytes") * tp / run_pcie_bytes);
+  }
   const PartActivity all = part_from_usage(
-      s, r, tp, [](const ResourceUsage& u) { return u.busy_s; },
+      s, r, tp, pcie_host_share, [](const ResourceUsage& u) { return u.busy_s; },
       [](const ResourceUsage& u) { return u.full_power_s(); });
   const double t = a.makespan_s;
   // Rounding in the engine may put busy time a hair above the makespan; the power model checks
@@ -120,7 +128,7 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   auto stage_part = [&](Stage stage) {
     const auto i = static_cast<std::size_t>(stage);
     PartActivity p = part_from_usage(
-        s, r, tp, [i](const ResourceUsage& u) { return u.busy_by_stage_s[i]; },
+        s, r, tp, pcie_host_share, [i](const ResourceUsage& u) { return u.busy_by_stage_s[i]; },
         [i](const ResourceUsage& u) { return u.load_by_stage_s[i]; });
     scale_part(p, ratio(a.gpu_busy_s, all.gpu_busy_s), ratio(a.cpu_busy_s, all.cpu_busy_s),
                ratio(a.dram_busy_s, all.dram_busy_s), ratio(a.nvme_busy_s, all.nvme_busy_s));
