@@ -58,25 +58,6 @@ const Scratch& scratch() {
   return s;
 }
 
-[[noreturn]] void finding(const char* reader, const std::string& what) {
-  std::fprintf(stderr, "tiersim fuzz: %s: %s\n", reader, what.c_str());
-  std::abort();
-}
-
-template <class F>
-bool accepts(const char* reader, F&& f) {
-  try {
-    f();
-    return true;
-  } catch (const tiersim::Error&) {
-    return false;
-  } catch (const std::exception& e) {
-    finding(reader, std::string("internal error (not a tiersim::Error): ") + e.what());
-  } catch (...) {
-    finding(reader, "internal error: an exception not derived from std::exception");
-  }
-}
-
 // Llama-3-8B on one H100 (context 8192): a serving run of a few requests takes milliseconds.
 std::string serving_scenario(const std::string& trace) {
   return "name: fuzz\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
