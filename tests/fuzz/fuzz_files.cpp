@@ -85,24 +85,11 @@ int run_input(const std::uint8_t* data, std::size_t size) {
   opts.catalog = &catalog();
   int accepted = 0;
 
-  accepted += accepts("request trace", [&] {
-    const auto requests = sim::read_trace(trace, 64, 8192);
-    for (const auto& r : requests) {
-      // The NaN seconds of issue 28 passed the reader and made the simulation spin forever.
-      if (!std::isfinite(r.arrival_s) || r.arrival_s < 0 || r.arrival_s > 2e8)
-        finding("request trace", "accepted an arrival of " + std::to_string(r.arrival_s) + " s");
-      if (r.prompt_tokens < 1 || r.output_tokens < 1 || r.prompt_tokens + r.output_tokens > 8192)
-        finding("request trace", "accepted a request the context cannot hold");
-    }
-    const Scenario s = config::load_scenario_text(serving_scenario(trace), "fuzz.yaml", opts);
-    sim::simulate(s);
-  });
-
-  // The prefix-caching traces (issue 32): Mooncake's JSONL with hash ids per 512-token block and
-  // the conversation CSV. What they accept must be runnable, and a block id list may not outrun
-  // the prompt it describes.
-  auto check_prefix = [&](const char* reader, const std::vector<sim::Request>& requests,
-                          int block_tokens) {
+  // What a trace reader accepts must be runnable: finite arrivals from 0 within the trace span
+  // (the NaN seconds of issue 28 passed the reader and made the simulation spin forever), requests
+  // the context holds, and (prefix traces) no more block ids than the request's tokens span.
+  auto check_runnable = [&](const char* reader, const std::vector<sim::Request>& requests,
+                            int block_tokens) {
     for (const auto& r : requests) {
       if (!std::isfinite(r.arrival_s) || r.arrival_s < 0 || r.arrival_s > 2e8)
         finding(reader, "accepted an arrival of " + std::to_string(r.arrival_s) + " s");
@@ -113,11 +100,20 @@ int run_input(const std::uint8_t* data, std::size_t size) {
         finding(reader, "accepted more block ids than the request's tokens span");
     }
   };
+
+  accepted += accepts("request trace", [&] {
+    check_runnable("request trace", sim::read_trace(trace, 64, 8192), 1);
+    const Scenario s = config::load_scenario_text(serving_scenario(trace), "fuzz.yaml", opts);
+    sim::simulate(s);
+  });
+
+  // The prefix-caching traces (issue 32): Mooncake's JSONL with hash ids per 512-token block and
+  // the conversation CSV.
   accepted += accepts("Mooncake trace", [&] {
-    check_prefix("Mooncake trace", sim::read_mooncake_trace(trace, 64, 8192, 512), 512);
+    check_runnable("Mooncake trace", sim::read_mooncake_trace(trace, 64, 8192, 512), 512);
   });
   accepted += accepts("conversation trace", [&] {
-    check_prefix("conversation trace", sim::read_conversation_trace(trace, 64, 8192, 16), 16);
+    check_runnable("conversation trace", sim::read_conversation_trace(trace, 64, 8192, 16), 16);
   });
 
   accepted += accepts("device profile file", [&] {
