@@ -19,6 +19,7 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "model/files.hpp"
+#include "store/replay_store.hpp"
 #include "store/sqlite.hpp"
 #include "reports/run_output.hpp"
 
@@ -33,17 +34,21 @@ constexpr const char* kDefaultSuiteScenario = "scenarios/inference/opt30b-l40s-g
 
 void store_replay(const std::string& db_path, const std::string& scenario, const std::string& target, double scale,
                   const replay::PhaseTimes& pred, const replay::PhaseTimes& meas, double read_gbps) {
-  store::Database db(db_path);
-  replay::create_replay_table(db);
-  auto st = db.prepare(
-      "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, measured_prefill_s,"
-      " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct, replay_read_gbps)"
-      " VALUES (datetime('now'),?,?,'inference',?,?,?,?,?,?,?,?,?)");
-  st.bind(1, target).bind(2, scenario).bind(3, "scale " + std::to_string(scale));
-  st.bind(4, pred.prefill_s).bind(5, meas.prefill_s).bind(6, pred.decode_s).bind(7, meas.decode_s);
-  st.bind(8, pred.total_s).bind(9, meas.total_s).bind(10, replay::error_pct(pred.total_s, meas.total_s));
-  st.bind(11, read_gbps);
-  st.run();
+  store::ReplayRunRow row;
+  row.created_at = store::utc_timestamp();
+  row.target = target;
+  row.name = scenario;
+  row.kind = "inference";
+  row.detail = "scale " + std::to_string(scale);
+  row.predicted_prefill_s = pred.prefill_s;
+  row.measured_prefill_s = meas.prefill_s;
+  row.predicted_decode_s = pred.decode_s;
+  row.measured_decode_s = meas.decode_s;
+  row.predicted_total_s = pred.total_s;
+  row.measured_total_s = meas.total_s;
+  row.error_pct = replay::error_pct(pred.total_s, meas.total_s);
+  row.replay_read_gbps = read_gbps;
+  store::append_replay_runs(db_path, {row});
 }
 
 }  // namespace

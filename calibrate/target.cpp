@@ -27,7 +27,7 @@
 
 #include "calibrate/rng.hpp"
 #include "model/hardware.hpp"
-#include "store/schema.hpp"
+#include "store/scratch_files.hpp"
 #include "store/sqlite.hpp"
 
 namespace tiersim::calibrate {
@@ -167,10 +167,8 @@ bool remove_created_file(const CreatedFile& f) {
 }
 
 struct FileRegistry::Impl {
-  explicit Impl(const std::string& path) : db(path) {
-    store::ensure_schema(db, store::SchemaPart::kCalibrationFiles);
-  }
-  store::Database db;
+  explicit Impl(const std::string& path) : table(path) {}
+  store::ScratchFileTable table;
 };
 
 FileRegistry::FileRegistry(const std::string& db_path) : impl_(std::make_unique<Impl>(db_path)) {}
@@ -182,22 +180,19 @@ void FileRegistry::add(const CreatedFile& f) {
   std::error_code ec;
   const std::string path = std::filesystem::absolute(f.path, ec).lexically_normal().string();
   if (ec) throw IoError("cannot register scratch file " + f.path + ": " + ec.message());
-  impl_->db
-      .prepare(
-          "INSERT INTO calibration_files (token, path, device, inode, pid, host, created_at) "
-          "VALUES (?,?,?,?,?,?,?)")
-      .bind(1, f.token)
-      .bind(2, path)
-      .bind(3, static_cast<std::int64_t>(f.device))
-      .bind(4, static_cast<std::int64_t>(f.inode))
-      .bind(5, static_cast<std::int64_t>(::getpid()))
-      .bind(6, host_name())
-      .bind(7, store::utc_timestamp())
-      .run();
+  store::ScratchFileRow row;
+  row.token = f.token;
+  row.path = path;
+  row.device = f.device;
+  row.inode = f.inode;
+  row.pid = static_cast<std::int64_t>(::getpid());
+  row.host = host_name();
+  row.created_at = store::utc_timestamp();
+  impl_->table.insert(row);
 }
 
 void FileRegistry::forget(const std::string& token) {
-  impl_->db.prepare("DELETE FROM calibration_files WHERE token = ?").bind(1, token).run();
+  impl_->table.erase(token);
 }
 
 int FileRegistry::remove_stale_files() {
@@ -206,20 +201,11 @@ int FileRegistry::remove_stale_files() {
     std::int64_t pid;
   };
   std::vector<Entry> stale;
-  {
-    auto st = impl_->db.prepare(
-        "SELECT path, token, device, inode, pid FROM calibration_files WHERE host = ?");
-    st.bind(1, host_name());
-    while (st.step()) {
-      const std::int64_t pid = st.column_int(4);
-      if (pid == ::getpid()) continue;
-      // Another live process (or one we may not signal) may still use it.
-      if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-      stale.push_back(
-          {{st.column_text(0), st.column_text(1), static_cast<std::uint64_t>(st.column_int(2)),
-            static_cast<std::uint64_t>(st.column_int(3))},
-           pid});
-    }
+  for (const auto& r : impl_->table.on_host(host_name())) {
+    if (r.pid == ::getpid()) continue;
+    // Another live process (or one we may not signal) may still use it.
+    if (::kill(static_cast<pid_t>(r.pid), 0) == 0 || errno != ESRCH) continue;
+    stale.push_back({{r.path, r.token, r.device, r.inode}, r.pid});
   }
   int removed = 0;
   for (const auto& e : stale) {

@@ -23,17 +23,13 @@
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "store/schema.hpp"
+#include "store/replay_store.hpp"
 #include "store/sqlite.hpp"
 
 namespace tiersim::replay {
 
 // Replay runs on calibrate's I/O engines, buffers, target files and fits.
 using namespace tiersim::calibrate;
-
-void create_replay_table(store::Database& db) {
-  store::ensure_schema(db, store::SchemaPart::kReplay);
-}
 
 double SuiteRow::error_pct() const {
   return replay::error_pct(predicted_s, measured_s);
@@ -127,26 +123,29 @@ double median(std::vector<double> v) {
 }
 
 void store_rows(const std::string& db_path, const SuiteReport& report, const std::string& target) {
-  store::Database db(db_path);
-  create_replay_table(db);
   const std::string when = store::utc_timestamp();
+  std::vector<store::ReplayRunRow> rows;
   for (const auto& r : report.rows) {
-    auto st = db.prepare(
-        "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, "
-        "measured_prefill_s,"
-        " predicted_decode_s, measured_decode_s, predicted_total_s, measured_total_s, error_pct,"
-        " predicted_point_total_s, point_error_pct, replay_read_gbps, calibrated_read_gbps)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    st.bind(1, when).bind(2, target).bind(3, r.name).bind(4, r.kind).bind(5, r.detail);
-    st.bind(6, r.predicted_prefill_s).bind(7, r.measured_prefill_s).bind(8, r.predicted_decode_s);
-    st.bind(9, r.measured_decode_s)
-        .bind(10, r.predicted_s)
-        .bind(11, r.measured_s)
-        .bind(12, r.error_pct());
-    st.bind(13, r.predicted_point_s).bind(14, r.point_error_pct());
-    st.bind(15, r.replay_read_gbps).bind(16, r.calibrated_read_gbps);
-    st.run();
+    store::ReplayRunRow row;
+    row.created_at = when;
+    row.target = target;
+    row.name = r.name;
+    row.kind = r.kind;
+    row.detail = r.detail;
+    row.predicted_prefill_s = r.predicted_prefill_s;
+    row.measured_prefill_s = r.measured_prefill_s;
+    row.predicted_decode_s = r.predicted_decode_s;
+    row.measured_decode_s = r.measured_decode_s;
+    row.predicted_total_s = r.predicted_s;
+    row.measured_total_s = r.measured_s;
+    row.error_pct = r.error_pct();
+    row.predicted_point_total_s = r.predicted_point_s;
+    row.point_error_pct = r.point_error_pct();
+    row.replay_read_gbps = r.replay_read_gbps;
+    row.calibrated_read_gbps = r.calibrated_read_gbps;
+    rows.push_back(std::move(row));
   }
+  store::append_replay_runs(db_path, rows);
 }
 
 }  // namespace

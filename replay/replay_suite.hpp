@@ -8,13 +8,8 @@
 #include <iosfwd>
 #include <string>
 #include <vector>
-#include "store/sqlite.hpp"
 
 namespace tiersim::replay {
-
-// Creates the `replay_runs` table (one row per replayed case: predicted and measured times) if
-// it does not exist. The suite and `tiersim replay --db` both write it.
-void create_replay_table(store::Database& db);
 
 struct SuiteOptions {
   std::string target_dir;
