@@ -14,17 +14,14 @@
 #include "reports/run_output.hpp"
 #include "study/planner.hpp"
 #include "study/sensitivity.hpp"
+#include "common/format.hpp"
 
 namespace po = boost::program_options;
 
 namespace tiersim::app {
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string num(double v) { return format::significant(v, 6); }
 
 // The name of the better configuration at one sample ("tie" when equal, "" when one failed).
 std::string better_at(const sensitivity::BreakEvenSample& s, const sensitivity::BreakEven& be,

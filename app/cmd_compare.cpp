@@ -16,6 +16,7 @@
 #include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
 #include "store/results_store.hpp"
+#include "common/format.hpp"
 
 namespace po = boost::program_options;
 
@@ -35,17 +36,7 @@ struct Row {
   std::string error;  // the model could not simulate it (message); the table goes on
 };
 
-std::string fmt(double v) {
-  char buf[64];
-  const double a = std::abs(v);
-  if (a != 0 && (a >= 1e7 || a < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  else if (a >= 1000)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string fmt(double v) { return format::table(v); }
 
 std::string unit_of(const std::vector<Row>& rows, const std::string& metric) {
   for (const auto& r : rows)

@@ -13,17 +13,14 @@
 #include "reports/run_output.hpp"
 #include "sim/result.hpp"
 #include "study/sensitivity.hpp"
+#include "common/format.hpp"
 
 namespace po = boost::program_options;
 
 namespace tiersim::app {
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string num(double v) { return format::significant(v, 4); }
 
 void print_tornado(std::ostream& os, const sensitivity::Tornado& t) {
   os << "\n" << t.variant << ": ";

@@ -2,18 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include "common/format.hpp"
 
 namespace tiersim::calibrate {
 
-namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-}  // namespace
+using format::fixed;
 
 std::vector<std::string> cache_warnings(const std::vector<store::CalibrationPoint>& points,
                                         const DeviceProfileFit& fit,

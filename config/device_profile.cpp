@@ -16,6 +16,7 @@
 
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
+#include "common/format.hpp"
 
 namespace tiersim {
 
@@ -197,11 +198,7 @@ std::string quoted(const std::string& s) {
 }
 
 // Seven significant digits: far below measurement noise, short enough to read.
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.7g", v);
-  return buf;
-}
+std::string num(double v) { return format::significant(v, 7); }
 
 std::string direction_line(const SsdDirectionModel& m) {
   return "{peak_gbps: " + num(m.peak_gbps) + ", io_overhead_us: " + num(m.io_overhead_us) +

@@ -15,6 +15,7 @@
 
 #include "model/errors.hpp"
 #include "model/files.hpp"
+#include "common/format.hpp"
 
 namespace tiersim::config {
 
@@ -390,11 +391,6 @@ std::optional<double> parse_duration_s(const std::string& text) {
   return std::nullopt;
 }
 
-std::string format_number(double value) {
-  char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  if (ec != std::errc()) return std::to_string(value);
-  return std::string(buf, ptr);
-}
+std::string format_number(double value) { return format::exact(value); }
 
 }  // namespace tiersim::config

@@ -6,14 +6,11 @@
 
 #include "model/layout.hpp"
 #include "model/units.hpp"
+#include "common/format.hpp"
 
 namespace tiersim {
 
-std::string format_gb(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / units::kGB);
-  return buf;
-}
+std::string format_gb(double bytes) { return format::gigabytes(bytes); }
 
 double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em) {
   const GpuArchInfo& arch = gpu_arch_info(g.arch);

@@ -7,6 +7,7 @@
 
 #include "reports/decision.hpp"
 #include "reports/report.hpp"
+#include "common/format.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -22,17 +23,8 @@ constexpr Part kParts[] = {{"capex_usd_gpu", "GPUs", "#4c78a8"},
                            {"capex_usd_dram", "DRAM", "#54a24b"},
                            {"capex_usd_drives", "NVMe drives", "#b279a2"}};
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-std::string px(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return format::significant(v, 4); }
+std::string px(double v) { return format::fixed(v, 1); }
 
 // A label short enough for the chart's margin; the full text is in the element's <title>.
 std::string short_label(const std::string& s) {
@@ -63,11 +55,11 @@ std::string capex_chart(const std::vector<store::StoredRun>& runs, const std::ve
       const double w = v / max_usd * plot_w;
       s << "<rect class=\"segment\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w)
         << "\" height=\"" << px(bar_h) << "\" fill=\"" << p.color << "\"><title>"
-        << html_escape(labels[rows[k]]) << ": " << p.name << " " << money(v) << "</title></rect>";
+        << html_escape(labels[rows[k]]) << ": " << p.name << " " << format::dollars(v) << "</title></rect>";
       x += w;
     }
     s << "<text x=\"" << px(x + 4) << "\" y=\"" << px(y + bar_h - 4) << "\" font-size=\"12\">"
-      << money(r.metric("capex_usd")) << "</text>";
+      << format::dollars(r.metric("capex_usd")) << "</text>";
   }
   double lx = left;
   const double ly = top + double(rows.size()) * (bar_h + gap) + 16;

@@ -7,6 +7,7 @@
 
 #include "reports/report.hpp"
 #include "sim/metrics.hpp"
+#include "common/format.hpp"
 
 using nlohmann::json;
 
@@ -39,12 +40,6 @@ std::string placement_text(const Placement& p) {
     s += buf;
   }
   return s;
-}
-
-std::string num(double v, const char* fmt = "%.3g") {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
 }
 
 // The validation group whose error bands `metric` of a run in group `run_group`: energy and
@@ -97,9 +92,9 @@ std::string band_text(const Band& b) {
   if (b.group.empty()) return "validation group unknown" + unanchored;
   if (!b.pct && b.measurements > 0)
     return "group " + b.group + ": every published case fed a constant it uses (in-sample error " +
-           num(b.in_sample_pct, "%.1f") + " %), no out-of-sample error band" + unanchored;
+           format::fixed(b.in_sample_pct, 1) + " %), no out-of-sample error band" + unanchored;
   if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated" + unanchored;
-  return "+-" + num(*b.pct, "%.1f") + " % (out-of-sample validation error of group " + b.group +
+  return "+-" + format::fixed(*b.pct, 1) + " % (out-of-sample validation error of group " + b.group +
          ", leave-one-source-out, never below in-sample" + (b.provisional ? ", provisional" : "") + ")" +
          unanchored;
 }
@@ -114,9 +109,9 @@ const std::string& unit_of(const ReportInput& in, const std::string& metric) {
 // How far the winner w is ahead of the runner-up r: "92.1 % lower than" for costs, "25.4x" or
 // "12.0 % higher than" for rates (a percentage of a much smaller rate reads badly).
 std::string margin_text(double w, double r, bool lower) {
-  if (lower) return num(r != 0 ? 100 * (r - w) / r : 0, "%.1f") + " % lower than";
-  if (r > 0 && w / r >= 2) return num(w / r, "%.3g") + "x";
-  return num(r != 0 ? 100 * (w - r) / r : 0, "%.1f") + " % higher than";
+  if (lower) return format::fixed(r != 0 ? 100 * (r - w) / r : 0, 1) + " % lower than";
+  if (r > 0 && w / r >= 2) return format::significant(w / r, 3) + "x";
+  return format::fixed(r != 0 ? 100 * (w - r) / r : 0, 1) + " % higher than";
 }
 
 struct Verdict {
@@ -218,8 +213,8 @@ json headline_spec(const ReportInput& in, const std::vector<std::string>& labels
 json tornado_spec(const TornadoChart& t, const std::string& label, const std::string& metric,
                   const std::string& unit, double range) {
   json values = json::array();
-  const std::string lo = "input -" + num(100 * range, "%.0f") + " %";
-  const std::string hi = "input +" + num(100 * range, "%.0f") + " %";
+  const std::string lo = "input -" + format::fixed(100 * range, 0) + " %";
+  const std::string hi = "input +" + format::fixed(100 * range, 0) + " %";
   for (const auto& b : t.bars) {
     values.push_back({{"input", b.input},
                       {"end", lo},
@@ -259,25 +254,13 @@ json tornado_spec(const TornadoChart& t, const std::string& label, const std::st
 
 }  // namespace
 
-std::string money(double v) {
-  // snprintf, not "$" + std::string: GCC 12 warns (-Wstringop-overflow) on the latter.
-  char buf[48];
-  if (std::fabs(v) >= 1e6)
-    std::snprintf(buf, sizeof buf, "$%.2fM", v / 1e6);
-  else if (std::fabs(v) >= 1e3)
-    std::snprintf(buf, sizeof buf, "$%.1fk", v / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "$%.2f", v);
-  return buf;
-}
-
 namespace {
 
 // "$1.23 per million tokens", "1.2k tokens/s": the value in words a buyer reads.
 std::string human(double v, const std::string& unit) {
-  if (unit == "USD") return money(v);
-  if (unit == "USD/Mtoken") return money(v) + " per million tokens";
-  return num(v, "%.4g") + " " + unit;
+  if (unit == "USD") return format::dollars(v);
+  if (unit == "USD/Mtoken") return format::dollars(v) + " per million tokens";
+  return format::significant(v, 4) + " " + unit;
 }
 
 // The summary as plain sentences (shared by the HTML and the Markdown).
@@ -310,7 +293,7 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
          human(in.runs[*v->runner_up].metric(d.metric), unit) + ")";
   }
   if (v->baseline_ratio)
-    s += "; " + num(*v->baseline_ratio, "%.3g") + "x the baseline " + labels[0];
+    s += "; " + format::significant(*v->baseline_ratio, 3) + "x the baseline " + labels[0];
   s += ".";
   if (v->runner_up) {
     if (!in.validation.available)
@@ -344,12 +327,12 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
     if (flips.empty())
       out.robustness = labels[w] + " stays ahead of " + labels[*v->runner_up] +
                        " when any one input of the sensitivity analysis moves by +-" +
-                       num(100 * d.range, "%.0f") + " %.";
+                       format::fixed(100 * d.range, 0) + " %.";
     else {
       out.robustness = labels[*v->runner_up] + " would win with ";
       for (std::size_t i = 0; i < flips.size(); ++i)
         out.robustness += (i ? (i + 1 == flips.size() ? " or " : ", ") : "") + flips[i];
-      out.robustness += " (one input at a time, +-" + num(100 * d.range, "%.0f") + " %).";
+      out.robustness += " (one input at a time, +-" + format::fixed(100 * d.range, 0) + " %).";
     }
   }
   return out;
@@ -361,9 +344,9 @@ std::string describe_configuration(const Scenario& s) {
   std::ostringstream o;
   const Hardware& hw = s.hardware;
   o << hw.gpu_count << "x " << hw.gpu.name << " ("
-    << (hw.gpu.memory_label.empty() ? num(hw.gpu.memory_mib, "%.0f") + " MiB" : hw.gpu.memory_label)
+    << (hw.gpu.memory_label.empty() ? format::fixed(hw.gpu.memory_mib, 0) + " MiB" : hw.gpu.memory_label)
     << "), "
-    << hw.host.name << " with " << num(hw.host.dram_gb, "%.0f") << " GB DRAM";
+    << hw.host.name << " with " << format::fixed(hw.host.dram_gb, 0) << " GB DRAM";
   if (hw.nvme.count > 0)
     o << ", " << hw.nvme.count << "x "
       << (hw.nvme.drive.name.empty() ? "profiled" : hw.nvme.drive.name) << " NVMe";
@@ -416,7 +399,7 @@ std::vector<DecisionPart> decision_html(const ReportInput& in,
   if (!in.decision.tornadoes.empty()) {
     parts.push_back(
         {"<p class=\"note\">Tornado charts: each input moved alone by +-" +
-             num(100 * in.decision.range, "%.0f") +
+             format::fixed(100 * in.decision.range, 0) +
              " % of its value (clamped to its valid range), the configuration re-simulated; the "
              "bars show where " +
              html_escape(in.decision.metric) +

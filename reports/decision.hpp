@@ -48,9 +48,6 @@ struct DecisionInput {
 // inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".
 std::string describe_configuration(const Scenario& s);
 
-// Dollars as a buyer reads them: "$147.8k", "$1.23M", "$2.44".
-std::string money(double usd);
-
 // The runs that are candidates for the recommendation on `metric`, best first (indices into
 // runs): they fit and have the metric.
 std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metric,

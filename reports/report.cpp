@@ -16,6 +16,7 @@
 #include "reports/cost_charts.hpp"
 #include "reports/serving_charts.hpp"
 #include "store/sqlite.hpp"
+#include "common/format.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -664,16 +665,7 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
-std::string format_value(double v) {
-  if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf");
-  char buf[40];
-  const double a = std::fabs(v);
-  if (a != 0 && (a >= 1e7 || a < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.3e", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string format_value(double v) { return format::report(v); }
 
 std::string provenance_kind(const std::string& source) {
   auto starts = [&](const char* p) { return source.rfind(p, 0) == 0; };

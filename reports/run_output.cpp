@@ -5,6 +5,7 @@
 
 #include "model/units.hpp"
 #include "sim/economics.hpp"
+#include "common/format.hpp"
 
 namespace tiersim::reports {
 
@@ -52,14 +53,6 @@ nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
   return j;
 }
 
-namespace {
-std::string fmt(double v, const char* spec = "%.4g") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, spec, v);
-  return buf;
-}
-}  // namespace
-
 void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result) {
   os << "scenario   " << scenario.name << "  (" << result.workload << ", hash " << scenario.hash
      << ")\n";
@@ -67,8 +60,8 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
   bool first = true;
   for (const auto& t : result.memory) {
     if (t.capacity_bytes <= 0 && t.required_bytes <= 0) continue;
-    os << (first ? "" : "  |  ") << t.tier << " " << fmt(t.required_bytes / units::kGB, "%.1f")
-       << " / " << fmt(t.capacity_bytes / units::kGB, "%.1f") << " GB"
+    os << (first ? "" : "  |  ") << t.tier << " " << format::fixed(t.required_bytes / units::kGB, 1)
+       << " / " << format::fixed(t.capacity_bytes / units::kGB, 1) << " GB"
        << (t.fits() ? "" : " DOES NOT FIT");
     first = false;
   }
@@ -83,10 +76,10 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
   }
   for (const auto& m : result.metrics)
     os << "  " << m.name << std::string(m.name.size() < 28 ? 28 - m.name.size() : 1, ' ')
-       << fmt(m.value) << " " << m.unit << "\n";
+       << format::significant(m.value, 4) << " " << m.unit << "\n";
   os << "bottleneck " << result.bottleneck << "\nutilization";
   for (const auto& u : result.utilization)
-    os << "  " << u.name << " " << fmt(100 * u.utilization, "%.0f") << "%";
+    os << "  " << u.name << " " << format::fixed(100 * u.utilization, 0) << "%";
   os << "\n";
 }
 

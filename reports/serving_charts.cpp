@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "reports/report.hpp"
+#include "common/format.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -22,11 +23,7 @@ struct Line {
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in this order
 };
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string num(double v) { return format::significant(v, 4); }
 
 // Tick values: decades on a log axis, 1-2-5 steps on a linear one.
 std::vector<double> ticks(double lo, double hi, bool log) {
