@@ -13,7 +13,7 @@
 
 namespace tiersim::reports {
 
-// One measured bandwidth-vs-block-size line (from calibrate/points.hpp's read_bandwidth_curves;
+// One measured bandwidth-vs-block-size line (from store/calibration_points.hpp's read_bandwidth_curves;
 // copied here so the report library does not depend on the calibration library).
 struct CalibrationCurve {
   std::string target;
@@ -25,7 +25,7 @@ struct CalibrationCurve {
   std::vector<double> model_bandwidth_gbps;  // 0 where not fitted
 };
 
-// The model's error against published measurements (sim/validation.hpp), quoted in the header.
+// The model's error against published measurements (study/validation.hpp), quoted in the header.
 struct ValidationInfo {
   bool available = false;
   std::size_t measurements = 0;
