@@ -194,12 +194,9 @@ json headline_spec(const ReportInput& in, const std::vector<std::string>& labels
             {"title", metric + " (" + unit_of(in, metric) + "); whiskers: out-of-sample validation error band"}};
   // Values spanning orders of magnitude would turn all but the largest bar into slivers.
   if (lo > 0 && hi / lo > 30) x["scale"] = {{"type", "log"}};
-  json s = {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
-            {"title", "Recommendation metric with the model's error band"},
-            {"width", 520},
-            {"height", std::max<std::size_t>(60, 26 * values.size())},
-            {"data", {{"values", values}}},
-            {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
+  json s = chart_spec("Recommendation metric with the model's error band", 520,
+                      bars_height(values.size(), 26));
+  s["data"] = {{"values", values}};
   json y = {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}};
   json xlow = x;
   xlow["field"] = "low";
@@ -229,12 +226,8 @@ json tornado_spec(const TornadoChart& t, const std::string& label, const std::st
   }
   if (values.empty()) return nullptr;
   json y = {{"field", "input"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}};
-  json s = {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
-            {"title", "Sensitivity of " + metric + ": " + label},
-            {"width", 520},
-            {"height", std::max<std::size_t>(60, 24 * t.bars.size())},
-            {"data", {{"values", values}}},
-            {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
+  json s = chart_spec("Sensitivity of " + metric + ": " + label, 520, bars_height(t.bars.size(), 24));
+  s["data"] = {{"values", values}};
   s["layer"] = json::array(
       {{{"mark", {{"type", "bar"}, {"tooltip", true}}},
         {"encoding",
@@ -374,7 +367,7 @@ std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metri
   return out;
 }
 
-std::vector<DecisionPart> decision_html(const ReportInput& in,
+std::vector<ReportPart> decision_html(const ReportInput& in,
                                         const std::vector<std::string>& labels) {
   const Sentences s = sentences(in, labels);
   std::ostringstream h;
@@ -394,7 +387,7 @@ std::vector<DecisionPart> decision_html(const ReportInput& in,
       << (in.runs[i].fits ? "" : " &mdash; <b>does not fit</b>") << "</li>";
   }
   h << "</ul>\n";
-  std::vector<DecisionPart> parts;
+  std::vector<ReportPart> parts;
   parts.push_back({h.str(), headline_spec(in, labels)});
   if (!in.decision.tornadoes.empty()) {
     parts.push_back(

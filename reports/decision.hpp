@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/scenario.hpp"
+#include "reports/charts.hpp"
 
 namespace tiersim::reports {
 
@@ -53,12 +54,8 @@ std::string describe_configuration(const Scenario& s);
 std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metric,
                                  bool lower_is_better);
 
-// One piece of the summary: HTML, then (when not null) a Vega-Lite spec to embed after it.
-struct DecisionPart {
-  std::string html;
-  nlohmann::json spec;
-};
-std::vector<DecisionPart> decision_html(const ReportInput& in,
+// The summary as report parts (reports/charts.hpp): HTML, each followed by its chart, if any.
+std::vector<ReportPart> decision_html(const ReportInput& in,
                                         const std::vector<std::string>& labels);
 std::string decision_markdown(const ReportInput& in, const std::vector<std::string>& labels);
 

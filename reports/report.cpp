@@ -167,14 +167,6 @@ namespace {
 
 // --- Vega-Lite specs --------------------------------------------------------------------------
 
-json base_spec(const std::string& title, int width, int height) {
-  return {{"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
-          {"title", title},
-          {"width", width},
-          {"height", height},
-          {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
-}
-
 // A horizontal bar per run; nullopt-like (null json) when no run has the metric.
 json bar_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
               const std::vector<std::string>& names, const std::string& title,
@@ -187,7 +179,7 @@ json bar_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::
         break;  // first name present wins (e.g. tokens_per_s for training runs)
       }
   if (values.empty()) return nullptr;
-  json s = base_spec(title, 560, static_cast<int>(std::max<std::size_t>(60, 22 * values.size())));
+  json s = chart_spec(title, 560, static_cast<int>(std::max<std::size_t>(60, 22 * values.size())));
   s["data"] = {{"values", values}};
   s["mark"] = {{"type", "bar"}, {"tooltip", true}};
   s["encoding"] = {{"y", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
@@ -206,7 +198,7 @@ json latency_spec(const std::vector<store::StoredRun>& runs, const std::vector<s
   if (values.empty()) return nullptr;
   // Side by side, not stacked: I/O wait happens inside prefill and decode, so stacking would
   // count it twice.
-  json s = base_spec("Latency split (I/O wait is part of prefill + decode)", 560,
+  json s = chart_spec("Latency split (I/O wait is part of prefill + decode)", 560,
                      static_cast<int>(std::max<std::size_t>(60, 30 * runs.size())));
   s["data"] = {{"values", values}};
   s["mark"] = {{"type", "bar"}, {"tooltip", true}};
@@ -238,7 +230,7 @@ json energy_spec(const std::vector<store::StoredRun>& runs, const std::vector<st
         values.push_back({{"run", labels[i]}, {by, "total"}, {"j_per_token", m->value}});
   }
   if (values.empty()) return nullptr;
-  json s = base_spec("Energy per generated token by " + by, 560,
+  json s = chart_spec("Energy per generated token by " + by, 560,
                      static_cast<int>(std::max<std::size_t>(60, 22 * runs.size())));
   s["data"] = {{"values", values}};
   s["mark"] = {{"type", "bar"}, {"tooltip", true}};
@@ -263,7 +255,7 @@ json gantt_spec(const store::StoredRun& r, const std::string& label, const json&
                       {"step", s.phase},
                       {"item", s.item}});
   int step = r.timeline.front().phase;
-  json s = base_spec(label + ": one decode step (step " + std::to_string(step) + ")", 900, 0);
+  json s = chart_spec(label + ": one decode step (step " + std::to_string(step) + ")", 900, 0);
   s.erase("height");
   s["data"] = {{"values", values}};
   s["mark"] = {{"type", "bar"}, {"tooltip", true}};
@@ -288,7 +280,7 @@ json calibration_spec(const std::vector<CalibrationCurve>& curves) {
                                        " (" + std::to_string(c.threads) + " thread" +
                                        (c.threads == 1 ? "" : "s") + ")"}});
   if (values.empty()) return nullptr;
-  json s = base_spec("", 420, 260);
+  json s = chart_spec("", 420, 260);
   s.erase("title");
   s.erase("width");
   s.erase("height");
@@ -464,8 +456,14 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     h << ".</p>\n";
   }
   for (const auto& [what, spec] : plots) embed(spec);
-  h << serving_charts_html(in.runs);  // inline SVG; "" without serving runs
-  h << cost_charts_html(in.runs, labels);  // inline SVG; "" without capex
+  for (const auto& part : serving_chart_parts(in.runs)) {  // none without serving runs
+    h << part.html;
+    if (!part.spec.is_null()) embed(part.spec);
+  }
+  for (const auto& part : cost_chart_parts(in.runs, labels)) {  // none without capex
+    h << part.html;
+    if (!part.spec.is_null()) embed(part.spec);
+  }
 
   h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
        "simulated resource during one steady-state decode step (the middle one), including "

@@ -1,11 +1,12 @@
 #pragma once
-// The report's serving section as inline SVG (no script needed): latency against offered load
+// The report's serving section (Vega-Lite charts, reports/charts.hpp): latency against offered load
 // (p50 and p99 of TTFT and of the time per output token, one line per configuration, from the
 // runs `tiersim capacity --db` stores at every rate it tries) and the latency distribution of
 // each configuration, drawn through the percentiles its run reports.
 #include <string>
 #include <vector>
 
+#include "reports/charts.hpp"
 #include "store/results_store.hpp"
 
 namespace tiersim::reports {
@@ -23,7 +24,7 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
 // (every run when none reports an attainment), else its lowest rate.
 const store::StoredRun* cdf_run(const ServingSeries& s);
 
-// "<h2>Serving</h2>" and the charts; "" when no run is a serving run.
-std::string serving_charts_html(const std::vector<store::StoredRun>& runs);
+// "<h2>Serving</h2>" and the charts; empty when no run is a serving run.
+std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>& runs);
 
 }  // namespace tiersim::reports

@@ -90,8 +90,9 @@ check_winner "$work/report/index.html.dom"
 "$bin" report --db "$work/demo.sqlite" --out "$work/demo" >/dev/null
 render "$work/demo/index.html"
 # 4 summary plots + 3 timelines (the configuration that does not fit has none) + the headline
-# chart + 2 tornadoes; check_plots also requires every chart on the page to draw.
-check_plots "$work/demo/index.html.dom" 10
+# chart + 2 tornadoes + the 2 cost charts; check_plots also requires every chart on the page to
+# draw.
+check_plots "$work/demo/index.html.dom" 12
 check_winner "$work/demo/index.html.dom"
 # The runs are labelled by the compare file's variant names (stored in runs.variant), not by
 # their scenario names: every variant heads a column of the comparison table.
@@ -104,19 +105,19 @@ done
 echo "variants labelled: $(echo $variants)"
 [ "$(grep -o '"title":"Sensitivity of ' "$work/demo/index.html" | wc -l)" -eq 2 ] ||
   { echo "FAIL: the default report lacks its two tornado charts"; exit 1; }
-# Cost charts (inline SVG, reports/cost_charts.cpp): capex by component for each configuration
-# with prices, and throughput vs cost per million tokens with the Pareto front. Four of the five
-# variants fit and have every price (6x-l40s-1mb does not fit: no breakdown, no point).
-dd="$work/demo/index.html.dom"
-cost_charts=$(grep -o '<svg class="cost-chart"' "$dd" | wc -l)
-bars=$(grep -o '<text x="[0-9.]*" y="[0-9.]*" text-anchor="end" font-size="12"><title>' "$dd" | wc -l)
-segments=$(grep -o '<rect class="segment"' "$dd" | wc -l)
-points=$(grep -o '<circle class="point"' "$dd" | wc -l)
-front=$(grep -Eo '<polyline class="pareto"[^>]*points="[0-9.]+,[0-9.]+' "$dd" | wc -l)
-echo "cost: $cost_charts charts, $bars capex bars of $segments segments, $points points, front drawn: $front"
-if [ "$cost_charts" -ne 2 ] || [ "$bars" -ne 4 ] || [ "$segments" -lt 12 ] || [ "$points" -ne 4 ] ||
-   [ "$front" -ne 1 ]; then
-  echo "FAIL: cost charts missing (expected 2 charts, 4 bars of 3+ segments, 4 points, a front)"
+# Cost charts (Vega-Lite, reports/cost_charts.cpp; check_plots above saw every chart draw): capex
+# by component for each configuration with prices, and throughput vs cost per million tokens with
+# the Pareto front. Four of the five variants fit and have every price (6x-l40s-1mb does not fit:
+# no breakdown, no point). The counts are read from the specs inlined in the page.
+dh="$work/demo/index.html"
+cost_charts=$(grep -Eo '"title":"(Capex by component \(USD\)|Throughput vs cost per million tokens \(log scales\))"' "$dh" | wc -l)
+bars=$(grep -o '"total":"[^"]*"' "$dh" | sort -u | wc -l)
+segments=$(grep -o '"part_order":' "$dh" | wc -l)
+points=$(grep -o '"front_order":' "$dh" | wc -l)
+front=$(grep -o '"front":"Pareto front"' "$dh" | wc -l)
+echo "cost: $cost_charts charts, $segments capex segments of about $bars bars, $points points, $front on the front"
+if [ "$cost_charts" -ne 2 ] || [ "$segments" -lt 12 ] || [ "$points" -ne 4 ] || [ "$front" -lt 1 ]; then
+  echo "FAIL: cost charts missing (expected 2 charts, 12+ capex segments, 4 points, a front)"
   exit 1
 fi
 grep -q 'out-of-sample validation error of group' "$work/demo/index.html.dom" ||
@@ -127,16 +128,19 @@ grep -Eq 'Model validation by the group each configuration belongs to \(error ba
   { echo "FAIL: validation sentence missing from the header"; exit 1; }
 
 # Serving: the runs of a capacity search give the latency-vs-load and latency-distribution charts
-# (inline SVG): four charts, each line drawn through at least two points.
+# (Vega-Lite): four charts, all drawn, with p50 and p99 lines over several rates.
 "$bin" capacity "$src/scenarios/serving/opt30b-chatbot-6xl40s.yaml" --db "$work/serving.sqlite" -q >/dev/null
 "$bin" report --db "$work/serving.sqlite" --out "$work/serving-report" --no-validation >/dev/null
 render "$work/serving-report/index.html"
 sdom="$work/serving-report/index.html.dom"
-charts=$(grep -o '<svg class="serving-chart"' "$sdom" | wc -l)
-lines=$(grep -Eo '<polyline class="series"[^>]*points="[0-9.]+,[0-9.]+ [0-9.]+,[0-9.]+' "$sdom" | wc -l)
-echo "serving: $charts charts, $lines lines"
-if [ "$charts" -ne 4 ] || [ "$lines" -lt 6 ]; then
-  echo "FAIL: serving charts missing (expected 4 charts and 6 lines)"; exit 1
+check_plots "$sdom" 4
+sh="$work/serving-report/index.html"
+charts=$(grep -Eo '"title":"(Time to first token vs load|Time per output token vs load|TTFT distribution|TPOT distribution)"' "$sh" | wc -l)
+p50=$(grep -o '"dash":"p50"' "$sh" | wc -l)
+p99=$(grep -o '"dash":"p99"' "$sh" | wc -l)
+echo "serving: $charts charts, $p50 p50 and $p99 p99 points"
+if [ "$charts" -ne 4 ] || [ "$p50" -lt 4 ] || [ "$p99" -lt 4 ]; then
+  echo "FAIL: serving charts missing (expected 4 charts and p50/p99 lines of 2+ points each)"; exit 1
 fi
 
 # Scenario names that try to break out of HTML, attributes and the inlined JSON

@@ -33,12 +33,30 @@ TEST_CASE("cost charts: capex bars and the scatter only when runs carry the metr
                  {"usd_per_million_tokens", usd_mtok, "USD/Mtoken"}};
     return r;
   };
-  CHECK(cost_charts_html({store::StoredRun{}}, {"no prices"}).empty());
-  const std::string one = cost_charts_html({run(5000, 10, 2)}, {"a"});
-  CHECK_THAT(one, Catch::Contains("id=\"capex-chart\""));
-  CHECK_THAT(one, !Catch::Contains("id=\"pareto-chart\""));  // one point is no comparison
-  const std::string two = cost_charts_html({run(5000, 10, 2), run(9000, 100, 1)}, {"a", "b<x>"});
-  CHECK_THAT(two, Catch::Contains("id=\"pareto-chart\"") && Catch::Contains("b&lt;x&gt;") &&
-                      !Catch::Contains("b<x>"));
-  CHECK_THAT(two, Catch::Contains("b&lt;x&gt;: 100 tokens/s, $1/Mtoken (Pareto front)"));
+  CHECK(cost_chart_parts({store::StoredRun{}}, {"no prices"}).empty());
+  // One run: the capex chart only (one point is no comparison).
+  const auto one = cost_chart_parts({run(5000, 10, 2)}, {"a"});
+  REQUIRE(one.size() == 1);
+  CHECK_THAT(one[0].html, Catch::Contains("<h2>Cost</h2>"));
+  const auto& capex = one[0].spec;
+  REQUIRE(capex.is_object());
+  CHECK(capex["title"] == "Capex by component (USD)");
+  // Two stacked segments (GPUs, platform) in the order of the components.
+  REQUIRE(capex["data"]["values"].size() == 2);
+  CHECK(capex["data"]["values"][0]["part"] == "GPUs");
+  CHECK(capex["data"]["values"][0]["usd"] == 5000);
+  CHECK(capex["data"]["values"][1]["part"] == "platform");
+  CHECK(capex["data"]["values"][1]["total"] == "$6.0k");
+
+  // Two runs: the scatter with its front and the numbered list, names escaped in the HTML.
+  const auto two = cost_chart_parts({run(5000, 10, 2), run(9000, 100, 1)}, {"a", "b<x>"});
+  REQUIRE(two.size() == 3);
+  const auto& points = two[1].spec["data"]["values"];
+  REQUIRE(points.size() == 2);
+  CHECK(points[0]["front"] == "beaten on both");  // slower and dearer than b
+  CHECK(points[1]["front"] == "Pareto front");
+  CHECK(points[1]["run"] == "b<x>");  // data, not markup: the page inlines it as escaped JSON
+  CHECK(two[1].spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log");
+  CHECK_THAT(two[2].html, Catch::Contains("b&lt;x&gt;: 100 tokens/s, $1/Mtoken (Pareto front)") &&
+                              !Catch::Contains("b<x>"));
 }

@@ -1,8 +1,7 @@
 // The report's serving charts: grouping of runs by configuration, the run each CDF shows, and the
-// SVG drawn from them. tests/reports/check_report.sh renders them in Chromium.
+// Vega-Lite specs drawn from them. tests/reports/check_report.sh renders them in Chromium.
 #include <catch2/catch.hpp>
 
-#include <regex>
 
 #include "reports/serving_charts.hpp"
 
@@ -24,16 +23,6 @@ store::StoredRun serving_run(std::int64_t id, const std::string& name, double ra
                {"tpot_p50_s", 0.05, "s"},
                {"tpot_p99_s", 0.08, "s"}};
   return r;
-}
-
-// The y coordinates of one polyline's points, in drawing order.
-std::vector<double> ys(const std::string& points) {
-  std::vector<double> out;
-  std::regex pair("([0-9.]+),([0-9.]+)");
-  for (auto it = std::sregex_iterator(points.begin(), points.end(), pair);
-       it != std::sregex_iterator(); ++it)
-    out.push_back(std::stod((*it)[2]));
-  return out;
 }
 
 }  // namespace
@@ -60,29 +49,35 @@ TEST_CASE("serving charts group runs by configuration and order them by rate",
   CHECK(reports::cdf_run(series[0])->id == 4);
   CHECK(reports::cdf_run(series[1])->id == 2);
 
-  const std::string html = reports::serving_charts_html(runs);
-  std::regex svg("<svg class=\"serving-chart\"");
-  CHECK(std::distance(std::sregex_iterator(html.begin(), html.end(), svg),
-                      std::sregex_iterator()) == 4);
-  // "a p50" on the TTFT chart: three points, latency rising with the rate, so y (downwards) falls.
-  std::smatch m;
-  REQUIRE(std::regex_search(
-      html, m, std::regex("<polyline class=\"series\"[^>]*points=\"([^\"]*)\"><title>a p50<")));
-  const auto y = ys(m[1]);
-  REQUIRE(y.size() == 3);
-  CHECK(y[0] > y[1]);
-  CHECK(y[1] > y[2]);
-  CHECK_THAT(html, Catch::Contains("a at 2 requests/s"));
+  const auto parts = reports::serving_chart_parts(runs);
+  // The heading, then TTFT and TPOT against load and the two distributions.
+  REQUIRE(parts.size() == 5);
+  CHECK_THAT(parts[0].html, Catch::Contains("<h2>Serving</h2>"));
+  const auto& ttft = parts[1].spec;
+  CHECK(ttft["title"] == "Time to first token vs load");
+  CHECK(ttft["encoding"]["y"]["scale"]["type"] == "log");
+  // "a p50": three points in rate order, latency rising with the rate.
+  std::vector<double> xs, ys;
+  for (const auto& v : ttft["data"]["values"])
+    if (v["series"] == "a p50") {
+      xs.push_back(v["x"]);
+      ys.push_back(v["y"]);
+    }
+  CHECK(xs == std::vector<double>{1, 2, 4});
+  CHECK(ys == std::vector<double>{0.1, 0.4, 3.0});
+  CHECK(parts[3].spec["title"] == "TTFT distribution");
+  CHECK(parts[3].spec["data"]["values"][0]["config"] == "a at 2 requests/s");
 }
 
-TEST_CASE("serving charts are left out without serving runs and escape names",
+TEST_CASE("serving charts are left out without serving runs and keep names out of the HTML",
           "[reports][serving]") {
-  CHECK(reports::serving_charts_html({}).empty());
+  CHECK(reports::serving_chart_parts({}).empty());
+  // Names are chart data, inlined as escaped JSON by the report; the HTML holds none.
   const std::vector<store::StoredRun> runs = {serving_run(1, "<b>x</b>", 1, 100, 0.1),
                                                 serving_run(2, "<b>x</b>", 2, 100, 0.2)};
-  const std::string html = reports::serving_charts_html(runs);
-  CHECK_THAT(html, !Catch::Contains("<b>x"));
-  CHECK_THAT(html, Catch::Contains("&lt;b&gt;x"));
+  const auto parts = reports::serving_chart_parts(runs);
+  for (const auto& p : parts) CHECK_THAT(p.html, !Catch::Contains("<b>x"));
+  CHECK(parts[1].spec["data"]["values"][0]["config"] == "<b>x</b>");
 }
 
 }  // namespace tiersim
