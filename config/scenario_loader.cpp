@@ -22,6 +22,7 @@
 #include "model/files.hpp"
 #include "model/stable_hash.hpp"
 #include "sim/workloads/inference/flexgen_keys.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::config {
 
@@ -456,15 +457,7 @@ void Loader::check_cross_fields() const {
   // Within its window sliding-window attention attends to every token, as full attention does;
   // past it the cache keeps only the window, which the simulator does not model.
   if (m.sliding_window > 0) {
-    int longest = 0;
-    const char* key = "";
-    if (s_.kind == WorkloadKind::kInference) {
-      longest = s_.inference.prompt_tokens + s_.inference.gen_tokens;
-      key = "workload.prompt_tokens";
-    } else if (s_.kind == WorkloadKind::kTraining) {
-      longest = s_.training.sequence_tokens;
-      key = "workload.sequence_tokens";
-    }
+    const auto [key, longest] = longest_sequence(s_);
     if (longest > m.sliding_window)
       fail_at(key, std::to_string(longest) + " tokens exceed " + m.name +
                        "'s sliding attention window of " + std::to_string(m.sliding_window) +
@@ -475,8 +468,7 @@ void Loader::check_cross_fields() const {
   if (pol.weights.nvme > 0 && !nvme)
     fail_at("policy.weights", "weights on nvme need NVMe drives (hardware.nvme.model or profile, "
                               "count > 0)");
-  if (pol.kv_cache.cpu > 0 && !pol.stack.host_kv_attention &&
-      (s_.kind == WorkloadKind::kInference || s_.kind == WorkloadKind::kServing))
+  if (pol.kv_cache.cpu > 0 && !pol.stack.host_kv_attention && has_capability(s_, kCapKvCache))
     fail_at("policy.kv_cache", "the " + pol.stack.name +
                                    " stack runs attention on the GPU only; keep the KV cache on "
                                    "gpu or use policy.stack: " +
@@ -490,7 +482,7 @@ void Loader::check_cross_fields() const {
 
   // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
   if (const auto issue = parallelism_issue(s_)) fail_at(issue->key, issue->message);
-  if (pol.schedule == Schedule::kFlexGen && s_.kind != WorkloadKind::kInference)
+  if (pol.schedule == Schedule::kFlexGen && !has_capability(s_, kCapFlexGen))
     fail_at("policy.schedule", "flexgen is modelled for the inference workload only");
   if (checks.layout) checks.layout(check);
 }
@@ -555,8 +547,8 @@ Scenario Loader::run() {
   // sim/workloads/inference/inference.cpp, sim/workloads/serving/iteration_cost.cpp): without
   // NVMe weights both I/O paths are one configuration, and the resolved scenario (so its hash,
   // by which plan collapses equivalent points) says so.
-  if ((s_.kind == WorkloadKind::kInference || s_.kind == WorkloadKind::kServing) &&
-      s_.policy.weights.nvme <= 0 && s_.policy.io_path != IoPath::kAio) {
+  if (has_capability(s_, kCapWeightStream) && s_.policy.weights.nvme <= 0 &&
+      s_.policy.io_path != IoPath::kAio) {
     s_.policy.io_path = IoPath::kAio;
     s_.provenance["policy.io_path"] = "aio: gds has no effect without weights on NVMe";
   }

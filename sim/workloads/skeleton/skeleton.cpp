@@ -68,7 +68,7 @@ const WorkloadOps skeleton_workload{
     "skeleton", WorkloadKind::kSkeleton,
     "template to copy when adding a workload: one decode step of one sequence with every weight "
     "in GPU memory, at the roofline",
-    kCapEnergyAndCost, &run_skeleton};
+    &run_skeleton};
 }  // namespace workloads
 
 }  // namespace tiersim::sim
