@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "reports/report.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -150,7 +151,10 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
   std::vector<ServingSeries> out;
   std::map<std::string, std::size_t> index;
   for (const auto& r : runs) {
-    if (r.workload != "serving" || !r.fits || !r.has_metric("offered_rate_requests_per_s"))
+    // Runs whose requests arrive at a rate (kCapArrivalRate), measured at several rates.
+    const WorkloadTraits* traits = find_workload_traits(r.workload);
+    if (!traits || !traits->has(kCapArrivalRate) || !r.fits ||
+        !r.has_metric("offered_rate_requests_per_s"))
       continue;
     auto [it, added] = index.emplace(r.display_name(), out.size());
     if (added) out.push_back({r.display_name(), {}});

@@ -11,6 +11,14 @@ const WorkloadTraits& workload_traits(WorkloadKind kind) {
   return *kTraits[static_cast<std::size_t>(kind)];
 }
 
+const WorkloadTraits* find_workload_traits(std::string_view name) {
+  for (int i = 0; i < kWorkloadKindCount; ++i) {
+    const auto kind = static_cast<WorkloadKind>(i);
+    if (name == to_string(kind)) return &workload_traits(kind);
+  }
+  return nullptr;
+}
+
 SequenceSpan longest_sequence(const Scenario& s) {
   const WorkloadTraits& t = workload_traits(s.kind);
   return t.longest_sequence ? t.longest_sequence(s) : SequenceSpan{};

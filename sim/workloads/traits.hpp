@@ -66,6 +66,8 @@ struct WorkloadTraits {
 
 // The traits of `kind`, generated from sim/workloads/registry.def.
 const WorkloadTraits& workload_traits(WorkloadKind kind);
+// By workload.kind's name (a stored run's workload); nullptr for a name no workload has.
+const WorkloadTraits* find_workload_traits(std::string_view name);
 
 // Whether the scenario's workload declares `c`.
 inline bool has_capability(const Scenario& scenario, WorkloadCapability c) {
