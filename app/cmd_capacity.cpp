@@ -15,9 +15,9 @@
 #include "model/errors.hpp"
 #include "model/training_memory.hpp"
 #include "reports/run_output.hpp"
+#include "sim/workloads/traits.hpp"
 #include "store/results_store.hpp"
 #include "study/serving_capacity.hpp"
-#include "sim/workloads/traits.hpp"
 
 namespace po = boost::program_options;
 
