@@ -15,6 +15,7 @@
 #include "model/errors.hpp"
 #include "model/training_memory.hpp"
 #include "reports/run_output.hpp"
+#include "sim/workloads/traits.hpp"
 #include "store/results_store.hpp"
 #include "study/serving_capacity.hpp"
 
@@ -197,7 +198,7 @@ int cmd_capacity(const std::vector<std::string>& args) {
   load.overrides = sets;
   load.data_dir = data_dir;
   const Scenario base = config::load_scenario(file, load);
-  if (base.kind == WorkloadKind::kServing) {
+  if (has_capability(base, kCapArrivalRate)) {
     serving.file = file;
     serving.load = load;
     serving.json = vm.count("json") > 0;
@@ -215,7 +216,7 @@ int cmd_capacity(const std::vector<std::string>& args) {
                   std::to_string(serving.search.criteria.attainment_pct));
     return serving_capacity(base, serving);
   }
-  if (base.kind != WorkloadKind::kTraining)
+  if (!has_capability(base, kCapZeroTraining))
     throw Error(file + ": capacity needs a training or a serving workload (workload.kind)");
   const ExecutionModel em;
   std::printf("%-20s %12s %8s %8s  %s\n", "strategy", "max_params_b", "layers", "hidden",

@@ -20,12 +20,12 @@ EnumRef enum_ref(E* p) {
 }
 
 inline constexpr double kInf = kNoLimit;
-inline const unsigned kInference = 1u << static_cast<unsigned>(WorkloadKind::kInference);
-inline const unsigned kTraining = 1u << static_cast<unsigned>(WorkloadKind::kTraining);
-inline const unsigned kCheckpoint = 1u << static_cast<unsigned>(WorkloadKind::kCheckpoint);
-inline const unsigned kIo = 1u << static_cast<unsigned>(WorkloadKind::kIo);
-inline const unsigned kServing = 1u << static_cast<unsigned>(WorkloadKind::kServing);
-inline const unsigned kSkeleton = 1u << static_cast<unsigned>(WorkloadKind::kSkeleton);
+// The kind bit of each workload (Option::kinds), named as its WorkloadKind enumerator (kServing,
+// ...) and generated from sim/workloads/registry.def.
+#define TIERSIM_WORKLOAD(Enumerator, name) \
+  inline constexpr unsigned Enumerator = 1u << static_cast<unsigned>(WorkloadKind::Enumerator);
+#include "sim/workloads/registry.def"
+#undef TIERSIM_WORKLOAD
 
 // Small builders so that each table row stays one readable line.
 inline Option opt(std::string path, ValueType type, std::string unit, std::string def, std::string help,

@@ -13,6 +13,7 @@
 #include "config/device_profile.hpp"
 #include "config/hf_config.hpp"
 #include "config/options.hpp"
+#include "config/scenario_check.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
@@ -20,15 +21,12 @@
 #include "model/ssd_model.hpp"
 #include "model/files.hpp"
 #include "model/stable_hash.hpp"
+#include "sim/workloads/inference/flexgen_keys.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::config {
 
 namespace {
-
-// Policy keys that FlexGen's policy (policy.flexgen) replaces under policy.schedule: flexgen.
-const std::string kFlexGenReplacedKeys[] = {
-    "policy.weights",     "policy.kv_cache",   "policy.weight_bits",     "policy.kv_bits",
-    "policy.gpu_batches", "policy.pin_memory", "policy.prefetch_layers", "policy.io_path"};
 
 // One key given by the scenario file or a --set, before it is applied.
 struct Given {
@@ -58,11 +56,10 @@ class Loader {
   void resolve_nvme();
   void resolve_prices(const Catalog& catalog);
   void check_cross_fields() const;
-  void check_serving() const;
-  void check_flexgen() const;
   std::string emit_resolved();
   std::string referenced_contents();
   bool given(const std::string& path) const { return given_.count(path) > 0; }
+  friend class LoaderCheck;
 
   YNode root_;
   std::string name_;
@@ -73,8 +70,25 @@ class Loader {
   Scenario s_;
 };
 
-// Upper bound on the layer steps of one inference simulation (see check_cross_fields).
-constexpr double kMaxInferenceLayerSteps = 1 << 25;
+// What a workload's checks (config/scenario_check.hpp) see of the scenario being loaded.
+class LoaderCheck final : public ScenarioCheck {
+ public:
+  explicit LoaderCheck(const Loader& loader) : loader_(loader) {}
+  const Scenario& scenario() const override { return loader_.s_; }
+  bool given(const std::string& path) const override { return loader_.given(path); }
+  std::vector<std::string> given_under(const std::string& prefix) const override {
+    std::vector<std::string> paths;
+    for (const auto& [path, g] : loader_.given_)
+      if (path.rfind(prefix, 0) == 0) paths.push_back(path);
+    return paths;
+  }
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const override {
+    loader_.fail_at(path, message);
+  }
+
+ private:
+  const Loader& loader_;
+};
 
 std::string join_path(const std::string& base, const std::string& rel) {
   namespace fs = std::filesystem;
@@ -443,15 +457,7 @@ void Loader::check_cross_fields() const {
   // Within its window sliding-window attention attends to every token, as full attention does;
   // past it the cache keeps only the window, which the simulator does not model.
   if (m.sliding_window > 0) {
-    int longest = 0;
-    const char* key = "";
-    if (s_.kind == WorkloadKind::kInference) {
-      longest = s_.inference.prompt_tokens + s_.inference.gen_tokens;
-      key = "workload.prompt_tokens";
-    } else if (s_.kind == WorkloadKind::kTraining) {
-      longest = s_.training.sequence_tokens;
-      key = "workload.sequence_tokens";
-    }
+    const auto [key, longest] = longest_sequence(s_);
     if (longest > m.sliding_window)
       fail_at(key, std::to_string(longest) + " tokens exceed " + m.name +
                        "'s sliding attention window of " + std::to_string(m.sliding_window) +
@@ -462,262 +468,23 @@ void Loader::check_cross_fields() const {
   if (pol.weights.nvme > 0 && !nvme)
     fail_at("policy.weights", "weights on nvme need NVMe drives (hardware.nvme.model or profile, "
                               "count > 0)");
-  if (pol.kv_cache.cpu > 0 && !pol.stack.host_kv_attention &&
-      (s_.kind == WorkloadKind::kInference || s_.kind == WorkloadKind::kServing))
+  if (pol.kv_cache.cpu > 0 && !pol.stack.host_kv_attention && has_capability(s_, kCapKvCache))
     fail_at("policy.kv_cache", "the " + pol.stack.name +
                                    " stack runs attention on the GPU only; keep the KV cache on "
                                    "gpu or use policy.stack: " +
                                    kDefaultStackName);
   if (pol.weights.nvme > 0 && pol.io_path == IoPath::kGds && !hw.gpu.gds)
     fail_at("policy.io_path", "GPU '" + hw.gpu.name + "' does not support GPUDirect Storage; use aio");
-  if (s_.kind == WorkloadKind::kIo) {
-    if (!nvme) fail_at("workload.kind", "an io workload needs NVMe drives (hardware.nvme)");
-    if (s_.io.buffer == IoWorkload::Buffer::kGpuDirect && !hw.gpu.gds)
-      fail_at("workload.buffer", "GPU '" + hw.gpu.name + "' does not support GPUDirect Storage");
-  }
-  if (s_.kind == WorkloadKind::kTraining) {
-    const TrainingWorkload& t = s_.training;
-    const std::pair<const char*, Tier> tiers[] = {
-        {"workload.params", t.params}, {"workload.gradients", t.gradients},
-        {"workload.optimizer", t.optimizer}};
-    for (const auto& [key, tier] : tiers)
-      if (tier == Tier::kNvme && !nvme) fail_at(key, "nvme needs NVMe drives (hardware.nvme)");
-  }
-  if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist) {
-    // FastPersist's overlapped storage writes hook into torch's legacy serialiser only.
-    if (given("workload.serialization") &&
-        s_.checkpoint.serialization != CheckpointWorkload::Serialization::kLegacy)
-      fail_at("workload.serialization",
-              "fast_persist writes the legacy format only (its storage hook exists in the "
-              "legacy serialiser); use legacy or leave the key out");
-  }
-  if (s_.kind == WorkloadKind::kCheckpoint &&
-      s_.checkpoint.target.kind == StorageTarget::Kind::kLocalNvme && !nvme)
-    fail_at("workload.target.kind", "local_nvme needs NVMe drives (hardware.nvme)");
-
-  if (s_.kind == WorkloadKind::kServing) check_serving();
+  // The workload's own rules (sim/workloads/<name>/checks.cpp), around the parallel layout's.
+  const WorkloadChecks& checks = workload_checks(s_.kind);
+  const LoaderCheck check(*this);
+  if (checks.keys) checks.keys(check);
 
   // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
   if (const auto issue = parallelism_issue(s_)) fail_at(issue->key, issue->message);
-  // ZeRO-Inference's data-parallel ranks: one source for the prefetch depth (the ZeRO-3 bucket),
-  // and the ZeRO-3 settings only where there are partitions to gather.
-  if (s_.kind == WorkloadKind::kInference) {
-    if (pol.parallelism.data > 1 && given("policy.prefetch_layers"))
-      fail_at("policy.prefetch_layers",
-              "not used with policy.parallelism.data > 1: the gathers run ahead as DeepSpeed's "
-              "policy.zero3.prefetch_bucket_size and policy.zero3.max_live_parameters allow");
-    if (pol.parallelism.data == 1)
-      for (const auto& [path, g] : given_)
-        if (path.rfind("policy.zero3.", 0) == 0)
-          fail_at(path, "applies to policy.parallelism.data > 1 only (ZeRO-Inference's "
-                        "partitioned weights over several GPUs)");
-  }
-  check_flexgen();
-  if (s_.kind == WorkloadKind::kInference && pol.schedule == Schedule::kFlexGenBlock &&
-      s_.inference.batch % pol.gpu_batches != 0)
-    fail_at("policy.gpu_batches",
-            "must divide workload.batch (" + std::to_string(s_.inference.batch) + ")");
-  const int tp = pol.parallelism.tensor;
-  const int pp = pol.parallelism.pipeline;
-  if (s_.kind == WorkloadKind::kTraining) {
-    // Each data-parallel rank takes the same share of the batch (as in model/training_memory.cpp's
-    // training_layout; counted here in 64 bits, where nodes x ranks cannot overflow).
-    const long long dp = static_cast<long long>(std::max(1, hw.gpu_count / std::max(1, tp * pp))) *
-                         std::max(1, s_.training.nodes);
-    if (s_.training.global_batch % dp != 0)
-      fail_at("workload.global_batch",
-              "must be a multiple of the data-parallel degree " + std::to_string(dp) +
-                  " (hardware.gpu.count / (tensor x pipeline) x workload.nodes)");
-  }
-  if (s_.kind == WorkloadKind::kInference) {
-    const InferenceWorkload& w = s_.inference;
-    const long long positions = static_cast<long long>(w.prompt_tokens) + w.gen_tokens;
-    // Only where the catalog (or an override) gives the model's context length; a spec without a
-    // source keeps the struct's default, which is not a fact about this model.
-    if (m.sources.count("max_positions") && positions > m.max_positions)
-      fail_at("workload.gen_tokens",
-              "workload.prompt_tokens + workload.gen_tokens = " + std::to_string(positions) +
-                  " exceeds the model's maximum positions (context length) of " +
-                  std::to_string(m.max_positions) + " (model.max_positions)");
-    // The simulator walks every layer once per generated token (per micro-batch and GPU batch),
-    // a few events each: time grows with this product. The limit is above every real model at its
-    // full context (126 layers x 131072 tokens = 1.65e7 for Llama-3.1-405B) and about a minute of
-    // simulation.
-    const int micro = std::max(1, std::min(pol.parallelism.micro_batches, w.batch));
-    const int gpu_batches = pol.batches_per_fetch();
-    const double steps = (m.layers + 2.0) * w.gen_tokens * micro * gpu_batches;
-    if (steps > kMaxInferenceLayerSteps)
-      fail_at("workload.gen_tokens",
-              "model.layers + 2 (" + std::to_string(m.layers + 2) + ") x workload.gen_tokens (" +
-                  std::to_string(w.gen_tokens) + ") x micro-batches (" + std::to_string(micro) +
-                  ") x GPU batches (" + std::to_string(gpu_batches) +
-                  ") = " + format_number(steps) + " simulated layer steps, above the limit of " +
-                  format_number(kMaxInferenceLayerSteps));
-  }
-}
-
-// FlexGen's policy as its runtime accepts it (FMInference/FlexiGen flexgen/flex_opt.py).
-void Loader::check_flexgen() const {
-  const Policy& pol = s_.policy;
-  const FlexGenPolicy& fg = pol.flexgen;
-  if (pol.schedule != Schedule::kFlexGen) {
-    for (const auto& [path, g] : given_)
-      if (path.rfind("policy.flexgen.", 0) == 0)
-        fail_at(path, "applies to policy.schedule: flexgen only");
-    return;
-  }
-  if (s_.kind != WorkloadKind::kInference)
+  if (pol.schedule == Schedule::kFlexGen && !has_capability(s_, kCapFlexGen))
     fail_at("policy.schedule", "flexgen is modelled for the inference workload only");
-  // The keys FlexGen's policy replaces: one source for each setting.
-  for (const std::string& key : kFlexGenReplacedKeys)
-    if (given(key))
-      fail_at(key, std::string("not used with policy.schedule: flexgen; FlexGen's policy is set "
-                               "by the policy.flexgen keys"));
-  if (pol.parallelism.tensor != 1 || pol.parallelism.pipeline != 1 ||
-      pol.parallelism.micro_batches != 1)
-    fail_at("policy.parallelism.tensor",
-            "flexgen is modelled on one GPU (the bench_suite cases); no tensor or pipeline "
-            "parallelism");
-  struct PercentPair {
-    const char* gpu_key;
-    const char* cpu_key;
-    double sum;
-  };
-  const PercentPair pairs[] = {
-      {"policy.flexgen.w_gpu_percent", "policy.flexgen.w_cpu_percent",
-       fg.w_gpu_percent + fg.w_cpu_percent},
-      {"policy.flexgen.cache_gpu_percent", "policy.flexgen.cache_cpu_percent",
-       fg.cache_gpu_percent + fg.cache_cpu_percent},
-      {"policy.flexgen.act_gpu_percent", "policy.flexgen.act_cpu_percent",
-       fg.act_gpu_percent + fg.act_cpu_percent}};
-  for (const auto& p : pairs)
-    if (p.sum > 100 + 1e-9)
-      fail_at(given(p.cpu_key) ? p.cpu_key : p.gpu_key, "the GPU and CPU percentages sum to " +
-                                                            format_number(p.sum) +
-                                                            "; at most 100 (the rest is on disk)");
-  // OptLM.__init__ raises NotImplementedError unless the activations are all on one device; the
-  // cost model likewise forces hg + hc == 1 (experimental/cost_model.py, solve_lp).
-  const bool act_one_device = fg.act_gpu_percent == 100 || fg.act_cpu_percent == 100 ||
-                              (fg.act_gpu_percent == 0 && fg.act_cpu_percent == 0);
-  if (!act_one_device)
-    fail_at(given("policy.flexgen.act_cpu_percent") ? "policy.flexgen.act_cpu_percent"
-                                                    : "policy.flexgen.act_gpu_percent",
-            "FlexGen keeps activations 100% on one device (OptLM.__init__ raises otherwise): "
-            "act_gpu_percent 100, act_cpu_percent 100, or both 0 (disk)");
-  if (fg.act_gpu_percent == 0 && fg.act_cpu_percent == 0)
-    fail_at(given("policy.flexgen.act_cpu_percent") ? "policy.flexgen.act_cpu_percent"
-                                                    : "policy.flexgen.act_gpu_percent",
-            "activations on disk are not supported by FlexGen's runtime (cost_model.py: "
-            "\"runtime does not support hidden on disk\")");
-  // A compressed cache lives on one device only (assert in SelfAttention.init_cache_one_gpu_batch).
-  if (fg.compress_cache && fg.cache_gpu_percent != 100 && fg.cache_cpu_percent != 100 &&
-      fg.cache_disk_percent() != 100)
-    fail_at("policy.flexgen.compress_cache",
-            "a compressed KV cache must be 100% on one device (FlexGen asserts it)");
-  // OptLM.generate asserts that the number of prompts is gpu_batch_size x num_gpu_batches.
-  const long long block =
-      static_cast<long long>(fg.gpu_batch_size) * static_cast<long long>(fg.num_gpu_batches);
-  if (s_.inference.batch != block)
-    fail_at("workload.batch", "must be policy.flexgen.gpu_batch_size x num_gpu_batches = " +
-                                  std::to_string(block) + " (FlexGen's OptLM.generate asserts it)");
-  if (s_.model.family != "opt")
-    fail_at("model.name", "FlexGen's runtime (flex_opt.py) runs OPT models only");
-  const bool disk = fg.w_disk_percent() > 1e-9 || fg.cache_disk_percent() > 1e-9;
-  if (disk && s_.hardware.nvme.count <= 0)
-    fail_at(fg.w_disk_percent() > 1e-9 ? "policy.flexgen.w_cpu_percent"
-                                       : "policy.flexgen.cache_cpu_percent",
-            "a disk share needs a drive (hardware.nvme.model, count >= 1)");
-}
-
-void Loader::check_serving() const {
-  const ServingWorkload& w = s_.serving;
-  const bool rate = w.arrival_rate_per_s > 0;
-  if (w.trace.empty() && !rate)
-    fail_at("workload.arrival_rate",
-            "missing: give workload.arrival_rate (requests/s) or a workload.trace");
-  if (!w.trace.empty() && rate)
-    fail_at("workload.arrival_rate",
-            "a trace gives the arrivals; remove workload.arrival_rate "
-            "or workload.trace");
-  const std::pair<const char*, std::pair<int, int>> bounds[] = {
-      {"workload.prompt_tokens", {w.prompt_tokens_min, w.prompt_tokens}},
-      {"workload.output_tokens", {w.output_tokens_min, w.output_tokens}}};
-  const ServingWorkload::Lengths dists[] = {w.prompt_dist, w.output_dist};
-  for (int i = 0; i < 2; ++i)
-    if (dists[i] == ServingWorkload::Lengths::kUniform &&
-        bounds[i].second.first > bounds[i].second.second)
-      fail_at(std::string(bounds[i].first) + "_min", "must not exceed " +
-                                                         std::string(bounds[i].first) + " (" +
-                                                         std::to_string(bounds[i].second.second) +
-                                                         "), the upper bound of the uniform "
-                                                         "distribution");
-  // The model's context window, where the catalog gives it (HF config max_position_embeddings):
-  // fixed and uniform lengths must fit in it; lognormal draws are truncated to it.
-  const LlmSpec& m = s_.model;
-  if (w.trace.empty() && m.sources.count("max_positions") &&
-      w.prompt_dist != ServingWorkload::Lengths::kLognormal &&
-      w.output_dist != ServingWorkload::Lengths::kLognormal &&
-      w.prompt_tokens + w.output_tokens > m.max_positions)
-    fail_at(given("workload.output_tokens") ? "workload.output_tokens" : "workload.prompt_tokens",
-            "prompt_tokens + output_tokens = " + std::to_string(w.prompt_tokens + w.output_tokens) +
-                " exceeds " + m.name + "'s context of " + std::to_string(m.max_positions) +
-                " tokens (model.max_positions)");
-  if (s_.policy.parallelism.pipeline != 1)
-    fail_at("policy.parallelism.pipeline",
-            "pipeline parallelism is not modelled for serving; use tensor parallelism, and more "
-            "GPUs than the tensor degree for data-parallel replicas");
-  if (s_.hardware.gpu_count % s_.policy.parallelism.tensor != 0)
-    fail_at("hardware.gpu.count",
-            "must be a multiple of tensor = " + std::to_string(s_.policy.parallelism.tensor) +
-                " (each replica of the model uses tensor GPUs)");
-  if (s_.policy.kv_cache.gpu < 1.0)
-    fail_at("policy.kv_cache",
-            "serving keeps the KV cache on the GPU (paged); KV offload to "
-            "host memory is modelled for the inference workload only");
-  if (s_.policy.weights.nvme > 0 && s_.hardware.gpu_count > s_.policy.parallelism.tensor)
-    fail_at("hardware.gpu.count",
-            "replicas that share one NVMe array are not modelled; use one "
-            "replica (gpu count = tensor) with weights on nvme");
-  // The KV cache tiers must fit in what the server has, next to the weights kept there.
-  const auto gb = [](double bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", bytes / 1e9);
-    return std::string(text);
-  };
-  const double weights = model_weight_bytes(s_.model, s_.policy);
-  const double dram = s_.hardware.host.dram_gb * 1e9;
-  const double host_weights = weights * s_.policy.weights.cpu;
-  if (w.kv_host_cache_bytes > 0 && w.kv_host_cache_bytes + host_weights > dram)
-    fail_at("workload.kv_host_cache",
-            gb(w.kv_host_cache_bytes) + " GB of KV tier" +
-                (host_weights > 0 ? " plus " + gb(host_weights) + " GB of weights in host memory"
-                                  : std::string()) +
-                " exceeds the host's " + gb(dram) + " GB of DRAM (hardware.host)");
-  if (w.kv_nvme_cache_bytes > 0) {
-    const NvmeArray& a = s_.hardware.nvme;
-    if (a.count <= 0)
-      fail_at("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
-    const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
-    const double nvme_weights = weights * s_.policy.weights.nvme;
-    if (w.kv_nvme_cache_bytes + nvme_weights > array_bytes)
-      fail_at("workload.kv_nvme_cache",
-              gb(w.kv_nvme_cache_bytes) + " GB of KV tier exceeds the " + gb(array_bytes) +
-                  " GB of the NVMe array" +
-                  (nvme_weights > 0 ? " less the weights stored on it" : ""));
-  }
-  // The tiers hold prefix blocks: without prefix caching they would hold nothing.
-  const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
-  const char* tier_key =
-      w.kv_host_cache_bytes > 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
-  if (tiers && !w.prefix_caching)
-    fail_at(tier_key, "a KV tier holds cached prefixes: it needs workload.prefix_caching: true");
-  if (tiers && w.scheduler == ServingWorkload::Scheduler::kStatic)
-    fail_at(tier_key,
-            "prefix caching is modelled for the continuous and chunked schedulers (a paged KV "
-            "cache), not for static batches");
-  if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
-    fail_at("workload.shared_prefix_tokens",
-            "missing: workload.shared_prefixes needs the length of each shared prompt");
+  if (checks.layout) checks.layout(check);
 }
 
 std::string Loader::emit_resolved() { return emit_resolved_yaml(s_); }
@@ -780,8 +547,8 @@ Scenario Loader::run() {
   // sim/workloads/inference/inference.cpp, sim/workloads/serving/iteration_cost.cpp): without
   // NVMe weights both I/O paths are one configuration, and the resolved scenario (so its hash,
   // by which plan collapses equivalent points) says so.
-  if ((s_.kind == WorkloadKind::kInference || s_.kind == WorkloadKind::kServing) &&
-      s_.policy.weights.nvme <= 0 && s_.policy.io_path != IoPath::kAio) {
+  if (has_capability(s_, kCapWeightStream) && s_.policy.weights.nvme <= 0 &&
+      s_.policy.io_path != IoPath::kAio) {
     s_.policy.io_path = IoPath::kAio;
     s_.provenance["policy.io_path"] = "aio: gds has no effect without weights on NVMe";
   }

@@ -1,5 +1,8 @@
 #include "model/hardware.hpp"
 
+#include <cstddef>
+#include <iterator>
+
 #include "model/errors.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
@@ -79,14 +82,13 @@ const char* to_string(Tier t) {
 }
 
 const char* to_string(WorkloadKind k) {
-  switch (k) {
-#define TIERSIM_WORKLOAD(Enumerator, name) \
-  case WorkloadKind::Enumerator:             \
-    return #name;
+  static const char* const kNames[] = {
+#define TIERSIM_WORKLOAD(Enumerator, name) #name,
 #include "sim/workloads/registry.def"
 #undef TIERSIM_WORKLOAD
-  }
-  return "?";
+  };
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 }  // namespace tiersim

@@ -1,4 +1,5 @@
 #include "model/parallelism.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim {
 
@@ -9,14 +10,16 @@ std::optional<ParallelismIssue> parallelism_issue(const Scenario& s) {
   const int pp = par.pipeline;
   const int gpus = s.hardware.gpu_count;
   const int dp = par.data;
-  const bool inference = s.kind == WorkloadKind::kInference;
-  if (inference && gpus != tp * pp * dp)
+  // One fixed batch over every GPU (inference); data-parallel replicas of tensor x pipeline
+  // (training). The messages keep naming the workloads that have these layouts.
+  const bool fixed_batch = has_capability(s, kCapFixedBatch);
+  if (fixed_batch && gpus != tp * pp * dp)
     return ParallelismIssue{"hardware.gpu.count",
                             "must equal tensor * pipeline * data = " +
                                 std::to_string(tp * pp * dp) +
                                 " for inference (policy.parallelism.data: ZeRO-Inference's "
                                 "data-parallel ranks)"};
-  if (inference && dp > 1) {
+  if (fixed_batch && dp > 1) {
     if (tp != 1 || pp != 1)
       return ParallelismIssue{"policy.parallelism.data",
                               "ZeRO-Inference's data-parallel ranks partition the weights "
@@ -33,7 +36,7 @@ std::optional<ParallelismIssue> parallelism_issue(const Scenario& s) {
                                   "(DeepSpeedExamples zero_inference run_model.py: batch_size // "
                                   "world_size prompts per rank)"};
   }
-  if (s.kind == WorkloadKind::kTraining && gpus % (tp * pp) != 0)
+  if (has_capability(s, kCapZeroTraining) && gpus % (tp * pp) != 0)
     return ParallelismIssue{"hardware.gpu.count",
                             "must be a multiple of tensor * pipeline = " + std::to_string(tp * pp)};
   if (m.heads % tp != 0 || (m.kv_heads > 0 && m.kv_heads % tp != 0))
@@ -44,11 +47,11 @@ std::optional<ParallelismIssue> parallelism_issue(const Scenario& s) {
   if (pp > m.layers)
     return ParallelismIssue{"policy.parallelism.pipeline",
                             "more pipeline stages than layers (" + std::to_string(m.layers) + ")"};
-  if (inference && par.micro_batches > s.inference.batch)
+  if (fixed_batch && par.micro_batches > s.inference.batch)
     return ParallelismIssue{"policy.parallelism.micro_batches",
                             "more micro-batches than sequences (workload.batch = " +
                                 std::to_string(s.inference.batch) + ")"};
-  if (inference && par.micro_batches > 1 && (s.policy.weights.cpu + s.policy.weights.nvme) > 0)
+  if (fixed_batch && par.micro_batches > 1 && (s.policy.weights.cpu + s.policy.weights.nvme) > 0)
     return ParallelismIssue{"policy.parallelism.micro_batches",
                             "pipeline micro-batches with streamed weights are not modelled: every "
                             "micro-batch would re-fetch the stage's layers; use micro_batches: 1"};

@@ -26,6 +26,7 @@
 #include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/inference/inference.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::replay {
 
@@ -56,7 +57,7 @@ double error_pct(double predicted, double measured) {
 }
 
 ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& options) {
-  if (scenario.kind != WorkloadKind::kInference)
+  if (!has_capability(scenario, kCapFixedBatch))
     throw ModelError("replay runs inference scenarios (workload.kind: inference)");
   if (!(options.scale > 0) || options.scale > 1) throw ModelError("--scale must be in (0, 1]");
   Scenario s = scenario;

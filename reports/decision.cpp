@@ -8,6 +8,7 @@
 #include "reports/report.hpp"
 #include "sim/metrics.hpp"
 #include "common/format.hpp"
+#include "sim/workloads/traits.hpp"
 
 using nlohmann::json;
 
@@ -344,7 +345,7 @@ std::string describe_configuration(const Scenario& s) {
     o << ", " << hw.nvme.count << "x "
       << (hw.nvme.drive.name.empty() ? "profiled" : hw.nvme.drive.name) << " NVMe";
   o << "; " << s.model.name << ", " << s.policy.weight_bits << "-bit weights";
-  if (s.kind == WorkloadKind::kInference)
+  if (has_capability(s, kCapFixedBatch))
     o << "; batch " << s.inference.batch << ", prompt " << s.inference.prompt_tokens << ", "
       << s.inference.gen_tokens << " generated tokens";
   o << "; weights on " << placement_text(s.policy.weights) << ", KV cache on "

@@ -1,22 +1,12 @@
 #include "reports/serving_charts.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <map>
-#include <sstream>
-
-#include "reports/report.hpp"
-#include "common/format.hpp"
-
-#include "reports/serving_charts.hpp"
-
-#include <algorithm>
 #include <map>
 #include <string>
 
 #include "common/format.hpp"
 #include "reports/report.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -73,7 +63,10 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
   std::vector<ServingSeries> out;
   std::map<std::string, std::size_t> index;
   for (const auto& r : runs) {
-    if (r.workload != "serving" || !r.fits || !r.has_metric("offered_rate_requests_per_s"))
+    // Runs whose requests arrive at a rate (kCapArrivalRate), measured at several rates.
+    const WorkloadTraits* traits = find_workload_traits(r.workload);
+    if (!traits || !traits->has(kCapArrivalRate) || !r.fits ||
+        !r.has_metric("offered_rate_requests_per_s"))
       continue;
     auto [it, added] = index.emplace(r.display_name(), out.size());
     if (added) out.push_back({r.display_name(), {}});

@@ -9,6 +9,7 @@
 #include "model/errors.hpp"
 #include "model/perf.hpp"
 #include "model/units.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::sim {
 
@@ -72,8 +73,7 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
                                                              : r.metric("array_gbps_model");
     nvme_bytes = a.nvme_busy_s * units::gbps_to_bytes_per_s(gbps);
   }
-  const bool gds = s.kind == WorkloadKind::kIo ? s.io.buffer == IoWorkload::Buffer::kGpuDirect
-                                               : s.policy.io_path == IoPath::kGds;
+  const bool gds = reads_nvme_to_gpu(s);
   const double dram_bytes = std::max(0.0, pcie_bytes + (gds ? -nvme_bytes : nvme_bytes));
   const double dram_bps = units::gbps_to_bytes_per_s(hw.host.dram_gbps);
   a.dram_busy_s = a.cpu_busy_s + (dram_bps > 0 ? dram_bytes / dram_bps : 0.0);
@@ -98,9 +98,8 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   ActivityTimes a;
   a.makespan_s = r.metric("total_s");
   // Inference and serving split GPUs over tensor-parallel ranks (one gpu resource stands for
-  // `tensor` GPUs in lockstep); the io benchmark has none.
-  const bool tensor_parallel =
-      s.kind == WorkloadKind::kInference || s.kind == WorkloadKind::kServing;
+  // `tensor` GPUs in lockstep: kCapLockstepGpus); the io benchmark has none.
+  const bool tensor_parallel = has_capability(s, kCapLockstepGpus);
   // Data-parallel ranks of ZeRO-Inference likewise run in lockstep with the simulated one.
   const int tp = tensor_parallel ? std::max(1, s.policy.parallelism.gpus_in_lockstep()) : 1;
   // ZeRO-3's all-gathers over PCIe go GPU to GPU (peer to peer): they load the links, not host

@@ -8,6 +8,7 @@
 #include "model/capacity.hpp"
 #include "model/parallelism.hpp"
 #include "model/units.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::fit {
 namespace {
@@ -110,7 +111,7 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
 
 std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em) {
   std::vector<Suggestion> out;
-  if (s.kind != WorkloadKind::kInference || s.policy.schedule == Schedule::kFlexGen) return out;
+  if (!has_capability(s, kCapFixedBatch) || s.policy.schedule == Schedule::kFlexGen) return out;
   if (fits(s, em)) return out;
   if (auto g = largest_batch(s, em)) out.push_back(*g);
   if (auto g = smallest_dram(s, em)) out.push_back(*g);

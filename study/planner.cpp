@@ -21,6 +21,7 @@
 #include "model/units.hpp"
 #include "sim/economics.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::plan {
 namespace {
@@ -182,7 +183,7 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   } catch (const Error&) {
     // A missing price: no capex figure, so no budget or cost pruning for this point.
   }
-  if (s.kind != WorkloadKind::kInference) return b;  // only inference has a roofline here
+  if (!has_capability(s, kCapFixedBatch)) return b;  // only a fixed batch has a roofline here
   b.roofline = true;
   const Policy& p = s.policy;
   const LlmSpec& m = s.model;
@@ -300,7 +301,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     } catch (const Error&) {
       return;
     }
-    if (c.scenario.kind == WorkloadKind::kInference && !inference_capacity(c.scenario, em).fits) {
+    if (has_capability(c.scenario, kCapFixedBatch) && !inference_capacity(c.scenario, em).fits) {
       verdict[i] = Verdict::kCapacity;
       return;
     }
@@ -399,7 +400,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     parallel_for(batch.size(), options.threads, [&](std::size_t k) {
       Candidate& c = cands[batch[k]];
       try {
-        if (spec.capacity && c.scenario.kind == WorkloadKind::kServing) {
+        if (spec.capacity && has_capability(c.scenario, kCapArrivalRate)) {
           // The point at the highest rate it sustains; the rate is one more override, so the
           // scenario written out (and stored) carries it.
           const auto at_rate = [&](double rate) {

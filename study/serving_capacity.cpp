@@ -6,6 +6,7 @@
 
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::capacity {
 
@@ -55,7 +56,7 @@ std::string serving_verdict(const Scenario& s, const sim::RunResult& r, const Se
 
 ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_rate,
                                         const SearchOptions& options, const OnPoint& on_point) {
-  if (base.kind != WorkloadKind::kServing)
+  if (!has_capability(base, kCapArrivalRate))
     throw ConfigError(base.file, 0, "workload.kind",
                       "the serving capacity search needs a serving workload");
   if (!base.serving.trace.empty())

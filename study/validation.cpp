@@ -13,6 +13,7 @@
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,20 +21,9 @@ namespace tiersim::validation {
 
 std::string reference_group(const Scenario& s, const Reference& r) {
   if (!r.group.empty()) return r.group;
-  switch (s.kind) {
-    case WorkloadKind::kIo:
-      return "I/O";
-    case WorkloadKind::kCheckpoint:
-      return "checkpoint";
-    case WorkloadKind::kTraining:
-      return "training";
-    case WorkloadKind::kServing:
-      // Requests arriving over time: queueing, batching and the KV cache's capacity decide the
-      // latencies as much as the per-iteration cost the "serving stack" rows check.
-      return "serving under load";
-    default:
-      break;
-  }
+  // The workload's own group (sim/workloads/<name>/traits.cpp), else the policy's.
+  const std::string_view group = workload_traits(s.kind).reference_group;
+  if (!group.empty()) return std::string(group);
   const Policy& p = s.policy;
   if (p.schedule == Schedule::kFlexGenBlock || p.schedule == Schedule::kFlexGen) return "FlexGen";
   // No offload: the serving-stack rows measure fused-kernel engines (model/stack.hpp); eager

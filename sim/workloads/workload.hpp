@@ -1,9 +1,10 @@
 #pragma once
 // The workload extension point. A workload is a small ops table with capability flags (as fio's
-// engines are: ioengines.h), defined in its own folder sim/workloads/<name>/ and listed by one
-// line in sim/workloads/registry.def. sim::simulate() finds the table for a scenario's
-// workload.kind, runs it, and applies what the capability flags ask for; code that must treat
-// workloads differently branches on capabilities, never on the name.
+// engines are: ioengines.h; the flags are in its traits, sim/workloads/traits.hpp), defined in
+// its own folder sim/workloads/<name>/ and listed by one line in sim/workloads/registry.def.
+// sim::simulate() finds the table for a scenario's workload.kind, runs it, and applies what the
+// capability flags ask for; code that must treat workloads differently branches on capabilities,
+// never on the name.
 //
 // sim/workloads/skeleton/ is a complete, registered and tested workload to copy.
 #include <string_view>
@@ -12,19 +13,9 @@
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::sim {
-
-// What simulate() and the studies do with a workload's result, by capability.
-enum WorkloadCapability : unsigned {
-  // simulate() adds energy and cost metrics (sim/economics.hpp) observed from the resources'
-  // busy time. Workloads that report their own cost structure (training: per-iteration) leave it
-  // off.
-  kCapEnergyAndCost = 1u << 0,
-  // The workload generates tokens (throughput_tokens_per_s, generated_tokens): per-token energy
-  // and cost, and token-rate objectives in sweeps and plans apply.
-  kCapGeneratesTokens = 1u << 1,
-};
 
 // The most pieces (blocks, chunks) of one run's transfers, over all the processes that make them
 // (`copies`: a checkpoint's writers): each piece costs a few events, about 0.4 us each, so this
@@ -43,11 +34,12 @@ struct WorkloadOps {
   std::string_view name;     // workload.kind in a scenario file
   WorkloadKind kind;         // the enumerator generated from registry.def
   std::string_view summary;  // one line for `tiersim schema` and error messages
-  unsigned capabilities = 0;
   // Simulates the scenario. Throws ModelError for a scenario the workload cannot express.
   RunResult (*run)(const Scenario& scenario, const SimOptions& options) = nullptr;
 
-  bool has(WorkloadCapability c) const { return (capabilities & c) != 0; }
+  // Its capability flags are in its traits (sim/workloads/traits.hpp), which the code outside
+  // sim/ reads too.
+  bool has(WorkloadCapability c) const { return workload_traits(kind).has(c); }
 };
 
 // Every registered workload, in registry.def order.

@@ -264,7 +264,7 @@ const WorkloadOps checkpoint_workload{
     "checkpoint", WorkloadKind::kCheckpoint,
     "one checkpoint of a model's state from GPU memory to local NVMe or a network file system "
     "(torch.save or FastPersist)",
-    0, &simulate_checkpoint};
+    &simulate_checkpoint};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

@@ -1094,7 +1094,7 @@ const WorkloadOps inference_workload{
     "inference", WorkloadKind::kInference,
     "LLM generation with weights and KV cache streamed from GPU, DRAM or NVMe (ZeRO-Inference, "
     "FlexGen block schedule, tensor and pipeline parallelism)",
-    kCapEnergyAndCost | kCapGeneratesTokens, &simulate_inference};
+    &simulate_inference};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

@@ -105,7 +105,7 @@ namespace workloads {
 const WorkloadOps io_workload{
     "io", WorkloadKind::kIo,
     "a raw transfer between the NVMe array and a CPU or GPU buffer (DeepSpeed's ds_io)",
-    kCapEnergyAndCost, &simulate_io};
+    &simulate_io};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

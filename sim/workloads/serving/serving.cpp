@@ -838,7 +838,7 @@ const WorkloadOps serving_workload{
     "online serving: requests arriving over time (Poisson, gamma or a trace), batched by a static, "
     "continuous (vLLM) or chunked-prefill (Sarathi-Serve) scheduler; latency percentiles and "
     "goodput",
-    kCapEnergyAndCost | kCapGeneratesTokens, &run_serving};
+    &run_serving};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

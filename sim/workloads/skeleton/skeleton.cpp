@@ -4,13 +4,17 @@
 // run at the GPU's roofline (model/perf.hpp) one after another.
 //
 // To add a workload `foo`:
-//   1. copy this folder to sim/workloads/foo/ and rename skeleton_workload to foo_workload and
-//      skeleton_option_rows (options.cpp) to foo_option_rows;
+//   1. copy this folder to sim/workloads/foo/ and rename skeleton_workload (here),
+//      skeleton_traits (traits.cpp), skeleton_option_rows (options.cpp) and skeleton_checks
+//      (checks.cpp) to foo_*, and WorkloadKind::kSkeleton to WorkloadKind::kFoo;
 //   2. add `TIERSIM_WORKLOAD(kFoo, foo)` at the end of sim/workloads/registry.def;
-//   3. declare the workload's own scenario keys in foo/options.cpp (their Scenario fields go in
-//      model/scenario.hpp) and any new output metric once in sim/metrics.cpp (name, unit, meaning);
+//   3. set the capability flags that say what the workload does (traits.cpp), declare its own
+//      scenario keys in foo/options.cpp (their Scenario fields go in model/scenario.hpp), its
+//      load-time rules in foo/checks.cpp, and any new output metric once in sim/metrics.cpp
+//      (name, unit, meaning);
 //   4. add a test under tests/sim/workloads/foo/ (see tests/sim/workloads/skeleton/).
-// `workload.kind: foo` then loads, runs, stores and reports like any other workload.
+// `workload.kind: foo` then loads, runs, stores and reports like any other workload
+// (sim/workloads/README.md).
 #include "model/capacity.hpp"
 #include "model/llm.hpp"
 #include "model/perf.hpp"
@@ -68,7 +72,7 @@ const WorkloadOps skeleton_workload{
     "skeleton", WorkloadKind::kSkeleton,
     "template to copy when adding a workload: one decode step of one sequence with every weight "
     "in GPU memory, at the roofline",
-    kCapEnergyAndCost, &run_skeleton};
+    &run_skeleton};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

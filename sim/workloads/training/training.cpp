@@ -419,7 +419,7 @@ const WorkloadOps training_workload{
     "training", WorkloadKind::kTraining,
     "training iterations with ZeRO stages and offload of parameters, gradients and optimizer "
     "states, with periodic checkpoints",
-    0, &simulate_training};
+    &simulate_training};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

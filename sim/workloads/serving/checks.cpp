@@ -1,0 +1,110 @@
+// Load-time checks of the serving workload (config/scenario_check.hpp): the arrivals, the length
+// distributions, the replicas and the KV cache tiers.
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "config/scenario_check.hpp"
+#include "model/capacity.hpp"
+
+namespace tiersim::config {
+
+namespace {
+
+void check_keys(const ScenarioCheck& c) {
+  const Scenario& s = c.scenario();
+  const ServingWorkload& w = s.serving;
+  const bool rate = w.arrival_rate_per_s > 0;
+  if (w.trace.empty() && !rate)
+    c.fail("workload.arrival_rate",
+           "missing: give workload.arrival_rate (requests/s) or a workload.trace");
+  if (!w.trace.empty() && rate)
+    c.fail("workload.arrival_rate",
+           "a trace gives the arrivals; remove workload.arrival_rate "
+           "or workload.trace");
+  const std::pair<const char*, std::pair<int, int>> bounds[] = {
+      {"workload.prompt_tokens", {w.prompt_tokens_min, w.prompt_tokens}},
+      {"workload.output_tokens", {w.output_tokens_min, w.output_tokens}}};
+  const ServingWorkload::Lengths dists[] = {w.prompt_dist, w.output_dist};
+  for (int i = 0; i < 2; ++i)
+    if (dists[i] == ServingWorkload::Lengths::kUniform &&
+        bounds[i].second.first > bounds[i].second.second)
+      c.fail(std::string(bounds[i].first) + "_min", "must not exceed " +
+                                                        std::string(bounds[i].first) + " (" +
+                                                        std::to_string(bounds[i].second.second) +
+                                                        "), the upper bound of the uniform "
+                                                        "distribution");
+  // The model's context window, where the catalog gives it (HF config max_position_embeddings):
+  // fixed and uniform lengths must fit in it; lognormal draws are truncated to it.
+  const LlmSpec& m = s.model;
+  if (w.trace.empty() && m.sources.count("max_positions") &&
+      w.prompt_dist != ServingWorkload::Lengths::kLognormal &&
+      w.output_dist != ServingWorkload::Lengths::kLognormal &&
+      w.prompt_tokens + w.output_tokens > m.max_positions)
+    c.fail(c.given("workload.output_tokens") ? "workload.output_tokens" : "workload.prompt_tokens",
+           "prompt_tokens + output_tokens = " + std::to_string(w.prompt_tokens + w.output_tokens) +
+               " exceeds " + m.name + "'s context of " + std::to_string(m.max_positions) +
+               " tokens (model.max_positions)");
+  if (s.policy.parallelism.pipeline != 1)
+    c.fail("policy.parallelism.pipeline",
+           "pipeline parallelism is not modelled for serving; use tensor parallelism, and more "
+           "GPUs than the tensor degree for data-parallel replicas");
+  if (s.hardware.gpu_count % s.policy.parallelism.tensor != 0)
+    c.fail("hardware.gpu.count",
+           "must be a multiple of tensor = " + std::to_string(s.policy.parallelism.tensor) +
+               " (each replica of the model uses tensor GPUs)");
+  if (s.policy.kv_cache.gpu < 1.0)
+    c.fail("policy.kv_cache",
+           "serving keeps the KV cache on the GPU (paged); KV offload to "
+           "host memory is modelled for the inference workload only");
+  if (s.policy.weights.nvme > 0 && s.hardware.gpu_count > s.policy.parallelism.tensor)
+    c.fail("hardware.gpu.count",
+           "replicas that share one NVMe array are not modelled; use one "
+           "replica (gpu count = tensor) with weights on nvme");
+  // The KV cache tiers must fit in what the server has, next to the weights kept there.
+  const auto gb = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", bytes / 1e9);
+    return std::string(text);
+  };
+  const double weights = model_weight_bytes(s.model, s.policy);
+  const double dram = s.hardware.host.dram_gb * 1e9;
+  const double host_weights = weights * s.policy.weights.cpu;
+  if (w.kv_host_cache_bytes > 0 && w.kv_host_cache_bytes + host_weights > dram)
+    c.fail("workload.kv_host_cache",
+           gb(w.kv_host_cache_bytes) + " GB of KV tier" +
+               (host_weights > 0 ? " plus " + gb(host_weights) + " GB of weights in host memory"
+                                 : std::string()) +
+               " exceeds the host's " + gb(dram) + " GB of DRAM (hardware.host)");
+  if (w.kv_nvme_cache_bytes > 0) {
+    const NvmeArray& a = s.hardware.nvme;
+    if (a.count <= 0)
+      c.fail("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
+    const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
+    const double nvme_weights = weights * s.policy.weights.nvme;
+    if (w.kv_nvme_cache_bytes + nvme_weights > array_bytes)
+      c.fail("workload.kv_nvme_cache",
+             gb(w.kv_nvme_cache_bytes) + " GB of KV tier exceeds the " + gb(array_bytes) +
+                 " GB of the NVMe array" +
+                 (nvme_weights > 0 ? " less the weights stored on it" : ""));
+  }
+  // The tiers hold prefix blocks: without prefix caching they would hold nothing.
+  const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
+  const char* tier_key =
+      w.kv_host_cache_bytes > 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
+  if (tiers && !w.prefix_caching)
+    c.fail(tier_key, "a KV tier holds cached prefixes: it needs workload.prefix_caching: true");
+  if (tiers && w.scheduler == ServingWorkload::Scheduler::kStatic)
+    c.fail(tier_key,
+           "prefix caching is modelled for the continuous and chunked schedulers (a paged KV "
+           "cache), not for static batches");
+  if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
+    c.fail("workload.shared_prefix_tokens",
+           "missing: workload.shared_prefixes needs the length of each shared prompt");
+}
+
+}  // namespace
+
+const WorkloadChecks serving_checks{&check_keys, nullptr};
+
+}  // namespace tiersim::config

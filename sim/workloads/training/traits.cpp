@@ -1,0 +1,17 @@
+// What the training workload declares to the code outside its folder (sim/workloads/traits.hpp).
+#include "sim/workloads/traits.hpp"
+
+namespace tiersim {
+
+namespace {
+
+SequenceSpan longest(const Scenario& s) {
+  return {"workload.sequence_tokens", s.training.sequence_tokens};
+}
+
+}  // namespace
+
+// Energy and cost per iteration come from the workload itself (kCapEnergyAndCost off).
+const WorkloadTraits training_traits{kCapZeroTraining, &longest, nullptr, "training"};
+
+}  // namespace tiersim
