@@ -829,8 +829,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   }
   if (tp_ > 1) {
     // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
-    const double bytes = tokens * m_.hidden * 2.0;
-    co_await st.peer->use(2.0 * ring_allreduce_bytes(bytes, tp_),
+    co_await st.peer->use(tensor_parallel_layer_bytes(m_, tokens, tp_),
                           pass_tag(activity::kAllreduce, pass, module));
   }
 }
