@@ -656,8 +656,8 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   engine.enable_trace(options.trace);
   const int tp = p.parallelism.tensor;
   const int replicas = s.hardware.gpu_count / tp;
-  // Resources record busy seconds (rate 1); typed like the inference workload's, so the energy
-  // observer maps them to components.
+  // Resources record busy seconds (rate 1); the inference workload's kinds, with their roles, so
+  // energy charges them to the same components.
   const auto seconds = [&](const ResourceKind& kind, int index) {
     return &engine.add_resource(kind.at(index), WorkUnit::kSeconds, 1.0);
   };
