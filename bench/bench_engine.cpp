@@ -9,9 +9,8 @@
 namespace {
 
 using tiersim::sim::Engine;
-using tiersim::sim::kNoIndex;
 using tiersim::sim::Resource;
-using tiersim::sim::ResourceKind;
+using tiersim::sim::ResourceRole;
 using tiersim::sim::Task;
 using tiersim::sim::WorkUnit;
 
@@ -29,8 +28,8 @@ void BM_EngineEvents(benchmark::State& state) {
   std::uint64_t events = 0;
   for (auto _ : state) {
     Engine engine;
-    Resource& link = engine.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 25e9);
-    Resource& gpu = engine.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0, 4);
+    Resource& link = engine.add_resource({ResourceRole::kPcieH2d, "link"}, WorkUnit::kBytes, 25e9);
+    Resource& gpu = engine.add_resource({ResourceRole::kGpu, "gpu"}, WorkUnit::kSeconds, 1.0, 4);
     for (int p = 0; p < processes; ++p) engine.spawn(worker(link, gpu, steps));
     engine.run();
     events += engine.events_processed();

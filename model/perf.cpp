@@ -110,6 +110,10 @@ double ring_allreduce_bytes(double bytes, double ranks) {
   return ranks > 1 ? 2 * bytes * (ranks - 1) / ranks : 0.0;
 }
 
+double tensor_parallel_layer_bytes(const LlmSpec& m, double tokens, double tp) {
+  return 2.0 * ring_allreduce_bytes(tokens * m.hidden * 2.0, tp);
+}
+
 double pcie_switch_uplink_gbps(const GpuSpec& gpu, const HostSpec& host) {
   if (host.pcie_switch_uplink_gbps > 0) return host.pcie_switch_uplink_gbps;
   // The share of the theoretical rate the GPU's own link achieves (its measured copy rate where

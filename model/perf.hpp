@@ -175,6 +175,13 @@ double ring_allgather_bytes(double bytes, double ranks);
 double ring_reduce_scatter_bytes(double bytes, double ranks);
 double ring_allreduce_bytes(double bytes, double ranks);
 
+// Bytes each GPU sends over its peer link for one transformer layer of `tokens` tokens under
+// Megatron-LM tensor parallelism over `tp` GPUs: two ring all-reduces of the layer's fp16 hidden
+// states (tokens x hidden x 2 bytes), one after attention and one after the FFN (Shoeybi et al.,
+// 2019, section 3). 0 for one GPU. The one place this is worked out: the inference workload's
+// stages and the serving workload's iteration cost both use it.
+double tensor_parallel_layer_bytes(const LlmSpec& m, double tokens, double tp);
+
 // Achieved per-direction rate [1e9 B/s] of a PCIe switch's uplink to the CPU: the host's
 // pcie_switch_uplink_gbps, else an x16 link of the host's PCIe generation at the same share of
 // the theoretical rate as the GPU's measured copy rate of its own link.

@@ -17,8 +17,9 @@
 // work that does not say (training steps, checkpoint copies) counts at full power, as before this
 // model.
 //
-// Component power is attached by role (the resource kinds of sim/engine/kinds.hpp), never by
-// resource name, as SimGrid's energy plugin attaches a host's power profile to the host.
+// Component power is attached by role (sim/engine/kinds.hpp ResourceRole: gpu, cpu, nvme, and the
+// PCIe links' bytes as DRAM traffic), never by resource name, as SimGrid's energy plugin attaches
+// a host's power profile to the host.
 #include <string>
 
 #include "model/perf.hpp"
@@ -48,7 +49,7 @@ struct ActivityTimes {
   // GPU-seconds at full dynamic power (busy time weighted by gpu_dynamic_fraction of each
   // kernel), <= gpu_busy_s; < 0: every busy second at full power.
   double gpu_load_s = -1;
-  double cpu_busy_s = 0;   // seconds all host sockets compute (the simulator's "cpu" resource)
+  double cpu_busy_s = 0;   // seconds all host sockets compute (the cpu-role resources)
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic, <= makespan_s
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers (all drives work together)
   // The parts of the totals above spent on prefill and on decode passes (inference, serving);

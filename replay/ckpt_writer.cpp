@@ -226,13 +226,12 @@ double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& dr
   sim::CheckpointResources res;
   for (int w = 0; w < writers; ++w) {
     // The replay's "GPU link" is a host memcpy.
-    res.d2h.push_back(&engine.add_resource(sim::ResourceKind::kCkptD2h, w, sim::WorkUnit::kBytes,
+    res.d2h.push_back(&engine.add_resource(sim::resource::kCkptD2h.at(w), sim::WorkUnit::kBytes,
                                            host.memcpy_gbps * 1e9));
     res.threads.push_back(
-        &engine.add_resource(sim::ResourceKind::kCkptThread, w, sim::WorkUnit::kSeconds, 1.0));
+        &engine.add_resource(sim::resource::kCkptThread.at(w), sim::WorkUnit::kSeconds, 1.0));
   }
-  res.nvme =
-      &engine.add_resource(sim::ResourceKind::kNvme, sim::kNoIndex, sim::WorkUnit::kSeconds, 1.0);
+  res.nvme = &engine.add_resource(sim::resource::kNvme.at(), sim::WorkUnit::kSeconds, 1.0);
   NvmeArray array;
   array.count = 1;
   array.model = drive;

@@ -120,7 +120,7 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
   std::map<std::pair<int, int>, double> compute;
   for (const auto& span : r.timeline)
-    if (!sim::is_weight_fetch(span.activity) && span.activity != sim::Activity::kActivations)
+    if (!sim::is_weight_fetch(span.activity) && span.activity != sim::activity::kActivations)
       compute[{span.phase, span.item}] += span.end_s - span.start_s;
   for (int pass = 0; pass < plan.passes; ++pass)
     for (int m = 0; m < plan.modules; ++m) {
@@ -228,13 +228,14 @@ class PlanSim {
   PlanSim(const ReplayPlan& plan, const SsdModel& drive, const HostRates& host)
       : plan_(plan), drive_(drive) {
     engine_.enable_trace(true);
-    using sim::ResourceKind, sim::WorkUnit, sim::kNoIndex;
-    nvme_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    using sim::WorkUnit;
+    namespace resource = sim::resource;
+    nvme_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
     // The replay's "PCIe link" is a host memcpy.
-    copy_ = &engine_.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes,
-                                  host.memcpy_gbps * 1e9);
-    gpu_ = &engine_.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
-    host_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+    copy_ =
+        &engine_.add_resource(resource::kPcieH2d.at(), WorkUnit::kBytes, host.memcpy_gbps * 1e9);
+    gpu_ = &engine_.add_resource(resource::kGpu.at(), WorkUnit::kSeconds, 1.0);
+    host_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
     slots_ = std::make_unique<sim::Semaphore>(engine_, plan.prefetch_layers + 1);
     swaps_ = std::make_unique<sim::Semaphore>(engine_, static_cast<int>(plan.swap_buffers));
     for (std::size_t i = 0; i < plan.steps.size(); ++i) ready_.emplace_back(engine_);
@@ -259,7 +260,7 @@ class PlanSim {
   sim::Task copy(std::size_t i) {
     const ReplayStep& st = plan_.steps[i];
     co_await copy_->use(double(st.nvme_bytes),
-                        sim::Tag{sim::Activity::kWeightsBounce, st.pass, st.module});
+                        sim::Tag{sim::activity::kWeightsBounce, st.pass, st.module});
     swaps_->release();
     ready_[i].set();
   }
@@ -274,14 +275,14 @@ class PlanSim {
       co_await slots_->acquire();
       if (st.tensors > 0)
         co_await host_->use(st.tensors * plan_.fetch_overhead_s,
-                            sim::Tag{sim::Activity::kFetchOverhead, st.pass, st.module});
+                            sim::Tag{sim::activity::kFetchOverhead, st.pass, st.module});
       const double read_s = read_time_s(plan_, drive_, double(st.nvme_bytes));
       if (plan_.io_path == IoPath::kAio) {
         co_await swaps_->acquire();
-        co_await nvme_->use(read_s, sim::Tag{sim::Activity::kWeightsNvme, st.pass, st.module});
+        co_await nvme_->use(read_s, sim::Tag{sim::activity::kWeightsNvme, st.pass, st.module});
         engine_.spawn(copy(i));
       } else {
-        co_await nvme_->use(read_s, sim::Tag{sim::Activity::kWeightsNvme, st.pass, st.module});
+        co_await nvme_->use(read_s, sim::Tag{sim::activity::kWeightsNvme, st.pass, st.module});
         ready_[i].set();
       }
     }
@@ -291,7 +292,7 @@ class PlanSim {
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const ReplayStep& st = plan_.steps[i];
       co_await ready_[i].wait();
-      co_await gpu_->use(st.compute_s, sim::Tag{sim::Activity::kCompute, st.pass, st.module});
+      co_await gpu_->use(st.compute_s, sim::Tag{sim::activity::kCompute, st.pass, st.module});
       if (st.nvme_bytes > 0) slots_->release();
       if (st.pass == 0) prefill_end_s_ = engine_.now();
     }
@@ -525,8 +526,8 @@ class Replayer {
         hold_until(Clock::now() +
                    std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(st.tensors * plan_.fetch_overhead_s)));
-        fetch_spans_.push_back(sim::timeline_span(sim::ResourceKind::kCpu, sim::kNoIndex,
-                                                  sim::Activity::kFetchOverhead, t_host, now_s(),
+        fetch_spans_.push_back(sim::timeline_span(sim::resource::kCpu.name(),
+                                                  sim::activity::kFetchOverhead, t_host, now_s(),
                                                   st.pass, st.module));
       }
       const std::uint64_t file_off = file_.region_offset_bytes() + st.file_offset_bytes;
@@ -551,8 +552,8 @@ class Replayer {
   }
 
   void note_read(double start_s, double end_s, const ReplayStep& st) {
-    fetch_spans_.push_back(sim::timeline_span(sim::ResourceKind::kNvme, sim::kNoIndex,
-                                              sim::Activity::kWeightsNvme, start_s, end_s, st.pass,
+    fetch_spans_.push_back(sim::timeline_span(sim::resource::kNvme.name(),
+                                              sim::activity::kWeightsNvme, start_s, end_s, st.pass,
                                               st.module));
     read_bytes_ += double(st.nvme_bytes);
     read_busy_s_ += end_s - start_s;  // one batch at a time: the intervals do not overlap
@@ -572,8 +573,8 @@ class Replayer {
       const ReplayStep& st = plan_.steps[c.step];
       const double t = now_s();
       std::memcpy(c.dest, c.bounce, c.bytes);
-      copy_spans_.push_back(sim::timeline_span(sim::ResourceKind::kPcieH2d, sim::kNoIndex,
-                                               sim::Activity::kWeightsBounce, t, now_s(), st.pass,
+      copy_spans_.push_back(sim::timeline_span(sim::resource::kPcieH2d.name(),
+                                               sim::activity::kWeightsBounce, t, now_s(), st.pass,
                                                st.module));
       swaps_.release();
       mark_ready(c.step);
@@ -591,9 +592,8 @@ class Replayer {
         const double t = now_s();
         hold_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(st.compute_s)));
-        compute_spans_.push_back(sim::timeline_span(sim::ResourceKind::kGpu, sim::kNoIndex,
-                                                    sim::Activity::kCompute, t, now_s(), st.pass,
-                                                    st.module));
+        compute_spans_.push_back(sim::timeline_span(
+            sim::resource::kGpu.name(), sim::activity::kCompute, t, now_s(), st.pass, st.module));
       }
       if (st.nvme_bytes > 0) slots_.release();
       if (st.pass == 0) prefill_end_s_ = now_s();

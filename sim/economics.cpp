@@ -21,10 +21,10 @@ namespace {
 // nothing is clamped here.
 // Bytes a host link moved while busy for `busy_s` at its rate, over `tp` GPUs in lockstep; 0 for
 // a resource that is not a host link.
-double host_link_bytes(const Hardware& hw, ResourceKind kind, double busy_s, int tp) {
-  if (kind == ResourceKind::kPcieH2d)
+double host_link_bytes(const Hardware& hw, ResourceRole role, double busy_s, int tp) {
+  if (role == ResourceRole::kPcieH2d)
     return busy_s * units::gbps_to_bytes_per_s(h2d_gbps(hw.gpu, hw.host)) * tp;
-  if (kind == ResourceKind::kPcieD2h)
+  if (role == ResourceRole::kPcieD2h)
     return busy_s * units::gbps_to_bytes_per_s(d2h_gbps(hw.gpu, hw.host)) * tp;
   return 0;
 }
@@ -38,30 +38,26 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
   PartActivity a;
   double pcie_bytes = 0;
   for (const auto& u : r.utilization) {
-    switch (u.kind) {
-      case ResourceKind::kGpu:
+    // By role only: a workload's resource is charged for what it stands for, whatever its name.
+    switch (u.role) {
+      case ResourceRole::kGpu:
         a.gpu_busy_s += busy(u) * tp;
         a.gpu_load_s += load(u) * tp;
         break;
-      case ResourceKind::kCpu:
+      case ResourceRole::kCpu:
         a.cpu_busy_s += busy(u);
         break;
-      case ResourceKind::kNvme:
+      case ResourceRole::kNvme:
         a.nvme_busy_s += busy(u);
         break;
-      case ResourceKind::kPcieH2d:
-      case ResourceKind::kPcieD2h:
-        pcie_bytes += host_link_bytes(hw, u.kind, busy(u), tp);
+      case ResourceRole::kPcieH2d:
+      case ResourceRole::kPcieD2h:
+        pcie_bytes += host_link_bytes(hw, u.role, busy(u), tp);
         break;
-      // Not in the power model: GPU-to-GPU and network links, checkpoint writers' copies and
-      // threads (their CPU time is not counted as CPU activity), remote storage, PCIe switches.
-      case ResourceKind::kGpuPeer:
-      case ResourceKind::kNetwork:
-      case ResourceKind::kCkptD2h:
-      case ResourceKind::kCkptThread:
-      case ResourceKind::kStorageClient:
-      case ResourceKind::kStorageServers:
-      case ResourceKind::kPcieSwitch:
+      // Not in the power model: links between GPUs, nodes and remote storage, and whatever a
+      // workload marks as other (sim/workloads/*/names.hpp say which and why).
+      case ResourceRole::kNetwork:
+      case ResourceRole::kOther:
         break;
     }
   }
@@ -108,7 +104,7 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   double pcie_host_share = 1.0;
   if (r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0) {
     double run_pcie_bytes = 0;
-    for (const auto& u : r.utilization) run_pcie_bytes += host_link_bytes(hw, u.kind, u.busy_s, tp);
+    for (const auto& u : r.utilization) run_pcie_bytes += host_link_bytes(hw, u.role, u.busy_s, tp);
     if (run_pcie_bytes > 0)
       pcie_host_share = std::max(0.0, 1.0 - r.metric("allgather_bytes") * tp / run_pcie_bytes);
   }

@@ -31,16 +31,18 @@
 
 namespace tiersim::sim {
 
-// Maps the run's resource usage onto component activity:
-//   GPU:  busy_s of every ResourceKind::kGpu resource x tensor-parallel degree (one resource per
+// Maps the run's resource usage onto component activity, by each resource's role
+// (sim/engine/kinds.hpp ResourceRole), never by its name:
+//   GPU:  busy_s of every ResourceRole::kGpu resource x tensor-parallel degree (one resource per
 //         pipeline stage stands for its tp GPUs); GPUs beyond tp x pp only idle.
-//   CPU:  busy_s of ResourceKind::kCpu (attention on the host; all sockets).
-//   NVMe: busy_s of ResourceKind::kNvme (RAID-0: every drive transfers while the array does).
+//   CPU:  busy_s of ResourceRole::kCpu resources (attention on the host; all sockets).
+//   NVMe: busy_s of ResourceRole::kNvme resources (RAID-0: every drive transfers while the array
+//         does).
 //   DRAM: the memory bus is counted busy while the CPU computes (attention streams the KV cache
 //         at DRAM bandwidth) plus the time the DMA traffic through host memory would occupy the
-//         bus at hardware.host.dram_gbps: bytes over kPcieH2d/kPcieD2h (busy_s x link rate x tp),
-//         plus NVMe bytes landing in the AIO bounce buffers, minus them under GPUDirect Storage
-//         (drive to GPU without touching DRAM). Capped at the makespan.
+//         bus at hardware.host.dram_gbps: bytes over the kPcieH2d and kPcieD2h roles' resources
+//         (busy_s x link rate x tp), plus NVMe bytes landing in the AIO bounce buffers, minus them
+//         under GPUDirect Storage (drive to GPU without touching DRAM). Capped at the makespan.
 ActivityTimes activity_from_usage(const Scenario& scenario, const RunResult& result);
 
 // Adds the energy and cost metrics listed above. Throws ModelError for invalid power or economics

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/errors.hpp"
+#include "sim/workloads/names.hpp"
 
 namespace tiersim::sim {
 
@@ -10,7 +11,7 @@ ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
                               double utilization) {
   const auto id = parse_resource_name(name);
   if (!id) throw ModelError("unknown resource name '" + name + "' in stored results");
-  ResourceUsage u{id->kind, id->index, std::move(name), std::move(unit), busy_s, utilization};
+  ResourceUsage u{id->kind->role, std::move(name), std::move(unit), busy_s, utilization};
   // Storage keeps busy time only: the work counts at full dynamic power, all of it unstaged.
   u.load_s = busy_s;
   u.busy_by_stage_s[static_cast<std::size_t>(Stage::kNone)] = busy_s;
@@ -18,10 +19,10 @@ ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
   return u;
 }
 
-TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
-                           double end_s, int phase, int item) {
+TimelineSpan timeline_span(std::string resource, Activity activity, double start_s, double end_s,
+                           int phase, int item) {
   return TimelineSpan{
-      resource_name(kind, index), to_string(activity), start_s, end_s, phase, item, activity};
+      std::move(resource), to_string(activity), start_s, end_s, phase, item, activity};
 }
 
 void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
@@ -31,8 +32,7 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
     ResourceUsage u;
     u.name = r->name();
     u.unit = to_string(r->unit());
-    u.kind = r->kind();
-    u.index = r->index();
+    u.role = r->role();
     u.busy_s = r->busy_s();
     u.load_s = r->load_s();
     for (std::size_t i = 0; i < kStageCount; ++i) {

@@ -14,13 +14,12 @@ namespace tiersim::sim {
 using tiersim::MemoryItem;
 using tiersim::TierMemory;
 
-// How much one resource worked. Observers (energy in sim/economics.cpp) read kind and index;
-// name and unit are their display form (resource_name, to_string(WorkUnit)).
-// Kind and index come first so that a usage cannot be brace-initialised from a name alone.
+// How much one resource worked. Observers (energy in sim/economics.cpp) read its role; the name
+// is the one the workload gave it, the unit the display form of its WorkUnit.
+// The role comes first so that a usage cannot be brace-initialised from a name alone.
 struct ResourceUsage {
-  ResourceKind kind = ResourceKind::kGpu;
-  int index = kNoIndex;    // GPU number, pipeline stage or writer; kNoIndex when one
-  std::string name;        // resource_name(kind, index)
+  ResourceRole role = ResourceRole::kOther;
+  std::string name;        // as the workload named it (sim/workloads/names.hpp)
   std::string unit;        // what the resource's amounts count: "s" or "bytes"
   double busy_s = 0;       // channel-seconds of service [s]
   double utilization = 0;  // busy_s / (channels * makespan) [fraction, 0..1]
@@ -34,8 +33,9 @@ struct ResourceUsage {
   std::array<double, kStageCount> load_by_stage_s{};
 };
 
-// A usage entry as read back from storage (results store, sweep cache): kind and index come from
-// the name. Throws ModelError for a name that resource_name does not make.
+// A usage entry as read back from storage (results store, sweep cache): the role comes from the
+// name (sim/workloads/names.hpp parse_resource_name). Throws ModelError for a name no workload
+// declares.
 ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
                               double utilization);
 
@@ -46,8 +46,8 @@ struct Metric {
 };
 
 // One busy interval for the trace file and the report's timeline.
-// resource and label are the display names (resource_name, to_string(Activity)); activity is the
-// typed form, which the replay's plan reads.
+// resource and label are the display names (the resource's name, the activity's); activity is
+// the typed form, which the replay's plan reads.
 struct TimelineSpan {
   std::string resource;
   std::string label;
@@ -55,12 +55,12 @@ struct TimelineSpan {
   double end_s = 0;    // [s]
   int phase = 0;
   int item = 0;
-  Activity activity = Activity::kNone;
+  Activity activity;
 };
 
-// A span of work on a resource, with its display names made from the types.
-TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
-                           double end_s, int phase, int item);
+// A span of work on the resource named `resource`, labelled with the activity's name.
+TimelineSpan timeline_span(std::string resource, Activity activity, double start_s, double end_s,
+                           int phase, int item);
 
 struct RunResult {
   std::string workload;  // inference, io, training, checkpoint

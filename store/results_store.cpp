@@ -3,6 +3,7 @@
 #include "store/schema.hpp"
 
 #include "model/stable_hash.hpp"
+#include "sim/workloads/names.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -288,7 +289,7 @@ void ResultsStore::read_details(StoredRun& r) const {
   tl.bind(1, r.id);
   while (tl.step()) {
     std::string label = tl.column_text(1);
-    const sim::Activity activity = sim::parse_activity(label).value_or(sim::Activity::kNone);
+    const sim::Activity activity = sim::parse_activity(label).value_or(sim::Activity{});
     r.timeline.push_back({tl.column_text(0), std::move(label), tl.column_double(2),
                           tl.column_double(3), static_cast<int>(tl.column_int(4)),
                           static_cast<int>(tl.column_int(5)), activity});

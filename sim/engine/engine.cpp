@@ -6,13 +6,12 @@
 
 namespace tiersim::sim {
 
-Resource::Resource(Engine& engine, int id, ResourceKind kind, int index, WorkUnit unit,
-                   double rate_per_s, int channels)
+Resource::Resource(Engine& engine, int id, ResourceSpec spec, WorkUnit unit, double rate_per_s,
+                   int channels)
     : engine_(engine),
       id_(id),
-      kind_(kind),
-      index_(index),
-      name_(resource_name(kind, index)),
+      role_(spec.role),
+      name_(std::move(spec.name)),
       unit_(unit),
       rate_per_s_(rate_per_s),
       free_at_(static_cast<std::size_t>(std::max(1, channels)), 0.0),
@@ -79,11 +78,10 @@ Engine::~Engine() {
   }
 }
 
-Resource& Engine::add_resource(ResourceKind kind, int index, WorkUnit unit, double rate_per_s,
-                               int channels) {
+Resource& Engine::add_resource(ResourceSpec spec, WorkUnit unit, double rate_per_s, int channels) {
   int id = static_cast<int>(resources_.size());
   resources_.push_back(
-      std::make_unique<Resource>(*this, id, kind, index, unit, rate_per_s, channels));
+      std::make_unique<Resource>(*this, id, std::move(spec), unit, rate_per_s, channels));
   resources_.back()->tracing_ = tracing_;
   return *resources_.back();
 }

@@ -95,15 +95,15 @@ struct TraceSpan {
   int channel = 0;
   double start_s = 0;
   double end_s = 0;
-  Activity activity = Activity::kNone;  // what the work was
-  int phase = 0;                        // workload-defined (e.g. pass number)
-  int item = 0;                         // workload-defined (e.g. layer number)
+  Activity activity;  // what the work was ("" when untagged)
+  int phase = 0;      // workload-defined (e.g. pass number)
+  int item = 0;       // workload-defined (e.g. layer number)
 };
 
 // Tag for a trace span: what, in which phase, on which item; and for the power model, how hard
 // the work drives the resource and which part of the run it serves.
 struct Tag {
-  Activity activity = Activity::kNone;
+  Activity activity;
   int phase = 0;
   int item = 0;
   // Fraction of the resource's dynamic power range (active minus idle power) the work draws while
@@ -115,12 +115,11 @@ struct Tag {
 
 class Resource {
  public:
-  Resource(Engine& engine, int id, ResourceKind kind, int index, WorkUnit unit, double rate_per_s,
+  Resource(Engine& engine, int id, ResourceSpec spec, WorkUnit unit, double rate_per_s,
            int channels);
 
-  ResourceKind kind() const { return kind_; }
-  int index() const { return index_; }  // GPU number, pipeline stage or writer; kNoIndex if one
-  const std::string& name() const { return name_; }  // resource_name(kind, index)
+  ResourceRole role() const { return role_; }        // what energy charges its busy time to
+  const std::string& name() const { return name_; }  // the name the workload gave it
   WorkUnit unit() const { return unit_; }            // what `amount` counts: bytes or seconds
   double rate_per_s() const { return rate_per_s_; }  // units of `amount` per second
   int channels() const { return static_cast<int>(free_at_.size()); }
@@ -133,10 +132,6 @@ class Resource {
   // makespan). A flow held back by a slower resource occupies this one longer than busy_s counts,
   // so the narrowest link of a flow, not every link it crosses, shows up as the bottleneck.
   double busy_s() const { return busy_s_; }
-  // Busy seconds per Tag activity, for "where the time went".
-  double busy_s(Activity activity) const {
-    return busy_by_activity_[static_cast<std::size_t>(activity)];
-  }
   // Busy seconds weighted by each reservation's Tag::load [s]: what the power model charges at
   // the resource's full dynamic power.
   double load_s() const { return load_s_; }
@@ -158,8 +153,7 @@ class Resource {
  private:
   Engine& engine_;
   int id_;
-  ResourceKind kind_;
-  int index_;
+  ResourceRole role_;
   std::string name_;
   WorkUnit unit_;
   double rate_per_s_;
@@ -170,7 +164,6 @@ class Resource {
   friend class Engine;
   double busy_s_ = 0;
   double load_s_ = 0;
-  std::array<double, kActivityCount> busy_by_activity_{};
   std::array<double, kStageCount> busy_by_stage_{};
   std::array<double, kStageCount> load_by_stage_{};
   int earliest_of_several_channels() const;
@@ -192,11 +185,9 @@ class Engine {
   double now() const { return now_s_; }
   std::uint64_t events_processed() const { return events_; }
 
-  // A resource of `kind` (index: GPU number, pipeline stage or writer; kNoIndex when the workload
-  // has one), serving `rate_per_s` units of `unit` per second on each of `channels`. Its name is
-  // resource_name(kind, index).
-  Resource& add_resource(ResourceKind kind, int index, WorkUnit unit, double rate_per_s,
-                         int channels = 1);
+  // A resource with the role and name the workload gives it (`spec`), serving `rate_per_s` units
+  // of `unit` per second on each of `channels`.
+  Resource& add_resource(ResourceSpec spec, WorkUnit unit, double rate_per_s, int channels = 1);
   const std::vector<std::unique_ptr<Resource>>& resources() const { return resources_; }
 
   // Starts `task` as an independent process at the current time. Its frame is freed when it
@@ -358,7 +349,6 @@ inline void Resource::reserve(int channel, double start_s, double end_s, double 
                               const Tag& tag) {
   free_at_[static_cast<std::size_t>(channel)] = end_s;
   busy_s_ += work_s;
-  busy_by_activity_[static_cast<std::size_t>(tag.activity)] += work_s;
   const double loaded_s = work_s * tag.load;
   load_s_ += loaded_s;
   const auto stage = static_cast<std::size_t>(tag.stage);

@@ -1,51 +1,42 @@
 #pragma once
-// What the engine's resources and trace spans stand for, as types rather than strings. Observers
-// (energy and utilisation in sim/economics.cpp, the replay's plan) switch on these types; the
-// display names used by `run` output, traces, the results store and the reports are made here and
-// nowhere else, so renaming one cannot silently drop it from an energy term.
+// The engine's own vocabulary: what role a resource plays for energy, what its work counts, what
+// a piece of work is called and which part of a run it serves. The nouns of the workloads (a
+// checkpoint writer's thread, a storage server, "weights-nvme") are not here: a workload names
+// its resources and activities itself (sim/workloads/names.hpp for those several workloads share,
+// sim/workloads/<kind>/names.hpp for its own), and observers such as energy (sim/economics.cpp)
+// see a resource only by its role, never by its name.
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
 namespace tiersim::sim {
 
-// One modelled resource. The unit of its work is given to Engine::add_resource (WorkUnit).
-enum class ResourceKind : std::uint8_t {
-  kGpu,             // GPU kernel time of one pipeline stage (stands for its tensor-parallel GPUs)
-  kPcieH2d,         // host-to-GPU PCIe link of one stage (one GPU's share of the traffic)
-  kPcieD2h,         // GPU-to-host PCIe link of one stage
-  kGpuPeer,         // GPU-to-GPU link (tensor-parallel all-reduce, pipeline hand-off)
-  kNvme,            // the NVMe array (RAID-0), busy while any drive transfers
-  kCpu,             // the host CPUs (all sockets)
-  kNetwork,         // the inter-node network of data-parallel training
-  kCkptD2h,         // one checkpoint writer's GPU-to-host copy
-  kCkptThread,      // one checkpoint writer's CPU thread
-  kStorageClient,   // this node's link to network storage
-  kStorageServers,  // the storage servers' aggregate bandwidth
-  kPcieSwitch,      // the uplink of the PCIe switch that several GPUs sit behind (host to switch)
+// What part of the node's power a resource's busy time stands for. Energy attaches by role, as an
+// observer of typed resources (the way SimGrid's host energy plugin observes hosts): the GPU
+// power model charges gpu resources, the CPU model cpu resources, the drive model nvme
+// resources; the bytes over the host's PCIe links count as DRAM traffic. Two PCIe roles because
+// a link's rate, at which its busy time turns into bytes, differs by direction (model/perf.hpp
+// h2d_gbps, d2h_gbps).
+enum class ResourceRole : std::uint8_t {
+  kGpu,      // GPU kernel time (one resource may stand for several GPUs in lockstep)
+  kCpu,      // the host CPUs, all sockets busy
+  kPcieH2d,  // a GPU's PCIe link, host memory to GPU: its bytes pass through host DRAM
+  kPcieD2h,  // a GPU's PCIe link, GPU to host memory
+  kNvme,     // the NVMe array (RAID-0): every drive transfers while it is busy
+  kNetwork,  // a link between GPUs or nodes, or to remote storage: no power term of its own
+  kOther,    // anything else the power model does not charge
 };
+inline constexpr std::size_t kResourceRoleCount =
+    static_cast<std::size_t>(ResourceRole::kOther) + 1;
+const char* to_string(ResourceRole role);  // "gpu", "cpu", "pcie-h2d", "pcie-d2h", "nvme", ...
 
-// "No index": a resource of which the workload has one (named "gpu", not "gpu0").
-inline constexpr int kNoIndex = -1;
-
-// Its kind and index identify a resource; the index is the GPU number, pipeline stage or writer.
-struct ResourceId {
-  ResourceKind kind = ResourceKind::kGpu;
-  int index = kNoIndex;
+// What a workload gives Engine::add_resource: the role, and the name the resource is shown by
+// (run --json, traces, the results store), which the workload makes.
+struct ResourceSpec {
+  ResourceRole role = ResourceRole::kOther;
+  std::string name;
 };
-
-// The display name: "gpu", "gpu1", "pcie-h2d", "pcie-h2d1", "gpu-peer", "nvme", "cpu", "network",
-// "ckpt-d2h0", "ckpt-thread0", "storage-client", "storage-servers", "pcie-switch". These names are
-// stable output (run --json, traces, the results store).
-std::string resource_name(ResourceKind kind, int index = kNoIndex);
-inline std::string resource_name(const ResourceId& id) {
-  return resource_name(id.kind, id.index);
-}
-// The inverse, for names read back from the results store or the sweep cache; nullopt when the
-// name is not one resource_name makes.
-std::optional<ResourceId> parse_resource_name(std::string_view name);
 
 // What a resource's `amount` counts.
 enum class WorkUnit : std::uint8_t {
@@ -54,53 +45,26 @@ enum class WorkUnit : std::uint8_t {
 };
 const char* to_string(WorkUnit unit);  // "s", "bytes"
 
-// What a busy interval was spent on (trace spans, busy time per activity).
-enum class Activity : std::uint8_t {
-  kNone,  // untagged work: ""
-  // Inference (and the replay, which uses the same names).
-  kWeightsNvme,    // weights read from NVMe (into GPU memory under GDS, a bounce buffer under AIO)
-  kWeightsCpu,     // weights copied from host DRAM over PCIe
-  kWeightsBounce,  // AIO's second hop: bounce buffer to GPU
-  kFetchOverhead,  // per-tensor software cost of a fetch (replay)
-  kCompute,
-  kKvToHost,
-  kAttentionCpu,
-  kAttentionOut,
-  kKvOffload,
-  kAllreduce,
-  kActivations,
-  // Training.
-  kParamFetchFwd,
-  kParamFetchBwd,
-  kAllgatherParams,
-  kReduceScatterGrads,
-  kAllreduceGrads,
-  kGradOffload,
-  kGradSwapOut,
-  kOptimizer,
-  kOptimSwapIn,
-  kGradSwapIn,
-  kGradToHost,
-  kOptimSwapOut,
-  kParamUpdate,
-  kParamSwapOut,
-  kForward,
-  kBackward,
-  kAllgatherUpdated,
-  // Checkpoints.
-  kCheckpointWrite,
-  kCkptPickleSource,
-  kCkptD2hPageable,
-  kCkptStagingCopy,
-  kCkptRead,
-  kCkptSerialiseWrite,
-  kCkptD2hPinned,
-  kCkptCopy,
-  // The io benchmark.
-  kRead,
-  kWrite,
+// What a busy interval was spent on (trace spans): a name the workload declares once, as a
+// constant (sim/workloads/names.hpp), and the engine carries without knowing the list. Equal when
+// the names are. The default is untagged work, "".
+class Activity {
+ public:
+  constexpr Activity() = default;
+  // `name` must outlive every use (a string literal): spans keep the pointer.
+  constexpr explicit Activity(const char* name) : name_(name) {}
+  constexpr const char* name() const { return name_; }
+  friend bool operator==(Activity a, Activity b) {
+    return std::string_view(a.name_) == std::string_view(b.name_);
+  }
+
+ private:
+  const char* name_ = "";
 };
-inline constexpr std::size_t kActivityCount = static_cast<std::size_t>(Activity::kWrite) + 1;
+// The trace name ("weights-nvme", "compute", ...); stable output like a resource's name.
+inline const char* to_string(Activity activity) {
+  return activity.name();
+}
 
 // The part of a run a piece of work belongs to, for energy by phase (sim/economics.cpp): an
 // inference or serving workload tags its work with the pass it serves; other work has none.
@@ -110,11 +74,5 @@ enum class Stage : std::uint8_t {
   kDecode,   // generating tokens
 };
 inline constexpr std::size_t kStageCount = static_cast<std::size_t>(Stage::kDecode) + 1;
-
-// The trace name ("weights-nvme", "compute", ...); stable output like resource_name.
-const char* to_string(Activity activity);
-std::optional<Activity> parse_activity(std::string_view name);
-// A weight fetch: from NVMe, from host DRAM, or the bounce copy.
-bool is_weight_fetch(Activity activity);
 
 }  // namespace tiersim::sim

@@ -137,6 +137,17 @@ TEST_CASE("ring collectives move (N-1)/N of the buffer per rank, twice for an al
   CHECK(ring_allreduce_bytes(1200.0, 1) == 0.0);
 }
 
+TEST_CASE("a tensor-parallel layer all-reduces its fp16 hidden states twice",
+          "[perf][collective]") {
+  LlmSpec m;
+  m.hidden = 4096;
+  // 10 tokens: 10 x 4096 x 2 bytes of hidden states; a ring all-reduce over 4 GPUs sends
+  // 2 x 3/4 of them from each GPU; after attention and after the FFN.
+  CHECK(tensor_parallel_layer_bytes(m, 10, 4) == Approx(2 * 2 * 0.75 * 10 * 4096 * 2));
+  CHECK(tensor_parallel_layer_bytes(m, 10, 4) == 2 * ring_allreduce_bytes(10 * 4096 * 2.0, 4));
+  CHECK(tensor_parallel_layer_bytes(m, 10, 1) == 0.0);
+}
+
 TEST_CASE("a ZeRO-3 all-gather takes (N-1)/N of the gathered bytes on each GPU's link",
           "[perf][zero3]") {
   const GpuSpec gpu = pcie_gpu(25);

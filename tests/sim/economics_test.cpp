@@ -60,10 +60,10 @@ sim::RunResult half_busy_run() {
   r.set("total_s", 10, "s");
   r.set("generated_tokens", 100, "tokens");
   r.set("throughput_tokens_per_s", 10, "tokens/s");
-  using sim::ResourceKind, sim::kNoIndex;
-  r.utilization = {{ResourceKind::kGpu, kNoIndex, "gpu", "s", 5, 0.5},
-                   {ResourceKind::kCpu, kNoIndex, "cpu", "s", 5, 0.5},
-                   {ResourceKind::kNvme, kNoIndex, "nvme", "s", 5, 0.5}};
+  using sim::ResourceRole;
+  r.utilization = {{ResourceRole::kGpu, "gpu", "s", 5, 0.5},
+                   {ResourceRole::kCpu, "cpu", "s", 5, 0.5},
+                   {ResourceRole::kNvme, "nvme", "s", 5, 0.5}};
   return r;
 }
 
@@ -321,19 +321,53 @@ TEST_CASE("a result that is not a finite number is an error naming the keys", "[
   CHECK_THROWS_WITH(sim::simulate(s), Catch::StartsWith("hand.yaml: ") && Catch::Contains("pue"));
 }
 
-TEST_CASE("energy observes resource kinds, not names", "[economics]") {
+TEST_CASE("energy observes resource roles, not names", "[economics]") {
   // A PCIe link whatever it is called: its bytes pass through host DRAM.
   const Scenario s = hand_scenario();
   sim::RunResult named = half_busy_run();
-  named.utilization.push_back({sim::ResourceKind::kPcieH2d, 0, "pcie-h2d0", "bytes", 5, 0.5});
+  named.utilization.push_back({sim::ResourceRole::kPcieH2d, "pcie-h2d0", "bytes", 5, 0.5});
   sim::RunResult renamed = half_busy_run();
-  renamed.utilization.push_back({sim::ResourceKind::kPcieH2d, 0, "host-link", "bytes", 5, 0.5});
+  renamed.utilization.push_back({sim::ResourceRole::kPcieH2d, "host-link", "bytes", 5, 0.5});
   sim::RunResult none = half_busy_run();
   sim::add_energy_and_cost(s, named);
   sim::add_energy_and_cost(s, renamed);
   sim::add_energy_and_cost(s, none);
   CHECK(named.metric("energy_j_dram") > none.metric("energy_j_dram"));
   CHECK(renamed.metric("energy_j_dram") == named.metric("energy_j_dram"));
+  // A resource named like a PCIe link but registered with another role is not one.
+  sim::RunResult misnamed = half_busy_run();
+  misnamed.utilization.push_back({sim::ResourceRole::kNetwork, "pcie-h2d0", "bytes", 5, 0.5});
+  sim::add_energy_and_cost(s, misnamed);
+  CHECK(misnamed.metric("energy_j_dram") == none.metric("energy_j_dram"));
+}
+
+TEST_CASE("each role charges its own component, and network and other roles none", "[economics]") {
+  const Scenario s = hand_scenario();
+  const sim::RunResult base = half_busy_run();
+  const ActivityTimes a0 = sim::activity_from_usage(s, base);
+  // One more resource of each role, with a name no workload uses, busy 2 s of the 10 s run.
+  const auto with = [&](sim::ResourceRole role) {
+    sim::RunResult r = half_busy_run();
+    r.utilization.push_back({role, "made-up", "s", 2, 0.2});
+    return sim::activity_from_usage(s, r);
+  };
+  const ActivityTimes gpu = with(sim::ResourceRole::kGpu);
+  CHECK(gpu.gpu_busy_s == Approx(a0.gpu_busy_s + 2));
+  CHECK(gpu.cpu_busy_s == a0.cpu_busy_s);
+  const ActivityTimes cpu = with(sim::ResourceRole::kCpu);
+  CHECK(cpu.cpu_busy_s == Approx(a0.cpu_busy_s + 2));
+  CHECK(cpu.gpu_busy_s == a0.gpu_busy_s);
+  const ActivityTimes nvme = with(sim::ResourceRole::kNvme);
+  CHECK(nvme.nvme_busy_s == Approx(a0.nvme_busy_s + 2));
+  CHECK(nvme.gpu_busy_s == a0.gpu_busy_s);
+  CHECK(with(sim::ResourceRole::kPcieD2h).dram_busy_s > a0.dram_busy_s);
+  for (const auto role : {sim::ResourceRole::kNetwork, sim::ResourceRole::kOther}) {
+    const ActivityTimes a = with(role);
+    CHECK(a.gpu_busy_s == a0.gpu_busy_s);
+    CHECK(a.cpu_busy_s == a0.cpu_busy_s);
+    CHECK(a.dram_busy_s == a0.dram_busy_s);
+    CHECK(a.nvme_busy_s == a0.nvme_busy_s);
+  }
 }
 
 TEST_CASE("rent versus buy: owning at the break-even duty cycle costs exactly the rent",

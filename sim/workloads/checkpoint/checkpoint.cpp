@@ -59,23 +59,21 @@ CheckpointResources make_checkpoint_resources(Engine& engine, const Scenario& s,
   for (int w = 0; w < writers; ++w) {
     r.d2h.push_back(w == 0 && d2h0
                         ? d2h0
-                        : &engine.add_resource(ResourceKind::kCkptD2h, w, WorkUnit::kBytes, d2h));
-    r.threads.push_back(
-        &engine.add_resource(ResourceKind::kCkptThread, w, WorkUnit::kSeconds, 1.0));
+                        : &engine.add_resource(resource::kCkptD2h.at(w), WorkUnit::kBytes, d2h));
+    r.threads.push_back(&engine.add_resource(resource::kCkptThread.at(w), WorkUnit::kSeconds, 1.0));
   }
   if (c.target.kind == StorageTarget::Kind::kNetwork) {
     if (c.target.per_node_gbps <= 0 || c.target.aggregate_gbps <= 0)
       throw ModelError("a network checkpoint target needs per_node_gbps and aggregate_gbps > 0");
     const double nodes = std::max(1, s.training.nodes);
-    r.net_node = &engine.add_resource(ResourceKind::kStorageClient, kNoIndex, WorkUnit::kBytes,
+    r.net_node = &engine.add_resource(resource::kStorageClient.at(), WorkUnit::kBytes,
                                       bytes_per_s(c.target.per_node_gbps));
     // Every node writes at once; symmetric nodes each get an equal share of the servers.
-    r.net_servers = &engine.add_resource(ResourceKind::kStorageServers, kNoIndex, WorkUnit::kBytes,
+    r.net_servers = &engine.add_resource(resource::kStorageServers.at(), WorkUnit::kBytes,
                                          bytes_per_s(c.target.aggregate_gbps / nodes));
   }
   if (s.hardware.nvme.count > 0) {
-    r.nvme =
-        nvme ? nvme : &engine.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    r.nvme = nvme ? nvme : &engine.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
     const CheckpointSoftware sw;
     const double buffer = std::max(c.io_buffer_bytes, 1.0);
     const auto direct = nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, buffer);
@@ -90,7 +88,7 @@ CheckpointResources make_checkpoint_resources(Engine& engine, const Scenario& s,
 }
 
 Task CheckpointRun::store(double bytes, bool direct, Latch* written, Semaphore* buffer) {
-  const Tag tag{Activity::kCheckpointWrite, 0, 0};
+  const Tag tag{activity::kCheckpointWrite, 0, 0};
   if (res_.net_node) {
     std::vector<Demand> demands{Demand{res_.net_node, bytes}, Demand{res_.net_servers, bytes}};
     co_await engine_.use_all(std::move(demands), tag);
@@ -106,7 +104,7 @@ Task CheckpointRun::pickle(Resource* thread) {
   // The object graph is pickled before the first storage is written, on the writer's thread.
   if (plan_.pickled_source_bytes > 0)
     co_await thread->use(plan_.pickled_source_bytes * sw_.source_parse_s_per_byte,
-                         Tag{Activity::kCkptPickleSource, 0, 0});
+                         Tag{activity::kCkptPickleSource, 0, 0});
 }
 
 namespace {
@@ -166,20 +164,20 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
   for (int i = 0; i < walk.chunks; ++i) {
     const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     if (from_gpu > 0) {
-      co_await d2h->use(from_gpu, Tag{Activity::kCkptD2hPageable, 0, i});
+      co_await d2h->use(from_gpu, Tag{activity::kCkptD2hPageable, 0, i});
       // The driver's staging memcpy lands in a fresh CPU storage: every page faults in, and is
       // unmapped again when the storage is freed after its write.
       co_await thread->use(from_gpu / bytes_per_s(sw_.pageable_copy_gbps) +
                                from_gpu / bytes_per_s(sw_.fresh_allocation_gbps),
-                           Tag{Activity::kCkptStagingCopy, 0, i});
+                           Tag{activity::kCkptStagingCopy, 0, i});
     }
     if (from_nvme > 0)
       co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
-                              Tag{Activity::kCkptRead, 0, i});
+                              Tag{activity::kCkptRead, 0, i});
     // One thread serialises (the zip format's CRC-32) and copies the record into the page cache.
     co_await thread->use(
         (zip ? b / bytes_per_s(sw_.crc32_gbps) : 0.0) + b / bytes_per_s(sw_.page_cache_write_gbps),
-        Tag{Activity::kCkptSerialiseWrite, 0, i});
+        Tag{activity::kCkptSerialiseWrite, 0, i});
     // Dirty pages drain in the background; fsync at the end waits for all of them.
     engine_.spawn(store(b, false, &written, nullptr));
   }
@@ -198,13 +196,13 @@ Task CheckpointRun::fast_persist_writer(int w, Latch* finished) {
   for (int i = 0; i < walk.chunks; ++i) {
     const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     co_await buffers.acquire();
-    if (from_gpu > 0) co_await d2h->use(from_gpu, Tag{Activity::kCkptD2hPinned, 0, i});
+    if (from_gpu > 0) co_await d2h->use(from_gpu, Tag{activity::kCkptD2hPinned, 0, i});
     if (from_host > 0)
       co_await thread->use(from_host / bytes_per_s(sw_.pageable_copy_gbps),
-                           Tag{Activity::kCkptCopy, 0, i});
+                           Tag{activity::kCkptCopy, 0, i});
     if (from_nvme > 0)
       co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
-                              Tag{Activity::kCkptRead, 0, i});
+                              Tag{activity::kCkptRead, 0, i});
     engine_.spawn(store(b, true, &written, &buffers));
   }
   co_await written.wait();
@@ -239,7 +237,7 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
   while (int(res.d2h.size()) < writers) {
     const std::size_t i = res.d2h.size();
     res.d2h.push_back(res.d2h[i % static_cast<std::size_t>(s.hardware.gpu_count)]);
-    res.threads.push_back(&engine.add_resource(ResourceKind::kCkptThread, static_cast<int>(i),
+    res.threads.push_back(&engine.add_resource(resource::kCkptThread.at(static_cast<int>(i)),
                                                WorkUnit::kSeconds, 1.0));
   }
   const CheckpointResources used = res;

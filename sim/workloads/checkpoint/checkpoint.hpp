@@ -11,6 +11,7 @@
 #include "model/scenario.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/checkpoint/names.hpp"
 
 namespace tiersim::sim {
 

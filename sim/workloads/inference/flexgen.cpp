@@ -121,10 +121,10 @@ double FlexGenSim::unpinned_weight_bytes(int j) const {
 // The copy threads' share of load_weight: the disk-homed weights of sub-layer j.
 Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
   const double bytes = subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kNvme);
-  const Tag tag = pass_tag(Activity::kWeightsNvme, token, j);
+  const Tag tag = pass_tag(activity::kWeightsNvme, token, j);
   co_await disk_->use(disk_read_s(bytes), tag);
   co_await cpu_->use(host_copy_s(bytes), tag);
-  co_await h2d_->use(bytes, pass_tag(Activity::kWeightsBounce, token, j));
+  co_await h2d_->use(bytes, pass_tag(activity::kWeightsBounce, token, j));
   done->count_down();
 }
 
@@ -133,7 +133,7 @@ Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
 Task FlexGenSim::weight_from_cpu(int token, int j, Flag* pinned, Latch* done) {
   co_await pinned->wait();
   co_await h2d_->use(subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kCpu),
-                     pass_tag(Activity::kWeightsCpu, token, j));
+                     pass_tag(activity::kWeightsCpu, token, j));
   done->count_down();
 }
 
@@ -145,7 +145,7 @@ double FlexGenSim::prefix_elems(int token) const {
 // The copy threads' share of load_cache: the disk-homed sequences of one GPU batch.
 Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
   const double elems = split_.disk_seqs * prefix_elems(token);
-  const Tag tag = pass_tag(Activity::kKvToHost, token, j);
+  const Tag tag = pass_tag(activity::kKvToHost, token, j);
   co_await disk_->use(disk_read_s(elems * cache_elem_bytes_), tag);
   if (cpu_attention_) {
     co_await cpu_->use(
@@ -161,7 +161,7 @@ Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
 Task FlexGenSim::cache_from_cpu(int token, int j, Flag* pinned, Latch* done) {
   co_await pinned->wait();
   co_await h2d_->use(split_.cpu_seqs * prefix_elems(token) * cache_elem_bytes_,
-                     pass_tag(Activity::kKvToHost, token, j));
+                     pass_tag(activity::kKvToHost, token, j));
   done->count_down();
 }
 
@@ -171,7 +171,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
   const double rows = token == 0 ? double(w_.prompt_tokens) : 1.0;
   const double per_seq = rows * 2.0 * m_.hidden * cache_elem_bytes_;
   const double off = (split_.cpu_seqs + split_.disk_seqs) * per_seq;
-  const Tag tag = pass_tag(Activity::kKvOffload, token, j);
+  const Tag tag = pass_tag(activity::kKvOffload, token, j);
   if (off > 0) {
     co_await d2h_->use(off, tag);
     if (token == 0) co_await cpu_->use(host_copy_s(off), tag);
@@ -185,7 +185,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
 Task FlexGenSim::move_hidden(int token, int j, bool to_gpu, Latch* done) {
   const double tokens = token == 0 ? double(w_.prompt_tokens) : 1.0;
   const double bytes = fg_.gpu_batch_size * tokens * m_.hidden * 2.0;
-  co_await (to_gpu ? h2d_ : d2h_)->use(bytes, pass_tag(Activity::kActivations, token, j));
+  co_await (to_gpu ? h2d_ : d2h_)->use(bytes, pass_tag(activity::kActivations, token, j));
   done->count_down();
 }
 
@@ -266,15 +266,15 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   // Kernel launches and Python dispatch: half a transformer layer's per sub-layer.
   gpu_k = gpu_k.plus_gap(em_.layer_overhead_s / 2);
   const double gpu_s = gpu_k.s;
-  const Tag tag = pass_tag(Activity::kCompute, token, j, gpu_dynamic_fraction(gpu, gpu_k));
+  const Tag tag = pass_tag(activity::kCompute, token, j, gpu_dynamic_fraction(gpu, gpu_k));
   if (cpu_s > 0) {
     // Projections on the GPU, then the CPU attention (q goes over as fp32 and the output comes
     // back: O(gbs x h) bytes), then the output projection: in turn, on the main thread.
     co_await gpu_->use(gpu_s * 0.75, tag);
-    co_await d2h_->use(gbs * h * (4.0 + 2.0 * 2.0), pass_tag(Activity::kKvToHost, token, j));
+    co_await d2h_->use(gbs * h * (4.0 + 2.0 * 2.0), pass_tag(activity::kKvToHost, token, j));
     cpu_attention_s_ += cpu_s;
-    co_await cpu_->use(cpu_s, pass_tag(Activity::kAttentionCpu, token, j));
-    co_await h2d_->use(gbs * h * 4.0, pass_tag(Activity::kAttentionOut, token, j));
+    co_await cpu_->use(cpu_s, pass_tag(activity::kAttentionCpu, token, j));
+    co_await h2d_->use(gbs * h * 4.0, pass_tag(activity::kAttentionOut, token, j));
     co_await gpu_->use(gpu_s * 0.25, tag);
   } else {
     co_await gpu_->use(gpu_s, tag);
@@ -345,13 +345,13 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     if (cdisk) engine_.spawn(cache_from_disk(token, load_j, &parts));
     if (cpu_cache_pinned_h2d) engine_.spawn(cache_from_cpu(token, load_j, &cache_pinned, &parts));
     if (cstore) engine_.spawn(store_cache(token, store_j, &parts));
-    const Tag tag = pass_tag(Activity::kWeightsCpu, wtoken, wj);
+    const Tag tag = pass_tag(activity::kWeightsCpu, wtoken, wj);
     if (wcpu && unpinned_weight_bytes(wj) > 0)
       co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)), tag);
     weights_pinned.set();
     if (ccpu) {
       const double elems = split_.cpu_seqs * prefix_elems(token);
-      const Tag ctag = pass_tag(Activity::kKvToHost, token, j);
+      const Tag ctag = pass_tag(activity::kKvToHost, token, j);
       co_await cpu_->use(cpu_attention_ ? flexgen_cpu_s(s_.hardware.host, em_, 0,
                                                         elems * kFlexGenCpuConvertBytesPerElem)
                                         : host_copy_s(elems * cache_elem_bytes_),
@@ -368,7 +368,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
     if (wcpu) {
       if (unpinned_weight_bytes(wj) > 0)
         co_await cpu_->use(host_copy_s(unpinned_weight_bytes(wj)),
-                           pass_tag(Activity::kWeightsCpu, token, wj));
+                           pass_tag(activity::kWeightsCpu, token, wj));
       co_await in_turn(engine_,
                        [&](Latch* l) { return weight_from_cpu(token, wj, &weights_pinned, l); });
     }
@@ -380,7 +380,7 @@ Task FlexGenSim::step(int token, int j, int k, Latch* done) {
       co_await cpu_->use(cpu_attention_ ? flexgen_cpu_s(s_.hardware.host, em_, 0,
                                                         elems * kFlexGenCpuConvertBytesPerElem)
                                         : host_copy_s(elems * cache_elem_bytes_),
-                         pass_tag(Activity::kKvToHost, token, j));
+                         pass_tag(activity::kKvToHost, token, j));
       if (!cpu_attention_) {
         co_await in_turn(engine_,
                          [&](Latch* l) { return cache_from_cpu(token, j, &cache_pinned, l); });
@@ -413,7 +413,7 @@ Task FlexGenSim::run_all() {
     Flag pinned(engine_);
     if (unpinned_weight_bytes(0) > 0)
       co_await cpu_->use(host_copy_s(unpinned_weight_bytes(0)),
-                         pass_tag(Activity::kWeightsCpu, 0, 0));
+                         pass_tag(activity::kWeightsCpu, 0, 0));
     pinned.set();
     if (first.bytes_on(Tier::kNvme) > 0) engine_.spawn(weight_from_disk(0, 0, &l));
     if (first.bytes_on(Tier::kCpu) > 0) engine_.spawn(weight_from_cpu(0, 0, &pinned, &l));
@@ -454,15 +454,15 @@ RunResult FlexGenSim::run() {
   decode_gpu_ = gpu;
   if (gpu.fp16_decode_achieved_tflops > 0)
     decode_gpu_.fp16_achieved_tflops = gpu.fp16_decode_achieved_tflops;
-  gpu_ = &engine_.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
-  h2d_ = &engine_.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes,
+  gpu_ = &engine_.add_resource(resource::kGpu.at(), WorkUnit::kSeconds, 1.0);
+  h2d_ = &engine_.add_resource(resource::kPcieH2d.at(), WorkUnit::kBytes,
                                units::gbps_to_bytes_per_s(h2d_gbps(gpu, host)));
-  d2h_ = &engine_.add_resource(ResourceKind::kPcieD2h, kNoIndex, WorkUnit::kBytes,
+  d2h_ = &engine_.add_resource(resource::kPcieD2h.at(), WorkUnit::kBytes,
                                units::gbps_to_bytes_per_s(d2h_gbps(gpu, host)));
-  cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+  cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
   const auto& nvme = s_.hardware.nvme;
   if (nvme.count > 0) {
-    disk_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    disk_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
     // FlexGen reads and writes its .npy files through mmap and the page cache (TorchDisk,
     // map_to_torch_tensor): large sequential transfers at the drives' sequential rates.
     disk_read_gbps_ = nvme.count * nvme.drive.read_gbps;

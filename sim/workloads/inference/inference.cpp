@@ -339,7 +339,7 @@ void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass
 // link to the GPU with it. Returns when the data lands (on the GPU, or in its swap buffer).
 double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
                                   int module) {
-  const Tag tag = pass_tag(Activity::kWeightsNvme, pass, module);
+  const Tag tag = pass_tag(activity::kWeightsNvme, pass, module);
   if (p_.io_path != IoPath::kGds)
     return engine_.reserve_from(ready_s, Demand{nvme_, t.read_s}, tag, 0.0);
   const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.link_bytes}};
@@ -351,7 +351,7 @@ double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFet
 // occupies the CPU, serialising with CPU attention.
 double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass,
                                        int module) {
-  const Tag tag = pass_tag(Activity::kWeightsCpu, pass, module);
+  const Tag tag = pass_tag(activity::kWeightsCpu, pass, module);
   const double bytes = cpu_bytes / tp_;
   if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, bytes}, tag, 0.0);
   const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, pageable_copy_s(*h2d, bytes)}};
@@ -378,7 +378,7 @@ Task InferenceSim::issue_nvme_read_later(Resource* h2d, const TensorFetch& t, in
 // A read has landed in its buffer: (AIO) the bounce copy to the GPU, then the buffer is free.
 Task InferenceSim::nvme_read_landed(Resource* bounce_h2d, double link_bytes, double uplink_bytes,
                                     int pass, int module, std::shared_ptr<Latch> done) {
-  const Tag tag = pass_tag(Activity::kWeightsBounce, pass, module);
+  const Tag tag = pass_tag(activity::kWeightsBounce, pass, module);
   if (bounce_h2d && uplink_bytes > 0)
     co_await partition_copy(bounce_h2d, link_bytes, uplink_bytes, false, tag);
   else if (bounce_h2d)
@@ -430,7 +430,8 @@ Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, in
   allgather_bytes_ += g.gather_bytes;
   if (g.gather_bytes > 0)
     co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
-                            g.uplink_bytes, false, pass_tag(Activity::kAllgatherParams, pass, module));
+                            g.uplink_bytes, false,
+                            pass_tag(activity::kAllgatherParams, pass, module));
   ready->set();
 }
 
@@ -465,8 +466,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     }
     if (t.cpu_bytes > 0 && dp_ > 1)
       engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
-                                        !p_.pin_memory, pass_tag(Activity::kWeightsCpu, pass, module),
-                                        reads));
+                                        !p_.pin_memory,
+                                        pass_tag(activity::kWeightsCpu, pass, module), reads));
     else if (t.cpu_bytes > 0)
       co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
   }
@@ -507,8 +508,8 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
   const double overhead_s = em_.fetch_overhead_s;
   double clock = start_s;  // where fetch_module's process would be
-  const Tag host_tag = pass_tag(Activity::kWeightsCpu, pass, module),
-            read_tag = pass_tag(Activity::kWeightsNvme, pass, module);
+  const Tag host_tag = pass_tag(activity::kWeightsCpu, pass, module),
+            read_tag = pass_tag(activity::kWeightsNvme, pass, module);
   for (const TensorFetch& t : pass_plan.of(plan)) {
     clock = clock + overhead_s;
     if constexpr (bounces) bounce_landed_by(clock);
@@ -561,7 +562,7 @@ void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
 
 void InferenceSim::bounce(ReadInFlight& r) {
   r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work_s,
-                                       pass_tag(Activity::kWeightsBounce, r.pass, r.module));
+                                       pass_tag(activity::kWeightsBounce, r.pass, r.module));
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
@@ -738,7 +739,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 
   if (mod.kind != WeightModule::Kind::kLayer) {
     const GpuStep step = edge_gpu_s(mod, module, pass, sub_batch);
-    co_await st.gpu->use(step.s, pass_tag(Activity::kCompute, pass, module, step.load));
+    co_await st.gpu->use(step.s, pass_tag(activity::kCompute, pass, module, step.load));
     co_return;
   }
 
@@ -764,7 +765,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     part1 += gpu_kernel(gpu, em_, gemm_flops * qkv_share,
                         weight_read_bytes * qkv_share + act_bytes / 2);
     const GpuStep step1 = gpu_step(part1.plus_gap(em_.layer_overhead_s / 2));
-    co_await st.gpu->use(step1.s, pass_tag(Activity::kCompute, pass, module, step1.load));
+    co_await st.gpu->use(step1.s, pass_tag(activity::kCompute, pass, module, step1.load));
     CpuAttentionWork work;
     double to_host_bytes = sub_batch * (m_.q_dim() + 2.0 * m_.kv_dim()) * 2.0 / tp_;
     double from_host_bytes = sub_batch * m_.q_dim() * 2.0 / tp_;
@@ -780,27 +781,27 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       work.fp32 = false;
       work.dram_bytes = sub_batch * context * kv_tok * cpu_kv;
     }
-    co_await st.d2h->use(to_host_bytes, pass_tag(Activity::kKvToHost, pass, module));
+    co_await st.d2h->use(to_host_bytes, pass_tag(activity::kKvToHost, pass, module));
     // Every data-parallel rank runs its attention on the same CPUs at the same time.
     const double cpu_s = dp_ * cpu_attention_s(s_.hardware.host, em_, work);
     cpu_attention_s_ += cpu_s;
-    co_await cpu_->use(cpu_s, pass_tag(Activity::kAttentionCpu, pass, module));
-    co_await st.h2d->use(from_host_bytes, pass_tag(Activity::kAttentionOut, pass, module));
+    co_await cpu_->use(cpu_s, pass_tag(activity::kAttentionCpu, pass, module));
+    co_await st.h2d->use(from_host_bytes, pass_tag(activity::kAttentionOut, pass, module));
     const GpuStep step2 = gpu_step(
         gpu_kernel(gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
                    weight_read_bytes * (1 - qkv_share) + act_bytes / 2 +
                        sub_batch * context * kv_tok * gpu_kv / tp_)
             .plus_gap(em_.layer_overhead_s / 2));
-    co_await st.gpu->use(step2.s, pass_tag(Activity::kCompute, pass, module, step2.load));
+    co_await st.gpu->use(step2.s, pass_tag(activity::kCompute, pass, module, step2.load));
   } else {
     // Where one_gpu_step holds, this GPU step is all of the module and compute_stage makes it
     // itself without calling here: a step added to such layers must narrow one_gpu_step too.
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
     const GpuStep step = layer_gpu_s(pass, sub_batch, elements);
-    co_await st.gpu->use(step.s, pass_tag(Activity::kCompute, pass, module, step.load));
+    co_await st.gpu->use(step.s, pass_tag(activity::kCompute, pass, module, step.load));
     if (prefill && cpu_kv > 0) {
       const HostKvCache host_kv = zero_inference_host_kv(m_);
-      const Tag kv_tag = pass_tag(Activity::kKvOffload, pass, module);
+      const Tag kv_tag = pass_tag(activity::kKvOffload, pass, module);
       if (!zero_inference) {
         co_await st.d2h->use(tokens * kv_tok * cpu_kv / tp_, kv_tag);
       } else {
@@ -828,9 +829,8 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   }
   if (tp_ > 1) {
     // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
-    const double bytes = tokens * m_.hidden * 2.0;
-    co_await st.peer->use(2.0 * ring_allreduce_bytes(bytes, tp_),
-                          pass_tag(Activity::kAllreduce, pass, module));
+    co_await st.peer->use(tensor_parallel_layer_bytes(m_, tokens, tp_),
+                          pass_tag(activity::kAllreduce, pass, module));
   }
 }
 
@@ -855,7 +855,7 @@ Task InferenceSim::compute_stage(int stage) {
           if (one_gpu_step(mod)) {
             const GpuStep step = layer_gpu_s(pass, micro_batch / gpu_batches,
                                              module_elements_[static_cast<std::size_t>(module)]);
-            co_await st.gpu->use(step.s, pass_tag(Activity::kCompute, pass, module, step.load));
+            co_await st.gpu->use(step.s, pass_tag(activity::kCompute, pass, module, step.load));
           } else {
             co_await compute_module(stage, module, pass, micro_batch / gpu_batches);
           }
@@ -865,7 +865,7 @@ Task InferenceSim::compute_stage(int stage) {
       if (stage + 1 < n_stages_) {
         const double tokens = pass == 0 ? micro_batch * w_.prompt_tokens : micro_batch;
         co_await st.peer->use(tokens * m_.hidden * 2.0,
-                              pass_tag(Activity::kActivations, pass, stage));
+                              pass_tag(activity::kActivations, pass, stage));
         stage_input(pass, stage + 1, micro).set();
       } else {
         if (pass == 0 && micro == n_micro_ - 1) prefill_end_s_ = engine_.now();
@@ -940,7 +940,7 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
             : edge_gpu_s(mod, module, c.pass, sub_batch);
     // Resource::use's reservation (reserve_from without fixed time), one per GPU batch.
     const double work_s = gpu.work_s(step.s);
-    const Tag tag = pass_tag(Activity::kCompute, c.pass, module, step.load);
+    const Tag tag = pass_tag(activity::kCompute, c.pass, module, step.load);
     for (int g = 0; g < gpu_batches; ++g)
       c.clock_s = engine_.reserve_work_from(c.clock_s, gpu, work_s, tag);
     if (++c.position == st.modules.size()) {
@@ -996,9 +996,9 @@ RunResult InferenceSim::run() {
   if (dp_ > 1) {
     prefetch_ = zero3_prefetch_modules(p_.zero3, largest_module_elements);
     if (host.gpus_per_pcie_switch > 0)
-      uplink_ = &engine_.add_resource(
-          ResourceKind::kPcieSwitch, kNoIndex, WorkUnit::kBytes,
-          units::gbps_to_bytes_per_s(pcie_switch_uplink_gbps(gpu, host)));
+      uplink_ =
+          &engine_.add_resource(resource::kPcieSwitch.at(), WorkUnit::kBytes,
+                                units::gbps_to_bytes_per_s(pcie_switch_uplink_gbps(gpu, host)));
   }
 
   stages_.resize(static_cast<std::size_t>(n_stages_));
@@ -1006,12 +1006,12 @@ RunResult InferenceSim::run() {
     // One stage has unnumbered resources ("gpu"); several are numbered by stage ("gpu0").
     const int index = n_stages_ > 1 ? i : kNoIndex;
     auto& st = stages_[static_cast<std::size_t>(i)];
-    st.gpu = &engine_.add_resource(ResourceKind::kGpu, index, WorkUnit::kSeconds, 1.0);
-    st.h2d = &engine_.add_resource(ResourceKind::kPcieH2d, index, WorkUnit::kBytes,
+    st.gpu = &engine_.add_resource(resource::kGpu.at(index), WorkUnit::kSeconds, 1.0);
+    st.h2d = &engine_.add_resource(resource::kPcieH2d.at(index), WorkUnit::kBytes,
                                    units::gbps_to_bytes_per_s(h2d_gbps(gpu, host)));
-    st.d2h = &engine_.add_resource(ResourceKind::kPcieD2h, index, WorkUnit::kBytes,
+    st.d2h = &engine_.add_resource(resource::kPcieD2h.at(index), WorkUnit::kBytes,
                                    units::gbps_to_bytes_per_s(d2h_gbps(gpu, host)));
-    st.peer = &engine_.add_resource(ResourceKind::kGpuPeer, index, WorkUnit::kBytes,
+    st.peer = &engine_.add_resource(resource::kGpuPeer.at(index), WorkUnit::kBytes,
                                     units::gbps_to_bytes_per_s(gpu_peer_gbps(gpu, host)));
     st.slots = std::make_unique<Semaphore>(engine_, prefetch_ + 1);
     st.weights_ready = std::make_unique<FlagQueue>(engine_);
@@ -1026,13 +1026,13 @@ RunResult InferenceSim::run() {
     stages_[static_cast<std::size_t>(stage)].modules.push_back(mod);
   }
   if (s_.hardware.nvme.count > 0) {
-    nvme_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    nvme_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
     double largest = 0;
     for (const auto& mod : modules_)
       for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
     nvme_timing_ = nvme_array_timing(s_.hardware.nvme, host, p_.aio, largest * p_.weights.nvme);
   }
-  cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+  cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
   reads_.reset(static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers)));
   plan_fetches();

@@ -3,6 +3,7 @@
 // `inference` in sim/workloads/registry.def; simulate() is the usual entry point. The replay
 // (replay/replay.cpp) calls it directly for the prediction it compares a real run against.
 #include "sim/simulate.hpp"
+#include "sim/workloads/inference/names.hpp"
 
 namespace tiersim::sim {
 

@@ -8,6 +8,7 @@
 #include "model/perf.hpp"
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/io/names.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
@@ -30,7 +31,7 @@ Task bounce_drive(Resource& nvme, double seconds, Tag tag, Semaphore& buffers, L
 Task bounce_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
                      double block_bytes, int blocks, int swap_buffers, double nvme_s_per_byte,
                      double latency_s) {
-  const Tag tag{io.write ? Activity::kWrite : Activity::kRead, 0, 0};
+  const Tag tag{io.write ? activity::kWrite : activity::kRead, 0, 0};
   Semaphore buffers(engine, std::max(1, swap_buffers));
   Latch done(engine, blocks);
   for (int b = 0; b < blocks; ++b) {
@@ -50,7 +51,7 @@ Task bounce_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWor
 
 Task direct_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
                      double nvme_s) {
-  const Tag tag{io.write ? Activity::kWrite : Activity::kRead, 0, 0};
+  const Tag tag{io.write ? activity::kWrite : activity::kRead, 0, 0};
   if (io.buffer == IoWorkload::Buffer::kCpu) {
     co_await nvme.use(nvme_s, tag);
   } else {
@@ -71,12 +72,11 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   const auto timing = nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, io.bytes);
   const double gbps = io.write ? timing.write_gbps : timing.read_gbps;
   const double latency = io.write ? timing.write_latency_s : timing.read_latency_s;
-  Resource& nvme = engine.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+  Resource& nvme = engine.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
   const double link_gbps = io.write ? d2h_gbps(s.hardware.gpu, s.hardware.host)
                                     : h2d_gbps(s.hardware.gpu, s.hardware.host);
-  Resource& link =
-      engine.add_resource(io.write ? ResourceKind::kPcieD2h : ResourceKind::kPcieH2d, kNoIndex,
-                          WorkUnit::kBytes, units::gbps_to_bytes_per_s(link_gbps));
+  Resource& link = engine.add_resource((io.write ? resource::kPcieD2h : resource::kPcieH2d).at(),
+                                       WorkUnit::kBytes, units::gbps_to_bytes_per_s(link_gbps));
   if (io.buffer == IoWorkload::Buffer::kGpuBounce)
     engine.spawn(bounce_transfer(engine, nvme, link, io, s.policy.aio.block_size_bytes,
                                  transfer_pieces(io.bytes, s.policy.aio.block_size_bytes,

@@ -115,7 +115,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
   // after the kernels, as in the inference workload.
   const double layer_peer_s =
-      tp_ > 1 ? 2.0 * ring_allreduce_bytes(tokens * m.hidden * 2.0, tp_) / peer_bps_ : 0.0;
+      tp_ > 1 ? tensor_parallel_layer_bytes(m, tokens, tp_) / peer_bps_ : 0.0;
   const double layer_s = layer_gpu_s + layer_peer_s;
   const KernelTime emb_k = edge_module(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
   const KernelTime head_k = edge_module(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);

@@ -45,6 +45,7 @@
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/units.hpp"
+#include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/iteration_cost.hpp"
 #include "sim/workloads/serving/kv_tiers.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
@@ -210,12 +211,12 @@ class Replica {
         r->reserve(0, start, std::min(end, start + busy_s), busy_s,
                    Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
     };
-    book(res_.gpu, c.gpu_s, Activity::kCompute, c.gpu_load);
-    book(res_.peer, c.peer_s, Activity::kAllreduce);
-    book(res_.h2d, c.h2d_s, Activity::kWeightsCpu);
-    book(res_.d2h, c.d2h_s, Activity::kKvToHost);
-    book(res_.nvme, c.nvme_s, Activity::kWeightsNvme);
-    book(res_.cpu, c.cpu_s, Activity::kWeightsCpu);
+    book(res_.gpu, c.gpu_s, activity::kCompute, c.gpu_load);
+    book(res_.peer, c.peer_s, activity::kAllreduce);
+    book(res_.h2d, c.h2d_s, activity::kWeightsCpu);
+    book(res_.d2h, c.d2h_s, activity::kKvToHost);
+    book(res_.nvme, c.nvme_s, activity::kWeightsNvme);
+    book(res_.cpu, c.cpu_s, activity::kWeightsCpu);
     for (Live* r : scheduled)
       if (r->first_scheduled_s < 0) r->first_scheduled_s = start;
     totals_.kv_max_fraction = std::max(
@@ -655,24 +656,24 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   engine.enable_trace(options.trace);
   const int tp = p.parallelism.tensor;
   const int replicas = s.hardware.gpu_count / tp;
-  // Resources record busy seconds (rate 1); typed like the inference workload's, so the energy
-  // observer maps them to components.
-  const auto seconds = [&](ResourceKind kind, int index) {
-    return &engine.add_resource(kind, index, WorkUnit::kSeconds, 1.0);
+  // Resources record busy seconds (rate 1); the inference workload's kinds, with their roles, so
+  // energy charges them to the same components.
+  const auto seconds = [&](const ResourceKind& kind, int index) {
+    return &engine.add_resource(kind.at(index), WorkUnit::kSeconds, 1.0);
   };
-  Resource* nvme = s.hardware.nvme.count > 0 ? seconds(ResourceKind::kNvme, kNoIndex) : nullptr;
-  Resource* cpu = p.pin_memory ? nullptr : seconds(ResourceKind::kCpu, kNoIndex);
+  Resource* nvme = s.hardware.nvme.count > 0 ? seconds(resource::kNvme, kNoIndex) : nullptr;
+  Resource* cpu = p.pin_memory ? nullptr : seconds(resource::kCpu, kNoIndex);
   std::vector<ReplicaResources> res(static_cast<std::size_t>(replicas));
   for (int i = 0; i < replicas; ++i) {
     const int index = replicas > 1 ? i : kNoIndex;
     auto& r = res[static_cast<std::size_t>(i)];
-    r.gpu = seconds(ResourceKind::kGpu, index);
+    r.gpu = seconds(resource::kGpu, index);
     const bool swap = w.preemption == ServingWorkload::Preemption::kSwap;
     const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
     if (p.weights.cpu + p.weights.nvme > 0 || swap || tiers)
-      r.h2d = seconds(ResourceKind::kPcieH2d, index);
-    if (swap || w.kv_host_cache_bytes > 0) r.d2h = seconds(ResourceKind::kPcieD2h, index);
-    if (tp > 1) r.peer = seconds(ResourceKind::kGpuPeer, index);
+      r.h2d = seconds(resource::kPcieH2d, index);
+    if (swap || w.kv_host_cache_bytes > 0) r.d2h = seconds(resource::kPcieD2h, index);
+    if (tp > 1) r.peer = seconds(resource::kGpuPeer, index);
     r.nvme = nvme;
     r.cpu = cpu;
   }

@@ -20,6 +20,7 @@
 #include "model/perf.hpp"
 #include "model/units.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/workloads/names.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
@@ -34,7 +35,7 @@ Task decode_one_token(Resource& gpu, const Scenario& s, const ExecutionModel& ex
   const double layer_flops = layer_gemm_flops(m, 1.0);
   for (int layer = 0; layer < m.layers; ++layer)
     co_await gpu.use(gpu_kernel_s(s.hardware.gpu, exec, layer_flops, layer_bytes),
-                     Tag{Activity::kCompute, 0, layer});
+                     Tag{activity::kCompute, 0, layer});
 }
 
 RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
@@ -54,9 +55,10 @@ RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
 
   Engine engine;
   engine.enable_trace(options.trace);
-  // A typed resource (sim/engine/kinds.hpp): energy and the reports observe its kind, never its
-  // name. Rate 1 in seconds: work is given in seconds of GPU time.
-  Resource& gpu = engine.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+  // A resource with a role and a name (sim/workloads/names.hpp resource::kGpu: role gpu, name
+  // "gpu"): energy observes its role, never its name. Rate 1 in seconds: work is given in seconds
+  // of GPU time. A workload's own kinds of resource go in its names.hpp.
+  Resource& gpu = engine.add_resource(resource::kGpu.at(), WorkUnit::kSeconds, 1.0);
   engine.spawn(decode_one_token(gpu, s, options.exec));
   engine.run();
 

@@ -10,6 +10,7 @@
 // again before backward, in a separate prefetching process, so transfers overlap compute and the
 // bottleneck is read off the timeline.
 #include "sim/workloads/training/training.hpp"
+#include "sim/workloads/training/names.hpp"
 #include "sim/workloads/workload.hpp"
 
 #include <algorithm>
@@ -95,7 +96,7 @@ Task TrainingSim::collective(double peer_bytes, double net_bytes, Tag tag) {
 Task TrainingSim::fetch_module(int module, int pass) {
   const double full = modules_[static_cast<std::size_t>(module)].params * sb_.params;
   const double part = full / dp_;
-  const Tag tag{pass == 0 ? Activity::kParamFetchFwd : Activity::kParamFetchBwd, pass, module};
+  const Tag tag{pass == 0 ? activity::kParamFetchFwd : activity::kParamFetchBwd, pass, module};
   if (w_.params == Tier::kNvme) {
     // Every rank of the node reads its partition from the shared array at the same time.
     co_await nvme_->use(rpn_ * part / nvme_read_bps_, tag);
@@ -106,7 +107,7 @@ Task TrainingSim::fetch_module(int module, int pass) {
   // All-gather: each rank receives the other ranks' partitions; across nodes each node receives
   // what its ranks do not hold once, then shares it over NVLink (hierarchical collective).
   co_await collective(ring_allgather_bytes(full, dp_), ring_allgather_bytes(full, nodes_),
-                      Tag{Activity::kAllgatherParams, pass, module});
+                      Tag{activity::kAllgatherParams, pass, module});
 }
 
 Task TrainingSim::fetcher(int iter) {
@@ -125,39 +126,39 @@ Task TrainingSim::reduce_grads(int module, Latch* done) {
   const double g = modules_[static_cast<std::size_t>(module)].params * sb_.grads;
   if (w_.zero_stage >= 2) {
     co_await collective(ring_reduce_scatter_bytes(g, dp_), ring_reduce_scatter_bytes(g, nodes_),
-                        Tag{Activity::kReduceScatterGrads, 1, module});
+                        Tag{activity::kReduceScatterGrads, 1, module});
   } else {
     co_await collective(ring_allreduce_bytes(g, dp_), ring_allreduce_bytes(g, nodes_),
-                        Tag{Activity::kAllreduceGrads, 1, module});
+                        Tag{activity::kAllreduceGrads, 1, module});
   }
   const double held = w_.zero_stage >= 2 ? g / dp_ : g;
-  if (w_.gradients != Tier::kGpu) co_await d2h_->use(held, Tag{Activity::kGradOffload, 1, module});
+  if (w_.gradients != Tier::kGpu) co_await d2h_->use(held, Tag{activity::kGradOffload, 1, module});
   if (w_.gradients == Tier::kNvme)
-    co_await nvme_->use(rpn_ * held / nvme_write_bps_, Tag{Activity::kGradSwapOut, 1, module});
+    co_await nvme_->use(rpn_ * held / nvme_write_bps_, Tag{activity::kGradSwapOut, 1, module});
   done->count_down();
 }
 
 Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, Latch* done) {
-  const Tag tag{Activity::kOptimizer, 2, index};
+  const Tag tag{activity::kOptimizer, 2, index};
   if (w_.optimizer == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_read_bps_,
-                        Tag{Activity::kOptimSwapIn, 2, index});
+                        Tag{activity::kOptimSwapIn, 2, index});
   if (w_.gradients == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.grads / nvme_read_bps_,
-                        Tag{Activity::kGradSwapIn, 2, index});
+                        Tag{activity::kGradSwapIn, 2, index});
   if (w_.gradients == Tier::kGpu)
-    co_await d2h_->use(params * sb_.grads, Tag{Activity::kGradToHost, 2, index});
+    co_await d2h_->use(params * sb_.grads, Tag{activity::kGradToHost, 2, index});
   co_await cpu_->use(rpn_ * params / cpu_adam_node_params_per_s_, tag);
   if (w_.optimizer == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_write_bps_,
-                        Tag{Activity::kOptimSwapOut, 2, index});
+                        Tag{activity::kOptimSwapOut, 2, index});
   if (buffers) buffers->release();
   // Updated working-precision parameters go back to where they live.
   if (w_.params == Tier::kGpu)
-    co_await h2d_->use(params * sb_.params, Tag{Activity::kParamUpdate, 2, index});
+    co_await h2d_->use(params * sb_.params, Tag{activity::kParamUpdate, 2, index});
   if (w_.params == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.params / nvme_write_bps_,
-                        Tag{Activity::kParamSwapOut, 2, index});
+                        Tag{activity::kParamSwapOut, 2, index});
   done->count_down();
 }
 
@@ -180,7 +181,7 @@ Task TrainingSim::iteration(int iter) {
       const double factor = pass == 0 ? 1.0 : 2.0 + recompute;
       const double t = gpu_kernel_s(s_.hardware.gpu, em_, m.fwd_flops * factor, m.fwd_bytes * factor);
       co_await gpu_->use(t + em_.layer_overhead_s * factor,
-                         Tag{pass == 0 ? Activity::kForward : Activity::kBackward, pass, module});
+                         Tag{pass == 0 ? activity::kForward : activity::kBackward, pass, module});
       if (zero3) slots_->release();
       if (pass == 1) engine_.spawn(reduce_grads(module, &grads));
     }
@@ -196,7 +197,7 @@ Task TrainingSim::iteration(int iter) {
     // converts them to fp32 and writes the working-precision parameters.
     const double bytes = partition * (2 * sb_.optimizer + sb_.grads + 2 * 4.0 + sb_.params);
     co_await gpu_->use(gpu_kernel_s(s_.hardware.gpu, em_, 0, bytes),
-                       Tag{Activity::kOptimizer, 2, 0});
+                       Tag{activity::kOptimizer, 2, 0});
   } else {
     const ZeroBuffers zb;
     const double sub = w_.optimizer == Tier::kNvme ? zb.nvme_sub_group_params : zb.sub_group_params;
@@ -216,7 +217,7 @@ Task TrainingSim::iteration(int iter) {
     // Stages 1-2 keep full parameters on every rank: all-gather the updated partitions.
     const double full = total_params_ * sb_.params;
     co_await collective(ring_allgather_bytes(full, dp_), ring_allgather_bytes(full, nodes_),
-                        Tag{Activity::kAllgatherUpdated, 2, 0});
+                        Tag{activity::kAllgatherUpdated, 2, 0});
   }
   optimizer_s_ = engine_.now() - step_start;
 }
@@ -261,26 +262,26 @@ double TrainingSim::run() {
                       head_params * sb_.params + tokens * m.vocab * 6.0});
   n_modules_ = static_cast<int>(modules_.size());
 
-  gpu_ = &engine_.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
-  h2d_ = &engine_.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes,
+  gpu_ = &engine_.add_resource(resource::kGpu.at(), WorkUnit::kSeconds, 1.0);
+  h2d_ = &engine_.add_resource(resource::kPcieH2d.at(), WorkUnit::kBytes,
                                units::gbps_to_bytes_per_s(h2d_gbps(gpu, host)));
-  d2h_ = &engine_.add_resource(ResourceKind::kPcieD2h, kNoIndex, WorkUnit::kBytes,
+  d2h_ = &engine_.add_resource(resource::kPcieD2h.at(), WorkUnit::kBytes,
                                units::gbps_to_bytes_per_s(d2h_gbps(gpu, host)));
   // Inside a node every rank exchanges over its own NVLink (or PCIe peer) port.
-  peer_ = &engine_.add_resource(ResourceKind::kGpuPeer, kNoIndex, WorkUnit::kBytes,
+  peer_ = &engine_.add_resource(resource::kGpuPeer.at(), WorkUnit::kBytes,
                                 units::gbps_to_bytes_per_s(gpu_peer_gbps(gpu, host)));
   if (nodes_ > 1)
-    net_ = &engine_.add_resource(ResourceKind::kNetwork, kNoIndex, WorkUnit::kBytes,
+    net_ = &engine_.add_resource(resource::kNetwork.at(), WorkUnit::kBytes,
                                  units::gbps_to_bytes_per_s(w_.network_gbps));
   if (s_.hardware.nvme.count > 0) {
-    nvme_ = &engine_.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kSeconds, 1.0);
+    nvme_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
     const ZeroBuffers zb;
     const auto t = nvme_array_timing(s_.hardware.nvme, host, s_.policy.aio,
                                      zb.nvme_sub_group_params * sb_.optimizer);
     nvme_read_bps_ = units::gbps_to_bytes_per_s(t.read_gbps);
     nvme_write_bps_ = units::gbps_to_bytes_per_s(t.write_gbps);
   }
-  cpu_ = &engine_.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+  cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
   if (w_.cpu_adam_params_per_s > 0) {
     cpu_adam_node_params_per_s_ = w_.cpu_adam_params_per_s;
   } else {

@@ -1,11 +1,15 @@
 #include <catch2/catch.hpp>
 #include <stdexcept>
+#include <string>
 
 #include "sim/engine/engine.hpp"
 
 using namespace tiersim::sim;
 
 namespace {
+
+// An activity of these tests' own.
+constexpr Activity kCompute{"compute"};
 
 Task use_twice(Resource& r, double amount, std::vector<double>& done, Engine& e) {
   co_await r.use(amount);
@@ -28,7 +32,7 @@ Task thrower(Engine& e) {
 
 TEST_CASE("a FIFO resource serves requests one after another at its rate", "[engine]") {
   Engine e;
-  Resource& link = e.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 100.0);
+  Resource& link = e.add_resource({ResourceRole::kPcieH2d, "link"}, WorkUnit::kBytes, 100.0);
   std::vector<double> a, b;
   e.spawn(use_twice(link, 50.0, a, e));
   e.spawn(use_twice(link, 50.0, b, e));
@@ -41,7 +45,7 @@ TEST_CASE("a FIFO resource serves requests one after another at its rate", "[eng
 
 TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
   Engine e;
-  Resource& cores = e.add_resource(ResourceKind::kCpu, kNoIndex, WorkUnit::kSeconds, 1.0, 2);
+  Resource& cores = e.add_resource({ResourceRole::kCpu, "cores"}, WorkUnit::kSeconds, 1.0, 2);
   std::vector<double> a, b;
   e.spawn(use_twice(cores, 1.0, a, e));
   e.spawn(use_twice(cores, 1.0, b, e));
@@ -52,8 +56,8 @@ TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
 
 TEST_CASE("a flow across two resources runs at the slower one's rate and holds both", "[engine]") {
   Engine e;
-  Resource& fast = e.add_resource(ResourceKind::kPcieH2d, kNoIndex, WorkUnit::kBytes, 100.0);
-  Resource& slow = e.add_resource(ResourceKind::kNvme, kNoIndex, WorkUnit::kBytes, 10.0);
+  Resource& fast = e.add_resource({ResourceRole::kPcieH2d, "link"}, WorkUnit::kBytes, 100.0);
+  Resource& slow = e.add_resource({ResourceRole::kNvme, "drive"}, WorkUnit::kBytes, 10.0);
   std::vector<double> log;
   auto flow = [&]() -> Task {
     std::vector<Demand> d{Demand{&fast, 100.0}, Demand{&slow, 100.0}};
@@ -123,9 +127,11 @@ TEST_CASE("a flow across more than eight resources waits for and holds every one
   Engine e;
   std::vector<Demand> demands;
   for (int i = 0; i < 8; ++i)
-    demands.push_back({&e.add_resource(ResourceKind::kPcieH2d, i, WorkUnit::kBytes, 100.0), 100.0});
-  Resource& slow = e.add_resource(ResourceKind::kNvme, 8, WorkUnit::kBytes, 10.0);
-  Resource& busy = e.add_resource(ResourceKind::kCpu, 9, WorkUnit::kSeconds, 1.0);
+    demands.push_back({&e.add_resource({ResourceRole::kPcieH2d, "link" + std::to_string(i)},
+                                       WorkUnit::kBytes, 100.0),
+                       100.0});
+  Resource& slow = e.add_resource({ResourceRole::kNvme, "drive8"}, WorkUnit::kBytes, 10.0);
+  Resource& busy = e.add_resource({ResourceRole::kCpu, "cores9"}, WorkUnit::kSeconds, 1.0);
   demands.push_back({&slow, 100.0});
   demands.push_back({&busy, 1.0});
   // `busy` is occupied until t = 3: the flow starts then, when all ten are free.
@@ -192,8 +198,8 @@ TEST_CASE("spawn_at starts a process at a later time", "[engine]") {
 namespace {
 
 Task tagged_work(Resource& r) {
-  co_await r.use(2.0, Tag{Activity::kCompute, 0, 0, 1.0, Stage::kPrefill});
-  co_await r.use(4.0, Tag{Activity::kCompute, 1, 0, 0.25, Stage::kDecode});
+  co_await r.use(2.0, Tag{kCompute, 0, 0, 1.0, Stage::kPrefill});
+  co_await r.use(4.0, Tag{kCompute, 1, 0, 0.25, Stage::kDecode});
   co_await r.use(1.0);  // untagged: full power, no stage
 }
 
@@ -202,7 +208,7 @@ Task tagged_work(Resource& r) {
 TEST_CASE("a resource counts its busy time at the load and in the stage each piece says",
           "[engine][power]") {
   Engine e;
-  Resource& gpu = e.add_resource(ResourceKind::kGpu, kNoIndex, WorkUnit::kSeconds, 1.0);
+  Resource& gpu = e.add_resource({ResourceRole::kGpu, "gpu"}, WorkUnit::kSeconds, 1.0);
   e.spawn(tagged_work(gpu));
   e.run();
   CHECK(gpu.busy_s() == Approx(7.0));

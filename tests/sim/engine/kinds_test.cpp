@@ -1,46 +1,58 @@
 #include <catch2/catch.hpp>
+#include <string>
 
+#include "sim/engine/engine.hpp"
 #include "sim/engine/kinds.hpp"
 
 using namespace tiersim::sim;
 
-TEST_CASE("resource names are made from kind and index and read back", "[engine]") {
-  // These names are stable output (run --json, traces, the results store).
-  CHECK(resource_name(ResourceKind::kGpu) == "gpu");
-  CHECK(resource_name(ResourceKind::kGpu, 0) == "gpu0");
-  CHECK(resource_name(ResourceKind::kPcieH2d, 1) == "pcie-h2d1");
-  CHECK(resource_name(ResourceKind::kPcieD2h) == "pcie-d2h");
-  CHECK(resource_name(ResourceKind::kGpuPeer, 3) == "gpu-peer3");
-  CHECK(resource_name(ResourceKind::kCkptD2h, 0) == "ckpt-d2h0");
-  CHECK(resource_name(ResourceKind::kStorageServers) == "storage-servers");
-  CHECK(resource_name(ResourceKind::kPcieSwitch) == "pcie-switch");
-  for (ResourceKind k :
-       {ResourceKind::kGpu, ResourceKind::kPcieH2d, ResourceKind::kPcieD2h, ResourceKind::kGpuPeer,
-        ResourceKind::kNvme, ResourceKind::kCpu, ResourceKind::kNetwork, ResourceKind::kCkptD2h,
-        ResourceKind::kCkptThread, ResourceKind::kStorageClient, ResourceKind::kStorageServers,
-        ResourceKind::kPcieSwitch})
-    for (int index : {kNoIndex, 0, 12}) {
-      const auto id = parse_resource_name(resource_name(k, index));
-      REQUIRE(id);
-      CHECK(id->kind == k);
-      CHECK(id->index == index);
-    }
-  // "gpu-peer" is not GPU number "-peer".
-  CHECK(parse_resource_name("gpu-peer")->kind == ResourceKind::kGpuPeer);
-  CHECK_FALSE(parse_resource_name("gpux"));
-  CHECK_FALSE(parse_resource_name("gpu-1"));
-  CHECK_FALSE(parse_resource_name(""));
+TEST_CASE("a resource keeps the role and the name the workload gave it", "[engine]") {
+  Engine e;
+  Resource& drive = e.add_resource({ResourceRole::kNvme, "scratch-array"}, WorkUnit::kSeconds, 1.0);
+  Resource& link = e.add_resource({ResourceRole::kPcieD2h, "to-host3"}, WorkUnit::kBytes, 1e9, 2);
+  CHECK(drive.role() == ResourceRole::kNvme);
+  CHECK(drive.name() == "scratch-array");
+  CHECK(link.role() == ResourceRole::kPcieD2h);
+  CHECK(link.name() == "to-host3");
+  CHECK(link.channels() == 2);
+  REQUIRE(e.resources().size() == 2);
+  CHECK(e.resources()[1]->name() == "to-host3");
 }
 
-TEST_CASE("every activity has a distinct name that reads back", "[engine]") {
-  for (std::size_t i = 0; i < kActivityCount; ++i) {
-    const auto a = static_cast<Activity>(i);
-    const auto back = parse_activity(to_string(a));
-    REQUIRE(back);
-    CHECK(*back == a);
-  }
-  CHECK(std::string(to_string(Activity::kWeightsNvme)) == "weights-nvme");
-  CHECK(std::string(to_string(Activity::kCkptSerialiseWrite)) == "ckpt-serialise-write");
-  CHECK(is_weight_fetch(Activity::kWeightsBounce));
-  CHECK_FALSE(is_weight_fetch(Activity::kActivations));
+TEST_CASE("every role has a distinct name", "[engine]") {
+  for (std::size_t i = 0; i < kResourceRoleCount; ++i)
+    for (std::size_t j = i + 1; j < kResourceRoleCount; ++j)
+      CHECK(std::string(to_string(static_cast<ResourceRole>(i))) !=
+            to_string(static_cast<ResourceRole>(j)));
+  CHECK(std::string(to_string(ResourceRole::kNvme)) == "nvme");
+  CHECK(std::string(to_string(ResourceRole::kOther)) == "other");
+}
+
+TEST_CASE("activities are equal when their names are", "[engine]") {
+  constexpr Activity a{"copy"};
+  const std::string text = "copy";
+  CHECK(a == Activity{text.c_str()});  // another pointer, the same name
+  CHECK_FALSE(a == Activity{"copy-back"});
+  CHECK(Activity{} == Activity{""});  // untagged work
+  CHECK(std::string(to_string(a)) == "copy");
+}
+
+namespace {
+
+Task traced(Resource& r, Activity a) {
+  co_await r.use(1.0, Tag{a, 2, 3});
+}
+
+}  // namespace
+
+TEST_CASE("a trace span carries the activity the work was tagged with", "[engine]") {
+  Engine e;
+  e.enable_trace(true);
+  Resource& gpu = e.add_resource({ResourceRole::kGpu, "gpu"}, WorkUnit::kSeconds, 1.0);
+  e.spawn(traced(gpu, Activity{"decode-step"}));
+  e.run();
+  REQUIRE(e.trace().size() == 1);
+  CHECK(e.trace()[0].activity == Activity{"decode-step"});
+  CHECK(e.trace()[0].phase == 2);
+  CHECK(e.trace()[0].item == 3);
 }
