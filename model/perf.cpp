@@ -11,6 +11,9 @@ namespace tiersim {
 ExecutionModel with_stack(ExecutionModel em, const ExecutionStack& stack) {
   if (stack.gemm_efficiency) em.gemm_efficiency = *stack.gemm_efficiency;
   if (stack.layer_overhead_s) em.layer_overhead_s = *stack.layer_overhead_s;
+  if (stack.step_overhead_s) em.step_overhead_s = *stack.step_overhead_s;
+  if (stack.step_overhead_per_sequence_s)
+    em.step_overhead_per_sequence_s = *stack.step_overhead_per_sequence_s;
   return em;
 }
 
@@ -25,6 +28,10 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
     g.weight_bytes_per_elem = matrix_bytes_per_weight(p);
   g.hides_weight_reads = p.stack.gemm_hides_weight_reads;
   return g;
+}
+
+double step_host_s(const ExecutionModel& em, double sequences) {
+  return em.step_overhead_s + em.step_overhead_per_sequence_s * std::max(sequences, 0.0);
 }
 
 double eager_kernel_s(const ExecutionModel& em) {
@@ -261,7 +268,10 @@ KernelTime edge_module(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMode
     flops = 2.0 * sequences * m.vocab * m.hidden / tp;
     bytes += module_elements * 2.0 / tp;
   }
-  return gpu_kernel(gpu, em, flops, bytes).plus_gap(em.layer_overhead_s / 4);
+  KernelTime k = gpu_kernel(gpu, em, flops, bytes).plus_gap(em.layer_overhead_s / 4);
+  // The head ends the pass: the host work of the step waits on its result (sampled tokens).
+  if (head) k = k.plus_gap(step_host_s(em, sequences));
+  return k;
 }
 
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,

@@ -27,6 +27,13 @@ struct ExecutionModel {
   // Kernel launches and Python dispatch per transformer layer in eager mode
   // (kEagerKernelsPerLayer kernels).
   double layer_overhead_s = 300e-6;
+  // Host work of one forward pass that the GPU waits for (ExecutionStack::step_overhead_s and
+  // step_overhead_per_sequence_s, model/stack.hpp): per pass [s] and per sequence in it [s].
+  // Eager Hugging Face generate() with DeepSpeed (and FlexGen's loop, which runs on this model):
+  // 0, since no published measurement of its per-step host time beyond the kernels was found. Its
+  // per-layer Python dispatch is in layer_overhead_s; its sampling kernels run in the head.
+  double step_overhead_s = 0;
+  double step_overhead_per_sequence_s = 0;
   // Per fetched parameter tensor: ZeRO-3 module hooks, buffer allocation, stream synchronisation.
   double fetch_overhead_s = 200e-6;
   // Copies from pageable host memory: the CUDA driver memcpy's through pinned staging buffers on
@@ -101,6 +108,12 @@ struct ExecutionModel {
 inline constexpr int kEagerKernelsPerLayer = 30;
 // One eager kernel's launch and Python dispatch.
 double eager_kernel_s(const ExecutionModel& em);
+// Seconds the GPU waits on the host once per forward pass over `sequences` sequences (a prefill,
+// a decode step, a serving iteration): em.step_overhead_s + em.step_overhead_per_sequence_s x
+// sequences. The one place this cost is charged is the output head of the pass (edge_module with
+// head = true, and FlexGen's output embedding), so inference, FlexGen and serving pay it once per
+// pass.
+double step_host_s(const ExecutionModel& em, double sequences);
 
 // The execution model under a stack (model/stack.hpp): the stack's GEMM efficiency and per-layer
 // overhead where it sets them, ExecutionModel's eager figures where it does not.
@@ -274,7 +287,8 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
                       const LayerPass& pass, double tp, const GemmPath& gemm);
 // The embedding lookup (a gather) for `tokens` tokens, or the output head for the last position
 // of `sequences` sequences (one GEMM over the vocabulary), including their share of launch
-// overhead (a quarter of a layer's).
+// overhead (a quarter of a layer's). The head also carries the pass's host work (step_host_s) as
+// GPU idle time.
 KernelTime edge_module(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,
                        double tokens, double sequences, double module_elements, double tp);
 double edge_module_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em, bool head,

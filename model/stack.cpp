@@ -51,6 +51,24 @@ const std::vector<ExecutionStack>& stack_table() {
     // a CUDA graph): about 1 us of gap per kernel (A. Gray, "Getting Started with CUDA Graphs",
     // NVIDIA Technical Blog, 2019, developer.nvidia.com/blog/cuda-graphs/). 12 kernels x 1 us.
     opt.layer_overhead_s = 12e-6;
+    // Host work per iteration: none serialised with the GPU. Most rows on this stack run vLLM's
+    // V1 engine (0.11-0.23). V1 runs the API server and detokenisation in another process than
+    // the engine core, and its asynchronous scheduler schedules step N+1 and applies the output
+    // of step N while step N+1 runs on the GPU (vllm-project/vllm#19970, "overlapping scheduling
+    // with model execution", experimental in mid-2025). It became the default in late 2025
+    // (vllm-project/vllm#27614, as vllm-project/vllm-gaudi#768 names it; the SchedulerConfig
+    // docstring of January 2026, vllm-project/vllm#32775: "If set to False, disable async
+    // scheduling. Async scheduling helps to avoid gaps in GPU utilization"), so the rows of 0.19
+    // and 0.23 run with it. Whether 0.11.1 (the ML.ENERGY rows) did is not established here; if
+    // not, the serial part would be of the size of Scheduler.update_from_output, 0.142 ms for
+    // 128 decoding requests and 0.287 ms for 256 (vllm-project/vllm#46112, a contributor's
+    // micro-benchmark medians, V1 engine), plus schedule(): under 1% of those rows' steps.
+    // The V0 engine's cost, 4 ms of GPU bubble per decode step (5-13 ms by workload) in vLLM's
+    // own multi-step RFC (vllm-project/vllm#6854, July 2024), applies to no row here. TensorRT-
+    // LLM's C++ executor (the MLPerf rows) has no Python request loop; its per-step figure is
+    // not published.
+    opt.step_overhead_s = 0.0;
+    opt.step_overhead_per_sequence_s = 0.0;
     // Weight-only quantised GEMMs (TensorRT-LLM's W8A16/W4A16 kernels, vLLM's AWQ/GPTQ
     // kernels) read the packed weights and dequantise them inside the GEMM.
     opt.fused_dequant = true;
@@ -105,6 +123,13 @@ const std::vector<ExecutionStack>& stack_table() {
     // batch and lengths, not a share of free memory; the documented Llama builds had no
     // --paged_kv_cache.
     v06.kv_pool_free_fraction = 0;
+    // gptSessionBenchmark's C++ session: no published measurement of its per-step host time
+    // (decoder setup, the sampling layers, the per-step synchronisation) was found, so none is
+    // charged. The A100 first-token rows above bound it without giving a value: LLaMA-7B's
+    // intercept (8.2 ms) is the weight stream alone (8.3 ms), leaving no room for a fixed cost;
+    // LLaMA-70B TP4's (25.0 ms) leaves 3.8 ms for the 160 all-reduces and any fixed cost together.
+    v06.step_overhead_s = 0.0;
+    v06.step_overhead_per_sequence_s = 0.0;
     t.push_back(v06);
     return t;
   }();

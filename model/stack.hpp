@@ -23,6 +23,15 @@ struct ExecutionStack {
   std::optional<double> gemm_efficiency;
   // Launch and dispatch cost per transformer layer. Unset: ExecutionModel's eager figure.
   std::optional<double> layer_overhead_s;
+  // Host work once per forward pass (a prefill, a decode step, a serving iteration) that the GPU
+  // waits for, whatever the number of layers: scheduling and batch preparation, the copy of the
+  // sampled tokens back to the host and its synchronisation, output processing. It is serialised
+  // with the pass (the GPU idles); a stack that overlaps it with the next pass (asynchronous
+  // scheduling, multi-step decoding) has none here. [s per pass] Unset: ExecutionModel's figure.
+  std::optional<double> step_overhead_s;
+  // The part of that host work that grows with the sequences in the pass. [s per sequence]
+  // Unset: ExecutionModel's figure.
+  std::optional<double> step_overhead_per_sequence_s;
   // Fraction of the dense FP8 tensor peak its FP8 GEMMs reach; 0 = the stack has no FP8 GEMMs
   // (8-bit weights are then dequantised to fp16 before, or inside, the GEMM).
   double fp8_gemm_efficiency = 0;

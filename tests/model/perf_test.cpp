@@ -257,3 +257,36 @@ TEST_CASE("a layer's kernel time is the sum of its kernels, split by what bound 
   CHECK(p.compute_s > 0.9 * p.s);
   CHECK(d.memory_s > 0.9 * d.s);
 }
+
+TEST_CASE("a pass's host work is charged once, on its head, as GPU idle time",
+          "[model][perf][step]") {
+  const LlmSpec m = llama7b();
+  const GpuSpec gpu = a100();
+  ExecutionModel none;
+  none.step_overhead_s = 0;
+  none.step_overhead_per_sequence_s = 0;
+  ExecutionModel host = none;
+  host.step_overhead_s = 2e-3;
+  host.step_overhead_per_sequence_s = 5e-6;
+  const double head_elements = double(m.vocab) * m.hidden;
+  for (const double sequences : {1.0, 8.0, 256.0}) {
+    INFO("sequences " << sequences);
+    CHECK(step_host_s(host, sequences) == Approx(2e-3 + 5e-6 * sequences));
+    const KernelTime a = edge_module(m, gpu, none, true, sequences, sequences, head_elements, 1);
+    const KernelTime b = edge_module(m, gpu, host, true, sequences, sequences, head_elements, 1);
+    CHECK(b.s - a.s == Approx(step_host_s(host, sequences)));
+    // The GPU waits: no compute or memory time is added (model/power.hpp prices a gap as idle).
+    CHECK(b.compute_s == a.compute_s);
+    CHECK(b.memory_s == a.memory_s);
+    // The embedding does not carry it: one charge per pass.
+    CHECK(edge_module_s(m, gpu, host, false, sequences, 0, head_elements, 1) ==
+          edge_module_s(m, gpu, none, false, sequences, 0, head_elements, 1));
+  }
+  // A stack's own figures replace the execution model's; a stack without them keeps its figures.
+  ExecutionStack with;
+  with.step_overhead_s = 1e-3;
+  with.step_overhead_per_sequence_s = 2e-6;
+  CHECK(with_stack(host, with).step_overhead_s == 1e-3);
+  CHECK(with_stack(host, with).step_overhead_per_sequence_s == 2e-6);
+  CHECK(with_stack(host, ExecutionStack{}).step_overhead_s == 2e-3);
+}

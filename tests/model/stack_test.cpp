@@ -132,3 +132,20 @@ TEST_CASE("fused attention removes the s^2 score working set from prefill", "[mo
   CHECK(fused_2k < eager_2k);
   CHECK((eager_4k - fused_4k) == Approx(4.0 * (eager_2k - fused_2k)));
 }
+
+TEST_CASE("no stack charges per-step host work without a published, serialised figure",
+          "[model][stack][step]") {
+  const ExecutionModel eager;
+  // Eager generate(): no published figure, none charged.
+  const ExecutionModel hf = with_stack(eager, execution_stack(kDefaultStackName));
+  CHECK(hf.step_overhead_s == 0);
+  CHECK(hf.step_overhead_per_sequence_s == 0);
+  // vLLM V1 overlaps its scheduler with the GPU (asynchronous scheduling, model/stack.cpp).
+  const ExecutionModel opt = with_stack(eager, execution_stack("optimized"));
+  CHECK(opt.step_overhead_s == 0);
+  CHECK(opt.step_overhead_per_sequence_s == 0);
+  // TensorRT-LLM v0.6's C++ session: no published figure.
+  const ExecutionModel v06 = with_stack(eager, execution_stack("trtllm-v0.6"));
+  CHECK(v06.step_overhead_s == 0);
+  CHECK(v06.step_overhead_per_sequence_s == 0);
+}

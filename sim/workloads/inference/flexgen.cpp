@@ -215,6 +215,8 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
       // opt_output_embed: logits for every position of the prompt in prefill, one in decode.
       const double flops = 2.0 * tokens * m_.vocab * h;
       gpu_k += gpu_kernel(gpu, em_, flops, m_.vocab * h * 2.0 + tokens * m_.vocab * 2.0);
+      // The step's host work waits on the sampled tokens of this GPU batch (model/perf.hpp).
+      gpu_k = gpu_k.plus_gap(step_host_s(em_, gbs));
       break;
     }
     case Kind::kMlp:

@@ -130,3 +130,16 @@ TEST_CASE("hidden-state copies run on the default stream, ahead of the step's co
   const double extra_s = loads * (hidden_bytes / 6.9e9 - hidden_bytes / 13.8e9);
   CHECK(slow.metric("prefill_s") - base.metric("prefill_s") >= 0.95 * extra_s);
 }
+
+TEST_CASE("FlexGen pays a step's host work once per token and GPU batch, at its output embedding",
+          "[inference][flexgen][step]") {
+  const Scenario s = test::load_yaml(kOpt30b);
+  sim::SimOptions none, host;
+  none.exec.step_overhead_s = 0;
+  none.exec.step_overhead_per_sequence_s = 0;
+  host.exec.step_overhead_s = 1e-3;
+  host.exec.step_overhead_per_sequence_s = 10e-6;
+  const sim::RunResult a = sim::simulate(s, none), b = sim::simulate(s, host);
+  // 8 tokens x 3 GPU batches of 48 sequences.
+  CHECK(busy_s(b, "gpu") - busy_s(a, "gpu") == Approx(8 * 3 * (1e-3 + 48 * 10e-6)));
+}

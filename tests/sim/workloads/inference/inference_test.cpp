@@ -540,3 +540,53 @@ TEST_CASE("data-parallel ranks divide the KV cache and activations but not the h
   CHECK(item(tier(cap, "cpu"), "weights") == Approx(partitioned_bytes(s)));
   CHECK(item(tier(cap, "gpu"), "kv cache") == Approx(item(tier(one, "gpu"), "kv cache") / 6));
 }
+
+TEST_CASE("a step's host work is paid once per pass, dominates batch 1 and fades at large batch",
+          "[inference][step]") {
+  // Llama-3-8B resident on one H100, on the default (eager) stack, whose execution model this
+  // test sets: 1 ms per pass and 10 us per sequence.
+  const char* yaml = R"(
+name: t
+hardware:
+  gpu: {model: H100-SXM, count: 1}
+  host: {model: generic-2s-ddr5}
+model: {name: llama-3-8b}
+workload: {kind: inference, batch: 1, prompt_tokens: 128, gen_tokens: 8}
+policy: {weights: gpu, kv_cache: gpu}
+)";
+  sim::SimOptions none, host;
+  none.exec.step_overhead_s = 0;
+  none.exec.step_overhead_per_sequence_s = 0;
+  host.exec.step_overhead_s = 1e-3;
+  host.exec.step_overhead_per_sequence_s = 10e-6;
+  double share_at_1 = 0;
+  for (const int batch : {1, 256}) {
+    INFO("batch " << batch);
+    const Scenario s = load(yaml, {"workload.batch=" + std::to_string(batch)});
+    const sim::RunResult a = sim::simulate(s, none), b = sim::simulate(s, host);
+    REQUIRE(a.fits);
+    const double per_pass = 1e-3 + 10e-6 * batch;
+    // The prefill and each of the 7 further decode steps: one charge each.
+    CHECK(b.metric("ttft_s") - a.metric("ttft_s") == Approx(per_pass));
+    CHECK(b.metric("total_s") - a.metric("total_s") == Approx(8 * per_pass));
+    // The fixed part's share of the run: large at batch 1, small where the batch's own work
+    // (and the per-sequence part) grows.
+    sim::SimOptions fixed = host;
+    fixed.exec.step_overhead_per_sequence_s = 0;
+    const double with_fixed = sim::simulate(s, fixed).metric("total_s");
+    const double share = (with_fixed - a.metric("total_s")) / with_fixed;
+    if (batch == 1) share_at_1 = share;
+    else CHECK(share < share_at_1 / 2);
+    // The per-tensor path (event per tensor) charges it as the direct path does.
+    sim::SimOptions per_tensor = host;
+    per_tensor.event_per_tensor = true;
+    CHECK(sim::simulate(s, per_tensor).metric("total_s") == b.metric("total_s"));
+  }
+  // Weights streamed from host DRAM (the event-driven fetch path) pay it once per pass too.
+  const Scenario cpu = load(yaml, {"policy.weights=cpu", "policy.prefetch_layers=0"});
+  sim::SimOptions cpu_per_tensor = host;
+  cpu_per_tensor.event_per_tensor = true;
+  const double direct = sim::simulate(cpu, host).metric("total_s");
+  CHECK(direct - sim::simulate(cpu, none).metric("total_s") == Approx(8 * (1e-3 + 10e-6)));
+  CHECK(sim::simulate(cpu, cpu_per_tensor).metric("total_s") == direct);
+}

@@ -242,6 +242,20 @@ TEST_CASE("streamed weights cost once per iteration, shared by the requests in i
   CHECK(many.metric("throughput_tokens_per_s") > 25 * one.metric("throughput_tokens_per_s"));
 }
 
+TEST_CASE("an iteration's host work is paid once per iteration", "[workloads][serving][step]") {
+  // One request alone: 1 prefill iteration and 31 decode iterations of one sequence each, on the
+  // default stack, whose execution model the test sets.
+  const Scenario s = test::load_yaml(kServingYaml, {"workload.requests=1"});
+  sim::SimOptions none, host;
+  none.exec.step_overhead_s = 0;
+  none.exec.step_overhead_per_sequence_s = 0;
+  host.exec.step_overhead_s = 1e-3;
+  host.exec.step_overhead_per_sequence_s = 10e-6;
+  const double a = sim::simulate(s, none).metric("e2e_mean_s");
+  const double b = sim::simulate(s, host).metric("e2e_mean_s");
+  CHECK(b - a == Approx(32 * (1e-3 + 10e-6)));
+}
+
 TEST_CASE("serving reads Azure traces of 2023 and 2024 and plain CSV traces",
           "[workloads][serving]") {
   test::TempDir dir;
