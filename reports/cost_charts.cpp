@@ -7,20 +7,21 @@
 
 #include "reports/decision.hpp"
 #include "reports/report.hpp"
+#include "sim/metrics.hpp"
 
 namespace tiersim::reports {
 namespace {
 
 // The capex parts sim/economics.cpp reports, in stacking order, with the serving charts' palette.
 struct Part {
-  const char* metric;
+  const sim::MetricDecl& metric;
   const char* name;
   const char* color;
 };
-constexpr Part kParts[] = {{"capex_usd_gpu", "GPUs", "#4c78a8"},
-                           {"capex_usd_platform", "platform", "#f58518"},
-                           {"capex_usd_dram", "DRAM", "#54a24b"},
-                           {"capex_usd_drives", "NVMe drives", "#b279a2"}};
+constexpr Part kParts[] = {{sim::metric::kCapexUsdGpu, "GPUs", "#4c78a8"},
+                           {sim::metric::kCapexUsdPlatform, "platform", "#f58518"},
+                           {sim::metric::kCapexUsdDram, "DRAM", "#54a24b"},
+                           {sim::metric::kCapexUsdDrives, "NVMe drives", "#b279a2"}};
 
 std::string num(double v) {
   char buf[32];
@@ -42,7 +43,7 @@ std::string short_label(const std::string& s) {
 std::string capex_chart(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
                         const std::vector<std::size_t>& rows) {
   double max_usd = 0;
-  for (std::size_t i : rows) max_usd = std::max(max_usd, runs[i].metric("capex_usd"));
+  for (std::size_t i : rows) max_usd = std::max(max_usd, runs[i].get(sim::metric::kCapexUsd));
   if (!(max_usd > 0)) return "";
   const double left = 180, top = 28, bar_h = 18, gap = 8, plot_w = 300;
   const double height = top + double(rows.size()) * (bar_h + gap) + 40;
@@ -58,7 +59,7 @@ std::string capex_chart(const std::vector<store::StoredRun>& runs, const std::ve
       << "</title>" << html_escape(short_label(labels[rows[k]])) << "</text>";
     double x = left;
     for (const Part& p : kParts) {
-      const double v = r.metric(p.metric);
+      const double v = r.get(p.metric);
       if (!(v > 0)) continue;
       const double w = v / max_usd * plot_w;
       s << "<rect class=\"segment\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w)
@@ -67,7 +68,7 @@ std::string capex_chart(const std::vector<store::StoredRun>& runs, const std::ve
       x += w;
     }
     s << "<text x=\"" << px(x + 4) << "\" y=\"" << px(y + bar_h - 4) << "\" font-size=\"12\">"
-      << money(r.metric("capex_usd")) << "</text>";
+      << money(r.get(sim::metric::kCapexUsd)) << "</text>";
   }
   double lx = left;
   const double ly = top + double(rows.size()) * (bar_h + gap) + 16;
@@ -85,8 +86,8 @@ std::string scatter_chart(const std::vector<store::StoredRun>& runs, const std::
                           const std::vector<std::size_t>& rows) {
   std::vector<std::pair<double, double>> pts;
   for (std::size_t i : rows)
-    pts.emplace_back(runs[i].metric("throughput_tokens_per_s"),
-                     runs[i].metric("usd_per_million_tokens"));
+    pts.emplace_back(runs[i].get(sim::metric::kThroughputTokensPerS),
+                     runs[i].get(sim::metric::kUsdPerMillionTokens));
   double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
   for (auto [x, y] : pts) {
     x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
@@ -165,8 +166,10 @@ std::string cost_charts_html(const std::vector<store::StoredRun>& runs,
                              const std::vector<std::string>& labels) {
   std::vector<std::size_t> with_capex, with_both;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].has_metric("capex_usd_gpu")) with_capex.push_back(i);
-    if (runs[i].metric("throughput_tokens_per_s") > 0 && runs[i].metric("usd_per_million_tokens") > 0)
+    if (runs[i].has(sim::metric::kCapexUsdGpu)) with_capex.push_back(i);
+    // Runs without tokens or prices have neither metric.
+    if (runs[i].find(sim::metric::kThroughputTokensPerS).value_or(0) > 0 &&
+        runs[i].find(sim::metric::kUsdPerMillionTokens).value_or(0) > 0)
       with_both.push_back(i);
   }
   if (with_capex.empty()) return "";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/scenario.hpp"
+#include "sim/metrics.hpp"
 
 namespace tiersim::reports {
 
@@ -31,7 +32,8 @@ struct TornadoChart {
 };
 
 struct DecisionInput {
-  std::string metric = "usd_per_million_tokens";  // the objective of the recommendation
+  // The objective of the recommendation.
+  std::string metric = std::string(sim::metric::kUsdPerMillionTokens.name);
   bool lower_is_better = true;
   // Per run (same order as ReportInput::runs): its plain description and its validation group.
   std::vector<std::string> descriptions;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "reports/report.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -150,7 +151,7 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
   std::vector<ServingSeries> out;
   std::map<std::string, std::size_t> index;
   for (const auto& r : runs) {
-    if (r.workload != "serving" || !r.fits || !r.has_metric("offered_rate_requests_per_s"))
+    if (r.workload != "serving" || !r.fits || !r.has(sim::metric::kOfferedRateRequestsPerS))
       continue;
     auto [it, added] = index.emplace(r.display_name(), out.size());
     if (added) out.push_back({r.display_name(), {}});
@@ -159,8 +160,8 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
   for (auto& s : out)
     std::stable_sort(s.by_rate.begin(), s.by_rate.end(),
                      [](const store::StoredRun* a, const store::StoredRun* b) {
-                       return a->metric("offered_rate_requests_per_s") <
-                              b->metric("offered_rate_requests_per_s");
+                       return a->get(sim::metric::kOfferedRateRequestsPerS) <
+                              b->get(sim::metric::kOfferedRateRequestsPerS);
                      });
   return out;
 }
@@ -169,7 +170,7 @@ const store::StoredRun* cdf_run(const ServingSeries& s) {
   if (s.by_rate.empty()) return nullptr;
   const store::StoredRun* best = nullptr;
   for (const store::StoredRun* r : s.by_rate)
-    if (r->metric("slo_attainment_pct", 100) >= 90) best = r;
+    if (r->find(sim::metric::kSloAttainmentPct).value_or(100) >= 90) best = r;
   return best ? best : s.by_rate.front();
 }
 
@@ -180,21 +181,27 @@ std::string serving_charts_html(const std::vector<store::StoredRun>& runs) {
   for (std::size_t i = 0; i < series.size(); ++i) {
     const ServingSeries& s = series[i];
     const std::string color = kColors[i % std::size(kColors)];
-    for (const char* pct : {"p50", "p99"}) {
-      Line a{s.label + " " + pct, color, std::string(pct) == "p99", {}};
+    struct Percentile {
+      const char* name;
+      const sim::MetricDecl& ttft;
+      const sim::MetricDecl& tpot;
+    };
+    for (const Percentile& pct :
+         {Percentile{"p50", sim::metric::kTtftP50S, sim::metric::kTpotP50S},
+          Percentile{"p99", sim::metric::kTtftP99S, sim::metric::kTpotP99S}}) {
+      Line a{s.label + " " + pct.name, color, std::string(pct.name) == "p99", {}};
       Line b = a;
       for (const store::StoredRun* r : s.by_rate) {
-        const double x = r->metric("offered_rate_requests_per_s");
-        a.points.emplace_back(x, r->metric(std::string("ttft_") + pct + "_s"));
-        if (r->has_metric(std::string("tpot_") + pct + "_s"))
-          b.points.emplace_back(x, r->metric(std::string("tpot_") + pct + "_s"));
+        const double x = r->get(sim::metric::kOfferedRateRequestsPerS);
+        a.points.emplace_back(x, r->get(pct.ttft));
+        if (const auto tpot = r->find(pct.tpot)) b.points.emplace_back(x, *tpot);
       }
       ttft.push_back(std::move(a));
       if (!b.points.empty()) tpot.push_back(std::move(b));
     }
     if (const store::StoredRun* r = cdf_run(s)) {
       const std::string at =
-          s.label + " at " + num(r->metric("offered_rate_requests_per_s")) + " requests/s";
+          s.label + " at " + num(r->get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s";
       ttft_cdf.push_back({at, color, false, quantiles(*r, "ttft")});
       if (auto q = quantiles(*r, "tpot"); !q.empty()) tpot_cdf.push_back({at, color, false, q});
     }

@@ -18,6 +18,32 @@ ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
   return u;
 }
 
+const Metric* find_metric_in(const std::vector<Metric>& metrics, std::string_view name) {
+  for (const auto& m : metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::optional<double> metric_if(const std::vector<Metric>& metrics, std::string_view name) {
+  if (const Metric* m = find_metric_in(metrics, name)) return m->value;
+  return std::nullopt;
+}
+
+double metric_value(const std::vector<Metric>& metrics, std::string_view name) {
+  if (const Metric* m = find_metric_in(metrics, name)) return m->value;
+  throw MissingMetric("the run reported no metric '" + std::string(name) + "'");
+}
+
+void RunResult::set(const MetricDecl& decl, double value) {
+  for (auto& m : metrics)
+    if (m.name == decl.name) {
+      m.value = value;
+      m.unit = decl.unit;
+      return;
+    }
+  metrics.push_back({std::string(decl.name), value, std::string(decl.unit)});
+}
+
 TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
                            double end_s, int phase, int item) {
   return TimelineSpan{

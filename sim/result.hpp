@@ -3,11 +3,14 @@
 // results store, `compare` and the reports handle every workload the same way.
 #include <array>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/capacity.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/metrics.hpp"
 
 namespace tiersim::sim {
 
@@ -45,6 +48,21 @@ struct Metric {
   std::string unit;
 };
 
+// Thrown when a metric is read that the run did not report: reading it as 0 would hide a mistyped
+// name, or a metric of another workload. A programming error, not bad input.
+class MissingMetric : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Lookups in a list of metrics, shared by RunResult and the results store's StoredRun.
+// The metric named `name`; nullptr when absent.
+const Metric* find_metric_in(const std::vector<Metric>& metrics, std::string_view name);
+// Its value; nullopt when absent.
+std::optional<double> metric_if(const std::vector<Metric>& metrics, std::string_view name);
+// Its value; throws MissingMetric when absent.
+double metric_value(const std::vector<Metric>& metrics, std::string_view name);
+
 // One busy interval for the trace file and the report's timeline.
 // resource and label are the display names (resource_name, to_string(Activity)); activity is the
 // typed form, which the replay's plan reads.
@@ -75,25 +93,19 @@ struct RunResult {
   // workload worked out its timeline without processes (inference's run_direct).
   std::uint64_t events = 0;
 
-  double metric(const std::string& name, double fallback = 0) const {
-    for (const auto& m : metrics)
-      if (m.name == name) return m.value;
-    return fallback;
-  }
-  bool has_metric(const std::string& name) const {
-    for (const auto& m : metrics)
-      if (m.name == name) return true;
-    return false;
-  }
-  void set(const std::string& name, double value, const std::string& unit) {
-    for (auto& m : metrics)
-      if (m.name == name) {
-        m.value = value;
-        m.unit = unit;
-        return;
-      }
-    metrics.push_back({name, value, unit});
-  }
+  // Reads and writes by handle (sim/metrics.hpp, sim/workloads/<kind>/metrics.hpp): the name and
+  // unit come from the declaration. get() throws MissingMetric for a metric the run did not
+  // report; a reader for which the metric may legitimately be absent says so with find() or has().
+  void set(const MetricDecl& m, double value);
+  double get(const MetricDecl& m) const { return metric_value(metrics, m.name); }
+  std::optional<double> find(const MetricDecl& m) const { return find(m.name); }
+  bool has(const MetricDecl& m) const { return has(m.name); }
+  // By name, for metrics named at run time (a plan's objective, compare's table, a validation
+  // reference) and for tests of the stable output names.
+  const Metric* find_metric(std::string_view name) const { return find_metric_in(metrics, name); }
+  std::optional<double> find(std::string_view name) const { return metric_if(metrics, name); }
+  double get(std::string_view name) const { return metric_value(metrics, name); }
+  bool has(std::string_view name) const { return find_metric(name) != nullptr; }
 };
 
 // Fills utilization, bottleneck and (when tracing) the timeline from a finished engine.

@@ -20,6 +20,7 @@
 #include "model/progress.hpp"
 #include "model/units.hpp"
 #include "sim/economics.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 
 namespace tiersim::plan {
@@ -269,9 +270,9 @@ std::optional<double> optimistic_value(const Bounds& b, const std::string& metri
 }
 
 std::optional<double> metric_value(const Scenario& s, const sim::RunResult& r, const std::string& metric) {
-  if (auto v = sweep::metric(r, metric)) return v;
+  if (auto v = r.find(metric)) return v;
   if (metric == "tokens_per_joule") {
-    if (auto e = sweep::metric(r, "energy_j_per_token"); e && *e > 0) return 1.0 / *e;
+    if (auto e = r.find(sim::metric::kEnergyJPerToken); e && *e > 0) return 1.0 / *e;
     return std::nullopt;
   }
   if (metric == "capex_usd") return optimistic_bounds(s).capex_usd;

@@ -27,6 +27,7 @@
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
+#include "sim/workloads/inference/metrics.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
@@ -1060,11 +1061,11 @@ RunResult InferenceSim::run() {
   }
   const double prefill_s = prefill_end_s_;
   set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
-  result.set("weight_wait_s", weight_wait_s_, "s");
-  result.set("cpu_attention_s", cpu_attention_s_, "s");
-  if (dp_ > 1) result.set("allgather_bytes", allgather_bytes_, "bytes");
-  result.set("weights_bytes", model_weight_bytes(modules_), "bytes");
-  if (nvme_) result.set("nvme_read_gbps_model", nvme_timing_.read_gbps, "GB/s");
+  result.set(metric::kWeightWaitS, weight_wait_s_);
+  result.set(metric::kCpuAttentionS, cpu_attention_s_);
+  if (dp_ > 1) result.set(metric::kAllgatherBytes, allgather_bytes_);
+  result.set(metric::kWeightsBytes, model_weight_bytes(modules_));
+  if (nvme_) result.set(metric::kNvmeReadGbpsModel, nvme_timing_.read_gbps);
   collect_usage(engine_, total_s, result);
   return result;
 }
@@ -1074,13 +1075,13 @@ RunResult InferenceSim::run() {
 void set_generation_metrics(RunResult& result, const InferenceWorkload& w,
                             const GenerationTimes& t) {
   const double generated = double(w.batch) * w.gen_tokens;
-  result.set("prefill_s", t.prefill_s, "s");
-  result.set("ttft_s", t.prefill_s, "s");
-  result.set("decode_s", t.decode_s, "s");
-  result.set("decode_s_per_token", w.gen_tokens > 1 ? t.decode_s / (w.gen_tokens - 1) : 0.0, "s");
-  result.set("total_s", t.total_s, "s");
-  result.set("throughput_tokens_per_s", t.total_s > 0 ? generated / t.total_s : 0.0, "tokens/s");
-  result.set("generated_tokens", generated, "tokens");
+  result.set(metric::kPrefillS, t.prefill_s);
+  result.set(metric::kTtftS, t.prefill_s);
+  result.set(metric::kDecodeS, t.decode_s);
+  result.set(metric::kDecodeSPerToken, w.gen_tokens > 1 ? t.decode_s / (w.gen_tokens - 1) : 0.0);
+  result.set(metric::kTotalS, t.total_s);
+  result.set(metric::kThroughputTokensPerS, t.total_s > 0 ? generated / t.total_s : 0.0);
+  result.set(metric::kGeneratedTokens, generated);
 }
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options) {
