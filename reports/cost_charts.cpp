@@ -59,7 +59,8 @@ std::string capex_chart(const std::vector<store::StoredRun>& runs, const std::ve
       << "</title>" << html_escape(short_label(labels[rows[k]])) << "</text>";
     double x = left;
     for (const Part& p : kParts) {
-      const double v = r.get(p.metric);
+      // A part without a price (or a run stored without it) draws no segment.
+      const double v = r.find(p.metric).value_or(0);
       if (!(v > 0)) continue;
       const double w = v / max_usd * plot_w;
       s << "<rect class=\"segment\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w)

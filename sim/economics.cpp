@@ -10,8 +10,6 @@
 #include "model/perf.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/inference/metrics.hpp"
-#include "sim/workloads/io/metrics.hpp"
-#include "sim/workloads/serving/metrics.hpp"
 
 namespace tiersim::sim {
 
@@ -71,9 +69,9 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
   if (hw.nvme.count <= 0) a.nvme_busy_s = 0;
   double nvme_bytes = 0;
   if (a.nvme_busy_s > 0) {
-    const double gbps =
-        r.find(metric::kNvmeReadGbpsModel).value_or(r.find(metric::kArrayGbpsModel).value_or(0.0));
-    nvme_bytes = a.nvme_busy_s * units::gbps_to_bytes_per_s(gbps);
+    // The array's busy time at the rate the workload's device model gives (WorkSummary): the
+    // drive model's service time is not split into bytes per request here.
+    nvme_bytes = a.nvme_busy_s * units::gbps_to_bytes_per_s(r.work.nvme_gbps_model);
   }
   const bool gds = s.kind == WorkloadKind::kIo ? s.io.buffer == IoWorkload::Buffer::kGpuDirect
                                                : s.policy.io_path == IoPath::kGds;
@@ -111,12 +109,12 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   // DRAM. The run counts them as a whole, so every part keeps the run's host share of its PCIe
   // bytes, worked out once here.
   double pcie_host_share = 1.0;
-  if (const auto allgather_bytes = r.find(metric::kAllgatherBytes);
-      allgather_bytes && hw.gpu.nvlink_gbps <= 0) {
+  if (const double allgather_bytes = r.work.allgather_bytes;
+      allgather_bytes > 0 && hw.gpu.nvlink_gbps <= 0) {
     double run_pcie_bytes = 0;
     for (const auto& u : r.utilization) run_pcie_bytes += host_link_bytes(hw, u.kind, u.busy_s, tp);
     if (run_pcie_bytes > 0)
-      pcie_host_share = std::max(0.0, 1.0 - *allgather_bytes * tp / run_pcie_bytes);
+      pcie_host_share = std::max(0.0, 1.0 - allgather_bytes * tp / run_pcie_bytes);
   }
   const PartActivity all = part_from_usage(
       s, r, tp, pcie_host_share, [](const ResourceUsage& u) { return u.busy_s; },
@@ -250,19 +248,21 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   r.set(metric::kAvgPowerW, e.it_j() / t);
   r.set(metric::kGpuAvgPowerW, e.gpu_j / t);
   r.set(metric::kFacilityAvgPowerW, e.facility_j() / t);
-  // Absent (0) for workloads that generate no tokens or serve no requests.
-  const double tokens = r.find(metric::kGeneratedTokens).value_or(0.0);
+  // 0 for workloads that generate no tokens or serve no requests.
+  const double tokens = r.work.generated_tokens;
   if (tokens > 0) {
     r.set(metric::kEnergyJPerToken, e.it_j() / tokens);
     r.set(metric::kGpuEnergyJPerToken, e.gpu_j / tokens);
     r.set(metric::kFacilityEnergyJPerToken, e.facility_j() / tokens);
     r.set(metric::kTokensPerKwh, tokens / (e.it_j() / units::kJoulesPerKwh));
   }
-  const double requests = r.find(metric::kRequestsCompleted).value_or(0.0);
+  const double requests = r.work.requests_completed;
   if (requests > 0) r.set(metric::kEnergyJPerRequest, e.it_j() / requests);
   if (!prices_known) return;  // cost_note() explains; `run` without prices still works
 
-  const double tokens_per_s = tokens > 0 ? r.get(metric::kThroughputTokensPerS) : 0.0;
+  // As the workloads work out throughput_tokens_per_s and requests_per_s: over the makespan.
+  const double tokens_per_s = tokens > 0 ? tokens / t : 0.0;
+  const double requests_per_s = requests / t;
   const CostResult c = compute_cost(hw, s.economics, e.it_j() / t, node_idle_w(hw), tokens_per_s);
   r.set(metric::kCapexUsd, c.capex.total_usd());
   r.set(metric::kCapexUsdGpu, c.capex.gpu_usd);
@@ -272,8 +272,7 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   r.set(metric::kCapexUsdPerHour, c.capex_usd_per_hour);
   r.set(metric::kEnergyUsdPerHour, c.energy_usd_per_hour);
   r.set(metric::kUsdPerHour, c.usd_per_hour);
-  if (requests > 0)
-    r.set(metric::kUsdPerRequest, c.usd_per_hour / (r.get(metric::kRequestsPerS) * 3600.0));
+  if (requests > 0) r.set(metric::kUsdPerRequest, c.usd_per_hour / (requests_per_s * 3600.0));
   if (c.per_token) {
     r.set(metric::kUsdPerMillionTokens, c.usd_per_million_tokens);
     r.set(metric::kTokensPerUsd, c.tokens_per_usd);
@@ -285,8 +284,7 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
     r.set(metric::kRentUsdPerHour, rent.usd_per_hour);
     if (c.per_token) r.set(metric::kRentUsdPerMillionTokens, rent.usd_per_million_tokens);
     if (requests > 0)
-      r.set(metric::kRentUsdPerRequest,
-            rent.usd_per_hour / (r.get(metric::kRequestsPerS) * 3600.0));
+      r.set(metric::kRentUsdPerRequest, rent.usd_per_hour / (requests_per_s * 3600.0));
     if (rent.breakeven) r.set(metric::kBuyBreakevenDutyCycle, rent.breakeven_duty_cycle);
   }
 }

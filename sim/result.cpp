@@ -50,6 +50,13 @@ TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, doub
       resource_name(kind, index), to_string(activity), start_s, end_s, phase, item, activity};
 }
 
+double bytes_moved(const RunResult& result, ResourceKind kind) {
+  double bytes = 0;
+  for (const auto& u : result.utilization)
+    if (u.kind == kind && u.unit == to_string(WorkUnit::kBytes)) bytes += u.amount;
+  return bytes;
+}
+
 void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
   result.utilization.clear();
   double best = -1;
@@ -61,6 +68,7 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
     u.index = r->index();
     u.busy_s = r->busy_s();
     u.load_s = r->load_s();
+    u.amount = r->amount();
     for (std::size_t i = 0; i < kStageCount; ++i) {
       u.busy_by_stage_s[i] = r->busy_s(static_cast<Stage>(i));
       u.load_by_stage_s[i] = r->load_s(static_cast<Stage>(i));

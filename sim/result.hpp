@@ -35,6 +35,9 @@ struct ResourceUsage {
   // busy_s and load_s of the work of each Stage (index: static_cast<size_t>(Stage)) [s].
   std::array<double, kStageCount> busy_by_stage_s{};
   std::array<double, kStageCount> load_by_stage_s{};
+  // Work done in `unit` (Resource::amount): the bytes a link moved, the service seconds of a
+  // kSeconds resource. 0 for usage read back from storage, which keeps busy time only.
+  double amount = 0;
 };
 
 // A usage entry as read back from storage (results store, sweep cache): kind and index come from
@@ -80,6 +83,22 @@ struct TimelineSpan {
 TimelineSpan timeline_span(ResourceKind kind, int index, Activity activity, double start_s,
                            double end_s, int phase, int item);
 
+// What a run did, counted in the work's own units: the workload fills it and energy and cost
+// (sim/economics.cpp) read it, instead of metrics read back by name. Not stored: a result read back
+// from the results store or the sweep cache has metrics and usage only. Bytes moved per resource
+// are the usage's amounts (bytes_moved).
+struct WorkSummary {
+  double generated_tokens = 0;    // [tokens] inference (batch x gen_tokens), serving
+  double requests_completed = 0;  // [requests] serving
+  // [bytes] each GPU received in ZeRO-3's parameter all-gathers (inference with data-parallel
+  // ranks): GPU-to-GPU traffic on the host links, which passes no host DRAM.
+  double allgather_bytes = 0;
+  // [GB/s] the rate at which the device model's NVMe array moves bytes while busy: its read rate
+  // at the policy's block size and queue depth (inference, serving), the benchmarked direction's
+  // (io). 0 where the workload gives none: its NVMe bytes then count as no DRAM traffic.
+  double nvme_gbps_model = 0;
+};
+
 struct RunResult {
   std::string workload;  // inference, io, training, checkpoint
   bool fits = true;
@@ -88,6 +107,7 @@ struct RunResult {
   std::vector<ResourceUsage> utilization;
   std::string bottleneck;
   std::vector<Metric> metrics;  // every scalar output, with its unit
+  WorkSummary work;             // what the run did, for energy and cost
   std::vector<TimelineSpan> timeline;  // filled when tracing
   // Events the engine processed: a measure of simulation work, not a result. 0 where the
   // workload worked out its timeline without processes (inference's run_direct).
@@ -107,6 +127,10 @@ struct RunResult {
   double get(std::string_view name) const { return metric_value(metrics, name); }
   bool has(std::string_view name) const { return find_metric(name) != nullptr; }
 };
+
+// [bytes] the run's resources of `kind` moved (the amounts of those that count bytes), all
+// indices together.
+double bytes_moved(const RunResult& result, ResourceKind kind);
 
 // Fills utilization, bottleneck and (when tracing) the timeline from a finished engine.
 void collect_usage(const Engine& engine, double makespan_s, RunResult& result);

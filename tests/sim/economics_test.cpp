@@ -60,6 +60,7 @@ sim::RunResult half_busy_run() {
   r.set(sim::metric::kTotalS, 10);
   r.set(sim::metric::kGeneratedTokens, 100);
   r.set(sim::metric::kThroughputTokensPerS, 10);
+  r.work.generated_tokens = 100;
   using sim::ResourceKind, sim::kNoIndex;
   r.utilization = {{ResourceKind::kGpu, kNoIndex, "gpu", "s", 5, 0.5},
                    {ResourceKind::kCpu, kNoIndex, "cpu", "s", 5, 0.5},

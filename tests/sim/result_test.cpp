@@ -66,4 +66,20 @@ TEST_CASE("every handle's metric is in the declaration list with its unit", "[si
   CHECK_THROWS_AS(sim::metric::tier_memory_metric("disk"), std::logic_error);
 }
 
+TEST_CASE("bytes moved per resource kind are the amounts of the resources that count bytes",
+          "[sim][result]") {
+  sim::Engine e;
+  sim::Resource& h2d0 = e.add_resource(sim::ResourceKind::kPcieH2d, 0, sim::WorkUnit::kBytes, 2.0);
+  sim::Resource& h2d1 = e.add_resource(sim::ResourceKind::kPcieH2d, 1, sim::WorkUnit::kBytes, 2.0);
+  sim::Resource& gpu = e.add_resource(sim::ResourceKind::kGpu, 0, sim::WorkUnit::kSeconds, 1.0);
+  e.reserve_from(0, sim::Demand{&h2d0, 6.0}, sim::Tag{}, 0.0);
+  e.reserve_from(0, sim::Demand{&h2d1, 4.0}, sim::Tag{}, 0.0);
+  e.reserve_from(0, sim::Demand{&gpu, 1.5}, sim::Tag{}, 0.0);
+  sim::RunResult r;
+  sim::collect_usage(e, 3.0, r);
+  CHECK(sim::bytes_moved(r, sim::ResourceKind::kPcieH2d) == 10.0);
+  CHECK(sim::bytes_moved(r, sim::ResourceKind::kPcieD2h) == 0.0);
+  CHECK(sim::bytes_moved(r, sim::ResourceKind::kGpu) == 0.0);  // seconds, not bytes
+}
+
 }  // namespace tiersim

@@ -96,6 +96,7 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   result.set(io.write ? metric::kWriteGibps : metric::kReadGibps,
              total > 0 ? io.bytes / total / units::kGiB : 0);
   result.set(metric::kArrayGbpsModel, gbps);
+  result.work.nvme_gbps_model = gbps;
   collect_usage(engine, total, result);
   return result;
 }

@@ -208,7 +208,7 @@ class Replica {
     const Stage stage = shape.prefill_tokens > shape.decodes ? Stage::kPrefill : Stage::kDecode;
     const auto book = [&](Resource* r, double busy_s, Activity activity, double load = 1.0) {
       if (r && busy_s > 0)
-        r->reserve(0, start, std::min(end, start + busy_s), busy_s,
+        r->reserve(0, start, std::min(end, start + busy_s), busy_s, busy_s,  // seconds of work
                    Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
     };
     book(res_.gpu, c.gpu_s, Activity::kCompute, c.gpu_load);
@@ -752,8 +752,10 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   const double n = double(live.size());
   result.set(metric::kTotalS, total_s);
   result.set(metric::kRequestsCompleted, n);
+  result.work.requests_completed = n;
   result.set(metric::kRequestsPerS, n / total_s);
   result.set(metric::kGeneratedTokens, generated);
+  result.work.generated_tokens = generated;
   result.set(metric::kThroughputTokensPerS, generated / total_s);
   if (w.slo_ttft_s > 0 || w.slo_tbt_s > 0) {
     result.set(metric::kGoodputRequestsPerS, double(good) / total_s);
@@ -834,7 +836,10 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   result.set(metric::kIterations, double(totals.iterations));
   result.set(metric::kReplicas, replicas);
   result.set(metric::kWeightsBytes, model_weight_bytes(m, p));
-  if (nvme) result.set(metric::kNvmeReadGbpsModel, model.nvme_read_gbps());
+  if (nvme) {
+    result.set(metric::kNvmeReadGbpsModel, model.nvme_read_gbps());
+    result.work.nvme_gbps_model = model.nvme_read_gbps();
+  }
   collect_usage(engine, total_s, result);
   return result;
 }
