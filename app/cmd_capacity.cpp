@@ -76,7 +76,8 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
     if (w.slo_tbt_s > 0) j["criteria"]["slo_tbt_s"] = w.slo_tbt_s;
     j["found"] = c.found;
     j["unbounded"] = c.unbounded;
-    j["capacity_requests_per_s"] = c.found ? nlohmann::json(c.rate_per_s) : nlohmann::json();
+    j[std::string(sim::metric::kCapacityRequestsPerS.name)] =
+        c.found ? nlohmann::json(c.rate_per_s) : nlohmann::json();
     j["failing_rate_requests_per_s"] = std::isfinite(c.failing_rate_per_s)
                                            ? nlohmann::json(c.failing_rate_per_s)
                                            : nlohmann::json();

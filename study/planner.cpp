@@ -22,6 +22,7 @@
 #include "sim/economics.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/inference/metrics.hpp"
 
 namespace tiersim::plan {
 namespace {
@@ -444,7 +445,9 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
         continue;
       }
       // The bounds must hold for every simulated point; a violation means pruning was unsafe.
-      for (const char* m : {"throughput_tokens_per_s", "ttft_s", "usd_per_million_tokens"}) {
+      for (const sim::MetricDecl& metric : {sim::metric::kThroughputTokensPerS, sim::metric::kTtftS,
+                                            sim::metric::kUsdPerMillionTokens}) {
+        const std::string m(metric.name);
         const auto g = known_senses().find(m);
         const auto bound = optimistic_value(c.bounds, m);
         const auto actual = value_of(i, m);
