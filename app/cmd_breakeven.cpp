@@ -12,6 +12,7 @@
 #include "config/compare_file.hpp"
 #include "model/errors.hpp"
 #include "reports/run_output.hpp"
+#include "sim/metrics.hpp"
 #include "study/planner.hpp"
 #include "study/sensitivity.hpp"
 #include "common/format.hpp"
@@ -150,7 +151,9 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "LOW HIGH: the range to search (default: a quarter to four times the value as given)")(
       "variants", po::value<std::vector<std::string>>(&variants)->multitoken(),
       "A B: the two variants of the comparison file to compare (default: the first two)")(
-      "metric", po::value<std::string>(&metric)->default_value("usd_per_million_tokens"),
+      "metric",
+      po::value<std::string>(&metric)->default_value(
+          std::string(sim::metric::kUsdPerMillionTokens.name)),
       "metric on which they should tie")(
       "sense", po::value<std::string>(&sense_text),
       "minimize or maximize: which direction of the metric is better (known for the common "

@@ -16,6 +16,7 @@
 #include "model/training_memory.hpp"
 #include "reports/run_output.hpp"
 #include "sim/workloads/traits.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 #include "store/results_store.hpp"
 #include "study/serving_capacity.hpp"
 
@@ -76,7 +77,8 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
     if (w.slo_tbt_s > 0) j["criteria"]["slo_tbt_s"] = w.slo_tbt_s;
     j["found"] = c.found;
     j["unbounded"] = c.unbounded;
-    j["capacity_requests_per_s"] = c.found ? nlohmann::json(c.rate_per_s) : nlohmann::json();
+    j[std::string(sim::metric::kCapacityRequestsPerS.name)] =
+        c.found ? nlohmann::json(c.rate_per_s) : nlohmann::json();
     j["failing_rate_requests_per_s"] = std::isfinite(c.failing_rate_per_s)
                                            ? nlohmann::json(c.failing_rate_per_s)
                                            : nlohmann::json();
@@ -118,8 +120,9 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
       continue;
     }
     std::printf("%12.4g %8.1f %10.4g %10.4g %10.4g %10.4g %10.3g  %s\n", p->rate_per_s,
-                r.metric("slo_attainment_pct", 100), r.metric("ttft_p50_s"), r.metric("ttft_p99_s"),
-                r.metric("tpot_p50_s"), r.metric("tpot_p99_s"), r.metric("queue_delay_drift_s"),
+                r.find(sim::metric::kSloAttainmentPct).value_or(100), r.get(sim::metric::kTtftP50S),
+                r.get(sim::metric::kTtftP99S), r.get(sim::metric::kTpotP50S),
+                r.get(sim::metric::kTpotP99S), r.get(sim::metric::kQueueDelayDriftS),
                 p->meets ? "sustained" : p->why_not.c_str());
   }
   if (!best) {
@@ -134,10 +137,10 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
                 c.limit.c_str());
   const auto& r = best->result;
   std::printf("at capacity: %.4g requests/s served, %.4g%% within the targets", c.rate_per_s,
-              r.metric("slo_attainment_pct", 100));
-  if (r.has_metric("usd_per_request_at_capacity"))
+              r.find(sim::metric::kSloAttainmentPct).value_or(100));
+  if (r.has(sim::metric::kUsdPerRequestAtCapacity))
     std::printf(", %.4g USD per served request (%.4g USD/h)",
-                r.metric("usd_per_request_at_capacity"), r.metric("usd_per_hour"));
+                r.get(sim::metric::kUsdPerRequestAtCapacity), r.get(sim::metric::kUsdPerHour));
   std::printf(", bottleneck %s\n", r.bottleneck.c_str());
   if (store)
     std::printf("stored %zu runs in %s as sweep '%s'\n", c.points.size(), a.db.c_str(),

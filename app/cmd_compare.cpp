@@ -57,7 +57,7 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
   // comparisons read as before.
   std::vector<std::string> metrics = sim::comparison_metrics();
   for (const auto& m : sim::rent_metrics())
-    if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.result.has_metric(m); }))
+    if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.result.has(m); }))
       metrics.push_back(m);
   std::size_t metric_w = 26;
   for (const auto& m : metrics) metric_w = std::max(metric_w, m.size() + 2);
@@ -72,10 +72,10 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i].result;
       std::string cell = "-";
-      if (r.has_metric(metric)) {
-        cell = fmt(r.metric(metric));
-        if (i > 0 && base.result.has_metric(metric) && base.result.metric(metric) != 0)
-          cell += " (" + fmt(r.metric(metric) / base.result.metric(metric)) + "x)";
+      if (const auto v = r.find(metric)) {
+        cell = fmt(*v);
+        if (const auto b = base.result.find(metric); i > 0 && b && *b != 0)
+          cell += " (" + fmt(*v / *b) + "x)";
       }
       os << pad(cell, col);
     }
@@ -101,7 +101,7 @@ nlohmann::json economics_sources(const Row& r) {
   nlohmann::json src = config::economics_sources(*r.scenario);
   if (const std::string note = sim::dram_note(*r.scenario, r.result); !note.empty())
     src["power"]["hardware.host.dram_gb"] = {
-        {"value", r.result.metric("dram_sized_gb")}, {"unit", "GB"}, {"source", note}};
+        {"value", r.result.get(sim::metric::kDramSizedGb)}, {"unit", "GB"}, {"source", note}};
   return src;
 }
 

@@ -18,6 +18,7 @@
 #include "model/errors.hpp"
 #include "model/files.hpp"
 #include "model/progress.hpp"
+#include "sim/metrics.hpp"
 #include "study/planner.hpp"
 
 namespace po = boost::program_options;
@@ -223,7 +224,8 @@ int cmd_plan(const std::vector<std::string>& args) {
   std::cout << "  the same resolved scenario as an earlier point (not re-run): " << st.equivalent << "\n";
   std::cout << "  pruned by capacity (does not fit, no simulation): " << st.pruned_capacity << "\n";
   for (const auto& [m, count] : st.pruned_constraint)
-    std::cout << "  pruned by " << (m == "capex_usd" ? "budget" : "bound") << " on " << m << ": " << count << "\n";
+    std::cout << "  pruned by " << (m == sim::metric::kCapexUsd.name ? "budget" : "bound") << " on "
+              << m << ": " << count << "\n";
   std::cout << "  pruned by bound against the incumbents" << (spec.pareto.empty() ? "" : " and the Pareto front")
             << ": " << st.pruned_objective << "\n";
   std::cout << "  simulated " << st.simulated << ", feasible " << st.feasible << "; " << st.wall_s << " s\n";

@@ -11,6 +11,7 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "reports/report.hpp"
+#include "sim/metrics.hpp"
 #include "store/calibration_points.hpp"
 #include "store/results_store.hpp"
 #include "study/planner.hpp"
@@ -128,7 +129,8 @@ int cmd_report(const std::vector<std::string>& args) {
       "out", po::value<std::string>(&out_dir),
       "folder to write the report into (created; files tiersim did not write there are not "
       "replaced without --force)")(
-      "force", "replace index.html, report.md and metrics.csv in --out even if tiersim did not "
+      "force",
+      "replace index.html, report.md and metrics.csv in --out even if tiersim did not "
       "write them (a symbolic link is replaced, never followed)")(
       "sweep", po::value<std::string>(&sweep),
       "only the runs of this sweep (default: every run in the database)")(
@@ -136,7 +138,9 @@ int cmd_report(const std::vector<std::string>& args) {
       "data-dir", po::value<std::string>(&data_dir),
       "folder holding catalog/ and reference/ for the validation (default: the shipped one)")(
       "no-validation", "skip running the reference validation (the header then says so)")(
-      "objective", po::value<std::string>(&objective)->default_value("usd_per_million_tokens"),
+      "objective",
+      po::value<std::string>(&objective)
+          ->default_value(std::string(sim::metric::kUsdPerMillionTokens.name)),
       "metric the recommendation and the tornado charts are about (one whose better direction "
       "is known, e.g. throughput_tokens_per_s, energy_j_per_token)")(
       "no-sensitivity",

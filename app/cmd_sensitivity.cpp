@@ -11,6 +11,7 @@
 #include "config/compare_file.hpp"
 #include "model/errors.hpp"
 #include "reports/run_output.hpp"
+#include "sim/metrics.hpp"
 #include "sim/result.hpp"
 #include "study/sensitivity.hpp"
 #include "common/format.hpp"
@@ -107,7 +108,9 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
   double range = 0.2;
   int threads = 0;
   opts.add_options()("help,h", "show this help")(
-      "metric", po::value<std::string>(&metric)->default_value("usd_per_million_tokens"),
+      "metric",
+      po::value<std::string>(&metric)->default_value(
+          std::string(sim::metric::kUsdPerMillionTokens.name)),
       "metric to explain (names as in scenarios/README.md, e.g. throughput_tokens_per_s)")(
       "range", po::value<double>(&range)->default_value(0.2, "0.2"),
       "relative change of each input at both ends (0.2 = -20 % and +20 %)")(

@@ -5,6 +5,7 @@
 
 #include "config/scenario_loader.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 
 namespace {
 
@@ -37,8 +38,8 @@ void BM_ServingContinuous(benchmark::State& state, const char* scheduler) {
   double iterations = 0, requests = 0;
   for (auto _ : state) {
     auto result = tiersim::sim::simulate(scenario);
-    iterations += result.metric("iterations");
-    requests += result.metric("requests_completed");
+    iterations += result.get(tiersim::sim::metric::kIterations);
+    requests += result.get(tiersim::sim::metric::kRequestsCompleted);
     benchmark::DoNotOptimize(result);
   }
   state.counters["requests_per_run"] =
@@ -95,7 +96,7 @@ void BM_ServingPrefixTiers(benchmark::State& state) {
   double hits = 0;
   for (auto _ : state) {
     auto result = tiersim::sim::simulate(scenario);
-    hits += result.metric("kv_hit_pct");
+    hits += result.get(tiersim::sim::metric::kKvHitPct);
     benchmark::DoNotOptimize(result);
   }
   state.counters["kv_hit_pct"] = benchmark::Counter(hits, benchmark::Counter::kAvgIterations);

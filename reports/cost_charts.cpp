@@ -6,6 +6,7 @@
 #include "common/format.hpp"
 #include "reports/decision.hpp"
 #include "reports/report.hpp"
+#include "sim/metrics.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -14,14 +15,14 @@ using nlohmann::json;
 
 // The capex parts sim/economics.cpp reports, in stacking order, with the report's palette.
 struct Part {
-  const char* metric;
+  const sim::MetricDecl& metric;
   const char* name;
   const char* color;
 };
-constexpr Part kParts[] = {{"capex_usd_gpu", "GPUs", "#4c78a8"},
-                           {"capex_usd_platform", "platform", "#f58518"},
-                           {"capex_usd_dram", "DRAM", "#54a24b"},
-                           {"capex_usd_drives", "NVMe drives", "#b279a2"}};
+constexpr Part kParts[] = {{sim::metric::kCapexUsdGpu, "GPUs", "#4c78a8"},
+                           {sim::metric::kCapexUsdPlatform, "platform", "#f58518"},
+                           {sim::metric::kCapexUsdDram, "DRAM", "#54a24b"},
+                           {sim::metric::kCapexUsdDrives, "NVMe drives", "#b279a2"}};
 
 std::string num(double v) { return format::significant(v, 4); }
 
@@ -31,13 +32,13 @@ json capex_chart(const std::vector<store::StoredRun>& runs, const std::vector<st
   json values = json::array();
   for (std::size_t i : rows)
     for (std::size_t k = 0; k < std::size(kParts); ++k)
-      if (const double v = runs[i].metric(kParts[k].metric); v > 0)
+      if (const double v = runs[i].find(kParts[k].metric).value_or(0); v > 0)
         values.push_back({{"run", labels[i]},
                           {"part", kParts[k].name},
                           {"part_order", k},  // stacking order: that of kParts
                           {"usd", v},
                           {"price", format::dollars(v)},
-                          {"total", format::dollars(runs[i].metric("capex_usd"))}});
+                          {"total", format::dollars(runs[i].get(sim::metric::kCapexUsd))}});
   if (values.empty()) return nullptr;
   json domain = json::array(), range = json::array();
   for (const Part& p : kParts) {
@@ -69,8 +70,8 @@ json scatter_chart(const std::vector<store::StoredRun>& runs, const std::vector<
     const auto at = std::find(front.begin(), front.end(), k);
     values.push_back({{"n", k + 1},
                       {"run", labels[rows[k]]},
-                      {"throughput", r.metric("throughput_tokens_per_s")},
-                      {"usd_per_mtoken", r.metric("usd_per_million_tokens")},
+                      {"throughput", r.get(sim::metric::kThroughputTokensPerS)},
+                      {"usd_per_mtoken", r.get(sim::metric::kUsdPerMillionTokens)},
                       {"front", at != front.end() ? "Pareto front" : "beaten on both"},
                       {"front_order", at != front.end() ? at - front.begin() : -1}});
   }
@@ -119,8 +120,10 @@ std::vector<ReportPart> cost_chart_parts(const std::vector<store::StoredRun>& ru
                                          const std::vector<std::string>& labels) {
   std::vector<std::size_t> with_capex, with_both;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].has_metric("capex_usd_gpu")) with_capex.push_back(i);
-    if (runs[i].metric("throughput_tokens_per_s") > 0 && runs[i].metric("usd_per_million_tokens") > 0)
+    if (runs[i].has(sim::metric::kCapexUsdGpu)) with_capex.push_back(i);
+    // Runs without tokens or prices have neither metric.
+    if (runs[i].find(sim::metric::kThroughputTokensPerS).value_or(0) > 0 &&
+        runs[i].find(sim::metric::kUsdPerMillionTokens).value_or(0) > 0)
       with_both.push_back(i);
   }
   if (with_capex.empty()) return {};
@@ -132,8 +135,8 @@ std::vector<ReportPart> cost_chart_parts(const std::vector<store::StoredRun>& ru
   if (with_both.size() >= 2) {
     std::vector<std::pair<double, double>> pts;
     for (std::size_t i : with_both)
-      pts.emplace_back(runs[i].metric("throughput_tokens_per_s"),
-                       runs[i].metric("usd_per_million_tokens"));
+      pts.emplace_back(runs[i].get(sim::metric::kThroughputTokensPerS),
+                       runs[i].get(sim::metric::kUsdPerMillionTokens));
     const std::vector<std::size_t> front = cost_pareto_front(pts);
     parts.push_back({"", scatter_chart(runs, labels, with_both, front)});
     std::string list = "<ol class=\"note\">";

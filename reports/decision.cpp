@@ -18,14 +18,14 @@ namespace {
 // The other objectives the summary names a winner for, with their better direction (the same
 // directions study/planner.cpp knows).
 struct Objective {
-  const char* metric;
+  const sim::MetricDecl& metric;
   const char* what;
   bool lower_is_better;
 };
 constexpr Objective kObjectives[] = {
-    {"usd_per_million_tokens", "lowest cost per million tokens", true},
-    {"throughput_tokens_per_s", "highest throughput", false},
-    {"energy_j_per_token", "lowest energy per token", true},
+    {sim::metric::kUsdPerMillionTokens, "lowest cost per million tokens", true},
+    {sim::metric::kThroughputTokensPerS, "highest throughput", false},
+    {sim::metric::kEnergyJPerToken, "lowest energy per token", true},
 };
 
 std::string placement_text(const Placement& p) {
@@ -128,21 +128,21 @@ std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric,
   if (order.empty()) return std::nullopt;
   Verdict v;
   v.winner = order.front();
-  const double w = in.runs[v.winner].metric(metric);
+  const double w = in.runs[v.winner].get(metric);
   const Band bw = band_of(in, v.winner, metric);
   v.any_unvalidated = !bw.pct;
   if (order.size() > 1) {
     v.runner_up = order[1];
-    const double r = in.runs[*v.runner_up].metric(metric);
+    const double r = in.runs[*v.runner_up].get(metric);
     const Band br = band_of(in, *v.runner_up, metric);
     v.any_unvalidated = v.any_unvalidated || !br.pct;
     const double ew = bw.pct.value_or(0) / 100, er = br.pct.value_or(0) / 100;
     // The predictions' bands [x (1 - e), x (1 + e)] overlap: the order is within model error.
     v.bands_overlap = lower ? w * (1 + ew) >= r * (1 - er) : w * (1 - ew) <= r * (1 + er);
   }
-  if (v.winner != 0 && in.runs[0].has_metric(metric) && in.runs[0].fits &&
-      in.runs[0].metric(metric) != 0)
-    v.baseline_ratio = w / in.runs[0].metric(metric);
+  if (const auto base = in.runs[0].find(metric);
+      v.winner != 0 && base && in.runs[0].fits && *base != 0)
+    v.baseline_ratio = w / *base;
   return v;
 }
 
@@ -277,14 +277,14 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
   const std::size_t w = v->winner;
   std::string s = "Recommendation: " + labels[w] + " has the " +
                   (d.lower_is_better ? "lowest " : "highest ") + d.metric + ", " +
-                  human(in.runs[w].metric(d.metric), unit) + ", " +
+                  human(in.runs[w].get(d.metric), unit) + ", " +
                   band_text(band_of(in, w, d.metric));
   if (v->runner_up) {
     s += "; " +
-         margin_text(in.runs[w].metric(d.metric), in.runs[*v->runner_up].metric(d.metric),
+         margin_text(in.runs[w].get(d.metric), in.runs[*v->runner_up].get(d.metric),
                      d.lower_is_better) +
          " the runner-up " + labels[*v->runner_up] + " (" +
-         human(in.runs[*v->runner_up].metric(d.metric), unit) + ")";
+         human(in.runs[*v->runner_up].get(d.metric), unit) + ")";
   }
   if (v->baseline_ratio)
     s += "; " + format::significant(*v->baseline_ratio, 3) + "x the baseline " + labels[0];
@@ -303,15 +303,16 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
   }
   out.recommendation = s;
   for (const auto& o : kObjectives) {
-    if (o.metric == d.metric) continue;
-    auto ov = verdict(in, o.metric, o.lower_is_better);
+    const std::string metric(o.metric.name);
+    if (metric == d.metric) continue;
+    auto ov = verdict(in, metric, o.lower_is_better);
     if (!ov) continue;
     std::string t = std::string(o.what) + ": " + labels[ov->winner] + " (" +
-                    human(in.runs[ov->winner].metric(o.metric), unit_of(in, o.metric)) + ")";
+                    human(in.runs[ov->winner].get(metric), unit_of(in, metric)) + ")";
     if (ov->runner_up)
       t += ", " +
-           margin_text(in.runs[ov->winner].metric(o.metric),
-                       in.runs[*ov->runner_up].metric(o.metric), o.lower_is_better) +
+           margin_text(in.runs[ov->winner].get(metric), in.runs[*ov->runner_up].get(metric),
+                       o.lower_is_better) +
            " the runner-up " + labels[*ov->runner_up] +
            (ov->bands_overlap ? " (within the error bands)" : "");
     out.others.push_back(t + ".");
@@ -360,9 +361,9 @@ std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metri
                                  bool lower_is_better) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < in.runs.size(); ++i)
-    if (in.runs[i].fits && in.runs[i].has_metric(metric)) out.push_back(i);
+    if (in.runs[i].fits && in.runs[i].has(metric)) out.push_back(i);
   std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
-    const double x = in.runs[a].metric(metric), y = in.runs[b].metric(metric);
+    const double x = in.runs[a].get(metric), y = in.runs[b].get(metric);
     return lower_is_better ? x < y : x > y;
   });
   return out;

@@ -11,6 +11,7 @@
 
 #include "model/scenario.hpp"
 #include "reports/charts.hpp"
+#include "sim/metrics.hpp"
 
 namespace tiersim::reports {
 
@@ -32,7 +33,8 @@ struct TornadoChart {
 };
 
 struct DecisionInput {
-  std::string metric = "usd_per_million_tokens";  // the objective of the recommendation
+  // The objective of the recommendation.
+  std::string metric = std::string(sim::metric::kUsdPerMillionTokens.name);
   bool lower_is_better = true;
   // Per run (same order as ReportInput::runs): its plain description and its validation group.
   std::vector<std::string> descriptions;

@@ -15,6 +15,9 @@
 #include "model/errors.hpp"
 #include "reports/cost_charts.hpp"
 #include "reports/serving_charts.hpp"
+#include "sim/metrics.hpp"
+#include "sim/workloads/inference/metrics.hpp"
+#include "sim/workloads/training/metrics.hpp"
 #include "store/sqlite.hpp"
 #include "common/format.hpp"
 
@@ -28,14 +31,29 @@ namespace {
 constexpr std::size_t kMaxGanttRuns = 24;
 
 // Metrics a buyer looks at first; the rest follow alphabetically.
-const std::vector<std::string> kHeadlineMetrics = {
-    "throughput_tokens_per_s", "tokens_per_s", "usd_per_million_tokens", "energy_j_per_token",
-    "ttft_s", "decode_s_per_token", "prefill_s", "decode_s", "weight_wait_s", "total_s",
-    "capex_usd", "usd_per_hour", "avg_power_w"};
+const std::vector<std::string> kHeadlineMetrics =
+    sim::metric_names({sim::metric::kThroughputTokensPerS, sim::metric::kTokensPerS,
+                       sim::metric::kUsdPerMillionTokens, sim::metric::kEnergyJPerToken,
+                       sim::metric::kTtftS, sim::metric::kDecodeSPerToken, sim::metric::kPrefillS,
+                       sim::metric::kDecodeS, sim::metric::kWeightWaitS, sim::metric::kTotalS,
+                       sim::metric::kCapexUsd, sim::metric::kUsdPerHour, sim::metric::kAvgPowerW});
 
-const std::vector<std::string> kEnergyComponents = {"gpu", "cpu", "dram", "nvme", "platform"};
+// A part of a run's energy: its label in the chart and its metric.
+struct EnergyPart {
+  const char* label;
+  const sim::MetricDecl& metric;
+};
+const std::vector<EnergyPart> kEnergyComponents = {{"gpu", sim::metric::kEnergyJGpu},
+                                                   {"cpu", sim::metric::kEnergyJCpu},
+                                                   {"dram", sim::metric::kEnergyJDram},
+                                                   {"nvme", sim::metric::kEnergyJNvme},
+                                                   {"platform", sim::metric::kEnergyJPlatform}};
 // The phases of the same energy (model/power.hpp EnergyByPhase), in the order a run goes through.
-const std::vector<std::string> kEnergyPhases = {"prefill", "decode", "io_wait", "idle", "other"};
+const std::vector<EnergyPart> kEnergyPhases = {{"prefill", sim::metric::kEnergyJPrefill},
+                                               {"decode", sim::metric::kEnergyJDecode},
+                                               {"io_wait", sim::metric::kEnergyJIoWait},
+                                               {"idle", sim::metric::kEnergyJIdle},
+                                               {"other", sim::metric::kEnergyJOther}};
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -188,13 +206,15 @@ json bar_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::
 }
 
 json latency_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels) {
-  const std::vector<std::pair<std::string, std::string>> parts = {
-      {"prefill_s", "prefill"}, {"decode_s", "decode"}, {"weight_wait_s", "I/O wait (weights)"}};
+  const std::vector<std::pair<const sim::MetricDecl*, std::string>> parts = {
+      {&sim::metric::kPrefillS, "prefill"},
+      {&sim::metric::kDecodeS, "decode"},
+      {&sim::metric::kWeightWaitS, "I/O wait (weights)"}};
   json values = json::array();
   for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const auto& [name, part] : parts)
-      if (const sim::Metric* m = runs[i].find_metric(name))
-        values.push_back({{"run", labels[i]}, {"part", part}, {"seconds", m->value}});
+    for (const auto& [metric, part] : parts)
+      if (const auto v = runs[i].find(*metric))
+        values.push_back({{"run", labels[i]}, {"part", part}, {"seconds", *v}});
   if (values.empty()) return nullptr;
   // Side by side, not stacked: I/O wait happens inside prefill and decode, so stacking would
   // count it twice.
@@ -210,34 +230,40 @@ json latency_spec(const std::vector<store::StoredRun>& runs, const std::vector<s
   return s;
 }
 
-// Energy per generated token of each run as one stacked bar of `parts` (metrics energy_j_<part>:
-// the components, or the phases), or its total where a run has none of them.
+// Energy per generated token of each run as one stacked bar of `parts` (the components, or the
+// phases), or its total where a run has none of them.
 json energy_spec(const std::vector<store::StoredRun>& runs, const std::vector<std::string>& labels,
-                 const std::vector<std::string>& parts, const std::string& by) {
+                 const std::vector<EnergyPart>& parts, const std::string& by) {
   json values = json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const store::StoredRun& r = runs[i];
-    const double tokens = r.metric("generated_tokens", 0);
+    const double tokens = r.find(sim::metric::kGeneratedTokens).value_or(0);
     bool any_part = false;
     if (tokens > 0)
-      for (const auto& c : parts)
-        if (const sim::Metric* m = r.find_metric("energy_j_" + c)) {
-          values.push_back({{"run", labels[i]}, {by, c}, {"j_per_token", m->value / tokens}});
+      for (const EnergyPart& c : parts)
+        if (const auto v = r.find(c.metric)) {
+          values.push_back({{"run", labels[i]}, {by, c.label}, {"j_per_token", *v / tokens}});
           any_part = true;
         }
     if (!any_part)
-      if (const sim::Metric* m = r.find_metric("energy_j_per_token"))
-        values.push_back({{"run", labels[i]}, {by, "total"}, {"j_per_token", m->value}});
+      if (const auto v = r.find(sim::metric::kEnergyJPerToken))
+        values.push_back({{"run", labels[i]}, {by, "total"}, {"j_per_token", *v}});
   }
   if (values.empty()) return nullptr;
   json s = chart_spec("Energy per generated token by " + by, 560,
                      static_cast<int>(std::max<std::size_t>(60, 22 * runs.size())));
   s["data"] = {{"values", values}};
   s["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  json order = json::array();
+  for (const EnergyPart& c : parts) order.push_back(c.label);
   s["encoding"] = {
       {"y", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
-      {"x", {{"field", "j_per_token"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "J per token (IT power, before PUE)"}}},
-      {"color", {{"field", by}, {"type", "nominal"}, {"sort", parts}, {"title", by}}}};
+      {"x",
+       {{"field", "j_per_token"},
+        {"type", "quantitative"},
+        {"stack", "zero"},
+        {"title", "J per token (IT power, before PUE)"}}},
+      {"color", {{"field", by}, {"type", "nominal"}, {"sort", order}, {"title", by}}}};
   return s;
 }
 
@@ -407,14 +433,17 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     else
       plots.emplace_back(what, std::move(spec));
   };
-  add("throughput", bar_spec(in.runs, labels, {"throughput_tokens_per_s", "tokens_per_s"},
-                             "Throughput", "generated tokens per second"));
+  add("throughput",
+      bar_spec(in.runs, labels,
+               sim::metric_names({sim::metric::kThroughputTokensPerS, sim::metric::kTokensPerS}),
+               "Throughput", "generated tokens per second"));
   add("latency split", latency_spec(in.runs, labels));
   add("energy per token", energy_spec(in.runs, labels, kEnergyComponents, "component"));
   add("energy by phase", energy_spec(in.runs, labels, kEnergyPhases, "phase"));
   add("cost per million tokens",
-      bar_spec(in.runs, labels, {"usd_per_million_tokens"},
-               "Cost per million generated tokens (capex amortised + energy)", "USD per 1e6 tokens"));
+      bar_spec(in.runs, labels, sim::metric_names({sim::metric::kUsdPerMillionTokens}),
+               "Cost per million generated tokens (capex amortised + energy)",
+               "USD per 1e6 tokens"));
 
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -7,6 +7,7 @@
 #include "common/format.hpp"
 #include "reports/report.hpp"
 #include "sim/workloads/traits.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 
 namespace tiersim::reports {
 namespace {
@@ -66,7 +67,7 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
     // Runs whose requests arrive at a rate (kCapArrivalRate), measured at several rates.
     const WorkloadTraits* traits = find_workload_traits(r.workload);
     if (!traits || !traits->has(kCapArrivalRate) || !r.fits ||
-        !r.has_metric("offered_rate_requests_per_s"))
+        !r.has(sim::metric::kOfferedRateRequestsPerS))
       continue;
     auto [it, added] = index.emplace(r.display_name(), out.size());
     if (added) out.push_back({r.display_name(), {}});
@@ -75,8 +76,8 @@ std::vector<ServingSeries> serving_series(const std::vector<store::StoredRun>& r
   for (auto& s : out)
     std::stable_sort(s.by_rate.begin(), s.by_rate.end(),
                      [](const store::StoredRun* a, const store::StoredRun* b) {
-                       return a->metric("offered_rate_requests_per_s") <
-                              b->metric("offered_rate_requests_per_s");
+                       return a->get(sim::metric::kOfferedRateRequestsPerS) <
+                              b->get(sim::metric::kOfferedRateRequestsPerS);
                      });
   return out;
 }
@@ -85,7 +86,7 @@ const store::StoredRun* cdf_run(const ServingSeries& s) {
   if (s.by_rate.empty()) return nullptr;
   const store::StoredRun* best = nullptr;
   for (const store::StoredRun* r : s.by_rate)
-    if (r->metric("slo_attainment_pct", 100) >= 90) best = r;
+    if (r->find(sim::metric::kSloAttainmentPct).value_or(100) >= 90) best = r;
   return best ? best : s.by_rate.front();
 }
 
@@ -95,19 +96,27 @@ std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>&
   json ttft = json::array(), tpot = json::array(), ttft_cdf = json::array(),
        tpot_cdf = json::array();
   for (const ServingSeries& s : series) {
-    for (const std::string pct : {"p50", "p99"}) {
-      const std::string name = s.label + " " + pct;
+    struct Percentile {
+      const char* name;
+      const sim::MetricDecl& ttft;
+      const sim::MetricDecl& tpot;
+    };
+    for (const Percentile& pct :
+         {Percentile{"p50", sim::metric::kTtftP50S, sim::metric::kTpotP50S},
+          Percentile{"p99", sim::metric::kTtftP99S, sim::metric::kTpotP99S}}) {
+      const std::string name = s.label + " " + pct.name;
       for (const store::StoredRun* r : s.by_rate) {
-        const double x = r->metric("offered_rate_requests_per_s");
-        const double t = r->metric("ttft_" + pct + "_s");
-        if (t > 0) ttft.push_back({{"config", s.label}, {"series", name}, {"x", x}, {"y", t}, {"dash", pct}});
-        if (const sim::Metric* m = r->find_metric("tpot_" + pct + "_s"); m && m->value > 0)
-          tpot.push_back({{"config", s.label}, {"series", name}, {"x", x}, {"y", m->value}, {"dash", pct}});
+        const double x = r->get(sim::metric::kOfferedRateRequestsPerS);
+        // A log axis cannot draw zero: such points (and absent ones) are left out.
+        if (const double t = r->find(pct.ttft).value_or(0); t > 0)
+          ttft.push_back({{"config", s.label}, {"series", name}, {"x", x}, {"y", t}, {"dash", pct.name}});
+        if (const double t = r->find(pct.tpot).value_or(0); t > 0)
+          tpot.push_back({{"config", s.label}, {"series", name}, {"x", x}, {"y", t}, {"dash", pct.name}});
       }
     }
     if (const store::StoredRun* r = cdf_run(s)) {
       const std::string at =
-          s.label + " at " + num(r->metric("offered_rate_requests_per_s")) + " requests/s";
+          s.label + " at " + num(r->get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s";
       for (auto [v, q] : quantiles(*r, "ttft"))
         ttft_cdf.push_back({{"config", at}, {"series", at}, {"x", v}, {"y", q}});
       for (auto [v, q] : quantiles(*r, "tpot"))

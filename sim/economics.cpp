@@ -10,6 +10,7 @@
 #include "model/perf.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/traits.hpp"
+#include "sim/workloads/inference/metrics.hpp"
 
 namespace tiersim::sim {
 
@@ -65,9 +66,9 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
   if (hw.nvme.count <= 0) a.nvme_busy_s = 0;
   double nvme_bytes = 0;
   if (a.nvme_busy_s > 0) {
-    const double gbps = r.has_metric("nvme_read_gbps_model") ? r.metric("nvme_read_gbps_model")
-                                                             : r.metric("array_gbps_model");
-    nvme_bytes = a.nvme_busy_s * units::gbps_to_bytes_per_s(gbps);
+    // The array's busy time at the rate the workload's device model gives (WorkSummary): the
+    // drive model's service time is not split into bytes per request here.
+    nvme_bytes = a.nvme_busy_s * units::gbps_to_bytes_per_s(r.work.nvme_gbps_model);
   }
   const bool gds = reads_nvme_to_gpu(s);
   const double dram_bytes = std::max(0.0, pcie_bytes + (gds ? -nvme_bytes : nvme_bytes));
@@ -92,7 +93,8 @@ double ratio(double clamped, double raw) { return raw > 0 ? clamped / raw : 1.0;
 ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   const Hardware& hw = s.hardware;
   ActivityTimes a;
-  a.makespan_s = r.metric("total_s");
+  // Training and checkpoint runs report no total_s: no makespan, no energy.
+  a.makespan_s = r.find(metric::kTotalS).value_or(0.0);
   // Inference and serving split GPUs over tensor-parallel ranks (one gpu resource stands for
   // `tensor` GPUs in lockstep: kCapLockstepGpus); the io benchmark has none.
   const bool tensor_parallel = has_capability(s, kCapLockstepGpus);
@@ -102,11 +104,12 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   // DRAM. The run counts them as a whole, so every part keeps the run's host share of its PCIe
   // bytes, worked out once here.
   double pcie_host_share = 1.0;
-  if (r.has_metric("allgather_bytes") && hw.gpu.nvlink_gbps <= 0) {
+  if (const double allgather_bytes = r.work.allgather_bytes;
+      allgather_bytes > 0 && hw.gpu.nvlink_gbps <= 0) {
     double run_pcie_bytes = 0;
     for (const auto& u : r.utilization) run_pcie_bytes += host_link_bytes(hw, u.role, u.busy_s, tp);
     if (run_pcie_bytes > 0)
-      pcie_host_share = std::max(0.0, 1.0 - r.metric("allgather_bytes") * tp / run_pcie_bytes);
+      pcie_host_share = std::max(0.0, 1.0 - allgather_bytes * tp / run_pcie_bytes);
   }
   const PartActivity all = part_from_usage(
       s, r, tp, pcie_host_share, [](const ResourceUsage& u) { return u.busy_s; },
@@ -168,8 +171,9 @@ DramSizing dram_sizing(const Scenario& s, const RunResult& r) {
   const TierMemory* cpu = find_tier(r, "cpu");
   d.need_bytes = cpu ? cpu->required_bytes : 0.0;
   const TierMemory* nvme = find_tier(r, "nvme");
-  if (nvme && nvme->required_bytes > 0 && r.has_metric("page_cache_bytes") &&
-      r.metric("page_cache_bytes") >= nvme->required_bytes) {
+  const auto page_cache_bytes = r.find(metric::kPageCacheBytes);
+  if (nvme && nvme->required_bytes > 0 && page_cache_bytes &&
+      *page_cache_bytes >= nvme->required_bytes) {
     d.need_bytes += nvme->required_bytes;
     d.page_cache = true;
   }
@@ -180,7 +184,7 @@ DramSizing dram_sizing(const Scenario& s, const RunResult& r) {
 
 std::string dram_note(const Scenario& s, const RunResult& r) {
   // Only where energy and cost were computed with it (add_energy_and_cost set the metric).
-  if (!r.has_metric("dram_sized_gb")) return "";
+  if (!r.has(metric::kDramSizedGb)) return "";
   const DramSizing d = dram_sizing(s, r);
   if (!d.sized) return "";
   char buf[400];
@@ -200,98 +204,98 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   Hardware sized_hw = s.hardware;
   if (const DramSizing d = dram_sizing(s, r); d.sized) {
     sized_hw.host.dram_gb = d.dram_gb;
-    r.set("dram_sized_gb", d.dram_gb, "GB");
+    r.set(metric::kDramSizedGb, d.dram_gb);
     for (auto& t : r.memory)
       if (t.tier == "cpu") t.capacity_bytes = d.dram_gb * units::kGB;
     // The page cache is the DRAM nothing else holds (sim/workloads/inference/flexgen.cpp).
-    if (const TierMemory* cpu = find_tier(r, "cpu"); cpu && r.has_metric("page_cache_bytes"))
-      r.set("page_cache_bytes", std::max(0.0, cpu->capacity_bytes - cpu->required_bytes), "bytes");
+    if (const TierMemory* cpu = find_tier(r, "cpu"); cpu && r.has(metric::kPageCacheBytes))
+      r.set(metric::kPageCacheBytes, std::max(0.0, cpu->capacity_bytes - cpu->required_bytes));
   }
   const Hardware& hw = sized_hw;
   check_power_inputs(hw);
   check_economics(s.economics);
   const bool prices_known = missing_prices(hw, s.economics.prices).empty();
 
-  if (!r.fits || r.metric("total_s") <= 0) {
+  if (!r.fits || r.find(metric::kTotalS).value_or(0.0) <= 0) {
     // No timeline: the purchase price is still worth showing (compare lists what would not fit).
     if (prices_known) {
       const CapexBreakdown c = compute_capex(hw, s.economics.prices);
-      r.set("capex_usd", c.total_usd(), "USD");
+      r.set(metric::kCapexUsd, c.total_usd());
     }
     return;
   }
   const ActivityTimes a = activity_from_usage(s, r);
   const EnergyBreakdown e = integrate_energy(hw, a, s.economics.pue);
   const double t = a.makespan_s;
-  r.set("energy_j", e.it_j(), "J");
-  r.set("energy_j_gpu", e.gpu_j, "J");
-  r.set("energy_j_cpu", e.cpu_j, "J");
-  r.set("energy_j_dram", e.dram_j, "J");
-  r.set("energy_j_nvme", e.nvme_j, "J");
-  r.set("energy_j_platform", e.platform_j, "J");
+  r.set(metric::kEnergyJ, e.it_j());
+  r.set(metric::kEnergyJGpu, e.gpu_j);
+  r.set(metric::kEnergyJCpu, e.cpu_j);
+  r.set(metric::kEnergyJDram, e.dram_j);
+  r.set(metric::kEnergyJNvme, e.nvme_j);
+  r.set(metric::kEnergyJPlatform, e.platform_j);
   const EnergyByPhase ph = phase_energy(hw, a);
-  r.set("energy_j_prefill", ph.prefill_j, "J");
-  r.set("energy_j_decode", ph.decode_j, "J");
-  r.set("energy_j_io_wait", ph.io_wait_j, "J");
-  r.set("energy_j_idle", ph.idle_j, "J");
-  r.set("energy_j_other", ph.other_j, "J");
-  r.set("facility_energy_j", e.facility_j(), "J");
-  r.set("avg_power_w", e.it_j() / t, "W");
-  r.set("gpu_avg_power_w", e.gpu_j / t, "W");
-  r.set("facility_avg_power_w", e.facility_j() / t, "W");
-  const double tokens = r.metric("generated_tokens");
+  r.set(metric::kEnergyJPrefill, ph.prefill_j);
+  r.set(metric::kEnergyJDecode, ph.decode_j);
+  r.set(metric::kEnergyJIoWait, ph.io_wait_j);
+  r.set(metric::kEnergyJIdle, ph.idle_j);
+  r.set(metric::kEnergyJOther, ph.other_j);
+  r.set(metric::kFacilityEnergyJ, e.facility_j());
+  r.set(metric::kAvgPowerW, e.it_j() / t);
+  r.set(metric::kGpuAvgPowerW, e.gpu_j / t);
+  r.set(metric::kFacilityAvgPowerW, e.facility_j() / t);
+  // 0 for workloads that generate no tokens or serve no requests.
+  const double tokens = r.work.generated_tokens;
   if (tokens > 0) {
-    r.set("energy_j_per_token", e.it_j() / tokens, "J/token");
-    r.set("gpu_energy_j_per_token", e.gpu_j / tokens, "J/token");
-    r.set("facility_energy_j_per_token", e.facility_j() / tokens, "J/token");
-    r.set("tokens_per_kwh", tokens / (e.it_j() / units::kJoulesPerKwh), "tokens/kWh");
+    r.set(metric::kEnergyJPerToken, e.it_j() / tokens);
+    r.set(metric::kGpuEnergyJPerToken, e.gpu_j / tokens);
+    r.set(metric::kFacilityEnergyJPerToken, e.facility_j() / tokens);
+    r.set(metric::kTokensPerKwh, tokens / (e.it_j() / units::kJoulesPerKwh));
   }
-  const double requests = r.metric("requests_completed");
-  if (requests > 0) r.set("energy_j_per_request", e.it_j() / requests, "J/request");
+  const double requests = r.work.requests_completed;
+  if (requests > 0) r.set(metric::kEnergyJPerRequest, e.it_j() / requests);
   if (!prices_known) return;  // cost_note() explains; `run` without prices still works
 
-  const double tokens_per_s = tokens > 0 ? r.metric("throughput_tokens_per_s") : 0.0;
+  // As the workloads work out throughput_tokens_per_s and requests_per_s: over the makespan.
+  const double tokens_per_s = tokens > 0 ? tokens / t : 0.0;
+  const double requests_per_s = requests / t;
   const CostResult c = compute_cost(hw, s.economics, e.it_j() / t, node_idle_w(hw), tokens_per_s);
-  r.set("capex_usd", c.capex.total_usd(), "USD");
-  r.set("capex_usd_gpu", c.capex.gpu_usd, "USD");
-  r.set("capex_usd_platform", c.capex.platform_usd, "USD");
-  r.set("capex_usd_dram", c.capex.dram_usd, "USD");
-  r.set("capex_usd_drives", c.capex.drives_usd, "USD");
-  r.set("capex_usd_per_hour", c.capex_usd_per_hour, "USD/h");
-  r.set("energy_usd_per_hour", c.energy_usd_per_hour, "USD/h");
-  r.set("usd_per_hour", c.usd_per_hour, "USD/h");
-  if (requests > 0)
-    r.set("usd_per_request", c.usd_per_hour / (r.metric("requests_per_s") * 3600.0), "USD/request");
+  r.set(metric::kCapexUsd, c.capex.total_usd());
+  r.set(metric::kCapexUsdGpu, c.capex.gpu_usd);
+  r.set(metric::kCapexUsdPlatform, c.capex.platform_usd);
+  r.set(metric::kCapexUsdDram, c.capex.dram_usd);
+  r.set(metric::kCapexUsdDrives, c.capex.drives_usd);
+  r.set(metric::kCapexUsdPerHour, c.capex_usd_per_hour);
+  r.set(metric::kEnergyUsdPerHour, c.energy_usd_per_hour);
+  r.set(metric::kUsdPerHour, c.usd_per_hour);
+  if (requests > 0) r.set(metric::kUsdPerRequest, c.usd_per_hour / (requests_per_s * 3600.0));
   if (c.per_token) {
-    r.set("usd_per_million_tokens", c.usd_per_million_tokens, "USD/Mtoken");
-    r.set("tokens_per_usd", c.tokens_per_usd, "tokens/USD");
-    r.set("return_per_dollar", c.return_per_dollar, "tokens/s per 1000 USD capex");
+    r.set(metric::kUsdPerMillionTokens, c.usd_per_million_tokens);
+    r.set(metric::kTokensPerUsd, c.tokens_per_usd);
+    r.set(metric::kReturnPerDollar, c.return_per_dollar);
   }
   if (!s.economics.cloud.name.empty()) {
     const RentResult rent =
         compute_rent(s.economics, c, e.it_j() / t, node_idle_w(hw), tokens_per_s);
-    r.set("rent_usd_per_hour", rent.usd_per_hour, "USD/h");
-    if (c.per_token) r.set("rent_usd_per_million_tokens", rent.usd_per_million_tokens, "USD/Mtoken");
+    r.set(metric::kRentUsdPerHour, rent.usd_per_hour);
+    if (c.per_token) r.set(metric::kRentUsdPerMillionTokens, rent.usd_per_million_tokens);
     if (requests > 0)
-      r.set("rent_usd_per_request", rent.usd_per_hour / (r.metric("requests_per_s") * 3600.0),
-            "USD/request");
-    if (rent.breakeven) r.set("buy_breakeven_duty_cycle", rent.breakeven_duty_cycle, "");
+      r.set(metric::kRentUsdPerRequest, rent.usd_per_hour / (requests_per_s * 3600.0));
+    if (rent.breakeven) r.set(metric::kBuyBreakevenDutyCycle, rent.breakeven_duty_cycle);
   }
 }
 
 const std::vector<std::string>& comparison_metrics() {
-  static const std::vector<std::string> kNames = {
-      "throughput_tokens_per_s", "ttft_s",           "decode_s_per_token",
-      "energy_j_per_token",      "avg_power_w",      "tokens_per_kwh",
-      "capex_usd",               "usd_per_hour",     "usd_per_million_tokens",
-      "return_per_dollar"};
+  static const std::vector<std::string> kNames = metric_names(
+      {metric::kThroughputTokensPerS, metric::kTtftS, metric::kDecodeSPerToken,
+       metric::kEnergyJPerToken, metric::kAvgPowerW, metric::kTokensPerKwh, metric::kCapexUsd,
+       metric::kUsdPerHour, metric::kUsdPerMillionTokens, metric::kReturnPerDollar});
   return kNames;
 }
 
 const std::vector<std::string>& rent_metrics() {
-  static const std::vector<std::string> kNames = {
-      "rent_usd_per_hour", "rent_usd_per_million_tokens", "rent_usd_per_request",
-      "buy_breakeven_duty_cycle"};
+  static const std::vector<std::string> kNames =
+      metric_names({metric::kRentUsdPerHour, metric::kRentUsdPerMillionTokens,
+                    metric::kRentUsdPerRequest, metric::kBuyBreakevenDutyCycle});
   return kNames;
 }
 
@@ -299,10 +303,10 @@ std::vector<std::pair<std::string, double>> metric_ratios(const RunResult& resul
                                                           const RunResult& baseline) {
   std::vector<std::pair<std::string, double>> out;
   for (const auto& name : comparison_metrics()) {
-    if (!result.has_metric(name) || !baseline.has_metric(name)) continue;
-    const double b = baseline.metric(name);
-    if (b == 0) continue;
-    out.emplace_back(name, result.metric(name) / b);
+    const auto v = result.find(name);
+    const auto b = baseline.find(name);
+    if (!v || !b || *b == 0) continue;
+    out.emplace_back(name, *v / *b);
   }
   return out;
 }

@@ -19,10 +19,43 @@ ResourceUsage usage_from_name(std::string name, std::string unit, double busy_s,
   return u;
 }
 
+const Metric* find_metric_in(const std::vector<Metric>& metrics, std::string_view name) {
+  for (const auto& m : metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::optional<double> metric_if(const std::vector<Metric>& metrics, std::string_view name) {
+  if (const Metric* m = find_metric_in(metrics, name)) return m->value;
+  return std::nullopt;
+}
+
+double metric_value(const std::vector<Metric>& metrics, std::string_view name) {
+  if (const Metric* m = find_metric_in(metrics, name)) return m->value;
+  throw MissingMetric("the run reported no metric '" + std::string(name) + "'");
+}
+
+void RunResult::set(const MetricDecl& decl, double value) {
+  for (auto& m : metrics)
+    if (m.name == decl.name) {
+      m.value = value;
+      m.unit = decl.unit;
+      return;
+    }
+  metrics.push_back({std::string(decl.name), value, std::string(decl.unit)});
+}
+
 TimelineSpan timeline_span(std::string resource, Activity activity, double start_s, double end_s,
                            int phase, int item) {
   return TimelineSpan{
       std::move(resource), to_string(activity), start_s, end_s, phase, item, activity};
+}
+
+double bytes_moved(const RunResult& result, ResourceRole role) {
+  double bytes = 0;
+  for (const auto& u : result.utilization)
+    if (u.role == role && u.unit == to_string(WorkUnit::kBytes)) bytes += u.amount;
+  return bytes;
 }
 
 void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
@@ -35,6 +68,7 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
     u.role = r->role();
     u.busy_s = r->busy_s();
     u.load_s = r->load_s();
+    u.amount = r->amount();
     for (std::size_t i = 0; i < kStageCount; ++i) {
       u.busy_by_stage_s[i] = r->busy_s(static_cast<Stage>(i));
       u.load_by_stage_s[i] = r->load_s(static_cast<Stage>(i));

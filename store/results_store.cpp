@@ -23,12 +23,6 @@ void bind_or_null(store::Statement& st, int index, const std::string& text) {
 
 }  // namespace
 
-const sim::Metric* StoredRun::find_metric(const std::string& name) const {
-  for (const auto& m : metrics)
-    if (m.name == name) return &m;
-  return nullptr;
-}
-
 std::vector<sim::TimelineSpan> representative_step(const std::vector<sim::TimelineSpan>& spans,
                                                    std::size_t max_rows) {
   if (spans.empty()) return {};

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -55,12 +56,17 @@ struct StoredRun {
   // What reports call the run: its compare variant's name, else its scenario's name.
   const std::string& display_name() const { return variant.empty() ? scenario_name : variant; }
 
-  const sim::Metric* find_metric(const std::string& name) const;
-  bool has_metric(const std::string& name) const { return find_metric(name) != nullptr; }
-  double metric(const std::string& name, double fallback = 0) const {
-    const sim::Metric* m = find_metric(name);
-    return m ? m->value : fallback;
+  // Metric reads as RunResult has them (sim/result.hpp): by handle or, for metrics named at run
+  // time, by name; get() throws sim::MissingMetric for a metric the run did not report.
+  const sim::Metric* find_metric(std::string_view name) const {
+    return sim::find_metric_in(metrics, name);
   }
+  std::optional<double> find(std::string_view name) const { return sim::metric_if(metrics, name); }
+  std::optional<double> find(const sim::MetricDecl& m) const { return find(m.name); }
+  double get(std::string_view name) const { return sim::metric_value(metrics, name); }
+  double get(const sim::MetricDecl& m) const { return get(m.name); }
+  bool has(std::string_view name) const { return find_metric(name) != nullptr; }
+  bool has(const sim::MetricDecl& m) const { return has(m.name); }
 };
 
 // Which runs runs() returns. Empty fields do not filter.

@@ -20,8 +20,10 @@
 #include "model/progress.hpp"
 #include "model/units.hpp"
 #include "sim/economics.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
+#include "sim/workloads/inference/metrics.hpp"
 
 namespace tiersim::plan {
 namespace {
@@ -270,9 +272,9 @@ std::optional<double> optimistic_value(const Bounds& b, const std::string& metri
 }
 
 std::optional<double> metric_value(const Scenario& s, const sim::RunResult& r, const std::string& metric) {
-  if (auto v = sweep::metric(r, metric)) return v;
+  if (auto v = r.find(metric)) return v;
   if (metric == "tokens_per_joule") {
-    if (auto e = sweep::metric(r, "energy_j_per_token"); e && *e > 0) return 1.0 / *e;
+    if (auto e = r.find(sim::metric::kEnergyJPerToken); e && *e > 0) return 1.0 / *e;
     return std::nullopt;
   }
   if (metric == "capex_usd") return optimistic_bounds(s).capex_usd;
@@ -444,7 +446,9 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
         continue;
       }
       // The bounds must hold for every simulated point; a violation means pruning was unsafe.
-      for (const char* m : {"throughput_tokens_per_s", "ttft_s", "usd_per_million_tokens"}) {
+      for (const sim::MetricDecl& metric : {sim::metric::kThroughputTokensPerS, sim::metric::kTtftS,
+                                            sim::metric::kUsdPerMillionTokens}) {
+        const std::string m(metric.name);
         const auto g = known_senses().find(m);
         const auto bound = optimistic_value(c.bounds, m);
         const auto actual = value_of(i, m);

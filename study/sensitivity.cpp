@@ -70,7 +70,7 @@ Eval evaluate(const config::VariantSpec& v, const config::LoadOptions& load,
       e.error = "does not fit: " + r.shortfall;
       return e;
     }
-    e.metric = sweep::metric(r, metric);
+    e.metric = r.find(metric);
     if (!e.metric) e.error = "no metric " + metric;
     for (const auto& m : r.metrics)
       if (m.name == metric) e.unit = m.unit;
@@ -200,7 +200,7 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
       t.error = "does not fit: " + r.shortfall;
       return t;
     }
-    const auto m = sweep::metric(r, options.metric);
+    const auto m = r.find(options.metric);
     if (!m) {
       t.error = "has no metric '" + options.metric + "'";
       return t;

@@ -55,7 +55,7 @@ struct Tornado {
 };
 
 struct Options {
-  std::string metric = "usd_per_million_tokens";
+  std::string metric = std::string(sim::metric::kUsdPerMillionTokens.name);
   std::vector<Input> inputs;  // empty = default_inputs(0.2)
   config::LoadOptions load;   // command-line --set, data folder, catalog
 };
@@ -69,7 +69,7 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
 struct BreakEvenOptions {
   std::string key;                  // the input to solve for
   std::optional<double> low, high;  // search range; default: base value / 4 .. base value x 4
-  std::string metric = "usd_per_million_tokens";
+  std::string metric = std::string(sim::metric::kUsdPerMillionTokens.name);
   config::LoadOptions load;
   int scan_points = 9;               // evenly spaced samples before refining a sign change
   double relative_tolerance = 1e-6;  // of the range width

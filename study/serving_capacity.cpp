@@ -7,6 +7,7 @@
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 
 namespace tiersim::capacity {
 
@@ -36,17 +37,16 @@ std::string serving_verdict(const Scenario& s, const sim::RunResult& r, const Se
   const ServingWorkload& w = s.serving;
   const bool slo = c.check_slo && (w.slo_ttft_s > 0 || w.slo_tbt_s > 0);
   if (slo) {
-    const double attained = r.metric("slo_attainment_pct");
+    const double attained = r.get(sim::metric::kSloAttainmentPct);
     if (attained < c.attainment_pct)
       return "slo attainment " + pct(attained) + " < " + pct(c.attainment_pct);
   }
   if (c.check_stability) {
     // Noise on delays far below the time scale that matters is not drift: a tenth of the TTFT
     // target, or without one of the run's median TTFT (about one prefill at low load).
-    const double scale_s =
-        slo && w.slo_ttft_s > 0 ? w.slo_ttft_s : r.metric("ttft_p50_s");
-    const double drift = r.metric("queue_delay_drift_s");
-    const double allowed = 0.5 * r.metric("queue_delay_mean_s") + 0.1 * scale_s;
+    const double scale_s = slo && w.slo_ttft_s > 0 ? w.slo_ttft_s : r.get(sim::metric::kTtftP50S);
+    const double drift = r.get(sim::metric::kQueueDelayDriftS);
+    const double allowed = 0.5 * r.get(sim::metric::kQueueDelayMeanS) + 0.1 * scale_s;
     if (drift > allowed)
       return "queue not stable: queueing delay grows by " + seconds(drift) +
              " from the middle to the last third of the run (allowed " + seconds(allowed) + ")";
@@ -116,10 +116,10 @@ ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_r
     // requests_per_s (completions over the run, its drain included) understates the rate a
     // stable server completes requests at, which in steady state is the arrival rate.
     sim::RunResult& r = out.points[*lo].result;
-    r.set("capacity_requests_per_s", out.rate_per_s, "requests/s");
-    if (r.has_metric("usd_per_hour"))
-      r.set("usd_per_request_at_capacity", r.metric("usd_per_hour") / (out.rate_per_s * 3600.0),
-            "USD/request");
+    r.set(sim::metric::kCapacityRequestsPerS, out.rate_per_s);
+    if (r.has(sim::metric::kUsdPerHour))
+      r.set(sim::metric::kUsdPerRequestAtCapacity,
+            r.get(sim::metric::kUsdPerHour) / (out.rate_per_s * 3600.0));
   }
   if (hi) {
     out.failing_rate_per_s = rate(*hi);

@@ -653,12 +653,6 @@ SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::C
   return sum;
 }
 
-std::optional<double> metric(const sim::RunResult& r, const std::string& name) {
-  for (const auto& m : r.metrics)
-    if (m.name == name) return m.value;
-  return std::nullopt;
-}
-
 std::string serialize_result(const sim::RunResult& r) {
   nlohmann::json j;
   j["w"] = r.workload;

@@ -212,10 +212,6 @@ SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::C
                        const RunOptions& options, const std::string& tool_version,
                        std::ostream* progress, std::size_t limit = 0);
 
-// Reads a metric by name; nullopt when the simulator did not produce it (older builds, other
-// workloads).
-std::optional<double> metric(const sim::RunResult& r, const std::string& name);
-
 // RunResult <-> compact text, for sending results between MPI ranks.
 std::string serialize_result(const sim::RunResult& r);
 sim::RunResult deserialize_result(const std::string& text);

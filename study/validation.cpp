@@ -172,13 +172,13 @@ void predict(ValidationRow& row, const Reference& ref, const sim::RunResult& r,
   if (!r.fits) return refuse(r.shortfall);
   if (denominator && !denominator->fits) return refuse(row.ratio_to + ": " + denominator->shortfall);
   for (const sim::RunResult* x : {&r, denominator}) {
-    if (x && !x->has_metric(ref.metric))
+    if (x && !x->has(ref.metric))
       throw Error(file + ": reference metric '" + ref.metric + "' is not an output of a " +
                   x->workload + " workload");
   }
-  row.predicted = r.metric(ref.metric);
+  row.predicted = r.get(ref.metric);
   if (denominator) {
-    const double d = denominator->metric(ref.metric);
+    const double d = denominator->get(ref.metric);
     if (d == 0) throw Error(file + ": ratio_to " + row.ratio_to + " has " + ref.metric + " = 0");
     row.predicted /= d;
   }

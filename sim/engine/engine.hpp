@@ -113,6 +113,13 @@ struct Tag {
   Stage stage = Stage::kNone;
 };
 
+// A demand given by its amount and the work it costs a resource (Resource::work), worked out once
+// for work reserved again and again (Engine::reserve_work_from).
+struct Work {
+  double amount = 0;  // in the resource's unit: bytes, or service seconds
+  double s = 0;       // [s] Resource::work_s(amount)
+};
+
 class Resource {
  public:
   Resource(Engine& engine, int id, ResourceSpec spec, WorkUnit unit, double rate_per_s,
@@ -127,6 +134,7 @@ class Resource {
   // [s] a demand of `amount` keeps this resource busy: amount / rate, 0 for a resource without a
   // rate (as a reservation counts it). For work reserved again and again: see reserve_work_from.
   double work_s(double amount) const { return rate_per_s_ > 0 ? amount / rate_per_s_ : 0.0; }
+  Work work(double amount) const { return {amount, work_s(amount)}; }
 
   // Channel-seconds of work done at this resource's own rate; utilization = busy_s / (channels *
   // makespan). A flow held back by a slower resource occupies this one longer than busy_s counts,
@@ -138,6 +146,10 @@ class Resource {
   // Busy and load-weighted seconds of the work of one Tag::stage [s].
   double busy_s(Stage stage) const { return busy_by_stage_[static_cast<std::size_t>(stage)]; }
   double load_s(Stage stage) const { return load_by_stage_[static_cast<std::size_t>(stage)]; }
+  // Work done over the run in the resource's unit (unit()): the bytes a link moved
+  // (WorkUnit::kBytes), the service seconds of a kSeconds resource. Fixed time (a latency) is
+  // no amount. Counted as the demands were made, not rebuilt from busy time and rate.
+  double amount() const { return amount_; }
 
   // Awaitable: occupies one channel for amount / rate seconds (plus `fixed_s`).
   auto use(double amount, Tag tag = {}, double fixed_s = 0.0);
@@ -147,8 +159,10 @@ class Resource {
   // reservation, tens of thousands per simulated generation.
   int earliest_channel() const { return one_channel_ ? 0 : earliest_of_several_channels(); }
   double channel_free_at(int c) const { return free_at_[static_cast<std::size_t>(c)]; }
-  // Occupies `channel` over [start_s, end_s], counting `work_s` [s] as busy (under tag.activity).
-  inline void reserve(int channel, double start_s, double end_s, double work_s, const Tag& tag);
+  // Occupies `channel` over [start_s, end_s], counting `work_s` [s] as busy (under tag.activity)
+  // and `amount` as work done.
+  inline void reserve(int channel, double start_s, double end_s, double work_s, double amount,
+                      const Tag& tag);
 
  private:
   Engine& engine_;
@@ -164,6 +178,7 @@ class Resource {
   friend class Engine;
   double busy_s_ = 0;
   double load_s_ = 0;
+  double amount_ = 0;
   std::array<double, kStageCount> busy_by_stage_{};
   std::array<double, kStageCount> load_by_stage_{};
   int earliest_of_several_channels() const;
@@ -293,13 +308,13 @@ class Engine {
                              double fixed_s);
   // reserve_from for a flow on one resource (the same arithmetic, without the loops).
   inline double reserve_from(double ready_s, const Demand& demand, const Tag& tag, double fixed_s);
-  // reserve_from without fixed time for demands given by their work (Resource::work_s of the
+  // reserve_from without fixed time for demands given by their work (Resource::work of the
   // amount, worked out once): the same arithmetic, so the same times to the bit, without a
   // division per reservation. For a process that reserves the same amounts many times over (the
   // inference fetcher: every tensor of every pass).
-  inline double reserve_work_from(double ready_s, Resource& r, double work_s, const Tag& tag);
-  inline double reserve_work_from(double ready_s, Resource& a, double a_work_s, Resource& b,
-                                  double b_work_s, const Tag& tag);
+  inline double reserve_work_from(double ready_s, Resource& r, const Work& work, const Tag& tag);
+  inline double reserve_work_from(double ready_s, Resource& a, const Work& a_work, Resource& b,
+                                  const Work& b_work, const Tag& tag);
 
  private:
   struct Event {
@@ -346,9 +361,10 @@ class Engine {
 };
 
 inline void Resource::reserve(int channel, double start_s, double end_s, double work_s,
-                              const Tag& tag) {
+                              double amount, const Tag& tag) {
   free_at_[static_cast<std::size_t>(channel)] = end_s;
   busy_s_ += work_s;
+  amount_ += amount;
   const double loaded_s = work_s * tag.load;
   load_s_ += loaded_s;
   const auto stage = static_cast<std::size_t>(tag.stage);
@@ -375,7 +391,8 @@ inline double Engine::reserve_flow(double ready_s, const Demand* begin, const De
   }
   const double finish = start + duration;
   for (std::size_t i = 0; i < n; ++i)
-    begin[i].resource->reserve(choices[i].channel, start, finish, choices[i].work_s, tag);
+    begin[i].resource->reserve(choices[i].channel, start, finish, choices[i].work_s,
+                               begin[i].amount, tag);
   return finish;
 }
 
@@ -394,30 +411,30 @@ inline double Engine::reserve_from(double ready_s, const Demand& d, const Tag& t
   const double rate = d.resource->rate_per_s();
   const double work = fixed_s + (rate > 0 ? d.amount / rate : 0);
   const double finish = start + (rate > 0 ? std::max(fixed_s, work) : fixed_s);
-  d.resource->reserve(channel, start, finish, work, tag);
+  d.resource->reserve(channel, start, finish, work, d.amount, tag);
   return finish;
 }
 
 // reserve_from's arithmetic with fixed_s = 0: each resource's work is 0 + amount / rate (the
 // addition changes no value), the duration the largest of 0 and the works.
-inline double Engine::reserve_work_from(double ready_s, Resource& r, double work_s,
+inline double Engine::reserve_work_from(double ready_s, Resource& r, const Work& work,
                                         const Tag& tag) {
   const int channel = r.earliest_channel();
   const double start = std::max(ready_s, r.channel_free_at(channel));
-  const double finish = start + std::max(0.0, work_s);
-  r.reserve(channel, start, finish, work_s, tag);
+  const double finish = start + std::max(0.0, work.s);
+  r.reserve(channel, start, finish, work.s, work.amount, tag);
   return finish;
 }
 
-inline double Engine::reserve_work_from(double ready_s, Resource& a, double a_work_s, Resource& b,
-                                        double b_work_s, const Tag& tag) {
+inline double Engine::reserve_work_from(double ready_s, Resource& a, const Work& a_work,
+                                        Resource& b, const Work& b_work, const Tag& tag) {
   const int a_channel = a.earliest_channel();
   const int b_channel = b.earliest_channel();
   const double start =
       std::max(std::max(ready_s, a.channel_free_at(a_channel)), b.channel_free_at(b_channel));
-  const double finish = start + std::max(std::max(0.0, a_work_s), b_work_s);
-  a.reserve(a_channel, start, finish, a_work_s, tag);
-  b.reserve(b_channel, start, finish, b_work_s, tag);
+  const double finish = start + std::max(std::max(0.0, a_work.s), b_work.s);
+  a.reserve(a_channel, start, finish, a_work.s, a_work.amount, tag);
+  b.reserve(b_channel, start, finish, b_work.s, b_work.amount, tag);
   return finish;
 }
 

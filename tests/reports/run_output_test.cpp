@@ -27,7 +27,7 @@ Scenario reference(const std::vector<std::string>& overrides = {}) {
 TEST_CASE("run output names the missing price when cost metrics are omitted", "[report][run]") {
   const Scenario priced = reference();
   const sim::RunResult priced_result = sim::simulate(priced);
-  REQUIRE(priced_result.has_metric("capex_usd"));
+  REQUIRE(priced_result.has("capex_usd"));
   std::ostringstream priced_text;
   reports::print_human(priced_text, priced, priced_result);
   CHECK(priced_text.str().find("cost metrics omitted") == std::string::npos);
@@ -37,7 +37,7 @@ TEST_CASE("run output names the missing price when cost metrics are omitted", "[
   const Scenario unpriced = reference({"hardware.nvme.model=gcp-local-ssd-nvme"});
   REQUIRE_FALSE(unpriced.economics.prices.drive.known());
   const sim::RunResult r = sim::simulate(unpriced);
-  REQUIRE_FALSE(r.has_metric("capex_usd"));
+  REQUIRE_FALSE(r.has("capex_usd"));
   std::ostringstream text;
   reports::print_human(text, unpriced, r);
   CHECK(text.str().find("note       cost metrics omitted: no price for NVMe drive") !=

@@ -34,8 +34,8 @@ double cpu_required_bytes(const sim::RunResult& r) {
 void check_same_timing(const sim::RunResult& a, const sim::RunResult& b) {
   for (const char* m : {"total_s", "prefill_s", "decode_s", "throughput_tokens_per_s"}) {
     INFO(m);
-    REQUIRE(a.has_metric(m) == b.has_metric(m));
-    if (a.has_metric(m)) CHECK(a.metric(m) == b.metric(m));
+    REQUIRE(a.has(m) == b.has(m));
+    if (a.has(m)) CHECK(a.get(m) == b.get(m));
   }
 }
 
@@ -62,26 +62,26 @@ TEST_CASE("a catalog host's DRAM is sized for energy and cost; a chosen size is 
   REQUIRE(sized.fits);
   const double need_bytes = cpu_required_bytes(sized);
   REQUIRE(need_bytes > 0);
-  REQUIRE(sized.has_metric("dram_sized_gb"));
-  const double gb = sized.metric("dram_sized_gb");
+  REQUIRE(sized.has("dram_sized_gb"));
+  const double gb = sized.get("dram_sized_gb");
   CHECK(gb == sized_dram_gb(need_bytes, catalog_gb));
   CHECK(gb < catalog_gb);  // this configuration needs far less than the VM's 945 GB
-  CHECK(sized.metric("capex_usd_dram") == Approx(gb * s.economics.prices.dram_per_gb.usd));
+  CHECK(sized.get("capex_usd_dram") == Approx(gb * s.economics.prices.dram_per_gb.usd));
   CHECK_THAT(sim::dram_note(s, sized), Catch::Contains("DRAM sized to"));
 
   // Off: the catalog's full dram_gb is counted; only energy and cost differ, not the timing.
   const Scenario full = reference(file, {"hardware.host.size_dram=false"});
   const sim::RunResult all = sim::simulate(full);
-  CHECK_FALSE(all.has_metric("dram_sized_gb"));
+  CHECK_FALSE(all.has("dram_sized_gb"));
   CHECK(sim::dram_note(full, all).empty());
-  CHECK(all.metric("capex_usd_dram") == Approx(catalog_gb * s.economics.prices.dram_per_gb.usd));
-  CHECK(all.metric("energy_j_dram") > sized.metric("energy_j_dram"));
+  CHECK(all.get("capex_usd_dram") == Approx(catalog_gb * s.economics.prices.dram_per_gb.usd));
+  CHECK(all.get("energy_j_dram") > sized.get("energy_j_dram"));
   check_same_timing(sized, all);
 
   // A dram_gb the scenario sets is used as given.
   const sim::RunResult chosen = sim::simulate(reference(file, {"hardware.host.dram_gb=512"}));
-  CHECK_FALSE(chosen.has_metric("dram_sized_gb"));
-  CHECK(chosen.metric("capex_usd_dram") == Approx(512 * s.economics.prices.dram_per_gb.usd));
+  CHECK_FALSE(chosen.has("dram_sized_gb"));
+  CHECK(chosen.get("capex_usd_dram") == Approx(512 * s.economics.prices.dram_per_gb.usd));
 
   // The resolved scenario re-loads to the same sizing (stored runs re-simulate alike) and hash;
   // size_dram: false survives the round trip too.
@@ -89,10 +89,10 @@ TEST_CASE("a catalog host's DRAM is sized for energy and cost; a chosen size is 
   opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
   const Scenario back = config::load_scenario_text(s.resolved_yaml, "resolved", opts);
   CHECK(back.hash == s.hash);
-  CHECK(sim::simulate(back).metric("dram_sized_gb") == gb);
+  CHECK(sim::simulate(back).get("dram_sized_gb") == gb);
   const Scenario full_back = config::load_scenario_text(full.resolved_yaml, "resolved", opts);
   CHECK(full_back.hash == full.hash);
-  CHECK_FALSE(sim::simulate(full_back).has_metric("dram_sized_gb"));
+  CHECK_FALSE(sim::simulate(full_back).has("dram_sized_gb"));
 }
 
 TEST_CASE("FlexGen's page cache over the disk tier counts as need: its timing is unchanged",
@@ -103,7 +103,7 @@ TEST_CASE("FlexGen's page cache over the disk tier counts as need: its timing is
     const sim::RunResult sized = sim::simulate(s);
     const sim::RunResult all = sim::simulate(reference(file, {"hardware.host.size_dram=false"}));
     check_same_timing(sized, all);
-    if (!sized.has_metric("dram_sized_gb")) continue;
+    if (!sized.has("dram_sized_gb")) continue;
     const sim::DramSizing d = sim::dram_sizing(s, sized);
     CHECK(d.sized);
     CHECK(d.need_bytes >= cpu_required_bytes(sized));
@@ -111,8 +111,8 @@ TEST_CASE("FlexGen's page cache over the disk tier counts as need: its timing is
     double disk_bytes = 0;
     for (const auto& t : sized.memory)
       if (t.tier == "nvme") disk_bytes = t.required_bytes;
-    if (disk_bytes > 0 && all.has_metric("page_cache_bytes"))
-      CHECK((sized.metric("page_cache_bytes") >= disk_bytes) ==
-            (all.metric("page_cache_bytes") >= disk_bytes));
+    if (disk_bytes > 0 && all.has("page_cache_bytes"))
+      CHECK((sized.get("page_cache_bytes") >= disk_bytes) ==
+            (all.get("page_cache_bytes") >= disk_bytes));
   }
 }

@@ -57,9 +57,10 @@ Scenario hand_scenario() {
 sim::RunResult half_busy_run() {
   sim::RunResult r;
   r.workload = "inference";
-  r.set("total_s", 10, "s");
-  r.set("generated_tokens", 100, "tokens");
-  r.set("throughput_tokens_per_s", 10, "tokens/s");
+  r.set(sim::metric::kTotalS, 10);
+  r.set(sim::metric::kGeneratedTokens, 100);
+  r.set(sim::metric::kThroughputTokensPerS, 10);
+  r.work.generated_tokens = 100;
   using sim::ResourceRole;
   r.utilization = {{ResourceRole::kGpu, "gpu", "s", 5, 0.5},
                    {ResourceRole::kCpu, "cpu", "s", 5, 0.5},
@@ -89,27 +90,26 @@ TEST_CASE("a resource idle half the time draws the mean of idle and active power
   sim::RunResult r = half_busy_run();
   sim::add_energy_and_cost(s, r);
   // GPU: 100 W x 10 s + (300 - 100) W x 5 s = (100 + 300) / 2 W x 10 s.
-  CHECK(r.metric("energy_j_gpu") == Approx(2000));
+  CHECK(r.get("energy_j_gpu") == Approx(2000));
   // CPU: 2 sockets x (50 x 10 + 150 x 5).
-  CHECK(r.metric("energy_j_cpu") == Approx(2500));
+  CHECK(r.get("energy_j_cpu") == Approx(2500));
   // DRAM: busy while the CPU computes (5 s; no PCIe traffic in this run): 100 GB x (0.05 x 10 +
   // 0.15 x 5).
-  CHECK(r.metric("energy_j_dram") == Approx(125));
+  CHECK(r.get("energy_j_dram") == Approx(125));
   // Drives: 2 x (5 x 10 + 15 x 5).
-  CHECK(r.metric("energy_j_nvme") == Approx(250));
-  CHECK(r.metric("energy_j_platform") == Approx(1000));
-  CHECK(r.metric("energy_j") == Approx(5875));
-  CHECK(r.metric("facility_energy_j") == Approx(5875 * 1.5));
-  CHECK(r.metric("avg_power_w") == Approx(587.5));
-  CHECK(r.metric("energy_j_per_token") == Approx(58.75));
-  CHECK(r.metric("tokens_per_kwh") == Approx(100 / (5875 / units::kJoulesPerKwh)));
+  CHECK(r.get("energy_j_nvme") == Approx(250));
+  CHECK(r.get("energy_j_platform") == Approx(1000));
+  CHECK(r.get("energy_j") == Approx(5875));
+  CHECK(r.get("facility_energy_j") == Approx(5875 * 1.5));
+  CHECK(r.get("avg_power_w") == Approx(587.5));
+  CHECK(r.get("energy_j_per_token") == Approx(58.75));
+  CHECK(r.get("tokens_per_kwh") == Approx(100 / (5875 / units::kJoulesPerKwh)));
   // Cost: capex 1000 + 2000 + 1000 + 1000 over one year of serving hours; facility energy.
-  CHECK(r.metric("capex_usd") == Approx(5000));
-  CHECK(r.metric("capex_usd_per_hour") == Approx(5000 / 8766.0));
-  CHECK(r.metric("energy_usd_per_hour") == Approx(587.5 * 1.5 / 1000 * 0.1));
-  CHECK(r.metric("return_per_dollar") == Approx(10 / 5.0));
-  CHECK(r.metric("usd_per_million_tokens") ==
-        Approx(r.metric("usd_per_hour") / (10 * 3600.0) * 1e6));
+  CHECK(r.get("capex_usd") == Approx(5000));
+  CHECK(r.get("capex_usd_per_hour") == Approx(5000 / 8766.0));
+  CHECK(r.get("energy_usd_per_hour") == Approx(587.5 * 1.5 / 1000 * 0.1));
+  CHECK(r.get("return_per_dollar") == Approx(10 / 5.0));
+  CHECK(r.get("usd_per_million_tokens") == Approx(r.get("usd_per_hour") / (10 * 3600.0) * 1e6));
 }
 
 TEST_CASE("an always-busy and an always-idle component bound the energy", "[economics]") {
@@ -212,9 +212,9 @@ TEST_CASE("a missing price names the component and how to supply it", "[economic
   // A run still gets its energy; cost metrics are absent and the note says why.
   sim::RunResult r = half_busy_run();
   REQUIRE_NOTHROW(sim::add_energy_and_cost(s, r));
-  CHECK(r.has_metric("energy_j_per_token"));
-  CHECK_FALSE(r.has_metric("capex_usd"));
-  CHECK_FALSE(r.has_metric("usd_per_million_tokens"));
+  CHECK(r.has("energy_j_per_token"));
+  CHECK_FALSE(r.has("capex_usd"));
+  CHECK_FALSE(r.has("usd_per_million_tokens"));
   CHECK_THAT(sim::cost_note(s), Contains("economics.prices.drive_usd"));
   CHECK(sim::cost_note(hand_scenario()).empty());
 }
@@ -247,18 +247,17 @@ TEST_CASE("a simulated run gets consistent energy and cost metrics", "[economics
   const Scenario s = load(kNvmeScenario);
   const sim::RunResult r = sim::simulate(s);
   REQUIRE(r.fits);
-  const double parts = r.metric("energy_j_gpu") + r.metric("energy_j_cpu") +
-                       r.metric("energy_j_dram") + r.metric("energy_j_nvme") +
-                       r.metric("energy_j_platform");
-  CHECK(r.metric("energy_j") == Approx(parts));
+  const double parts = r.get("energy_j_gpu") + r.get("energy_j_cpu") + r.get("energy_j_dram") +
+                       r.get("energy_j_nvme") + r.get("energy_j_platform");
+  CHECK(r.get("energy_j") == Approx(parts));
   const double idle_w = node_idle_w(s.hardware);
-  CHECK(r.metric("avg_power_w") >= idle_w);
-  CHECK(r.metric("avg_power_w") <= idle_w + (350 - 95) + 2 * (350 - 100) +
-                                      256 * (0.15 - 0.05) + (18 - 5) + 1e-6);
-  CHECK(r.metric("energy_j_nvme") > 5 * r.metric("total_s"));  // the drive worked
-  CHECK(r.metric("capex_usd") == Approx(8500 + 25000 + 256 * 11.0 + 1190));
-  CHECK(r.has_metric("usd_per_million_tokens"));
-  CHECK(r.has_metric("return_per_dollar"));
+  CHECK(r.get("avg_power_w") >= idle_w);
+  CHECK(r.get("avg_power_w") <=
+        idle_w + (350 - 95) + 2 * (350 - 100) + 256 * (0.15 - 0.05) + (18 - 5) + 1e-6);
+  CHECK(r.get("energy_j_nvme") > 5 * r.get("total_s"));  // the drive worked
+  CHECK(r.get("capex_usd") == Approx(8500 + 25000 + 256 * 11.0 + 1190));
+  CHECK(r.has("usd_per_million_tokens"));
+  CHECK(r.has("return_per_dollar"));
 }
 
 TEST_CASE("compare: the baseline's ratios are 1", "[economics][compare]") {
@@ -332,13 +331,13 @@ TEST_CASE("energy observes resource roles, not names", "[economics]") {
   sim::add_energy_and_cost(s, named);
   sim::add_energy_and_cost(s, renamed);
   sim::add_energy_and_cost(s, none);
-  CHECK(named.metric("energy_j_dram") > none.metric("energy_j_dram"));
-  CHECK(renamed.metric("energy_j_dram") == named.metric("energy_j_dram"));
+  CHECK(named.get("energy_j_dram") > none.get("energy_j_dram"));
+  CHECK(renamed.get("energy_j_dram") == named.get("energy_j_dram"));
   // A resource named like a PCIe link but registered with another role is not one.
   sim::RunResult misnamed = half_busy_run();
   misnamed.utilization.push_back({sim::ResourceRole::kNetwork, "pcie-h2d0", "bytes", 5, 0.5});
   sim::add_energy_and_cost(s, misnamed);
-  CHECK(misnamed.metric("energy_j_dram") == none.metric("energy_j_dram"));
+  CHECK(misnamed.get("energy_j_dram") == none.get("energy_j_dram"));
 }
 
 TEST_CASE("each role charges its own component, and network and other roles none", "[economics]") {
@@ -421,23 +420,21 @@ TEST_CASE("economics.cloud_instance adds the rent metrics; other GPUs are a loca
   CHECK(s.economics.cloud.gpus == 8);
   CHECK_FALSE(s.economics.cloud.hourly.source.empty());
   const sim::RunResult r = sim::simulate(s);
-  REQUIRE(r.has_metric("rent_usd_per_hour"));
-  CHECK(r.metric("rent_usd_per_hour") == s.economics.cloud.hourly.usd);
-  CHECK(r.metric("rent_usd_per_million_tokens") ==
-        Approx(r.metric("rent_usd_per_hour") / (r.metric("throughput_tokens_per_s") * 3600) * 1e6));
-  REQUIRE(r.has_metric("buy_breakeven_duty_cycle"));
+  REQUIRE(r.has("rent_usd_per_hour"));
+  CHECK(r.get("rent_usd_per_hour") == s.economics.cloud.hourly.usd);
+  CHECK(r.get("rent_usd_per_million_tokens") ==
+        Approx(r.get("rent_usd_per_hour") / (r.get("throughput_tokens_per_s") * 3600) * 1e6));
+  REQUIRE(r.has("buy_breakeven_duty_cycle"));
   // Owning at the reported duty cycle costs the rent, through the whole pipeline.
   char duty[64];
-  std::snprintf(duty, sizeof duty, "economics.duty_cycle=%.17g",
-                r.metric("buy_breakeven_duty_cycle"));
+  std::snprintf(duty, sizeof duty, "economics.duty_cycle=%.17g", r.get("buy_breakeven_duty_cycle"));
   const Scenario at = test::load_yaml(yaml, {duty});
-  CHECK(sim::simulate(at).metric("usd_per_hour") ==
-        Approx(r.metric("rent_usd_per_hour")).epsilon(1e-9));
+  CHECK(sim::simulate(at).get("usd_per_hour") == Approx(r.get("rent_usd_per_hour")).epsilon(1e-9));
   // Without an instance: no rent metrics, and the resolved scenario (so its hash) is unchanged.
   std::string plain = yaml;
   plain.erase(plain.find("economics:"));
   const Scenario p = test::load_yaml(plain);
-  CHECK_FALSE(sim::simulate(p).has_metric("rent_usd_per_hour"));
+  CHECK_FALSE(sim::simulate(p).has("rent_usd_per_hour"));
   CHECK(p.resolved_yaml.find("cloud_instance") == std::string::npos);
   CHECK(s.resolved_yaml.find("cloud_instance: aws-p5.48xlarge") != std::string::npos);
 
@@ -471,11 +468,11 @@ policy: {stack: optimized, weights: gpu, kv_cache: gpu, weight_bits: 16}
 )");
   const sim::RunResult r = sim::simulate(s);
   REQUIRE(r.fits);
-  const double phases = r.metric("energy_j_prefill") + r.metric("energy_j_decode") +
-                        r.metric("energy_j_io_wait") + r.metric("energy_j_idle") +
-                        r.metric("energy_j_other");
-  CHECK(phases == Approx(r.metric("energy_j")));
-  CHECK(r.metric("energy_j_other") == 0);  // every piece of inference work is a pass's
+  const double phases = r.get("energy_j_prefill") + r.get("energy_j_decode") +
+                        r.get("energy_j_io_wait") + r.get("energy_j_idle") +
+                        r.get("energy_j_other");
+  CHECK(phases == Approx(r.get("energy_j")));
+  CHECK(r.get("energy_j_other") == 0);  // every piece of inference work is a pass's
   const ActivityTimes a = sim::activity_from_usage(s, r);
   const GpuSpec& gpu = s.hardware.gpu;
   const double prefill_w = gpu.idle_w + (gpu.tdp_w - gpu.idle_w) * a.prefill.gpu_load_s /
@@ -485,9 +482,9 @@ policy: {stack: optimized, weights: gpu, kv_cache: gpu, weight_bits: 16}
   CHECK(prefill_w > 0.9 * gpu.tdp_w);
   CHECK(decode_w < 0.8 * gpu.tdp_w);
   CHECK(decode_w > gpu.idle_w);
-  CHECK(r.metric("gpu_energy_j_per_token") ==
-        Approx(r.metric("energy_j_gpu") / r.metric("generated_tokens")));
-  CHECK(r.metric("gpu_avg_power_w") == Approx(r.metric("energy_j_gpu") / r.metric("total_s")));
+  CHECK(r.get("gpu_energy_j_per_token") ==
+        Approx(r.get("energy_j_gpu") / r.get("generated_tokens")));
+  CHECK(r.get("gpu_avg_power_w") == Approx(r.get("energy_j_gpu") / r.get("total_s")));
 }
 
 TEST_CASE("a GPU waiting for weights from NVMe costs idle power in the I/O-wait phase",
@@ -496,7 +493,7 @@ TEST_CASE("a GPU waiting for weights from NVMe costs idle power in the I/O-wait 
   const sim::RunResult r = sim::simulate(s);
   REQUIRE(r.fits);
   const ActivityTimes a = sim::activity_from_usage(s, r);
-  CHECK(r.metric("energy_j_io_wait") ==
-        Approx(s.hardware.gpu.idle_w * (r.metric("total_s") - a.gpu_busy_s)));
-  CHECK(r.metric("energy_j_io_wait") > 0);
+  CHECK(r.get("energy_j_io_wait") ==
+        Approx(s.hardware.gpu.idle_w * (r.get("total_s") - a.gpu_busy_s)));
+  CHECK(r.get("energy_j_io_wait") > 0);
 }

@@ -95,13 +95,13 @@ TEST_CASE("results store: duplicates are replaced or skipped, never repeated", "
   const Scenario s = load("opt30b-a6000-quant.yaml");
   sim::RunResult r = sim::simulate(s);
   const auto first = store.save(s, r, "1");
-  r.set("throughput_tokens_per_s", 123.0, "tokens/s");
+  r.set(sim::metric::kThroughputTokensPerS, 123.0);
   const auto second = store.save(s, r, "2");  // default: replace atomically
   CHECK(second != first);
   auto all = store.runs();
   REQUIRE(all.size() == 1);
   CHECK(all[0].tool_version == "2");
-  CHECK(all[0].metric("throughput_tokens_per_s") == 123.0);
+  CHECK(all[0].get("throughput_tokens_per_s") == 123.0);
   CHECK_FALSE(store.run(first));
 
   const auto skipped = store.save(s, r, "3", "", store::OnDuplicate::kSkip);
@@ -261,7 +261,7 @@ TEST_CASE("results store: a version-1 file is read read-only as it is, upgraded 
     CHECK(runs[0].scenario_name == "old-run");
     CHECK(runs[0].variant.empty());
     CHECK(runs[0].display_name() == "old-run");
-    CHECK(runs[0].metric("tokens_per_s") == 12.5);
+    CHECK(runs[0].get("tokens_per_s") == 12.5);
     CHECK(runs[0].provenance.size() == 2);
     // Reading changed nothing.
     CHECK(store::stored_version(reader.database(), store::SchemaPart::kResults) == 1);

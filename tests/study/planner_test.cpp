@@ -67,9 +67,9 @@ void check_same_as_brute_force(const PlanSpec& spec) {
   CHECK(b.stats.bound_violations == 0);
   for (const auto& c : all) {
     if (!c.result.fits) continue;
-    CHECK(c.result.metric("throughput_tokens_per_s") <= c.bounds.throughput_ub * (1 + 1e-9));
-    CHECK(c.result.metric("ttft_s") >= c.bounds.ttft_s_lb * (1 - 1e-9));
-    CHECK(c.result.metric("total_s") >= c.bounds.total_s_lb * (1 - 1e-9));
+    CHECK(c.result.get("throughput_tokens_per_s") <= c.bounds.throughput_ub * (1 + 1e-9));
+    CHECK(c.result.get("ttft_s") >= c.bounds.ttft_s_lb * (1 - 1e-9));
+    CHECK(c.result.get("total_s") >= c.bounds.total_s_lb * (1 - 1e-9));
   }
 }
 
@@ -170,8 +170,8 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
       base, [&](double rate) { return capacity::with_rate(base, rate); }, *spec.capacity);
   CHECK(direct.rate_per_s == two);
   CHECK(r.best[1].scenario.serving.arrival_rate_per_s == two);
-  CHECK(r.best[1].result.metric("usd_per_request_at_capacity") ==
-        Approx(r.best[1].result.metric("usd_per_hour") / (two * 3600)));
+  CHECK(r.best[1].result.get("usd_per_request_at_capacity") ==
+        Approx(r.best[1].result.get("usd_per_hour") / (two * 3600)));
   // A point that sustains no rate is infeasible, with the reason.
   const PlanSpec none = parse_plan_text(
       "name: test-plan\n"

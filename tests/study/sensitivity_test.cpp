@@ -45,7 +45,7 @@ config::LoadOptions data(std::vector<std::string> sets = {}) {
 double metric_of(const config::VariantSpec& v, std::vector<std::string> sets,
                  const std::string& name) {
   const Scenario s = config::load_variant(v, data(std::move(sets)));
-  return sim::simulate(s).metric(name);
+  return sim::simulate(s).get(name);
 }
 
 const sensitivity::Swing& row(const sensitivity::Tornado& t, const std::string& key) {

@@ -32,7 +32,7 @@ workload:
 double service_time_s(const Scenario& s) {
   Scenario one = s;
   one.serving.requests = 1;
-  return sim::simulate(one).metric("e2e_mean_s");
+  return sim::simulate(one).get("e2e_mean_s");
 }
 
 capacity::ServingCapacity search(const Scenario& base, capacity::SearchOptions o = {}) {
@@ -75,7 +75,7 @@ TEST_CASE("capacity of evenly spaced arrivals at deterministic service is 1 / S"
   // The bracket was found by doubling from the start rate, then bisected.
   CHECK(c.points[0].rate_per_s == o.start_rate_per_s);
   CHECK(c.points[1].rate_per_s == 2 * o.start_rate_per_s);
-  CHECK(c.at_capacity()->result.metric("queue_delay_mean_s") == 0);
+  CHECK(c.at_capacity()->result.get("queue_delay_mean_s") == 0);
 }
 
 TEST_CASE("capacity of Poisson arrivals within a TTFT target matches the M/D/1 waiting time",

@@ -254,8 +254,9 @@ TEST_CASE("the runner gives the same results on one thread and on many", "[sweep
     std::vector<double> tput(idx.size());
     RunOptions o;
     o.threads = threads;
-    run_points(spec.space, idx, catalog(), o,
-               [&](Outcome&& out) { tput[out.point.index] = out.result.metric("throughput_tokens_per_s"); });
+    run_points(spec.space, idx, catalog(), o, [&](Outcome&& out) {
+      tput[out.point.index] = out.result.get("throughput_tokens_per_s");
+    });
     return tput;
   };
   CHECK(collect(1) == collect(4));

@@ -281,8 +281,8 @@ TEST_CASE("a ratio row compares the metric over another scenario's", "[validate]
   const sim::RunResult gen4 = run("micron-l40s-opt30b-9400.yaml");
   REQUIRE(gen5.fits);
   REQUIRE(gen4.fits);
-  CHECK(r.predicted == Approx(gen5.metric("throughput_tokens_per_s") /
-                              gen4.metric("throughput_tokens_per_s")));
+  CHECK(r.predicted ==
+        Approx(gen5.get("throughput_tokens_per_s") / gen4.get("throughput_tokens_per_s")));
   // A configuration that does not fit is a refused row, 100% off, whichever side it is on.
   const auto& refused = row("micron-opt30b-nvme-vs-6xl40s", "return_per_dollar");
   CHECK(refused.refused);

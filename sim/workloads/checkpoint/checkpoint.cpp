@@ -11,6 +11,7 @@
 #include "model/perf.hpp"
 #include "model/training_memory.hpp"
 #include "model/units.hpp"
+#include "sim/workloads/checkpoint/metrics.hpp"
 
 namespace tiersim::sim {
 
@@ -246,12 +247,12 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
   engine.spawn(run.run(&done));
   engine.run();
   const double t = engine.now();
-  result.set("checkpoint_s", t, "s");
-  result.set("checkpoint_bytes", total, "bytes");
-  result.set("write_gbps", t > 0 ? total / t / units::kGB : 0, "GB/s");
+  result.set(metric::kCheckpointS, t);
+  result.set(metric::kCheckpointBytes, total);
+  result.set(metric::kWriteGbps, t > 0 ? total / t / units::kGB : 0);
   if (used.nvme) {
-    result.set("nvme_direct_write_gbps_model", used.direct_write_gbps, "GB/s");
-    result.set("nvme_buffered_write_gbps_model", used.buffered_write_gbps, "GB/s");
+    result.set(metric::kNvmeDirectWriteGbpsModel, used.direct_write_gbps);
+    result.set(metric::kNvmeBufferedWriteGbpsModel, used.buffered_write_gbps);
   }
   collect_usage(engine, t, result);
   return result;

@@ -20,6 +20,7 @@
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
+#include "sim/workloads/inference/metrics.hpp"
 
 namespace tiersim::sim {
 namespace {
@@ -493,16 +494,16 @@ RunResult FlexGenSim::run() {
   }
   // FlexGen's run_flexgen: num_prompts * gen_len / (prefill_latency + decode_latency).
   set_generation_metrics(result, w_, {prefill_s, decode_s, prefill_s + decode_s});
-  result.set("cpu_attention_s", cpu_attention_s_, "s");
+  result.set(metric::kCpuAttentionS, cpu_attention_s_);
   double weight_bytes = 0;
   for (const auto& sub : subs_)
     weight_bytes += sub.bytes_on(Tier::kGpu) + sub.bytes_on(Tier::kCpu) + sub.bytes_on(Tier::kNvme);
-  result.set("weights_bytes", weight_bytes, "bytes");
+  result.set(metric::kWeightsBytes, weight_bytes);
   const Placement eff = flexgen_weight_placement(subs_);
-  result.set("weights_gpu_fraction", eff.gpu, "");
-  result.set("weights_cpu_fraction", eff.cpu, "");
-  result.set("weights_nvme_fraction", eff.nvme, "");
-  if (disk_) result.set("page_cache_bytes", page_cache_bytes_, "bytes");
+  result.set(metric::kWeightsGpuFraction, eff.gpu);
+  result.set(metric::kWeightsCpuFraction, eff.cpu);
+  result.set(metric::kWeightsNvmeFraction, eff.nvme);
+  if (disk_) result.set(metric::kPageCacheBytes, page_cache_bytes_);
   // Resource usage covers the simulated span (with debug_fewer_batch: the prefill and the
   // first decode token's timed layers).
   collect_usage(engine_, engine_.now(), result);

@@ -27,6 +27,7 @@
 #include "model/units.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
+#include "sim/workloads/inference/metrics.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
@@ -128,11 +129,11 @@ class InferenceSim {
     double cpu_bytes = 0;
     double read_s = 0;      // [s] the NVMe read (NvmeArrayTiming::read_s)
     double link_bytes = 0;  // [bytes] of the NVMe part on each GPU's link (nvme_bytes / tp)
-    // The same as each resource's work (Resource::work_s), for fetch_module_reserved, which
+    // The same as each resource's work (Resource::work), for fetch_module_reserved, which
     // reserves them with Engine::reserve_work_from: the stage-0 resources (all stages' links
     // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
     // AIO: the bounce), and the host part's copy over the link and (pageable) on the CPU.
-    double read_work_s = 0, link_work_s = 0, host_link_work_s = 0, host_cpu_work_s = 0;
+    Work read_work, link_work, host_link_work, host_cpu_work;
     // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
     // part and for the NVMe part's bounce, all ranks behind it together (zero3_gather_traffic).
@@ -174,15 +175,14 @@ class InferenceSim {
   // reserve_host_copy and reserve_read on stage 0 with the work worked out in plan_fetches.
   double reserve_host_copy_work(double ready_s, const TensorFetch& t, const Tag& tag) {
     Resource& h2d = *stages_.front().h2d;
-    if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work_s, tag);
-    return engine_.reserve_work_from(ready_s, h2d, t.host_link_work_s, *cpu_, t.host_cpu_work_s,
-                                     tag);
+    if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, tag);
+    return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
   template <bool bounces>
   double reserve_read_work(double ready_s, const TensorFetch& t, const Tag& tag) {
-    if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, tag);
-    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work_s, *stages_.front().h2d,
-                                     t.link_work_s, tag);
+    if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, tag);
+    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, *stages_.front().h2d,
+                                     t.link_work, tag);
   }
   void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                        const std::shared_ptr<Latch>& done);
@@ -264,7 +264,7 @@ class InferenceSim {
   // GPU is not reserved yet (AIO).
   struct ReadInFlight {
     double lands_s = 0;       // [s] on the GPU (GDS) or in its swap buffer (AIO)
-    double bounce_work_s = 0;  // [s] AIO: the copy to the GPU once landed, on the link
+    Work bounce_work;         // AIO: the copy to the GPU once landed, on the link
     double free_s = 0;        // [s] its buffer is free: the data is on the GPU
     int pass = 0, module = 0;
     std::uint64_t fetch_index = 0;  // the module's number in fetch order
@@ -534,7 +534,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     r.fetch_index = ready_flag;
     r.sets_ready = false;
     if constexpr (bounces) {
-      r.bounce_work_s = t.link_work_s;
+      r.bounce_work = t.link_work;
       if (bounced_ + 1 == reads_.size()) next_landing_s_ = r.lands_s;  // the next to bounce
     } else {
       r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
@@ -561,7 +561,7 @@ void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
 }
 
 void InferenceSim::bounce(ReadInFlight& r) {
-  r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work_s,
+  r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work,
                                        pass_tag(activity::kWeightsBounce, r.pass, r.module));
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
@@ -652,11 +652,11 @@ void InferenceSim::plan_fetches() {
           f.bounce_uplink_bytes = p_.io_path == IoPath::kGds ? 0.0 : bounce.uplink_bytes;
         }
         const Resource& h2d = *stages_.front().h2d;
-        if (nvme_) f.read_work_s = nvme_->work_s(f.read_s);
-        f.link_work_s = h2d.work_s(f.link_bytes);
+        if (nvme_) f.read_work = nvme_->work(f.read_s);
+        f.link_work = h2d.work(f.link_bytes);
         const double host_bytes = f.cpu_bytes / tp_;  // as reserve_host_copy
-        f.host_link_work_s = h2d.work_s(host_bytes);
-        f.host_cpu_work_s = cpu_->work_s(pageable_copy_s(h2d, host_bytes));
+        f.host_link_work = h2d.work(host_bytes);
+        f.host_cpu_work = cpu_->work(pageable_copy_s(h2d, host_bytes));
         if (f.nvme_bytes > 0) ++plan.modules[m].nvme_reads;
         plan.tensors.push_back(f);
       }
@@ -939,10 +939,10 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
             ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
             : edge_gpu_s(mod, module, c.pass, sub_batch);
     // Resource::use's reservation (reserve_from without fixed time), one per GPU batch.
-    const double work_s = gpu.work_s(step.s);
+    const Work work = gpu.work(step.s);
     const Tag tag = pass_tag(activity::kCompute, c.pass, module, step.load);
     for (int g = 0; g < gpu_batches; ++g)
-      c.clock_s = engine_.reserve_work_from(c.clock_s, gpu, work_s, tag);
+      c.clock_s = engine_.reserve_work_from(c.clock_s, gpu, work, tag);
     if (++c.position == st.modules.size()) {
       if (c.pass == 0) prefill_end_s_ = c.clock_s;
       c.position = 0;
@@ -1060,11 +1060,17 @@ RunResult InferenceSim::run() {
   }
   const double prefill_s = prefill_end_s_;
   set_generation_metrics(result, w_, {prefill_s, total_s - prefill_s, total_s});
-  result.set("weight_wait_s", weight_wait_s_, "s");
-  result.set("cpu_attention_s", cpu_attention_s_, "s");
-  if (dp_ > 1) result.set("allgather_bytes", allgather_bytes_, "bytes");
-  result.set("weights_bytes", model_weight_bytes(modules_), "bytes");
-  if (nvme_) result.set("nvme_read_gbps_model", nvme_timing_.read_gbps, "GB/s");
+  result.set(metric::kWeightWaitS, weight_wait_s_);
+  result.set(metric::kCpuAttentionS, cpu_attention_s_);
+  if (dp_ > 1) {
+    result.set(metric::kAllgatherBytes, allgather_bytes_);
+    result.work.allgather_bytes = allgather_bytes_;
+  }
+  result.set(metric::kWeightsBytes, model_weight_bytes(modules_));
+  if (nvme_) {
+    result.set(metric::kNvmeReadGbpsModel, nvme_timing_.read_gbps);
+    result.work.nvme_gbps_model = nvme_timing_.read_gbps;
+  }
   collect_usage(engine_, total_s, result);
   return result;
 }
@@ -1074,13 +1080,14 @@ RunResult InferenceSim::run() {
 void set_generation_metrics(RunResult& result, const InferenceWorkload& w,
                             const GenerationTimes& t) {
   const double generated = double(w.batch) * w.gen_tokens;
-  result.set("prefill_s", t.prefill_s, "s");
-  result.set("ttft_s", t.prefill_s, "s");
-  result.set("decode_s", t.decode_s, "s");
-  result.set("decode_s_per_token", w.gen_tokens > 1 ? t.decode_s / (w.gen_tokens - 1) : 0.0, "s");
-  result.set("total_s", t.total_s, "s");
-  result.set("throughput_tokens_per_s", t.total_s > 0 ? generated / t.total_s : 0.0, "tokens/s");
-  result.set("generated_tokens", generated, "tokens");
+  result.set(metric::kPrefillS, t.prefill_s);
+  result.set(metric::kTtftS, t.prefill_s);
+  result.set(metric::kDecodeS, t.decode_s);
+  result.set(metric::kDecodeSPerToken, w.gen_tokens > 1 ? t.decode_s / (w.gen_tokens - 1) : 0.0);
+  result.set(metric::kTotalS, t.total_s);
+  result.set(metric::kThroughputTokensPerS, t.total_s > 0 ? generated / t.total_s : 0.0);
+  result.set(metric::kGeneratedTokens, generated);
+  result.work.generated_tokens = generated;
 }
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options) {

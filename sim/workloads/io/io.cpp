@@ -8,6 +8,7 @@
 #include "model/perf.hpp"
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/io/metrics.hpp"
 #include "sim/workloads/io/names.hpp"
 #include "sim/workloads/workload.hpp"
 
@@ -88,13 +89,14 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
                                  io.write ? timing.write_s(io.bytes) : timing.read_s(io.bytes)));
   engine.run();
   const double total = engine.now();
-  result.set("total_s", total, "s");
-  result.set(io.write ? "write_gbps" : "read_gbps", total > 0 ? io.bytes / total / units::kGB : 0,
-             "GB/s");
+  result.set(metric::kTotalS, total);
+  result.set(io.write ? metric::kWriteGbps : metric::kReadGbps,
+             total > 0 ? io.bytes / total / units::kGB : 0);
   // DeepSpeed's ds_io reports GB/s as 2^30 bytes per second; report both.
-  result.set(io.write ? "write_gibps" : "read_gibps",
-             total > 0 ? io.bytes / total / units::kGiB : 0, "GiB/s");
-  result.set("array_gbps_model", gbps, "GB/s");
+  result.set(io.write ? metric::kWriteGibps : metric::kReadGibps,
+             total > 0 ? io.bytes / total / units::kGiB : 0);
+  result.set(metric::kArrayGbpsModel, gbps);
+  result.work.nvme_gbps_model = gbps;
   collect_usage(engine, total, result);
   return result;
 }

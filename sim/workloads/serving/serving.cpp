@@ -48,6 +48,7 @@
 #include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/iteration_cost.hpp"
 #include "sim/workloads/serving/kv_tiers.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
 #include "sim/workloads/workload.hpp"
 
@@ -208,7 +209,7 @@ class Replica {
     const Stage stage = shape.prefill_tokens > shape.decodes ? Stage::kPrefill : Stage::kDecode;
     const auto book = [&](Resource* r, double busy_s, Activity activity, double load = 1.0) {
       if (r && busy_s > 0)
-        r->reserve(0, start, std::min(end, start + busy_s), busy_s,
+        r->reserve(0, start, std::min(end, start + busy_s), busy_s, busy_s,  // seconds of work
                    Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
     };
     book(res_.gpu, c.gpu_s, activity::kCompute, c.gpu_load);
@@ -595,14 +596,18 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / double(v.size());
 }
 
-void set_distribution(RunResult& result, const std::string& prefix, std::vector<double> values,
-                      std::initializer_list<double> ps) {
+// A percentile of a distribution and the metric that reports it.
+struct PercentileMetric {
+  double p;  // [%]
+  const MetricDecl& metric;
+};
+
+void set_distribution(RunResult& result, std::vector<double> values, const MetricDecl& mean_metric,
+                      std::initializer_list<PercentileMetric> ps, const MetricDecl& max_metric) {
   std::sort(values.begin(), values.end());
-  result.set(prefix + "_mean_s", mean(values), "s");
-  for (double p : ps)
-    result.set(prefix + "_p" + std::to_string(static_cast<int>(p)) + "_s", percentile(values, p),
-               "s");
-  result.set(prefix + "_max_s", values.empty() ? 0 : values.back(), "s");
+  result.set(mean_metric, mean(values));
+  for (const PercentileMetric& p : ps) result.set(p.metric, percentile(values, p.p));
+  result.set(max_metric, values.empty() ? 0 : values.back());
 }
 
 RunResult run_serving(const Scenario& s, const SimOptions& options) {
@@ -746,14 +751,16 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     if (ttft_ok && tbt_ok) ++good;
   }
   const double n = double(live.size());
-  result.set("total_s", total_s, "s");
-  result.set("requests_completed", n, "requests");
-  result.set("requests_per_s", n / total_s, "requests/s");
-  result.set("generated_tokens", generated, "tokens");
-  result.set("throughput_tokens_per_s", generated / total_s, "tokens/s");
+  result.set(metric::kTotalS, total_s);
+  result.set(metric::kRequestsCompleted, n);
+  result.work.requests_completed = n;
+  result.set(metric::kRequestsPerS, n / total_s);
+  result.set(metric::kGeneratedTokens, generated);
+  result.work.generated_tokens = generated;
+  result.set(metric::kThroughputTokensPerS, generated / total_s);
   if (w.slo_ttft_s > 0 || w.slo_tbt_s > 0) {
-    result.set("goodput_requests_per_s", double(good) / total_s, "requests/s");
-    result.set("slo_attainment_pct", 100.0 * double(good) / n, "%");
+    result.set(metric::kGoodputRequestsPerS, double(good) / total_s);
+    result.set(metric::kSloAttainmentPct, 100.0 * double(good) / n);
   }
   // The offered load (the x axis of latency-vs-load curves): the configured rate, or a trace's
   // requests over the span of its arrivals.
@@ -761,7 +768,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   const double offered = w.trace.empty() ? w.arrival_rate_per_s
                          : span_s > 0    ? double(live.size() - 1) / span_s
                                          : 0.0;
-  result.set("offered_rate_requests_per_s", offered, "requests/s");
+  result.set(metric::kOfferedRateRequestsPerS, offered);
   // Whether the queue keeps up: the mean queueing delay of the last third of the requests (in
   // arrival order) minus that of the middle third (the first third is the warm-up from an empty
   // system). A stable queue gives about 0; one that arrivals outpace gives a delay that grows
@@ -770,63 +777,70 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   double mid = 0, late = 0;
   for (std::size_t i = third; i < 2 * third; ++i) mid += queue[i];
   for (std::size_t i = queue.size() - third; i < queue.size(); ++i) late += queue[i];
-  result.set("queue_delay_drift_s", third > 0 ? (late - mid) / double(third) : 0.0, "s");
-  set_distribution(result, "queue_delay", queue, {50, 99});
-  set_distribution(result, "ttft", ttft, {50, 90, 99});
-  result.set("tbt_mean_s", totals.gaps.mean(), "s");
-  for (int pct : {50, 90, 99})
-    result.set("tbt_p" + std::to_string(pct) + "_s", totals.gaps.percentile(pct), "s");
-  result.set("tbt_max_s", totals.gaps.max(), "s");
+  result.set(metric::kQueueDelayDriftS, third > 0 ? (late - mid) / double(third) : 0.0);
+  set_distribution(result, queue, metric::kQueueDelayMeanS,
+                   {{50, metric::kQueueDelayP50S}, {99, metric::kQueueDelayP99S}},
+                   metric::kQueueDelayMaxS);
+  set_distribution(result, ttft, metric::kTtftMeanS,
+                   {{50, metric::kTtftP50S}, {90, metric::kTtftP90S}, {99, metric::kTtftP99S}},
+                   metric::kTtftMaxS);
+  result.set(metric::kTbtMeanS, totals.gaps.mean());
+  for (const PercentileMetric& p :
+       {PercentileMetric{50, metric::kTbtP50S}, {90, metric::kTbtP90S}, {99, metric::kTbtP99S}})
+    result.set(p.metric, totals.gaps.percentile(p.p));
+  result.set(metric::kTbtMaxS, totals.gaps.max());
   std::sort(tpot.begin(), tpot.end());
-  result.set("tpot_mean_s", mean(tpot), "s");
-  for (int pct : {50, 90, 99})
-    result.set("tpot_p" + std::to_string(pct) + "_s", percentile(tpot, pct), "s");
-  set_distribution(result, "e2e", e2e, {50, 90, 99});
-  result.set("mean_requests_in_system", totals.in_system_integral / total_s, "requests");
-  result.set("kv_cache_blocks", double(blocks), "blocks");
-  result.set("kv_cache_mean_pct",
-             100.0 * totals.kv_used_integral / (double(blocks) * replicas * total_s), "%");
-  result.set("kv_cache_max_pct", 100.0 * totals.kv_max_fraction, "%");
-  result.set("preemptions", double(totals.preemptions), "requests");
+  result.set(metric::kTpotMeanS, mean(tpot));
+  for (const PercentileMetric& p :
+       {PercentileMetric{50, metric::kTpotP50S}, {90, metric::kTpotP90S}, {99, metric::kTpotP99S}})
+    result.set(p.metric, percentile(tpot, p.p));
+  set_distribution(result, e2e, metric::kE2eMeanS,
+                   {{50, metric::kE2eP50S}, {90, metric::kE2eP90S}, {99, metric::kE2eP99S}},
+                   metric::kE2eMaxS);
+  result.set(metric::kMeanRequestsInSystem, totals.in_system_integral / total_s);
+  result.set(metric::kKvCacheBlocks, double(blocks));
+  result.set(metric::kKvCacheMeanPct,
+             100.0 * totals.kv_used_integral / (double(blocks) * replicas * total_s));
+  result.set(metric::kKvCacheMaxPct, 100.0 * totals.kv_max_fraction);
+  result.set(metric::kPreemptions, double(totals.preemptions));
   if (w.preemption == ServingWorkload::Preemption::kSwap) {
-    result.set("swapped_requests", double(totals.swap_outs), "requests");
-    result.set("swap_out_bytes", totals.swap_out_bytes, "bytes");
-    result.set("swap_in_bytes", totals.swap_in_bytes, "bytes");
+    result.set(metric::kSwappedRequests, double(totals.swap_outs));
+    result.set(metric::kSwapOutBytes, totals.swap_out_bytes);
+    result.set(metric::kSwapInBytes, totals.swap_in_bytes);
   }
   if (caching) {
     const double looked = double(totals.prefix_lookup_blocks);
     const auto pct = [&](long hits) { return looked > 0 ? 100.0 * double(hits) / looked : 0.0; };
-    result.set("kv_prefix_lookup_blocks", looked, "blocks");
-    result.set("kv_hit_pct",
-               pct(totals.hit_gpu_blocks + totals.hit_host_blocks + totals.hit_nvme_blocks), "%");
-    result.set("kv_hit_gpu_pct", pct(totals.hit_gpu_blocks), "%");
-    result.set("kv_hit_host_pct", pct(totals.hit_host_blocks), "%");
-    result.set("kv_hit_nvme_pct", pct(totals.hit_nvme_blocks), "%");
-    result.set("kv_recompute_avoided_tokens", totals.recompute_avoided_tokens, "tokens");
-    result.set("kv_gpu_tier_blocks", double(gpu_tier_blocks) * replicas, "blocks");
-    result.set("kv_host_tier_blocks", double(tier_blocks(w.kv_host_cache_bytes)) * replicas,
-               "blocks");
-    result.set("kv_nvme_tier_blocks", double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas,
-               "blocks");
-    result.set("kv_host_read_bytes", double(totals.hit_host_blocks) * prefix_block_bytes, "bytes");
-    result.set("kv_nvme_read_bytes", double(totals.hit_nvme_blocks) * prefix_block_bytes, "bytes");
-    result.set("kv_host_write_bytes", double(totals.host_write_blocks) * prefix_block_bytes,
-               "bytes");
+    result.set(metric::kKvPrefixLookupBlocks, looked);
+    result.set(metric::kKvHitPct,
+               pct(totals.hit_gpu_blocks + totals.hit_host_blocks + totals.hit_nvme_blocks));
+    result.set(metric::kKvHitGpuPct, pct(totals.hit_gpu_blocks));
+    result.set(metric::kKvHitHostPct, pct(totals.hit_host_blocks));
+    result.set(metric::kKvHitNvmePct, pct(totals.hit_nvme_blocks));
+    result.set(metric::kKvRecomputeAvoidedTokens, totals.recompute_avoided_tokens);
+    result.set(metric::kKvGpuTierBlocks, double(gpu_tier_blocks) * replicas);
+    result.set(metric::kKvHostTierBlocks, double(tier_blocks(w.kv_host_cache_bytes)) * replicas);
+    result.set(metric::kKvNvmeTierBlocks, double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas);
+    result.set(metric::kKvHostReadBytes, double(totals.hit_host_blocks) * prefix_block_bytes);
+    result.set(metric::kKvNvmeReadBytes, double(totals.hit_nvme_blocks) * prefix_block_bytes);
+    result.set(metric::kKvHostWriteBytes, double(totals.host_write_blocks) * prefix_block_bytes);
     const double nvme_written = double(totals.nvme_write_blocks) * prefix_block_bytes;
-    result.set("kv_nvme_write_bytes", nvme_written, "bytes");
+    result.set(metric::kKvNvmeWriteBytes, nvme_written);
     if (w.kv_nvme_cache_bytes > 0) {
       // Drive writes per day at this write rate: bytes written a day over the array's capacity
       // (the unit of a drive's endurance rating, DWPD, over its warranty).
       const NvmeArray& a = s.hardware.nvme;
       const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
-      result.set("nvme_drive_writes_per_day", nvme_written / total_s * 86400.0 / array_bytes,
-                 "1/day");
+      result.set(metric::kNvmeDriveWritesPerDay, nvme_written / total_s * 86400.0 / array_bytes);
     }
   }
-  result.set("iterations", double(totals.iterations), "iterations");
-  result.set("replicas", replicas, "replicas");
-  result.set("weights_bytes", model_weight_bytes(m, p), "bytes");
-  if (nvme) result.set("nvme_read_gbps_model", model.nvme_read_gbps(), "GB/s");
+  result.set(metric::kIterations, double(totals.iterations));
+  result.set(metric::kReplicas, replicas);
+  result.set(metric::kWeightsBytes, model_weight_bytes(m, p));
+  if (nvme) {
+    result.set(metric::kNvmeReadGbpsModel, model.nvme_read_gbps());
+    result.work.nvme_gbps_model = model.nvme_read_gbps();
+  }
   collect_usage(engine, total_s, result);
   return result;
 }

@@ -10,8 +10,9 @@
 //   2. add `TIERSIM_WORKLOAD(kFoo, foo)` at the end of sim/workloads/registry.def;
 //   3. set the capability flags that say what the workload does (traits.cpp), declare its own
 //      scenario keys in foo/options.cpp (their Scenario fields go in model/scenario.hpp), its
-//      load-time rules in foo/checks.cpp, and any new output metric once in sim/metrics.cpp
-//      (name, unit, meaning);
+//      load-time rules in foo/checks.cpp, and any new output metric once, as a handle in
+//      foo/metrics.hpp (name, unit, meaning), listed in sim/metrics.cpp; set it with
+//      result.set(metric::kFooBarS, v);
 //   4. add a test under tests/sim/workloads/foo/ (see tests/sim/workloads/skeleton/).
 // `workload.kind: foo` then loads, runs, stores and reports like any other workload
 // (sim/workloads/README.md).
@@ -62,7 +63,7 @@ RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
   engine.spawn(decode_one_token(gpu, s, options.exec));
   engine.run();
 
-  result.set("total_s", engine.now(), "s");
+  result.set(metric::kTotalS, engine.now());
   collect_usage(engine, engine.now(), result);
   return result;
 }

@@ -23,6 +23,7 @@
 #include "model/training_memory.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/checkpoint/checkpoint.hpp"
+#include "sim/workloads/training/metrics.hpp"
 
 namespace tiersim::sim {
 namespace {
@@ -351,9 +352,9 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
       return result;
     }
     s.model = found.model;
-    result.set("max_params_b", found.params / 1e9, "1e9 params");
-    result.set("max_params_layers", found.model.layers, "layers");
-    result.set("max_params_hidden", found.model.hidden, "");
+    result.set(metric::kMaxParamsB, found.params / 1e9);
+    result.set(metric::kMaxParamsLayers, found.model.layers);
+    result.set(metric::kMaxParamsHidden, found.model.hidden);
   }
   const TrainingLayout layout = training_layout(s);
   if (s.training.global_batch % layout.data_parallel != 0)
@@ -364,7 +365,7 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
   result.memory = cap.tiers;
   result.fits = cap.fits;
   result.shortfall = cap.shortfall;
-  for (const auto& t : cap.tiers) result.set(t.tier + "_memory_bytes", t.required_bytes, "bytes");
+  for (const auto& t : cap.tiers) result.set(metric::tier_memory_metric(t.tier), t.required_bytes);
   if (!cap.fits) return result;
 
   TrainingSim base(s, options, 2, false);
@@ -380,15 +381,15 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
                                            attention_flops(s.model, tokens_rank, s.training.sequence_tokens)) +
                          2.0 * tokens_rank * (s.model.tied_embeddings ? pc.embedding : pc.lm_head));
   }
-  result.set("params_b", n / 1e9, "1e9 params");
-  result.set("iteration_s", iter_s, "s");
-  result.set("samples_per_s", s.training.global_batch / iter_s, "samples/s");
-  result.set("tokens_per_s", double(s.training.global_batch) * s.training.sequence_tokens / iter_s,
-             "tokens/s");
-  result.set("achieved_tflops_per_gpu", model_flops / iter_s / units::kTera, "TFLOP/s");
-  result.set("optimizer_step_s", base.optimizer_s(), "s");
-  result.set("param_gather_wait_s", base.gather_wait_s() / 2, "s");
-  result.set("data_parallel", layout.data_parallel, "ranks");
+  result.set(metric::kParamsB, n / 1e9);
+  result.set(metric::kIterationS, iter_s);
+  result.set(metric::kSamplesPerS, s.training.global_batch / iter_s);
+  result.set(metric::kTokensPerS,
+             double(s.training.global_batch) * s.training.sequence_tokens / iter_s);
+  result.set(metric::kAchievedTflopsPerGpu, model_flops / iter_s / units::kTera);
+  result.set(metric::kOptimizerStepS, base.optimizer_s());
+  result.set(metric::kParamGatherWaitS, base.gather_wait_s() / 2);
+  result.set(metric::kDataParallel, layout.data_parallel);
   collect_usage(base.engine(), base_end, result);
 
   if (s.training.checkpoint_interval_iters > 0) {
@@ -397,8 +398,8 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
     const double end = with.run();
     const double stall = std::max(0.0, end - base_end);
     const double interval_s = s.training.checkpoint_interval_iters * iter_s;
-    result.set("checkpoint_stall_s", stall, "s");
-    result.set("checkpoint_overhead_pct", 100.0 * stall / (interval_s + stall), "%");
+    result.set(metric::kCheckpointStallS, stall);
+    result.set(metric::kCheckpointOverheadPct, 100.0 * stall / (interval_s + stall));
     // The checkpoint on its own, from the same states and storage.
     Scenario alone = s;
     alone.kind = WorkloadKind::kCheckpoint;
@@ -408,9 +409,9 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
     alone.checkpoint.writers_per_node =
         std::max(1, std::min(s.checkpoint.writers_per_node, layout.ranks_per_node));
     const RunResult c = simulate_checkpoint(alone, options);
-    result.set("checkpoint_s", c.metric("checkpoint_s"), "s");
-    result.set("checkpoint_bytes", c.metric("checkpoint_bytes"), "bytes");
-    result.set("write_gbps", c.metric("write_gbps"), "GB/s");
+    result.set(metric::kCheckpointS, c.get(metric::kCheckpointS));
+    result.set(metric::kCheckpointBytes, c.get(metric::kCheckpointBytes));
+    result.set(metric::kWriteGbps, c.get(metric::kWriteGbps));
   }
   return result;
 }

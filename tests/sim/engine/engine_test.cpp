@@ -43,6 +43,32 @@ TEST_CASE("a FIFO resource serves requests one after another at its rate", "[eng
   REQUIRE(link.busy_s() == Approx(2.0));
 }
 
+TEST_CASE("a resource counts the work it did in its unit, not rebuilt from busy time", "[engine]") {
+  Engine e;
+  Resource& link = e.add_resource({ResourceRole::kPcieH2d, "link"}, WorkUnit::kBytes, 3.0);
+  Resource& nvme = e.add_resource({ResourceRole::kNvme, "nvme"}, WorkUnit::kSeconds, 1.0);
+  std::vector<double> done;
+  e.spawn(use_twice(link, 1.0, done, e));  // use(): 2 bytes
+  e.run();
+  CHECK(link.amount() == 2.0);
+  // A flow counts each resource's own amount; fixed time (a latency) is no amount.
+  const Demand flow[] = {{&link, 10.0}, {&nvme, 0.25}};
+  e.reserve_from(e.now(), std::begin(flow), std::end(flow), Tag{}, 0.5);
+  CHECK(link.amount() == 12.0);
+  CHECK(nvme.amount() == 0.25);
+  CHECK(nvme.busy_s() == 0.75);  // 0.25 s of service plus the 0.5 s fixed time
+  e.reserve_from(e.now(), Demand{&link, 4.0}, Tag{}, 0.0);
+  // Work worked out once and reserved again and again carries its amount along.
+  const Work w = link.work(5.0);
+  e.reserve_work_from(e.now(), link, w, Tag{});
+  e.reserve_work_from(e.now(), nvme, nvme.work(1.0), link, w, Tag{});
+  CHECK(link.amount() == 26.0);
+  CHECK(nvme.amount() == 1.25);
+  // Busy time counts the fixed time as well; less it, times the rate, it gives the bytes only to
+  // rounding (thirds of a second are not exact in binary).
+  CHECK((link.busy_s() - 0.5) * link.rate_per_s() == Approx(link.amount()));
+}
+
 TEST_CASE("a multi-channel resource serves requests in parallel", "[engine]") {
   Engine e;
   Resource& cores = e.add_resource({ResourceRole::kCpu, "cores"}, WorkUnit::kSeconds, 1.0, 2);

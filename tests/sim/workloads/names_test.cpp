@@ -146,5 +146,5 @@ workload: {kind: io, size: 1GiB, buffer: gpu_bounce}
   // Energy saw the array by its role: the drives drew more than their idle power.
   const NvmeArray& nvme = s.hardware.nvme;
   REQUIRE(nvme.drive.active_w > nvme.drive.idle_w);
-  CHECK(r.metric("energy_j_nvme") > nvme.count * nvme.drive.idle_w * r.metric("total_s") * 1.01);
+  CHECK(r.get("energy_j_nvme") > nvme.count * nvme.drive.idle_w * r.get("total_s") * 1.01);
 }

@@ -36,5 +36,5 @@ TEST_CASE("a tiny io_buffer is an error naming it, not a wrapped chunk count",
     }
   }
   const sim::RunResult r = sim::simulate(test::load_yaml(kFastPersist, {"workload.io_buffer=64MiB"}));
-  CHECK(r.metric("checkpoint_s") > 0.1);
+  CHECK(r.get("checkpoint_s") > 0.1);
 }

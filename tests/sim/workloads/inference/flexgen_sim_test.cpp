@@ -27,7 +27,7 @@ policy:
 )";
 
 double metric(const sim::RunResult& r, const char* name) {
-  return r.metric(name);
+  return r.get(name);
 }
 
 }  // namespace
@@ -71,12 +71,12 @@ TEST_CASE("fewer_batch projects every decode token from the first one's layers 1
   const sim::RunResult full = sim::simulate(test::load_yaml(kOpt30b));
   const sim::RunResult projected =
       sim::simulate(test::load_yaml(kOpt30b, {"policy.flexgen.debug_fewer_batch=true"}));
-  CHECK(projected.metric("prefill_s") == Approx(full.metric("prefill_s")));
+  CHECK(projected.get("prefill_s") == Approx(full.get("prefill_s")));
   // The projection times the first decode token (the shortest context), so it is no slower per
   // token than the full run, and within a few percent of it for 8 tokens after a 512 prompt.
-  CHECK(projected.metric("decode_s_per_token") <= full.metric("decode_s_per_token") * 1.05);
-  CHECK(projected.metric("decode_s_per_token") ==
-        Approx(full.metric("decode_s_per_token")).epsilon(0.15));
+  CHECK(projected.get("decode_s_per_token") <= full.get("decode_s_per_token") * 1.05);
+  CHECK(projected.get("decode_s_per_token") ==
+        Approx(full.get("decode_s_per_token")).epsilon(0.15));
 }
 
 TEST_CASE("an achieved GEMM rate replaces the datasheet peak times the efficiency",
@@ -102,8 +102,8 @@ TEST_CASE("decode GEMMs run at the GPU's decode rate, prefill GEMMs at the long-
   const sim::RunResult one = run("1");
   const sim::RunResult two = run("2");
   const sim::RunResult catalog = sim::simulate(test::load_yaml(kOpt30b));
-  CHECK(one.metric("prefill_s") == Approx(catalog.metric("prefill_s")));
-  CHECK(one.metric("decode_s_per_token") > two.metric("decode_s_per_token"));
+  CHECK(one.get("prefill_s") == Approx(catalog.get("prefill_s")));
+  CHECK(one.get("decode_s_per_token") > two.get("decode_s_per_token"));
   // Both rates sit far below the T4's memory roofline for 48-token GEMMs, so the GPU's decode time
   // is the GEMM FLOPs over the rate. OPT-30B decode GEMMs per token and sequence: each of 48
   // layers 2 x (4 h^2 attention projections + 2 h ffn MLP), and the logits 2 vocab h; the cache
@@ -128,7 +128,7 @@ TEST_CASE("hidden-state copies run on the default stream, ahead of the step's co
   const double hidden_bytes = 48.0 * 512 * 7168 * 2;  // one GPU batch's prompt hidden states
   const double loads = (48.0 * 2 + 2) * 3;            // FlexGen layers x GPU batches
   const double extra_s = loads * (hidden_bytes / 6.9e9 - hidden_bytes / 13.8e9);
-  CHECK(slow.metric("prefill_s") - base.metric("prefill_s") >= 0.95 * extra_s);
+  CHECK(slow.get("prefill_s") - base.get("prefill_s") >= 0.95 * extra_s);
 }
 
 TEST_CASE("FlexGen pays a step's host work once per token and GPU batch, at its output embedding",

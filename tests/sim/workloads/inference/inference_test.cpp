@@ -39,12 +39,12 @@ TEST_CASE("an I/O-bound decode step takes the weight bytes over the array bandwi
   const sim::RunResult r = sim::simulate(s);
   REQUIRE(r.fits);
   const double weights = model_weight_bytes(s.model, s.policy);
-  const double array_gbps = r.metric("nvme_read_gbps_model");
+  const double array_gbps = r.get("nvme_read_gbps_model");
   REQUIRE(array_gbps > 0);
   const double io_bound_step_s = weights / (array_gbps * units::kGB);
   // Compute and per-tensor overheads can only add to the streaming time, and with one layer of
   // prefetch they overlap with it almost entirely.
-  const double step = r.metric("decode_s_per_token");
+  const double step = r.get("decode_s_per_token");
   CHECK(step >= io_bound_step_s * 0.999);
   CHECK(step <= io_bound_step_s * 1.15);
   CHECK(r.bottleneck == "nvme");
@@ -55,7 +55,7 @@ TEST_CASE("more drives stream faster until another resource limits", "[inference
   for (int drives : {1, 2, 4}) {
     const auto r =
         sim::simulate(load(kNvmeScenario, {"hardware.nvme.count=" + std::to_string(drives)}));
-    const double tps = r.metric("throughput_tokens_per_s");
+    const double tps = r.get("throughput_tokens_per_s");
     CHECK(tps > previous * 1.5);
     previous = tps;
   }
@@ -66,14 +66,14 @@ TEST_CASE("prefetching overlaps weight fetches with compute", "[inference]") {
       sim::simulate(load(kNvmeScenario, {"policy.prefetch_layers=0", "workload.batch=64"}));
   const auto overlapped =
       sim::simulate(load(kNvmeScenario, {"policy.prefetch_layers=1", "workload.batch=64"}));
-  CHECK(overlapped.metric("total_s") < serial.metric("total_s"));
+  CHECK(overlapped.get("total_s") < serial.get("total_s"));
 }
 
 TEST_CASE("the AIO bounce adds a PCIe copy that GDS does not need", "[inference]") {
   const auto gds = sim::simulate(load(kNvmeScenario, {"policy.io_path=gds"}));
   const auto aio =
       sim::simulate(load(kNvmeScenario, {"policy.io_path=aio", "policy.aio.swap_buffers=1"}));
-  CHECK(aio.metric("total_s") > gds.metric("total_s"));
+  CHECK(aio.get("total_s") > gds.get("total_s"));
 }
 
 TEST_CASE("the same scenario gives the same result bit for bit", "[inference]") {
@@ -101,14 +101,14 @@ TEST_CASE("quantised weights move fewer bytes", "[inference]") {
   // 4 bits plus an fp16 scale and minimum per 64 weights is 0.5625 bytes; embeddings stay fp16.
   CHECK(b4 / b16 < 0.32);
   CHECK(b4 / b16 > 0.28);
-  CHECK(sim::simulate(s4).metric("throughput_tokens_per_s") >
-        2.5 * sim::simulate(s16).metric("throughput_tokens_per_s"));
+  CHECK(sim::simulate(s4).get("throughput_tokens_per_s") >
+        2.5 * sim::simulate(s16).get("throughput_tokens_per_s"));
 }
 
 TEST_CASE("CPU attention appears when the KV cache lives in host DRAM", "[inference]") {
   const auto r = sim::simulate(load(kNvmeScenario, {"policy.kv_cache=cpu", "policy.weights=cpu"}));
   REQUIRE(r.fits);
-  CHECK(r.metric("cpu_attention_s") > 0);
+  CHECK(r.get("cpu_attention_s") > 0);
 }
 
 TEST_CASE("tensor parallelism splits compute and adds all-reduce traffic", "[inference]") {
@@ -145,7 +145,7 @@ TEST_CASE("NVMe reads run ahead of the bounce copies and across modules, up to t
   REQUIRE(r5.fits);
   REQUIRE(r1.fits);
   CHECK(nvme_utilization(r5) > 0.99);
-  CHECK(r5.metric("total_s") < r1.metric("total_s"));
+  CHECK(r5.get("total_s") < r1.get("total_s"));
 }
 
 TEST_CASE("expected distinct experts under uniform top-k routing", "[inference][moe]") {
@@ -187,12 +187,12 @@ policy: {weights: cpu, kv_cache: gpu}
   const double expert_share = c.ffn_total * all.model.layers / c.total;
   const double expected_ratio = 1 - expert_share * (1 - 2.0 / 8.0);
   CHECK(h2d_bytes(rr) / h2d_bytes(ra) == Approx(expected_ratio).epsilon(0.02));
-  CHECK(rr.metric("throughput_tokens_per_s") > ra.metric("throughput_tokens_per_s"));
+  CHECK(rr.get("throughput_tokens_per_s") > ra.get("throughput_tokens_per_s"));
   // A batch large enough to hit every expert fetches them all either way.
   const Scenario big = load(yaml, {"workload.batch=256"});
   const Scenario big_routed = load(yaml, {"workload.batch=256", "policy.moe_fetch=routed"});
-  CHECK(sim::simulate(big_routed).metric("total_s") ==
-        Approx(sim::simulate(big).metric("total_s")).epsilon(1e-6));
+  CHECK(sim::simulate(big_routed).get("total_s") ==
+        Approx(sim::simulate(big).get("total_s")).epsilon(1e-6));
 }
 
 TEST_CASE("a long generation does not keep per-step state", "[inference]") {
@@ -212,7 +212,7 @@ TEST_CASE("a long generation does not keep per-step state", "[inference]") {
   rusage after{};
   getrusage(RUSAGE_SELF, &after);
   REQUIRE(r.fits);
-  CHECK(r.metric("generated_tokens") == 30000);
+  CHECK(r.get("generated_tokens") == 30000);
   const long grown_kib = after.ru_maxrss - before.ru_maxrss;  // ru_maxrss is in KiB on Linux
   CHECK(grown_kib < 64 * 1024);
 }
@@ -297,7 +297,7 @@ TEST_CASE("the prefill KV copy is staged in the buffer's dtype only when it does
   const sim::RunResult a = sim::simulate(kv), b = sim::simulate(gpu_kv);
   REQUIRE(a.fits);
   REQUIRE(b.fits);
-  CHECK(a.metric("prefill_s") - b.metric("prefill_s") > 0.9 * fault_s);
+  CHECK(a.get("prefill_s") - b.get("prefill_s") > 0.9 * fault_s);
 }
 
 TEST_CASE("the host KV cache is counted at the fork's fp32 with one layer's expanded copy",
@@ -327,7 +327,7 @@ TEST_CASE("FP8 Llama-70B on one H200 outruns fp16 on two H100s only with native 
     o.overrides = std::move(sets);
     const sim::RunResult r = sim::simulate(config::load_scenario(dir + file, o));
     REQUIRE(r.fits);
-    return r.metric("decode_s_per_token");
+    return r.get("decode_s_per_token");
   };
   const double fp8_h200 = run("llama3-70b-fp8-1xh200-optimized.yaml");
   const double fp16_2xh100 = run("llama3-70b-fp16-2xh100-tp2-optimized.yaml");
@@ -358,7 +358,7 @@ policy: {stack: )" + stack + R"(, weight_bits: 8, kv_bits: 8}
 )");
     const sim::RunResult r = sim::simulate(s);
     REQUIRE(r.fits);
-    return r.metric("decode_s_per_token");
+    return r.get("decode_s_per_token");
   };
   CHECK(step("llama-3-70b", "trtllm-v0.6") > 1.5 * step("llama-3-70b", "optimized"));
   // With MHA the reads are the same; v0.6 differs only by running its GEMMs' math after their
@@ -463,13 +463,12 @@ TEST_CASE("data-parallel ranks with a free gather run like that many single GPUs
       sim::simulate(data_parallel(4, 4, {"hardware.gpu.nvlink_gbps=1e9"}));
   REQUIRE(one.fits);
   REQUIRE(four.fits);
-  CHECK(four.metric("decode_s_per_token") ==
-        Approx(one.metric("decode_s_per_token")).epsilon(0.01));
-  CHECK(four.metric("throughput_tokens_per_s") ==
-        Approx(4 * one.metric("throughput_tokens_per_s")).epsilon(0.01));
+  CHECK(four.get("decode_s_per_token") == Approx(one.get("decode_s_per_token")).epsilon(0.01));
+  CHECK(four.get("throughput_tokens_per_s") ==
+        Approx(4 * one.get("throughput_tokens_per_s")).epsilon(0.01));
   // Energy counts all four GPUs: four times one GPU's average draw.
-  CHECK(four.metric("energy_j_gpu") / four.metric("total_s") ==
-        Approx(4 * one.metric("energy_j_gpu") / one.metric("total_s")).epsilon(0.03));
+  CHECK(four.get("energy_j_gpu") / four.get("total_s") ==
+        Approx(4 * one.get("energy_j_gpu") / one.get("total_s")).epsilon(0.03));
 }
 
 TEST_CASE("over PCIe a decode pass takes the (N-1)/N gathered bytes over each GPU's link",
@@ -482,15 +481,15 @@ TEST_CASE("over PCIe a decode pass takes the (N-1)/N gathered bytes over each GP
         units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, s.hardware.host));
     const double gather_s = (n - 1.0) / n * partitioned_bytes(s) / link_bps;
     // One token per rank is far too little compute to hide anything: the link sets the pace.
-    CHECK(r.metric("decode_s_per_token") >= gather_s * 0.999);
-    CHECK(r.metric("decode_s_per_token") <= gather_s * 1.05);
+    CHECK(r.get("decode_s_per_token") >= gather_s * 0.999);
+    CHECK(r.get("decode_s_per_token") <= gather_s * 1.05);
     CHECK(r.bottleneck == "pcie-h2d");
     // Every pass (prefill and each decode step) gathers every partitioned parameter.
-    CHECK(r.metric("allgather_bytes") ==
+    CHECK(r.get("allgather_bytes") ==
           Approx(s.inference.gen_tokens * (n - 1.0) / n * partitioned_bytes(s)));
   }
   // A single GPU gathers nothing and reports no gather metric.
-  CHECK_FALSE(sim::simulate(data_parallel(1, 1)).has_metric("allgather_bytes"));
+  CHECK_FALSE(sim::simulate(data_parallel(1, 1)).has("allgather_bytes"));
 }
 
 TEST_CASE("ranks behind one PCIe switch contend for its uplink when their weights are offloaded",
@@ -510,13 +509,13 @@ TEST_CASE("ranks behind one PCIe switch contend for its uplink when their weight
   // Direct attach: every rank copies a quarter of each layer over its own link and gathers the
   // other three quarters over it: the whole model per link per pass.
   // (Per-tensor fetch overheads and the ends of each pass add a little.)
-  CHECK(direct.metric("decode_s_per_token") >= layer_bytes / link_bps * 0.999);
-  CHECK(direct.metric("decode_s_per_token") <= layer_bytes / link_bps * 1.1);
+  CHECK(direct.get("decode_s_per_token") >= layer_bytes / link_bps * 0.999);
+  CHECK(direct.get("decode_s_per_token") <= layer_bytes / link_bps * 1.1);
   // Behind one switch with an uplink of half a GPU link, the uplink carries all four quarters:
   // the whole model per pass at half the rate, twice the time, whatever the GPU links could do.
   const double uplink_s = layer_bytes / units::gbps_to_bytes_per_s(12.5);
-  CHECK(shared.metric("decode_s_per_token") >= uplink_s * 0.999);
-  CHECK(shared.metric("decode_s_per_token") <= uplink_s * 1.1);
+  CHECK(shared.get("decode_s_per_token") >= uplink_s * 0.999);
+  CHECK(shared.get("decode_s_per_token") <= uplink_s * 1.1);
   CHECK(shared.bottleneck == "pcie-switch");
 }
 
@@ -567,26 +566,26 @@ policy: {weights: gpu, kv_cache: gpu}
     REQUIRE(a.fits);
     const double per_pass = 1e-3 + 10e-6 * batch;
     // The prefill and each of the 7 further decode steps: one charge each.
-    CHECK(b.metric("ttft_s") - a.metric("ttft_s") == Approx(per_pass));
-    CHECK(b.metric("total_s") - a.metric("total_s") == Approx(8 * per_pass));
+    CHECK(b.get("ttft_s") - a.get("ttft_s") == Approx(per_pass));
+    CHECK(b.get("total_s") - a.get("total_s") == Approx(8 * per_pass));
     // The fixed part's share of the run: large at batch 1, small where the batch's own work
     // (and the per-sequence part) grows.
     sim::SimOptions fixed = host;
     fixed.exec.step_overhead_per_sequence_s = 0;
-    const double with_fixed = sim::simulate(s, fixed).metric("total_s");
-    const double share = (with_fixed - a.metric("total_s")) / with_fixed;
+    const double with_fixed = sim::simulate(s, fixed).get("total_s");
+    const double share = (with_fixed - a.get("total_s")) / with_fixed;
     if (batch == 1) share_at_1 = share;
     else CHECK(share < share_at_1 / 2);
     // The per-tensor path (event per tensor) charges it as the direct path does.
     sim::SimOptions per_tensor = host;
     per_tensor.event_per_tensor = true;
-    CHECK(sim::simulate(s, per_tensor).metric("total_s") == b.metric("total_s"));
+    CHECK(sim::simulate(s, per_tensor).get("total_s") == b.get("total_s"));
   }
   // Weights streamed from host DRAM (the event-driven fetch path) pay it once per pass too.
   const Scenario cpu = load(yaml, {"policy.weights=cpu", "policy.prefetch_layers=0"});
   sim::SimOptions cpu_per_tensor = host;
   cpu_per_tensor.event_per_tensor = true;
-  const double direct = sim::simulate(cpu, host).metric("total_s");
-  CHECK(direct - sim::simulate(cpu, none).metric("total_s") == Approx(8 * (1e-3 + 10e-6)));
-  CHECK(sim::simulate(cpu, cpu_per_tensor).metric("total_s") == direct);
+  const double direct = sim::simulate(cpu, host).get("total_s");
+  CHECK(direct - sim::simulate(cpu, none).get("total_s") == Approx(8 * (1e-3 + 10e-6)));
+  CHECK(sim::simulate(cpu, cpu_per_tensor).get("total_s") == direct);
 }

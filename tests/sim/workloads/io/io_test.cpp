@@ -30,6 +30,6 @@ TEST_CASE("2 TiB in 1 KiB blocks is an error naming the block size, not 1.4e8 GB
   }
   // In 16 MiB blocks (131,072 of them) it runs, at no more than the drives deliver.
   const sim::RunResult r = sim::simulate(test::load_yaml(kBounce, {"workload.size=64GiB"}));
-  CHECK(r.metric("read_gbps") > 1);
-  CHECK(r.metric("read_gbps") < 4 * 8);
+  CHECK(r.get("read_gbps") > 1);
+  CHECK(r.get("read_gbps") < 4 * 8);
 }

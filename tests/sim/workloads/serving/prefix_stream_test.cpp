@@ -303,13 +303,13 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
           "[workloads][serving]") {
   // Off: no prefix-caching metrics, the run as before.
   const auto off = run({"workload.prefix_caching=false"});
-  CHECK_FALSE(off.has_metric("kv_hit_pct"));
+  CHECK_FALSE(off.has("kv_hit_pct"));
   const auto gpu = run({});
-  CHECK(gpu.metric("kv_hit_pct") > 30);
-  CHECK(gpu.metric("kv_hit_host_pct") == 0);
-  CHECK(gpu.metric("kv_recompute_avoided_tokens") > 0);
+  CHECK(gpu.get("kv_hit_pct") > 30);
+  CHECK(gpu.get("kv_hit_host_pct") == 0);
+  CHECK(gpu.get("kv_recompute_avoided_tokens") > 0);
   // Reused prefixes are not prefilled: a shorter time to the first token.
-  CHECK(gpu.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+  CHECK(gpu.get("ttft_mean_s") < off.get("ttft_mean_s"));
   // A GPU pool too small for the sessions' history (the rest of the memory taken): the DRAM tier
   // catches what it evicts, and the NVMe tier what DRAM evicts.
   const std::vector<std::string> small = {"workload.gpu_memory_utilization=0.26"};
@@ -320,28 +320,28 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
   const auto g = with({});
   const auto h = with({"workload.kv_host_cache=8GB"});
   const auto n = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
-  INFO("hit %: GPU " << g.metric("kv_hit_pct") << ", +DRAM " << h.metric("kv_hit_pct")
-                     << ", +NVMe " << n.metric("kv_hit_pct"));
-  CHECK(h.metric("kv_hit_host_pct") > 0);
-  CHECK(h.metric("kv_hit_pct") > g.metric("kv_hit_pct") + 5);
-  CHECK(n.metric("kv_hit_nvme_pct") > 0);
-  CHECK(n.metric("kv_hit_pct") > h.metric("kv_hit_pct") + 5);
-  CHECK(h.metric("kv_host_read_bytes") > 0);
-  CHECK(n.metric("kv_nvme_write_bytes") > 0);
-  CHECK(n.metric("nvme_drive_writes_per_day") > 0);
+  INFO("hit %: GPU " << g.get("kv_hit_pct") << ", +DRAM " << h.get("kv_hit_pct") << ", +NVMe "
+                     << n.get("kv_hit_pct"));
+  CHECK(h.get("kv_hit_host_pct") > 0);
+  CHECK(h.get("kv_hit_pct") > g.get("kv_hit_pct") + 5);
+  CHECK(n.get("kv_hit_nvme_pct") > 0);
+  CHECK(n.get("kv_hit_pct") > h.get("kv_hit_pct") + 5);
+  CHECK(h.get("kv_host_read_bytes") > 0);
+  CHECK(n.get("kv_nvme_write_bytes") > 0);
+  CHECK(n.get("nvme_drive_writes_per_day") > 0);
   // Bytes moved are whole blocks: 256 tokens x 128 KiB per token (Llama-3-8B fp16: 32 layers,
   // 8 KV heads of 128, K and V).
   const double block = 256.0 * 2 * 32 * 8 * 128 * 2;
-  const double blocks = h.metric("kv_host_read_bytes") / block;
+  const double blocks = h.get("kv_host_read_bytes") / block;
   CHECK(blocks == Approx(std::round(blocks)));
   // Write-back writes less to the lower tiers than write-through.
   const auto wb = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB",
                         "workload.kv_write=write_back"});
-  CHECK(wb.metric("kv_nvme_write_bytes") < n.metric("kv_nvme_write_bytes"));
+  CHECK(wb.get("kv_nvme_write_bytes") < n.get("kv_nvme_write_bytes"));
   // Deterministic.
   const auto n2 = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
-  CHECK(n2.metric("ttft_p99_s") == n.metric("ttft_p99_s"));
-  CHECK(n2.metric("kv_hit_nvme_pct") == n.metric("kv_hit_nvme_pct"));
+  CHECK(n2.get("ttft_p99_s") == n.get("ttft_p99_s"));
+  CHECK(n2.get("kv_hit_nvme_pct") == n.get("kv_hit_nvme_pct"));
 }
 
 }  // namespace tiersim
@@ -368,12 +368,12 @@ workload: {kind: serving}
   const auto on = sim::simulate(test::load_yaml(yaml, {"workload.trace=" + dir.file("m.jsonl")}));
   // The first request finds nothing; the other nine find both shared blocks of their two
   // cacheable ones (1499 tokens hold two full 512-token blocks).
-  CHECK(on.metric("kv_prefix_lookup_blocks") == 20);
-  CHECK(on.metric("kv_hit_gpu_pct") == Approx(90));
-  CHECK(on.metric("kv_recompute_avoided_tokens") == 9 * 1024);
+  CHECK(on.get("kv_prefix_lookup_blocks") == 20);
+  CHECK(on.get("kv_hit_gpu_pct") == Approx(90));
+  CHECK(on.get("kv_recompute_avoided_tokens") == 9 * 1024);
   const auto off = sim::simulate(test::load_yaml(
       yaml, {"workload.trace=" + dir.file("m.jsonl"), "workload.prefix_caching=false"}));
-  CHECK(on.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+  CHECK(on.get("ttft_mean_s") < off.get("ttft_mean_s"));
 
   write(dir.file("c.csv"), "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
                            "a,1,0,600,100\n"
@@ -382,15 +382,15 @@ workload: {kind: serving}
       yaml, {"workload.trace=" + dir.file("c.csv"), "workload.prefix_block_tokens=256"}));
   // Turn 2 finds turn 1's history: 700 tokens, two full blocks of 256; its 799 cacheable tokens
   // span three blocks, the third not computed before.
-  CHECK(conv.metric("kv_prefix_lookup_blocks") == 2 + 3);
-  CHECK(conv.metric("kv_recompute_avoided_tokens") == 512);
+  CHECK(conv.get("kv_prefix_lookup_blocks") == 2 + 3);
+  CHECK(conv.get("kv_recompute_avoided_tokens") == 512);
 }
 
 TEST_CASE("chunked prefill starts after the cached prefix", "[workloads][serving]") {
   const auto off = run({"workload.scheduler=chunked", "workload.prefix_caching=false"});
   const auto on = run({"workload.scheduler=chunked"});
-  CHECK(on.metric("kv_hit_pct") > 30);
-  CHECK(on.metric("ttft_mean_s") < off.metric("ttft_mean_s"));
+  CHECK(on.get("kv_hit_pct") > 30);
+  CHECK(on.get("ttft_mean_s") < off.get("ttft_mean_s"));
 }
 
 }  // namespace tiersim
@@ -404,9 +404,9 @@ TEST_CASE("a conversation's turns go to the replica that holds its history",
   // would send a conversation's turns to both, and each would miss the history the other holds.
   const auto one = run({});
   const auto two = run({"hardware.gpu.count=2", "workload.arrival_rate=8", "workload.requests=1200"});
-  CHECK(two.metric("replicas") == 2);
-  INFO("hit %: one replica " << one.metric("kv_hit_pct") << ", two " << two.metric("kv_hit_pct"));
-  CHECK(two.metric("kv_hit_pct") == Approx(one.metric("kv_hit_pct")).margin(5));
+  CHECK(two.get("replicas") == 2);
+  INFO("hit %: one replica " << one.get("kv_hit_pct") << ", two " << two.get("kv_hit_pct"));
+  CHECK(two.get("kv_hit_pct") == Approx(one.get("kv_hit_pct")).margin(5));
 }
 
 }  // namespace tiersim

@@ -69,19 +69,19 @@ TEST_CASE("serving with batch size 1 and Poisson arrivals is an M/D/1 queue",
     return all;
   };
   const sim::RunResult alone = run(with({"workload.requests=1"}));
-  const double service_s = alone.metric("e2e_mean_s");
+  const double service_s = alone.get("e2e_mean_s");
   REQUIRE(service_s > 0);
-  CHECK(alone.metric("queue_delay_mean_s") == 0);
+  CHECK(alone.get("queue_delay_mean_s") == 0);
   for (double rho : {0.5, 0.8}) {
     const sim::RunResult r = run(with(
         {"workload.arrival_rate=" + std::to_string(rho / service_s), "workload.requests=200000"}));
     const double theory_s = rho * service_s / (2 * (1 - rho));
-    const double sim_s = r.metric("queue_delay_mean_s");
+    const double sim_s = r.get("queue_delay_mean_s");
     INFO("rho " << rho << ": simulated " << sim_s << " s, Pollaczek-Khinchine " << theory_s
                 << " s");
     CHECK(sim_s == Approx(theory_s).epsilon(0.03));
     // Every request is served in S once it starts.
-    CHECK(r.metric("e2e_mean_s") == Approx(sim_s + service_s).epsilon(1e-9));
+    CHECK(r.get("e2e_mean_s") == Approx(sim_s + service_s).epsilon(1e-9));
   }
 }
 
@@ -96,10 +96,10 @@ TEST_CASE("Little's law holds on a continuous-batching run", "[workloads][servin
              "workload.requests=2000", "workload.max_batch=16"});
     INFO(scheduler);
     REQUIRE(r.fits);
-    CHECK(r.metric("mean_requests_in_system") > 1);
-    CHECK(r.metric("mean_requests_in_system") ==
-          Approx(r.metric("requests_per_s") * r.metric("e2e_mean_s")).epsilon(1e-9));
-    CHECK(r.metric("requests_completed") == 2000);
+    CHECK(r.get("mean_requests_in_system") > 1);
+    CHECK(r.get("mean_requests_in_system") ==
+          Approx(r.get("requests_per_s") * r.get("e2e_mean_s")).epsilon(1e-9));
+    CHECK(r.get("requests_completed") == 2000);
   }
 }
 
@@ -114,7 +114,7 @@ TEST_CASE("the same seed gives the same run, another seed another", "[workloads]
   }
   auto other = sets;
   other.push_back("workload.seed=2");
-  CHECK(run(other).metric("e2e_mean_s") != a.metric("e2e_mean_s"));
+  CHECK(run(other).get("e2e_mean_s") != a.get("e2e_mean_s"));
 }
 
 TEST_CASE("gamma arrivals have the requested rate and coefficient of variation",
@@ -147,10 +147,10 @@ TEST_CASE("continuous batching preempts when the KV cache runs out and still ser
       run({"workload.gpu_memory_utilization=0.3", "workload.arrival_rate=50",
            "workload.prompt_tokens=2048", "workload.output_tokens=1024", "workload.requests=300"});
   REQUIRE(r.fits);
-  CHECK(r.metric("preemptions") > 0);
-  CHECK(r.metric("requests_completed") == 300);
-  CHECK(r.metric("kv_cache_max_pct") <= 100);
-  CHECK(r.metric("kv_cache_max_pct") > 90);
+  CHECK(r.get("preemptions") > 0);
+  CHECK(r.get("requests_completed") == 300);
+  CHECK(r.get("kv_cache_max_pct") <= 100);
+  CHECK(r.get("kv_cache_max_pct") > 90);
 }
 
 TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling them again",
@@ -174,17 +174,17 @@ TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling th
   const sim::RunResult swap = with("swap");
   REQUIRE(recompute.fits);
   REQUIRE(swap.fits);
-  CHECK(recompute.metric("preemptions") > 0);
-  CHECK_FALSE(recompute.has_metric("swapped_requests"));
-  CHECK(swap.metric("swapped_requests") == swap.metric("preemptions"));
-  CHECK(swap.metric("requests_completed") == 60);
+  CHECK(recompute.get("preemptions") > 0);
+  CHECK_FALSE(recompute.has("swapped_requests"));
+  CHECK(swap.get("swapped_requests") == swap.get("preemptions"));
+  CHECK(swap.get("requests_completed") == 60);
   // Every request swapped out comes back: the bytes out and in are the same blocks.
-  CHECK(swap.metric("swap_out_bytes") > 0);
-  CHECK(swap.metric("swap_in_bytes") == Approx(swap.metric("swap_out_bytes")));
-  INFO("e2e mean: recompute " << recompute.metric("e2e_mean_s") << " s, swap "
-                              << swap.metric("e2e_mean_s") << " s");
-  CHECK(swap.metric("e2e_mean_s") < recompute.metric("e2e_mean_s"));
-  CHECK(swap.metric("total_s") < recompute.metric("total_s"));
+  CHECK(swap.get("swap_out_bytes") > 0);
+  CHECK(swap.get("swap_in_bytes") == Approx(swap.get("swap_out_bytes")));
+  INFO("e2e mean: recompute " << recompute.get("e2e_mean_s") << " s, swap "
+                              << swap.get("e2e_mean_s") << " s");
+  CHECK(swap.get("e2e_mean_s") < recompute.get("e2e_mean_s"));
+  CHECK(swap.get("total_s") < recompute.get("total_s"));
   // The copies are booked on the PCIe links, both ways.
   double d2h_busy_s = 0, h2d_busy_s = 0;
   for (const auto& u : swap.utilization) {
@@ -198,7 +198,7 @@ TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling th
   auto slow = load;
   slow.insert(slow.end(), {"hardware.gpu.pcie_h2d_gbps=0.5", "hardware.gpu.pcie_d2h_gbps=0.5",
                            "workload.preemption=swap"});
-  CHECK(run(slow).metric("e2e_mean_s") > recompute.metric("e2e_mean_s"));
+  CHECK(run(slow).get("e2e_mean_s") > recompute.get("e2e_mean_s"));
 }
 
 TEST_CASE("a swap-out that does not fit in the swap space stops the run, as vLLM aborts",
@@ -236,10 +236,10 @@ TEST_CASE("streamed weights cost once per iteration, shared by the requests in i
     return run(s);
   };
   const sim::RunResult one = with("1"), many = with("32");
-  const double iteration_s = one.metric("e2e_mean_s") / 32;  // 1 prefill + 31 decode steps
+  const double iteration_s = one.get("e2e_mean_s") / 32;  // 1 prefill + 31 decode steps
   CHECK(one.bottleneck == "pcie-h2d");
-  CHECK(many.metric("e2e_max_s") < 1.2 * 32 * iteration_s);
-  CHECK(many.metric("throughput_tokens_per_s") > 25 * one.metric("throughput_tokens_per_s"));
+  CHECK(many.get("e2e_max_s") < 1.2 * 32 * iteration_s);
+  CHECK(many.get("throughput_tokens_per_s") > 25 * one.get("throughput_tokens_per_s"));
 }
 
 TEST_CASE("an iteration's host work is paid once per iteration", "[workloads][serving][step]") {
@@ -251,8 +251,8 @@ TEST_CASE("an iteration's host work is paid once per iteration", "[workloads][se
   none.exec.step_overhead_per_sequence_s = 0;
   host.exec.step_overhead_s = 1e-3;
   host.exec.step_overhead_per_sequence_s = 10e-6;
-  const double a = sim::simulate(s, none).metric("e2e_mean_s");
-  const double b = sim::simulate(s, host).metric("e2e_mean_s");
+  const double a = sim::simulate(s, none).get("e2e_mean_s");
+  const double b = sim::simulate(s, host).get("e2e_mean_s");
   CHECK(b - a == Approx(32 * (1e-3 + 10e-6)));
 }
 
@@ -286,7 +286,7 @@ TEST_CASE("serving reads Azure traces of 2023 and 2024 and plain CSV traces",
 
   const sim::RunResult r =
       sim::simulate(test::load_yaml(kTraceYaml, {"workload.trace=" + dir.file("az2023.csv")}));
-  CHECK(r.metric("requests_completed") == 2);
+  CHECK(r.get("requests_completed") == 2);
 }
 
 TEST_CASE("bad serving input names the file, the line and the key", "[workloads][serving]") {

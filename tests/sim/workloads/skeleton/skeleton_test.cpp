@@ -46,11 +46,11 @@ TEST_CASE("a workload registered by one line loads from YAML and runs", "[worklo
   const double layer_s =
       gpu_kernel_s(s.hardware.gpu, sim::SimOptions{}.exec, layer_gemm_flops(s.model, 1.0),
                    layer_active_params(s.model) * bytes_per_weight(16));
-  CHECK(r.metric("total_s") == Approx(layer_s * s.model.layers).epsilon(1e-12));
+  CHECK(r.get("total_s") == Approx(layer_s * s.model.layers).epsilon(1e-12));
   CHECK(r.bottleneck == "gpu");
   // kCapEnergyAndCost: simulate() added the energy metrics observed from the GPU's busy time.
-  CHECK(r.has_metric("energy_j"));
-  CHECK(r.metric("energy_j_gpu") > 0);
+  CHECK(r.has("energy_j"));
+  CHECK(r.get("energy_j_gpu") > 0);
 }
 
 TEST_CASE("a workload reports what does not fit instead of simulating it",
@@ -60,7 +60,7 @@ TEST_CASE("a workload reports what does not fit instead of simulating it",
   CHECK_FALSE(r.fits);
   REQUIRE(r.memory.size() == 1);
   CHECK(r.memory[0].required_bytes > r.memory[0].capacity_bytes);
-  CHECK_FALSE(r.has_metric("total_s"));
+  CHECK_FALSE(r.has("total_s"));
 }
 
 TEST_CASE("the registry lists every kind in registry.def order and names the valid ones",

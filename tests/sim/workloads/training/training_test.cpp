@@ -113,11 +113,11 @@ TEST_CASE("offloading optimizer states to host memory trains a larger model", "[
 TEST_CASE("training reports iteration time and throughput", "[training]") {
   const sim::RunResult r = sim::simulate(load(kSmallTraining));
   REQUIRE(r.fits);
-  const double it = r.metric("iteration_s");
+  const double it = r.get("iteration_s");
   CHECK(it > 0);
-  CHECK(r.metric("samples_per_s") == Approx(64 / it));
-  CHECK(r.metric("achieved_tflops_per_gpu") > 0);
-  CHECK(r.metric("achieved_tflops_per_gpu") < 312);
+  CHECK(r.get("samples_per_s") == Approx(64 / it));
+  CHECK(r.get("achieved_tflops_per_gpu") > 0);
+  CHECK(r.get("achieved_tflops_per_gpu") < 312);
 }
 
 TEST_CASE("a checkpoint that fits inside compute costs no iteration time", "[training]") {
@@ -125,22 +125,22 @@ TEST_CASE("a checkpoint that fits inside compute costs no iteration time", "[tra
   // forward and backward run; the optimizer step waits for it only if it is still writing.
   const sim::RunResult r = sim::simulate(load(kSmallTraining));
   REQUIRE(r.fits);
-  CHECK(r.metric("checkpoint_s") > 0);
-  CHECK(r.metric("checkpoint_s") < r.metric("iteration_s"));
-  CHECK(r.metric("checkpoint_stall_s") < 1e-3 * r.metric("iteration_s"));
-  CHECK(r.metric("checkpoint_overhead_pct") < 0.01);
+  CHECK(r.get("checkpoint_s") > 0);
+  CHECK(r.get("checkpoint_s") < r.get("iteration_s"));
+  CHECK(r.get("checkpoint_stall_s") < 1e-3 * r.get("iteration_s"));
+  CHECK(r.get("checkpoint_overhead_pct") < 0.01);
   // torch.save blocks the loop for its whole duration.
   const sim::RunResult blocking = sim::simulate(load(kSmallTraining, {"workload.writer=torch_save"}));
-  CHECK(blocking.metric("checkpoint_stall_s") > 0.9 * blocking.metric("checkpoint_s"));
-  CHECK(blocking.metric("checkpoint_overhead_pct") > r.metric("checkpoint_overhead_pct"));
+  CHECK(blocking.get("checkpoint_stall_s") > 0.9 * blocking.get("checkpoint_s"));
+  CHECK(blocking.get("checkpoint_overhead_pct") > r.get("checkpoint_overhead_pct"));
 }
 
 TEST_CASE("FastPersist outruns torch.save on the same drives", "[checkpoint]") {
   const auto slow = sim::simulate(load(kPhi3Checkpoint));
   const auto fast = sim::simulate(load(kPhi3Checkpoint, {"workload.writer=fast_persist"}));
-  CHECK(slow.metric("checkpoint_bytes") ==
+  CHECK(slow.get("checkpoint_bytes") ==
         Approx(count_params(load(kPhi3Checkpoint).model).total * 4));
-  CHECK(fast.metric("write_gbps") > 10 * slow.metric("write_gbps"));
+  CHECK(fast.get("write_gbps") > 10 * slow.get("write_gbps"));
 }
 
 
@@ -148,9 +148,9 @@ TEST_CASE("the zip format costs torch.save one CRC-32 pass over every byte", "[c
   // One thread serialises; the drives keep up, so the formats differ by the CRC alone.
   const auto zip = sim::simulate(load(kPhi3Checkpoint, {"workload.serialization=zipfile"}));
   const auto legacy = sim::simulate(load(kPhi3Checkpoint, {"workload.serialization=legacy"}));
-  const double bytes = zip.metric("checkpoint_bytes");
+  const double bytes = zip.get("checkpoint_bytes");
   const double crc_s = bytes / (sim::CheckpointSoftware{}.crc32_gbps * 1e9);
-  CHECK(zip.metric("checkpoint_s") - legacy.metric("checkpoint_s") == Approx(crc_s).epsilon(0.01));
+  CHECK(zip.get("checkpoint_s") - legacy.get("checkpoint_s") == Approx(crc_s).epsilon(0.01));
 }
 
 TEST_CASE("pickling a module object's source delays either writer by its parse time",
@@ -162,7 +162,7 @@ TEST_CASE("pickling a module object's source delays either writer by its parse t
     const std::string w = std::string("workload.writer=") + writer;
     const auto state_dict = sim::simulate(load(kPhi3Checkpoint, {w}));
     const auto module = sim::simulate(load(kPhi3Checkpoint, {w, "workload.pickled_source=1MB"}));
-    CHECK(module.metric("checkpoint_s") - state_dict.metric("checkpoint_s") ==
+    CHECK(module.get("checkpoint_s") - state_dict.get("checkpoint_s") ==
           Approx(parse_s).epsilon(1e-6));
   }
 }
