@@ -1,4 +1,5 @@
 // tiersim report: turn the runs in a results database into a report for people who buy hardware.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
@@ -39,12 +40,15 @@ std::vector<reports::ValidationInfo::Group> report_groups(
   std::vector<reports::ValidationInfo::Group> out;
   for (const auto& def : v.data.groups) {
     const auto it = counts.find(def.name);
-    // The energy group bands every run's energy metrics (reports/decision.cpp band_group).
-    const bool energy = def.name == kEnergyGroup;
-    if (it == counts.end() && !energy) continue;
+    // A group a metric declares (sim/metrics.hpp validation_group: energy, system energy) bands
+    // that metric of every run (reports/decision.cpp band_group).
+    const bool by_metric = std::any_of(
+        sim::metric_declarations().begin(), sim::metric_declarations().end(),
+        [&](const sim::MetricDecl& d) { return d.validation_group == def.name; });
+    if (it == counts.end() && !by_metric) continue;
     reports::ValidationInfo::Group g;
     g.name = def.name;
-    g.configurations = energy ? runs.size() : it->second;
+    g.configurations = by_metric ? runs.size() : it->second;
     g.why_provisional = validation::provisional_reason(def, 0, 0);
     g.provisional = !g.why_provisional.empty();
     if (const validation::ValidationGroup* vg = v.group(def.name)) {

@@ -44,12 +44,12 @@ std::string placement_text(const Placement& p) {
 }
 
 // The validation group whose error bands `metric` of a run in group `run_group`: energy and
-// power metrics (declared with the energy capability, sim/metrics.cpp) are predicted by the power
-// model, which the "energy" group measures whatever the configuration; every other metric by the
-// run's own group.
+// power metrics are predicted by the power model whatever the configuration, and their
+// declaration names the group that measures them (sim/metrics.hpp validation_group: "energy" for
+// the GPUs' own, "system energy" for the node's); every other metric by the run's own group.
 std::string band_group(const std::string& metric, const std::string& run_group) {
   const sim::MetricDecl* decl = sim::find_metric(metric);
-  return decl && decl->workloads == "energy" ? std::string(kEnergyGroup) : run_group;
+  return decl && !decl->validation_group.empty() ? std::string(decl->validation_group) : run_group;
 }
 
 // The validation group of run i's `metric` and its mean error; nullopt when no published case

@@ -22,6 +22,11 @@ struct MetricDecl {
   std::string_view description;  // what it measures, in one sentence
   std::string_view workloads;    // which workloads report it ("energy"/"cost": every workload
                                  // with the energy-and-cost capability)
+  // The `tiersim validate` group whose out-of-sample error bands this metric in a report, whatever
+  // group the run's other metrics belong to: "energy" for the GPUs' own energy and power (what the
+  // NVML- and DCGM-based sources measure), "system energy" for the whole node's (what MLPerf's
+  // wall-power analyzers measure); empty: the run's own group.
+  std::string_view validation_group = {};
 };
 
 namespace metric {
@@ -70,25 +75,25 @@ inline constexpr MetricDecl kDramSizedGb{
     "dram_sized_gb", "GB",
     "DRAM that energy and cost count when hardware.host.dram_gb is the catalog's: the host-memory "
     "need +25%, whole 32 GB DIMMs, at most the catalog's dram_gb (sim/economics.hpp DramSizing)",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJ{
     "energy_j", "J", "IT energy of the node over the run: the sum of the five parts below",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJGpu{
     "energy_j_gpu", "J",
     "GPU energy: idle power throughout, plus the dynamic range (board power limit - idle) times "
     "the share each kernel draws (all of it at full compute, memory_power_fraction of it while "
     "streaming memory, none in launch gaps)",
-    "energy"};
+    "energy", "energy"};
 inline constexpr MetricDecl kEnergyJCpu{
-    "energy_j_cpu", "J", "CPU energy (busy while computing on the host, idle otherwise)", "energy"};
+    "energy_j_cpu", "J", "CPU energy (busy while computing on the host, idle otherwise)", "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJDram{
-    "energy_j_dram", "J", "DRAM energy (active while the memory bus is busy)", "energy"};
+    "energy_j_dram", "J", "DRAM energy (active while the memory bus is busy)", "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJNvme{
-    "energy_j_nvme", "J", "NVMe drives' energy (active while the array transfers)", "energy"};
+    "energy_j_nvme", "J", "NVMe drives' energy (active while the array transfers)", "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPlatform{
     "energy_j_platform", "J", "the rest of the server (fans, board, NICs) at constant power",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPrefill{
     "energy_j_prefill", "J",
     "energy_j by phase (model/power.hpp EnergyByPhase; the five phases sum to energy_j): every "
@@ -96,41 +101,41 @@ inline constexpr MetricDecl kEnergyJPrefill{
     "while they run prefill kernels",
     "energy"};
 inline constexpr MetricDecl kEnergyJDecode{"energy_j_decode", "J", "the same for the decode passes",
-                                           "energy"};
+                                           "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJIoWait{
     "energy_j_io_wait", "J",
     "the GPUs' idle power while they run no kernel (waiting for weights, copies, the CPU or, "
     "serving, for requests)",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJIdle{
     "energy_j_idle", "J", "the idle power of CPUs, DRAM, drives and platform over the run",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJOther{
     "energy_j_other", "J",
     "energy above idle of work that is neither prefill nor decode (training, checkpoints, I/O)",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kFacilityEnergyJ{"facility_energy_j", "J", "energy_j x economics.pue",
-                                             "energy"};
-inline constexpr MetricDecl kAvgPowerW{"avg_power_w", "W", "energy_j / total_s", "energy"};
+                                             "energy", "system energy"};
+inline constexpr MetricDecl kAvgPowerW{"avg_power_w", "W", "energy_j / total_s", "energy", "system energy"};
 inline constexpr MetricDecl kFacilityAvgPowerW{"facility_avg_power_w", "W",
-                                               "facility_energy_j / total_s", "energy"};
+                                               "facility_energy_j / total_s", "energy", "system energy"};
 inline constexpr MetricDecl kGpuAvgPowerW{
     "gpu_avg_power_w", "W",
     "energy_j_gpu / total_s: the node's GPUs together, as NVML-based measurements report them",
-    "energy"};
+    "energy", "energy"};
 inline constexpr MetricDecl kEnergyJPerToken{
     "energy_j_per_token", "J/token",
     "IT energy per generated token (device level, no cooling, as vendor claims count it)",
-    "energy"};
+    "energy", "system energy"};
 inline constexpr MetricDecl kGpuEnergyJPerToken{
     "gpu_energy_j_per_token", "J/token",
-    "GPU energy (energy_j_gpu) per generated token: what NVML-based benchmarks measure", "energy"};
+    "GPU energy (energy_j_gpu) per generated token: what NVML-based benchmarks measure", "energy", "energy"};
 inline constexpr MetricDecl kFacilityEnergyJPerToken{
-    "facility_energy_j_per_token", "J/token", "facility energy per generated token", "energy"};
+    "facility_energy_j_per_token", "J/token", "facility energy per generated token", "energy", "system energy"};
 inline constexpr MetricDecl kTokensPerKwh{"tokens_per_kwh", "tokens/kWh",
-                                          "generated tokens per kWh of IT energy", "energy"};
+                                          "generated tokens per kWh of IT energy", "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPerRequest{"energy_j_per_request", "J/request",
-                                               "IT energy per served request (serving)", "energy"};
+                                               "IT energy per served request (serving)", "energy", "system energy"};
 
 // Cost (model/cost.cpp): present only when every component in use has a price.
 inline constexpr MetricDecl kCapexUsd{

@@ -13,6 +13,7 @@ store::StoredRun run_with(double j_per_token, double tokens_per_s) {
   store::StoredRun r;
   r.scenario_name = "run";
   r.metrics = {{"energy_j_per_token", j_per_token, "J/token"},
+               {"gpu_energy_j_per_token", 0.5 * j_per_token, "J/token"},
                {"throughput_tokens_per_s", tokens_per_s, "tokens/s"}};
   return r;
 }
@@ -35,21 +36,33 @@ ReportInput two_zero_inference_runs() {
   energy.mape_pct = 5.0;
   energy.out_of_sample_measurements = 11;
   energy.out_of_sample_mape_pct = 7.0;
-  in.validation.groups = {zero, energy};
+  ValidationInfo::Group system;
+  system.name = "system energy";
+  system.measurements = 4;
+  system.mape_pct = 34.9;
+  system.out_of_sample_measurements = 4;
+  system.out_of_sample_mape_pct = 34.9;
+  in.validation.groups = {zero, energy, system};
   return in;
 }
 
 }  // namespace
 
-TEST_CASE("energy per token is banded by the energy group, throughput by the run's own",
+TEST_CASE("GPU energy is banded by the energy group, node energy by system energy, throughput by "
+          "the run's own",
           "[report][decision]") {
   ReportInput in = two_zero_inference_runs();
   const std::vector<std::string> labels = {"a", "b"};
-  in.decision.metric = "energy_j_per_token";
+  in.decision.metric = "gpu_energy_j_per_token";
   in.decision.lower_is_better = true;
   const std::string energy = decision_markdown(in, labels);
   CHECK(energy.find("+-7.0 % (out-of-sample validation error of group energy") != std::string::npos);
   CHECK(energy.find("group ZeRO-Inference") == std::string::npos);
+  // The whole node's energy per token: what the GPU-only rows do not measure.
+  in.decision.metric = "energy_j_per_token";
+  const std::string node = decision_markdown(in, labels);
+  CHECK(node.find("+-34.9 % (out-of-sample validation error of group system energy") !=
+        std::string::npos);
   in.decision.metric = "throughput_tokens_per_s";
   in.decision.lower_is_better = false;
   const std::string throughput = decision_markdown(in, labels);

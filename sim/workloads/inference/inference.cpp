@@ -133,7 +133,7 @@ class InferenceSim {
     // reserves them with Engine::reserve_work_from: the stage-0 resources (all stages' links
     // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
     // AIO: the bounce), and the host part's copy over the link and (pageable) on the CPU.
-    Work read_work, link_work, host_link_work, host_cpu_work;
+    Work read_work{}, link_work{}, host_link_work{}, host_cpu_work{};
     // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
     // part and for the NVMe part's bounce, all ranks behind it together (zero3_gather_traffic).
