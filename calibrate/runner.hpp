@@ -11,6 +11,7 @@
 #include "calibrate/io_engine.hpp"
 #include "calibrate/histogram.hpp"
 #include "calibrate/target.hpp"
+#include "model/errors.hpp"
 
 namespace tiersim::calibrate {
 
@@ -71,10 +72,8 @@ struct PointResult {
 PointResult run_point(EngineKind engine, const std::vector<PointTarget>& targets, const JobSpec& job,
                       const RunLimits& limits, const std::atomic<bool>* stop, std::uint64_t seed);
 
-// The run was stopped by SIGINT/SIGTERM (or a test's stop flag).
-class Interrupted : public Error {
- public:
-  using Error::Error;
-};
+// The run was stopped by SIGINT/SIGTERM (or a test's stop flag): the one error for that
+// (model/errors.hpp), which the simulator throws too.
+using Interrupted = tiersim::Interrupted;
 
 }  // namespace tiersim::calibrate

@@ -56,6 +56,13 @@ class IoError : public Error {
   using Error::Error;
 };
 
+// A long computation stopped because its caller asked it to: SIGINT or SIGTERM during a
+// calibration or replay, Ctrl-C in the Python module through a stop flag the simulation polls.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 // The results store failed (SQLite).
 class StoreError : public Error {
  public:

@@ -37,54 +37,6 @@ Scenario load(const std::string& source, bool is_file, const std::vector<std::st
                  : config::load_scenario_text(source, "<dict>", o);
 }
 
-// One scenario: the `tiersim run --json` object.
-std::string run(const std::string& source, bool is_file, const std::vector<std::string>& sets,
-                const std::string& data_dir) {
-  const Scenario s = load(source, is_file, sets, data_dir);
-  sim::RunResult r;
-  {
-    py::gil_scoped_release unlocked;  // simulation touches no Python object
-    r = sim::simulate(s);
-  }
-  return reports::json_text(reports::to_json(s, r));
-}
-
-// The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
-std::string resolve(const std::string& source, bool is_file, const std::vector<std::string>& sets,
-                    const std::string& data_dir) {
-  const Scenario s = load(source, is_file, sets, data_dir);
-  return reports::json_text(nlohmann::json{{"name", s.name},
-                                       {"hash", s.hash},
-                                       {"workload", to_string(s.kind)},
-                                       {"resolved_yaml", s.resolved_yaml}});
-}
-
-// Several configurations side by side: each one's run object plus "ratios" to the first
-// (the baseline), for the metrics `tiersim compare` shows.
-std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
-                    const std::vector<std::string>& sets, const std::string& data_dir) {
-  nlohmann::json out = nlohmann::json::array();
-  std::vector<sim::RunResult> results;
-  for (const auto& [source, is_file] : sources) {
-    // Ctrl-C between configurations (each simulation itself has no stop flag to poll).
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    const Scenario s = load(source, is_file, sets, data_dir);
-    sim::RunResult r;
-    {
-      py::gil_scoped_release unlocked;
-      r = sim::simulate(s);
-    }
-    nlohmann::json j = reports::to_json(s, r);
-    nlohmann::json ratios = nlohmann::json::object();
-    if (!results.empty())
-      for (const auto& [name, ratio] : sim::metric_ratios(r, results.front())) ratios[name] = ratio;
-    j["ratios"] = ratios;
-    out.push_back(j);
-    results.push_back(std::move(r));
-  }
-  return reports::json_text(out);
-}
-
 // Runs `work` (which polls `stop`) on another thread while this one, holding the GIL only
 // between waits, checks for Python signals every `poll`: Ctrl-C (KeyboardInterrupt) sets `stop`,
 // waits for the work to wind down (points in flight finish, as for `tiersim sweep`) and raises.
@@ -108,6 +60,55 @@ T run_interruptibly(std::atomic<bool>& stop, Work&& work) {
     }
   }
   return done.get();  // rethrows the work's exception
+}
+
+// One simulation, stoppable by Ctrl-C: the engine polls the flag (sim::SimOptions::stop), so a
+// long serving run stops within a few thousand events instead of running to its end.
+sim::RunResult simulate_interruptibly(const Scenario& s) {
+  std::atomic<bool> stop{false};
+  sim::SimOptions options;
+  options.stop = &stop;
+  return run_interruptibly<sim::RunResult>(stop, [&] { return sim::simulate(s, options); });
+}
+
+// One scenario: the `tiersim run --json` object.
+std::string run(const std::string& source, bool is_file, const std::vector<std::string>& sets,
+                const std::string& data_dir) {
+  const Scenario s = load(source, is_file, sets, data_dir);
+  const sim::RunResult r = simulate_interruptibly(s);
+  return reports::json_text(reports::to_json(s, r));
+}
+
+// The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
+std::string resolve(const std::string& source, bool is_file, const std::vector<std::string>& sets,
+                    const std::string& data_dir) {
+  const Scenario s = load(source, is_file, sets, data_dir);
+  return reports::json_text(nlohmann::json{{"name", s.name},
+                                       {"hash", s.hash},
+                                       {"workload", to_string(s.kind)},
+                                       {"resolved_yaml", s.resolved_yaml}});
+}
+
+// Several configurations side by side: each one's run object plus "ratios" to the first
+// (the baseline), for the metrics `tiersim compare` shows.
+std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
+                    const std::vector<std::string>& sets, const std::string& data_dir) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<sim::RunResult> results;
+  for (const auto& [source, is_file] : sources) {
+    // Ctrl-C between configurations, and within each simulation.
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    const Scenario s = load(source, is_file, sets, data_dir);
+    sim::RunResult r = simulate_interruptibly(s);
+    nlohmann::json j = reports::to_json(s, r);
+    nlohmann::json ratios = nlohmann::json::object();
+    if (!results.empty())
+      for (const auto& [name, ratio] : sim::metric_ratios(r, results.front())) ratios[name] = ratio;
+    j["ratios"] = ratios;
+    out.push_back(j);
+    results.push_back(std::move(r));
+  }
+  return reports::json_text(out);
 }
 
 // A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash).

@@ -1,5 +1,7 @@
 #pragma once
 // The thin public entry point of the simulator: one resolved scenario in, one result out.
+#include <atomic>
+
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
@@ -14,6 +16,9 @@ struct SimOptions {
   // fetch_module_reserved). Same results, several times the events: the reference the fast path
   // is tested against.
   bool event_per_tensor = false;
+  // Set by another thread to stop the run early: the engine polls it (Engine::stop_when) and
+  // simulate() throws Interrupted. Null: runs to the end. The Python module's Ctrl-C uses it.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Runs the scenario's workload (the ops table registered for workload.kind, see

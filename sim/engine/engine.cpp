@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <utility>
+
+#include "model/errors.hpp"
 
 namespace tiersim::sim {
 
@@ -118,6 +121,12 @@ void Engine::spawn_at(double t_s, Task task) {
   schedule(t_s, p.handle);
 }
 
+void Engine::poll_stop() const {
+  if (stop_ && stop_->load(std::memory_order_relaxed))
+    throw Interrupted("the simulation was stopped on request at simulated time " +
+                      std::to_string(now_s_) + " s");
+}
+
 void Engine::run() {
   run_until(std::numeric_limits<double>::infinity());
 }
@@ -140,6 +149,7 @@ void Engine::run_until(double t_s) {
     }
     now_s_ = e.t_s;
     ++events_;
+    if (events_ % kStopPollEvents == 0) poll_stop();
     if (e.flag)
       e.flag->set();
     else

@@ -12,6 +12,7 @@
 // still come out of the timeline rather than a formula.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <coroutine>
 #include <cstdint>
 #include <deque>
@@ -226,6 +227,14 @@ class Engine {
     tracing_ = on;
     for (auto& r : resources_) r->tracing_ = on;
   }
+  // Polls `*flag` every kStopPollEvents events while running and throws Interrupted once it is
+  // set; null (the default): never stops early. The flag belongs to the caller (the Python
+  // module's Ctrl-C, sim::SimOptions::stop) and must outlive the run.
+  void stop_when(const std::atomic<bool>* flag) { stop_ = flag; }
+  static constexpr std::uint64_t kStopPollEvents = 4096;
+  // Throws Interrupted when that flag is set: for a workload that drives time with a loop of its
+  // own (the serving scheduler books resources without events) to call once per step.
+  void poll_stop() const;
   bool tracing() const { return tracing_; }
   const std::vector<TraceSpan>& trace() const { return trace_; }
   void record(const TraceSpan& span) { trace_.push_back(span); }
@@ -347,6 +356,7 @@ class Engine {
   double now_s_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
+  const std::atomic<bool>* stop_ = nullptr;
   std::vector<Event> queue_;  // a heap of events after now_s_ (and some at now_s_)
   // Events scheduled for the current time (a spawn, a flag set, a released semaphore): they carry
   // increasing sequence numbers, so a FIFO keeps their order without the heap's O(log n). run_until

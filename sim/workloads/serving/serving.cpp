@@ -157,9 +157,11 @@ class Replica {
     watermark_ = static_cast<long>(std::ceil(0.01 * double(kv_blocks)));
   }
 
-  void run(std::vector<Live*> arrivals) {
+  // `engine`: polled once per step for a stop request (Engine::poll_stop).
+  void run(std::vector<Live*> arrivals, const Engine& engine) {
     arrivals_ = std::move(arrivals);
     while (true) {
+      engine.poll_stop();
       const bool ran = w_.scheduler == ServingWorkload::Scheduler::kStatic    ? static_step()
                        : w_.scheduler == ServingWorkload::Scheduler::kChunked ? chunked_step()
                                                                               : continuous_step();
@@ -659,6 +661,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   const IterationModel model(s, em);
   Engine engine;
   engine.enable_trace(options.trace);
+  engine.stop_when(options.stop);
   const int tp = p.parallelism.tensor;
   const int replicas = s.hardware.gpu_count / tp;
   // Resources record busy seconds (rate 1); the inference workload's kinds, with their roles, so
@@ -725,7 +728,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     Replica replica(w, model, res[static_cast<std::size_t>(i)], blocks, budget,
                     mem.kv_bytes_per_token * w.block_tokens, tp, totals,
                     caching ? &caches[static_cast<std::size_t>(i)] : nullptr);
-    replica.run(std::move(streams[static_cast<std::size_t>(i)]));
+    replica.run(std::move(streams[static_cast<std::size_t>(i)]), engine);
     total_s = std::max(total_s, replica.now());
     if (!totals.swap_abort.empty()) {
       result.fits = false;

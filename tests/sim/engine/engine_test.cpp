@@ -4,6 +4,10 @@
 
 #include "sim/engine/engine.hpp"
 
+#include <atomic>
+
+#include "model/errors.hpp"
+
 using namespace tiersim::sim;
 
 namespace {
@@ -21,6 +25,14 @@ Task use_twice(Resource& r, double amount, std::vector<double>& done, Engine& e)
 Task wait_then(Engine& e, double dt, std::vector<double>& log) {
   co_await e.delay(dt);
   log.push_back(e.now());
+}
+
+// Ticks `n` times, one event each, counting them.
+Task ticker(Engine& e, int n, int& ticks) {
+  for (int i = 0; i < n; ++i) {
+    co_await e.delay(1.0);
+    ++ticks;
+  }
 }
 
 Task thrower(Engine& e) {
@@ -243,4 +255,25 @@ TEST_CASE("a resource counts its busy time at the load and in the stage each pie
   CHECK(gpu.load_s(Stage::kDecode) == Approx(1.0));
   CHECK(gpu.busy_s(Stage::kNone) == Approx(1.0));
   CHECK(gpu.load_s(Stage::kNone) == Approx(1.0));
+}
+
+TEST_CASE("a stop flag set from outside ends the run with Interrupted; unset, it runs to the end",
+          "[engine]") {
+  std::atomic<bool> stop{false};
+  {
+    Engine e;
+    e.stop_when(&stop);
+    int ticks = 0;
+    e.spawn(ticker(e, 20000, ticks));
+    e.run();
+    CHECK(ticks == 20000);
+  }
+  stop = true;
+  Engine e;
+  e.stop_when(&stop);
+  int ticks = 0;
+  e.spawn(ticker(e, 20000, ticks));
+  CHECK_THROWS_AS(e.run(), tiersim::Interrupted);
+  // Polled every kStopPollEvents events: it stops at the first poll, long before the end.
+  CHECK(ticks < static_cast<int>(Engine::kStopPollEvents) + 1);
 }
