@@ -54,6 +54,16 @@ struct Given {
 struct GivenKeys {
   std::map<std::string, Given> given;
   std::map<std::string, YNode> sections;
+  // given's entry for each row of the option table (null: not given), so that a load applying
+  // every row finds the file's values without a lookup by path; empty until index() fills it.
+  std::vector<const Given*> by_option;
+  void index() {
+    const std::vector<Option>& table = scenario_options();
+    by_option.assign(table.size(), nullptr);
+    for (const auto& [path, g] : given)
+      for (const Option* o : find_options(path))
+        by_option[static_cast<std::size_t>(o - table.data())] = &g;
+  }
 };
 
 // A --set assignment read once: its keys (a section given as a map sets each of its keys) or the
@@ -412,10 +422,21 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
 }
 
 void Loader::apply_options(const Catalog& catalog) {
-  for (const Option& o : scenario_options()) {
+  const std::vector<Option>& table = scenario_options();
+  // The keys this load gives (every key without a base file; else its overrides and settings),
+  // by table row; the base's are indexed once, when it was prepared.
+  own_.index();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const Option& o = table[i];
     if (!(o.kinds & kind_bit(s_.kind)) || o.path == "workload.kind") continue;
-    if (o.path == "hardware.nvme.model") drive_from_profile(catalog);
-    apply_one(o, find_given(o.path), catalog);
+    if (o.path == "hardware.nvme.model") {
+      drive_from_profile(catalog);  // may give hardware.nvme.model
+      apply_one(o, find_given(o.path), catalog);
+      continue;
+    }
+    const Given* g = own_.by_option[i];
+    if (!g && base_) g = base_->by_option[i];
+    apply_one(o, g, catalog);
   }
 }
 
@@ -983,6 +1004,7 @@ const ScenarioSource::Prepared& ScenarioSource::prepared() const {
       flatten(p->root, "", is_file_ ? std::filesystem::path(path_).parent_path().string() : "",
               p->keys);
       for (auto& [key, g] : p->keys.given) decode(g, key);
+      p->keys.index();
     } catch (...) {
       p->keys = GivenKeys{};
       p->error = std::current_exception();
