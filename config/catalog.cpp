@@ -269,6 +269,9 @@ std::string hf_texts(const std::string& dir) {
 // Every file's name and text, in one string ("" when a catalog file cannot be read).
 std::string all_texts(const Texts& texts, const std::string& dir) {
   std::string all = hf_texts(dir);
+  std::size_t size = all.size();
+  for (const auto& t : texts) size += t ? t->size() + 32 : 0;
+  all.reserve(size);
   for (std::size_t i = 0; i < kFileCount; ++i) {
     if (!texts[i]) return "";
     all += kFiles[i];
@@ -370,9 +373,12 @@ class TextReader {
     std::vector<T> out(count());
     for (T& spec : out) {
       spec.name = text();
+      // Written from the map in key order: each entry goes at the end, without a search (an
+      // out-of-order one, which the writer never makes, still lands where it belongs).
       for (std::size_t n = count(); n > 0; --n) {
         std::string key = text();
-        spec.sources[key] = text();
+        std::string value = text();
+        spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
       }
       for (const auto& f : fields) set_field(f, spec);
     }
