@@ -362,6 +362,16 @@ SourceMap* sources_for(Scenario& s, const std::string& path) {
 
 std::string field_name(const std::string& path) { return path.substr(path.rfind('.') + 1); }
 
+// field_name of every row of the table, worked out once: every load asks for each catalog field's.
+const std::string& field_name_of(const Option& o) {
+  static const std::vector<std::string> kFields = [] {
+    std::vector<std::string> fields;
+    for (const Option& opt : scenario_options()) fields.push_back(field_name(opt.path));
+    return fields;
+  }();
+  return kFields[static_cast<std::size_t>(&o - scenario_options().data())];
+}
+
 void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) {
   if (o.path == "model.hf_config" && g) {
     apply_hf_config(*g);
@@ -374,10 +384,10 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
   }
   if (o.from_catalog) {
     SourceMap* sources = sources_for(s_, o.path);
-    const std::string field = field_name(o.path);
+    const std::string& field = field_name_of(o);
     const auto src = sources->find(field);
     // A field read from a config.json says so itself (config/hf_config.cpp).
-    const std::string catalog_prov =
+    std::string catalog_prov =
         src == sources->end()                  ? std::string("default")
         : src->second.rfind("hf_config ", 0) == 0 ? src->second
                                                : "catalog: " + src->second;
@@ -392,7 +402,7 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
         return;
       }
     }
-    s_.provenance[o.path] = catalog_prov;
+    s_.provenance.insert_or_assign(o.path, std::move(catalog_prov));
     return;
   }
   if (g) {
