@@ -373,12 +373,13 @@ const std::string& field_name_of(const Option& o) {
 }
 
 void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) {
-  if (o.path == "model.hf_config" && g) {
+  // (g first: most rows are not given, and the path compares ran for every row of every load.)
+  if (g && o.path == "model.hf_config") {
     apply_hf_config(*g);
     return;
   }
   // With a config.json, model.name only names the model: it need not be a catalog entry.
-  if (o.path == "model.name" && g && given("model.hf_config")) {
+  if (g && o.path == "model.name" && given("model.hf_config")) {
     read_given(*g, o);
     return;
   }
