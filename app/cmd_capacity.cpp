@@ -36,6 +36,8 @@ std::string rate_text(double rate) {
 // run at capacity with its cost per served request.
 struct ServingArgs {
   std::string file;
+  // The file read once and its keys resolved once: each rate is one more typed setting.
+  std::shared_ptr<const config::ScenarioSource> source;
   config::LoadOptions load;
   capacity::SearchOptions search;
   bool json = false, quiet = false;
@@ -45,8 +47,8 @@ struct ServingArgs {
 int serving_capacity(const Scenario& base, const ServingArgs& a) {
   const auto at_rate = [&](double rate) {
     config::LoadOptions load = a.load;
-    load.overrides.push_back("workload.arrival_rate=" + rate_text(rate));
-    return config::load_scenario(a.file, load);
+    load.settings.emplace_back("workload.arrival_rate=" + rate_text(rate));
+    return a.source->load(load);
   };
   std::unique_ptr<store::ResultsStore> store;
   if (!a.db.empty()) store = std::make_unique<store::ResultsStore>(a.db);
@@ -197,12 +199,15 @@ int cmd_capacity(const std::vector<std::string>& args) {
                  "workload.requests=1000 --attainment 99 --json\n";
     return vm.count("help") ? kExitOk : kExitUsage;
   }
+  const config::CatalogOnce catalogs(data_dir);
   config::LoadOptions load;
   load.overrides = sets;
   load.data_dir = data_dir;
+  load.catalogs = &catalogs;
   const Scenario base = config::load_scenario(file, load);
   if (has_capability(base, kCapArrivalRate)) {
     serving.file = file;
+    serving.source = std::make_shared<const config::ScenarioSource>(file);
     serving.load = load;
     serving.json = vm.count("json") > 0;
     serving.quiet = vm.count("quiet") > 0;

@@ -208,10 +208,12 @@ int cmd_compare(const std::vector<std::string>& args) {
 
   std::vector<Row> rows;
   bool failed = false;
+  const config::CatalogOnce catalogs(data_dir);
   for (const auto& spec : cmp.variants) {
     config::LoadOptions load;
     load.overrides = sets;
     load.data_dir = data_dir;
+    load.catalogs = &catalogs;
     Row row;
     row.note = spec.note;
     row.scenario = config::load_variant(spec, load);

@@ -29,9 +29,10 @@ namespace {
 // group's error, in validate's group order.
 std::vector<reports::ValidationInfo::Group> report_groups(
     const std::vector<store::StoredRun>& runs, const validation::ValidationSummary& v,
-    const std::string& data_dir) {
+    const std::string& data_dir, const config::CatalogOnce& catalogs) {
   config::LoadOptions load;
   load.data_dir = data_dir;
+  load.catalogs = &catalogs;
   std::map<std::string, std::size_t> counts;
   for (const auto& run : runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
@@ -70,10 +71,12 @@ std::vector<reports::ValidationInfo::Group> report_groups(
 // The decision summary's inputs: each run's description and validation group, and the tornado of
 // the two leading configurations on the recommendation metric (re-simulated from the stored,
 // fully resolved scenarios).
-void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool sensitivity,
+void fill_decision(reports::ReportInput& in, const std::string& data_dir,
+                   const config::CatalogOnce& catalogs, bool sensitivity,
                    const validation::ValidationSummary* v) {
   config::LoadOptions load;
   load.data_dir = data_dir;
+  load.catalogs = &catalogs;
   for (const auto& run : in.runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
     in.decision.descriptions.push_back(reports::describe_configuration(s));
@@ -89,7 +92,7 @@ void fill_decision(reports::ReportInput& in, const std::string& data_dir, bool s
     in.decision.sensitivity_note = "no configuration that fits has " + in.decision.metric + ".";
     return;
   }
-  const config::Catalog catalog = config::Catalog::load(data_dir);
+  const config::Catalog& catalog = catalogs.get();
   sensitivity::Options o;
   o.metric = in.decision.metric;
   o.inputs = sensitivity::default_inputs(in.decision.range);
@@ -200,6 +203,8 @@ int cmd_report(const std::vector<std::string>& args) {
       in.calibration.push_back({c.target, c.rw, c.threads, c.queue_depth, c.block_bytes,
                                 c.bandwidth_gbps, c.model_bandwidth_gbps});
 
+  // Every stored run is loaded again from its resolved scenario: the catalogs are read once.
+  const config::CatalogOnce catalogs(data_dir);
   std::optional<validation::ValidationSummary> summary;
   if (vm.count("no-validation")) {
     in.validation.error = "skipped with --no-validation";
@@ -213,7 +218,7 @@ int cmd_report(const std::vector<std::string>& args) {
       in.validation.max_abs_error_pct = v.max_abs_error_pct;
       in.validation.out_of_sample_measurements = v.out_of_sample_rows;
       in.validation.out_of_sample_mape_pct = v.out_of_sample_mape_pct;
-      in.validation.groups = report_groups(in.runs, v, data_dir);
+      in.validation.groups = report_groups(in.runs, v, data_dir, catalogs);
     } catch (const Error& e) {
       // The report is still useful without it; the header says why the number is missing.
       in.validation.error = e.what();
@@ -221,7 +226,7 @@ int cmd_report(const std::vector<std::string>& args) {
     }
   }
 
-  fill_decision(in, data_dir, !vm.count("no-sensitivity"), summary ? &*summary : nullptr);
+  fill_decision(in, data_dir, catalogs, !vm.count("no-sensitivity"), summary ? &*summary : nullptr);
   const reports::ReportFiles files = reports::write_report(in, out_dir, output);
   std::cout << "wrote " << files.html << "\n      " << files.markdown << "\n      " << files.csv
             << "\n(" << in.runs.size() << " runs)\n";

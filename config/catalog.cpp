@@ -266,8 +266,12 @@ std::string hf_texts(const std::string& dir) {
   return all;
 }
 
-std::string hash_texts(const Texts& texts, const std::string& dir) {
+// Every file's name and text, in one string ("" when a catalog file cannot be read).
+std::string all_texts(const Texts& texts, const std::string& dir) {
   std::string all = hf_texts(dir);
+  std::size_t size = all.size();
+  for (const auto& t : texts) size += t ? t->size() + 32 : 0;
+  all.reserve(size);
   for (std::size_t i = 0; i < kFileCount; ++i) {
     if (!texts[i]) return "";
     all += kFiles[i];
@@ -276,7 +280,12 @@ std::string hash_texts(const Texts& texts, const std::string& dir) {
     all += '\0';
     all += *texts[i];
   }
-  return stable_hash(all);
+  return all;
+}
+
+std::string hash_texts(const Texts& texts, const std::string& dir) {
+  const std::string all = all_texts(texts, dir);
+  return all.empty() ? "" : stable_hash(all);
 }
 
 // File i parsed; an unreadable file fails here, when its turn comes, as parse_yaml_file would.
@@ -364,9 +373,12 @@ class TextReader {
     std::vector<T> out(count());
     for (T& spec : out) {
       spec.name = text();
+      // Written from the map in key order: each entry goes at the end, without a search (an
+      // out-of-order one, which the writer never makes, still lands where it belongs).
       for (std::size_t n = count(); n > 0; --n) {
         std::string key = text();
-        spec.sources[key] = text();
+        std::string value = text();
+        spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
       }
       for (const auto& f : fields) set_field(f, spec);
     }
@@ -420,15 +432,26 @@ Catalog Catalog::load(const std::string& data_dir) {
   const std::string dir = catalog_dir(data_dir);
   const Texts texts = read_texts(dir);
   if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
-    const std::string hash = hash_texts(texts, dir);
-    if (!hash.empty() && hash == snap->texts_hash) return from_text(snap->data, dir);
+    const std::string all = all_texts(texts, dir);
+    if (!all.empty() && all == snap->texts) return from_text(snap->data, dir);
   }
   return parse_texts(dir, texts);
+}
+
+const Catalog& CatalogOnce::get() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!catalog_) catalog_.emplace(Catalog::load(data_dir_));
+  return *catalog_;
 }
 
 Catalog Catalog::parse(const std::string& data_dir) {
   const std::string dir = catalog_dir(data_dir);
   return parse_texts(dir, read_texts(dir));
+}
+
+std::string Catalog::texts(const std::string& data_dir) {
+  const std::string dir = catalog_dir(data_dir);
+  return all_texts(read_texts(dir), dir);
 }
 
 std::string Catalog::texts_hash(const std::string& data_dir) {

@@ -3,6 +3,7 @@
 // is an error, and every numeric value must name its source in the entry's `sources:` map.
 // Names are matched case-insensitively; an unknown name is a CatalogError listing the valid ones.
 #include <array>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct PriceEntry {
 struct CatalogSnapshot {
   std::string_view texts_hash;  // Catalog::texts_hash of the files it was made from
   std::string_view data;        // Catalog::to_text()
+  // Catalog::texts of those files: load() compares the files with it, byte for byte (a compare
+  // runs at memory speed; hashing the 200 KB at every start cost as much as decoding the data).
+  std::string_view texts;
 };
 // The snapshot built into this program; nullptr in the snapshot generator itself.
 const CatalogSnapshot* builtin_catalog_snapshot();
@@ -47,6 +51,9 @@ class Catalog {
   static Catalog from_text(std::string_view text, const std::string& dir);
   // Hash of the five files' names and text (16 hex digits); "" when one cannot be read.
   static std::string texts_hash(const std::string& data_dir);
+  // What texts_hash hashes: the names and text of the five files and of the config.json files
+  // models may name (catalog/hf/); "" when one of the five cannot be read.
+  static std::string texts(const std::string& data_dir);
 
   const GpuSpec& gpu(const std::string& name) const;
   const HostSpec& host(const std::string& name) const;
@@ -86,6 +93,21 @@ class Catalog {
   std::vector<PriceEntry> drive_prices_;
   PriceQuote dram_per_gb_;
   std::vector<CloudInstance> cloud_;
+};
+
+// The catalogs of one data folder, loaded at the first use and kept, so that a command loading
+// many scenarios (comparison variants, stored runs, capacity rates) reads them once, at the
+// point of its first load, as that load would. A load that fails is tried again at the next use,
+// so every use reports the error a load of its own would. Safe to share between threads.
+class CatalogOnce {
+ public:
+  explicit CatalogOnce(std::string data_dir = "") : data_dir_(std::move(data_dir)) {}
+  const Catalog& get() const;
+
+ private:
+  std::string data_dir_;
+  mutable std::mutex mutex_;
+  mutable std::optional<Catalog> catalog_;
 };
 
 }  // namespace tiersim::config

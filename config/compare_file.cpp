@@ -109,6 +109,21 @@ Scenario load_variant(const VariantSpec& spec, const LoadOptions& opts) {
                            : load_scenario(spec.file, load);
 }
 
+VariantSource::VariantSource(const VariantSpec& spec, const LoadOptions& opts) : opts_(opts) {
+  opts_.file_overrides = spec.sets;
+  opts_.file_overrides.insert(opts_.file_overrides.end(), opts.file_overrides.begin(),
+                              opts.file_overrides.end());
+  source_ = spec.file.empty() ? ScenarioSource::from_text(spec.inline_yaml, spec.display)
+                              : std::make_unique<const ScenarioSource>(spec.file);
+}
+
+Scenario VariantSource::load(const std::vector<std::string>& extra) const {
+  if (extra.empty()) return source_->load(opts_);
+  LoadOptions o = opts_;
+  for (const std::string& e : extra) o.settings.emplace_back(e);
+  return source_->load(o);
+}
+
 const VariantSpec& find_variant(const Comparison& cmp, const std::string& name,
                                 const std::string& what) {
   std::vector<std::string> names;

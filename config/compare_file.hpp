@@ -3,6 +3,7 @@
 // several configurations, each a scenario file or an inline scenario plus `set:` overrides. Read
 // here once for every command that takes them (compare, sensitivity, breakeven). Strict: every
 // error names the file, the line and the key.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,19 @@ Comparison read_compare_inputs(const std::vector<std::string>& files);
 // The variant's scenario: `opts` (command-line --set, data folder, catalog) with the variant's
 // `set:` entries applied before `opts.overrides`.
 Scenario load_variant(const VariantSpec& spec, const LoadOptions& opts);
+
+// A variant read once and loaded many times, each with a few more overrides (the sensitivity and
+// break-even studies): load(extra) gives what load_variant(spec, opts) gives with `extra` appended
+// to opts.overrides, the scenario read and checked once and `extra` applied as typed settings.
+class VariantSource {
+ public:
+  VariantSource(const VariantSpec& spec, const LoadOptions& opts);
+  Scenario load(const std::vector<std::string>& extra = {}) const;
+
+ private:
+  LoadOptions opts_;  // with the variant's `set:` entries
+  std::unique_ptr<const ScenarioSource> source_;
+};
 
 // The variant called `name`; ConfigError naming the variants there are when none is.
 const VariantSpec& find_variant(const Comparison& cmp, const std::string& name,

@@ -477,8 +477,7 @@ double check_magnitude(const YNode& node, double v) {
 
 }  // namespace
 
-void read_option(const YNode& node, const Option& o, Scenario& s) {
-  FieldRef ref = o.field(s);
+OptionValue parse_option_value(const YNode& node, const Option& o) {
   switch (o.type) {
     case ValueType::kInt: {
       long long v = 0;
@@ -491,36 +490,61 @@ void read_option(const YNode& node, const Option& o, Scenario& s) {
         v = node.as_int(static_cast<long long>(o.min),
                         o.max >= 2e9 ? 2000000000LL : static_cast<long long>(o.max));
       }
-      *std::get<int*>(ref) = static_cast<int>(v);
-      return;
+      return static_cast<int>(v);
     }
     case ValueType::kNumber:
-      *std::get<double*>(ref) =
-          check_magnitude(node, node.as_double(o.min, o.max, o.min_exclusive));
-      return;
+      return check_magnitude(node, node.as_double(o.min, o.max, o.min_exclusive));
     case ValueType::kSize:
-      *std::get<double*>(ref) = check_magnitude(node, node.as_size_bytes(!o.min_exclusive));
-      return;
+      return check_magnitude(node, node.as_size_bytes(!o.min_exclusive));
     case ValueType::kDuration:
-      *std::get<double*>(ref) = node.as_duration_s(o.min, o.max, o.min_exclusive);
+      return node.as_duration_s(o.min, o.max, o.min_exclusive);
+    case ValueType::kBool:
+      return node.as_bool();
+    case ValueType::kText:
+    case ValueType::kPath:
+      return node.as_string();
+    case ValueType::kChoice:
+      return choice_index(node, o);
+    case ValueType::kPlacement:
+      return read_placement(node, o);
+    case ValueType::kReferences:
+      return read_references(node);
+  }
+  return OptionValue();
+}
+
+void set_option(const Option& o, const OptionValue& value, Scenario& s) {
+  FieldRef ref = o.field(s);
+  switch (o.type) {
+    case ValueType::kInt:
+      *std::get<int*>(ref) = std::get<int>(value);
+      return;
+    case ValueType::kNumber:
+    case ValueType::kSize:
+    case ValueType::kDuration:
+      *std::get<double*>(ref) = std::get<double>(value);
       return;
     case ValueType::kBool:
-      *std::get<bool*>(ref) = node.as_bool();
+      *std::get<bool*>(ref) = std::get<bool>(value);
       return;
     case ValueType::kText:
     case ValueType::kPath:
-      *std::get<std::string*>(ref) = node.as_string();
+      *std::get<std::string*>(ref) = std::get<std::string>(value);
       return;
     case ValueType::kChoice:
-      std::get<EnumRef>(ref).set(choice_index(node, o));
+      std::get<EnumRef>(ref).set(std::get<int>(value));
       return;
     case ValueType::kPlacement:
-      *std::get<Placement*>(ref) = read_placement(node, o);
+      *std::get<Placement*>(ref) = std::get<Placement>(value);
       return;
     case ValueType::kReferences:
-      *std::get<std::vector<Reference>*>(ref) = read_references(node);
+      *std::get<std::vector<Reference>*>(ref) = std::get<std::vector<Reference>>(value);
       return;
   }
+}
+
+void read_option(const YNode& node, const Option& o, Scenario& s) {
+  set_option(o, parse_option_value(node, o), s);
 }
 
 bool option_unset(const Option& o, Scenario& s) {

@@ -87,7 +87,18 @@ const std::vector<std::string>& keys_below(const std::string& prefix);
 // Workload kind names in enum order ("inference", "training", "checkpoint", "io").
 const std::vector<std::string>& workload_kind_names();
 
-// Reads `node` as the option's type (with its range checks) and writes it into `s`.
+// An option's value, typed as its Scenario field holds it: kInt -> int; kNumber, kSize,
+// kDuration -> double (bytes, seconds); kBool -> bool; kText, kPath -> text; kChoice -> the index
+// in `choices` (int); kPlacement -> Placement; kReferences -> the list. Studies decode a value
+// once and set it on many scenarios (config/scenario_loader.hpp, Setting).
+using OptionValue = std::variant<int, double, bool, std::string, Placement, std::vector<Reference>>;
+
+// Reads `node` as the option's type, with every check and error message of the scenario loader.
+OptionValue parse_option_value(const YNode& node, const Option& opt);
+// The option's setter: writes a value of the option's type (parse_option_value) into `s`.
+void set_option(const Option& opt, const OptionValue& value, Scenario& s);
+// Reads `node` as the option's type (with its range checks) and writes it into `s`:
+// set_option(opt, parse_option_value(node, opt), s).
 void read_option(const YNode& node, const Option& opt, Scenario& s);
 // The option's current value in `s` as YAML (canonical: reading it back gives the same value).
 YAML::Node option_yaml(const Option& opt, Scenario& s);

@@ -26,27 +26,134 @@
 
 namespace tiersim::config {
 
-namespace {
+// One option's value read from a given node: the value, or the error reading it threw.
+struct Decoded {
+  const Option* option = nullptr;
+  std::optional<OptionValue> value;
+  std::exception_ptr error;
+};
 
-// One key given by the scenario file or a --set, before it is applied.
+// One key given by the scenario file, a --set or a study's setting, before it is applied.
 struct Given {
-  YNode node;
+  YNode node;  // where it was written: errors about the key name this place
   std::string base_dir;  // relative paths in the value resolve against this
   bool from_set = false;
+  // The node read once for each option of its key (a key may name one option per workload
+  // kind), so that a base file's values and a study's settings are applied to many scenarios
+  // without reading YAML again. Null: read where it is applied.
+  std::shared_ptr<const std::vector<Decoded>> decoded;
 };
+
+// The keys of a scenario file, flattened to their paths (section maps kept for line numbers).
+struct GivenKeys {
+  std::map<std::string, Given> given;
+  std::map<std::string, YNode> sections;
+  // given's entry for each row of the option table (null: not given), so that a load applying
+  // every row finds the file's values without a lookup by path; empty until index() fills it.
+  std::vector<const Given*> by_option;
+  void index() {
+    const std::vector<Option>& table = scenario_options();
+    by_option.assign(table.size(), nullptr);
+    for (const auto& [path, g] : given)
+      for (const Option* o : find_options(path))
+        by_option[static_cast<std::size_t>(o - table.data())] = &g;
+  }
+};
+
+// A --set assignment read once: its keys (a section given as a map sets each of its keys) or the
+// error the loader throws when it applies it.
+struct SettingData {
+  std::vector<std::pair<std::string, Given>> keys;
+  std::exception_ptr error;
+};
+
+namespace {
+
+// Reads `g`'s node for every option its key names (see Given::decoded).
+void decode(Given& g, const std::string& path) {
+  auto out = std::make_shared<std::vector<Decoded>>();
+  for (const Option* o : find_options(path)) {
+    Decoded d;
+    d.option = o;
+    try {
+      d.value = parse_option_value(g.node, *o);
+    } catch (...) {
+      d.error = std::current_exception();
+    }
+    out->push_back(std::move(d));
+  }
+  g.decoded = std::move(out);
+}
+
+// The keys of the scenario file `root` (paths relative to `base_dir`), checked against the table.
+void flatten(const YNode& map, const std::string& prefix, const std::string& base_dir,
+             GivenKeys& out) {
+  map.check_keys(keys_below(prefix));
+  for (auto& [key, child] : map.entries()) {
+    const std::string path = child.path();
+    if (!find_options(path).empty()) {
+      out.given[path] = Given{child, base_dir, false, nullptr};
+    } else if (child.is_null()) {
+      out.sections[path] = child;  // "policy:" with nothing below: an empty section
+    } else if (child.is_map()) {
+      out.sections[path] = child;
+      flatten(child, path, base_dir, out);
+    } else {
+      child.fail("expected a map with keys " + join(keys_below(path)) + ", got " +
+                 child.describe());
+    }
+  }
+}
+
+// `value` names where the override was written (--set, or a line of a comparison file) and has
+// the key as its path, so every error about it names that place and the key. Appends the keys it
+// sets to `out`, in order.
+void expand_given(const std::string& key, const YNode& value,
+                  std::vector<std::pair<std::string, Given>>& out) {
+  if (find_options(key).empty()) {
+    if (is_section(key) && value.is_map()) {
+      // A section given as a map sets each of its keys (`--set hardware.gpu={model: H200,
+      // count: 2}`, or a sweep axis over whole sections: scenarios/sweeps/README.md).
+      value.check_keys(keys_below(key));
+      for (const auto& [child_key, child] : value.entries())
+        expand_given(key + "." + child_key, child, out);
+      return;
+    }
+    if (is_section(key))
+      value.fail("is a section; set one of its keys, or give it as a map of them: " +
+                 join(keys_below(key)));
+    std::vector<std::string> all;
+    for (const auto& o : scenario_options()) all.push_back(o.path);
+    // Show the valid keys of the deepest section that exists, as for an unknown key in a file.
+    std::string prefix = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
+    while (!prefix.empty() && !is_section(prefix))
+      prefix = prefix.substr(0, prefix.rfind('.') == std::string::npos ? 0 : prefix.rfind('.'));
+    value.fail("unknown key" + did_you_mean(key, all) + "; valid keys" +
+               (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
+               join(keys_below(prefix)));
+  }
+  out.emplace_back(key, Given{value, "", true, nullptr});
+}
 
 class Loader {
  public:
-  Loader(YNode root, std::string display_name, std::string base_dir, const LoadOptions& opts)
+  // `base`: the file's keys already flattened (ScenarioSource); null: flatten `root` here.
+  Loader(YNode root, std::string display_name, std::string base_dir, const LoadOptions& opts,
+         const GivenKeys* base = nullptr)
       : root_(std::move(root)), name_(std::move(display_name)), base_dir_(std::move(base_dir)),
-        opts_(opts) {}
+        opts_(opts), base_(base) {}
 
   Scenario run();
 
  private:
-  void flatten(const YNode& map, const std::string& prefix);
   void add_override(const std::string& assignment);
   void add_given(const std::string& key, const YNode& value);
+  const Given* find_given(const std::string& path) const;
+  // Calls f(path, given) for every given key in path order (a key given again replaces the
+  // file's).
+  template <class F>
+  void each_given(F&& f) const;
+  void read_given(const Given& g, const Option& o);
   [[noreturn]] void fail_at(const std::string& path, const std::string& message) const;
   [[noreturn]] void fail_missing(const Option& o) const;
   void apply_options(const Catalog& catalog);
@@ -58,17 +165,54 @@ class Loader {
   void check_cross_fields() const;
   std::string emit_resolved();
   std::string referenced_contents();
-  bool given(const std::string& path) const { return given_.count(path) > 0; }
+  bool given(const std::string& path) const { return find_given(path) != nullptr; }
   friend class LoaderCheck;
 
   YNode root_;
   std::string name_;
   std::string base_dir_;
   const LoadOptions& opts_;
-  std::map<std::string, Given> given_;
-  std::map<std::string, YNode> sections_;  // section maps present in the file, for line numbers
+  const GivenKeys* base_;  // the file's keys (never changed by a load)
+  GivenKeys own_;          // the file's keys when there is no base_; then every override
   Scenario s_;
 };
+
+const Given* Loader::find_given(const std::string& path) const {
+  if (auto it = own_.given.find(path); it != own_.given.end()) return &it->second;
+  if (base_)
+    if (auto it = base_->given.find(path); it != base_->given.end()) return &it->second;
+  return nullptr;
+}
+
+template <class F>
+void Loader::each_given(F&& f) const {
+  static const std::map<std::string, Given> kNone;
+  const auto& a = own_.given;
+  const auto& b = base_ ? base_->given : kNone;
+  auto i = a.begin();
+  auto j = b.begin();
+  while (i != a.end() || j != b.end()) {
+    if (j == b.end() || (i != a.end() && i->first <= j->first)) {
+      if (j != b.end() && i->first == j->first) ++j;  // given again: this one counts
+      f(i->first, i->second);
+      ++i;
+    } else {
+      f(j->first, j->second);
+      ++j;
+    }
+  }
+}
+
+void Loader::read_given(const Given& g, const Option& o) {
+  if (g.decoded)
+    for (const Decoded& d : *g.decoded)
+      if (d.option == &o) {
+        if (d.error) std::rethrow_exception(d.error);
+        set_option(o, *d.value, s_);
+        return;
+      }
+  read_option(g.node, o, s_);
+}
 
 // What a workload's checks (config/scenario_check.hpp) see of the scenario being loaded.
 class LoaderCheck final : public ScenarioCheck {
@@ -78,8 +222,9 @@ class LoaderCheck final : public ScenarioCheck {
   bool given(const std::string& path) const override { return loader_.given(path); }
   std::vector<std::string> given_under(const std::string& prefix) const override {
     std::vector<std::string> paths;
-    for (const auto& [path, g] : loader_.given_)
+    loader_.each_given([&](const std::string& path, const Given&) {
       if (path.rfind(prefix, 0) == 0) paths.push_back(path);
+    });
     return paths;
   }
   [[noreturn]] void fail(const std::string& path, const std::string& message) const override {
@@ -156,42 +301,30 @@ YNode value_node(const std::string& text, const std::string& display_name) {
   return parse_yaml_text(text, display_name, false);
 }
 
-// The table's plain-scalar defaults read once per process (an empty node for the others): every
-// load applies most defaults, and a node per default per load was a quarter of a sweep point's
-// allocations. Scalar nodes are only read after this (Scalar(), never a map lookup, which may
-// insert), so the loads of a sweep's threads share them.
-const YNode* shared_default(const Option& o) {
-  static const std::vector<YNode> kDefaults = [] {
-    std::vector<YNode> nodes;
-    for (const Option& opt : scenario_options())
-      nodes.push_back(plain_scalar(opt.default_text)
-                          ? value_node(opt.default_text, "default of " + opt.path)
-                          : YNode());
-    return nodes;
+// The table's plain-scalar defaults read once per process (none for the others): every load
+// applies most defaults, and reading each default's text again at every load was a large share of
+// a sweep point's cost.
+const OptionValue* shared_default(const Option& o) {
+  static const std::vector<std::optional<OptionValue>> kDefaults = [] {
+    std::vector<std::optional<OptionValue>> values;
+    for (const Option& opt : scenario_options()) {
+      std::optional<OptionValue> v;
+      if (plain_scalar(opt.default_text)) {
+        try {
+          v = parse_option_value(value_node(opt.default_text, "default of " + opt.path), opt);
+        } catch (const ConfigError&) {
+          // Left to each load, which reports it as it always did.
+        }
+      }
+      values.push_back(std::move(v));
+    }
+    return values;
   }();
   const std::vector<Option>& table = scenario_options();
   const std::less<const Option*> before;
   if (before(&o, table.data()) || !before(&o, table.data() + table.size())) return nullptr;
-  const YNode& node = kDefaults[static_cast<std::size_t>(&o - table.data())];
-  return node.raw().IsScalar() ? &node : nullptr;
-}
-
-void Loader::flatten(const YNode& map, const std::string& prefix) {
-  map.check_keys(keys_below(prefix));
-  for (auto& [key, child] : map.entries()) {
-    const std::string path = child.path();
-    if (!find_options(path).empty()) {
-      given_[path] = Given{child, base_dir_, false};
-    } else if (child.is_null()) {
-      sections_[path] = child;  // "policy:" with nothing below: an empty section
-    } else if (child.is_map()) {
-      sections_[path] = child;
-      flatten(child, path);
-    } else {
-      child.fail("expected a map with keys " + join(keys_below(path)) + ", got " +
-                 child.describe());
-    }
-  }
+  const auto& v = kDefaults[static_cast<std::size_t>(&o - table.data())];
+  return v ? &*v : nullptr;
 }
 
 void Loader::add_override(const std::string& assignment) {
@@ -203,35 +336,14 @@ void Loader::add_override(const std::string& assignment) {
   add_given(key, YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false));
 }
 
-// `value` names where the override was written (--set, or a line of a comparison file) and has
-// the key as its path, so every error about it names that place and the key.
 void Loader::add_given(const std::string& key, const YNode& value) {
-  if (find_options(key).empty()) {
-    if (is_section(key) && value.is_map()) {
-      // A section given as a map sets each of its keys (`--set hardware.gpu={model: H200,
-      // count: 2}`, or a sweep axis over whole sections: scenarios/sweeps/README.md).
-      value.check_keys(keys_below(key));
-      for (const auto& [child_key, child] : value.entries()) add_given(key + "." + child_key, child);
-      return;
-    }
-    if (is_section(key))
-      value.fail("is a section; set one of its keys, or give it as a map of them: " +
-                 join(keys_below(key)));
-    std::vector<std::string> all;
-    for (const auto& o : scenario_options()) all.push_back(o.path);
-    // Show the valid keys of the deepest section that exists, as for an unknown key in a file.
-    std::string prefix = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
-    while (!prefix.empty() && !is_section(prefix))
-      prefix = prefix.substr(0, prefix.rfind('.') == std::string::npos ? 0 : prefix.rfind('.'));
-    value.fail("unknown key" + did_you_mean(key, all) + "; valid keys" +
-               (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
-               join(keys_below(prefix)));
-  }
-  given_[key] = Given{value, "", true};
+  std::vector<std::pair<std::string, Given>> keys;
+  expand_given(key, value, keys);
+  for (auto& [k, g] : keys) own_.given[k] = std::move(g);
 }
 
 void Loader::fail_at(const std::string& path, const std::string& message) const {
-  if (auto it = given_.find(path); it != given_.end()) it->second.node.fail(message);
+  if (const Given* g = find_given(path)) g->node.fail(message);
   throw ConfigError(name_, 0, path, message);
 }
 
@@ -242,7 +354,8 @@ void Loader::fail_missing(const Option& o) const {
     const auto dot = prefix.rfind('.');
     prefix = dot == std::string::npos ? "" : prefix.substr(0, dot);
     if (prefix.empty()) break;
-    if (auto it = sections_.find(prefix); it != sections_.end() && !it->second.is_null())
+    const auto& sections = base_ ? base_->sections : own_.sections;
+    if (auto it = sections.find(prefix); it != sections.end() && !it->second.is_null())
       it->second.fail_missing(o.path.substr(prefix.size() + 1), type_text(o) + ": " + o.help);
   }
   if (root_.is_map()) root_.fail_missing(o.path, type_text(o) + ": " + o.help);
@@ -260,28 +373,39 @@ SourceMap* sources_for(Scenario& s, const std::string& path) {
 
 std::string field_name(const std::string& path) { return path.substr(path.rfind('.') + 1); }
 
+// field_name of every row of the table, worked out once: every load asks for each catalog field's.
+const std::string& field_name_of(const Option& o) {
+  static const std::vector<std::string> kFields = [] {
+    std::vector<std::string> fields;
+    for (const Option& opt : scenario_options()) fields.push_back(field_name(opt.path));
+    return fields;
+  }();
+  return kFields[static_cast<std::size_t>(&o - scenario_options().data())];
+}
+
 void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) {
-  if (o.path == "model.hf_config" && g) {
+  // (g first: most rows are not given, and the path compares ran for every row of every load.)
+  if (g && o.path == "model.hf_config") {
     apply_hf_config(*g);
     return;
   }
   // With a config.json, model.name only names the model: it need not be a catalog entry.
-  if (o.path == "model.name" && g && given("model.hf_config")) {
-    read_option(g->node, o, s_);
+  if (g && o.path == "model.name" && given("model.hf_config")) {
+    read_given(*g, o);
     return;
   }
   if (o.from_catalog) {
     SourceMap* sources = sources_for(s_, o.path);
-    const std::string field = field_name(o.path);
+    const std::string& field = field_name_of(o);
     const auto src = sources->find(field);
     // A field read from a config.json says so itself (config/hf_config.cpp).
-    const std::string catalog_prov =
+    std::string catalog_prov =
         src == sources->end()                  ? std::string("default")
         : src->second.rfind("hf_config ", 0) == 0 ? src->second
                                                : "catalog: " + src->second;
     if (g) {
       const std::string before = value_text(o, s_);
-      read_option(g->node, o, s_);
+      read_given(*g, o);
       // A value equal to the catalog's keeps the catalog's provenance: that is what makes the
       // resolved YAML (every value inlined) load back into an identical Scenario.
       if (value_text(o, s_) != before) {
@@ -290,11 +414,11 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
         return;
       }
     }
-    s_.provenance[o.path] = catalog_prov;
+    s_.provenance.insert_or_assign(o.path, std::move(catalog_prov));
     return;
   }
   if (g) {
-    read_option(g->node, o, s_);
+    read_given(*g, o);
     if (o.type == ValueType::kPath) {
       std::string& p = *std::get<std::string*>(o.field(s_));
       p = join_path(g->base_dir, p);
@@ -302,8 +426,8 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
   } else if (o.required) {
     fail_missing(o);
   } else if (!o.default_text.empty()) {
-    if (const YNode* shared = shared_default(o))
-      read_option(*shared, o, s_);
+    if (const OptionValue* shared = shared_default(o))
+      set_option(o, *shared, s_);
     else
       read_option(value_node(o.default_text, "default of " + o.path), o, s_);
   } else {
@@ -320,11 +444,21 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
 }
 
 void Loader::apply_options(const Catalog& catalog) {
-  for (const Option& o : scenario_options()) {
+  const std::vector<Option>& table = scenario_options();
+  // The keys this load gives (every key without a base file; else its overrides and settings),
+  // by table row; the base's are indexed once, when it was prepared.
+  own_.index();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const Option& o = table[i];
     if (!(o.kinds & kind_bit(s_.kind)) || o.path == "workload.kind") continue;
-    if (o.path == "hardware.nvme.model") drive_from_profile(catalog);
-    auto it = given_.find(o.path);
-    apply_one(o, it == given_.end() ? nullptr : &it->second, catalog);
+    if (o.path == "hardware.nvme.model") {
+      drive_from_profile(catalog);  // may give hardware.nvme.model
+      apply_one(o, find_given(o.path), catalog);
+      continue;
+    }
+    const Given* g = own_.by_option[i];
+    if (!g && base_) g = base_->by_option[i];
+    apply_one(o, g, catalog);
   }
 }
 
@@ -364,7 +498,7 @@ void Loader::apply_hf_config(const Given& g) {
 void Loader::drive_from_profile(const Catalog& catalog) {
   if (given("hardware.nvme.model") || !given("hardware.nvme.profile")) return;
   const Option* profile_opt = find_option("hardware.nvme.profile", s_.kind);
-  apply_one(*profile_opt, &given_.at("hardware.nvme.profile"), catalog);
+  apply_one(*profile_opt, find_given("hardware.nvme.profile"), catalog);
   const std::string& path = s_.hardware.nvme.profile_path;
   const DeviceProfile profile = read_device_profile(path);
   if (profile.catalog_drive.empty()) return;
@@ -374,7 +508,8 @@ void Loader::drive_from_profile(const Catalog& catalog) {
     throw CatalogError(
         ConfigError(path, profile.catalog_drive_line, "catalog_drive", e.what()).what());
   }
-  given_["hardware.nvme.model"] = Given{value_node(profile.catalog_drive, path), "", false};
+  own_.given["hardware.nvme.model"] =
+      Given{value_node(profile.catalog_drive, path), "", false, nullptr};
   s_.provenance["hardware.nvme.model"] = "profile: " + path + " (catalog_drive)";
 }
 
@@ -384,10 +519,11 @@ void Loader::resolve_nvme() {
   if (!has_drive) {
     if (given("hardware.nvme.count") && nvme.count > 0)
       fail_at("hardware.nvme.count", "NVMe drives need hardware.nvme.model or hardware.nvme.profile");
-    for (const auto& [path, g] : given_)
+    each_given([](const std::string& path, const Given& g) {
       if (path.rfind("hardware.nvme.", 0) == 0 && path != "hardware.nvme.count")
         g.node.fail("overrides a drive field, but no drive is given (set hardware.nvme.model or "
                     "hardware.nvme.profile)");
+    });
     nvme = NvmeArray{};
     for (auto it = s_.provenance.begin(); it != s_.provenance.end();)
       it = it->first.rfind("hardware.nvme.", 0) == 0 ? s_.provenance.erase(it) : std::next(it);
@@ -514,30 +650,39 @@ std::string Loader::referenced_contents() {
 }
 
 Scenario Loader::run() {
-  if (root_.is_null())
-    root_.fail("empty scenario (expected a map with name, hardware, model, workload)");
-  flatten(root_, "");
+  if (!base_) {
+    if (root_.is_null())
+      root_.fail("empty scenario (expected a map with name, hardware, model, workload)");
+    flatten(root_, "", base_dir_, own_);
+  }
   for (const auto& o : opts_.file_overrides)
     add_given(o.key, YNode(o.value.raw(), std::make_shared<const std::string>(o.value.file()),
                            o.key, o.value.line() > 0));
   for (const auto& a : opts_.overrides) add_override(a);
+  for (const Setting& setting : opts_.settings) {
+    if (!setting.data) continue;
+    if (setting.data->error) std::rethrow_exception(setting.data->error);
+    for (const auto& [key, g] : setting.data->keys) own_.given[key] = g;
+  }
 
   // The workload kind decides which keys apply, so it is read first.
   const Option* kind_opt = find_options("workload.kind").front();
-  auto kind_it = given_.find("workload.kind");
-  if (kind_it == given_.end()) fail_missing(*kind_opt);
-  read_option(kind_it->second.node, *kind_opt, s_);
-  for (const auto& [path, g] : given_) {
-    if (find_option(path, s_.kind)) continue;
+  const Given* kind_given = find_given("workload.kind");
+  if (!kind_given) fail_missing(*kind_opt);
+  read_given(*kind_given, *kind_opt);
+  each_given([this](const std::string& path, const Given& g) {
+    if (find_option(path, s_.kind)) return;
     unsigned kinds = 0;
     for (const Option* o : find_options(path)) kinds |= o->kinds;
     g.node.fail("does not apply to workload kind '" + workload_kind_names()[static_cast<std::size_t>(s_.kind)] +
                 "' (only to: " + kinds_text(kinds) + ")");
-  }
+  });
 
   std::optional<Catalog> owned;
-  if (!opts_.catalog) owned = Catalog::load(opts_.data_dir);
-  const Catalog& catalog = opts_.catalog ? *opts_.catalog : *owned;
+  if (!opts_.catalog && !opts_.catalogs) owned = Catalog::load(opts_.data_dir);
+  const Catalog& catalog = opts_.catalog    ? *opts_.catalog
+                           : opts_.catalogs ? opts_.catalogs->get()
+                                            : *owned;
 
   apply_options(catalog);
   resolve_nvme();
@@ -569,9 +714,11 @@ std::string stable_hash(const std::string& text) {
 }
 
 namespace {
-Scenario load_file_root(const YNode& root, const std::string& path, const LoadOptions& opts) {
-  const std::string base = std::filesystem::path(path).parent_path().string();
-  Scenario s = Loader(root, path, base, opts).run();
+// `base`: the file's keys, flattened once (ScenarioSource); null: flattened from `root`.
+Scenario load_file_root(const YNode& root, const std::string& path, const LoadOptions& opts,
+                        const GivenKeys* base = nullptr) {
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  Scenario s = Loader(root, path, base_dir, opts, base).run();
   s.file = path;
   return s;
 }
@@ -581,38 +728,73 @@ Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
   return load_file_root(parse_yaml_file(path, "scenario file"), path, opts);
 }
 
-struct ScenarioSource::TreePool {
-  std::mutex mutex;
-  std::vector<YNode> trees;  // parsed trees no load is using
+Setting::Setting(const std::string& assignment) {
+  auto d = std::make_shared<SettingData>();
+  try {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--set", 0, assignment, "expected key.path=value");
+    const std::string key = assignment.substr(0, eq);
+    const YNode parsed = value_node(assignment.substr(eq + 1), "--set");
+    expand_given(key, YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false),
+                 d->keys);
+    for (auto& [k, g] : d->keys) decode(g, k);
+  } catch (...) {
+    d->keys.clear();
+    d->error = std::current_exception();
+  }
+  data = std::move(d);
+}
+
+// The file parsed, flattened and its values read once, for every load.
+struct ScenarioSource::Prepared {
+  YNode root;
+  GivenKeys keys;
+  std::exception_ptr error;  // parsing or flattening failed: every load throws this
 };
 
 ScenarioSource::ScenarioSource(std::string path)
-    : path_(std::move(path)), text_(read_text_file(path_)), pool_(std::make_unique<TreePool>()) {}
+    : path_(std::move(path)), text_(read_text_file(path_)) {}
+
+std::unique_ptr<const ScenarioSource> ScenarioSource::from_text(std::string yaml,
+                                                                std::string display_name) {
+  std::unique_ptr<ScenarioSource> s(new ScenarioSource());
+  s->path_ = std::move(display_name);
+  s->text_ = std::move(yaml);
+  s->is_file_ = false;
+  return s;
+}
 
 ScenarioSource::~ScenarioSource() = default;
 
+const ScenarioSource::Prepared& ScenarioSource::prepared() const {
+  std::call_once(once_, [this] {
+    auto p = std::make_unique<Prepared>();
+    try {
+      p->root = parse_yaml_text(*text_, path_);
+      if (p->root.is_null())
+        p->root.fail("empty scenario (expected a map with name, hardware, model, workload)");
+      flatten(p->root, "", is_file_ ? std::filesystem::path(path_).parent_path().string() : "",
+              p->keys);
+      for (auto& [key, g] : p->keys.given) decode(g, key);
+      p->keys.index();
+    } catch (...) {
+      p->keys = GivenKeys{};
+      p->error = std::current_exception();
+    }
+    prepared_ = std::move(p);
+  });
+  return *prepared_;
+}
+
 Scenario ScenarioSource::load(const LoadOptions& opts) const {
   if (!text_) return load_scenario(path_, opts);  // throws the same error it always did
-  std::optional<YNode> tree;
-  {
-    std::lock_guard<std::mutex> lock(pool_->mutex);
-    if (!pool_->trees.empty()) {
-      tree.emplace(std::move(pool_->trees.back()));
-      pool_->trees.pop_back();
-    }
-  }
-  if (!tree) tree.emplace(parse_yaml_text(*text_, path_));  // parse errors throw as before
-  // The loader only reads the tree (a lookup of a missing key may add an empty entry, which no
-  // reader sees), so the next load can start from it. Returned on errors too.
-  struct GiveBack {
-    TreePool& pool;
-    std::optional<YNode>& tree;
-    ~GiveBack() {
-      std::lock_guard<std::mutex> lock(pool.mutex);
-      pool.trees.push_back(std::move(*tree));
-    }
-  } give_back{*pool_, tree};
-  return load_file_root(*tree, path_, opts);
+  // Loads only read the prepared tree and keys, so every thread shares them; what a load adds
+  // (overrides, settings) is its own.
+  const Prepared& p = prepared();
+  if (p.error) std::rethrow_exception(p.error);
+  if (!is_file_) return Loader(p.root, path_, "", opts, &p.keys).run();
+  return load_file_root(p.root, path_, opts, &p.keys);
 }
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,

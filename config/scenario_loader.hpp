@@ -3,6 +3,7 @@
 // table (config/options.hpp), catalog lookups, inline and --set overrides, defaults, cross-field
 // checks, provenance, canonical resolved YAML and its hash. Throws ConfigError / CatalogError.
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,11 +20,25 @@ struct Override {
   YNode value;
 };
 
+struct SettingData;
+
+// One `key.path=value` assignment, as --set writes it (a section may be given as a map of its
+// keys), read and checked once and kept as typed values: studies apply the same setting to many
+// points (a sweep axis value, a plan's rate) without reading YAML again. Applied through
+// LoadOptions::settings, it gives exactly what the same text in LoadOptions::overrides gives,
+// errors included (an invalid assignment throws where the load applies it).
+struct Setting {
+  explicit Setting(const std::string& assignment);
+  std::shared_ptr<const SettingData> data;
+};
+
 struct LoadOptions {
   std::vector<Override> file_overrides;  // applied first, in order
   std::vector<std::string> overrides;  // "key.path=value" (value is YAML), applied before checks
+  std::vector<Setting> settings;       // applied after `overrides`, in order
   std::string data_dir;                // folder holding catalog/; empty = default_data_dir()
   const Catalog* catalog = nullptr;    // reuse an already loaded catalog (sweeps); overrides data_dir
+  const CatalogOnce* catalogs = nullptr;  // else: the catalogs a command loads once for its loads
 };
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
@@ -36,14 +51,20 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& display_
 Scenario load_scenario_tree(const YNode& root, const std::string& display_name,
                             const LoadOptions& opts = {});
 
-// A scenario file read once and then loaded many times with different overrides (sweep and plan
-// points): load(opts) gives exactly what load_scenario(path, opts) gives, without reading the
-// file again. Loads may run on several threads. Parsed trees are kept for reuse, each used by one
-// load at a time (a yaml-cpp tree is not safe to read from two threads: lookups add entries), so
-// the text is parsed about once per thread instead of once per point.
+// A scenario file read once and then loaded many times with different overrides and settings
+// (sweep and plan points, capacity rates): load(opts) gives exactly what load_scenario(path, opts)
+// gives. The file is parsed, checked against the option table and its values read into typed
+// values once, at the first load; each load then starts from those values and applies its own
+// (the table's setters), so no load reads YAML. Loads may run on several threads: they share the
+// prepared values and only read the parsed tree for error positions (a yaml-cpp lookup may add
+// entries, so no load looks keys up in it).
 class ScenarioSource {
  public:
   explicit ScenarioSource(std::string path);
+  // Scenario text that is no file: load(opts) gives what load_scenario_text(yaml, display_name,
+  // opts) gives.
+  static std::unique_ptr<const ScenarioSource> from_text(std::string yaml,
+                                                          std::string display_name);
   ~ScenarioSource();
   ScenarioSource(const ScenarioSource&) = delete;
   ScenarioSource& operator=(const ScenarioSource&) = delete;
@@ -51,10 +72,14 @@ class ScenarioSource {
   Scenario load(const LoadOptions& opts = {}) const;
 
  private:
-  struct TreePool;
-  std::string path_;
+  struct Prepared;
+  const Prepared& prepared() const;
+  ScenarioSource() = default;
+  std::string path_;                 // the file, or the text's display name
   std::optional<std::string> text_;  // nullopt: unreadable; load() reports it as load_scenario
-  std::unique_ptr<TreePool> pool_;
+  bool is_file_ = true;
+  mutable std::once_flag once_;
+  mutable std::unique_ptr<const Prepared> prepared_;
 };
 
 // FNV-1a 64 of the text, as 16 lower-case hex digits (stable across runs and platforms).

@@ -205,18 +205,28 @@ YamlDocument::Map& YamlDocument::section(const std::string& path) {
   return maps_[child];
 }
 
+YamlDocument::Map& YamlDocument::parent_of(const std::string& path, std::size_t dot) {
+  const std::size_t len = dot == std::string::npos ? 0 : dot;
+  if (last_map_ != kNoMap && last_path_.size() == len && path.compare(0, len, last_path_) == 0)
+    return maps_[last_map_];
+  last_path_.assign(path, 0, len);
+  const std::size_t map = static_cast<std::size_t>(&section(last_path_) - maps_.data());
+  last_map_ = map;
+  return maps_[map];
+}
+
 void YamlDocument::put_scalar(const std::string& path, std::string text) {
   const auto dot = path.rfind('.');
-  Map& parent = section(dot == std::string::npos ? std::string() : path.substr(0, dot));
+  Map& parent = parent_of(path, dot);
   Entry e;
-  e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
+  e.key.assign(path, dot == std::string::npos ? 0 : dot + 1);
   e.scalar = std::move(text);
   parent.entries.push_back(std::move(e));
 }
 
 void YamlDocument::put_node(const std::string& path, const YAML::Node& value) {
   const auto dot = path.rfind('.');
-  Map& parent = section(dot == std::string::npos ? std::string() : path.substr(0, dot));
+  Map& parent = parent_of(path, dot);
   Entry e;
   e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
   e.node = value;

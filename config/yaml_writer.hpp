@@ -48,10 +48,15 @@ class YamlDocument {
     std::vector<Entry> entries;
   };
   Map& section(const std::string& path);
+  // The section holding `path`'s last key (its first `dot` characters): consecutive keys mostly
+  // share one, which is then found without building its path.
+  Map& parent_of(const std::string& path, std::size_t dot);
   YAML::Node tree(std::size_t map) const;
   bool write_map(std::size_t map, int indent, std::string& out) const;
   std::vector<Map> maps_;                               // [0] the document
   std::unordered_map<std::string, std::size_t> index_;  // section path -> maps_ index
+  std::string last_path_;                               // the section parent_of found last
+  std::size_t last_map_ = kNoMap;
 };
 
 }  // namespace tiersim::config

@@ -410,6 +410,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
             char buf[40];
             std::snprintf(buf, sizeof buf, "%.17g", rate);
             p.overrides.push_back(std::string("workload.arrival_rate=") + buf);
+            p.settings.emplace_back(p.overrides.back());
             return sweep::load_point(spec.space, p, catalog);
           };
           const capacity::ServingCapacity cap =

@@ -57,14 +57,13 @@ struct Eval {
   std::string error;
 };
 
-// Loads the variant with `extra` overrides after everything else and returns the metric.
-Eval evaluate(const config::VariantSpec& v, const config::LoadOptions& load,
-              const std::vector<std::string>& extra, const std::string& metric) {
-  config::LoadOptions o = load;
-  o.overrides.insert(o.overrides.end(), extra.begin(), extra.end());
+// Loads the variant with `extra` overrides after everything else and returns the metric. The
+// variant is read once (config::VariantSource): each evaluation sets its key on the typed values.
+Eval evaluate(const config::VariantSource& v, const std::vector<std::string>& extra,
+              const std::string& metric) {
   Eval e;
   try {
-    const Scenario s = config::load_variant(v, o);
+    const Scenario s = v.load(extra);
     const sim::RunResult r = sim::simulate(s);
     if (!r.fits) {
       e.error = "does not fit: " + r.shortfall;
@@ -192,8 +191,9 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
   t.variant = variant.name;
   const std::vector<Input> inputs = options.inputs.empty() ? default_inputs(0.2) : options.inputs;
   Scenario base;
+  const config::VariantSource source(variant, options.load);
   try {
-    base = config::load_variant(variant, options.load);
+    base = source.load();
     if (t.variant.empty()) t.variant = base.name;
     const sim::RunResult r = sim::simulate(base);
     if (!r.fits) {
@@ -252,8 +252,7 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
     const bool integer =
         config::find_option(sw.input.key, base.kind)->type == config::ValueType::kInt;
     const Eval e =
-        evaluate(variant, options.load,
-                 {override_text(sw.input.key, high ? sw.high_value : sw.low_value, integer)},
+        evaluate(source, {override_text(sw.input.key, high ? sw.high_value : sw.low_value, integer)},
                  options.metric);
     (high ? sw.metric_high : sw.metric_low) = e.metric;
     if (!e.error.empty()) sw.error = (high ? "high end: " : "low end: ") + e.error;
@@ -271,7 +270,8 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
   BreakEven out;
   out.key = opt.key;
   out.metric = opt.metric;
-  Scenario sa = config::load_variant(a, opt.load), sb = config::load_variant(b, opt.load);
+  const config::VariantSource source_a(a, opt.load), source_b(b, opt.load);
+  Scenario sa = source_a.load(), sb = source_b.load();
   out.a = a.name.empty() ? sa.name : a.name;
   out.b = b.name.empty() ? sb.name : b.name;
   const config::Option* oa = numeric_option(opt.key, sa.kind);
@@ -309,8 +309,8 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     s.value = out.integer ? std::round(x) : x;
     const std::vector<std::string> extra = {override_text(opt.key, s.value, out.integer)};
     const std::vector<std::string> none;
-    Eval ea = evaluate(a, opt.load, out.a_uses_key ? extra : none, opt.metric);
-    Eval eb = evaluate(b, opt.load, out.b_uses_key ? extra : none, opt.metric);
+    Eval ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric);
+    Eval eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric);
     out.simulations += 2;
     if (out.unit.empty()) out.unit = !ea.unit.empty() ? ea.unit : eb.unit;
     s.metric_a = ea.metric;

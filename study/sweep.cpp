@@ -192,6 +192,7 @@ PointSpace parse_point_space(const YNode& root) {
       check_key(value, key);
       if (value.is_null()) value.fail("expected a value, got nothing");
       space.fixed.push_back({key, {emit_flow(value.raw()), value.line()}});
+      space.fixed_settings.emplace_back(key + "=" + space.fixed.back().second.yaml);
     }
   }
   if (auto grid = root.get("grid")) {
@@ -218,6 +219,12 @@ PointSpace parse_point_space(const YNode& root) {
       if (axis.keys.empty()) group.fail("a zip group needs at least one key");
       space.axes.push_back(std::move(axis));
     }
+  }
+  // Each axis value read once, for every point that uses it.
+  for (auto& a : space.axes) {
+    a.settings.resize(a.keys.size());
+    for (std::size_t k = 0; k < a.keys.size(); ++k)
+      for (const auto& v : a.values[k]) a.settings[k].emplace_back(a.keys[k] + "=" + v.yaml);
   }
   // One key on two axes would make the later silently win.
   std::vector<std::string> seen;
@@ -254,7 +261,10 @@ SweepSpec parse_sweep_file(const std::string& path) {
 Point point_at(const PointSpace& space, std::size_t index) {
   Point p;
   p.index = index;
+  bool typed = space.fixed_settings.size() == space.fixed.size();
+  for (const auto& a : space.axes) typed = typed && a.settings.size() == a.keys.size();
   for (const auto& [key, value] : space.fixed) p.overrides.push_back(key + "=" + value.yaml);
+  if (typed) p.settings = space.fixed_settings;
   // Mixed radix, last axis fastest.
   std::vector<std::size_t> digit(space.axes.size());
   std::size_t rest = index;
@@ -267,6 +277,7 @@ Point point_at(const PointSpace& space, std::size_t index) {
     for (std::size_t k = 0; k < axis.keys.size(); ++k) {
       const std::string kv = axis.keys[k] + "=" + axis.values[k][digit[a]].yaml;
       p.overrides.push_back(kv);
+      if (typed) p.settings.push_back(axis.settings[k][digit[a]]);
       if (!p.label.empty()) p.label += " ";
       p.label += kv;
     }
@@ -276,7 +287,10 @@ Point point_at(const PointSpace& space, std::size_t index) {
 
 Scenario load_point(const PointSpace& space, const Point& point, const config::Catalog& catalog) {
   config::LoadOptions opts;
-  opts.overrides = point.overrides;
+  if (point.settings.size() == point.overrides.size())
+    opts.settings = point.settings;
+  else
+    opts.overrides = point.overrides;
   opts.catalog = &catalog;
   // Every point starts from the same base file: read it once, not once per point.
   return space.base ? space.base->load(opts) : config::load_scenario(space.base_path, opts);

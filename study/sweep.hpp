@@ -41,6 +41,9 @@ struct AxisValue {
 struct Axis {
   std::vector<std::string> keys;
   std::vector<std::vector<AxisValue>> values;  // values[key][i]; every key has size() values
+  // The same values as typed settings (settings[key][i]), read once by parse_point_space; empty
+  // when the axis was built otherwise (points then read the values' text).
+  std::vector<std::vector<config::Setting>> settings;
   std::size_t size() const { return values.empty() ? 0 : values.front().size(); }
 };
 
@@ -51,6 +54,7 @@ struct PointSpace {
   // The base file's text, read once by parse_point_space (null: read base_path at each load).
   std::shared_ptr<const config::ScenarioSource> base;
   std::vector<std::pair<std::string, AxisValue>> fixed;  // `set:` overrides, applied first
+  std::vector<config::Setting> fixed_settings;  // the same as typed settings (see Axis::settings)
   std::vector<Axis> axes;                                // product, last axis fastest
   // The product of the axis sizes, saturating at SIZE_MAX (parse_sweep and parse_plan have
   // checked it against their limit, check_point_count).
@@ -81,6 +85,9 @@ struct SweepSpec {
 struct Point {
   std::size_t index = 0;
   std::vector<std::string> overrides;  // "key.path=value"
+  // The same overrides as typed settings, one for each (from the space's, by point_at); when the
+  // counts differ, load_point reads `overrides` instead.
+  std::vector<config::Setting> settings;
   std::string label;                   // "workload.batch=16 hardware.nvme.count=2" (axes only)
 };
 

@@ -53,15 +53,18 @@ int main(int argc, char** argv) {
   using tiersim::config::Catalog;
   std::string body = "const CatalogSnapshot* builtin_catalog_snapshot() { return nullptr; }\n";
   try {
+    const std::string texts = Catalog::texts(argv[1]);
     const std::string hash = Catalog::texts_hash(argv[1]);
     const std::string data = Catalog::parse(argv[1]).to_text();
     // Files edited while this ran: better no snapshot than one keyed to other text.
-    if (!hash.empty() && hash == Catalog::texts_hash(argv[1]))
+    if (!texts.empty() && texts == Catalog::texts(argv[1]))
       body = "namespace {\nconstexpr char kData[] =\n" + literal(data) +
+             ";\nconstexpr char kTexts[] =\n" + literal(texts) +
              ";\n}  // namespace\n\n"
              "const CatalogSnapshot* builtin_catalog_snapshot() {\n"
              "  static constexpr CatalogSnapshot kSnapshot{\"" +
-             hash + "\", std::string_view(kData, sizeof kData - 1)};\n  return &kSnapshot;\n}\n";
+             hash + "\", std::string_view(kData, sizeof kData - 1), "
+             "std::string_view(kTexts, sizeof kTexts - 1)};\n  return &kSnapshot;\n}\n";
   } catch (const tiersim::Error& e) {
     std::cerr << "tiersim_catalog_snapshot: no snapshot (the catalogs do not load: " << e.what()
               << ")\n";

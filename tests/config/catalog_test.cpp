@@ -140,6 +140,8 @@ TEST_CASE("the built-in catalog snapshot is the shipped catalogs, parsed", "[con
   const CatalogSnapshot* snap = builtin_catalog_snapshot();
   REQUIRE(snap != nullptr);
   CHECK(Catalog::texts_hash(kData) == snap->texts_hash);
+  // load() compares the files with the texts the snapshot was made from, byte for byte.
+  CHECK(Catalog::texts(kData) == snap->texts);
   const std::string parsed = Catalog::parse(kData).to_text();
   // load() serves the snapshot for these files; it must hold exactly what parsing gives.
   CHECK(Catalog::load(kData).to_text() == parsed);
@@ -194,5 +196,18 @@ TEST_CASE("a GPU without its own rate measurement inherits its measured sibling'
   other.replace(at, std::string("    rates_from: A100-SXM4-80GB\n").size(), "    rates_from: A100-80GBX\n");
   dir = scratch_catalog("gpus.yaml", other);
   CHECK_THROWS_WITH(Catalog::load(dir), Catch::Contains("no GPU named 'A100-80GBX'"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a command's catalogs are loaded once, at the first use", "[config][catalog]") {
+  const CatalogOnce once(kData);
+  const Catalog& a = once.get();
+  CHECK(&a == &once.get());
+  CHECK(a.to_text() == Catalog::load(kData).to_text());
+  // A folder whose catalogs do not load reports the same error at every use.
+  const std::string dir = scratch_catalog("gpus.yaml", "gpus:\n  - name: X1\n    memory_mibb: 10\n");
+  const CatalogOnce broken(dir);
+  CHECK_THROWS_WITH(broken.get(), Catch::Contains("did you mean 'memory_mib'?"));
+  CHECK_THROWS_WITH(broken.get(), Catch::Contains("did you mean 'memory_mib'?"));
   std::filesystem::remove_all(dir);
 }

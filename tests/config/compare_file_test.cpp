@@ -87,3 +87,41 @@ TEST_CASE("comparison file errors name the file, the line and the key", "[config
   CHECK_THROWS_WITH(find_variant(cmp, "smal", "--variant"),
                     Catch::Contains("did you mean 'small'?"));
 }
+
+TEST_CASE("a variant source loads as load_variant does, with extra settings last",
+          "[config][compare][setting]") {
+  test::TempDir dir;
+  const Comparison cmp = read_compare_inputs({write(dir, kCompare)});
+  const std::string file_variant = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  VariantSpec from_file;
+  from_file.file = file_variant;
+  from_file.display = file_variant;
+  for (const VariantSpec* v :
+       std::vector<const VariantSpec*>{&cmp.variants[0], &cmp.variants[1], &from_file}) {
+    LoadOptions o;
+    o.data_dir = kData;
+    o.overrides = {"workload.prompt_tokens=32"};
+    const VariantSource source(*v, o);
+    for (const std::vector<std::string>& extra :
+         std::vector<std::vector<std::string>>{{}, {"workload.batch=5"}, {"workload.batch=0"}}) {
+      LoadOptions text = o;
+      text.overrides.insert(text.overrides.end(), extra.begin(), extra.end());
+      std::string a_error, b_error;
+      Scenario a, b;
+      try {
+        a = load_variant(*v, text);
+      } catch (const Error& e) {
+        a_error = e.what();
+      }
+      try {
+        b = source.load(extra);
+      } catch (const Error& e) {
+        b_error = e.what();
+      }
+      CHECK(a_error == b_error);
+      CHECK(a.resolved_yaml == b.resolved_yaml);
+      CHECK(a.hash == b.hash);
+      CHECK(a.file == b.file);
+    }
+  }
+}

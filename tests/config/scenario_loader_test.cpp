@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <utility>
 
@@ -837,4 +838,96 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
       config_error([] { load(kBase, {"policy.zero3.param_persistence_threshold=7168"}); });
   CHECK(alone.key_path() == "policy.zero3.param_persistence_threshold");
   CHECK_THAT(alone.what(), Catch::Contains("policy.parallelism.data > 1 only"));
+}
+
+TEST_CASE("a setting gives what the same --set gives, errors included", "[config][scenario][setting]") {
+  const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  const ScenarioSource source(file);
+  // Scalars, a placement map, a section given as a map, a catalog name and a catalog field, in
+  // every order a study applies them.
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"workload.batch=8", "hardware.nvme.count=2"},
+      {"policy.weights={gpu: 0.5, cpu: 0.5}"},
+      {"hardware.gpu={model: H100-SXM, count: 2}", "policy.parallelism.tensor=2"},
+      {"hardware.nvme.model=micron-9400", "hardware.nvme.read_gbps=5"},
+      {"policy.io_path=aio", "policy.aio.block_size=4MiB"},
+      {"workload.batch=8", "workload.batch=16"}};
+  for (const auto& sets : cases) {
+    const Scenario a = load_scenario(file, with_data(sets));
+    LoadOptions typed = with_data();
+    for (const auto& s : sets) typed.settings.emplace_back(s);
+    const Scenario b = source.load(typed);
+    CHECK(a.hash == b.hash);
+    CHECK(a.resolved_yaml == b.resolved_yaml);
+    CHECK(a.provenance == b.provenance);
+    CHECK(a.file == b.file);
+  }
+  // Invalid values and keys: the same error (file, line, key, text) from either.
+  for (const auto& bad :
+       {"workload.batch=0", "workload.batch=eight", "hardware.nvme.model=gen9",
+        "policy.weights={gpu: 0.5}", "policy.wieghts=gpu", "hardware=1", "workload.batch",
+        "workload.gen_tokens=1000000", "workload.batch=[1, 2"}) {
+    std::string a_what, b_what;
+    try {
+      load_scenario(file, with_data({"hardware.nvme.count=0", "policy.weights=gpu", bad}));
+    } catch (const Error& e) {
+      a_what = e.what();
+    }
+    LoadOptions typed = with_data({"hardware.nvme.count=0"});
+    typed.settings.emplace_back("policy.weights=gpu");
+    typed.settings.emplace_back(bad);
+    try {
+      source.load(typed);
+    } catch (const Error& e) {
+      b_what = e.what();
+    }
+    INFO(bad);
+    CHECK(!a_what.empty());
+    CHECK(a_what == b_what);
+  }
+}
+
+TEST_CASE("a scenario source shares its prepared keys between threads", "[config][scenario][setting]") {
+  const std::string file = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  const ScenarioSource source(file);
+  std::vector<std::string> expected, got(64);
+  for (int i = 0; i < 64; ++i)
+    expected.push_back(load_scenario(file, with_data({"workload.batch=" + std::to_string(i + 1)})).hash);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 64; i += 4) {
+        LoadOptions o = with_data();
+        o.settings.emplace_back("workload.batch=" + std::to_string(i + 1));
+        got[static_cast<std::size_t>(i)] = source.load(o).hash;
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(got == expected);
+}
+
+TEST_CASE("a scenario source of text loads as load_scenario_text does", "[config][scenario][setting]") {
+  const auto source = ScenarioSource::from_text(kBase, "s.yaml");
+  const Scenario a = load(kBase, {"workload.batch=3"});
+  LoadOptions o = with_data();
+  o.settings.emplace_back("workload.batch=3");
+  const Scenario b = source->load(o);
+  CHECK(a.resolved_yaml == b.resolved_yaml);
+  CHECK(a.hash == b.hash);
+  CHECK(b.file.empty());
+  const auto broken = ScenarioSource::from_text("name: [", "s.yaml");
+  std::string a_what, b_what;
+  try {
+    load("name: [");
+  } catch (const ConfigError& e) {
+    a_what = e.what();
+  }
+  try {
+    broken->load(with_data());
+  } catch (const ConfigError& e) {
+    b_what = e.what();
+  }
+  CHECK(!a_what.empty());
+  CHECK(a_what == b_what);
 }

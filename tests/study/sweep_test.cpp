@@ -261,3 +261,39 @@ TEST_CASE("the runner gives the same results on one thread and on many", "[sweep
   };
   CHECK(collect(1) == collect(4));
 }
+
+TEST_CASE("points load through their typed settings as through their override text", "[sweep][setting]") {
+  // Valid and invalid points (a drive count of 0 with weights on NVMe, a batch out of range),
+  // sections given as maps and placement maps.
+  const SweepSpec s = parse_sweep_text(
+      "name: t\n"
+      "base: llama3-70b-h200-base.yaml\n"
+      "set: {model.layers: 4, workload.gen_tokens: 4}\n"
+      "grid:\n"
+      "  hardware.nvme: [{model: generic-gen4, count: 2}, {count: 0}]\n"
+      "  workload.batch: [0, 8]\n"
+      "  policy.weights: [nvme, {gpu: 0.5, cpu: 0.5}]\n",
+      kFile);
+  for (std::size_t i = 0; i < s.space.point_count(); ++i) {
+    const Point typed = point_at(s.space, i);
+    REQUIRE(typed.settings.size() == typed.overrides.size());
+    Point text = typed;
+    text.settings.clear();
+    INFO(typed.label);
+    std::string typed_error, text_error;
+    Scenario a, b;
+    try {
+      a = load_point(s.space, typed, catalog());
+    } catch (const Error& e) {
+      typed_error = e.what();
+    }
+    try {
+      b = load_point(s.space, text, catalog());
+    } catch (const Error& e) {
+      text_error = e.what();
+    }
+    CHECK(typed_error == text_error);
+    CHECK(a.hash == b.hash);
+    CHECK(a.resolved_yaml == b.resolved_yaml);
+  }
+}
