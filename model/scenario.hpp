@@ -230,7 +230,7 @@ struct IoWorkload {
   enum class Buffer { kCpu, kGpuBounce, kGpuDirect } buffer = Buffer::kCpu;
 };
 
-// Training with ZeRO offload (see sim/training.hpp and model/training_memory.hpp).
+// Training with ZeRO offload (see sim/workloads/training/training.hpp and model/training_memory.hpp).
 struct TrainingWorkload {
   // Mixed precision keeps fp16/bf16 parameters and gradients with fp32 master weights in the
   // optimizer; fp32 keeps everything in fp32.

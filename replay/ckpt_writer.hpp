@@ -1,5 +1,5 @@
 #pragma once
-// Checkpoint replay: the two writers of sim/checkpoint.hpp run for real on a drive.
+// Checkpoint replay: the two writers of sim/workloads/checkpoint/checkpoint.hpp run for real on a drive.
 //  - torch.save-like: one thread; per tensor a copy out of the "GPU" (source buffer) into a pinned
 //    staging buffer, a copy into pageable memory, a serialisation pass (one memcpy, standing in
 //    for the record framing and CRC), buffered write()s of a few MiB, fsync at the end.

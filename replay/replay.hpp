@@ -13,7 +13,7 @@
 // size and queue depth, O_DIRECT, registered buffers), pinned (mlock'ed) host
 // buffers, a copy thread for the AIO bounce (memcpy into a buffer standing in for GPU memory) and
 // a compute thread that holds each module for its compute time. Prefetch slots bound the queue
-// between fetch and compute exactly as in sim/inference.cpp.
+// between fetch and compute exactly as in sim/workloads/inference/inference.cpp.
 //
 // predict_replay runs the same plan on the simulator's event engine with the drive model of a
 // calibrated profile, so measured and predicted time line up phase by phase.

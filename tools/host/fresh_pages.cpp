@@ -3,7 +3,7 @@
 // unmapping it on free. Compares a memcpy into fresh malloc()ed memory with one into memory
 // already touched, for the storage sizes of a transformer checkpoint (large allocations are
 // mmap()ed by glibc, so every one starts with untouched pages). The result feeds
-// CheckpointSoftware::fresh_allocation_gbps in sim/checkpoint.hpp. Build and run:
+// CheckpointSoftware::fresh_allocation_gbps in sim/workloads/checkpoint/checkpoint.hpp. Build and run:
 //   g++ -O2 -o fresh_pages fresh_pages.cpp && ./fresh_pages
 // Output: one line per size; rates in 1e9 bytes per second, costs in seconds per 1e9 bytes.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Checkpoint writers on the event engine (see sim/checkpoint.hpp for the mechanisms).
+// Checkpoint writers on the event engine (see sim/workloads/checkpoint/checkpoint.hpp for the mechanisms).
 #include "sim/workloads/checkpoint/checkpoint.hpp"
 #include "sim/workloads/workload.hpp"
 
