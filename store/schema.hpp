@@ -19,7 +19,7 @@ namespace tiersim::store {
 
 enum class SchemaPart {
   kResults,           // runs and what each stores (store/results_store.cpp)
-  kSweeps,            // sweep definitions and failed points (study/sweep.cpp)
+  kSweeps,            // sweep definitions and failed points (store/sweep_tables.cpp)
   kCalibration,       // calibration runs and measured points (store/calibration_store.cpp)
   kCalibrationFiles,  // files calibration created, so it removes only its own
                       // (calibrate/target.cpp)

@@ -23,6 +23,7 @@
 #include "model/errors.hpp"
 #include "store/results_store.hpp"
 #include "store/schema.hpp"
+#include "store/sweep_tables.hpp"
 #include "sim/simulate.hpp"
 
 namespace tiersim::sweep {
@@ -530,54 +531,32 @@ void SweepStore::begin_sweep(const SweepSpec& spec, std::size_t points, const st
   // A sweep of this name stored from another definition (an edited grid, set or base path): its
   // points would silently mix with the new ones in reports and be counted as done. Refused; the
   // message says how to keep both or start over.
-  {
-    auto old = db.prepare("SELECT definition FROM sweeps WHERE name = ?");
-    old.bind(1, spec.name);
-    if (old.step() && old.column_text(0) != spec.text) {
-      auto count = db.prepare("SELECT COUNT(*) FROM runs WHERE sweep = ?");
-      count.bind(1, spec.name);
-      const std::int64_t stored = count.step() ? count.column_int(0) : 0;
-      if (stored > 0)
-        throw ConfigError(spec.space.file, 0, "name",
-                          "the results database already holds " + std::to_string(stored) +
-                              " points of a sweep named '" + spec.name +
-                              "' that was run from a different definition (the file was edited); "
-                              "re-running it would mix old and new points. Not run: give the "
-                              "edited sweep a new name, or store it in another --db");
-    }
+  if (const auto old = store::stored_sweep_definition(db, spec.name); old && *old != spec.text) {
+    const std::int64_t stored = store::sweep_run_count(db, spec.name);
+    if (stored > 0)
+      throw ConfigError(spec.space.file, 0, "name",
+                        "the results database already holds " + std::to_string(stored) +
+                            " points of a sweep named '" + spec.name +
+                            "' that was run from a different definition (the file was edited); "
+                            "re-running it would mix old and new points. Not run: give the "
+                            "edited sweep a new name, or store it in another --db");
   }
-  db.prepare(
-        "INSERT INTO sweeps (name, file, description, definition, points, tool_version, started_at) "
-        "VALUES (?,?,?,?,?,?,strftime('%Y-%m-%dT%H:%M:%SZ','now')) ON CONFLICT(name) DO UPDATE SET "
-        "file=excluded.file, description=excluded.description, definition=excluded.definition, "
-        "points=excluded.points, tool_version=excluded.tool_version, started_at=excluded.started_at, "
-        "finished_at=NULL")
-      .bind(1, spec.name)
-      .bind(2, fs::path(spec.space.file).filename().string())
-      .bind(3, spec.description)
-      .bind(4, spec.text)
-      .bind(5, static_cast<std::int64_t>(points))
-      .bind(6, tool_version)
-      .run();
-  // Failures are re-evaluated on every run (invalid points are never skipped).
-  db.prepare("DELETE FROM sweep_failures WHERE sweep = ?").bind(1, spec.name).run();
+  // Failures are re-evaluated on every run (invalid points are never skipped): start_sweep clears
+  // them.
+  store::start_sweep(db,
+                     {spec.name, fs::path(spec.space.file).filename().string(), spec.description,
+                      spec.text},
+                     static_cast<std::int64_t>(points), tool_version);
   tx.commit();
 }
 
 void SweepStore::finish_sweep(const std::string& sweep) {
   flush();
-  results_->database()
-      .prepare("UPDATE sweeps SET finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE name = ?")
-      .bind(1, sweep)
-      .run();
+  store::finish_sweep(results_->database(), sweep);
 }
 
 std::unordered_set<std::string> SweepStore::done_hashes(const std::string& sweep) const {
-  std::unordered_set<std::string> out;
-  auto st = results_->database().prepare("SELECT scenario_hash FROM runs WHERE sweep = ?");
-  st.bind(1, sweep);
-  while (st.step()) out.insert(st.column_text(0));
-  return out;
+  return store::sweep_run_hashes(results_->database(), sweep);
 }
 
 void SweepStore::save(const Outcome& o, const std::string& sweep, const std::string& tool_version) {
@@ -593,30 +572,19 @@ void SweepStore::save(const Outcome& o, const std::string& sweep, const std::str
 void SweepStore::save_one(const Outcome& o, const std::string& sweep,
                           const std::string& tool_version) {
   if (o.status == Status::kInvalid) {
-    results_->database()
-        .prepare("INSERT OR REPLACE INTO sweep_failures (sweep, point, scenario_hash, reason) VALUES (?,?,?,?)")
-        .bind(1, sweep)
-        .bind(2, o.point.label)
-        .bind(3, o.scenario ? o.scenario->hash : std::string())
-        .bind(4, o.error)
-        .run();
+    store::record_sweep_failure(results_->database(), sweep, o.point.label,
+                                o.scenario ? o.scenario->hash : std::string(), o.error);
     return;
   }
   results_->save(*o.scenario, o.result, tool_version, sweep, store::OnDuplicate::kSkip);
 }
 
 std::size_t SweepStore::run_count(const std::string& sweep) const {
-  auto st = results_->database().prepare("SELECT count(*) FROM runs WHERE sweep = ?");
-  st.bind(1, sweep);
-  st.step();
-  return static_cast<std::size_t>(st.column_int(0));
+  return static_cast<std::size_t>(store::sweep_run_count(results_->database(), sweep));
 }
 
 std::size_t SweepStore::failure_count(const std::string& sweep) const {
-  auto st = results_->database().prepare("SELECT count(*) FROM sweep_failures WHERE sweep = ?");
-  st.bind(1, sweep);
-  st.step();
-  return static_cast<std::size_t>(st.column_int(0));
+  return static_cast<std::size_t>(store::sweep_failure_count(results_->database(), sweep));
 }
 
 SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::Catalog& catalog,

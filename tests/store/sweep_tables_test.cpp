@@ -1,0 +1,46 @@
+// The sweeps' own tables (store/sweep_tables.hpp): a sweep's row, its failures and its runs.
+#include "store/sweep_tables.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "store/schema.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace store = tiersim::store;
+
+TEST_CASE("sweep tables: start, failures, finish, and a restart clears the failures",
+          "[store][sweep]") {
+  tiersim::test::TempDir dir;
+  store::Database db(dir.file("r.db"));
+  store::ensure_schema(db, store::SchemaPart::kResults);
+  store::ensure_schema(db, store::SchemaPart::kSweeps);
+
+  CHECK_FALSE(store::stored_sweep_definition(db, "s"));
+  store::start_sweep(db, {"s", "s.yaml", "a sweep", "grid: {a: [1, 2]}"}, 2, "0.1.0");
+  CHECK(store::stored_sweep_definition(db, "s") == std::string("grid: {a: [1, 2]}"));
+  CHECK(store::sweep_run_count(db, "s") == 0);
+  CHECK(store::sweep_run_hashes(db, "s").empty());
+
+  store::record_sweep_failure(db, "s", "0: a=1", "", "does not load");
+  store::record_sweep_failure(db, "s", "0: a=1", "", "still does not load");  // replaced
+  store::record_sweep_failure(db, "s", "1: a=2", "abc", "too big");
+  CHECK(store::sweep_failure_count(db, "s") == 2);
+  CHECK(store::sweep_failure_count(db, "other") == 0);
+
+  store::finish_sweep(db, "s");
+  {
+    auto st = db.prepare("SELECT finished_at IS NOT NULL, points FROM sweeps WHERE name = 's'");
+    REQUIRE(st.step());
+    CHECK(st.column_int(0) == 1);
+    CHECK(st.column_int(1) == 2);
+  }
+  // Starting it again: a new definition replaces the row, unfinished, and failures are cleared.
+  store::start_sweep(db, {"s", "s.yaml", "a sweep", "grid: {a: [1, 2, 3]}"}, 3, "0.1.0");
+  CHECK(store::stored_sweep_definition(db, "s") == std::string("grid: {a: [1, 2, 3]}"));
+  CHECK(store::sweep_failure_count(db, "s") == 0);
+  auto st = db.prepare("SELECT finished_at IS NULL, points FROM sweeps WHERE name = 's'");
+  REQUIRE(st.step());
+  CHECK(st.column_int(0) == 1);
+  CHECK(st.column_int(1) == 3);
+}
