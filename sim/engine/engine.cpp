@@ -149,7 +149,7 @@ void Engine::run_until(double t_s) {
     }
     now_s_ = e.t_s;
     ++events_;
-    if (events_ % kStopPollEvents == 0) poll_stop();
+    if (stop_ && events_ % kStopPollEvents == 0) poll_stop();  // no flag: no per-event modulo
     if (e.flag)
       e.flag->set();
     else
