@@ -25,6 +25,7 @@
 #include "model/perf.hpp"
 #include "model/power.hpp"
 #include "model/units.hpp"
+#include "model/weight_stream.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
 #include "sim/workloads/inference/metrics.hpp"
@@ -123,13 +124,11 @@ class InferenceSim {
   RunResult run();
 
  private:
-  // One tensor's fetch: bytes read from NVMe, bytes copied from host DRAM, and what they cost,
-  // worked out once per run rather than on each of the passes x layers fetches.
-  struct TensorFetch {
-    double nvme_bytes = 0;
-    double cpu_bytes = 0;
-    double read_s = 0;      // [s] the NVMe read (NvmeArrayTiming::read_s)
-    double link_bytes = 0;  // [bytes] of the NVMe part on each GPU's link (nvme_bytes / tp)
+  // One tensor's fetch as the weight-stream model gives it (model/weight_stream.hpp: the bytes
+  // from each tier, the read's time at the array's operating point, the bytes on each GPU's link,
+  // the pageable copy's staging time), and what it costs this engine's resources, worked out once
+  // per run rather than on each of the passes x layers fetches.
+  struct TensorFetch : TensorStream {
     // The same as each resource's work (Resource::work), for fetch_module_reserved, which
     // reserves them with Engine::reserve_work_from: the stage-0 resources (all stages' links
     // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
@@ -171,8 +170,10 @@ class InferenceSim {
   // set then (an event), or, on the direct path, the time is kept for compute to read.
   void weights_ready_at(std::uint64_t fetch_index, double t_s);
   double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
-  double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
-  double pageable_copy_s(const Resource& h2d, double bytes) const;
+  double reserve_host_copy(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
+                           int module);
+  // [s] of CPU time a pageable copy of `bytes` takes (WeightStreamPoint::pageable_bytes_per_s).
+  double pageable_copy_s(double bytes) const { return bytes / stream_.pageable_bytes_per_s; }
   // reserve_host_copy and reserve_read on stage 0 with the work worked out in plan_fetches.
   double reserve_host_copy_work(double ready_s, const TensorFetch& t, const Tag& tag) {
     Resource& h2d = *stages_.front().h2d;
@@ -259,7 +260,7 @@ class InferenceSim {
   std::vector<Zero3GatherTraffic> gathers_;
   std::array<FetchPlan, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes if they differ
   bool decode_plan_differs_ = false;
-  NvmeArrayTiming nvme_timing_;
+  WeightStreamPoint stream_;  // the weights' operating point (model/weight_stream.hpp)
   // fetch_module_reserved's reads, in issue order, from the oldest whose swap buffer is still in
   // use; reads_[bounced_ ...] have landed or will land on the host and their bounce copy to the
   // GPU is not reserved yet (AIO).
@@ -332,7 +333,7 @@ void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass
                                    const std::shared_ptr<Latch>& done) {
   const double lands_s = reserve_read(engine_.now(), h2d, t, pass, module);
   engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
-                                             t.link_bytes, t.bounce_uplink_bytes, pass, module,
+                                             t.nvme_link_bytes, t.bounce_uplink_bytes, pass, module,
                                              done));
 }
 
@@ -343,26 +344,19 @@ double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFet
   const Tag tag = pass_tag(activity::kWeightsNvme, pass, module);
   if (p_.io_path != IoPath::kGds)
     return engine_.reserve_from(ready_s, Demand{nvme_, t.read_s}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.link_bytes}};
+  const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.nvme_link_bytes}};
   return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
 }
 
 // Reserves a synchronous copy of a tensor's host-DRAM part from `ready_s`; returns its end.
 // Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy and
 // occupies the CPU, serialising with CPU attention.
-double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass,
-                                       int module) {
+double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, const TensorFetch& t,
+                                       int pass, int module) {
   const Tag tag = pass_tag(activity::kWeightsCpu, pass, module);
-  const double bytes = cpu_bytes / tp_;
-  if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, bytes}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, pageable_copy_s(*h2d, bytes)}};
+  if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, t.host_link_bytes}, tag, 0.0);
+  const std::array<Demand, 2> flow{Demand{h2d, t.host_link_bytes}, Demand{cpu_, t.pageable_copy_s}};
   return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
-}
-
-// [s] of CPU time a pageable copy of `bytes` over `h2d` takes: no faster than the link or the
-// staging memcpy.
-double InferenceSim::pageable_copy_s(const Resource& h2d, double bytes) const {
-  return bytes / std::min(h2d.rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
 }
 
 // The same read issued from a process of its own, which reserves later in the same instant, after
@@ -406,7 +400,7 @@ Task InferenceSim::partition_copy(Resource* own, double own_bytes, double uplink
     end_s = engine_.reserve_all(&up, &up + 1, tag, 0.0);
   }
   const std::array<Demand, 2> copy{Demand{own, own_bytes},
-                                   Demand{cpu_, dp_ * pageable_copy_s(*own, own_bytes)}};
+                                   Demand{cpu_, dp_ * pageable_copy_s(own_bytes)}};
   end_s = std::max(end_s, engine_.reserve_all(copy.data(), copy.data() + (pageable ? 2 : 1), tag,
                                               0.0));
   co_await engine_.until(end_s);
@@ -470,7 +464,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
                                         !p_.pin_memory,
                                         pass_tag(activity::kWeightsCpu, pass, module), reads));
     else if (t.cpu_bytes > 0)
-      co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
+      co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t, pass, module));
   }
   if (dp_ > 1)
     engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
@@ -589,7 +583,6 @@ void InferenceSim::bounce_modules_through(std::uint64_t fetch_index) {
 // the pass's token count sets how many routed experts are hit, and nothing else differs between
 // passes, so this is worked out once per run rather than per tensor and pass.
 void InferenceSim::plan_fetches() {
-  const double small_limit = resident_param_limit_bytes(em_, p_.aio);
   // Only routed experts fetched by the share a pass's tokens hit make the passes differ.
   bool by_share = false;
   if (p_.moe_fetch != MoeFetch::kAll)
@@ -597,14 +590,8 @@ void InferenceSim::plan_fetches() {
       for (const auto& t : mod.tensors) by_share = by_share || t.expert >= 0;
   decode_plan_differs_ = by_share;
   for (int phase = 0; phase < (by_share ? 2 : 1); ++phase) {
-    // A runtime that fetches only routed experts needs, on average, the expected number of
-    // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
     const double pass_tokens = phase == 0 ? rank_batch_ * w_.prompt_tokens : rank_batch_;
-    const double experts_hit = expected_distinct_experts(m_, pass_tokens);
-    const auto fetched_share = [&](const WeightTensor& t) {
-      if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
-      return std::clamp(experts_hit - t.expert, 0.0, 1.0);
-    };
+    const double experts_hit = stream_experts_hit(m_, p_, pass_tokens);
     FetchPlan& plan = fetch_plans_[static_cast<std::size_t>(phase)];
     std::size_t tensors = 0;
     for (const auto& mod : modules_) tensors += mod.tensors.size();
@@ -631,19 +618,14 @@ void InferenceSim::plan_fetches() {
         plan.modules[m].nvme_reads = before.nvme_reads;
         continue;
       }
-      for (const auto& t : modules_[m].tensors) {
-        const double share = fetched_share(t);
-        if (share <= 0) continue;
-        // ZeRO-3 keeps persistent parameters whole on every GPU: nothing to fetch or gather.
-        if (dp_ > 1 && zero3_persistent(t, p_.zero3)) continue;
-        const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
-        TensorFetch f{src.nvme_bytes * share, src.cpu_bytes * share};
-        if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
-        if (f.nvme_bytes > 0) f.read_s = nvme_timing_.read_s(f.nvme_bytes);
-        f.link_bytes = f.nvme_bytes / (tp_ * dp_);
+      const ModuleStream stream = module_stream(stream_, modules_[m], experts_hit);
+      plan.modules[m].nvme_reads = stream.nvme_reads;
+      for (const TensorStream& ts : stream.tensors) {
+        TensorFetch f;
+        static_cast<TensorStream&>(f) = ts;
         if (dp_ > 1) {
           // Every rank reads its own partition of the tensor at once: the array reads all of it
-          // (read_s above), each rank's link and the switch carry the partitions.
+          // (read_s), each rank's link and the switch carry the partitions.
           const Zero3GatherTraffic host =
               zero3_gather_traffic(s_.hardware.gpu, s_.hardware.host, int(dp_), f.cpu_bytes, 0);
           const Zero3GatherTraffic bounce =
@@ -654,11 +636,9 @@ void InferenceSim::plan_fetches() {
         }
         const Resource& h2d = *stages_.front().h2d;
         if (nvme_) f.read_work = nvme_->work(f.read_s);
-        f.link_work = h2d.work(f.link_bytes);
-        const double host_bytes = f.cpu_bytes / tp_;  // as reserve_host_copy
-        f.host_link_work = h2d.work(host_bytes);
-        f.host_cpu_work = cpu_->work(pageable_copy_s(h2d, host_bytes));
-        if (f.nvme_bytes > 0) ++plan.modules[m].nvme_reads;
+        f.link_work = h2d.work(f.nvme_link_bytes);
+        f.host_link_work = h2d.work(f.host_link_bytes);
+        f.host_cpu_work = cpu_->work(f.pageable_copy_s);
         plan.tensors.push_back(f);
       }
       plan.modules[m].count = plan.tensors.size() - plan.modules[m].first;
@@ -1028,14 +1008,11 @@ RunResult InferenceSim::run() {
   }
   if (s_.hardware.nvme.count > 0) {
     nvme_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
-    double largest = 0;
-    for (const auto& mod : modules_)
-      for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
-    nvme_timing_ = nvme_array_timing(s_.hardware.nvme, host, p_.aio, largest * p_.weights.nvme);
   }
   cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
   reads_.reset(static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers)));
+  stream_ = weight_stream_point(s_, em_, modules_);
   plan_fetches();
   // The fetcher has the NVMe array, the link to the GPU, the CPU and the swap buffers to itself
   // unless several stages fetch or CPU attention uses the links and the CPU
@@ -1069,8 +1046,8 @@ RunResult InferenceSim::run() {
   }
   result.set(metric::kWeightsBytes, model_weight_bytes(modules_));
   if (nvme_) {
-    result.set(metric::kNvmeReadGbpsModel, nvme_timing_.read_gbps);
-    result.work.nvme_gbps_model = nvme_timing_.read_gbps;
+    result.set(metric::kNvmeReadGbpsModel, stream_.nvme.read_gbps);
+    result.work.nvme_gbps_model = stream_.nvme.read_gbps;
   }
   collect_usage(engine_, total_s, result);
   return result;
