@@ -8,6 +8,11 @@
 
 namespace tiersim {
 
+NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes) {
+  if (s.hardware.nvme.count <= 0) return {};
+  return nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer_bytes);
+}
+
 WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& em,
                                       const std::vector<WeightModule>& modules) {
   const Policy& p = s.policy;
@@ -19,8 +24,7 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
   // The reader's window is bounded by the requests of one transfer; the largest tensor's NVMe
   // share is the largest transfer the fetch issues.
   pt.nvme_transfer_bytes = largest * p.weights.nvme;
-  if (s.hardware.nvme.count > 0)
-    pt.nvme = nvme_array_timing(s.hardware.nvme, host, p.aio, pt.nvme_transfer_bytes);
+  pt.nvme = nvme_transfer_timing(s, pt.nvme_transfer_bytes);
   pt.link_bytes_per_s = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
   pt.pageable_bytes_per_s =
       std::min(pt.link_bytes_per_s, units::gbps_to_bytes_per_s(em.pageable_copy_gbps));

@@ -34,6 +34,13 @@
 
 namespace tiersim {
 
+// The NVMe array of a scenario (hardware.nvme: the drive model of its datasheet or calibrated
+// profile, the drive count, the host's I/O path) at the reader's operating point (policy.aio)
+// for one transfer of `transfer_bytes`; zero without drives. Every streamed NVMe transfer is
+// timed by it: ZeRO-Inference's tensor reads (WeightStreamPoint::nvme) and FlexGen's disk reads
+// and writes (sim/workloads/inference/flexgen.cpp).
+NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes);
+
 // The operating point of a scenario's weight stream: the array at the reader's operating point
 // and the rates of one GPU's link, with the policy's placement and the runtime's rules.
 struct WeightStreamPoint {
