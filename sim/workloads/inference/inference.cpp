@@ -169,22 +169,25 @@ class InferenceSim {
   // The module with this fetch number has its weights on the GPU at `t_s` [s]: its ready flag is
   // set then (an event), or, on the direct path, the time is kept for compute to read.
   void weights_ready_at(std::uint64_t fetch_index, double t_s);
-  double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
-  double reserve_host_copy(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
-                           int module);
   // [s] of CPU time a pageable copy of `bytes` takes (WeightStreamPoint::pageable_bytes_per_s).
   double pageable_copy_s(double bytes) const { return bytes / stream_.pageable_bytes_per_s; }
-  // reserve_host_copy and reserve_read on stage 0 with the work worked out in plan_fetches.
-  double reserve_host_copy_work(double ready_s, const TensorFetch& t, const Tag& tag) {
-    Resource& h2d = *stages_.front().h2d;
+  // The two reservations of a tensor's fetch, made by every path (fetch_module's events,
+  // fetch_module_reserved, run_direct) with the work worked out in plan_fetches (every stage's
+  // link has stage 0's rate); each returns its end [s]:
+  // - the synchronous copy of its host-DRAM part over the stage's link `h2d`; pageable memory: a
+  //   CPU thread stages the copy, so it runs no faster than that memcpy and occupies the CPU,
+  //   serialising with CPU attention;
+  // - the read of its NVMe part: the array for the read's time, and with GDS (no bounce) the link
+  //   to the GPU with it; it ends when the data lands (on the GPU, or in its swap buffer).
+  double reserve_host_copy_work(double ready_s, Resource& h2d, const TensorFetch& t,
+                                const Tag& tag) {
     if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, tag);
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
   template <bool bounces>
-  double reserve_read_work(double ready_s, const TensorFetch& t, const Tag& tag) {
+  double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, const Tag& tag) {
     if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, tag);
-    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, *stages_.front().h2d,
-                                     t.link_work, tag);
+    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, h2d, t.link_work, tag);
   }
   void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                        const std::shared_ptr<Latch>& done);
@@ -331,32 +334,13 @@ class InferenceSim {
 // now, and only the landing needs an event.
 void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                                    const std::shared_ptr<Latch>& done) {
-  const double lands_s = reserve_read(engine_.now(), h2d, t, pass, module);
+  const Tag tag = pass_tag(activity::kWeightsNvme, pass, module);
+  const double lands_s = p_.io_path == IoPath::kGds
+                             ? reserve_read_work<false>(engine_.now(), *h2d, t, tag)
+                             : reserve_read_work<true>(engine_.now(), *h2d, t, tag);
   engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
                                              t.nvme_link_bytes, t.bounce_uplink_bytes, pass, module,
                                              done));
-}
-
-// Reserves one partition's read from `ready_s`: the array for the read's time, and with GDS the
-// link to the GPU with it. Returns when the data lands (on the GPU, or in its swap buffer).
-double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
-                                  int module) {
-  const Tag tag = pass_tag(activity::kWeightsNvme, pass, module);
-  if (p_.io_path != IoPath::kGds)
-    return engine_.reserve_from(ready_s, Demand{nvme_, t.read_s}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.nvme_link_bytes}};
-  return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
-}
-
-// Reserves a synchronous copy of a tensor's host-DRAM part from `ready_s`; returns its end.
-// Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy and
-// occupies the CPU, serialising with CPU attention.
-double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, const TensorFetch& t,
-                                       int pass, int module) {
-  const Tag tag = pass_tag(activity::kWeightsCpu, pass, module);
-  if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, t.host_link_bytes}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{h2d, t.host_link_bytes}, Demand{cpu_, t.pageable_copy_s}};
-  return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
 }
 
 // The same read issued from a process of its own, which reserves later in the same instant, after
@@ -464,7 +448,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
                                         !p_.pin_memory,
                                         pass_tag(activity::kWeightsCpu, pass, module), reads));
     else if (t.cpu_bytes > 0)
-      co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t, pass, module));
+      co_await engine_.until(reserve_host_copy_work(
+          engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsCpu, pass, module)));
   }
   if (dp_ > 1)
     engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
@@ -502,6 +487,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
   const double overhead_s = em_.fetch_overhead_s;
+  Resource& h2d = *stages_.front().h2d;  // the path runs where there is one stage
   double clock = start_s;  // where fetch_module's process would be
   const Tag host_tag = pass_tag(activity::kWeightsCpu, pass, module),
             read_tag = pass_tag(activity::kWeightsNvme, pass, module);
@@ -509,7 +495,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     clock = clock + overhead_s;
     if constexpr (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
-      clock = reserve_host_copy_work(clock, t, host_tag);
+      clock = reserve_host_copy_work(clock, h2d, t, host_tag);
       continue;
     }
     if (reads_.full()) {
@@ -521,9 +507,9 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
-    if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, t, host_tag);
+    if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, h2d, t, host_tag);
     ReadInFlight& r = reads_.push_back();
-    r.lands_s = reserve_read_work<bounces>(issued, t, read_tag);
+    r.lands_s = reserve_read_work<bounces>(issued, h2d, t, read_tag);
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
