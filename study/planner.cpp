@@ -214,24 +214,34 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   // host copy at the link's rate, the least a pinned or pageable copy takes; NVMe reads are
   // asynchronous and only occupy the drive). Every byte of a tensor reaches each GPU over its
   // link at least in its tensor-parallel share: with data-parallel ranks over PCIe, a rank's own
-  // partition and the others' gathered.
+  // partition and the others' gathered. A pass fetches what its tokens need: with a runtime that
+  // loads only routed experts (policy.moe_fetch: routed) the experts its tokens hit, fewer in a
+  // decode pass than in the prefill, as the simulator fetches them.
   const auto modules = weight_modules(m, p);
   const double streamed = p.weights.cpu + p.weights.nvme;
   const WeightStreamPoint stream = weight_stream_point(s, em, modules);
-  double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
-  if (streamed > 0) {
-    for (const auto& mod : modules)
-      for (const TensorStream& t : module_stream(stream, mod).tensors) {
-        h2d_pass_s += (t.nvme_bytes + t.cpu_bytes) / tp / stream.link_bytes_per_s;
-        nvme_pass_s += t.read_s;
-        fetch_pass_s += stream.fetch_overhead_s + t.host_link_s;
-      }
-    h2d_pass_s /= stages;  // each stage has its own link; the busiest carries at least the mean
-    fetch_pass_s /= stages;
-  }
-  const double pass_s = std::max({gpu_pass_s, h2d_pass_s, nvme_pass_s, fetch_pass_s});
-  b.ttft_s_lb = pass_s;
-  b.total_s_lb = passes * pass_s;
+  const auto pass_lb_s = [&](double pass_tokens) {
+    double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
+    if (streamed > 0) {
+      const double experts_hit = stream_experts_hit(m, p, pass_tokens);
+      for (const auto& mod : modules)
+        for (const TensorStream& t : module_stream(stream, mod, experts_hit).tensors) {
+          h2d_pass_s += (t.nvme_bytes + t.cpu_bytes) / tp / stream.link_bytes_per_s;
+          nvme_pass_s += t.read_s;
+          fetch_pass_s += stream.fetch_overhead_s + t.host_link_s;
+        }
+      h2d_pass_s /= stages;  // each stage has its own link; the busiest carries at least the mean
+      fetch_pass_s /= stages;
+    }
+    return std::max({gpu_pass_s, h2d_pass_s, nvme_pass_s, fetch_pass_s});
+  };
+  // Each data-parallel rank runs its own share of the batch (sim/workloads/inference).
+  const double rank_batch = double(w.batch) / std::max(1, p.parallelism.data);
+  const double prefill_s = pass_lb_s(rank_batch * w.prompt_tokens);
+  b.ttft_s_lb = prefill_s;
+  b.total_s_lb = p.moe_fetch == MoeFetch::kAll
+                     ? passes * prefill_s
+                     : prefill_s + (passes - 1) * pass_lb_s(rank_batch);
   const double tokens = double(w.batch) * double(w.gen_tokens);
   b.throughput_ub = b.total_s_lb > 0 ? tokens / b.total_s_lb : std::numeric_limits<double>::infinity();
   if (b.capex_usd && b.throughput_ub > 0) {
