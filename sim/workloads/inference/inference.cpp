@@ -129,10 +129,11 @@ class InferenceSim {
   // the pageable copy's staging time), and what it costs this engine's resources, worked out once
   // per run rather than on each of the passes x layers fetches.
   struct TensorFetch : TensorStream {
-    // The same as each resource's work (Resource::work), for fetch_module_reserved, which
-    // reserves them with Engine::reserve_work_from: the stage-0 resources (all stages' links
-    // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
-    // AIO: the bounce), and the host part's copy over the link and (pageable) on the CPU.
+    // The same as each resource's work (Resource::work), for the reservations every path makes
+    // with Engine::reserve_work_from (reserve_read_work, reserve_host_copy_work; the reserved
+    // path's bounce too): on the stage-0 resources (all stages' links have the same rate), the
+    // NVMe part's read and its copy over the link (GDS: with the read; AIO: the bounce), and the
+    // host part's copy over the link and (pageable) on the CPU.
     Work read_work{}, link_work{}, host_link_work{}, host_cpu_work{};
     // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
