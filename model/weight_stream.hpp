@@ -6,8 +6,11 @@
 //   for a pageable copy's staging) and lets the engine queue them;
 // - the serving workload's iteration cost (sim/workloads/serving/iteration_cost.cpp) adds them up
 //   with module_stream_time, the fetch process alone;
-// - the planner's optimistic bound (study/planner.cpp) adds them up as a lower bound;
-// - the replay (replay/replay.cpp) reads the NVMe share of each module that the fetches name.
+// - the planner's optimistic bound (study/planner.cpp) adds them up, pass by pass, as a lower
+//   bound;
+// - the replay (replay/replay.cpp) reads the NVMe share of each module that the fetches name;
+// - FlexGen's runtime (sim/workloads/inference/flexgen.cpp), whose placement is its own
+//   (model/layout.hpp flexgen_sublayers), times its disk transfers with nvme_transfer_timing.
 //
 // The rules, each with its source:
 // - placement: DeepSpeed's small-tensor rule (model/layout.hpp tensor_source) splits each tensor
