@@ -23,6 +23,7 @@
 #include "model/errors.hpp"
 #include "model/layout.hpp"
 #include "model/perf.hpp"
+#include "model/weight_stream.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/inference/inference.hpp"
@@ -93,18 +94,18 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
 
   const std::vector<WeightModule> modules = weight_modules(s.model, p);
   plan.modules = static_cast<int>(modules.size());
-  // Placement is decided at the unscaled sizes, with DeepSpeed's small-tensor rule
-  // (model/layout.hpp): the shrunken replay must read what the real run reads.
-  const double small_limit = resident_param_limit_bytes(em, p.aio);
+  // Placement is decided at the unscaled sizes, by the simulator's weight-stream model
+  // (model/weight_stream.hpp, DeepSpeed's small-tensor rule among its rules): the shrunken replay
+  // must read what the real run reads.
+  const WeightStreamPoint stream = weight_stream_point(s, em, modules);
   std::vector<std::uint64_t> module_bytes(modules.size(), 0), module_offset(modules.size(), 0);
   std::vector<int> module_tensors(modules.size(), 0);
   std::uint64_t offset = 0;
   for (std::size_t m = 0; m < modules.size(); ++m) {
     double nvme = 0;
-    for (const auto& t : modules[m].tensors) {
-      const double from_nvme = tensor_source(t.bytes, p.weights, small_limit).nvme_bytes;
-      if (from_nvme > 0) {
-        nvme += from_nvme;
+    for (const TensorStream& t : module_stream(stream, modules[m]).tensors) {
+      if (t.nvme_bytes > 0) {
+        nvme += t.nvme_bytes;
         ++module_tensors[m];
       }
     }

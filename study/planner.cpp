@@ -19,6 +19,7 @@
 #include "model/llm.hpp"
 #include "model/progress.hpp"
 #include "model/units.hpp"
+#include "model/weight_stream.hpp"
 #include "sim/economics.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
@@ -191,7 +192,6 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   const LlmSpec& m = s.model;
   const auto& w = s.inference;
   const GpuSpec& gpu = s.hardware.gpu;
-  const HostSpec& host = s.hardware.host;
   const double tp = std::max(1, p.parallelism.tensor);
   const double stages = std::max(1, p.parallelism.pipeline);
   const double passes = std::max(1, w.gen_tokens);
@@ -209,41 +209,39 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
       layer_active_params(m) * gemm_path(gpu, sem, p).weight_bytes_per_elem / tp / hbm;
   const double gpu_pass_s = m.layers * micro * gpu_batches * per_layer_s / stages;
 
-  // Streamed weights: PCIe host-to-device bytes, NVMe read time, and the fetch process's
-  // sequential per-tensor cost (overhead, then its host copy; NVMe reads are asynchronous and
-  // only occupy the drive).
+  // Streamed weights, from the weight-stream model (model/weight_stream.hpp): PCIe host-to-device
+  // time, NVMe read time, and the fetch process's sequential per-tensor cost (overhead, then its
+  // host copy at the link's rate, the least a pinned or pageable copy takes; NVMe reads are
+  // asynchronous and only occupy the drive). Every byte of a tensor reaches each GPU over its
+  // link at least in its tensor-parallel share: with data-parallel ranks over PCIe, a rank's own
+  // partition and the others' gathered. A pass fetches what its tokens need: with a runtime that
+  // loads only routed experts (policy.moe_fetch: routed) the experts its tokens hit, fewer in a
+  // decode pass than in the prefill, as the simulator fetches them.
   const auto modules = weight_modules(m, p);
   const double streamed = p.weights.cpu + p.weights.nvme;
-  const double h2d = units::gbps_to_bytes_per_s(h2d_gbps(gpu, host));
-  double largest = 0;
-  for (const auto& mod : modules)
-    for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
-  NvmeArrayTiming nt;
-  if (s.hardware.nvme.count > 0)
-    nt = nvme_array_timing(s.hardware.nvme, host, p.aio, largest * p.weights.nvme);
-  const double small_limit = resident_param_limit_bytes(em, p.aio);
-  double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
-  if (streamed > 0) {
-    for (const auto& mod : modules)
-      for (const auto& t : mod.tensors) {
-        const TensorSource src = tensor_source(t.bytes, p.weights, small_limit);
-        const double nvme_bytes = src.nvme_bytes, cpu_bytes = src.cpu_bytes;
-        if (nvme_bytes <= 0 && cpu_bytes <= 0) continue;
-        double seq = em.fetch_overhead_s;
-        h2d_pass_s += (nvme_bytes + cpu_bytes) / tp / h2d;
-        if (nvme_bytes > 0 && nt.read_gbps > 0) {
-          const double read_s = nt.read_s(nvme_bytes);
-          nvme_pass_s += read_s;
+  const WeightStreamPoint stream = weight_stream_point(s, em, modules);
+  const auto pass_lb_s = [&](double pass_tokens) {
+    double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
+    if (streamed > 0) {
+      const double experts_hit = stream_experts_hit(m, p, pass_tokens);
+      for (const auto& mod : modules)
+        for (const TensorStream& t : module_stream(stream, mod, experts_hit).tensors) {
+          h2d_pass_s += (t.nvme_bytes + t.cpu_bytes) / tp / stream.link_bytes_per_s;
+          nvme_pass_s += t.read_s;
+          fetch_pass_s += stream.fetch_overhead_s + t.host_link_s;
         }
-        if (cpu_bytes > 0) seq += cpu_bytes / tp / h2d;
-        fetch_pass_s += seq;
-      }
-    h2d_pass_s /= stages;  // each stage has its own link; the busiest carries at least the mean
-    fetch_pass_s /= stages;
-  }
-  const double pass_s = std::max({gpu_pass_s, h2d_pass_s, nvme_pass_s, fetch_pass_s});
-  b.ttft_s_lb = pass_s;
-  b.total_s_lb = passes * pass_s;
+      h2d_pass_s /= stages;  // each stage has its own link; the busiest carries at least the mean
+      fetch_pass_s /= stages;
+    }
+    return std::max({gpu_pass_s, h2d_pass_s, nvme_pass_s, fetch_pass_s});
+  };
+  // Each data-parallel rank runs its own share of the batch (sim/workloads/inference).
+  const double rank_batch = double(w.batch) / std::max(1, p.parallelism.data);
+  const double prefill_s = pass_lb_s(rank_batch * w.prompt_tokens);
+  b.ttft_s_lb = prefill_s;
+  b.total_s_lb = p.moe_fetch == MoeFetch::kAll
+                     ? passes * prefill_s
+                     : prefill_s + (passes - 1) * pass_lb_s(rank_batch);
   const double tokens = double(w.batch) * double(w.gen_tokens);
   b.throughput_ub = b.total_s_lb > 0 ? tokens / b.total_s_lb : std::numeric_limits<double>::infinity();
   if (b.capex_usd && b.throughput_ub > 0) {

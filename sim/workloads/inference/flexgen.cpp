@@ -18,6 +18,7 @@
 #include "model/layout.hpp"
 #include "model/power.hpp"
 #include "model/units.hpp"
+#include "model/weight_stream.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
 #include "sim/workloads/inference/metrics.hpp"
@@ -64,9 +65,18 @@ class FlexGenSim {
   double host_copy_s(double bytes) const;
   double unpinned_weight_bytes(int j) const;
   double prefix_elems(int token) const;
-  // Seconds the disk takes to deliver `bytes` (0 when the page cache holds the disk's data).
+  // Seconds the disk takes to deliver `bytes` (0 when the page cache holds the disk's data) and
+  // to take `bytes` written: one transfer at the array's sustained rate at its operating point
+  // (model/weight_stream.hpp nvme_transfer_timing). Through the page cache, not O_DIRECT: the
+  // kernel's readahead and writeback keep requests in flight, and a transfer waits only for the
+  // first readahead window (a fraction of a millisecond), not for a first request of the
+  // reader's block size at depth one as a direct read does (NvmeArrayTiming::read_s).
   double disk_read_s(double bytes) const {
-    return disk_cached_ ? 0.0 : bytes / units::gbps_to_bytes_per_s(disk_read_gbps_);
+    if (disk_cached_) return 0.0;
+    return bytes / units::gbps_to_bytes_per_s(nvme_transfer_timing(s_, bytes).read_gbps);
+  }
+  double disk_write_s(double bytes) const {
+    return bytes / units::gbps_to_bytes_per_s(nvme_transfer_timing(s_, bytes).write_gbps);
   }
 
   const Scenario& s_;
@@ -82,7 +92,6 @@ class FlexGenSim {
   Resource* disk_ = nullptr;
   std::vector<FlexGenSubLayer> subs_;
   FlexGenCacheSplit split_;
-  double disk_read_gbps_ = 0, disk_write_gbps_ = 0;
   bool disk_cached_ = false;
   bool cpu_attention_ = false;     // decode attention over the off-GPU cache runs on the CPU
   double cache_elem_bytes_ = 2.0;  // as stored (4-bit group-wise when compressed)
@@ -179,7 +188,7 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
     if (token == 0) co_await cpu_->use(host_copy_s(off), tag);
   }
   const double disk = split_.disk_seqs * per_seq;
-  if (disk > 0) co_await disk_->use(disk / units::gbps_to_bytes_per_s(disk_write_gbps_), tag);
+  if (disk > 0) co_await disk_->use(disk_write_s(disk), tag);
   done->count_down();
 }
 
@@ -468,9 +477,14 @@ RunResult FlexGenSim::run() {
   if (nvme.count > 0) {
     disk_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
     // FlexGen reads and writes its .npy files through mmap and the page cache (TorchDisk,
-    // map_to_torch_tensor): large sequential transfers at the drives' sequential rates.
-    disk_read_gbps_ = nvme.count * nvme.drive.read_gbps;
-    disk_write_gbps_ = nvme.count * nvme.drive.write_gbps;
+    // map_to_torch_tensor), each tensor a large sequential transfer by one of its copy threads.
+    // The drives serve them as every other streamed NVMe transfer (model/weight_stream.hpp
+    // nvme_transfer_timing): the array of hardware.nvme.model's device model (the datasheet's,
+    // or a calibrated profile's), at the reader's operating point (policy.aio: block size and
+    // threads x queue depth, bounded by the transfer's requests), through the host's I/O path,
+    // at the sustained rate (disk_read_s). The shipped FlexGen scenarios keep policy.aio's deep
+    // sequential default, which puts large reads within a few percent of the drives' sequential
+    // rating.
     // The page cache is the DRAM nothing else holds. Each decode step reads every disk-resident
     // tensor once, in the same order: a cyclic scan, which an LRU page cache either holds whole
     // (every read a hit after the first) or not at all (every page evicted before its reuse).

@@ -25,6 +25,7 @@
 #include "model/perf.hpp"
 #include "model/power.hpp"
 #include "model/units.hpp"
+#include "model/weight_stream.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
 #include "sim/workloads/inference/metrics.hpp"
@@ -123,17 +124,16 @@ class InferenceSim {
   RunResult run();
 
  private:
-  // One tensor's fetch: bytes read from NVMe, bytes copied from host DRAM, and what they cost,
-  // worked out once per run rather than on each of the passes x layers fetches.
-  struct TensorFetch {
-    double nvme_bytes = 0;
-    double cpu_bytes = 0;
-    double read_s = 0;      // [s] the NVMe read (NvmeArrayTiming::read_s)
-    double link_bytes = 0;  // [bytes] of the NVMe part on each GPU's link (nvme_bytes / tp)
-    // The same as each resource's work (Resource::work), for fetch_module_reserved, which
-    // reserves them with Engine::reserve_work_from: the stage-0 resources (all stages' links
-    // have the same rate), the NVMe part's read and its copy over the link (GDS: with the read;
-    // AIO: the bounce), and the host part's copy over the link and (pageable) on the CPU.
+  // One tensor's fetch as the weight-stream model gives it (model/weight_stream.hpp: the bytes
+  // from each tier, the read's time at the array's operating point, the bytes on each GPU's link,
+  // the pageable copy's staging time), and what it costs this engine's resources, worked out once
+  // per run rather than on each of the passes x layers fetches.
+  struct TensorFetch : TensorStream {
+    // The same as each resource's work (Resource::work), for the reservations every path makes
+    // with Engine::reserve_work_from (reserve_read_work, reserve_host_copy_work; the reserved
+    // path's bounce too): on the stage-0 resources (all stages' links have the same rate), the
+    // NVMe part's read and its copy over the link (GDS: with the read; AIO: the bounce), and the
+    // host part's copy over the link and (pageable) on the CPU.
     Work read_work{}, link_work{}, host_link_work{}, host_cpu_work{};
     // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
@@ -170,20 +170,25 @@ class InferenceSim {
   // The module with this fetch number has its weights on the GPU at `t_s` [s]: its ready flag is
   // set then (an event), or, on the direct path, the time is kept for compute to read.
   void weights_ready_at(std::uint64_t fetch_index, double t_s);
-  double reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass, int module);
-  double reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass, int module);
-  double pageable_copy_s(const Resource& h2d, double bytes) const;
-  // reserve_host_copy and reserve_read on stage 0 with the work worked out in plan_fetches.
-  double reserve_host_copy_work(double ready_s, const TensorFetch& t, const Tag& tag) {
-    Resource& h2d = *stages_.front().h2d;
+  // [s] of CPU time a pageable copy of `bytes` takes (WeightStreamPoint::pageable_bytes_per_s).
+  double pageable_copy_s(double bytes) const { return bytes / stream_.pageable_bytes_per_s; }
+  // The two reservations of a tensor's fetch, made by every path (fetch_module's events,
+  // fetch_module_reserved, run_direct) with the work worked out in plan_fetches (every stage's
+  // link has stage 0's rate); each returns its end [s]:
+  // - the synchronous copy of its host-DRAM part over the stage's link `h2d`; pageable memory: a
+  //   CPU thread stages the copy, so it runs no faster than that memcpy and occupies the CPU,
+  //   serialising with CPU attention;
+  // - the read of its NVMe part: the array for the read's time, and with GDS (no bounce) the link
+  //   to the GPU with it; it ends when the data lands (on the GPU, or in its swap buffer).
+  double reserve_host_copy_work(double ready_s, Resource& h2d, const TensorFetch& t,
+                                const Tag& tag) {
     if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, tag);
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
   template <bool bounces>
-  double reserve_read_work(double ready_s, const TensorFetch& t, const Tag& tag) {
+  double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, const Tag& tag) {
     if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, tag);
-    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, *stages_.front().h2d,
-                                     t.link_work, tag);
+    return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, h2d, t.link_work, tag);
   }
   void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                        const std::shared_ptr<Latch>& done);
@@ -259,7 +264,7 @@ class InferenceSim {
   std::vector<Zero3GatherTraffic> gathers_;
   std::array<FetchPlan, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes if they differ
   bool decode_plan_differs_ = false;
-  NvmeArrayTiming nvme_timing_;
+  WeightStreamPoint stream_;  // the weights' operating point (model/weight_stream.hpp)
   // fetch_module_reserved's reads, in issue order, from the oldest whose swap buffer is still in
   // use; reads_[bounced_ ...] have landed or will land on the host and their bounce copy to the
   // GPU is not reserved yet (AIO).
@@ -330,39 +335,13 @@ class InferenceSim {
 // now, and only the landing needs an event.
 void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
                                    const std::shared_ptr<Latch>& done) {
-  const double lands_s = reserve_read(engine_.now(), h2d, t, pass, module);
-  engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
-                                             t.link_bytes, t.bounce_uplink_bytes, pass, module,
-                                             done));
-}
-
-// Reserves one partition's read from `ready_s`: the array for the read's time, and with GDS the
-// link to the GPU with it. Returns when the data lands (on the GPU, or in its swap buffer).
-double InferenceSim::reserve_read(double ready_s, Resource* h2d, const TensorFetch& t, int pass,
-                                  int module) {
   const Tag tag = pass_tag(activity::kWeightsNvme, pass, module);
-  if (p_.io_path != IoPath::kGds)
-    return engine_.reserve_from(ready_s, Demand{nvme_, t.read_s}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{nvme_, t.read_s}, Demand{h2d, t.link_bytes}};
-  return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
-}
-
-// Reserves a synchronous copy of a tensor's host-DRAM part from `ready_s`; returns its end.
-// Pageable memory: a CPU thread stages the copy, so it runs no faster than that memcpy and
-// occupies the CPU, serialising with CPU attention.
-double InferenceSim::reserve_host_copy(double ready_s, Resource* h2d, double cpu_bytes, int pass,
-                                       int module) {
-  const Tag tag = pass_tag(activity::kWeightsCpu, pass, module);
-  const double bytes = cpu_bytes / tp_;
-  if (p_.pin_memory) return engine_.reserve_from(ready_s, Demand{h2d, bytes}, tag, 0.0);
-  const std::array<Demand, 2> flow{Demand{h2d, bytes}, Demand{cpu_, pageable_copy_s(*h2d, bytes)}};
-  return engine_.reserve_from(ready_s, flow.data(), flow.data() + flow.size(), tag, 0.0);
-}
-
-// [s] of CPU time a pageable copy of `bytes` over `h2d` takes: no faster than the link or the
-// staging memcpy.
-double InferenceSim::pageable_copy_s(const Resource& h2d, double bytes) const {
-  return bytes / std::min(h2d.rate_per_s(), units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
+  const double lands_s = p_.io_path == IoPath::kGds
+                             ? reserve_read_work<false>(engine_.now(), *h2d, t, tag)
+                             : reserve_read_work<true>(engine_.now(), *h2d, t, tag);
+  engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
+                                             t.nvme_link_bytes, t.bounce_uplink_bytes, pass, module,
+                                             done));
 }
 
 // The same read issued from a process of its own, which reserves later in the same instant, after
@@ -406,7 +385,7 @@ Task InferenceSim::partition_copy(Resource* own, double own_bytes, double uplink
     end_s = engine_.reserve_all(&up, &up + 1, tag, 0.0);
   }
   const std::array<Demand, 2> copy{Demand{own, own_bytes},
-                                   Demand{cpu_, dp_ * pageable_copy_s(*own, own_bytes)}};
+                                   Demand{cpu_, dp_ * pageable_copy_s(own_bytes)}};
   end_s = std::max(end_s, engine_.reserve_all(copy.data(), copy.data() + (pageable ? 2 : 1), tag,
                                               0.0));
   co_await engine_.until(end_s);
@@ -470,7 +449,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
                                         !p_.pin_memory,
                                         pass_tag(activity::kWeightsCpu, pass, module), reads));
     else if (t.cpu_bytes > 0)
-      co_await engine_.until(reserve_host_copy(engine_.now(), st.h2d, t.cpu_bytes, pass, module));
+      co_await engine_.until(reserve_host_copy_work(
+          engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsCpu, pass, module)));
   }
   if (dp_ > 1)
     engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
@@ -508,6 +488,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
   const double overhead_s = em_.fetch_overhead_s;
+  Resource& h2d = *stages_.front().h2d;  // the path runs where there is one stage
   double clock = start_s;  // where fetch_module's process would be
   const Tag host_tag = pass_tag(activity::kWeightsCpu, pass, module),
             read_tag = pass_tag(activity::kWeightsNvme, pass, module);
@@ -515,7 +496,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     clock = clock + overhead_s;
     if constexpr (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
-      clock = reserve_host_copy_work(clock, t, host_tag);
+      clock = reserve_host_copy_work(clock, h2d, t, host_tag);
       continue;
     }
     if (reads_.full()) {
@@ -527,9 +508,9 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
-    if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, t, host_tag);
+    if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, h2d, t, host_tag);
     ReadInFlight& r = reads_.push_back();
-    r.lands_s = reserve_read_work<bounces>(issued, t, read_tag);
+    r.lands_s = reserve_read_work<bounces>(issued, h2d, t, read_tag);
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
@@ -589,7 +570,6 @@ void InferenceSim::bounce_modules_through(std::uint64_t fetch_index) {
 // the pass's token count sets how many routed experts are hit, and nothing else differs between
 // passes, so this is worked out once per run rather than per tensor and pass.
 void InferenceSim::plan_fetches() {
-  const double small_limit = resident_param_limit_bytes(em_, p_.aio);
   // Only routed experts fetched by the share a pass's tokens hit make the passes differ.
   bool by_share = false;
   if (p_.moe_fetch != MoeFetch::kAll)
@@ -597,14 +577,8 @@ void InferenceSim::plan_fetches() {
       for (const auto& t : mod.tensors) by_share = by_share || t.expert >= 0;
   decode_plan_differs_ = by_share;
   for (int phase = 0; phase < (by_share ? 2 : 1); ++phase) {
-    // A runtime that fetches only routed experts needs, on average, the expected number of
-    // distinct experts this pass's tokens hit: experts 0..n-1 in full and a share of the next.
     const double pass_tokens = phase == 0 ? rank_batch_ * w_.prompt_tokens : rank_batch_;
-    const double experts_hit = expected_distinct_experts(m_, pass_tokens);
-    const auto fetched_share = [&](const WeightTensor& t) {
-      if (t.expert < 0 || p_.moe_fetch == MoeFetch::kAll) return 1.0;
-      return std::clamp(experts_hit - t.expert, 0.0, 1.0);
-    };
+    const double experts_hit = stream_experts_hit(m_, p_, pass_tokens);
     FetchPlan& plan = fetch_plans_[static_cast<std::size_t>(phase)];
     std::size_t tensors = 0;
     for (const auto& mod : modules_) tensors += mod.tensors.size();
@@ -631,19 +605,14 @@ void InferenceSim::plan_fetches() {
         plan.modules[m].nvme_reads = before.nvme_reads;
         continue;
       }
-      for (const auto& t : modules_[m].tensors) {
-        const double share = fetched_share(t);
-        if (share <= 0) continue;
-        // ZeRO-3 keeps persistent parameters whole on every GPU: nothing to fetch or gather.
-        if (dp_ > 1 && zero3_persistent(t, p_.zero3)) continue;
-        const TensorSource src = tensor_source(t.bytes, p_.weights, small_limit);
-        TensorFetch f{src.nvme_bytes * share, src.cpu_bytes * share};
-        if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
-        if (f.nvme_bytes > 0) f.read_s = nvme_timing_.read_s(f.nvme_bytes);
-        f.link_bytes = f.nvme_bytes / (tp_ * dp_);
+      const ModuleStream stream = module_stream(stream_, modules_[m], experts_hit);
+      plan.modules[m].nvme_reads = stream.nvme_reads;
+      for (const TensorStream& ts : stream.tensors) {
+        TensorFetch f;
+        static_cast<TensorStream&>(f) = ts;
         if (dp_ > 1) {
           // Every rank reads its own partition of the tensor at once: the array reads all of it
-          // (read_s above), each rank's link and the switch carry the partitions.
+          // (read_s), each rank's link and the switch carry the partitions.
           const Zero3GatherTraffic host =
               zero3_gather_traffic(s_.hardware.gpu, s_.hardware.host, int(dp_), f.cpu_bytes, 0);
           const Zero3GatherTraffic bounce =
@@ -654,11 +623,9 @@ void InferenceSim::plan_fetches() {
         }
         const Resource& h2d = *stages_.front().h2d;
         if (nvme_) f.read_work = nvme_->work(f.read_s);
-        f.link_work = h2d.work(f.link_bytes);
-        const double host_bytes = f.cpu_bytes / tp_;  // as reserve_host_copy
-        f.host_link_work = h2d.work(host_bytes);
-        f.host_cpu_work = cpu_->work(pageable_copy_s(h2d, host_bytes));
-        if (f.nvme_bytes > 0) ++plan.modules[m].nvme_reads;
+        f.link_work = h2d.work(f.nvme_link_bytes);
+        f.host_link_work = h2d.work(f.host_link_bytes);
+        f.host_cpu_work = cpu_->work(f.pageable_copy_s);
         plan.tensors.push_back(f);
       }
       plan.modules[m].count = plan.tensors.size() - plan.modules[m].first;
@@ -1028,14 +995,11 @@ RunResult InferenceSim::run() {
   }
   if (s_.hardware.nvme.count > 0) {
     nvme_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
-    double largest = 0;
-    for (const auto& mod : modules_)
-      for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
-    nvme_timing_ = nvme_array_timing(s_.hardware.nvme, host, p_.aio, largest * p_.weights.nvme);
   }
   cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
   swap_buffers_ = std::make_unique<Semaphore>(engine_, std::max(1, p_.aio.swap_buffers));
   reads_.reset(static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers)));
+  stream_ = weight_stream_point(s_, em_, modules_);
   plan_fetches();
   // The fetcher has the NVMe array, the link to the GPU, the CPU and the swap buffers to itself
   // unless several stages fetch or CPU attention uses the links and the CPU
@@ -1069,8 +1033,8 @@ RunResult InferenceSim::run() {
   }
   result.set(metric::kWeightsBytes, model_weight_bytes(modules_));
   if (nvme_) {
-    result.set(metric::kNvmeReadGbpsModel, nvme_timing_.read_gbps);
-    result.work.nvme_gbps_model = nvme_timing_.read_gbps;
+    result.set(metric::kNvmeReadGbpsModel, stream_.nvme.read_gbps);
+    result.work.nvme_gbps_model = stream_.nvme.read_gbps;
   }
   collect_usage(engine_, total_s, result);
   return result;

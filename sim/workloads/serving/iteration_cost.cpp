@@ -26,59 +26,23 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   head_elements_ = head.elements();
   dequant_s_ = layer_dequant_s(s.hardware.gpu, em_, p, layer_elements_, tp_);
 
-  double largest = 0;
-  for (const auto& mod : modules)
-    for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
-  NvmeArrayTiming nvme;
+  // The weights' stream (model/weight_stream.hpp): the same operating point and per-tensor costs
+  // as the inference workload, added up for the fetch process alone.
+  const WeightStreamPoint stream = weight_stream_point(s, em_, modules);
   if (s.hardware.nvme.count > 0) {
-    // The same operating point as the inference workload: the policy's AIO reader on the largest
-    // tensor's NVMe share.
-    nvme = nvme_array_timing(s.hardware.nvme, host, p.aio, largest * p.weights.nvme);
-    nvme_read_gbps_ = nvme.read_gbps;
+    nvme_read_gbps_ = stream.nvme.read_gbps;
     // The KV tier reads and writes one block of one layer per request, all of the replica's
     // tensor-parallel shares together (a layer-first layout: vLLM's and LMCache's per-layer KV
     // tensors), at the policy's AIO queue depth.
     kv_nvme_ = nvme_array_timing(s.hardware.nvme, host, p.aio,
                                  kv_token_layer_bytes_ * tp_ * s.serving.prefix_block_tokens);
   }
-  const double h2d_bps = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
-  h2d_bps_ = h2d_bps;
+  h2d_bps_ = stream.link_bytes_per_s;
   d2h_bps_ = units::gbps_to_bytes_per_s(d2h_gbps(s.hardware.gpu, host));
-  const double small_limit = resident_param_limit_bytes(em_, p.aio);
   auto fetch = [&](const WeightModule& mod) {
-    Fetch f;
-    double serial_s = 0;
-    for (const auto& t : mod.tensors) {
-      const TensorSource src = tensor_source(t.bytes, p.weights, small_limit);
-      if (src.nvme_bytes <= 0 && src.cpu_bytes <= 0) continue;
-      serial_s += em_.fetch_overhead_s;
-      streamed_bytes_ += (src.nvme_bytes + src.cpu_bytes) / tp_;
-      if (src.nvme_bytes > 0) {
-        const double read_s = nvme.read_s(src.nvme_bytes);
-        const double copy_s = src.nvme_bytes / tp_ / h2d_bps;
-        f.nvme_s += read_s;
-        f.h2d_s += copy_s;
-        // GDS: drive to GPU in one flow at the slower rate. AIO: the read lands in a pinned
-        // bounce buffer and its copy to the GPU overlaps the next read.
-        serial_s += p.io_path == IoPath::kGds ? std::max(read_s, copy_s) : read_s;
-      }
-      if (src.cpu_bytes > 0) {
-        const double bytes = src.cpu_bytes / tp_;
-        if (p.pin_memory) {
-          serial_s += bytes / h2d_bps;
-          f.h2d_s += bytes / h2d_bps;
-        } else {
-          // Pageable memory: one CPU thread stages the copy through the driver's pinned buffers.
-          const double copy_s =
-              bytes / std::min(h2d_bps, units::gbps_to_bytes_per_s(em_.pageable_copy_gbps));
-          serial_s += copy_s;
-          f.h2d_s += bytes / h2d_bps;
-          f.cpu_s += copy_s;
-        }
-      }
-    }
-    f.time_s = std::max(serial_s, f.h2d_s);
-    return f;
+    const ModuleStream m = module_stream(stream, mod);
+    for (const TensorStream& t : m.tensors) streamed_bytes_ += (t.nvme_bytes + t.cpu_bytes) / tp_;
+    return module_stream_time(stream, m);
   };
   embedding_ = fetch(emb);
   const double after_embedding = streamed_bytes_;

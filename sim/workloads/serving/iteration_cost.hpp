@@ -6,6 +6,7 @@
 // at the roofline for the iteration's tokens plus attention over the requests' KV cache.
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
+#include "model/weight_stream.hpp"
 
 namespace tiersim::sim {
 
@@ -56,11 +57,6 @@ class IterationModel {
   double nvme_read_gbps() const { return nvme_read_gbps_; }
 
  private:
-  // One module's fetch: the fetch process's serial chain (per-tensor overhead, NVMe reads, pinned
-  // or pageable copies) or the total time on the PCIe link, whichever is longer.
-  struct Fetch {
-    double time_s = 0, h2d_s = 0, nvme_s = 0, cpu_s = 0;
-  };
   const Scenario& s_;
   ExecutionModel em_;
   double tp_ = 1;
@@ -69,7 +65,8 @@ class IterationModel {
   double embedding_elements_ = 0, head_elements_ = 0, layer_elements_ = 0;
   double dequant_s_ = 0;
   double peer_bps_ = 0;
-  Fetch embedding_, layer_, head_;
+  // Each module's fetch by the fetch process alone (model/weight_stream.hpp module_stream_time).
+  ModuleStreamTime embedding_, layer_, head_;
   double streamed_bytes_ = 0;
   double nvme_read_gbps_ = 0;
   NvmeArrayTiming kv_nvme_;  // the array at the KV tier's transfer size (one block, one layer)

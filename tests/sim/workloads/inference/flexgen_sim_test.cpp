@@ -143,3 +143,42 @@ TEST_CASE("FlexGen pays a step's host work once per token and GPU batch, at its 
   // 8 tokens x 3 GPU batches of 48 sequences.
   CHECK(busy_s(b, "gpu") - busy_s(a, "gpu") == Approx(8 * 3 * (1e-3 + 48 * 10e-6)));
 }
+
+TEST_CASE("FlexGen's disk is the drive model's: a calibrated profile moves its reads",
+          "[inference][flexgen]") {
+  // bench_suite.py's 175b_1x1 case (scenarios/reference/flexgen-t4-opt175b-p256.yaml), shortened:
+  // half of OPT-175B's weights on disk, more than the page cache can hold, so every decode step
+  // reads them from the drives.
+  const char* yaml = R"(
+name: t
+hardware:
+  gpu: {model: T4, count: 1}
+  host: {model: gcp-n1-highmem-32}
+  nvme: {model: gcp-local-ssd-nvme, count: 4}
+model: {name: opt-175b}
+workload: {kind: inference, batch: 64, prompt_tokens: 256, gen_tokens: 3}
+policy:
+  schedule: flexgen
+  flexgen: {w_gpu_percent: 0, w_cpu_percent: 50, cache_gpu_percent: 0, cache_cpu_percent: 0,
+            act_gpu_percent: 0, act_cpu_percent: 100, gpu_batch_size: 64, num_gpu_batches: 1,
+            cpu_cache_compute: true, pin_weight: false}
+)";
+  const Scenario s = test::load_yaml(yaml);
+  const sim::RunResult base = sim::simulate(s);
+  REQUIRE(base.fits);
+  REQUIRE(metric(base, "weights_nvme_fraction") > 0.3);
+  REQUIRE(metric(base, "page_cache_bytes") < 0.3 * metric(base, "weights_bytes"));
+  // A profile that measured the drives at half their datasheet read rate (hardware.nvme.profile
+  // replaces hardware.nvme.model's device model, not the datasheet numbers).
+  Scenario slow = s;
+  slow.hardware.nvme.model.read.peak_gbps /= 2;
+  slow.hardware.nvme.model.read.stream_gbps /= 2;
+  const sim::RunResult half = sim::simulate(slow);
+  CHECK(busy_s(half, "nvme") > 1.8 * busy_s(base, "nvme"));
+  CHECK(metric(half, "total_s") > metric(base, "total_s"));
+  // The reads are the array's at the reader's operating point: a shallow reader (one thread,
+  // one 128 KiB request at a time) is slower than the deep default.
+  const sim::RunResult shallow = sim::simulate(test::load_yaml(
+      yaml, {"policy.aio.threads=1", "policy.aio.queue_depth=1", "policy.aio.block_size=128KiB"}));
+  CHECK(busy_s(shallow, "nvme") > 1.2 * busy_s(base, "nvme"));
+}

@@ -9,6 +9,7 @@
 #include "model/layout.hpp"
 #include "model/perf.hpp"
 #include "model/units.hpp"
+#include "model/weight_stream.hpp"
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
@@ -588,4 +589,53 @@ policy: {weights: gpu, kv_cache: gpu}
   const double direct = sim::simulate(cpu, host).get("total_s");
   CHECK(direct - sim::simulate(cpu, none).get("total_s") == Approx(8 * (1e-3 + 10e-6)));
   CHECK(sim::simulate(cpu, cpu_per_tensor).get("total_s") == direct);
+}
+
+TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module time",
+          "[inference][weight_stream]") {
+  // Without prefetch (one slot) and with the KV cache on the GPU, fetch and compute alternate:
+  // each module's fetch runs alone, then its compute. So the run takes, beyond the same run with
+  // the weights resident, each pass's sum of the modules' fetches, which the weight-stream model
+  // (model/weight_stream.hpp module_stream_time, the serving workload's rule) works out
+  // analytically. Host-DRAM weights, pinned and pageable: the same to rounding. GDS from NVMe:
+  // the engine's fetcher issues the next read after one per-tensor overhead, not after the
+  // read, so it is faster by up to the overheads of a module's tensors.
+  const std::vector<std::string> small = {"model.name=llama-3-8b", "workload.batch=4",
+                                          "workload.prompt_tokens=64", "workload.gen_tokens=3",
+                                          "policy.prefetch_layers=0"};
+  const auto with = [&](std::vector<std::string> sets) {
+    std::vector<std::string> all = small;
+    all.insert(all.end(), sets.begin(), sets.end());
+    return load(kNvmeScenario, all);
+  };
+  const sim::RunResult resident = sim::simulate(with({"policy.weights=gpu"}));
+  REQUIRE(resident.fits);
+  const ExecutionModel em;
+  for (const char* pinned : {"true", "false"}) {
+    INFO("host DRAM, pinned " << pinned);
+    const Scenario s = with({"policy.weights=cpu", std::string("policy.pin_memory=") + pinned});
+    const auto modules = weight_modules(s.model, s.policy);
+    const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+    double pass_s = 0;
+    for (const auto& mod : modules) pass_s += module_stream_time(pt, module_stream(pt, mod)).time_s;
+    const sim::RunResult r = sim::simulate(s);
+    REQUIRE(r.fits);
+    CHECK(r.get("total_s") - resident.get("total_s") == Approx(3 * pass_s).epsilon(1e-9));
+  }
+  {
+    const Scenario s = with({"policy.weights=nvme", "policy.io_path=gds"});
+    const auto modules = weight_modules(s.model, s.policy);
+    const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+    double pass_s = 0, overheads_s = 0;
+    for (const auto& mod : modules) {
+      const ModuleStream m = module_stream(pt, mod);
+      pass_s += module_stream_time(pt, m).time_s;
+      overheads_s += double(m.tensors.size() - 1) * em.fetch_overhead_s;
+    }
+    const sim::RunResult r = sim::simulate(s);
+    REQUIRE(r.fits);
+    const double fetch_s = r.get("total_s") - resident.get("total_s");
+    CHECK(fetch_s <= 3 * pass_s * (1 + 1e-9));
+    CHECK(fetch_s >= 3 * (pass_s - overheads_s) * (1 - 1e-9));
+  }
 }

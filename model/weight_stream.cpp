@@ -1,0 +1,114 @@
+// The weight-stream model (model/weight_stream.hpp): pure arithmetic on the scenario.
+#include "model/weight_stream.hpp"
+
+#include <algorithm>
+
+#include "model/llm.hpp"
+#include "model/units.hpp"
+
+namespace tiersim {
+
+NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes) {
+  if (s.hardware.nvme.count <= 0) return {};
+  return nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer_bytes);
+}
+
+WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& em,
+                                      const std::vector<WeightModule>& modules) {
+  const Policy& p = s.policy;
+  const HostSpec& host = s.hardware.host;
+  WeightStreamPoint pt;
+  double largest = 0;
+  for (const auto& mod : modules)
+    for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
+  // The reader's window is bounded by the requests of one transfer; the largest tensor's NVMe
+  // share is the largest transfer the fetch issues.
+  pt.nvme_transfer_bytes = largest * p.weights.nvme;
+  pt.nvme = nvme_transfer_timing(s, pt.nvme_transfer_bytes);
+  pt.link_bytes_per_s = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
+  pt.pageable_bytes_per_s =
+      std::min(pt.link_bytes_per_s, units::gbps_to_bytes_per_s(em.pageable_copy_gbps));
+  pt.tp = p.parallelism.tensor;
+  pt.dp = p.parallelism.data;
+  pt.small_limit_bytes = resident_param_limit_bytes(em, p.aio);
+  pt.fetch_overhead_s = em.fetch_overhead_s;
+  pt.gds = p.io_path == IoPath::kGds;
+  pt.pinned = p.pin_memory;
+  pt.weights = p.weights;
+  pt.moe_fetch = p.moe_fetch;
+  pt.zero3 = p.zero3;
+  return pt;
+}
+
+double stream_experts_hit(const LlmSpec& m, const Policy& p, double tokens) {
+  if (p.moe_fetch == MoeFetch::kAll) return kEveryExpert;
+  return expected_distinct_experts(m, tokens);
+}
+
+TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
+                           double experts_hit) {
+  TensorStream f;
+  // A routed expert is fetched for the share of passes that hit it: experts 0..n-1 in full and a
+  // share of the next (the expected number of distinct experts hit).
+  const double share = t.expert < 0 || pt.moe_fetch == MoeFetch::kAll
+                           ? 1.0
+                           : std::clamp(experts_hit - t.expert, 0.0, 1.0);
+  if (share <= 0) return f;
+  // ZeRO-3 keeps persistent parameters whole on every GPU: nothing to fetch or gather.
+  if (pt.dp > 1 && zero3_persistent(t, pt.zero3)) return f;
+  const TensorSource src = tensor_source(t.bytes, pt.weights, pt.small_limit_bytes);
+  f.nvme_bytes = src.nvme_bytes * share;
+  f.cpu_bytes = src.cpu_bytes * share;
+  if (f.nvme_bytes > 0)
+    f.read_s = pt.nvme.read_gbps > 0 ? pt.nvme.read_s(f.nvme_bytes)
+                                     : std::numeric_limits<double>::infinity();
+  f.nvme_link_bytes = f.nvme_bytes / (pt.tp * pt.dp);
+  f.host_link_bytes = f.cpu_bytes / pt.tp;
+  f.nvme_link_s = f.nvme_link_bytes / pt.link_bytes_per_s;
+  f.host_link_s = f.host_link_bytes / pt.link_bytes_per_s;
+  f.pageable_copy_s = f.host_link_bytes / pt.pageable_bytes_per_s;
+  return f;
+}
+
+double ModuleStream::nvme_bytes() const {
+  double b = 0;
+  for (const auto& t : tensors) b += t.nvme_bytes;
+  return b;
+}
+
+ModuleStream module_stream(const WeightStreamPoint& pt, const WeightModule& mod,
+                           double experts_hit) {
+  ModuleStream m;
+  for (const auto& t : mod.tensors) {
+    const TensorStream f = tensor_stream(pt, t, experts_hit);
+    if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
+    if (f.nvme_bytes > 0) ++m.nvme_reads;
+    m.tensors.push_back(f);
+  }
+  return m;
+}
+
+ModuleStreamTime module_stream_time(const WeightStreamPoint& pt, const ModuleStream& m) {
+  ModuleStreamTime f;
+  double serial_s = 0;
+  for (const auto& t : m.tensors) {
+    serial_s += pt.fetch_overhead_s;
+    if (t.nvme_bytes > 0) {
+      f.nvme_s += t.read_s;
+      f.h2d_s += t.nvme_link_s;
+      // GDS: drive to GPU in one flow at the slower rate. AIO: the read lands in a pinned
+      // bounce buffer and its copy to the GPU overlaps the next read.
+      serial_s += pt.gds ? std::max(t.read_s, t.nvme_link_s) : t.read_s;
+    }
+    if (t.cpu_bytes > 0) {
+      serial_s += t.host_copy_s(pt);
+      f.h2d_s += t.host_link_s;
+      // Pageable memory: one CPU thread stages the copy through the driver's pinned buffers.
+      if (!pt.pinned) f.cpu_s += t.pageable_copy_s;
+    }
+  }
+  f.time_s = std::max(serial_s, f.h2d_s);
+  return f;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,178 @@
+#include "model/weight_stream.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "model/layout.hpp"
+#include "model/units.hpp"
+#include "tests/support.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+const char* kScenario = R"(
+name: t
+hardware:
+  gpu: {model: A100-80GB, count: 1}
+  host: {model: generic-2s-ddr5}
+  nvme: {model: generic-gen4, count: 2}
+model: {name: llama-3-8b}
+workload: {kind: inference, batch: 4, prompt_tokens: 64, gen_tokens: 4}
+policy: {weights: {cpu: 0.25, nvme: 0.75}, kv_cache: gpu, io_path: aio}
+)";
+
+Scenario load(std::vector<std::string> sets = {}) {
+  return test::load_yaml(kScenario, std::move(sets));
+}
+
+const WeightTensor& largest_tensor(const std::vector<WeightModule>& modules) {
+  const WeightTensor* best = &modules.front().tensors.front();
+  for (const auto& mod : modules)
+    for (const auto& t : mod.tensors)
+      if (t.bytes > best->bytes) best = &t;
+  return *best;
+}
+
+}  // namespace
+
+TEST_CASE("the weight stream's operating point is the array's at the largest NVMe transfer",
+          "[model][weight_stream]") {
+  const Scenario s = load();
+  const ExecutionModel em;
+  const auto modules = weight_modules(s.model, s.policy);
+  const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+  const double transfer = largest_tensor(modules).bytes * 0.75;
+  CHECK(pt.nvme_transfer_bytes == transfer);
+  const NvmeArrayTiming expected =
+      nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer);
+  CHECK(pt.nvme.read_gbps == expected.read_gbps);
+  CHECK(pt.nvme.read_latency_s == expected.read_latency_s);
+  CHECK(pt.link_bytes_per_s ==
+        units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, s.hardware.host)));
+  CHECK(pt.pageable_bytes_per_s ==
+        std::min(pt.link_bytes_per_s, units::gbps_to_bytes_per_s(em.pageable_copy_gbps)));
+  CHECK(pt.small_limit_bytes == resident_param_limit_bytes(em, s.policy.aio));
+
+  // The drive model (a calibrated profile replaces it) sets the rate: a slower drive, a slower
+  // read of the same tensor.
+  Scenario slow = s;
+  slow.hardware.nvme.model.read.peak_gbps /= 2;
+  const WeightStreamPoint slow_pt = weight_stream_point(slow, em, modules);
+  const WeightTensor& big = largest_tensor(modules);
+  CHECK(tensor_stream(slow_pt, big).read_s > 1.5 * tensor_stream(pt, big).read_s);
+  // No drives: no array.
+  Scenario none = load({"policy.weights=cpu", "hardware.nvme.count=0"});
+  CHECK(weight_stream_point(none, em, modules).nvme.read_gbps == 0);
+}
+
+TEST_CASE("a tensor's fetch splits it by placement and prices each part", "[model][weight_stream]") {
+  const Scenario s = load();
+  const ExecutionModel em;
+  const auto modules = weight_modules(s.model, s.policy);
+  const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+  const WeightTensor& big = largest_tensor(modules);
+  const TensorStream f = tensor_stream(pt, big);
+  CHECK(f.nvme_bytes == big.bytes * 0.75);
+  CHECK(f.cpu_bytes == big.bytes * 0.25);
+  CHECK(f.read_s == pt.nvme.read_s(f.nvme_bytes));
+  CHECK(f.nvme_link_bytes == f.nvme_bytes);
+  CHECK(f.host_link_bytes == f.cpu_bytes);
+  CHECK(f.host_link_s == Approx(f.cpu_bytes / pt.link_bytes_per_s).epsilon(1e-15));
+  CHECK(f.host_copy_s(pt) == f.host_link_s);  // pinned
+  // A norm's weight is below DeepSpeed's swap limit: all of it from host DRAM, no read.
+  WeightTensor norm{"norm", 4096, 8192};
+  const TensorStream small = tensor_stream(pt, norm);
+  CHECK(small.nvme_bytes == 0);
+  CHECK(small.read_s == 0);
+  CHECK(small.cpu_bytes == 8192);
+  // Pageable host memory: the copy is staged no faster than the CPU's memcpy.
+  const Scenario pageable = load({"policy.pin_memory=false"});
+  const WeightStreamPoint ppt = weight_stream_point(pageable, em, modules);
+  const TensorStream pf = tensor_stream(ppt, big);
+  CHECK(pf.host_copy_s(ppt) == pf.pageable_copy_s);
+  CHECK(pf.pageable_copy_s == Approx(pf.host_link_bytes / ppt.pageable_bytes_per_s));
+  CHECK(pf.pageable_copy_s >= pf.host_link_s);
+  // GPU-resident weights move nothing.
+  const Scenario gpu = load({"policy.weights=gpu", "hardware.gpu.count=1"});
+  const WeightStreamPoint gpt = weight_stream_point(gpu, em, modules);
+  for (const auto& mod : modules) CHECK(module_stream(gpt, mod).tensors.empty());
+}
+
+TEST_CASE("tensor and data parallelism share out the link bytes", "[model][weight_stream]") {
+  const ExecutionModel em;
+  const Scenario s = load({"policy.parallelism.tensor=2", "hardware.gpu.count=2"});
+  const auto modules = weight_modules(s.model, s.policy);
+  const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+  const WeightTensor& big = largest_tensor(modules);
+  const TensorStream f = tensor_stream(pt, big);
+  // The array reads the whole tensor; each GPU's link carries its half.
+  CHECK(f.read_s == pt.nvme.read_s(big.bytes * 0.75));
+  CHECK(f.nvme_link_bytes == f.nvme_bytes / 2);
+  CHECK(f.host_link_bytes == f.cpu_bytes / 2);
+
+  // ZeRO-3 data-parallel ranks: each rank's link takes its partition of the NVMe part, and
+  // persistent parameters (at most param_persistence_threshold elements) are not fetched at all.
+  const Scenario dp = load({"policy.parallelism.data=2", "hardware.gpu.count=2", "workload.batch=4"});
+  const WeightStreamPoint dpt = weight_stream_point(dp, em, modules);
+  const TensorStream df = tensor_stream(dpt, big);
+  CHECK(df.nvme_link_bytes == df.nvme_bytes / 2);
+  WeightTensor norm{"norm", 4096, 8192};
+  REQUIRE(zero3_persistent(norm, dp.policy.zero3));
+  CHECK(tensor_stream(dpt, norm).cpu_bytes == 0);
+  CHECK(tensor_stream(pt, norm).cpu_bytes == 8192);  // one rank: fetched
+}
+
+TEST_CASE("a routed-expert runtime fetches the share of the experts a pass hits",
+          "[model][weight_stream]") {
+  const ExecutionModel em;
+  Scenario s = load({"model.name=mixtral-8x7b", "policy.moe_fetch=routed"});
+  const auto modules = weight_modules(s.model, s.policy);
+  const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+  const double hit = stream_experts_hit(s.model, s.policy, 1.0);  // one decode token
+  REQUIRE(hit == Approx(2.0));  // top-2 routing: two distinct experts for one token
+  WeightTensor expert0{"w1", 1e8, 2e8};
+  expert0.expert = 0;
+  WeightTensor expert5 = expert0;
+  expert5.expert = 5;
+  CHECK(tensor_stream(pt, expert0, hit).nvme_bytes == 2e8 * 0.75);
+  CHECK(tensor_stream(pt, expert5, hit).nvme_bytes == 0);
+  // Fetching every expert (the default runtime) ignores what is hit.
+  const Scenario all = load({"model.name=mixtral-8x7b"});
+  CHECK(stream_experts_hit(all.model, all.policy, 1.0) == kEveryExpert);
+  CHECK(tensor_stream(weight_stream_point(all, em, modules), expert5).nvme_bytes == 2e8 * 0.75);
+}
+
+TEST_CASE("a module's fetch by the fetch process alone", "[model][weight_stream]") {
+  const ExecutionModel em;
+  for (const char* path : {"aio", "gds"}) {
+    for (const char* pin : {"true", "false"}) {
+      INFO(path << " pinned " << pin);
+      const Scenario s =
+          load({std::string("policy.io_path=") + path, std::string("policy.pin_memory=") + pin});
+      const auto modules = weight_modules(s.model, s.policy);
+      const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+      const ModuleStream layer = module_stream(pt, modules[1]);
+      REQUIRE(layer.nvme_reads > 0);
+      double serial = 0, link = 0, nvme = 0, cpu = 0;
+      for (const auto& t : layer.tensors) {
+        serial += em.fetch_overhead_s;
+        if (t.nvme_bytes > 0)
+          serial += pt.gds ? std::max(t.read_s, t.nvme_link_s) : t.read_s;
+        serial += t.host_copy_s(pt);
+        link += t.nvme_link_s + t.host_link_s;
+        nvme += t.read_s;
+        if (!pt.pinned) cpu += t.pageable_copy_s;
+      }
+      const ModuleStreamTime time = module_stream_time(pt, layer);
+      CHECK(time.time_s == Approx(std::max(serial, link)));
+      CHECK(time.h2d_s == Approx(link));
+      CHECK(time.nvme_s == Approx(nvme));
+      CHECK(time.cpu_s == Approx(cpu));
+      if (pt.pinned) CHECK(time.cpu_s == 0);
+      else CHECK(time.cpu_s > 0);
+      CHECK(layer.nvme_bytes() > 0);
+    }
+  }
+}
