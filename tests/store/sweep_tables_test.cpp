@@ -44,3 +44,25 @@ TEST_CASE("sweep tables: start, failures, finish, and a restart clears the failu
   CHECK(st.column_int(0) == 1);
   CHECK(st.column_int(1) == 3);
 }
+
+TEST_CASE("sweep tables: a plan's verdicts are recorded, replaced per point and cleared per plan",
+          "[store][sweep]") {
+  tiersim::test::TempDir dir;
+  store::Database db(dir.file("r.db"));
+  store::ensure_schema(db, store::SchemaPart::kResults);
+  store::ensure_schema(db, store::SchemaPart::kSweeps);
+  CHECK(store::plan_verdicts(db, "p").empty());
+  store::record_plan_verdict(db, "p", {"a=1", "h1", "rejected", "memory: does not fit"});
+  store::record_plan_verdict(db, "p", {"a=2", "h2", "feasible", ""});
+  store::record_plan_verdict(db, "p", {"a=1", "h1", "pruned", "budget: capex_usd 9 > max 5"});
+  store::record_plan_verdict(db, "q", {"a=1", "h1", "feasible", ""});
+  const auto p = store::plan_verdicts(db, "p");
+  REQUIRE(p.size() == 2);
+  CHECK(p[1].point == "a=1");
+  CHECK(p[1].status == "pruned");
+  CHECK(p[1].reason == "budget: capex_usd 9 > max 5");
+  CHECK(store::plan_verdicts(db, "").size() == 3);  // every plan
+  store::clear_plan_verdicts(db, "p");
+  CHECK(store::plan_verdicts(db, "p").empty());
+  CHECK(store::plan_verdicts(db, "q").size() == 1);
+}
