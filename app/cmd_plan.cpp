@@ -19,6 +19,8 @@
 #include "model/files.hpp"
 #include "model/progress.hpp"
 #include "sim/metrics.hpp"
+#include "store/results_store.hpp"
+#include "store/sweep_tables.hpp"
 #include "study/planner.hpp"
 
 namespace po = boost::program_options;
@@ -215,6 +217,16 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
   const plan::PlanResult r = plan::run_plan(spec, catalog, po_);
   if (progress && progress->tty()) progress->finish("plan " + spec.name + ": done");
+  if (store) {
+    // Why each point was rejected, for `tiersim report` (store/sweep_tables.hpp plan_verdicts).
+    store->flush();
+    store::Database& db = store->results().database();
+    store::Transaction tx(db);
+    store::clear_plan_verdicts(db, spec.name);
+    for (const auto& v : r.verdicts)
+      store::record_plan_verdict(db, spec.name, {v.label, v.scenario_hash, v.status, v.reason});
+    tx.commit();
+  }
   const auto& st = r.stats;
   if (json) return print_plan_json(spec, r, out_dir, output);
 
@@ -248,7 +260,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   std::cout << "\nbest (" << (spec.objective.sense == plan::Sense::kMinimize ? "lowest " : "highest ")
-            << spec.objective.metric << "):\n";
+            << spec.objective.metric << "; ties: lower " << plan::kTieBreak << ", then plan order):\n";
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
     const fs::path path = output_path(out_dir, "best", k, c);

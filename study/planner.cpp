@@ -107,6 +107,15 @@ void parallel_for(std::size_t n, int threads, F&& fn) {
   if (failure) std::rethrow_exception(failure);
 }
 
+// "> max 10", "< min 2" or "outside [2, 10]": the limit a constraint's value misses.
+std::string limit_text(const Constraint& c) {
+  if (c.min && c.max)
+    return "outside [" + config::format_number(*c.min) + ", " + config::format_number(*c.max) + "]";
+  if (c.max) return "> max " + config::format_number(*c.max);
+  if (c.min) return "< min " + config::format_number(*c.min);
+  return "";
+}
+
 // a dominates b on the goals: no worse on any, better on one.
 bool dominates(const std::vector<double>& a, const std::vector<double>& b, const std::vector<Goal>& goals) {
   bool strictly = false;
@@ -295,17 +304,23 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   std::vector<Candidate> cands(n);
   std::vector<Verdict> verdict(n, Verdict::kInvalid);
   std::vector<std::string> pruned_by(n);
+  // Why each point left the race, for PlanResult::verdicts ("" for the feasible ones).
+  std::vector<std::string> reason(n);
   parallel_for(n, options.threads, [&](std::size_t i) {
     Candidate& c = cands[i];
     c.point = sweep::point_at(spec.space, i);
     try {
       c.scenario = sweep::load_point(spec.space, c.point, catalog);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      reason[i] = std::string("invalid: ") + e.what();
       return;
     }
-    if (has_capability(c.scenario, kCapFixedBatch) && !inference_capacity(c.scenario, em).fits) {
-      verdict[i] = Verdict::kCapacity;
-      return;
+    if (has_capability(c.scenario, kCapFixedBatch)) {
+      if (const CapacityReport cap = inference_capacity(c.scenario, em); !cap.fits) {
+        verdict[i] = Verdict::kCapacity;
+        reason[i] = "memory: does not fit (" + cap.shortfall + ")";
+        return;
+      }
     }
     c.bounds = optimistic_bounds(c.scenario, em);
     verdict[i] = Verdict::kSurvivor;
@@ -322,6 +337,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (miss) {
         verdict[i] = Verdict::kConstraint;
         pruned_by[i] = con.metric;
+        reason[i] = std::string(exact ? "budget: " : "constraint: ") + con.metric + " " +
+                    (exact ? "" : "at best ") + config::format_number(*v) + " " + limit_text(con);
         return;
       }
     }
@@ -335,6 +352,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     if (fresh) continue;
     cands[it->second].equivalent.push_back(cands[i].point.label);
     verdict[i] = Verdict::kEquivalent;
+    reason[i] = "the same configuration as " + cands[it->second].point.label;
   }
   std::vector<std::size_t> survivors;
   for (std::size_t i = 0; i < n; ++i) switch (verdict[i]) {
@@ -383,6 +401,17 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     }
     return false;
   };
+  // The order of the top list: the objective, ties (equal to 1e-9 relative) broken by the lower
+  // capex (kTieBreak), then by the point's place in the plan's space, so that the same plan
+  // lists the same configurations in the same order whichever was simulated first.
+  const auto ranks_before = [&](std::size_t a, std::size_t b) {
+    const double va = *value_of(a, obj.metric), vb = *value_of(b, obj.metric);
+    if (std::fabs(va - vb) > 1e-9 * std::max(std::fabs(va), std::fabs(vb)))
+      return obj.better(va, vb);
+    const auto ca = value_of(a, kTieBreak), cb = value_of(b, kTieBreak);
+    if (ca && cb && *ca != *cb) return *ca < *cb;
+    return a < b;
+  };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t batch_size = 2 * (options.threads > 0 ? std::size_t(options.threads) : hw);
   std::string missing_metric;
@@ -390,9 +419,11 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     std::vector<std::size_t> batch;
     while (pos < survivors.size() && batch.size() < batch_size) {
       const std::size_t i = survivors[pos++];
-      if (cannot_improve(i))
+      if (cannot_improve(i)) {
         ++st.pruned_objective;
-      else
+        reason[i] = "objective: its optimistic " + obj.metric + " cannot enter the top " +
+                    std::to_string(spec.top) + (spec.pareto.empty() ? "" : " nor the Pareto front");
+      } else
         batch.push_back(i);
     }
     if (options.on_progress && !batch.empty())
@@ -426,6 +457,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       } catch (const Error& e) {
         failed[k] = 1;
         c.why_not = e.what();
+        reason[batch[k]] = std::string("invalid: ") + e.what();
       }
     });
     for (std::size_t k = 0; k < batch.size(); ++k) {
@@ -439,10 +471,12 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (options.on_simulated) options.on_simulated(c);
       if (!c.result.fits) {
         c.why_not = "does not fit: " + c.result.shortfall;
+        reason[i] = "memory: " + c.why_not;
         continue;
       }
       if (!no_capacity[k].empty()) {
         c.why_not = no_capacity[k];
+        reason[i] = "SLO: " + c.why_not;
         out.no_capacity.push_back(c);
         continue;
       }
@@ -468,7 +502,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
         }
         if (!con.met(*v)) {
           c.feasible = false;
-          c.why_not = con.metric + " = " + config::format_number(*v);
+          c.why_not = con.metric + " = " + config::format_number(*v) + " " + limit_text(con);
+          reason[i] = (con.metric == "capex_usd" ? "budget: " : "constraint: ") + c.why_not;
           break;
         }
       }
@@ -476,11 +511,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (!ov) missing_metric = obj.metric;
       if (!c.feasible || !ov) continue;
       ++st.feasible;
-      best.insert(std::upper_bound(best.begin(), best.end(), i,
-                                   [&](std::size_t a, std::size_t b) {
-                                     return obj.better(*value_of(a, obj.metric), *value_of(b, obj.metric));
-                                   }),
-                  i);
+      best.insert(std::upper_bound(best.begin(), best.end(), i, ranks_before), i);
       if (best.size() > spec.top) best.pop_back();
       if (!spec.pareto.empty()) {
         std::vector<double> pv;
@@ -511,6 +542,21 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     throw ModelError("plan '" + spec.name + "': the simulator does not report metric '" + missing_metric +
                      "' for these scenarios (see `tiersim run --json` for the metrics it does report)");
   for (std::size_t i : best) out.best.push_back(cands[i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate& c = cands[i];
+    PointVerdict v{c.point.label, c.scenario.hash, "", reason[i]};
+    if (c.feasible)
+      v.status = "feasible";
+    else if (verdict[i] == Verdict::kEquivalent)
+      v.status = "equivalent";
+    else if (c.simulated)
+      v.status = "rejected";
+    else
+      v.status = verdict[i] == Verdict::kInvalid || reason[i].rfind("invalid: ", 0) == 0
+                     ? "invalid"
+                     : "pruned";
+    out.verdicts.push_back(std::move(v));
+  }
   std::vector<std::size_t> order(front.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

@@ -113,10 +113,28 @@ struct PlanStats {
   double wall_s = 0;
 };
 
+// What the plan decided about one point of its space, and why (for `tiersim report` and --json).
+struct PointVerdict {
+  std::string label;          // the point's axis values
+  std::string scenario_hash;  // "" when it could not be built
+  // "feasible"; "rejected" (simulated: does not fit, misses a constraint or sustains no rate);
+  // "pruned" (not simulated: capacity, budget, or an optimistic bound that cannot win);
+  // "equivalent" (the same resolved scenario as an earlier point); "invalid".
+  std::string status;
+  // Why, starting with the kind of reason: "memory: ...", "budget: ...", "SLO: ...",
+  // "constraint: ...", "objective: ...", "invalid: ..."; "" when feasible.
+  std::string reason;
+};
+
+// The second key of the top list: among configurations equal on the objective, the cheaper to
+// buy ranks first (then the earlier point of the plan's space).
+inline constexpr const char* kTieBreak = "capex_usd";
+
 struct PlanResult {
-  std::vector<Candidate> best;    // feasible, best first, at most `top`
+  std::vector<Candidate> best;    // feasible, best first (ties: kTieBreak), at most `top`
   std::vector<Candidate> pareto;  // feasible and non-dominated on spec.pareto, by the first metric
   std::vector<Candidate> no_capacity;  // capacity_search: serving points that sustain no rate
+  std::vector<PointVerdict> verdicts;  // every point of the space, in its order
   PlanStats stats;
 };
 
