@@ -120,6 +120,21 @@ if [ "$cost_charts" -ne 2 ] || [ "$segments" -lt 12 ] || [ "$points" -ne 4 ] || 
   echo "FAIL: cost charts missing (expected 2 charts, 12+ capex segments, 4 points, a front)"
   exit 1
 fi
+# The comparison table of the five configurations fits a 1280-pixel laptop screen: nothing of it
+# scrolls sideways out of view. A copy of the page with a probe script says so after layout.
+if [ "$sanitized" != 1 ]; then
+  sed 's#</body>#<script>var w=document.querySelector(".tablewrap");document.documentElement.setAttribute("data-table-overflow",String(w.scrollWidth-w.clientWidth));</script></body>#' \
+    "$work/demo/index.html" >"$work/demo/fit.html"
+  "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$work/profile" --window-size=1280,900 --virtual-time-budget=2000 \
+    --dump-dom "file://$work/demo/fit.html" >"$work/demo/fit.dom" 2>"$work/chromium.log"
+  overflow=$(grep -o 'data-table-overflow="[-0-9]*"' "$work/demo/fit.dom" | grep -o '[-0-9]*')
+  echo "comparison table at 1280 px: ${overflow:-?} px past the screen"
+  if [ -z "$overflow" ] || [ "$overflow" -gt 0 ]; then
+    echo "FAIL: the comparison table does not fit a 1280 px screen"; exit 1
+  fi
+fi
 grep -q 'out-of-sample validation error of group' "$work/demo/index.html.dom" ||
   { echo "FAIL: the recommendation quotes no out-of-sample error band"; exit 1; }
 # The header quotes the error of the validation group each configuration belongs to, out of
@@ -127,9 +142,17 @@ grep -q 'out-of-sample validation error of group' "$work/demo/index.html.dom" ||
 grep -Eq 'Model validation by the group each configuration belongs to \(error bands use the out-of-sample, leave-one-source-out error\): [^<]*(out-of-sample mean absolute error [0-9.]+% over [0-9]+ published measurements|no out-of-sample measurement|no published case covers it)' "$work/report/index.html.dom" ||
   { echo "FAIL: validation sentence missing from the header"; exit 1; }
 
-# Serving: the runs of a capacity search give the latency-vs-load and latency-distribution charts
-# (Vega-Lite): four charts, all drawn, with p50 and p99 lines over several rates.
-"$bin" capacity "$src/scenarios/serving/opt30b-chatbot-6xl40s.yaml" --db "$work/serving.sqlite" -q >/dev/null
+# Serving: a capacity comparison of the three OPT-30B chatbot servers (scenarios/serving/
+# opt30b-chatbot-*.yaml), every rate each search tries stored. The report must show one entry per
+# configuration (not one per load point), the latency targets as lines on the charts against
+# load, why a configuration sustains no rate, and the summary in words for both uses; the four
+# serving charts (Vega-Lite) all drawn, with p50 and p99 lines over several rates.
+configs=0
+for f in "$src"/scenarios/serving/opt30b-chatbot-*.yaml; do
+  "$bin" capacity "$f" --db "$work/serving.sqlite" -q >/dev/null
+  configs=$((configs + 1))
+done
+[ "$configs" -eq 3 ] || { echo "FAIL: expected 3 OPT-30B chatbot scenarios, found $configs"; exit 1; }
 "$bin" report --db "$work/serving.sqlite" --out "$work/serving-report" --no-validation >/dev/null
 render "$work/serving-report/index.html"
 sdom="$work/serving-report/index.html.dom"
@@ -142,6 +165,57 @@ echo "serving: $charts charts, $p50 p50 and $p99 p99 points"
 if [ "$charts" -ne 4 ] || [ "$p50" -lt 4 ] || [ "$p99" -lt 4 ]; then
   echo "FAIL: serving charts missing (expected 4 charts and p50/p99 lines of 2+ points each)"; exit 1
 fi
+entries() {  # entries DOM: the configurations listed in the decision summary, one per line
+  sed -n 's/.*<ul class="configurations">\(.*\)/\1/p' "$1" | sed 's#</ul>.*##' |
+    grep -o '<li><b>[^<]*</b>' | sed 's#<li><b>##; s#</b>##'
+}
+listed=$(entries "$sdom" | wc -l)
+columns=$(sed -n '/<h2>Comparison<\/h2>/,/<\/thead>/p' "$sdom" | grep -o '<th>[^<]*</th>' | wc -l)
+echo "serving: $listed configurations listed, $columns columns in the comparison table"
+if [ "$listed" -ne 3 ] || [ "$columns" -ne 3 ]; then
+  echo "FAIL: expected one entry per configuration (3), not one per load point"; entries "$sdom"; exit 1
+fi
+# The SLO: a rule layer on both charts against load (TTFT 2 s, TPOT 0.2 s), drawn by vega (its
+# marks carry the layer's name).
+rules=$(grep -o '"name":"slo_target"' "$sh" | wc -l)
+drawn=$(grep -o 'class="mark-rule role-mark slo_target_marks"' "$sdom" | wc -l)
+echo "serving: $rules SLO rule layers in the specs, $drawn drawn"
+if [ "$rules" -ne 2 ] || { [ "$sanitized" != 1 ] && [ "$drawn" -ne 2 ]; }; then
+  echo "FAIL: the charts against load draw no SLO line"; exit 1
+fi
+grep -q '"what":"TTFT target 2 s"' "$sh" && grep -q '"what":"TPOT target 0.2 s"' "$sh" ||
+  { echo "FAIL: the SLO lines are not at the scenarios' targets (TTFT 2 s, TPOT 200 ms)"; exit 1; }
+# The two one-GPU servers miss the TTFT target with no queue at all: said in words, with the
+# zero-load figure, instead of a rate found after 21 halvings.
+reasons=$(grep -o 'cannot meet the SLO at any load, because zero-load TTFT p90 [0-9.]* s &gt; 2 s target' "$sdom" | sort -u | wc -l)
+echo "serving: $reasons configurations with a stated reason for sustaining no rate"
+[ "$reasons" -eq 2 ] || { echo "FAIL: expected the reason for each of the 2 failing servers"; exit 1; }
+grep -q '<h3>Offline use: cost per token, throughput, energy</h3>' "$sdom" &&
+  grep -q '<h3>Interactive use: requests within the SLO</h3>' "$sdom" &&
+  grep -Eq '<li>opt30b-chatbot-6xl40s has the highest sustained rate within the SLO, [0-9.]+ requests/s \((\+-[0-9.]+ %|no error band|unvalidated)\)' "$sdom" ||
+  { echo "FAIL: the summary in words for offline and interactive use is missing"; exit 1; }
+
+# A plan report: the points are labelled by what varies among them (not by the base file's name),
+# and each rejected configuration says why (memory, budget, ...), the Pareto front drawn.
+"$bin" plan "$src/scenarios/plans/opt66b-10tps.yaml" --db "$work/plan.sqlite" --out "$work/plan-out" -j 2 >/dev/null
+"$bin" report --db "$work/plan.sqlite" --out "$work/plan-report" --no-validation --no-sensitivity >/dev/null
+render "$work/plan-report/index.html"
+pdom="$work/plan-report/index.html.dom"
+check_plots "$pdom" 6
+if entries "$pdom" | grep -q 'opt66b-base'; then
+  echo "FAIL: plan configurations labelled by the base file's name"; entries "$pdom" | head -3; exit 1
+fi
+entries "$pdom" | head -1 | grep -Eq '^model=[^,]+, ' ||
+  { echo "FAIL: plan configurations not labelled by their axis values"; entries "$pdom" | head -3; exit 1; }
+for kind in memory budget constraint; do
+  grep -Eq "<li>[^<]*: (pruned|rejected), $kind: " "$pdom" ||
+    { echo "FAIL: no configuration rejected for $kind says so"; exit 1; }
+done
+grep -q 'Ties on a metric are broken by the lower purchase price' "$pdom" ||
+  { echo "FAIL: the tie-break is not stated"; exit 1; }
+grep -q '"front":"Pareto front"' "$work/plan-report/index.html" ||
+  { echo "FAIL: the plan report draws no Pareto front"; exit 1; }
+echo "plan: $(entries "$pdom" | wc -l) configurations labelled by what varies, rejections with reasons"
 
 # Scenario names that try to break out of HTML, attributes and the inlined JSON
 # (tests/reports/payload_names.txt, one YAML scalar per line): the page still draws every plot and
