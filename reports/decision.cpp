@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "reports/entries.hpp"
@@ -510,19 +511,27 @@ std::string entry_status(const ReportInput& in, std::size_t i) {
   return in.runs[i].fits ? "" : "does not fit: " + in.runs[i].shortfall;
 }
 
-// The plan's points that never became a run (pruned before simulation, or invalid), with why;
-// at most kMaxListed, then a count.
-constexpr std::size_t kMaxListed = 40;
-std::vector<std::string> unsimulated_verdicts(const ReportInput& in, std::size_t& more) {
-  std::vector<std::string> out;
-  more = 0;
+// The plan's points that never became a run (pruned before simulation, invalid, or the same
+// configuration as another point), grouped by the kind of their reason ("memory", "budget",
+// "constraint", "objective", ...), each group with its count and its first kExamples points.
+constexpr std::size_t kExamples = 3;
+std::vector<std::string> unsimulated_verdicts(const ReportInput& in) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const store::PlanVerdict*>> by_kind;
   for (const auto& v : in.plan_verdicts) {
     if (v.status != "pruned" && v.status != "invalid" && v.status != "equivalent") continue;
-    if (out.size() == kMaxListed) {
-      ++more;
-      continue;
-    }
-    out.push_back(short_point_label(v.point) + ": " + v.status + ", " + v.reason);
+    const std::string kind =
+        v.status == "equivalent" ? "the same configuration as another point" : v.reason.substr(0, v.reason.find(':'));
+    if (!by_kind.count(kind)) order.push_back(kind);
+    by_kind[kind].push_back(&v);
+  }
+  std::vector<std::string> out;
+  for (const auto& kind : order) {
+    const auto& vs = by_kind[kind];
+    std::string t = kind + " (" + std::to_string(vs.size()) + " point" + (vs.size() == 1 ? "" : "s") + "), e.g. ";
+    for (std::size_t k = 0; k < std::min(kExamples, vs.size()); ++k)
+      t += (k ? "; " : "") + short_point_label(vs[k]->point) + ": " + vs[k]->reason;
+    out.push_back(t);
   }
   return out;
 }
@@ -566,12 +575,10 @@ std::vector<ReportPart> decision_html(const ReportInput& in,
     h << "</li>";
   }
   h << "</ul>\n";
-  std::size_t more = 0;
-  const auto unsimulated = unsimulated_verdicts(in, more);
+  const auto unsimulated = unsimulated_verdicts(in);
   if (!unsimulated.empty()) {
-    h << "<h3>Rejected without simulation</h3>\n<ul class=\"rejected\">";
+    h << "<h3>Points of the plan not simulated, by reason</h3>\n<ul class=\"rejected\">";
     for (const auto& u : unsimulated) h << "<li>" << html_escape(u) << "</li>";
-    if (more) h << "<li>and " << more << " more</li>";
     h << "</ul>\n";
   }
   std::vector<ReportPart> parts;
@@ -631,12 +638,10 @@ std::string decision_markdown(const ReportInput& in, const std::vector<std::stri
       << (status.empty() ? "" : " (" + md_escape(status) + ")") << "\n";
   }
   m << "\n";
-  std::size_t more = 0;
-  const auto unsimulated = unsimulated_verdicts(in, more);
+  const auto unsimulated = unsimulated_verdicts(in);
   if (!unsimulated.empty()) {
-    m << "### Rejected without simulation\n\n";
+    m << "### Points of the plan not simulated, by reason\n\n";
     for (const auto& u : unsimulated) m << "- " << md_escape(u) << "\n";
-    if (more) m << "- and " << more << " more\n";
     m << "\n";
   }
   return m.str();
