@@ -107,6 +107,38 @@ void parallel_for(std::size_t n, int threads, F&& fn) {
   if (failure) std::rethrow_exception(failure);
 }
 
+// Whether two runs have the same timings: every metric in seconds or per second equal, bit for
+// bit (the simulator is deterministic, so hardware the run does not touch changes none of them).
+bool same_timings(const sim::RunResult& a, const sim::RunResult& b) {
+  const auto timing = [](const sim::Metric& m) {
+    return m.unit == "s" || m.unit == "tokens/s" || m.unit == "requests/s";
+  };
+  std::size_t na = 0;
+  for (const auto& m : a.metrics) {
+    if (!timing(m)) continue;
+    ++na;
+    const auto v = b.find(m.name);
+    if (!v || *v != m.value) return false;
+  }
+  const auto nb = static_cast<std::size_t>(std::count_if(b.metrics.begin(), b.metrics.end(), timing));
+  return na > 0 && na == nb;
+}
+
+// "hardware.nvme.count=2 (capex +2260 USD)": a configuration listed under its twin, by the axis
+// values in which the two differ.
+std::string twin_text(const Candidate& twin, const Candidate& listed) {
+  std::string t;
+  std::istringstream items(twin.point.label);
+  const std::string own = " " + listed.point.label + " ";
+  for (std::string item; items >> item;)
+    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
+  if (t.empty()) t = twin.point.label;
+  const auto a = metric_value(twin.scenario, twin.result, "capex_usd");
+  const auto b = metric_value(listed.scenario, listed.result, "capex_usd");
+  if (a && b) t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(*a - *b) + " USD)";
+  return t;
+}
+
 // "> max 10", "< min 2" or "outside [2, 10]": the limit a constraint's value misses.
 std::string limit_text(const Constraint& c) {
   if (c.min && c.max)
@@ -511,8 +543,25 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (!ov) missing_metric = obj.metric;
       if (!c.feasible || !ov) continue;
       ++st.feasible;
-      best.insert(std::upper_bound(best.begin(), best.end(), i, ranks_before), i);
-      if (best.size() > spec.top) best.pop_back();
+      // A configuration with the same timings as one listed differs from it only in hardware the
+      // run does not use (drives when the weights are on the GPU, DRAM nothing spills to): the two
+      // are listed once, the better ranked (the cheaper, on a tie) standing for both.
+      const auto twin = std::find_if(best.begin(), best.end(),
+                                     [&](std::size_t j) { return same_timings(cands[j].result, c.result); });
+      if (twin != best.end()) {
+        const std::size_t j = *twin;
+        const std::size_t keep = ranks_before(j, i) ? j : i, drop = keep == j ? i : j;
+        cands[keep].same_timings.push_back(twin_text(cands[drop], cands[keep]));
+        for (auto& t : cands[drop].same_timings) cands[keep].same_timings.push_back(std::move(t));
+        cands[drop].same_timings.clear();
+        if (keep == i) {
+          best.erase(twin);
+          best.insert(std::upper_bound(best.begin(), best.end(), i, ranks_before), i);
+        }
+      } else {
+        best.insert(std::upper_bound(best.begin(), best.end(), i, ranks_before), i);
+        if (best.size() > spec.top) best.pop_back();
+      }
       if (!spec.pareto.empty()) {
         std::vector<double> pv;
         for (const auto& g : spec.pareto) {

@@ -98,6 +98,10 @@ struct Candidate {
   // Labels of the other points whose resolved scenario is this one's (same hash): simulated once,
   // listed together.
   std::vector<std::string> equivalent;
+  // Points with the same timings (every metric in s, tokens/s, requests/s) that rank below this
+  // one: they add hardware the run does not use (drives with the weights on the GPU). Listed
+  // with it instead of taking places of the top list: "hardware.nvme.count=2 (capex +2260 USD)".
+  std::vector<std::string> same_timings;
 };
 
 struct PlanStats {

@@ -272,15 +272,16 @@ TEST_CASE("planner: every point gets a verdict with the kind of its reason", "[p
   CHECK_THAT(m.verdicts[0].reason, Catch::StartsWith("memory: does not fit (gpu needs "));
 }
 
-TEST_CASE("planner: configurations equal on the objective are ranked by the lower capex",
+TEST_CASE("planner: configurations with the same timings are listed once, the cheaper first",
           "[plan]") {
-  // With weights on the GPU the drives carry nothing the run waits for: 1 and 2 drives give the
-  // same throughput, and the cheaper configuration (one drive) must rank first whichever was
-  // simulated first.
+  // With weights on the GPU the drives carry nothing the run waits for: 0, 1 and 2 drives give
+  // the same timings (and the same throughput, the objective). They are one entry of the top
+  // list, the cheapest (no drive) standing for the others whichever was simulated first, and the
+  // second place goes to a configuration that differs in what it does (the other GPU).
   const PlanSpec spec = parse_plan_text(
       "name: test-plan\nbase: opt66b-base.yaml\nset: {model.layers: 8, workload.gen_tokens: 4}\n"
-      "grid:\n  hardware.gpu.model: [H200]\n  policy.weights: [gpu]\n"
-      "  hardware.nvme.count: [2, 1]\n"
+      "grid:\n  hardware.gpu.model: [H200, A100-80GB]\n  policy.weights: [gpu]\n"
+      "  hardware.nvme.count: [2, 1, 0]\n"
       "objective: {maximize: throughput_tokens_per_s}\ntop: 2\n",
       kFile);
   PlanOptions o;
@@ -288,10 +289,15 @@ TEST_CASE("planner: configurations equal on the objective are ranked by the lowe
   o.prune = false;
   const PlanResult r = run_plan(spec, catalog(), o);
   REQUIRE(r.best.size() == 2);
-  const auto t0 = metric_value(r.best[0].scenario, r.best[0].result, "throughput_tokens_per_s");
-  const auto t1 = metric_value(r.best[1].scenario, r.best[1].result, "throughput_tokens_per_s");
-  REQUIRE(*t0 == Approx(*t1).epsilon(1e-12));
-  CHECK_THAT(r.best[0].point.label, Catch::Contains("hardware.nvme.count=1"));
-  CHECK(*metric_value(r.best[0].scenario, r.best[0].result, "capex_usd") <
-        *metric_value(r.best[1].scenario, r.best[1].result, "capex_usd"));
+  for (const auto& c : r.best) {
+    INFO(c.point.label);
+    CHECK_THAT(c.point.label, Catch::Contains("hardware.nvme.count=0"));
+    REQUIRE(c.same_timings.size() == 2);
+    CHECK_THAT(c.same_timings[0] + c.same_timings[1],
+               Catch::Contains("hardware.nvme.count=1 (capex +") &&
+                   Catch::Contains("hardware.nvme.count=2 (capex +"));
+  }
+  CHECK_THAT(r.best[0].point.label, Catch::Contains("H200"));
+  CHECK_THAT(r.best[1].point.label, Catch::Contains("A100-80GB"));
+  CHECK(r.stats.feasible == 6);
 }
