@@ -102,10 +102,14 @@ std::string band_text(const Band& b) {
   const std::string unanchored =
       parts.empty() ? "" : "; unvalidated: " + parts + " (no published row runs on it)";
   if (b.group.empty()) return "validation group unknown" + unanchored;
+  // Unvalidated first, then why, so that the reader sees the verdict before the bookkeeping.
   if (!b.pct && b.measurements > 0)
-    return "group " + b.group + ": every published case fed a constant it uses (in-sample error " +
-           format::fixed(b.in_sample_pct, 1) + " %), no out-of-sample error band" + unanchored;
-  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated" + unanchored;
+    return "no out-of-sample error band: every published case of its kind (" + b.group +
+           ") fed a constant it uses (in-sample error " + format::fixed(b.in_sample_pct, 1) +
+           " %)" + unanchored;
+  if (!b.pct)
+    return "unvalidated: no published measurement covers its kind of configuration (" + b.group +
+           ")" + unanchored;
   return "+-" + format::fixed(*b.pct, 1) + " % (out-of-sample validation error of group " + b.group +
          ", leave-one-source-out, never below in-sample" + (b.provisional ? ", provisional" : "") + ")" +
          unanchored;
