@@ -135,14 +135,12 @@ std::vector<std::string> varying_point_labels(const std::vector<std::string>& la
     for (const auto& x : labels) out.push_back(short_point_label(x));
     return out;
   }
-  std::map<std::string, int> segment_count;
-  for (const auto& k : varying) ++segment_count[last_segment(k)];
+  // "hardware.gpu.model" -> "gpu.model", "policy.weights" -> "weights": the section (hardware,
+  // policy, workload) says nothing the rest does not.
   const auto name = [&](const std::string& k) {
-    if (segment_count[last_segment(k)] == 1) return last_segment(k);
     const auto first = k.find('.');
-    return first != std::string::npos && k.find('.', first + 1) != std::string::npos
-               ? k.substr(first + 1)
-               : k;
+    if (first == std::string::npos) return k;
+    return k.find('.', first + 1) != std::string::npos ? k.substr(first + 1) : last_segment(k);
   };
   std::vector<std::string> out;
   for (const auto& p : points) {

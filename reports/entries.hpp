@@ -41,9 +41,9 @@ std::string short_point_label(const std::string& label);
 
 // Names for the points of one sweep or plan that say what varies among them: each point label
 // ("hardware.gpu.model=H200 hardware.nvme.count=2 policy.io_path=aio") keeps only the axes whose
-// value differs between the points, each under the last segment of its key unless two varying
-// keys share it ("model=H200, nvme.count=2, gpu.count=1"). A label that is not a point label,
-// or points that differ in no axis, keep short_point_label's form.
+// value differs between the points, each without its section ("gpu.model=H200, nvme.count=2,
+// weights=cpu"). A label that is not a point label, or points that differ in no axis, keep
+// short_point_label's form.
 std::vector<std::string> varying_point_labels(const std::vector<std::string>& labels);
 
 }  // namespace tiersim::reports

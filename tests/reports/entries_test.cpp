@@ -90,11 +90,13 @@ TEST_CASE("a plan's points are named by the axes that vary among them", "[report
       "hardware.gpu.model=H200 hardware.nvme.count=0 policy.io_path=aio hardware.gpu.count=2",
       "hardware.gpu.model=H200 hardware.nvme.count=2 policy.io_path=aio hardware.gpu.count=2",
       "hardware.gpu.model=A100-80GB hardware.nvme.count=0 policy.io_path=aio hardware.gpu.count=1"};
-  // io_path is the same everywhere: left out. Two varying keys end in "count": named in full.
+  // io_path is the same everywhere: left out; the others without their section.
   CHECK(tiersim::reports::varying_point_labels(labels) ==
-        std::vector<std::string>{"model=H200, nvme.count=0, gpu.count=2",
-                                 "model=H200, nvme.count=2, gpu.count=2",
-                                 "model=A100-80GB, nvme.count=0, gpu.count=1"});
+        std::vector<std::string>{"gpu.model=H200, nvme.count=0, gpu.count=2",
+                                 "gpu.model=H200, nvme.count=2, gpu.count=2",
+                                 "gpu.model=A100-80GB, nvme.count=0, gpu.count=1"});
+  CHECK(tiersim::reports::varying_point_labels({"policy.weights=cpu a=1", "policy.weights=gpu a=1"}) ==
+        std::vector<std::string>{"weights=cpu", "weights=gpu"});
   // One point: nothing varies, the short form of its label.
   CHECK(tiersim::reports::varying_point_labels({labels[0]}) ==
         std::vector<std::string>{"gpu.model=H200, nvme.count=0, policy.io_path=aio, gpu.count=2"});
