@@ -154,8 +154,12 @@ std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>&
       }
     }
     if (const store::StoredRun* r = cdf_run(s)) {
+      // A configuration no rate of which meets the targets shows its lowest rate (with a capacity
+      // search, the zero-load probe): said so, not passed off as an operating point.
+      const bool meets = r->find(sim::metric::kSloAttainmentPct).value_or(100) >= 90;
       const std::string at =
-          s.label + " at " + num(r->get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s";
+          s.label + " at " + num(r->get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s" +
+          (meets ? "" : " (lowest rate tried; none meets the targets)");
       for (auto [v, q] : quantiles(*r, "ttft"))
         ttft_cdf.push_back({{"config", at}, {"series", at}, {"x", v}, {"y", q}});
       for (auto [v, q] : quantiles(*r, "tpot"))

@@ -67,6 +67,11 @@ TEST_CASE("serving charts group runs by configuration and order them by rate",
   CHECK(ys == std::vector<double>{0.1, 0.4, 3.0});
   CHECK(parts[3].spec["title"] == "TTFT distribution");
   CHECK(parts[3].spec["data"]["values"][0]["config"] == "a at 2 requests/s");
+  // A configuration that meets the targets at no rate: its lowest rate, said to be no operating
+  // point.
+  const auto none = reports::serving_chart_parts({serving_run(1, "c", 5e-8, 0, 5.2), serving_run(2, "c", 0.05, 0, 9)});
+  CHECK(none[3].spec["data"]["values"][0]["config"] ==
+        "c at 5e-08 requests/s (lowest rate tried; none meets the targets)");
 }
 
 TEST_CASE("serving charts are left out without serving runs and keep names out of the HTML",
