@@ -66,3 +66,25 @@ TEST_CASE("sweep tables: a plan's verdicts are recorded, replaced per point and 
   CHECK(store::plan_verdicts(db, "p").empty());
   CHECK(store::plan_verdicts(db, "q").size() == 1);
 }
+
+TEST_CASE("sweep tables: a sweeps part of version 1 gains plan_verdicts when opened for writing",
+          "[store][sweep]") {
+  tiersim::test::TempDir dir;
+  store::Database db(dir.file("old.db"));
+  // The sweeps part as version 1 created it, with a sweep row.
+  db.exec(R"sql(
+CREATE TABLE schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+CREATE TABLE sweeps (name TEXT PRIMARY KEY, file TEXT, description TEXT, definition TEXT,
+  points INTEGER, tool_version TEXT, started_at TEXT, finished_at TEXT);
+CREATE TABLE sweep_failures (sweep TEXT NOT NULL, point TEXT NOT NULL, scenario_hash TEXT,
+  reason TEXT NOT NULL, UNIQUE (sweep, point));
+INSERT INTO schema_version VALUES ('sweeps', 1);
+INSERT INTO sweeps (name, definition) VALUES ('s', 'grid: {a: [1]}');
+)sql");
+  CHECK(store::plan_verdicts(db, "s").empty());  // read before the migration: no table, no rows
+  store::ensure_schema(db, store::SchemaPart::kSweeps);
+  CHECK(store::stored_version(db, store::SchemaPart::kSweeps) == 2);
+  CHECK(store::stored_sweep_definition(db, "s") == std::string("grid: {a: [1]}"));
+  store::record_plan_verdict(db, "s", {"a=1", "h", "feasible", ""});
+  CHECK(store::plan_verdicts(db, "s").size() == 1);
+}
