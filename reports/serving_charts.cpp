@@ -171,7 +171,8 @@ std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>&
       {"<h2>Serving</h2>\n<p class=\"note\">Latency against the offered arrival rate, one line "
        "per configuration over its stored serving runs (<code>tiersim capacity --db</code> stores "
        "every rate its search tries); solid p50, dashed p99; the red lines are the latency targets "
-       "of the capacity searches. Below, each configuration's latency "
+       "of the capacity searches, which sustain a rate when the share of requests their attainment "
+       "target names (90%: the p90, between the two lines) meets every target. Below, each configuration's latency "
        "distribution at the highest rate with 90% of requests within its targets, drawn through "
        "the percentiles the run reports.</p>\n",
        nullptr});
