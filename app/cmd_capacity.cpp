@@ -17,6 +17,7 @@
 #include "reports/run_output.hpp"
 #include "sim/workloads/traits.hpp"
 #include "sim/workloads/serving/metrics.hpp"
+#include "store/capacity_studies.hpp"
 #include "store/results_store.hpp"
 #include "study/serving_capacity.hpp"
 
@@ -44,6 +45,38 @@ struct ServingArgs {
   std::string db;
 };
 
+// The search as one configuration in the results database: the run at the sustained rate stored
+// again with the capacity metrics search_serving_capacity set on it after the progress callback
+// had stored it, and the study naming it (or, when no rate is sustained, the lowest rate tried:
+// the zero-load probe when there was one), so that a report shows one entry per configuration.
+void record_study(store::ResultsStore& store, const std::string& sweep, const Scenario& base,
+                  const capacity::SearchOptions& search, const capacity::ServingCapacity& c) {
+  store::CapacityStudy st;
+  st.sweep = sweep;
+  st.scenario_name = base.name;
+  st.attainment_pct = search.criteria.attainment_pct;
+  if (search.criteria.check_slo && base.serving.slo_ttft_s > 0)
+    st.slo_ttft_s = base.serving.slo_ttft_s;
+  if (search.criteria.check_slo && base.serving.slo_tbt_s > 0) st.slo_tbt_s = base.serving.slo_tbt_s;
+  st.stability = search.criteria.check_stability;
+  st.found = c.found;
+  st.unbounded = c.unbounded;
+  st.zero_load_miss = c.zero_load_miss;
+  if (c.found) st.rate_requests_per_s = c.rate_per_s;
+  if (std::isfinite(c.failing_rate_per_s)) st.failing_rate_requests_per_s = c.failing_rate_per_s;
+  st.limit = c.limit;
+  const capacity::RatePoint* entry = c.at_capacity();
+  if (entry) {
+    st.entry_run = store.save(entry->scenario, entry->result, TIERSIM_VERSION, sweep);
+  } else if (!c.points.empty()) {
+    entry = &*std::min_element(c.points.begin(), c.points.end(), [](const auto& x, const auto& y) {
+      return x.rate_per_s < y.rate_per_s;
+    });
+    st.entry_run = store.find(entry->scenario.hash, sweep);
+  }
+  save_capacity_study(store.database(), st);
+}
+
 int serving_capacity(const Scenario& base, const ServingArgs& a) {
   const auto at_rate = [&](double rate) {
     config::LoadOptions load = a.load;
@@ -67,6 +100,7 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
                    [](auto* x, auto* y) { return x->rate_per_s < y->rate_per_s; });
   const ServingWorkload& w = base.serving;
   const capacity::RatePoint* best = c.at_capacity();
+  if (store) record_study(*store, sweep, base, a.search, c);
 
   if (a.json) {
     nlohmann::json j;
@@ -85,6 +119,7 @@ int serving_capacity(const Scenario& base, const ServingArgs& a) {
                                            ? nlohmann::json(c.failing_rate_per_s)
                                            : nlohmann::json();
     j["limit"] = c.limit;
+    j["zero_load_miss"] = c.zero_load_miss;
     j["points"] = nlohmann::json::array();
     for (const auto* p : by_rate) {
       nlohmann::json m = nlohmann::json::object();
@@ -165,6 +200,8 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "workload.slo_tbt, and a stable queue (the queueing delay of the run's last third of\n"
       "requests no more than half the mean delay above its middle third). Doubles the rate from\n"
       "the scenario's until one fails (or halves until one passes), then bisects to --tolerance.\n"
+      "When the first rate fails, a run at a millionth of it (no queueing) comes next: if even\n"
+      "that misses the targets, no rate meets them, and the search stops with that figure.\n"
       "Same seed at every rate. Progress on stderr; prints every rate tried and the cost per\n"
       "served request at capacity. A short run (workload.requests) ends before a queue near its\n"
       "knee builds up and overstates the capacity: raise it until the answer settles.\n\n"

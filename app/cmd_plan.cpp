@@ -1,7 +1,6 @@
 // tiersim plan: branch-and-bound search for the best configuration meeting constraints.
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +18,8 @@
 #include "model/files.hpp"
 #include "model/progress.hpp"
 #include "sim/metrics.hpp"
+#include "store/results_store.hpp"
+#include "store/sweep_tables.hpp"
 #include "study/planner.hpp"
 
 namespace po = boost::program_options;
@@ -34,30 +35,6 @@ std::string fmt(std::optional<double> v) {
   return buf;
 }
 
-// What a point is, for a file and scenario name: its axis values as "gpu.model-H200_host.dram_gb-256"
-// (the last two segments of each key), in characters any file system takes.
-std::string point_slug(const sweep::Point& p) {
-  std::string out;
-  for (const auto& kv : p.overrides) {
-    const auto eq = kv.find('=');
-    std::string key = kv.substr(0, eq);
-    const auto last = key.rfind('.');
-    if (last != std::string::npos && last > 0) {
-      const auto prev = key.rfind('.', last - 1);
-      if (prev != std::string::npos) key = key.substr(prev + 1);
-    }
-    std::string item = key;
-    if (eq != std::string::npos) {
-      item += '-';
-      item.append(kv, eq + 1, std::string::npos);
-    }
-    for (char& ch : item)
-      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-') ch = '_';
-    out += (out.empty() ? "" : "_") + item;
-  }
-  return out.empty() ? "base" : out;
-}
-
 // The resolved scenario with the plan's figures on top: `tiersim run FILE` reproduces them. It is
 // renamed after what it is (`name` is the first key of a resolved scenario), so that it does not
 // carry the plan's base scenario's name with other contents.
@@ -67,6 +44,7 @@ void write_scenario(const fs::path& path, const std::string& name, const plan::P
   std::ostringstream out;
   out << "# Found by `tiersim plan` (" << spec.name << "): " << c.point.label << "\n";
   for (const auto& e : c.equivalent) out << "# the same configuration as: " << e << "\n";
+  for (const auto& e : c.same_timings) out << "# the same timings, with hardware it does not use: " << e << "\n";
   for (const auto& m : metrics)
     out << "#   " << m << ": " << fmt(plan::metric_value(c.scenario, c.result, m)) << "\n";
   // Paths (a trace, a device profile) absolute: relative ones were relative to the base file's
@@ -79,9 +57,33 @@ void write_scenario(const fs::path& path, const std::string& name, const plan::P
   write_output_file(path.string(), out.str(), "plan scenario", output);
 }
 
-fs::path output_path(const std::string& dir, const std::string& kind, std::size_t k,
-                     const plan::Candidate& c) {
-  return fs::path(dir) / (kind + "-" + std::to_string(k + 1) + "--" + point_slug(c.point) + ".yaml");
+// best-1.yaml, pareto-2.yaml: short names; manifest.txt says what each holds (the axis values
+// made names of 200 characters).
+fs::path output_path(const std::string& dir, const std::string& kind, std::size_t k) {
+  return fs::path(dir) / (kind + "-" + std::to_string(k + 1) + ".yaml");
+}
+
+// manifest.txt in the output folder: each file written, the point it holds, its figures and the
+// points listed with it.
+void write_manifest(const std::string& dir, const plan::PlanSpec& spec, const plan::PlanResult& r,
+                    const std::vector<std::string>& metrics, const OutputOptions& output) {
+  std::ostringstream m;
+  m << "# tiersim plan " << spec.name << ": the scenario files written here and what each holds\n";
+  const auto entries = [&](const std::vector<plan::Candidate>& cs, const std::string& kind) {
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      const plan::Candidate& c = cs[k];
+      m << output_path("", kind, k).string() << ": " << c.point.label << "\n ";
+      for (const auto& name : metrics)
+        m << " " << name << "=" << fmt(plan::metric_value(c.scenario, c.result, name));
+      m << "\n";
+      for (const auto& e : c.equivalent) m << "  same configuration: " << e << "\n";
+      for (const auto& e : c.same_timings)
+        m << "  same timings, hardware it does not use: " << e << "\n";
+    }
+  };
+  entries(r.best, "best");
+  entries(r.pareto, "pareto");
+  write_output_file((fs::path(dir) / "manifest.txt").string(), m.str(), "plan manifest", output);
 }
 
 std::vector<std::string> shown_metrics(const plan::PlanSpec& spec) {
@@ -113,12 +115,13 @@ int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::
   if (out_dir.empty()) out_dir = spec.name + "-plan";
   make_output_dir(out_dir, "the output folder");
   auto entry = [&](const plan::Candidate& c, const std::string& kind, std::size_t k) {
-    const fs::path path = output_path(out_dir, kind, k, c);
+    const fs::path path = output_path(out_dir, kind, k);
     write_scenario(path, spec.name + "-" + kind + "-" + std::to_string(k + 1), spec, c, shown, output);
     nlohmann::json e;
     e["label"] = c.point.label;
     e["overrides"] = c.point.overrides;
     e["equivalent"] = c.equivalent;
+    e["same_timings"] = c.same_timings;
     e["scenario_hash"] = c.scenario.hash;
     e["file"] = path.string();
     nlohmann::json m = nlohmann::json::object();
@@ -130,6 +133,7 @@ int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::
   nlohmann::json best = nlohmann::json::array(), front = nlohmann::json::array();
   for (std::size_t k = 0; k < r.best.size(); ++k) best.push_back(entry(r.best[k], "best", k));
   for (std::size_t k = 0; k < r.pareto.size(); ++k) front.push_back(entry(r.pareto[k], "pareto", k));
+  write_manifest(out_dir, spec, r, shown, output);
   j["best"] = best;
   if (!spec.pareto.empty()) {
     j["pareto_metrics"] = {spec.pareto[0].metric, spec.pareto[1].metric};
@@ -178,9 +182,11 @@ int cmd_plan(const std::vector<std::string>& args) {
                  "tiersim-results.db\n"
                  "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --json --progress\n"
                  "\nPoints whose resolved scenarios are identical (same hash; e.g. an I/O path with\n"
-                 "no weights on NVMe) are simulated once and listed together. Files are named\n"
-                 "best-K--<axis values>.yaml and pareto-K--<axis values>.yaml, and the scenario\n"
-                 "inside is named <plan>-best-K (or -pareto-K).\n";
+                 "no weights on NVMe) are simulated once and listed together, and so are points\n"
+                 "with the same timings that add hardware the run does not use (drives with the\n"
+                 "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
+                 "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
+                 "manifest.txt lists what each holds.\n";
     return kExitOk;
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
@@ -215,6 +221,16 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
   const plan::PlanResult r = plan::run_plan(spec, catalog, po_);
   if (progress && progress->tty()) progress->finish("plan " + spec.name + ": done");
+  if (store) {
+    // Why each point was rejected, for `tiersim report` (store/sweep_tables.hpp plan_verdicts).
+    store->flush();
+    store::Database& db = store->results().database();
+    store::Transaction tx(db);
+    store::clear_plan_verdicts(db, spec.name);
+    for (const auto& v : r.verdicts)
+      store::record_plan_verdict(db, spec.name, {v.label, v.scenario_hash, v.status, v.reason});
+    tx.commit();
+  }
   const auto& st = r.stats;
   if (json) return print_plan_json(spec, r, out_dir, output);
 
@@ -248,21 +264,24 @@ int cmd_plan(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   std::cout << "\nbest (" << (spec.objective.sense == plan::Sense::kMinimize ? "lowest " : "highest ")
-            << spec.objective.metric << "):\n";
+            << spec.objective.metric << "; ties: lower " << plan::kTieBreak << ", then plan order):\n";
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
-    const fs::path path = output_path(out_dir, "best", k, c);
+    const fs::path path = output_path(out_dir, "best", k);
     write_scenario(path, spec.name + "-best-" + std::to_string(k + 1), spec, c, shown, output);
     std::cout << "  " << k + 1 << ". " << c.point.label << "\n     ";
     for (const auto& e : c.equivalent) std::cout << "(same configuration: " << e << ")\n     ";
+    for (const auto& e : c.same_timings)
+      std::cout << "(same timings, hardware it does not use: " << e << ")\n     ";
     for (const auto& m : shown) std::cout << m << "=" << fmt(plan::metric_value(c.scenario, c.result, m)) << "  ";
     std::cout << "\n     -> " << path.string() << "\n";
   }
+  write_manifest(out_dir, spec, r, shown, output);
   if (!spec.pareto.empty()) {
     std::cout << "\nPareto front (" << spec.pareto[0].metric << " vs " << spec.pareto[1].metric << "):\n";
     for (std::size_t k = 0; k < r.pareto.size(); ++k) {
       const auto& c = r.pareto[k];
-      const fs::path path = output_path(out_dir, "pareto", k, c);
+      const fs::path path = output_path(out_dir, "pareto", k);
       write_scenario(path, spec.name + "-pareto-" + std::to_string(k + 1), spec, c, shown, output);
       std::cout << "  " << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[0].metric)) << "  "
                 << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[1].metric)) << "  " << c.point.label

@@ -11,10 +11,13 @@
 #include "config/compare_file.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "reports/entries.hpp"
 #include "reports/report.hpp"
 #include "sim/metrics.hpp"
 #include "store/calibration_points.hpp"
+#include "store/capacity_studies.hpp"
 #include "store/results_store.hpp"
+#include "store/sweep_tables.hpp"
 #include "study/planner.hpp"
 #include "study/sensitivity.hpp"
 #include "study/validation.hpp"
@@ -197,6 +200,14 @@ int cmd_report(const std::vector<std::string>& args) {
   if (in.runs.empty())
     throw Error("no runs in '" + db_path + "'" + (sweep.empty() ? "" : " for sweep '" + sweep + "'") +
                 " (store some with tiersim run FILE --db " + db_path + ")");
+  // One entry per configuration: a capacity search's load points become its run at the
+  // sustained rate (the charts against load still draw every one).
+  reports::Entries entries =
+      reports::one_entry_per_configuration(std::move(in.runs), store::capacity_studies(store.database()));
+  in.runs = std::move(entries.runs);
+  in.capacity = std::move(entries.capacity);
+  in.load_points = std::move(entries.load_points);
+  in.plan_verdicts = store::plan_verdicts(store.database(), sweep);
 
   if (store::latest_calibration_run(store.database()) != 0)
     for (const auto& c : store::read_bandwidth_curves(store.database()))

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <string>
 #include <system_error>
 
 namespace tiersim::format {
@@ -54,6 +56,55 @@ std::string dollars(double usd) {
   else
     std::snprintf(buf, sizeof buf, "$%.2f", usd);
   return buf;
+}
+
+std::string grouped(double v, int decimals) {
+  if (!std::isfinite(v)) return report(v);
+  std::string digits = fixed(std::fabs(v), decimals);
+  const auto point = digits.find('.');
+  std::string whole = digits.substr(0, point), out;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    if (i > 0 && (whole.size() - i) % 3 == 0) out += ',';
+    out += whole[i];
+  }
+  if (point != std::string::npos) out += digits.substr(point);
+  // "-0" for a value that rounds to zero reads as a sign error.
+  if (v < 0 && out.find_first_not_of("0.,") != std::string::npos) out.insert(0, 1, '-');
+  return out;
+}
+
+std::string usd(double v) {
+  if (!std::isfinite(v)) return report(v);
+  const double a = std::fabs(v);
+  std::string body;
+  if (a >= 1000)
+    body = grouped(a, 0);
+  else if (a >= 1 || a == 0)
+    body = fixed(a, 2);
+  else
+    body = significant(a, 3);
+  std::string out(v < 0 ? "-$" : "$");
+  out.append(body);
+  return out;
+}
+
+std::string bytes(double b) {
+  if (!std::isfinite(b)) return report(b);
+  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  double v = std::fabs(b);
+  std::size_t u = 0;
+  while (v >= 1000 && u + 1 < std::size(kUnits)) {
+    v /= 1000;
+    ++u;
+  }
+  // Rounding may carry into the next unit: 999.96 GB reads as "1.0 TB", not "1000 GB".
+  if (u + 1 < std::size(kUnits) && std::round(v) >= 1000) {
+    v /= 1000;
+    ++u;
+  }
+  std::string out(b < 0 ? "-" : "");
+  out.append(u == 0 || v >= 100 ? fixed(v, 0) : fixed(v, 1)).append(" ").append(kUnits[u]);
+  return out;
 }
 
 std::string gigabytes(double bytes) {

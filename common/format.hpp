@@ -26,6 +26,17 @@ std::string report(double v);
 // US dollars as a buyer reads them: "$12.34", "$78.8k", "$1.25M".
 std::string dollars(double usd);
 
+// US dollars in full for a page or a table a person reads: "$78,816" (whole dollars with
+// thousands separators from $1,000 up), "$12.34", "$0.00421" (three significant digits below $1).
+std::string usd(double usd);
+
+// Bytes in decimal units (1 kB = 1000 B, as drive and memory makers quote capacities), at most
+// one decimal: "1.2 TB", "36.3 GB", "512 GB", "900 B".
+std::string bytes(double bytes);
+
+// `v` rounded to `decimals` digits after the point, with a comma between thousands: "1,234,567.9".
+std::string grouped(double v, int decimals);
+
 // Decimal gigabytes (1e9 bytes) with one decimal and the unit: "36.3 GB".
 std::string gigabytes(double bytes);
 

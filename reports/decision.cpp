@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
+#include "reports/entries.hpp"
 #include "reports/report.hpp"
 #include "sim/metrics.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 #include "common/format.hpp"
 #include "sim/workloads/traits.hpp"
 
@@ -27,6 +30,14 @@ constexpr Objective kObjectives[] = {
     {sim::metric::kThroughputTokensPerS, "highest throughput", false},
     {sim::metric::kEnergyJPerToken, "lowest energy per token", true},
 };
+
+// Whether entry i takes part in the rankings: it fits, and it is not the zero-load probe of a
+// capacity search that sustains no rate (an idle server's cost per token describes no way to use
+// it).
+bool is_candidate(const ReportInput& in, std::size_t i) {
+  if (i < in.capacity.size() && in.capacity[i] && !in.capacity[i]->found) return false;
+  return in.runs[i].fits;
+}
 
 std::string placement_text(const Placement& p) {
   if (p.gpu == 1) return "gpu";
@@ -91,10 +102,14 @@ std::string band_text(const Band& b) {
   const std::string unanchored =
       parts.empty() ? "" : "; unvalidated: " + parts + " (no published row runs on it)";
   if (b.group.empty()) return "validation group unknown" + unanchored;
+  // Unvalidated first, then why, so that the reader sees the verdict before the bookkeeping.
   if (!b.pct && b.measurements > 0)
-    return "group " + b.group + ": every published case fed a constant it uses (in-sample error " +
-           format::fixed(b.in_sample_pct, 1) + " %), no out-of-sample error band" + unanchored;
-  if (!b.pct) return "group " + b.group + ": no published case covers it, unvalidated" + unanchored;
+    return "no out-of-sample error band: every published case of its kind (" + b.group +
+           ") fed a constant it uses (in-sample error " + format::fixed(b.in_sample_pct, 1) +
+           " %)" + unanchored;
+  if (!b.pct)
+    return "unvalidated: no published measurement covers its kind of configuration (" + b.group +
+           ")" + unanchored;
   return "+-" + format::fixed(*b.pct, 1) + " % (out-of-sample validation error of group " + b.group +
          ", leave-one-source-out, never below in-sample" + (b.provisional ? ", provisional" : "") + ")" +
          unanchored;
@@ -171,16 +186,20 @@ std::vector<std::string> flipping_inputs(const DecisionInput& d, std::size_t win
   return out;
 }
 
-json headline_spec(const ReportInput& in, const std::vector<std::string>& labels) {
-  const std::string& metric = in.decision.metric;
+// The bar of each configuration with its error bar: the whisker spans the out-of-sample band of
+// its group; a bar no published case backs has none and says "unvalidated" in its label.
+json headline_spec(const ReportInput& in, const std::vector<std::string>& labels,
+                   const std::string& metric, const std::string& title) {
   json values = json::array();
   double lo = 0, hi = 0;
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
-    const sim::Metric* m = in.runs[i].fits ? in.runs[i].find_metric(metric) : nullptr;
+    const sim::Metric* m = is_candidate(in, i) ? in.runs[i].find_metric(metric) : nullptr;
     if (!m) continue;
     const Band b = band_of(in, i, metric);
     const double e = b.pct.value_or(0) / 100;
-    json row = {{"run", labels[i]}, {"value", m->value}, {"band", band_text(b)}};
+    json row = {{"run", b.pct ? labels[i] : labels[i] + " (unvalidated)"},
+                {"value", m->value},
+                {"band", band_text(b)}};
     if (b.pct) {
       row["low"] = m->value * (1 - e);
       row["high"] = m->value * (1 + e);
@@ -195,8 +214,7 @@ json headline_spec(const ReportInput& in, const std::vector<std::string>& labels
             {"title", metric + " (" + unit_of(in, metric) + "); whiskers: out-of-sample validation error band"}};
   // Values spanning orders of magnitude would turn all but the largest bar into slivers.
   if (lo > 0 && hi / lo > 30) x["scale"] = {{"type", "log"}};
-  json s = chart_spec("Recommendation metric with the model's error band", 520,
-                      bars_height(values.size(), 26));
+  json s = chart_spec(title, 520, bars_height(values.size(), 26));
   s["data"] = {{"values", values}};
   json y = {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}};
   json xlow = x;
@@ -252,9 +270,94 @@ namespace {
 
 // "$1.23 per million tokens", "1.2k tokens/s": the value in words a buyer reads.
 std::string human(double v, const std::string& unit) {
-  if (unit == "USD") return format::dollars(v);
-  if (unit == "USD/Mtoken") return format::dollars(v) + " per million tokens";
-  return format::significant(v, 4) + " " + unit;
+  if (unit == "USD") return format::usd(v);
+  if (unit == "USD/Mtoken") return format::usd(v) + " per million tokens";
+  if (unit == "USD/request") return format::usd(v) + " per request";
+  if (unit == "tokens/s") return format::grouped(v, v >= 100 ? 0 : 1) + " tokens/s";
+  if (unit == "requests/s") return format::significant(v, 3) + " requests/s";
+  return format::significant(v, 3) + " " + unit;
+}
+
+// What being best on a metric means, in words ("the lowest cost per million tokens").
+std::string best_on(const std::string& metric, bool lower) {
+  static const std::pair<const sim::MetricDecl*, const char*> kWords[] = {
+      {&sim::metric::kUsdPerMillionTokens, "cost per million tokens"},
+      {&sim::metric::kThroughputTokensPerS, "throughput"},
+      {&sim::metric::kEnergyJPerToken, "energy per token"},
+      {&sim::metric::kCapacityRequestsPerS, "sustained rate within the SLO"},
+      {&sim::metric::kUsdPerRequestAtCapacity, "cost per request at its sustained rate"}};
+  std::string what = metric;
+  for (const auto& [m, words] : kWords)
+    if (m->name == metric) what = words;
+  return std::string(lower ? "the lowest " : "the highest ") + what;
+}
+
+// "+-12.3 %" or "unvalidated": a band in a few characters, for the runner-up and the lists.
+std::string short_band(const Band& b) {
+  if (!b.validation_run) return "no error band";
+  return b.pct ? "+-" + format::fixed(*b.pct, 1) + " %" : "unvalidated";
+}
+
+// How the margin stands against the error bands, as the end of a sentence.
+std::string margin_verdict(const ReportInput& in, const Verdict& v) {
+  if (!in.validation.available) return "the validation was not run, so no error band backs the margin";
+  if (v.any_unvalidated)
+    return "no published case covers at least one of the two, so the margin is not backed by "
+           "validation";
+  if (v.bands_overlap)
+    return "the error bands overlap: the margin is within the model's out-of-sample validation "
+           "error, so treat the two as a tie";
+  return "the margin is larger than the model's out-of-sample validation error bands";
+}
+
+// One objective's winner in a sentence: value, band, margin over the runner-up and how that
+// margin stands against the bands. "" when no configuration has the metric.
+std::string objective_sentence(const ReportInput& in, const std::vector<std::string>& labels,
+                               const std::string& metric, bool lower, bool long_band) {
+  const auto v = verdict(in, metric, lower);
+  if (!v) return "";
+  const std::string& unit = unit_of(in, metric);
+  const std::size_t w = v->winner;
+  std::string t = labels[w] + " has " + best_on(metric, lower) + ", " +
+                  human(in.runs[w].get(metric), unit) + " (" +
+                  (long_band ? band_text(band_of(in, w, metric))
+                             : short_band(band_of(in, w, metric))) +
+                  ")";
+  if (v->runner_up) {
+    const std::size_t r = *v->runner_up;
+    t += "; " + margin_text(in.runs[w].get(metric), in.runs[r].get(metric), lower) +
+         " the runner-up " + labels[r] + " (" + human(in.runs[r].get(metric), unit) + ", " +
+         short_band(band_of(in, r, metric)) + "): " + margin_verdict(in, *v);
+  }
+  return t + ".";
+}
+
+// "90% of requests within TTFT 2 s and TPOT 200 ms": the targets of the capacity searches.
+std::string targets_text(const store::CapacityStudy& st) {
+  std::string t = format::significant(st.attainment_pct, 3) + "% of requests within";
+  if (st.slo_ttft_s) t += " TTFT " + format::significant(*st.slo_ttft_s, 3) + " s";
+  if (st.slo_ttft_s && st.slo_tbt_s) t += " and";
+  if (st.slo_tbt_s) t += " TPOT " + format::significant(*st.slo_tbt_s * 1e3, 3) + " ms";
+  if (!st.slo_ttft_s && !st.slo_tbt_s) t = "no latency target";
+  return t + (st.stability ? ", with a stable queue" : "");
+}
+
+// What the capacity search found for entry i, in words; "" when it is no capacity search.
+std::string capacity_text(const ReportInput& in, std::size_t i) {
+  if (i >= in.capacity.size() || !in.capacity[i]) return "";
+  const store::CapacityStudy& st = *in.capacity[i];
+  const std::string prefix = "cannot meet the SLO at any load: ";
+  if (!st.found) {
+    if (st.limit.rfind(prefix, 0) == 0)
+      return "cannot meet the SLO at any load, because " + st.limit.substr(prefix.size());
+    return "sustains no rate: " + st.limit;
+  }
+  const store::StoredRun& r = in.runs[i];
+  std::string t = std::string(st.unbounded ? "sustains at least " : "sustains ") +
+                  human(*st.rate_requests_per_s, "requests/s");
+  if (const auto usd = r.find(sim::metric::kUsdPerRequestAtCapacity))
+    t += " at " + human(*usd, "USD/request");
+  return t;
 }
 
 // The summary as plain sentences (shared by the HTML and the Markdown).
@@ -262,12 +365,42 @@ struct Sentences {
   std::string recommendation;  // main objective
   std::vector<std::string> others;
   std::string robustness;
+  // Interactive use (entries of capacity searches): the targets, the winners on sustained rate
+  // and cost per request, and each configuration that sustains no rate, with why.
+  std::string interactive_targets;
+  std::vector<std::string> interactive;
 };
+
+std::vector<std::string> interactive_sentences(const ReportInput& in,
+                                               const std::vector<std::string>& labels,
+                                               std::string& targets) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < in.capacity.size() && targets.empty(); ++i)
+    if (in.capacity[i]) targets = targets_text(*in.capacity[i]);
+  // Runs judged at capacity elsewhere (a plan's capacity_search) carry the rate without a study.
+  if (targets.empty() && std::any_of(in.runs.begin(), in.runs.end(), [](const store::StoredRun& r) {
+        return r.has(sim::metric::kCapacityRequestsPerS);
+      }))
+    targets = "its scenario's latency targets";
+  if (targets.empty()) return out;
+  for (const auto& [metric, lower] :
+       {std::pair{&sim::metric::kCapacityRequestsPerS, false},
+        std::pair{&sim::metric::kUsdPerRequestAtCapacity, true}}) {
+    const std::string t = objective_sentence(in, labels, std::string(metric->name), lower, false);
+    if (!t.empty()) out.push_back(t);
+  }
+  if (out.empty()) out.push_back("No configuration sustains any rate within the targets.");
+  for (std::size_t i = 0; i < in.capacity.size(); ++i)
+    if (in.capacity[i] && (!in.capacity[i]->found || in.capacity[i]->unbounded))
+      out.push_back(labels[i] + " " + capacity_text(in, i) + ".");
+  return out;
+}
 
 Sentences sentences(const ReportInput& in, const std::vector<std::string>& labels) {
   Sentences out;
   const DecisionInput& d = in.decision;
   const std::string& unit = unit_of(in, d.metric);
+  out.interactive = interactive_sentences(in, labels, out.interactive_targets);
   auto v = verdict(in, d.metric, d.lower_is_better);
   if (!v) {
     out.recommendation = "No recommendation on " + d.metric +
@@ -275,9 +408,8 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
     return out;
   }
   const std::size_t w = v->winner;
-  std::string s = "Recommendation: " + labels[w] + " has the " +
-                  (d.lower_is_better ? "lowest " : "highest ") + d.metric + ", " +
-                  human(in.runs[w].get(d.metric), unit) + ", " +
+  std::string s = "Recommendation: " + labels[w] + " has " + best_on(d.metric, d.lower_is_better) +
+                  ", " + human(in.runs[w].get(d.metric), unit) + ", " +
                   band_text(band_of(in, w, d.metric));
   if (v->runner_up) {
     s += "; " +
@@ -301,21 +433,21 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
     else
       s += " The margin is larger than the model's out-of-sample validation error bands.";
   }
+  std::size_t excluded = 0;
+  for (std::size_t i = 0; i < in.runs.size(); ++i)
+    if (in.runs[i].fits && !is_candidate(in, i)) ++excluded;
+  if (excluded)
+    s += " Not ranked: " + std::to_string(excluded) + " configuration" +
+         (excluded == 1 ? " that sustains" : "s that sustain") +
+         " no rate within the SLO (" + (excluded == 1 ? "its" : "their") +
+         " only figures are at zero load).";
   out.recommendation = s;
   for (const auto& o : kObjectives) {
     const std::string metric(o.metric.name);
     if (metric == d.metric) continue;
     auto ov = verdict(in, metric, o.lower_is_better);
     if (!ov) continue;
-    std::string t = std::string(o.what) + ": " + labels[ov->winner] + " (" +
-                    human(in.runs[ov->winner].get(metric), unit_of(in, metric)) + ")";
-    if (ov->runner_up)
-      t += ", " +
-           margin_text(in.runs[ov->winner].get(metric), in.runs[*ov->runner_up].get(metric),
-                       o.lower_is_better) +
-           " the runner-up " + labels[*ov->runner_up] +
-           (ov->bands_overlap ? " (within the error bands)" : "");
-    out.others.push_back(t + ".");
+    out.others.push_back(objective_sentence(in, labels, metric, o.lower_is_better, false));
   }
   if (v->runner_up && !d.tornadoes.empty()) {
     const auto flips = flipping_inputs(d, w, *v->runner_up, d.lower_is_better);
@@ -361,19 +493,65 @@ std::vector<std::size_t> ranking(const ReportInput& in, const std::string& metri
                                  bool lower_is_better) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < in.runs.size(); ++i)
-    if (in.runs[i].fits && in.runs[i].has(metric)) out.push_back(i);
+    if (is_candidate(in, i) && in.runs[i].has(metric)) out.push_back(i);
   std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
     const double x = in.runs[a].get(metric), y = in.runs[b].get(metric);
-    return lower_is_better ? x < y : x > y;
+    if (x != y) return lower_is_better ? x < y : x > y;
+    // Ties: the cheaper to buy first (kTieBreakText), then the order stored.
+    const auto ca = in.runs[a].find(sim::metric::kCapexUsd), cb = in.runs[b].find(sim::metric::kCapexUsd);
+    return ca && cb && *ca < *cb;
   });
   return out;
 }
 
+namespace {
+
+// Entry i's status in the list of configurations: what its capacity search found, why the plan
+// rejected it, or that it does not fit; "" when there is nothing to add.
+std::string entry_status(const ReportInput& in, std::size_t i) {
+  if (std::string c = capacity_text(in, i); !c.empty()) return c;
+  if (const store::PlanVerdict* v = verdict_of(in.plan_verdicts, in.runs[i]))
+    return v->status == "feasible" ? "feasible" : v->status + ", " + v->reason;
+  return in.runs[i].fits ? "" : "does not fit: " + in.runs[i].shortfall;
+}
+
+// The plan's points that never became a run (pruned before simulation, invalid, or the same
+// configuration as another point), grouped by the kind of their reason ("memory", "budget",
+// "constraint", "objective", ...), each group with its count and its first kExamples points.
+constexpr std::size_t kExamples = 3;
+std::vector<std::string> unsimulated_verdicts(const ReportInput& in) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const store::PlanVerdict*>> by_kind;
+  for (const auto& v : in.plan_verdicts) {
+    if (v.status != "pruned" && v.status != "invalid" && v.status != "equivalent") continue;
+    const std::string kind =
+        v.status == "equivalent" ? "the same configuration as another point" : v.reason.substr(0, v.reason.find(':'));
+    if (!by_kind.count(kind)) order.push_back(kind);
+    by_kind[kind].push_back(&v);
+  }
+  std::vector<std::string> out;
+  for (const auto& kind : order) {
+    const auto& vs = by_kind[kind];
+    std::string t = kind + " (" + std::to_string(vs.size()) + " point" + (vs.size() == 1 ? "" : "s") + "), e.g. ";
+    for (std::size_t k = 0; k < std::min(kExamples, vs.size()); ++k)
+      t += (k ? "; " : "") + short_point_label(vs[k]->point) + ": " + vs[k]->reason;
+    out.push_back(t);
+  }
+  return out;
+}
+
+constexpr const char* kTieBreakText =
+    "Ties on a metric are broken by the lower purchase price (capex_usd), then by the order the "
+    "runs were stored.";
+
+}  // namespace
+
 std::vector<ReportPart> decision_html(const ReportInput& in,
-                                        const std::vector<std::string>& labels) {
+                                      const std::vector<std::string>& labels) {
   const Sentences s = sentences(in, labels);
   std::ostringstream h;
-  h << "<h2 id=\"decision\">Decision summary</h2>\n<p class=\"recommendation\">"
+  h << "<h2 id=\"decision\">Decision summary</h2>\n";
+  h << "<h3>Offline use: cost per token, throughput, energy</h3>\n<p class=\"recommendation\">"
     << html_escape(s.recommendation) << "</p>\n";
   if (!s.others.empty()) {
     h << "<ul class=\"objectives\">";
@@ -381,16 +559,44 @@ std::vector<ReportPart> decision_html(const ReportInput& in,
     h << "</ul>\n";
   }
   if (!s.robustness.empty()) h << "<p class=\"note\">" << html_escape(s.robustness) << "</p>\n";
+  if (!s.interactive_targets.empty()) {
+    h << "<h3>Interactive use: requests within the SLO</h3>\n<p class=\"note\">Each "
+         "configuration at the highest arrival rate it sustains with "
+      << html_escape(s.interactive_targets) << " (<code>tiersim capacity</code>).</p>\n"
+      << "<ul class=\"interactive\">";
+    for (const auto& t : s.interactive) h << "<li>" << html_escape(t) << "</li>";
+    h << "</ul>\n";
+  }
+  h << "<p class=\"note\">" << kTieBreakText << "</p>\n";
   h << "<h3>The configurations</h3>\n<ul class=\"configurations\">";
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    const std::string status = entry_status(in, i);
     h << "<li><b>" << html_escape(labels[i]) << "</b>"
       << (i == 0 && in.runs.size() > 1 ? " (baseline)" : "") << ": "
-      << html_escape(i < in.decision.descriptions.size() ? in.decision.descriptions[i] : "")
-      << (in.runs[i].fits ? "" : " &mdash; <b>does not fit</b>") << "</li>";
+      << html_escape(i < in.decision.descriptions.size() ? in.decision.descriptions[i] : "");
+    if (!status.empty())
+      h << " &mdash; <span class=\"status\">" << html_escape(status) << "</span>";
+    h << "</li>";
   }
   h << "</ul>\n";
+  const auto unsimulated = unsimulated_verdicts(in);
+  if (!unsimulated.empty()) {
+    h << "<h3>Points of the plan not simulated, by reason</h3>\n<ul class=\"rejected\">";
+    for (const auto& u : unsimulated) h << "<li>" << html_escape(u) << "</li>";
+    h << "</ul>\n";
+  }
   std::vector<ReportPart> parts;
-  parts.push_back({h.str(), headline_spec(in, labels)});
+  parts.push_back({h.str(), headline_spec(in, labels, in.decision.metric,
+                                          "Offline: " + in.decision.metric +
+                                              " with the model's error band")});
+  if (!s.interactive_targets.empty())
+    for (const sim::MetricDecl* m :
+         {&sim::metric::kCapacityRequestsPerS, &sim::metric::kUsdPerRequestAtCapacity})
+      if (json spec = headline_spec(in, labels, std::string(m->name),
+                                    "Interactive: " + std::string(m->name) +
+                                        " with the model's error band");
+          !spec.is_null())
+        parts.push_back({"", std::move(spec)});
   if (!in.decision.tornadoes.empty()) {
     parts.push_back(
         {"<p class=\"note\">Tornado charts: each input moved alone by +-" +
@@ -416,15 +622,32 @@ std::vector<ReportPart> decision_html(const ReportInput& in,
 std::string decision_markdown(const ReportInput& in, const std::vector<std::string>& labels) {
   const Sentences s = sentences(in, labels);
   std::ostringstream m;
-  m << "## Decision summary\n\n" << md_escape(s.recommendation) << "\n\n";
+  m << "## Decision summary\n\n### Offline use: cost per token, throughput, energy\n\n"
+    << md_escape(s.recommendation) << "\n\n";
   for (const auto& o : s.others) m << "- " << md_escape(o) << "\n";
   if (!s.others.empty()) m << "\n";
   if (!s.robustness.empty()) m << md_escape(s.robustness) << "\n\n";
-  for (std::size_t i = 0; i < in.runs.size(); ++i)
+  if (!s.interactive_targets.empty()) {
+    m << "### Interactive use: requests within the SLO\n\nEach configuration at the highest "
+         "arrival rate it sustains with "
+      << md_escape(s.interactive_targets) << ".\n\n";
+    for (const auto& t : s.interactive) m << "- " << md_escape(t) << "\n";
+    m << "\n";
+  }
+  m << kTieBreakText << "\n\n### The configurations\n\n";
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    const std::string status = entry_status(in, i);
     m << "- **" << md_escape(labels[i])
       << "**: " << md_escape(i < in.decision.descriptions.size() ? in.decision.descriptions[i] : "")
-      << (in.runs[i].fits ? "" : " (does not fit)") << "\n";
+      << (status.empty() ? "" : " (" + md_escape(status) + ")") << "\n";
+  }
   m << "\n";
+  const auto unsimulated = unsimulated_verdicts(in);
+  if (!unsimulated.empty()) {
+    m << "### Points of the plan not simulated, by reason\n\n";
+    for (const auto& u : unsimulated) m << "- " << md_escape(u) << "\n";
+    m << "\n";
+  }
   return m.str();
 }
 

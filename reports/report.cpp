@@ -14,9 +14,11 @@
 
 #include "model/errors.hpp"
 #include "reports/cost_charts.hpp"
+#include "reports/entries.hpp"
 #include "reports/serving_charts.hpp"
 #include "sim/metrics.hpp"
 #include "sim/workloads/inference/metrics.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 #include "sim/workloads/training/metrics.hpp"
 #include "store/sqlite.hpp"
 #include "common/format.hpp"
@@ -74,16 +76,36 @@ std::string read_file(const fs::path& p) {
 
 std::string utc_now() { return store::utc_timestamp("%Y-%m-%d %H:%M UTC"); }
 
-// Unique, readable run labels: the variant name (else the scenario name), with the run id when
-// names repeat (sweeps).
+// Unique, readable run labels: the compare variant's name, for the points of a sweep or plan
+// what varies among them (reports/entries.hpp varying_point_labels), else the scenario's name;
+// with the run id when labels repeat.
 std::vector<std::string> run_labels(const std::vector<store::StoredRun>& runs) {
+  std::vector<std::string> names(runs.size());
+  std::map<std::string, std::vector<std::size_t>> by_sweep;  // points labelled by their axes
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    names[i] = runs[i].display_name();
+    if (!runs[i].sweep.empty() && !runs[i].variant.empty()) by_sweep[runs[i].sweep].push_back(i);
+  }
+  for (const auto& [sweep, members] : by_sweep) {
+    std::vector<std::string> labels;
+    for (std::size_t i : members) labels.push_back(runs[i].variant);
+    const std::vector<std::string> shorter = varying_point_labels(labels);
+    for (std::size_t k = 0; k < members.size(); ++k) names[members[k]] = shorter[k];
+  }
   std::map<std::string, int> count;
-  for (const auto& r : runs) ++count[r.display_name()];
+  for (const auto& n : names) ++count[n];
   std::vector<std::string> out;
-  for (const auto& r : runs)
-    out.push_back(count[r.display_name()] > 1 ? r.display_name() + " #" + std::to_string(r.id)
-                                              : r.display_name());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    out.push_back(count[names[i]] > 1 ? names[i] + " #" + std::to_string(runs[i].id) : names[i]);
   return out;
+}
+
+// A table cell for people: money with a $ and thousands separators, bytes in kB..TB, other
+// values as format_value (metrics.csv keeps every digit).
+std::string cell_text(double v, const std::string& unit) {
+  if (unit.rfind("USD", 0) == 0) return format::usd(v);
+  if (unit == "bytes") return format::bytes(v);
+  return format_value(v);
 }
 
 // Metric names in display order, with the unit each one has.
@@ -362,14 +384,27 @@ h1{margin-bottom:4px}h2{margin-top:36px;border-bottom:1px solid #d0d5dd;padding-
 .validation.missing{background:#fff4e5;border-left-color:#e08a00}
 .tablewrap{overflow-x:auto}
 table{border-collapse:collapse;font-size:13px}
-th,td{border:1px solid #d0d5dd;padding:3px 8px;text-align:right;white-space:nowrap}
-th{background:#f3f5f8}td.name,th.name{text-align:left}
+th,td{border:1px solid #d0d5dd;padding:3px 6px;text-align:right;white-space:nowrap}
+th{background:#f3f5f8;white-space:normal;overflow-wrap:anywhere;min-width:6em;max-width:11em;vertical-align:bottom}
+td.name,th.name{text-align:left}
+td.name{white-space:normal;overflow-wrap:anywhere;max-width:16em}
+tr.head td{white-space:normal;max-width:11em;overflow-wrap:anywhere}
+.status{color:#8a1c1c}
 tr.head td{font-weight:600;background:#fafbfc}
 .plot{margin:16px 0}.note{color:#666;font-size:13px}
 .recommendation{background:#effaf1;border-left:4px solid #1d6b35;padding:8px 12px;font-weight:600}
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 .src-catalog{color:#1d6b35}.src-profile{color:#8a3ab9}.src-override{color:#b54708}.src-default{color:#555}
 )css";
+
+// The load point an entry's figures are from: its capacity search's sustained rate, or the
+// zero-load probe of one that sustains none; "" for other runs.
+std::string load_point_text(const ReportInput& in, std::size_t i) {
+  if (i >= in.capacity.size() || !in.capacity[i]) return "";
+  const auto rate = in.runs[i].find(sim::metric::kOfferedRateRequestsPerS);
+  const std::string r = rate ? format::significant(*rate, 3) + " requests/s" : "?";
+  return in.capacity[i]->found ? "sustained rate, " + r : "zero load, " + r + " (no rate meets the SLO)";
+}
 
 std::string html_table(const ReportInput& in, const std::vector<std::string>& labels) {
   std::ostringstream h;
@@ -384,13 +419,20 @@ std::string html_table(const ReportInput& in, const std::vector<std::string>& la
   text_row("workload", [](const store::StoredRun& r) { return r.workload; });
   text_row("fits in memory", [](const store::StoredRun& r) { return std::string(r.fits ? "yes" : "NO"); });
   text_row("bottleneck", [](const store::StoredRun& r) { return r.bottleneck; });
+  if (std::any_of(in.capacity.begin(), in.capacity.end(), [](const auto& c) { return c.has_value(); })) {
+    // Which load point of a capacity search the column's figures are from.
+    h << "<tr class=\"head\"><td class=\"name\">figures at</td><td></td>";
+    for (std::size_t i = 0; i < in.runs.size(); ++i)
+      h << "<td>" << html_escape(load_point_text(in, i)) << "</td>";
+    h << "</tr>";
+  }
   text_row("inputs from", [](const store::StoredRun& r) { return provenance_summary(r); });
   for (const auto& [name, unit] : metric_rows(in.runs)) {
     h << "<tr><td class=\"name\">" << html_escape(name) << "</td><td class=\"name\">"
       << html_escape(unit) << "</td>";
     for (const auto& r : in.runs) {
       const sim::Metric* m = r.find_metric(name);
-      h << "<td>" << (m ? format_value(m->value) : "&ndash;") << "</td>";
+      h << "<td>" << (m ? html_escape(cell_text(m->value, unit)) : "&ndash;") << "</td>";
     }
     h << "</tr>";
   }
@@ -420,6 +462,15 @@ std::string html_sources(const ReportInput& in, const std::vector<std::string>& 
     h << "</details>";
   }
   return h.str();
+}
+
+// The serving charts over every load point, with each capacity search's latency targets drawn.
+std::vector<ReportPart> serving_section(const ReportInput& in) {
+  std::map<std::string, SloTargets> targets;
+  for (std::size_t i = 0; i < in.runs.size() && i < in.capacity.size(); ++i)
+    if (const auto& st = in.capacity[i])
+      targets[in.runs[i].display_name()] = {st->slo_ttft_s, st->slo_tbt_s};
+  return serving_chart_parts(in.load_points.empty() ? in.runs : in.load_points, targets);
 }
 
 std::string build_html(const ReportInput& in, const std::vector<std::string>& labels,
@@ -485,7 +536,7 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     h << ".</p>\n";
   }
   for (const auto& [what, spec] : plots) embed(spec);
-  for (const auto& part : serving_chart_parts(in.runs)) {  // none without serving runs
+  for (const auto& part : serving_section(in)) {  // none without serving runs
     h << part.html;
     if (!part.spec.is_null()) embed(part.spec);
   }
@@ -546,13 +597,17 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
   for (const auto& r : in.runs) m << " " << (r.fits ? "yes" : "**no**") << " |";
   m << "\n| bottleneck | |";
   for (const auto& r : in.runs) m << " " << md_escape(r.bottleneck) << " |";
+  if (std::any_of(in.capacity.begin(), in.capacity.end(), [](const auto& c) { return c.has_value(); })) {
+    m << "\n| figures at | |";
+    for (std::size_t i = 0; i < in.runs.size(); ++i) m << " " << md_escape(load_point_text(in, i)) << " |";
+  }
   m << "\n| inputs from | |";
   for (const auto& r : in.runs) m << " " << md_escape(provenance_summary(r)) << " |";
   for (const auto& [name, unit] : metric_rows(in.runs)) {
     m << "\n| " << md_escape(name) << " | " << md_escape(unit) << " |";
     for (const auto& r : in.runs) {
       const sim::Metric* x = r.find_metric(name);
-      m << " " << (x ? format_value(x->value) : "–") << " |";
+      m << " " << (x ? md_escape(cell_text(x->value, unit)) : "–") << " |";
     }
   }
   m << "\n\n## Sources\n";

@@ -3,13 +3,16 @@
 // JavaScript inlined, opens offline), the same comparison table as Markdown, and a CSV of every
 // metric. `tiersim report` gathers the inputs (runs, calibration curves, validation error) and
 // calls write_report().
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/files.hpp"
 #include "reports/decision.hpp"
+#include "store/capacity_studies.hpp"
 #include "store/results_store.hpp"
+#include "store/sweep_tables.hpp"
 
 namespace tiersim::reports {
 
@@ -59,7 +62,17 @@ struct ReportInput {
   std::string sweep;           // "" = every run in the store
   std::string database_name;   // shown in the header (file name only)
   std::string tool_version;
+  // One entry per configuration (reports/entries.hpp one_entry_per_configuration: a capacity
+  // search's load points are one entry, its run at the sustained rate).
   std::vector<store::StoredRun> runs;
+  // Per entry (same order as runs): the capacity search it stands for, when it stands for one.
+  std::vector<std::optional<store::CapacityStudy>> capacity;
+  // Every serving run at an offered rate, the load points of the capacity searches included:
+  // what the latency-vs-load charts draw. Empty: they draw `runs`.
+  std::vector<store::StoredRun> load_points;
+  // What the plan(s) the runs belong to decided about each point (`tiersim plan --db`), to say why
+  // a configuration was rejected; empty outside plans.
+  std::vector<store::PlanVerdict> plan_verdicts;
   std::vector<CalibrationCurve> calibration;
   ValidationInfo validation;
   std::string vendor_dir;  // folder holding vega*.min.js; "" = default_vendor_dir()

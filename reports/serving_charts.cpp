@@ -39,6 +39,26 @@ json line_chart(const std::string& title, const std::string& x_title, const std:
   return s;
 }
 
+// The chart with its SLO lines: a red rule at each target, labelled at its left end. The lines
+// and the rules share the y scale (a layer's default), so a log axis places both alike.
+json with_rules(json chart, const json& rules) {
+  if (rules.empty()) return chart;
+  json lines = {{"mark", chart["mark"]}, {"encoding", chart["encoding"]}};
+  chart.erase("mark");
+  chart.erase("encoding");
+  const json y = {{"field", "target"}, {"type", "quantitative"}};
+  chart["layer"] = json::array(
+      {lines,
+       {{"name", "slo_target"},
+        {"data", {{"values", rules}}},
+        {"mark", {{"type", "rule"}, {"color", "#c62828"}, {"strokeWidth", 2}, {"tooltip", true}}},
+        {"encoding", {{"y", y}}}},
+       {{"data", {{"values", rules}}},
+        {"mark", {{"type", "text"}, {"align", "left"}, {"dx", 4}, {"dy", -6}, {"color", "#c62828"}}},
+        {"encoding", {{"y", y}, {"x", {{"value", 0}}}, {"text", {{"field", "what"}}}}}}});
+  return chart;
+}
+
 // (value, quantile) points of a distribution from the percentile metrics a run reports
 // (PREFIX_pNN_s, and PREFIX_max_s as the 100th), ascending.
 std::vector<std::pair<double, double>> quantiles(const store::StoredRun& r, const std::string& prefix) {
@@ -90,7 +110,26 @@ const store::StoredRun* cdf_run(const ServingSeries& s) {
   return best ? best : s.by_rate.front();
 }
 
-std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>& runs) {
+json slo_rules(const std::map<std::string, SloTargets>& targets, const char* what,
+               std::optional<double> SloTargets::*pick) {
+  std::map<double, std::vector<std::string>> by_value;
+  for (const auto& [label, t] : targets)
+    if (const auto v = t.*pick; v && *v > 0) by_value[*v].push_back(label);
+  json rows = json::array();
+  for (const auto& [v, labels] : by_value) {
+    std::string text = std::string(what) + " target " + num(v) + " s";
+    if (by_value.size() > 1 || labels.size() < targets.size()) {
+      text += " (";
+      for (std::size_t i = 0; i < labels.size(); ++i) text += (i ? ", " : "") + labels[i];
+      text += ")";
+    }
+    rows.push_back({{"target", v}, {"what", text}});
+  }
+  return rows;
+}
+
+std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>& runs,
+                                            const std::map<std::string, SloTargets>& targets) {
   const std::vector<ServingSeries> series = serving_series(runs);
   if (series.empty()) return {};
   json ttft = json::array(), tpot = json::array(), ttft_cdf = json::array(),
@@ -115,8 +154,12 @@ std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>&
       }
     }
     if (const store::StoredRun* r = cdf_run(s)) {
+      // A configuration no rate of which meets the targets shows its lowest rate (with a capacity
+      // search, the zero-load probe): said so, not passed off as an operating point.
+      const bool meets = r->find(sim::metric::kSloAttainmentPct).value_or(100) >= 90;
       const std::string at =
-          s.label + " at " + num(r->get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s";
+          s.label + " at " + num(r->get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s" +
+          (meets ? "" : " (lowest rate tried; none meets the targets)");
       for (auto [v, q] : quantiles(*r, "ttft"))
         ttft_cdf.push_back({{"config", at}, {"series", at}, {"x", v}, {"y", q}});
       for (auto [v, q] : quantiles(*r, "tpot"))
@@ -127,15 +170,21 @@ std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>&
   parts.push_back(
       {"<h2>Serving</h2>\n<p class=\"note\">Latency against the offered arrival rate, one line "
        "per configuration over its stored serving runs (<code>tiersim capacity --db</code> stores "
-       "every rate its search tries); solid p50, dashed p99. Below, each configuration's latency "
+       "every rate its search tries); solid p50, dashed p99; the red lines are the latency targets "
+       "of the capacity searches, which sustain a rate when the share of requests their attainment "
+       "target names (90%: the p90, between the two lines) meets every target. Below, each configuration's latency "
        "distribution at the highest rate with 90% of requests within its targets, drawn through "
        "the percentiles the run reports.</p>\n",
        nullptr});
   const std::string rate = "offered rate (requests/s)";
   if (!ttft.empty())
-    parts.push_back({"", line_chart("Time to first token vs load", rate, "TTFT (s)", ttft, true, true)});
+    parts.push_back({"", with_rules(line_chart("Time to first token vs load", rate, "TTFT (s)", ttft,
+                                               true, true),
+                                    slo_rules(targets, "TTFT", &SloTargets::ttft_s))});
   if (!tpot.empty())
-    parts.push_back({"", line_chart("Time per output token vs load", rate, "TPOT (s)", tpot, true, true)});
+    parts.push_back({"", with_rules(line_chart("Time per output token vs load", rate, "TPOT (s)",
+                                               tpot, true, true),
+                                    slo_rules(targets, "TPOT", &SloTargets::tpot_s))});
   // A CDF: value on x, share of requests (0..1) on y.
   if (!ttft_cdf.empty())
     parts.push_back(

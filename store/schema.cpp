@@ -17,6 +17,10 @@ CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL
 );)sql";
 
+// A serving capacity search (`tiersim capacity --db`) stores each rate it tries as a run of the
+// sweep 'capacity:NAME'; those runs are load points of one configuration, and capacity_studies
+// (version 4) says so, with the search's answer: the run that stands for the configuration in a
+// report (at its sustained rate, or the zero-load probe when no rate meets the targets) and why.
 // Foreign keys with ON DELETE CASCADE make "replace" one DELETE plus inserts. The expression
 // index enforces "no duplicates" also for runs outside a sweep: SQLite's UNIQUE treats NULLs as
 // distinct, so UNIQUE(scenario_hash, sweep) alone would let NULL-sweep runs repeat.
@@ -88,7 +92,23 @@ CREATE TABLE IF NOT EXISTS provenance_entries (
 );
 CREATE VIEW IF NOT EXISTS provenance AS
   SELECT runs.id AS run_id, e.key AS key, e.source AS source
-  FROM runs JOIN provenance_entries AS e ON e.set_id = runs.provenance_set;)sql";
+  FROM runs JOIN provenance_entries AS e ON e.set_id = runs.provenance_set;
+CREATE TABLE IF NOT EXISTS capacity_studies (
+  sweep TEXT PRIMARY KEY,  -- the sweep its load points are stored under ('capacity:NAME')
+  scenario_name TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  attainment_pct REAL NOT NULL,
+  slo_ttft_s REAL,  -- NULL: no TTFT target (or --no-slo)
+  slo_tbt_s REAL,
+  stability INTEGER NOT NULL,
+  found INTEGER NOT NULL,
+  unbounded INTEGER NOT NULL,
+  zero_load_miss INTEGER NOT NULL,
+  rate_requests_per_s REAL,
+  failing_rate_requests_per_s REAL,
+  limit_reason TEXT NOT NULL,
+  entry_run INTEGER NULL REFERENCES runs(id) ON DELETE SET NULL
+);)sql";
 
 constexpr std::string_view kSweepsDdl = R"sql(
 CREATE TABLE IF NOT EXISTS sweeps (
@@ -106,6 +126,14 @@ CREATE TABLE IF NOT EXISTS sweep_failures (
   point TEXT NOT NULL,
   scenario_hash TEXT,
   reason TEXT NOT NULL,
+  UNIQUE (sweep, point)
+);
+CREATE TABLE IF NOT EXISTS plan_verdicts (
+  sweep TEXT NOT NULL,          -- the plan's name (its runs' sweep)
+  point TEXT NOT NULL,          -- the point's axis values, as the plan lists it
+  scenario_hash TEXT NOT NULL,  -- its run's, when simulated
+  status TEXT NOT NULL,         -- feasible, rejected (simulated), pruned (not simulated), equivalent
+  reason TEXT NOT NULL,         -- why it was rejected or pruned ('' when feasible)
   UNIQUE (sweep, point)
 );)sql";
 
@@ -211,6 +239,33 @@ INSERT INTO provenance_sets (id, digest) SELECT DISTINCT run_id, 'run ' || run_i
 INSERT INTO provenance_entries (set_id, key, source) SELECT run_id, key, source FROM provenance;
 UPDATE runs SET provenance_set = id WHERE id IN (SELECT id FROM provenance_sets);
 DROP TABLE provenance;)sql"},
+    // results 3 -> 4: capacity_studies, so that a report shows a capacity search's load points as
+    // one configuration (issue 33).
+    {SchemaPart::kResults, 4, R"sql(CREATE TABLE capacity_studies (
+  sweep TEXT PRIMARY KEY,  -- the sweep its load points are stored under ('capacity:NAME')
+  scenario_name TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  attainment_pct REAL NOT NULL,
+  slo_ttft_s REAL,  -- NULL: no TTFT target (or --no-slo)
+  slo_tbt_s REAL,
+  stability INTEGER NOT NULL,
+  found INTEGER NOT NULL,
+  unbounded INTEGER NOT NULL,
+  zero_load_miss INTEGER NOT NULL,
+  rate_requests_per_s REAL,
+  failing_rate_requests_per_s REAL,
+  limit_reason TEXT NOT NULL,
+  entry_run INTEGER NULL REFERENCES runs(id) ON DELETE SET NULL
+);)sql"},
+    // sweeps 1 -> 2: plan_verdicts, why a plan rejected each configuration (issue 33).
+    {SchemaPart::kSweeps, 2, R"sql(CREATE TABLE plan_verdicts (
+  sweep TEXT NOT NULL,          -- the plan's name (its runs' sweep)
+  point TEXT NOT NULL,          -- the point's axis values, as the plan lists it
+  scenario_hash TEXT NOT NULL,  -- its run's, when simulated
+  status TEXT NOT NULL,         -- feasible, rejected (simulated), pruned (not simulated), equivalent
+  reason TEXT NOT NULL,         -- why it was rejected or pruned ('' when feasible)
+  UNIQUE (sweep, point)
+);)sql"},
 };
 
 }  // namespace
@@ -219,13 +274,14 @@ const std::vector<SchemaPartDecl>& schema_parts() {
   static const std::vector<SchemaPartDecl> parts = {
       {SchemaPart::kResults,
        "results",
-       3,
+       4,
        {"runs", "metrics", "memory", "utilization", "timeline", "provenance_sets",
-        "provenance_entries"},
+        "provenance_entries", "capacity_studies"},
        false,
        kResultsDdl,
        {"provenance"}},
-      {SchemaPart::kSweeps, "sweeps", 1, {"sweeps", "sweep_failures"}, false, kSweepsDdl},
+      {SchemaPart::kSweeps, "sweeps", 2, {"sweeps", "sweep_failures", "plan_verdicts"}, false,
+       kSweepsDdl},
       {SchemaPart::kCalibration,
        "calibration",
        1,

@@ -65,4 +65,32 @@ void record_sweep_failure(Database& db, const std::string& sweep, const std::str
       .run();
 }
 
+void clear_plan_verdicts(Database& db, const std::string& sweep) {
+  db.prepare("DELETE FROM plan_verdicts WHERE sweep = ?").bind(1, sweep).run();
+}
+
+void record_plan_verdict(Database& db, const std::string& sweep, const PlanVerdict& v) {
+  db.prepare(
+        "INSERT OR REPLACE INTO plan_verdicts (sweep, point, scenario_hash, status, reason) "
+        "VALUES (?,?,?,?,?)")
+      .bind(1, sweep)
+      .bind(2, v.point)
+      .bind(3, v.scenario_hash)
+      .bind(4, v.status)
+      .bind(5, v.reason)
+      .run();
+}
+
+std::vector<PlanVerdict> plan_verdicts(Database& db, const std::string& sweep) {
+  std::vector<PlanVerdict> out;
+  if (!db.has_table("plan_verdicts")) return out;
+  auto st = db.prepare(
+      "SELECT point, scenario_hash, status, reason FROM plan_verdicts "
+      "WHERE ? = '' OR sweep = ? ORDER BY rowid");
+  st.bind(1, sweep).bind(2, sweep);
+  while (st.step())
+    out.push_back({st.column_text(0), st.column_text(1), st.column_text(2), st.column_text(3)});
+  return out;
+}
+
 }  // namespace tiersim::store

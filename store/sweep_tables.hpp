@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "store/sqlite.hpp"
 
@@ -34,5 +35,22 @@ std::unordered_set<std::string> sweep_run_hashes(Database& db, const std::string
 // Records (or replaces) why the point labelled `point` could not be simulated.
 void record_sweep_failure(Database& db, const std::string& sweep, const std::string& point,
                           const std::string& scenario_hash, const std::string& reason);
+
+// What a plan decided about one of its points (`plan_verdicts`): "feasible", "rejected" (simulated,
+// and it does not fit or misses a constraint or the capacity search), "pruned" (rejected without
+// simulation: capacity, budget or an optimistic bound) or "equivalent" (the same resolved scenario
+// as another point), with the reason.
+struct PlanVerdict {
+  std::string point;  // its axis values, as the plan labels it
+  std::string scenario_hash;
+  std::string status;
+  std::string reason;
+};
+// Forgets the verdicts of the plan called `sweep` (a new run of it decides again).
+void clear_plan_verdicts(Database& db, const std::string& sweep);
+void record_plan_verdict(Database& db, const std::string& sweep, const PlanVerdict& v);
+// The verdicts of the plan called `sweep` (all plans when ""), in the order recorded; none from a
+// file written before sweeps schema version 2 or without sweeps.
+std::vector<PlanVerdict> plan_verdicts(Database& db, const std::string& sweep);
 
 }  // namespace tiersim::store

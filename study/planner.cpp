@@ -108,6 +108,47 @@ void parallel_for(std::size_t n, int threads, F&& fn) {
   if (failure) std::rethrow_exception(failure);
 }
 
+// Whether two runs have the same timings: every metric in seconds or per second equal, bit for
+// bit (the simulator is deterministic, so hardware the run does not touch changes none of them).
+bool same_timings(const sim::RunResult& a, const sim::RunResult& b) {
+  const auto timing = [](const sim::Metric& m) {
+    return m.unit == "s" || m.unit == "tokens/s" || m.unit == "requests/s";
+  };
+  std::size_t na = 0;
+  for (const auto& m : a.metrics) {
+    if (!timing(m)) continue;
+    ++na;
+    const auto v = b.find(m.name);
+    if (!v || *v != m.value) return false;
+  }
+  const auto nb = static_cast<std::size_t>(std::count_if(b.metrics.begin(), b.metrics.end(), timing));
+  return na > 0 && na == nb;
+}
+
+// "hardware.nvme.count=2 (capex +2260 USD)": a configuration listed under its twin, by the axis
+// values in which the two differ.
+std::string twin_text(const Candidate& twin, const Candidate& listed) {
+  std::string t;
+  std::istringstream items(twin.point.label);
+  const std::string own = " " + listed.point.label + " ";
+  for (std::string item; items >> item;)
+    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
+  if (t.empty()) t = twin.point.label;
+  const auto a = metric_value(twin.scenario, twin.result, "capex_usd");
+  const auto b = metric_value(listed.scenario, listed.result, "capex_usd");
+  if (a && b) t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(*a - *b) + " USD)";
+  return t;
+}
+
+// "> max 10", "< min 2" or "outside [2, 10]": the limit a constraint's value misses.
+std::string limit_text(const Constraint& c) {
+  if (c.min && c.max)
+    return "outside [" + config::format_number(*c.min) + ", " + config::format_number(*c.max) + "]";
+  if (c.max) return "> max " + config::format_number(*c.max);
+  if (c.min) return "< min " + config::format_number(*c.min);
+  return "";
+}
+
 // a dominates b on the goals: no worse on any, better on one.
 bool dominates(const std::vector<double>& a, const std::vector<double>& b, const std::vector<Goal>& goals) {
   bool strictly = false;
@@ -293,17 +334,23 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   std::vector<Candidate> cands(n);
   std::vector<Verdict> verdict(n, Verdict::kInvalid);
   std::vector<std::string> pruned_by(n);
+  // Why each point left the race, for PlanResult::verdicts ("" for the feasible ones).
+  std::vector<std::string> reason(n);
   parallel_for(n, options.threads, [&](std::size_t i) {
     Candidate& c = cands[i];
     c.point = sweep::point_at(spec.space, i);
     try {
       c.scenario = sweep::load_point(spec.space, c.point, catalog);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      reason[i] = std::string("invalid: ") + e.what();
       return;
     }
-    if (has_capability(c.scenario, kCapFixedBatch) && !inference_capacity(c.scenario, em).fits) {
-      verdict[i] = Verdict::kCapacity;
-      return;
+    if (has_capability(c.scenario, kCapFixedBatch)) {
+      if (const CapacityReport cap = inference_capacity(c.scenario, em); !cap.fits) {
+        verdict[i] = Verdict::kCapacity;
+        reason[i] = "memory: does not fit (" + cap.shortfall + ")";
+        return;
+      }
     }
     c.bounds = optimistic_bounds(c.scenario, em);
     verdict[i] = Verdict::kSurvivor;
@@ -320,6 +367,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (miss) {
         verdict[i] = Verdict::kConstraint;
         pruned_by[i] = con.metric;
+        reason[i] = std::string(exact ? "budget: " : "constraint: ") + con.metric + " " +
+                    (exact ? "" : "at best ") + config::format_number(*v) + " " + limit_text(con);
         return;
       }
     }
@@ -333,6 +382,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     if (fresh) continue;
     cands[it->second].equivalent.push_back(cands[i].point.label);
     verdict[i] = Verdict::kEquivalent;
+    reason[i] = "the same configuration as " + cands[it->second].point.label;
   }
   std::vector<std::size_t> survivors;
   for (std::size_t i = 0; i < n; ++i) switch (verdict[i]) {
@@ -381,6 +431,17 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     }
     return false;
   };
+  // The order of the top list: the objective, ties (equal to 1e-9 relative) broken by the lower
+  // capex (kTieBreak), then by the point's place in the plan's space, so that the same plan
+  // lists the same configurations in the same order whichever was simulated first.
+  const auto ranks_before = [&](std::size_t a, std::size_t b) {
+    const double va = *value_of(a, obj.metric), vb = *value_of(b, obj.metric);
+    if (std::fabs(va - vb) > 1e-9 * std::max(std::fabs(va), std::fabs(vb)))
+      return obj.better(va, vb);
+    const auto ca = value_of(a, kTieBreak), cb = value_of(b, kTieBreak);
+    if (ca && cb && *ca != *cb) return *ca < *cb;
+    return a < b;
+  };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t batch_size = 2 * (options.threads > 0 ? std::size_t(options.threads) : hw);
   std::string missing_metric;
@@ -388,9 +449,11 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     std::vector<std::size_t> batch;
     while (pos < survivors.size() && batch.size() < batch_size) {
       const std::size_t i = survivors[pos++];
-      if (cannot_improve(i))
+      if (cannot_improve(i)) {
         ++st.pruned_objective;
-      else
+        reason[i] = "objective: its optimistic " + obj.metric + " cannot enter the top " +
+                    std::to_string(spec.top) + (spec.pareto.empty() ? "" : " nor the Pareto front");
+      } else
         batch.push_back(i);
     }
     if (options.on_progress && !batch.empty())
@@ -424,6 +487,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       } catch (const Error& e) {
         failed[k] = 1;
         c.why_not = e.what();
+        reason[batch[k]] = std::string("invalid: ") + e.what();
       }
     });
     for (std::size_t k = 0; k < batch.size(); ++k) {
@@ -437,10 +501,12 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (options.on_simulated) options.on_simulated(c);
       if (!c.result.fits) {
         c.why_not = "does not fit: " + c.result.shortfall;
+        reason[i] = "memory: " + c.why_not;
         continue;
       }
       if (!no_capacity[k].empty()) {
         c.why_not = no_capacity[k];
+        reason[i] = "SLO: " + c.why_not;
         out.no_capacity.push_back(c);
         continue;
       }
@@ -466,7 +532,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
         }
         if (!con.met(*v)) {
           c.feasible = false;
-          c.why_not = con.metric + " = " + config::format_number(*v);
+          c.why_not = con.metric + " = " + config::format_number(*v) + " " + limit_text(con);
+          reason[i] = (con.metric == "capex_usd" ? "budget: " : "constraint: ") + c.why_not;
           break;
         }
       }
@@ -474,12 +541,25 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (!ov) missing_metric = obj.metric;
       if (!c.feasible || !ov) continue;
       ++st.feasible;
-      best.insert(std::upper_bound(best.begin(), best.end(), i,
-                                   [&](std::size_t a, std::size_t b) {
-                                     return obj.better(*value_of(a, obj.metric), *value_of(b, obj.metric));
-                                   }),
-                  i);
-      if (best.size() > spec.top) best.pop_back();
+      // A configuration with the same timings as one listed differs from it only in hardware the
+      // run does not use (drives when the weights are on the GPU, DRAM nothing spills to): the two
+      // are listed once, the better ranked (the cheaper, on a tie) standing for both.
+      const auto twin = std::find_if(best.begin(), best.end(),
+                                     [&](std::size_t j) { return same_timings(cands[j].result, c.result); });
+      if (twin != best.end()) {
+        const std::size_t j = *twin;
+        const std::size_t keep = ranks_before(j, i) ? j : i, drop = keep == j ? i : j;
+        cands[keep].same_timings.push_back(twin_text(cands[drop], cands[keep]));
+        for (auto& t : cands[drop].same_timings) cands[keep].same_timings.push_back(std::move(t));
+        cands[drop].same_timings.clear();
+        if (keep == i) {
+          best.erase(twin);
+          best.insert(std::upper_bound(best.begin(), best.end(), i, ranks_before), i);
+        }
+      } else {
+        best.insert(std::upper_bound(best.begin(), best.end(), i, ranks_before), i);
+        if (best.size() > spec.top) best.pop_back();
+      }
       if (!spec.pareto.empty()) {
         std::vector<double> pv;
         for (const auto& g : spec.pareto) {
@@ -509,6 +589,21 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     throw ModelError("plan '" + spec.name + "': the simulator does not report metric '" + missing_metric +
                      "' for these scenarios (see `tiersim run --json` for the metrics it does report)");
   for (std::size_t i : best) out.best.push_back(cands[i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate& c = cands[i];
+    PointVerdict v{c.point.label, c.scenario.hash, "", reason[i]};
+    if (c.feasible)
+      v.status = "feasible";
+    else if (verdict[i] == Verdict::kEquivalent)
+      v.status = "equivalent";
+    else if (c.simulated)
+      v.status = "rejected";
+    else
+      v.status = verdict[i] == Verdict::kInvalid || reason[i].rfind("invalid: ", 0) == 0
+                     ? "invalid"
+                     : "pruned";
+    out.verdicts.push_back(std::move(v));
+  }
   std::vector<std::size_t> order(front.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

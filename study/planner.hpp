@@ -98,6 +98,10 @@ struct Candidate {
   // Labels of the other points whose resolved scenario is this one's (same hash): simulated once,
   // listed together.
   std::vector<std::string> equivalent;
+  // Points with the same timings (every metric in s, tokens/s, requests/s) that rank below this
+  // one: they add hardware the run does not use (drives with the weights on the GPU). Listed
+  // with it instead of taking places of the top list: "hardware.nvme.count=2 (capex +2260 USD)".
+  std::vector<std::string> same_timings;
 };
 
 struct PlanStats {
@@ -113,10 +117,28 @@ struct PlanStats {
   double wall_s = 0;
 };
 
+// What the plan decided about one point of its space, and why (for `tiersim report` and --json).
+struct PointVerdict {
+  std::string label;          // the point's axis values
+  std::string scenario_hash;  // "" when it could not be built
+  // "feasible"; "rejected" (simulated: does not fit, misses a constraint or sustains no rate);
+  // "pruned" (not simulated: capacity, budget, or an optimistic bound that cannot win);
+  // "equivalent" (the same resolved scenario as an earlier point); "invalid".
+  std::string status;
+  // Why, starting with the kind of reason: "memory: ...", "budget: ...", "SLO: ...",
+  // "constraint: ...", "objective: ...", "invalid: ..."; "" when feasible.
+  std::string reason;
+};
+
+// The second key of the top list: among configurations equal on the objective, the cheaper to
+// buy ranks first (then the earlier point of the plan's space).
+inline constexpr const char* kTieBreak = "capex_usd";
+
 struct PlanResult {
-  std::vector<Candidate> best;    // feasible, best first, at most `top`
+  std::vector<Candidate> best;    // feasible, best first (ties: kTieBreak), at most `top`
   std::vector<Candidate> pareto;  // feasible and non-dominated on spec.pareto, by the first metric
   std::vector<Candidate> no_capacity;  // capacity_search: serving points that sustain no rate
+  std::vector<PointVerdict> verdicts;  // every point of the space, in its order
   PlanStats stats;
 };
 

@@ -25,7 +25,46 @@ std::string seconds(double v) {
   return buf;
 }
 
+// The percentile of a latency the attainment target speaks of: the reported one at or above it
+// (90% of requests within the target: the 90th percentile must meet it).
+struct Percentile {
+  double pct;
+  const sim::MetricDecl& ttft;
+  const sim::MetricDecl& tpot;
+  const char* name;
+};
+const Percentile& percentile_for(double attainment_pct) {
+  static const Percentile kReported[] = {
+      {50, sim::metric::kTtftP50S, sim::metric::kTpotP50S, "p50"},
+      {90, sim::metric::kTtftP90S, sim::metric::kTpotP90S, "p90"},
+      {99, sim::metric::kTtftP99S, sim::metric::kTpotP99S, "p99"}};
+  for (const Percentile& p : kReported)
+    if (attainment_pct <= p.pct) return p;
+  return kReported[2];
+}
+
 }  // namespace
+
+std::string zero_load_reason(const Scenario& s, const sim::RunResult& r, const ServingCriteria& c) {
+  if (!r.fits) return "does not fit: " + r.shortfall;
+  const ServingWorkload& w = s.serving;
+  const Percentile& p = percentile_for(c.attainment_pct);
+  std::string out;
+  const auto missed = [&](const char* what, const sim::MetricDecl& m, double target_s) {
+    if (!(target_s > 0)) return;
+    const auto v = r.find(m);
+    if (!v || *v <= target_s) return;
+    out += (out.empty() ? "" : "; ") + std::string("zero-load ") + what + " " + p.name + " " +
+           seconds(*v) + " > " + seconds(target_s) + " target";
+  };
+  if (c.check_slo) {
+    missed("TTFT", p.ttft, w.slo_ttft_s);
+    missed("TPOT", p.tpot, w.slo_tbt_s);
+  }
+  // Each target alone is met at its percentile, but not both by the same requests.
+  if (out.empty()) out = serving_verdict(s, r, c) + " at zero load";
+  return out;
+}
 
 Scenario with_rate(Scenario s, double rate_per_s) {
   s.serving.arrival_rate_per_s = rate_per_s;
@@ -96,8 +135,21 @@ ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_r
     for (double r = 2 * start; runs_left() && run(r); r *= 2) {
     }
   } else if (out.points.back().result.fits) {
-    // Down to a millionth of the start: below that the configuration does not serve at all.
-    for (double r = start / 2; runs_left() && r >= 1e-6 * start && !run(r); r /= 2) {
+    // A millionth of the start rate: the requests arrive one at a time, with no queue. If they
+    // miss the targets even then, no rate meets them, and halving 20 times towards it would only
+    // say so 20 runs later.
+    const double zero_load = kZeroLoadFraction * start;
+    if (runs_left() && !run(zero_load)) {
+      out.zero_load_miss = true;
+      out.zero_load_rate_per_s = zero_load;
+      out.failing_rate_per_s = zero_load;
+      out.limit = "cannot meet the SLO at any load: " +
+                  zero_load_reason(out.points.back().scenario, out.points.back().result,
+                                   options.criteria);
+      return out;
+    }
+    // It passed: halve from the start until a rate passes, then bisect below.
+    for (double r = start / 2; runs_left() && r > zero_load && !run(r); r /= 2) {
     }
   }
   // Bisect it. Only the bracket moves, so a rate that passes above one that failed (a run's noise

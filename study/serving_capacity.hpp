@@ -13,7 +13,9 @@
 //
 // Search (the shape of Vidur's and Sarathi-Serve's capacity searches, which bisect on the rate):
 // from a start rate, double until a rate fails (or halve until one passes), then bisect until the
-// bracket is narrower than the tolerance. Every run uses the scenario's seed, and the arrival
+// bracket is narrower than the tolerance. When the start rate fails, a run at a millionth of it
+// (kZeroLoadFraction: the requests arrive one at a time, nothing queues) comes first: a target
+// missed there is missed at every rate, and the search stops with that zero-load figure. Every run uses the scenario's seed, and the arrival
 // process scales with the rate (the same draws, gaps divided by the rate), so the points differ
 // only in load.
 #include <cstddef>
@@ -26,6 +28,10 @@
 #include "sim/result.hpp"
 
 namespace tiersim::capacity {
+
+// The share of the start rate at which requests no longer wait for each other (the zero-load
+// probe): with 200 requests of seconds each and a start of 0.05 requests/s, gaps of ~2e7 s.
+inline constexpr double kZeroLoadFraction = 1e-6;
 
 struct ServingCriteria {
   double attainment_pct = 90;  // share of requests meeting every SLO given
@@ -54,6 +60,10 @@ struct ServingCapacity {
   double rate_per_s = 0;   // the highest rate that passed
   double failing_rate_per_s = std::numeric_limits<double>::infinity();  // the lowest that failed
   std::string limit;              // why the lowest failing rate fails
+  // The zero-load probe failed: no rate meets the criteria. `limit` then reads "cannot meet the
+  // SLO at any load: zero-load TTFT p90 5.2 s > 2 s target".
+  bool zero_load_miss = false;
+  double zero_load_rate_per_s = 0;  // the probe's rate (when zero_load_miss)
   std::vector<RatePoint> points;  // every simulated rate, in the order run
   std::size_t best = 0;           // index into points of the run at rate_per_s (when found)
   const RatePoint* at_capacity() const { return found ? &points[best] : nullptr; }
@@ -61,6 +71,10 @@ struct ServingCapacity {
 
 // "" when the run meets the criteria, else what it misses, e.g. "slo attainment 72.5% < 90%".
 std::string serving_verdict(const Scenario& s, const sim::RunResult& r, const ServingCriteria& c);
+
+// Why a run with no queueing misses the criteria, by the latency figures themselves: "zero-load
+// TTFT p90 5.2 s > 2 s target" (the percentile the attainment target names), else the verdict.
+std::string zero_load_reason(const Scenario& s, const sim::RunResult& r, const ServingCriteria& c);
 
 // Builds the scenario at one rate (the app reloads the file with workload.arrival_rate set, so the
 // stored scenario and its hash carry the rate; tests set the field).

@@ -576,7 +576,10 @@ void SweepStore::save_one(const Outcome& o, const std::string& sweep,
                                 o.scenario ? o.scenario->hash : std::string(), o.error);
     return;
   }
-  results_->save(*o.scenario, o.result, tool_version, sweep, store::OnDuplicate::kSkip);
+  // The point's axis values name the run (runs.variant): the points of a sweep or a plan share
+  // their base scenario's name, and a report labels each by what varies.
+  results_->save(*o.scenario, o.result, tool_version, sweep, store::OnDuplicate::kSkip,
+                 o.point.label);
 }
 
 std::size_t SweepStore::run_count(const std::string& sweep) const {

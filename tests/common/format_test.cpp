@@ -48,3 +48,22 @@ TEST_CASE("format: dollars and gigabytes", "[common][format]") {
   CHECK(format::dollars(-1500) == "$-1.5k");
   CHECK(format::gigabytes(36.3e9) == "36.3 GB");
 }
+
+TEST_CASE("format: usd and bytes as people read them in reports", "[common][format]") {
+  CHECK(format::usd(78815.6) == "$78,816");
+  CHECK(format::usd(1234567.4) == "$1,234,567");
+  CHECK(format::usd(999.994) == "$999.99");
+  CHECK(format::usd(12.345) == "$12.35");
+  CHECK(format::usd(0.0042137) == "$0.00421");
+  CHECK(format::usd(0) == "$0.00");
+  CHECK(format::usd(-1500) == "-$1,500");
+  CHECK(format::grouped(1234567.891, 1) == "1,234,567.9");
+  CHECK(format::grouped(-0.01, 1) == "0.0");
+  CHECK(format::grouped(100, 0) == "100");
+  CHECK(format::bytes(1.2e12) == "1.2 TB");
+  CHECK(format::bytes(36.3e9) == "36.3 GB");
+  CHECK(format::bytes(512e9) == "512 GB");
+  CHECK(format::bytes(999.96e9) == "1.0 TB");
+  CHECK(format::bytes(900) == "900 B");
+  CHECK(format::bytes(0) == "0 B");
+}

@@ -42,7 +42,7 @@ render() {  # render FILE.html into FILE.dom
   if [ "$sanitized" = 1 ]; then cp "$1" "$1.dom"; return; fi
   "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$work/profile" --virtual-time-budget=5000 \
+    --user-data-dir="$work/profile" --virtual-time-budget=5000 --window-size=1280,900 \
     --dump-dom "file://$1" >"$1.dom" 2>"$work/chromium.log" || {
     echo "FAIL: chromium exited with an error:"; tail -20 "$work/chromium.log"; exit 1; }
 }
@@ -88,18 +88,24 @@ check_winner "$work/report/index.html.dom"
 # chart with error bands and the two tornado charts, besides the plots above.
 "$bin" compare "$src/scenarios/cost/opt30b-l40s.yaml" --db "$work/demo.sqlite" >/dev/null
 "$bin" report --db "$work/demo.sqlite" --out "$work/demo" >/dev/null
-render "$work/demo/index.html"
+# Rendered from a copy with a probe script at its end, which records after layout how far the
+# comparison table reaches past a 1280-pixel screen (render() draws at 1280 x 900): the five
+# configurations must all be in view, none scrolled sideways out of it.
+sed 's#^</body></html>$#<script>var w=document.querySelector(".tablewrap");document.documentElement.setAttribute("data-table-overflow",String(w.scrollWidth-w.clientWidth));</script></body></html>#' \
+  "$work/demo/index.html" >"$work/demo/probe.html"
+render "$work/demo/probe.html"
+ddom="$work/demo/probe.html.dom"
 # 4 summary plots + 3 timelines (the configuration that does not fit has none) + the headline
 # chart + 2 tornadoes + the 2 cost charts; check_plots also requires every chart on the page to
 # draw.
-check_plots "$work/demo/index.html.dom" 12
-check_winner "$work/demo/index.html.dom"
+check_plots "$ddom" 12
+check_winner "$ddom"
 # The runs are labelled by the compare file's variant names (stored in runs.variant), not by
 # their scenario names: every variant heads a column of the comparison table.
 variants=$(sed -n 's/^    - name: *//p' "$src/scenarios/cost/opt30b-l40s.yaml")
 [ -n "$variants" ] || { echo "FAIL: no variant names found in scenarios/cost/opt30b-l40s.yaml"; exit 1; }
 for v in $variants; do
-  grep -qF "<th>$v</th>" "$work/demo/index.html.dom" ||
+  grep -qF "<th>$v</th>" "$ddom" ||
     { echo "FAIL: variant $v labels no column of the comparison table"; exit 1; }
 done
 echo "variants labelled: $(echo $variants)"
@@ -120,16 +126,31 @@ if [ "$cost_charts" -ne 2 ] || [ "$segments" -lt 12 ] || [ "$points" -ne 4 ] || 
   echo "FAIL: cost charts missing (expected 2 charts, 12+ capex segments, 4 points, a front)"
   exit 1
 fi
-grep -q 'out-of-sample validation error of group' "$work/demo/index.html.dom" ||
+if [ "$sanitized" != 1 ]; then
+  overflow=$(sed -n 's/.*data-table-overflow="\(-\{0,1\}[0-9]*\)".*/\1/p' "$ddom" | head -1)
+  echo "comparison table at 1280 px: ${overflow:-?} px past the screen"
+  if [ -z "$overflow" ] || [ "$overflow" -gt 0 ]; then
+    echo "FAIL: the comparison table does not fit a 1280 px screen"; exit 1
+  fi
+fi
+grep -q 'out-of-sample validation error of group' "$ddom" ||
   { echo "FAIL: the recommendation quotes no out-of-sample error band"; exit 1; }
 # The header quotes the error of the validation group each configuration belongs to, out of
 # sample (leave-one-source-out), and says that the bands use that figure.
 grep -Eq 'Model validation by the group each configuration belongs to \(error bands use the out-of-sample, leave-one-source-out error\): [^<]*(out-of-sample mean absolute error [0-9.]+% over [0-9]+ published measurements|no out-of-sample measurement|no published case covers it)' "$work/report/index.html.dom" ||
   { echo "FAIL: validation sentence missing from the header"; exit 1; }
 
-# Serving: the runs of a capacity search give the latency-vs-load and latency-distribution charts
-# (Vega-Lite): four charts, all drawn, with p50 and p99 lines over several rates.
-"$bin" capacity "$src/scenarios/serving/opt30b-chatbot-6xl40s.yaml" --db "$work/serving.sqlite" -q >/dev/null
+# Serving: a capacity comparison of the three OPT-30B chatbot servers (scenarios/serving/
+# opt30b-chatbot-*.yaml), every rate each search tries stored. The report must show one entry per
+# configuration (not one per load point), the latency targets as lines on the charts against
+# load, why a configuration sustains no rate, and the summary in words for both uses; the four
+# serving charts (Vega-Lite) all drawn, with p50 and p99 lines over several rates.
+configs=0
+for f in "$src"/scenarios/serving/opt30b-chatbot-*.yaml; do
+  "$bin" capacity "$f" --db "$work/serving.sqlite" -q >/dev/null
+  configs=$((configs + 1))
+done
+[ "$configs" -eq 3 ] || { echo "FAIL: expected 3 OPT-30B chatbot scenarios, found $configs"; exit 1; }
 "$bin" report --db "$work/serving.sqlite" --out "$work/serving-report" --no-validation >/dev/null
 render "$work/serving-report/index.html"
 sdom="$work/serving-report/index.html.dom"
@@ -142,6 +163,76 @@ echo "serving: $charts charts, $p50 p50 and $p99 p99 points"
 if [ "$charts" -ne 4 ] || [ "$p50" -lt 4 ] || [ "$p99" -lt 4 ]; then
   echo "FAIL: serving charts missing (expected 4 charts and p50/p99 lines of 2+ points each)"; exit 1
 fi
+entries() {  # entries DOM: the configurations listed in the decision summary, one per line
+  sed -n 's/.*<ul class="configurations">\(.*\)/\1/p' "$1" | sed 's#</ul>.*##' |
+    grep -o '<li><b>[^<]*</b>' | sed 's#<li><b>##; s#</b>##'
+}
+listed=$(entries "$sdom" | wc -l)
+columns=$(sed -n '/<h2>Comparison<\/h2>/,/<\/thead>/p' "$sdom" | grep -o '<th>[^<]*</th>' | wc -l)
+echo "serving: $listed configurations listed, $columns columns in the comparison table"
+if [ "$listed" -ne 3 ] || [ "$columns" -ne 3 ]; then
+  echo "FAIL: expected one entry per configuration (3), not one per load point"; entries "$sdom"; exit 1
+fi
+# The SLO: a rule layer on both charts against load (TTFT 2 s, TPOT 0.2 s), drawn by vega (its
+# marks carry the layer's name).
+rules=$(grep -o '"name":"slo_target"' "$sh" | wc -l)
+drawn=$(grep -o 'class="mark-rule role-mark slo_target_marks"' "$sdom" | wc -l)
+echo "serving: $rules SLO rule layers in the specs, $drawn drawn"
+if [ "$rules" -ne 2 ] || { [ "$sanitized" != 1 ] && [ "$drawn" -ne 2 ]; }; then
+  echo "FAIL: the charts against load draw no SLO line"; exit 1
+fi
+grep -q '"what":"TTFT target 2 s"' "$sh" && grep -q '"what":"TPOT target 0.2 s"' "$sh" ||
+  { echo "FAIL: the SLO lines are not at the scenarios' targets (TTFT 2 s, TPOT 200 ms)"; exit 1; }
+# The two one-GPU servers miss the TTFT target with no queue at all: said in words, with the
+# zero-load figure, instead of a rate found after 21 halvings.
+reasons=$(grep -o 'cannot meet the SLO at any load, because zero-load TTFT p90 [0-9.]* s &gt; 2 s target' "$sdom" | sort -u | wc -l)
+echo "serving: $reasons configurations with a stated reason for sustaining no rate"
+[ "$reasons" -eq 2 ] || { echo "FAIL: expected the reason for each of the 2 failing servers"; exit 1; }
+grep -q '<h3>Offline use: cost per token, throughput, energy</h3>' "$sdom" &&
+  grep -q '<h3>Interactive use: requests within the SLO</h3>' "$sdom" &&
+  grep -Eq '<li>opt30b-chatbot-6xl40s has the highest sustained rate within the SLO, [0-9.]+ requests/s \((\+-[0-9.]+ %|no error band|unvalidated)\)' "$sdom" ||
+  { echo "FAIL: the summary in words for offline and interactive use is missing"; exit 1; }
+
+# A plan report: the points are labelled by what varies among them (not by the base file's name),
+# and each rejected configuration says why. A small plan over the shipped OPT-66B base (18 points,
+# a fraction of a second, also under the sanitizers): one GPU cannot hold the weights (memory),
+# the H200s are over the budget (budget), the rest simulated, the Pareto front drawn.
+abs_src=$(cd "$src" && pwd)
+cat >"$work/plan.yaml" <<EOF
+name: report-check
+base: $abs_src/scenarios/plans/opt66b-base.yaml
+set: {workload.gen_tokens: 4, workload.batch: 8}
+grid:
+  hardware.gpu.model: [RTX-A6000, A100-80GB, H200]
+  policy.weights: [gpu, cpu, nvme]
+  hardware.nvme.count: [1, 2]
+constraints:
+  capex_usd: {max: 50000}
+  throughput_tokens_per_s: {min: 0.5}
+objective: {minimize: usd_per_million_tokens}
+pareto: [throughput_tokens_per_s, usd_per_million_tokens]
+EOF
+"$bin" plan "$work/plan.yaml" --db "$work/plan.sqlite" --out "$work/plan-out" -j 2 >/dev/null
+"$bin" report --db "$work/plan.sqlite" --out "$work/plan-report" --no-validation --no-sensitivity >/dev/null
+render "$work/plan-report/index.html"
+pdom="$work/plan-report/index.html.dom"
+check_plots "$pdom" 6
+if entries "$pdom" | grep -q 'opt66b-base'; then
+  echo "FAIL: plan configurations labelled by the base file's name"; entries "$pdom" | head -3; exit 1
+fi
+entries "$pdom" | head -1 | grep -Eq '^gpu\.model=[^,]+, weights=[a-z]+, nvme\.count=[0-9]$' ||
+  { echo "FAIL: plan configurations not labelled by their axis values"; entries "$pdom" | head -3; exit 1; }
+for kind in memory budget; do
+  grep -Eq "<li>$kind \([0-9]+ points?\), e\.g\. [^<]*: $kind: " "$pdom" ||
+    { echo "FAIL: the points rejected for $kind are not listed with their reason"; exit 1; }
+done
+grep -q 'budget: capex_usd [0-9]* &gt; max 50000' "$pdom" ||
+  { echo "FAIL: a budget rejection does not name the budget"; exit 1; }
+grep -q 'Ties on a metric are broken by the lower purchase price' "$pdom" ||
+  { echo "FAIL: the tie-break is not stated"; exit 1; }
+grep -q '"front":"Pareto front"' "$work/plan-report/index.html" ||
+  { echo "FAIL: the plan report draws no Pareto front"; exit 1; }
+echo "plan: $(entries "$pdom" | wc -l) configurations labelled by what varies, rejections with reasons"
 
 # Scenario names that try to break out of HTML, attributes and the inlined JSON
 # (tests/reports/payload_names.txt, one YAML scalar per line): the page still draws every plot and

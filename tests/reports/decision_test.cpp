@@ -69,3 +69,67 @@ TEST_CASE("GPU energy is banded by the energy group, node energy by system energ
   CHECK(throughput.find("+-9.1 % (out-of-sample validation error of group ZeRO-Inference") !=
         std::string::npos);
 }
+
+TEST_CASE("the summary has an interactive part: rate within the SLO, cost per request, and why a "
+          "configuration sustains no rate",
+          "[report][decision]") {
+  ReportInput in = two_zero_inference_runs();
+  store::StoredRun none = run_with(9.0, 1);
+  in.runs.push_back(none);
+  in.decision.groups.push_back("ZeRO-Inference");
+  in.runs[0].metrics.push_back({"capacity_requests_per_s", 0.5, "requests/s"});
+  in.runs[0].metrics.push_back({"usd_per_request_at_capacity", 0.004, "USD/request"});
+  in.runs[1].metrics.push_back({"capacity_requests_per_s", 1.5, "requests/s"});
+  in.runs[1].metrics.push_back({"usd_per_request_at_capacity", 0.003, "USD/request"});
+  store::CapacityStudy found;
+  found.found = true;
+  found.slo_ttft_s = 2;
+  found.slo_tbt_s = 0.2;
+  found.rate_requests_per_s = 0.5;
+  store::CapacityStudy missed = found;
+  missed.found = false;
+  missed.zero_load_miss = true;
+  missed.rate_requests_per_s.reset();
+  missed.limit = "cannot meet the SLO at any load: zero-load TTFT p90 5.2 s > 2 s target";
+  in.capacity = {found, found, missed};
+  in.capacity[1]->rate_requests_per_s = 1.5;
+  in.decision.metric = "energy_j_per_token";
+  const std::vector<std::string> labels = {"a", "b", "c"};
+  const std::string md = decision_markdown(in, labels);
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("### Offline use") && Catch::Contains("### Interactive use"));
+  CHECK_THAT(md, Catch::Contains("90% of requests within TTFT 2 s and TPOT 200 ms"));
+  CHECK_THAT(md, Catch::Contains("b has the highest sustained rate within the SLO, 1.5 requests/s "
+                                 "(+-9.1 %); 3x the runner-up a"));
+  CHECK_THAT(md, Catch::Contains("b has the lowest cost per request at its sustained rate, "
+                                 "$0.003 per request"));
+  CHECK_THAT(md, Catch::Contains("c cannot meet the SLO at any load, because zero-load TTFT p90 "
+                                 "5.2 s &gt; 2 s target."));
+  // The zero-load probe's figures rank nowhere: c has the lowest throughput, but is no "runner-up"
+  // and no winner offline either.
+  CHECK(ranking(in, "energy_j_per_token", true) == std::vector<std::size_t>{0, 1});
+  const auto parts = decision_html(in, labels);
+  // The offline headline chart, then the two interactive ones, each with error bars.
+  std::size_t interactive = 0;
+  for (const auto& p : parts)
+    if (!p.spec.is_null() && p.spec["title"].get<std::string>().rfind("Interactive: ", 0) == 0) {
+      ++interactive;
+      CHECK(p.spec["layer"][1]["mark"]["type"] == "rule");
+      CHECK(p.spec["data"]["values"][0].contains("low"));
+    }
+  CHECK(interactive == 2);
+}
+
+TEST_CASE("a bar no published case backs is marked unvalidated", "[report][decision]") {
+  ReportInput in = two_zero_inference_runs();
+  in.decision.groups = {"ZeRO-Inference", "no such group"};
+  in.decision.metric = "throughput_tokens_per_s";
+  in.decision.lower_is_better = false;
+  const auto parts = decision_html(in, {"a", "b"});
+  const auto& values = parts[0].spec["data"]["values"];
+  REQUIRE(values.size() == 2);
+  CHECK(values[0]["run"] == "a");
+  CHECK(values[0].contains("high"));
+  CHECK(values[1]["run"] == "b (unvalidated)");
+  CHECK_FALSE(values[1].contains("high"));
+}

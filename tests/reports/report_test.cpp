@@ -252,7 +252,7 @@ TEST_CASE("the error band is the group's out-of-sample error, not its in-sample 
   // Every row in-sample: no band, and the text says why.
   in.validation.groups[0].out_of_sample_measurements = 0;
   const std::string none = decision_markdown(in, {"a", "b"});
-  CHECK_THAT(none, Catch::Contains("every published case fed a constant it uses"));
+  CHECK_THAT(none, Catch::Contains("no out-of-sample error band: every published case of its kind (ZeRO-Inference) fed a constant it uses"));
   CHECK_THAT(none, !Catch::Contains("+-12.2"));
   // A part no published row anchors is named beside the band.
   in.decision.unvalidated = {{"GPU A100-40GB"}, {"GPU A100-40GB"}};

@@ -67,6 +67,11 @@ TEST_CASE("serving charts group runs by configuration and order them by rate",
   CHECK(ys == std::vector<double>{0.1, 0.4, 3.0});
   CHECK(parts[3].spec["title"] == "TTFT distribution");
   CHECK(parts[3].spec["data"]["values"][0]["config"] == "a at 2 requests/s");
+  // A configuration that meets the targets at no rate: its lowest rate, said to be no operating
+  // point.
+  const auto none = reports::serving_chart_parts({serving_run(1, "c", 5e-8, 0, 5.2), serving_run(2, "c", 0.05, 0, 9)});
+  CHECK(none[3].spec["data"]["values"][0]["config"] ==
+        "c at 5e-08 requests/s (lowest rate tried; none meets the targets)");
 }
 
 TEST_CASE("serving charts are left out without serving runs and keep names out of the HTML",
@@ -78,6 +83,38 @@ TEST_CASE("serving charts are left out without serving runs and keep names out o
   const auto parts = reports::serving_chart_parts(runs);
   for (const auto& p : parts) CHECK_THAT(p.html, !Catch::Contains("<b>x"));
   CHECK(parts[1].spec["data"]["values"][0]["config"] == "<b>x</b>");
+}
+
+TEST_CASE("the charts against load draw each configuration's latency targets as rules",
+          "[reports][serving]") {
+  const std::vector<store::StoredRun> runs = {serving_run(1, "a", 1, 100, 0.1),
+                                              serving_run(2, "a", 2, 95, 0.4),
+                                              serving_run(3, "b", 1, 100, 0.2)};
+  // Without targets: no rule layer, the plain line chart.
+  const auto plain = reports::serving_chart_parts(runs);
+  CHECK_FALSE(plain[1].spec.contains("layer"));
+  std::map<std::string, reports::SloTargets> targets = {{"a", {2.0, 0.2}}, {"b", {2.0, 0.2}}};
+  auto parts = reports::serving_chart_parts(runs, targets);
+  const auto& ttft = parts[1].spec;
+  REQUIRE(ttft.contains("layer"));
+  REQUIRE(ttft["layer"].size() == 3);
+  CHECK(ttft["layer"][0]["mark"]["type"] == "line");
+  // The lines keep the log scale; the rule shares it.
+  CHECK(ttft["layer"][0]["encoding"]["y"]["scale"]["type"] == "log");
+  const auto& rule = ttft["layer"][1];
+  CHECK(rule["name"] == "slo_target");
+  CHECK(rule["mark"]["type"] == "rule");
+  // One target shared by both: one rule, not named after either.
+  REQUIRE(rule["data"]["values"].size() == 1);
+  CHECK(rule["data"]["values"][0]["target"] == 2.0);
+  CHECK(rule["data"]["values"][0]["what"] == "TTFT target 2 s");
+  CHECK(parts[2].spec["layer"][1]["data"]["values"][0]["what"] == "TPOT target 0.2 s");
+  // Different targets: one rule each, naming its configurations.
+  targets["b"].ttft_s = 5.0;
+  const auto rows = reports::slo_rules(targets, "TTFT", &reports::SloTargets::ttft_s);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["what"] == "TTFT target 2 s (a)");
+  CHECK(rows[1]["what"] == "TTFT target 5 s (b)");
 }
 
 }  // namespace tiersim

@@ -2,6 +2,7 @@
 // optimistic bounds hold for every simulated point.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "config/catalog.hpp"
@@ -187,7 +188,7 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
   CHECK(n.stats.simulated == 1);
   CHECK(n.stats.feasible == 0);
   REQUIRE(n.no_capacity.size() == 1);
-  CHECK_THAT(n.no_capacity[0].why_not, Catch::Contains("sustains no rate: slo attainment 0.0%"));
+  CHECK_THAT(n.no_capacity[0].why_not, Catch::Contains("sustains no rate: cannot meet the SLO at any load: zero-load TTFT p90"));
   CHECK_THROWS_WITH(parse_plan_text("name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1]}\n"
                                     "objective: capex_usd\ncapacity_search: {target: 90}\n",
                                     kFile),
@@ -252,4 +253,79 @@ policy: {weights: nvme, kv_cache: gpu, io_path: gds, moe_fetch: routed}
   CHECK(r.get("throughput_tokens_per_s") <= b.throughput_ub * (1 + 1e-9));
   // And it is not loose for it: the decode passes' reads are most of the run.
   CHECK(b.total_s_lb > 0.5 * r.get("total_s"));
+}
+
+TEST_CASE("planner: every point gets a verdict with the kind of its reason", "[plan]") {
+  // A budget small enough to rule out H200s before simulation; a throughput floor some simulated
+  // points miss; DRAM too small for some placements (capacity).
+  const PlanSpec spec = parse_plan_text(
+      space_text("constraints: {throughput_tokens_per_s: {min: 40}, capex_usd: {max: 60000}}\n"
+                 "objective: {minimize: usd_per_million_tokens}\n"
+                 "top: 3\n"),
+      kFile);
+  PlanOptions o;
+  o.threads = 2;
+  const PlanResult r = run_plan(spec, catalog(), o);
+  REQUIRE(r.verdicts.size() == r.stats.considered);
+  std::map<std::string, std::size_t> by_status;
+  std::set<std::string> kinds;
+  for (const auto& v : r.verdicts) {
+    ++by_status[v.status];
+    INFO(v.label << ": " << v.status << ", " << v.reason);
+    if (v.status == "feasible") {
+      CHECK(v.reason.empty());
+      continue;
+    }
+    REQUIRE_FALSE(v.reason.empty());
+    kinds.insert(v.reason.substr(0, v.reason.find(':')));
+    if (v.reason.rfind("budget: ", 0) == 0) CHECK_THAT(v.reason, Catch::Contains("> max 60000"));
+  }
+  CHECK(by_status["feasible"] == r.stats.feasible);
+  CHECK(by_status["equivalent"] == r.stats.equivalent);
+  // Pruned before simulation: by capacity, by the bounds and by the objective.
+  std::size_t pruned = r.stats.pruned_capacity + r.stats.pruned_objective;
+  for (const auto& [m, n] : r.stats.pruned_constraint) pruned += n;
+  CHECK(by_status["pruned"] == pruned);
+  CHECK(kinds.count("budget"));
+  CHECK(kinds.count("constraint"));
+  // OPT-66B's 132 GB of fp16 weights on one 48 GB GPU: rejected for memory, before simulation.
+  const PlanSpec big = parse_plan_text(
+      "name: test-plan\nbase: opt66b-base.yaml\nset: {workload.gen_tokens: 4}\n"
+      "grid:\n  hardware.gpu.model: [RTX-A6000]\n  policy.weights: [gpu]\n"
+      "objective: {maximize: throughput_tokens_per_s}\n",
+      kFile);
+  const PlanResult m = run_plan(big, catalog(), o);
+  REQUIRE(m.verdicts.size() == 1);
+  CHECK(m.verdicts[0].status == "pruned");
+  CHECK_THAT(m.verdicts[0].reason, Catch::StartsWith("memory: does not fit (gpu needs "));
+}
+
+TEST_CASE("planner: configurations with the same timings are listed once, the cheaper first",
+          "[plan]") {
+  // With weights on the GPU the drives carry nothing the run waits for: 0, 1 and 2 drives give
+  // the same timings (and the same throughput, the objective). They are one entry of the top
+  // list, the cheapest (no drive) standing for the others whichever was simulated first, and the
+  // second place goes to a configuration that differs in what it does (the other GPU).
+  const PlanSpec spec = parse_plan_text(
+      "name: test-plan\nbase: opt66b-base.yaml\nset: {model.layers: 8, workload.gen_tokens: 4}\n"
+      "grid:\n  hardware.gpu.model: [H200, A100-80GB]\n  policy.weights: [gpu]\n"
+      "  hardware.nvme.count: [2, 1, 0]\n"
+      "objective: {maximize: throughput_tokens_per_s}\ntop: 2\n",
+      kFile);
+  PlanOptions o;
+  o.threads = 2;
+  o.prune = false;
+  const PlanResult r = run_plan(spec, catalog(), o);
+  REQUIRE(r.best.size() == 2);
+  for (const auto& c : r.best) {
+    INFO(c.point.label);
+    CHECK_THAT(c.point.label, Catch::Contains("hardware.nvme.count=0"));
+    REQUIRE(c.same_timings.size() == 2);
+    CHECK_THAT(c.same_timings[0] + c.same_timings[1],
+               Catch::Contains("hardware.nvme.count=1 (capex +") &&
+                   Catch::Contains("hardware.nvme.count=2 (capex +"));
+  }
+  CHECK_THAT(r.best[0].point.label, Catch::Contains("H200"));
+  CHECK_THAT(r.best[1].point.label, Catch::Contains("A100-80GB"));
+  CHECK(r.stats.feasible == 6);
 }

@@ -111,10 +111,15 @@ TEST_CASE("a target no rate meets gives no capacity, and the search says why",
   s.serving.slo_ttft_s = 0.5 * service_time_s(s);  // faster than one request's own service
   const auto c = search(s);
   CHECK_FALSE(c.found);
-  CHECK_THAT(c.limit, Catch::Contains("slo attainment 0.0% < 90.0%"));
-  // It halved down to a millionth of the start rate, no further.
-  CHECK(c.points.back().rate_per_s >= 1e-6 * s.serving.arrival_rate_per_s);
-  CHECK(c.points.size() <= 22);
+  // The start rate fails, and so does the zero-load probe (requests one at a time): the search
+  // stops at once, with the figure that misses, instead of halving 20 times first.
+  REQUIRE(c.points.size() == 2);
+  CHECK(c.zero_load_miss);
+  CHECK(c.points[1].rate_per_s == capacity::kZeroLoadFraction * s.serving.arrival_rate_per_s);
+  CHECK(c.points[1].result.get("queue_delay_max_s") == 0);
+  CHECK_THAT(c.limit, Catch::StartsWith("cannot meet the SLO at any load: zero-load TTFT p90 ") &&
+                          Catch::EndsWith(" target"));
+  CHECK_THAT(c.points[1].why_not, Catch::Contains("slo attainment 0.0% < 90.0%"));
   // Without the SLO the queue's stability alone decides: the M/D/1 queue is stable below 1/S.
   s.serving.requests = 3000;
   capacity::SearchOptions o;
@@ -126,6 +131,25 @@ TEST_CASE("a target no rate meets gives no capacity, and the search says why",
   CHECK(stable.rate_per_s > 0.5 * mu);
   CHECK(stable.rate_per_s < 1.1 * mu);
   CHECK_THAT(stable.limit, Catch::Contains("queue not stable"));
+}
+
+TEST_CASE("a start rate above the capacity is halved after the zero-load probe passes",
+          "[study][capacity]") {
+  // D/D/1 again, started at 8 / S: it fails, the zero-load probe passes, and the search halves
+  // and bisects down to 1 / S as if it had started below it.
+  Scenario s = test::load_yaml(kSingleServerYaml, {"workload.arrival_cv=0"});
+  const double mu = 1 / service_time_s(s);
+  capacity::SearchOptions o;
+  o.tolerance = 0.01;
+  o.start_rate_per_s = 8 * mu;
+  const auto c = search(s, o);
+  REQUIRE(c.found);
+  CHECK_FALSE(c.zero_load_miss);
+  CHECK(c.points[1].rate_per_s == capacity::kZeroLoadFraction * o.start_rate_per_s);
+  CHECK(c.points[1].meets);
+  CHECK(c.points[2].rate_per_s == 4 * mu);
+  CHECK(c.rate_per_s <= mu * (1 + 1e-9));
+  CHECK(c.rate_per_s >= mu * (1 - 2 * o.tolerance));
 }
 
 TEST_CASE("the capacity search refuses traces and non-serving scenarios", "[study][capacity]") {

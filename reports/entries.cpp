@@ -1,0 +1,155 @@
+#include "reports/entries.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "sim/workloads/serving/metrics.hpp"
+
+namespace tiersim::reports {
+
+Entries one_entry_per_configuration(std::vector<store::StoredRun> runs,
+                                    const std::vector<store::CapacityStudy>& studies) {
+  std::map<std::string, const store::CapacityStudy*> study_of;
+  for (const auto& s : studies) study_of[s.sweep] = &s;
+  // The runs of each capacity sweep, by index, in the order stored.
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].sweep.rfind(kCapacitySweepPrefix, 0) == 0) groups[runs[i].sweep].push_back(i);
+  Entries out;
+  if (groups.empty()) {
+    out.runs = std::move(runs);
+    out.capacity.resize(out.runs.size());
+    return out;
+  }
+  // The entry standing for each group.
+  std::map<std::string, std::size_t> entry_of;
+  for (const auto& [sweep, members] : groups) {
+    const auto st = study_of.find(sweep);
+    std::optional<std::size_t> entry;
+    if (st != study_of.end() && st->second->entry_run)
+      for (std::size_t i : members)
+        if (runs[i].id == *st->second->entry_run) entry = i;
+    if (!entry) {
+      const double attainment = st != study_of.end() ? st->second->attainment_pct : 90;
+      const auto rate = [&](std::size_t i) {
+        return runs[i].find(sim::metric::kOfferedRateRequestsPerS).value_or(0);
+      };
+      for (std::size_t i : members)
+        if (runs[i].fits &&
+            runs[i].find(sim::metric::kSloAttainmentPct).value_or(100) >= attainment &&
+            (!entry || rate(i) > rate(*entry)))
+          entry = i;
+      if (!entry)
+        for (std::size_t i : members)
+          if (!entry || rate(i) < rate(*entry)) entry = i;
+    }
+    entry_of[sweep] = *entry;
+  }
+  out.load_points = runs;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto g = entry_of.find(runs[i].sweep);
+    if (g != entry_of.end() && g->second != i) continue;  // a load point, not the entry
+    std::optional<store::CapacityStudy> study;
+    if (g != entry_of.end())
+      if (const auto st = study_of.find(runs[i].sweep); st != study_of.end()) study = *st->second;
+    out.runs.push_back(std::move(runs[i]));
+    out.capacity.push_back(std::move(study));
+  }
+  return out;
+}
+
+const store::PlanVerdict* verdict_of(const std::vector<store::PlanVerdict>& verdicts,
+                                     const store::StoredRun& run) {
+  for (const auto& v : verdicts)
+    if (v.scenario_hash == run.scenario_hash && v.status != "equivalent") return &v;
+  return nullptr;
+}
+
+std::string short_point_label(const std::string& label) {
+  // A point label is "key=value" items separated by spaces, each key a dotted path.
+  if (label.find('=') == std::string::npos) return label;
+  std::istringstream in(label);
+  std::string item, out;
+  while (in >> item) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) return label;  // not a point label after all
+    std::string key = item.substr(0, eq);
+    const auto first = key.find('.');
+    // "hardware.gpu.model" -> "gpu.model"; "workload.batch" stays (one segment would say less).
+    if (first != std::string::npos && key.find('.', first + 1) != std::string::npos)
+      key.erase(0, first + 1);
+    out += (out.empty() ? "" : ", ") + key + item.substr(eq);
+  }
+  return out;
+}
+
+namespace {
+
+// "a.b=1 c=2" as (key, value) pairs; nullopt when it is not a point label.
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_point(const std::string& label) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(label);
+  std::string item;
+  while (in >> item) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return std::nullopt;
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+std::string last_segment(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> varying_point_labels(const std::vector<std::string>& labels) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> points;
+  for (const auto& l : labels) {
+    auto p = parse_point(l);
+    if (!p) {
+      std::vector<std::string> out;
+      for (const auto& x : labels) out.push_back(short_point_label(x));
+      return out;
+    }
+    points.push_back(std::move(*p));
+  }
+  // The keys whose value is not the same in every point (a key missing somewhere varies).
+  std::map<std::string, std::set<std::string>> values;
+  std::map<std::string, std::size_t> seen;
+  for (const auto& p : points)
+    for (const auto& [k, v] : p) {
+      values[k].insert(v);
+      ++seen[k];
+    }
+  std::set<std::string> varying;
+  for (const auto& [k, vs] : values)
+    if (vs.size() > 1 || seen[k] < points.size()) varying.insert(k);
+  if (varying.empty()) {
+    std::vector<std::string> out;
+    for (const auto& x : labels) out.push_back(short_point_label(x));
+    return out;
+  }
+  // "hardware.gpu.model" -> "gpu.model", "policy.weights" -> "weights": the section (hardware,
+  // policy, workload) says nothing the rest does not.
+  const auto name = [&](const std::string& k) {
+    const auto first = k.find('.');
+    if (first == std::string::npos) return k;
+    return k.find('.', first + 1) != std::string::npos ? k.substr(first + 1) : last_segment(k);
+  };
+  std::vector<std::string> out;
+  for (const auto& p : points) {
+    std::string l;
+    for (const auto& [k, v] : p)
+      if (varying.count(k)) l += (l.empty() ? "" : ", ") + name(k) + "=" + v;
+    out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace tiersim::reports

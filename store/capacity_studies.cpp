@@ -1,0 +1,70 @@
+#include "store/capacity_studies.hpp"
+
+namespace tiersim::store {
+
+namespace {
+
+void bind_optional(Statement& st, int i, const std::optional<double>& v) {
+  if (v)
+    st.bind(i, *v);
+  else
+    st.bind_null(i);
+}
+
+std::optional<double> optional_column(const Statement& st, int i) {
+  if (st.column_is_null(i)) return std::nullopt;
+  return st.column_double(i);
+}
+
+}  // namespace
+
+void save_capacity_study(Database& db, const CapacityStudy& s) {
+  auto st = db.prepare(
+      "INSERT OR REPLACE INTO capacity_studies (sweep, scenario_name, created_at, attainment_pct, "
+      "slo_ttft_s, slo_tbt_s, stability, found, unbounded, zero_load_miss, rate_requests_per_s, "
+      "failing_rate_requests_per_s, limit_reason, entry_run) "
+      "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, s.sweep).bind(2, s.scenario_name).bind(3, s.attainment_pct);
+  bind_optional(st, 4, s.slo_ttft_s);
+  bind_optional(st, 5, s.slo_tbt_s);
+  st.bind(6, s.stability ? 1 : 0).bind(7, s.found ? 1 : 0).bind(8, s.unbounded ? 1 : 0);
+  st.bind(9, s.zero_load_miss ? 1 : 0);
+  bind_optional(st, 10, s.rate_requests_per_s);
+  bind_optional(st, 11, s.failing_rate_requests_per_s);
+  st.bind(12, s.limit);
+  if (s.entry_run)
+    st.bind(13, *s.entry_run);
+  else
+    st.bind_null(13);
+  st.run();
+}
+
+std::vector<CapacityStudy> capacity_studies(Database& db) {
+  std::vector<CapacityStudy> out;
+  if (!db.has_table("capacity_studies")) return out;  // older file opened read-only
+  auto st = db.prepare(
+      "SELECT sweep, scenario_name, created_at, attainment_pct, slo_ttft_s, slo_tbt_s, stability, "
+      "found, unbounded, zero_load_miss, rate_requests_per_s, failing_rate_requests_per_s, "
+      "limit_reason, entry_run FROM capacity_studies ORDER BY sweep");
+  while (st.step()) {
+    CapacityStudy s;
+    s.sweep = st.column_text(0);
+    s.scenario_name = st.column_text(1);
+    s.created_at = st.column_text(2);
+    s.attainment_pct = st.column_double(3);
+    s.slo_ttft_s = optional_column(st, 4);
+    s.slo_tbt_s = optional_column(st, 5);
+    s.stability = st.column_int(6) != 0;
+    s.found = st.column_int(7) != 0;
+    s.unbounded = st.column_int(8) != 0;
+    s.zero_load_miss = st.column_int(9) != 0;
+    s.rate_requests_per_s = optional_column(st, 10);
+    s.failing_rate_requests_per_s = optional_column(st, 11);
+    s.limit = st.column_text(12);
+    if (!st.column_is_null(13)) s.entry_run = st.column_int(13);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace tiersim::store
