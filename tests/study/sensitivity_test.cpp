@@ -162,3 +162,51 @@ TEST_CASE("break-even finds the value where two configurations tie, and says whe
   o.key = "hardware.nvme.read_gbps";  // neither has a drive
   CHECK_THROWS_AS(sensitivity::break_even(one, dear, o), ConfigError);
 }
+
+TEST_CASE("break-even searches only where both configurations run and draws no line across "
+          "the rest",
+          "[study][sensitivity]") {
+  // The same box, one with a dearer server: the dearer one costs more per token at every batch,
+  // by less as the batch grows (the capex is spread over more tokens), so the straight line
+  // through the ends crosses zero above the range. Above some batch the KV cache no longer fits
+  // the GPU: the range is narrowed to the batches that fit, and the line is not drawn across
+  // the batches that do not.
+  auto node = [](const std::string& key, const std::string& yaml) {
+    return config::Override{
+        key, config::YNode(YAML::Load(yaml), std::make_shared<const std::string>("t"), key)};
+  };
+  const auto cheap = inline_variant("cheap", kDram);
+  const auto dear = inline_variant("dear", kDram, {node("economics.prices.platform_usd", "90000")});
+  sensitivity::BreakEvenOptions o;
+  o.load = data();
+  o.key = "workload.batch";
+  o.low = 1;
+  o.high = 4096;
+  const sensitivity::BreakEven be = sensitivity::break_even(cheap, dear, o);
+  REQUIRE_FALSE(be.failed.empty());  // the premise: the top of the range does not fit
+  REQUIRE(be.runs_low);
+  REQUIRE(be.runs_high);
+  CHECK(*be.runs_low == 1);
+  CHECK(*be.runs_high < 4096);
+  CHECK(be.stops_low.empty());
+  CHECK(be.stops_high.find("does not fit") != std::string::npos);
+  // The end is the largest batch that fits: one more does not.
+  const Scenario at = config::load_variant(
+      cheap, data({sensitivity::override_text(o.key, *be.runs_high, true)}));
+  CHECK(sim::simulate(at).fits);
+  const Scenario past = config::load_variant(
+      cheap, data({sensitivity::override_text(o.key, *be.runs_high + 1, true)}));
+  CHECK_FALSE(sim::simulate(past).fits);
+  // Every sample searched ran, within the part where both run.
+  REQUIRE(be.scan.size() == 9);
+  for (const auto& s : be.scan) {
+    CHECK(s.metric_a);
+    CHECK(s.metric_b);
+    CHECK(s.value >= *be.runs_low);
+    CHECK(s.value <= *be.runs_high);
+    CHECK(*s.metric_a < *s.metric_b);
+  }
+  CHECK_FALSE(be.tie);
+  CHECK_FALSE(be.extrapolated_tie);
+  CHECK(be.extrapolation_blocked == be.stops_high);
+}
