@@ -75,11 +75,11 @@ std::string verdict(const sensitivity::BreakEven& be, plan::Sense sense) {
   };
   const bool part = *be.runs_low > be.low || *be.runs_high < be.high;
   std::string s = "no value of " + key + " from " + num(*be.runs_low) + " to " +
-                  num(*be.runs_high) + (part ? " (where both run)" : "") + " makes them tie: '" + better_at(*first, be, sense) + "' is better at " +
+                  num(*be.runs_high) + (part ? " (where both fit)" : "") + " makes them tie: '" + better_at(*first, be, sense) + "' is better at " +
                   num(first->value) + " by " + margin(*first) + " and '" +
                   better_at(*last, be, sense) + "' at " + num(last->value) + " by " + margin(*last);
   if (!be.extrapolation_blocked.empty()) {
-    s += ". The trend points past the end where a configuration stops running (" +
+    s += ". The trend points past the end where a configuration stops fitting (" +
          be.extrapolation_blocked + "): no straight line is drawn across values where one fails";
   } else if (be.extrapolated_tie) {
     const double x = *be.extrapolated_tie;
@@ -154,9 +154,9 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "are no drives). The range is scanned at evenly spaced values, then the first change of\n"
       "order is refined by bisection on the simulated metric. When no value in the range makes\n"
       "them tie, it says which configuration is better at each end and by how much. Values\n"
-      "where a configuration does not fit or fails are not searched: the range is narrowed to\n"
-      "the part where both run (its ends found by bisection), the rest is listed as failed, and\n"
-      "no trend is extrapolated across it. For several inputs at once, see tiersim whatif.\n"
+      "where a configuration does not fit are not searched: the range is narrowed to the part\n"
+      "where both fit (its ends found by bisection), the rest is listed as failed, and no trend\n"
+      "is extrapolated across it. For several inputs at once, see tiersim whatif.\n"
       "FILE is a comparison file (the first two variants, or those named by --variants) or two\n"
       "scenario files.\n\n"
       "options");
@@ -258,8 +258,8 @@ int cmd_breakeven(const std::vector<std::string>& args) {
               << be.failed.size() << " value(s) where a configuration fails:\n";
     for (const auto& f : be.failed)
       std::cout << "  " << pad(num(f.value), 28) << f.error << "\n";
-    if (be.runs_low)
-      std::cout << "both run from " << num(*be.runs_low) << " to " << num(*be.runs_high)
+    if (be.runs_low && (*be.runs_low > be.low || *be.runs_high < be.high))
+      std::cout << "both fit from " << num(*be.runs_low) << " to " << num(*be.runs_high)
                 << " (ends found by bisection); only that part is searched below\n";
     for (const auto& [from, to] : be.other_runs)
       std::cout << "  (both also run from about " << num(from) << " to " << num(to)

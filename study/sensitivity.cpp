@@ -67,6 +67,7 @@ Evaluation evaluate(const config::VariantSource& v, const std::vector<std::strin
     const sim::RunResult r = sim::simulate(s, so);
     if (!r.fits) {
       e.error = "does not fit: " + r.shortfall;
+      e.no_fit = true;
       return e;
     }
     e.metric = r.find(metric);
@@ -285,6 +286,7 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     s.metric_b = eb.metric;
     if (!ea.error.empty()) s.error = out.a + ": " + ea.error;
     if (!eb.error.empty()) s.error += (s.error.empty() ? "" : "; ") + out.b + ": " + eb.error;
+    s.no_fit = ea.no_fit || eb.no_fit;
     return s;
   };
   auto diff = [](const BreakEvenSample& s) -> std::optional<double> {
@@ -299,70 +301,112 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
   };
   auto runs = [&](const BreakEvenSample& s) { return diff(s).has_value(); };
   out.scan = scan(out.low, out.high);
-  const bool all_run = std::all_of(out.scan.begin(), out.scan.end(), runs);
-  if (all_run) {
+  const bool any_no_fit = std::any_of(out.scan.begin(), out.scan.end(),
+                                      [](const BreakEvenSample& x) { return x.no_fit; });
+  if (!any_no_fit) {
+    // Both fit everywhere scanned: the whole range is searched (a sample with an invalid value
+    // is listed as failed and skipped).
     out.runs_low = out.low;
     out.runs_high = out.high;
+    for (const auto& x : out.scan)
+      if (!runs(x)) out.failed.push_back(x);
   } else {
-    // Searching where a configuration fails tells nothing: find the part of the range where both
-    // run and search that. The runs of consecutive samples that ran, as index ranges.
+    // Searching where a configuration does not fit tells nothing: find the part of the range
+    // where both fit and search that. The stretches of samples between those that do not fit,
+    // as index ranges of their first and last sample that ran (an invalid value in between is
+    // skipped, not an end).
     std::vector<std::pair<std::size_t, std::size_t>> spans;
+    bool open = false;
     for (std::size_t i = 0; i < out.scan.size(); ++i) {
-      if (!runs(out.scan[i])) {
-        out.failed.push_back(out.scan[i]);
+      const BreakEvenSample& x = out.scan[i];
+      if (!runs(x)) {
+        out.failed.push_back(x);
+        if (x.no_fit) open = false;
         continue;
       }
-      if (!spans.empty() && spans.back().second + 1 == i)
+      if (open)
         spans.back().second = i;
       else
         spans.push_back({i, i});
+      open = true;
     }
     if (!spans.empty()) {
       // The span holding the value as given, else the longest.
       const double given = out.a_uses_key ? out.base_a : out.base_b;
+      auto holds = [&](std::size_t k) {
+        const std::size_t lo = spans[k].first > 0 ? spans[k].first - 1 : 0;
+        const std::size_t hi = std::min(spans[k].second + 1, out.scan.size() - 1);
+        return out.scan[lo].value <= given && given <= out.scan[hi].value;
+      };
+      auto len = [&](std::size_t k) { return spans[k].second - spans[k].first; };
       std::size_t pick = 0;
-      for (std::size_t k = 0; k < spans.size(); ++k) {
-        const auto len = [&](std::size_t j) { return spans[j].second - spans[j].first; };
-        const bool holds = out.scan[spans[k].first].value <= given &&
-                           given <= out.scan[spans[k].second].value;
-        const bool pick_holds = out.scan[spans[pick].first].value <= given &&
-                                given <= out.scan[spans[pick].second].value;
-        if ((holds && !pick_holds) || (holds == pick_holds && len(k) > len(pick))) pick = k;
-      }
+      for (std::size_t k = 1; k < spans.size(); ++k)
+        if ((holds(k) && !holds(pick)) || (holds(k) == holds(pick) && len(k) > len(pick)))
+          pick = k;
       for (std::size_t k = 0; k < spans.size(); ++k)
         if (k != pick)
           out.other_runs.push_back(
               {out.scan[spans[k].first].value, out.scan[spans[k].second].value});
-      // Widen the span by bisection to where the configurations stop running.
-      // To 0.1 % of the range (about ten simulations of each configuration per end).
+      // Widens the span from sample `in` (both ran) towards `out_at` (a value past the span) by
+      // bisection, to 0.1 % of the range (about ten simulations of each configuration per end);
+      // a midpoint with an invalid value is moved to the nearest valid one inside the bracket
+      // (whole-number keys), else the bracket stays.
       auto edge = [&](BreakEvenSample in, BreakEvenSample fail) {
-        const double tol = 1e-3 * (out.high - out.low);
-        for (int it = 0; it < 60; ++it) {
-          if (std::fabs(fail.value - in.value) <= (out.integer ? 1 : tol)) break;
-          BreakEvenSample mid = sample(0.5 * (in.value + fail.value));
-          (runs(mid) ? in : fail) = std::move(mid);
+        const double tol = out.integer ? 1 : 1e-3 * (out.high - out.low);
+        for (int it = 0; it < 60 && std::fabs(fail.value - in.value) > tol; ++it) {
+          const double mid = 0.5 * (in.value + fail.value);
+          BreakEvenSample m = sample(mid);
+          const double dir = fail.value > in.value ? 1 : -1;
+          for (int step = 1; out.integer && !runs(m) && !m.no_fit && step <= 8; ++step) {
+            const double x = std::round(mid) + dir * (step % 2 ? (step + 1) / 2 : -step / 2);
+            if ((x - in.value) * dir <= 0 || (fail.value - x) * dir <= 0) continue;
+            m = sample(x);
+          }
+          if (runs(m))
+            in = std::move(m);
+          else if (m.no_fit)
+            fail = std::move(m);
+          else
+            break;
         }
         return std::pair{in, fail};
       };
       const auto [first, last] = spans[pick];
+      // Each end: found by bisection towards the nearest sample that does not fit, else the
+      // range's end (only invalid values, or none, lie past the span).
       BreakEvenSample lo = out.scan[first], hi = out.scan[last];
-      if (first > 0) {
-        auto [in, fail] = edge(out.scan[first], out.scan[first - 1]);
+      bool lo_known = true, hi_known = true;
+      // The nearest sample past each end that does not fit (nothing to widen towards when the
+      // span runs to the range's end, or only invalid values lie past it).
+      auto past = [&](std::size_t from, int dir) -> std::optional<std::size_t> {
+        for (std::size_t i = from; dir < 0 ? i-- > 0 : ++i < out.scan.size();)
+          if (out.scan[i].no_fit) return i;
+        return std::nullopt;
+      };
+      if (const auto i = past(first, -1)) {
+        auto [in, fail] = edge(lo, out.scan[*i]);
         lo = in;
         out.stops_low = fail.error;
+      } else {
+        lo = out.scan.front();
+        lo_known = false;
       }
-      if (last + 1 < out.scan.size()) {
-        auto [in, fail] = edge(out.scan[last], out.scan[last + 1]);
+      if (const auto i = past(last, +1)) {
+        auto [in, fail] = edge(hi, out.scan[*i]);
         hi = in;
         out.stops_high = fail.error;
+      } else {
+        hi = out.scan.back();
+        hi_known = false;
       }
       out.runs_low = lo.value;
       out.runs_high = hi.value;
       if (hi.value > lo.value) {
         out.scan = scan(lo.value, hi.value);
-        // The ends ran already; a sample inside can still fail (a gap the first scan missed).
-        out.scan.front() = lo;
-        out.scan.back() = hi;
+        // The ends found by bisection ran already; a sample inside can still fail (an invalid
+        // value, or a gap the first scan missed).
+        if (lo_known) out.scan.front() = lo;
+        if (hi_known) out.scan.back() = hi;
       } else {
         out.scan = {lo};
       }

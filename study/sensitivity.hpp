@@ -34,6 +34,7 @@ struct Evaluation {
   std::optional<double> metric;  // nullopt: it does not fit, failed, or lacks the metric
   std::string unit;              // of the metric
   std::string error;             // why there is no metric
+  bool no_fit = false;           // it does not fit its memory (else the error is an invalid value)
 };
 
 // Loads the variant with `extra` and simulates it. Errors of the point (an invalid value, a model
@@ -106,6 +107,7 @@ struct BreakEvenSample {
   double value = 0;
   std::optional<double> metric_a, metric_b;  // nullopt: that configuration failed there
   std::string error;
+  bool no_fit = false;  // a configuration does not fit there (else any failure is an invalid value)
 };
 
 struct BreakEven {
@@ -115,10 +117,11 @@ struct BreakEven {
   double base_a = 0, base_b = 0;              // the key's value in each configuration as given
   double low = 0, high = 0;                   // the range searched
   bool integer = false;                       // the key takes whole numbers
-  // The part of the range searched: where both configurations run (fit and simulate). The range
-  // is scanned first; where some samples fail, the run of samples that ran holding the value as
-  // given (else the longest) is widened by bisection to where they stop running, and scanned
-  // again. nullopt: no sample ran.
+  // The part of the range searched: where both configurations fit. The range is scanned first;
+  // where a configuration does not fit at some samples, the stretch of samples between them that
+  // ran (the one holding the value as given, else the longest) is widened by bisection to where
+  // they stop fitting, and scanned again. A value a configuration rejects (a batch its data-
+  // parallel ranks cannot divide) is a failed sample, not an end. nullopt: no sample ran.
   std::optional<double> runs_low, runs_high;
   // Why the searched part stops short of the range's low / high end ("" = it reaches it): the
   // failure just outside it.

@@ -27,11 +27,6 @@ const char* kBox =
     "workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 4}\n"
     "policy: {weights: cpu, kv_cache: gpu}\n";
 
-config::Override node(const std::string& key, const std::string& yaml) {
-  return config::Override{
-      key, config::YNode(YAML::Load(yaml), std::make_shared<const std::string>("t"), key)};
-}
-
 config::VariantSpec variant(const std::string& name, std::vector<config::Override> sets = {}) {
   config::VariantSpec v;
   v.name = name;
