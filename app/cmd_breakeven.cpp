@@ -260,7 +260,7 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       std::cout << "  " << pad(num(f.value), 28) << f.error << "\n";
     if (be.runs_low && (*be.runs_low > be.low || *be.runs_high < be.high))
       std::cout << "both fit from " << num(*be.runs_low) << " to " << num(*be.runs_high)
-                << " (ends found by bisection); only that part is searched below\n";
+                << " (an end where a configuration stops fitting found by bisection); only that part is searched below\n";
     for (const auto& [from, to] : be.other_runs)
       std::cout << "  (both also run from about " << num(from) << " to " << num(to)
                 << ", not searched: use --between to search there)\n";

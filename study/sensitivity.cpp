@@ -294,12 +294,26 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     return *s.metric_a - *s.metric_b;
   };
   const int n = std::max(2, opt.scan_points);
+  auto runs = [&](const BreakEvenSample& s) { return diff(s).has_value(); };
+  // Evenly spaced samples. A whole-number value that a configuration rejects (a batch its
+  // data-parallel ranks cannot divide) is replaced by the nearest accepted one within 4, between
+  // the neighbouring samples, so the scan shows values that ran.
   auto scan = [&](double lo, double hi) {
     std::vector<BreakEvenSample> v;
-    for (int i = 0; i < n; ++i) v.push_back(sample(lo + (hi - lo) * double(i) / double(n - 1)));
+    const double step = (hi - lo) / double(n - 1);
+    for (int i = 0; i < n; ++i) {
+      const double x = lo + step * double(i);
+      BreakEvenSample s = sample(x);
+      for (int k = 1; out.integer && !runs(s) && !s.no_fit && k <= 8; ++k) {
+        const double y = std::round(x) + (k % 2 ? (k + 1) / 2 : -(k / 2));
+        if (y < lo || y > hi || std::fabs(y - x) >= 0.5 * step) continue;
+        BreakEvenSample t = sample(y);
+        if (runs(t) || t.no_fit) s = std::move(t);
+      }
+      v.push_back(std::move(s));
+    }
     return v;
   };
-  auto runs = [&](const BreakEvenSample& s) { return diff(s).has_value(); };
   out.scan = scan(out.low, out.high);
   const bool any_no_fit = std::any_of(out.scan.begin(), out.scan.end(),
                                       [](const BreakEvenSample& x) { return x.no_fit; });
