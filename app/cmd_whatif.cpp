@@ -92,9 +92,13 @@ void print_point(std::ostream& os, const whatif::Result& r, const whatif::Point&
 }
 
 void print_text(std::ostream& os, const whatif::Result& r, const whatif::Options& o) {
-  os << "what would it take for '" << r.a << "' to have " << times(r.target) << " the "
-     << (r.higher_is_better ? "" : "inverse ") << r.metric << " (" << r.unit << ", "
-     << (r.higher_is_better ? "higher" : "lower") << " is better) of '" << r.b << "'?\n";
+  os << "what would it take for '" << r.a << "' to beat '" << r.b << "' by " << times(r.target)
+     << " on " << r.metric << " (" << r.unit << ", "
+     << (r.higher_is_better ? "higher is better: " + r.a + "'s at least " + times(r.target) +
+                                  " " + r.b + "'s"
+                            : "lower is better: " + r.b + "'s at least " + times(r.target) + " " +
+                                  r.a + "'s")
+     << ")?\n";
   const whatif::Point& g = r.as_given;
   os << "as given: " << r.a << " " << opt_num(g.metric_a) << ", " << r.b << " "
      << opt_num(g.metric_b) << ": " << (g.ratio ? times(*g.ratio) : "no ratio")
@@ -138,8 +142,8 @@ void print_text(std::ostream& os, const whatif::Result& r, const whatif::Options
   os << "\n";
 
   if (r.found) {
-    os << "answer: yes. The nearest assumptions found under which '" << r.a << "' has "
-       << times(r.target) << " the " << r.metric << " of '" << r.b << "':\n";
+    os << "answer: yes. The nearest assumptions found under which '" << r.a << "' beats '" << r.b
+       << "' by " << times(r.target) << ":\n";
     print_point(os, r, r.nearest);
     std::string sa, sb;
     for (const auto& s : whatif::point_settings(r, r.nearest, true)) sa += " --set " + s;
@@ -147,8 +151,13 @@ void print_text(std::ostream& os, const whatif::Result& r, const whatif::Options
     os << "  settings of '" << r.a << "':" << (sa.empty() ? " none" : sa) << "\n";
     os << "  settings of '" << r.b << "':" << (sb.empty() ? " none" : sb) << "\n";
   } else {
-    os << "answer: no point found in the stated ranges where '" << r.a << "' has "
-       << times(r.target) << " the " << r.metric << " of '" << r.b << "'.\n";
+    if (r.interrupted || r.budget_reached)
+      os << "answer: not found before the search stopped (" << (r.interrupted ? "interrupted" : "point limit")
+         << "): no point so far where '" << r.a << "' beats '" << r.b << "' by " << times(r.target)
+         << ".\n";
+    else
+      os << "answer: no point found in the stated ranges where '" << r.a << "' beats '" << r.b
+         << "' by " << times(r.target) << ".\n";
     if (r.best.ratio) {
       os << "  the highest ratio reached with both fitting:\n";
       print_point(os, r, r.best);

@@ -44,8 +44,8 @@ constexpr Command kCommands[] = {
     {"breakeven", "the value of one input at which two configurations tie on a metric",
      tiersim::app::cmd_breakeven},
     {"whatif",
-     "what would it take: the nearest prices, rates, counts and sizes under which one "
-     "configuration beats another by a ratio",
+     "what would it take: the nearest assumptions under which one configuration beats another "
+     "by a ratio",
      tiersim::app::cmd_whatif},
 };
 
