@@ -78,10 +78,29 @@ std::string change(const whatif::Result& r, const whatif::Point& p, std::size_t 
   return s;
 }
 
+// A choice input's change: "b:policy.stack: hf-deepspeed -> optimized".
+std::string choice_change(const whatif::Result& r, const whatif::Point& p, std::size_t i) {
+  const whatif::InputReport& in = r.inputs[i];
+  std::string s = whatif::input_label(in.input) + ": ";
+  if (in.used_a && in.used_b && in.text_a == in.text_b) return s + in.text_a + " -> " + p.choices[i];
+  if (in.used_a) s += r.a + " " + in.text_a + " -> " + p.choices[i];
+  if (in.used_a && in.used_b) s += ", ";
+  if (in.used_b) s += r.b + " " + in.text_b + " -> " + p.choices[i];
+  return s;
+}
+
 void print_point(std::ostream& os, const whatif::Result& r, const whatif::Point& p) {
   bool any = false;
   for (std::size_t i = 0; i < r.inputs.size(); ++i) {
-    if (!r.inputs[i].skipped.empty() || std::fabs(p.factors[i] - 1) < 1e-9) continue;
+    if (!r.inputs[i].skipped.empty()) continue;
+    if (!r.inputs[i].input.choices.empty()) {
+      if (i < p.choices.size() && !p.choices[i].empty()) {
+        os << "    " << choice_change(r, p, i) << "\n";
+        any = true;
+      }
+      continue;
+    }
+    if (std::fabs(p.factors[i] - 1) < 1e-9) continue;
     os << "    " << change(r, p, i) << "\n";
     any = true;
   }
@@ -117,6 +136,14 @@ void print_text(std::ostream& os, const whatif::Result& r, const whatif::Options
       skipped += "\n    " + label + ": " + in.skipped;
       continue;
     }
+    if (!in.input.choices.empty()) {
+      const std::string given = in.used_a && in.used_b && in.text_a != in.text_b
+                                    ? in.text_a + " / " + in.text_b
+                                    : (in.used_a ? in.text_a : in.text_b);
+      os << "  " << pad(label, w) << pad("choice", 14) << pad(given, 22)
+         << "(each value searched in turn, below)\n";
+      continue;
+    }
     std::optional<double> lo, hi;
     for (const auto& s : in.scan)
       if (s.ratio) {
@@ -134,6 +161,22 @@ void print_text(std::ostream& os, const whatif::Result& r, const whatif::Options
        << (in.alone ? factor_text(*in.alone) : std::string("-")) << fits << "\n";
   }
   if (!skipped.empty()) os << "  not varied:" << skipped << "\n";
+  if (!r.choice_outcomes.empty()) {
+    std::string names;
+    for (const auto& in : r.inputs)
+      if (!in.input.choices.empty() && in.skipped.empty())
+        names += (names.empty() ? "" : ", ") + whatif::input_label(in.input);
+    os << "\neach combination of the choice inputs (" << names
+       << "), the numeric inputs searched with it:\n";
+    for (const auto& c : r.choice_outcomes) {
+      os << "  " << pad(config::join(c.values, ", "), 30)
+         << pad("as given " + (c.as_given_ratio ? times(*c.as_given_ratio) : std::string("-")), 20)
+         << pad("best " + (c.best_ratio ? times(*c.best_ratio) : std::string("-")), 16)
+         << (c.found ? "reaches it at distance " + format::significant(c.distance, 3)
+                     : std::string("does not reach it"))
+         << (c.error.empty() ? "" : "  (" + c.error + ")") << "\n";
+    }
+  }
   for (const auto& in : r.inputs)
     if (in.clamped) {
       os << "  * narrowed to the key's valid range\n";
@@ -191,7 +234,9 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "point in the stated ranges reaches R, with the highest ratio reached, where, and which\n"
       "inputs were at an end of their range. Each input is a numeric scenario key (tiersim\n"
       "schema) moved by a factor of its value as given in each configuration that uses it:\n"
-      "--vary changes both configurations, --vary-a only A, --vary-b only B. Without any, the\n"
+      "--vary changes both configurations, --vary-a only A, --vary-b only B. A choice key (the\n"
+      "software stack policy.stack, the I/O path) tries each of its values (KEY=V1,V2: these),\n"
+      "a changed choice adding 1 to the distance. Without any, the\n"
       "prices, the electricity price, GPU FP16, PCIe, NVMe and DRAM rates, the drive count, the\n"
       "batch and the prompt and generated lengths are searched, each over x0.25..4 (drives\n"
       "x1..8). The distance of a point is the Euclidean norm of the changes, each input's range\n"
@@ -215,8 +260,8 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "minimize or maximize: which direction of the metric is better (known for the common "
       "metrics; needed for others)")(
       "vary", po::value<std::vector<std::string>>(&vary)->composing(),
-      "KEY or KEY=LOW:HIGH (factors of the value as given, LOW <= 1 <= HIGH): an input changed in "
-      "both configurations (repeatable)")(
+      "KEY or KEY=LOW:HIGH (factors of the value as given, LOW <= 1 <= HIGH), or for a choice "
+      "key KEY or KEY=V1,V2: an input changed in both configurations (repeatable)")(
       "vary-a", po::value<std::vector<std::string>>(&vary_a)->composing(),
       "the same, changed only in A")(
       "vary-b", po::value<std::vector<std::string>>(&vary_b)->composing(),

@@ -59,10 +59,20 @@ std::string trend_of(const std::vector<double>& ys) {
   return t;
 }
 
+// One combination of the choice inputs' values: the settings it adds to each configuration, and
+// its share of the distance.
+struct Combo {
+  std::vector<std::string> values;  // per choice input
+  std::vector<std::string> set_a, set_b;
+  double distance2 = 0;              // the number of choices changed
+  std::vector<std::string> point_choices;  // per input: the value where changed, else ""
+};
+
 class Search {
  public:
-  Search(const config::VariantSpec& a, const config::VariantSpec& b, const Options& opt, Result& r)
-      : opt_(opt), r_(r), source_a_(a, opt.load), source_b_(b, opt.load) {}
+  Search(const config::VariantSpec& a, const config::VariantSpec& b, const Options& opt, Result& r,
+         const Combo& combo)
+      : opt_(opt), r_(r), combo_(combo), source_a_(a, opt.load), source_b_(b, opt.load) {}
 
   void setup(const config::VariantSpec& a, const config::VariantSpec& b);
   void run();
@@ -97,6 +107,7 @@ class Search {
 
   const Options& opt_;
   Result& r_;
+  const Combo& combo_;
   config::VariantSource source_a_, source_b_;
   std::vector<Active> act_;
   std::vector<double> u0_;
@@ -116,6 +127,16 @@ void Search::setup(const config::VariantSpec& a, const config::VariantSpec& b) {
     InputReport rep;
     rep.input = inputs[i];
     const Input& in = inputs[i];
+    if (!in.choices.empty()) {
+      // A choice input: its value is fixed for this search (the combination's).
+      const config::Option* oa = config::find_option(in.key, sa.kind);
+      const config::Option* ob = config::find_option(in.key, sb.kind);
+      rep.used_a = oa && in.scope != Scope::kB && config::option_scalar(*oa, sa, rep.text_a);
+      rep.used_b = ob && in.scope != Scope::kA && config::option_scalar(*ob, sb, rep.text_b);
+      if (!rep.used_a && !rep.used_b) rep.skipped = "applies to neither configuration";
+      r_.inputs.push_back(rep);
+      continue;
+    }
     const config::Option* oa = sensitivity::numeric_option(in.key, sa.kind);
     const config::Option* ob = sensitivity::numeric_option(in.key, sb.kind);
     std::optional<double> va, vb;
@@ -170,7 +191,10 @@ void Search::setup(const config::VariantSpec& a, const config::VariantSpec& b) {
     act_.push_back(ac);
     r_.inputs.push_back(rep);
   }
-  if (act_.empty())
+  const bool choice_varied = std::any_of(r_.inputs.begin(), r_.inputs.end(), [](const auto& x) {
+    return !x.input.choices.empty() && x.skipped.empty();
+  });
+  if (act_.empty() && !choice_varied)
     throw ConfigError("--vary", 0, inputs.empty() ? "" : inputs.front().key,
                       "no input can be varied: each is unused by '" + r_.a + "' and '" + r_.b +
                           "' or has an empty range");
@@ -190,7 +214,7 @@ std::vector<double> Search::snap(std::vector<double> u) const {
 }
 
 std::vector<std::string> Search::settings(const std::vector<double>& u, bool for_a) const {
-  std::vector<std::string> out;
+  std::vector<std::string> out = for_a ? combo_.set_a : combo_.set_b;
   for (std::size_t k = 0; k < act_.size(); ++k) {
     const Active& ac = act_[k];
     if (!(for_a ? ac.apply_a : ac.apply_b)) continue;
@@ -203,7 +227,7 @@ std::vector<std::string> Search::settings(const std::vector<double>& u, bool for
 }
 
 double Search::distance(const std::vector<double>& u) const {
-  double d = 0;
+  double d = combo_.distance2;
   for (std::size_t k = 0; k < u.size(); ++k) d += (u[k] - u0_[k]) * (u[k] - u0_[k]);
   return std::sqrt(d);
 }
@@ -232,6 +256,7 @@ Point Search::to_point(const std::vector<double>& u, const sensitivity::Evaluati
                        const sensitivity::Evaluation& eb) const {
   Point p;
   p.factors.assign(r_.inputs.size(), 1.0);
+  p.choices = combo_.point_choices;
   for (std::size_t k = 0; k < act_.size(); ++k) p.factors[act_[k].index] = factor(k, u[k]);
   p.distance = distance(u);
   p.metric_a = ea.metric;
@@ -591,19 +616,19 @@ std::vector<Input> default_inputs() {
   // prices swing by tens of percent a quarter), the electricity tariff, the rates a datasheet
   // gives but a software stack may not reach, how many drives, and the workload's shape.
   return {
-      {"economics.prices.gpu_usd", Scope::kBoth, 0.25, 4, "GPU price"},
-      {"economics.prices.platform_usd", Scope::kBoth, 0.25, 4, "server (platform) price"},
-      {"economics.prices.dram_usd_per_gb", Scope::kBoth, 0.25, 4, "DRAM price per GB"},
-      {"economics.prices.drive_usd", Scope::kBoth, 0.25, 4, "NVMe drive price"},
-      {"economics.usd_per_kwh", Scope::kBoth, 0.25, 4, "electricity price"},
-      {"hardware.gpu.fp16_tflops", Scope::kBoth, 0.25, 4, "GPU achievable FP16 rate"},
-      {"hardware.gpu.pcie_h2d_gbps", Scope::kBoth, 0.25, 4, "PCIe host-to-GPU rate"},
-      {"hardware.nvme.read_gbps", Scope::kBoth, 0.25, 4, "NVMe read bandwidth per drive"},
-      {"hardware.host.dram_gbps", Scope::kBoth, 0.25, 4, "host DRAM bandwidth"},
-      {"hardware.nvme.count", Scope::kBoth, 1, 8, "NVMe drives"},
-      {"workload.batch", Scope::kBoth, 0.25, 4, "batch"},
-      {"workload.prompt_tokens", Scope::kBoth, 0.25, 4, "prompt length"},
-      {"workload.gen_tokens", Scope::kBoth, 0.25, 4, "generated length"},
+      {"economics.prices.gpu_usd", Scope::kBoth, 0.25, 4, "GPU price", {}},
+      {"economics.prices.platform_usd", Scope::kBoth, 0.25, 4, "server (platform) price", {}},
+      {"economics.prices.dram_usd_per_gb", Scope::kBoth, 0.25, 4, "DRAM price per GB", {}},
+      {"economics.prices.drive_usd", Scope::kBoth, 0.25, 4, "NVMe drive price", {}},
+      {"economics.usd_per_kwh", Scope::kBoth, 0.25, 4, "electricity price", {}},
+      {"hardware.gpu.fp16_tflops", Scope::kBoth, 0.25, 4, "GPU achievable FP16 rate", {}},
+      {"hardware.gpu.pcie_h2d_gbps", Scope::kBoth, 0.25, 4, "PCIe host-to-GPU rate", {}},
+      {"hardware.nvme.read_gbps", Scope::kBoth, 0.25, 4, "NVMe read bandwidth per drive", {}},
+      {"hardware.host.dram_gbps", Scope::kBoth, 0.25, 4, "host DRAM bandwidth", {}},
+      {"hardware.nvme.count", Scope::kBoth, 1, 8, "NVMe drives", {}},
+      {"workload.batch", Scope::kBoth, 0.25, 4, "batch", {}},
+      {"workload.prompt_tokens", Scope::kBoth, 0.25, 4, "prompt length", {}},
+      {"workload.gen_tokens", Scope::kBoth, 0.25, 4, "generated length", {}},
   };
 }
 
@@ -612,8 +637,34 @@ Input parse_input(const std::string& text, Scope scope, const std::string& where
   in.scope = scope;
   const auto eq = text.find('=');
   in.key = text.substr(0, eq);
-  sensitivity::check_numeric_key(in.key, where);
   in.what = in.key;
+  const config::Option* choice = nullptr;
+  for (const config::Option* o : config::find_options(in.key))
+    if (o->type == config::ValueType::kChoice) choice = o;
+  if (choice) {
+    if (eq == std::string::npos) {
+      in.choices = choice->choices;
+      return in;
+    }
+    const std::string list = text.substr(eq + 1);
+    for (std::size_t from = 0; from <= list.size();) {
+      const auto comma = std::min(list.find(',', from), list.size());
+      const std::string v = config::to_lower(list.substr(from, comma - from));
+      const auto it = std::find_if(choice->choices.begin(), choice->choices.end(),
+                                   [&](const std::string& c) { return config::to_lower(c) == v; });
+      if (it == choice->choices.end())
+        throw ConfigError(where, 0, in.key,
+                          "'" + v + "' is not one of its values" +
+                              config::did_you_mean(v, choice->choices) +
+                              "; values: " + config::join(choice->choices) +
+                              " (KEY=V1,V2 for a choice key)");
+      if (std::find(in.choices.begin(), in.choices.end(), *it) == in.choices.end())
+        in.choices.push_back(*it);
+      from = comma + 1;
+    }
+    return in;
+  }
+  sensitivity::check_numeric_key(in.key, where);
   for (const auto& d : default_inputs())
     if (d.key == in.key) {
       in.what = d.what;
@@ -645,6 +696,83 @@ Input parse_input(const std::string& text, Scope scope, const std::string& where
 
 std::string input_label(const Input& in) { return scope_prefix(in.scope) + in.key; }
 
+namespace {
+
+// Every combination of the choice inputs' values, the values as given first (a single empty
+// combination without choice inputs).
+std::vector<Combo> choice_combos(const config::VariantSpec& a, const config::VariantSpec& b,
+                                 const Options& options, const std::vector<Input>& inputs) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].choices.empty()) idx.push_back(i);
+  Combo first;
+  first.point_choices.assign(inputs.size(), "");
+  if (idx.empty()) return {first};
+  Scenario sa = config::load_variant(a, options.load), sb = config::load_variant(b, options.load);
+  // Per choice input: its value as given in each configuration that uses it ("" = unused), and
+  // the values to try, the one as given first.
+  struct Axis {
+    std::size_t input;
+    std::string given_a, given_b;
+    std::vector<std::string> values;
+  };
+  std::vector<Axis> axes;
+  std::size_t count = 1;
+  for (const std::size_t i : idx) {
+    const Input& in = inputs[i];
+    Axis ax{i, "", "", {}};
+    const config::Option* oa = config::find_option(in.key, sa.kind);
+    const config::Option* ob = config::find_option(in.key, sb.kind);
+    if (!(oa && in.scope != Scope::kB && config::option_scalar(*oa, sa, ax.given_a)))
+      ax.given_a.clear();
+    if (!(ob && in.scope != Scope::kA && config::option_scalar(*ob, sb, ax.given_b)))
+      ax.given_b.clear();
+    const std::string given = !ax.given_a.empty() ? ax.given_a : ax.given_b;
+    if (given.empty()) continue;  // used by neither: reported as skipped by the search
+    ax.values.push_back(given);
+    for (const auto& v : in.choices)
+      if (config::to_lower(v) != config::to_lower(given)) ax.values.push_back(v);
+    count *= ax.values.size();
+    axes.push_back(ax);
+  }
+  // Each combination is a search of its own: a few dozen at most.
+  constexpr std::size_t kMaxCombos = 64;
+  if (count > kMaxCombos)
+    throw ConfigError("--vary", 0, inputs[idx.front()].key,
+                      "the choice inputs make " + std::to_string(count) +
+                          " combinations; at most " + std::to_string(kMaxCombos) +
+                          " (name fewer values, KEY=V1,V2)");
+  std::vector<Combo> out;
+  for (std::size_t n = 0; n < count; ++n) {
+    Combo c;
+    c.point_choices.assign(inputs.size(), "");
+    std::size_t rest = n;
+    for (const Axis& ax : axes) {
+      const std::string& v = ax.values[rest % ax.values.size()];
+      rest /= ax.values.size();
+      c.values.push_back(v);
+      const std::string& key = inputs[ax.input].key;
+      bool changed = false;
+      if (!ax.given_a.empty() && config::to_lower(v) != config::to_lower(ax.given_a)) {
+        c.set_a.push_back(key + "=" + v);
+        changed = true;
+      }
+      if (!ax.given_b.empty() && config::to_lower(v) != config::to_lower(ax.given_b)) {
+        c.set_b.push_back(key + "=" + v);
+        changed = true;
+      }
+      if (changed) {
+        c.distance2 += 1;
+        c.point_choices[ax.input] = v;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result solve(const config::VariantSpec& a, const config::VariantSpec& b, const Options& options) {
   if (!(options.ratio > 0))
     throw ConfigError("--ratio", 0, "ratio",
@@ -652,26 +780,71 @@ Result solve(const config::VariantSpec& a, const config::VariantSpec& b, const O
   if (options.max_points < 1)
     throw ConfigError("--max-points", 0, "max-points", "must be at least 1");
   sensitivity::check_metric_name(options.metric, "--metric");
-  Result r;
-  r.metric = options.metric;
-  r.higher_is_better = options.higher_is_better;
-  r.target = options.ratio;
-  Search s(a, b, options, r);
-  s.setup(a, b);
   const double t0 = monotonic_s();
-  try {
-    s.run();
-  } catch (const BudgetReached&) {
-    r.budget_reached = true;
-  } catch (const Interrupted&) {
-    r.interrupted = true;
+  const std::vector<Input> inputs = options.inputs.empty() ? default_inputs() : options.inputs;
+  const std::vector<Combo> combos = choice_combos(a, b, options, inputs);
+  Result r;
+  std::vector<ChoiceOutcome> outcomes;
+  int points = 0, simulations = 0;
+  for (std::size_t c = 0; c < combos.size(); ++c) {
+    // Each combination searches with an equal share of the points left.
+    Options o = options;
+    o.inputs = inputs;
+    o.max_points = (options.max_points - points) / int(combos.size() - c);
+    Result rc;
+    rc.metric = options.metric;
+    rc.higher_is_better = options.higher_is_better;
+    rc.target = options.ratio;
+    ChoiceOutcome out;
+    out.values = combos[c].values;
+    Search s(a, b, o, rc, combos[c]);
+    s.setup(a, b);
+    if (o.max_points < 1) {
+      rc.budget_reached = true;
+    } else {
+      try {
+        s.run();
+      } catch (const BudgetReached&) {
+        rc.budget_reached = true;
+      } catch (const Interrupted&) {
+        rc.interrupted = true;
+      }
+    }
+    points += rc.points;
+    simulations += rc.simulations;
+    out.found = rc.found;
+    out.distance = rc.found ? rc.nearest.distance : 0;
+    out.as_given_ratio = rc.as_given.ratio;
+    out.best_ratio = rc.best.ratio;
+    out.points = rc.points;
+    if (!rc.as_given.ratio && !rc.as_given.error.empty()) out.error = rc.as_given.error;
+    outcomes.push_back(out);
+    if (c == 0) {
+      r = rc;  // the values as given: its scans and as-given point are the report's
+    } else {
+      if (rc.found && (!r.found || rc.nearest.distance < r.nearest.distance)) {
+        r.found = true;
+        r.nearest = rc.nearest;
+      }
+      if (rc.best.ratio && (!r.best.ratio || *rc.best.ratio > *r.best.ratio)) {
+        r.best = rc.best;
+        r.best_single_checked = rc.best_single_checked;
+      }
+      r.budget_reached = r.budget_reached || rc.budget_reached;
+      r.interrupted = rc.interrupted;
+      if (r.unit.empty()) r.unit = rc.unit;
+    }
+    if (rc.interrupted) break;
   }
+  r.points = points;
+  r.simulations = simulations;
+  if (combos.size() > 1) r.choice_outcomes = outcomes;
   r.wall_s = monotonic_s() - t0;
   if (!r.found) r.nearest = Point{};
   // The inputs the best point moved to an end of their range.
   for (std::size_t i = 0; i < r.inputs.size() && r.best.ratio; ++i) {
     const InputReport& rep = r.inputs[i];
-    if (!rep.skipped.empty()) continue;
+    if (!rep.skipped.empty() || !rep.input.choices.empty()) continue;
     const double f = r.best.factors[i];
     if (std::fabs(f - 1) < 1e-12) continue;  // as given: not moved by the search
     if (std::fabs(std::log(f / rep.input.low_factor)) < 1e-9 ||
@@ -686,6 +859,13 @@ std::vector<std::string> point_settings(const Result& r, const Point& p, bool wh
   for (std::size_t i = 0; i < r.inputs.size() && i < p.factors.size(); ++i) {
     const InputReport& rep = r.inputs[i];
     if (!rep.skipped.empty() || !(which_a ? rep.used_a : rep.used_b)) continue;
+    if (!rep.input.choices.empty()) {
+      const std::string& given = which_a ? rep.text_a : rep.text_b;
+      if (i < p.choices.size() && !p.choices[i].empty() &&
+          config::to_lower(p.choices[i]) != config::to_lower(given))
+        out.push_back(rep.input.key + "=" + p.choices[i]);
+      continue;
+    }
     if (std::fabs(p.factors[i] - 1) < 1e-12) continue;
     double v = (which_a ? rep.value_a : rep.value_b) * p.factors[i];
     if (rep.integer) v = std::round(v);
@@ -696,11 +876,16 @@ std::vector<std::string> point_settings(const Result& r, const Point& p, bool wh
 
 std::string method_text(const Result& r, const Options& options) {
   std::size_t varied = 0;
-  for (const auto& in : r.inputs) varied += in.skipped.empty();
+  for (const auto& in : r.inputs) varied += in.skipped.empty() && in.input.choices.empty();
+  const std::string per_combo =
+      r.choice_outcomes.empty()
+          ? ""
+          : " (for each of the " + std::to_string(r.choice_outcomes.size()) +
+                " combinations of the choice inputs' values, a changed choice adding 1)";
   return "distance: each input's factor range mapped to [0, 1] on a log scale, the Euclidean "
          "norm of the change from the values as given (1 = one input moved across its whole "
-         "range). Search: the as-given point, each of the " +
-         std::to_string(varied) + " inputs alone at " + std::to_string(options.scan_points) +
+         "range). Search" + per_combo + ": the as-given point, each of the " +
+         std::to_string(varied) + " numeric inputs alone at " + std::to_string(options.scan_points) +
          " points, a compass search raising the ratio, then bisection towards the as-given "
          "point and linearisation at the boundary; " +
          std::to_string(r.points) + " points (limit " + std::to_string(options.max_points) +
@@ -716,9 +901,16 @@ nlohmann::json opt_json(const std::optional<double>& x) {
 nlohmann::json point_json(const Result& r, const Point& p) {
   nlohmann::json j;
   nlohmann::json factors = nlohmann::json::object();
-  for (std::size_t i = 0; i < r.inputs.size() && i < p.factors.size(); ++i)
-    if (r.inputs[i].skipped.empty()) factors[input_label(r.inputs[i].input)] = p.factors[i];
+  nlohmann::json choices = nlohmann::json::object();
+  for (std::size_t i = 0; i < r.inputs.size() && i < p.factors.size(); ++i) {
+    if (!r.inputs[i].skipped.empty()) continue;
+    if (r.inputs[i].input.choices.empty())
+      factors[input_label(r.inputs[i].input)] = p.factors[i];
+    else if (i < p.choices.size() && !p.choices[i].empty())
+      choices[input_label(r.inputs[i].input)] = p.choices[i];
+  }
   j["factors"] = factors;
+  j["choices"] = choices;
   j["settings_a"] = point_settings(r, p, true);
   j["settings_b"] = point_settings(r, p, false);
   j["metric_a"] = opt_json(p.metric_a);
@@ -766,6 +958,10 @@ nlohmann::json to_json(const Result& r) {
                         {"clamped", in.clamped}};
     if (!in.skipped.empty()) {
       x["skipped"] = in.skipped;
+    } else if (!in.input.choices.empty()) {
+      x["choices"] = in.input.choices;
+      x["text_a"] = in.text_a;
+      x["text_b"] = in.text_b;
     } else {
       x["trend"] = in.trend;
       x["fits_low_factor"] = opt_json(in.fits_low);
@@ -783,6 +979,16 @@ nlohmann::json to_json(const Result& r) {
     inputs.push_back(x);
   }
   j["inputs"] = inputs;
+  nlohmann::json outcomes = nlohmann::json::array();
+  for (const auto& c : r.choice_outcomes) {
+    nlohmann::json x = {{"values", c.values}, {"found", c.found}, {"points", c.points}};
+    x["distance"] = c.found ? nlohmann::json(c.distance) : nlohmann::json();
+    x["as_given_ratio"] = opt_json(c.as_given_ratio);
+    x["best_ratio"] = opt_json(c.best_ratio);
+    if (!c.error.empty()) x["error"] = c.error;
+    outcomes.push_back(x);
+  }
+  j["choice_outcomes"] = outcomes;
   return j;
 }
 

@@ -45,11 +45,16 @@ namespace tiersim::whatif {
 enum class Scope { kBoth, kA, kB };
 
 struct Input {
-  std::string key;  // numeric scenario key (tiersim schema)
+  std::string key;  // numeric or choice scenario key (tiersim schema)
   Scope scope = Scope::kBoth;
-  double low_factor = 0.25;  // factors of each configuration's value as given
+  double low_factor = 0.25;  // numeric: factors of each configuration's value as given
   double high_factor = 4;
   std::string what;  // short description for tables
+  // A choice key (the software stack, the I/O path): the values tried, the value as given
+  // included; empty for a numeric key. Each value is searched in turn (the numeric inputs within
+  // each), and a changed choice adds 1 to the distance, as moving a numeric input across its
+  // whole range does.
+  std::vector<std::string> choices;
 };
 
 // The inputs searched when none are given: component prices, the electricity price, GPU, PCIe,
@@ -59,8 +64,10 @@ struct Input {
 std::vector<Input> default_inputs();
 
 // "KEY" (the default range: that of default_inputs() for its keys, else 0.25:4) or
-// "KEY=LOW:HIGH" (factors of the value as given). Throws ConfigError naming `where` (the option)
-// for a key that is not a numeric scenario key or a malformed range.
+// "KEY=LOW:HIGH" (factors of the value as given); for a choice key, "KEY" (every value) or
+// "KEY=V1,V2" (these and the value as given). Throws ConfigError naming `where` (the option) for
+// a key that is neither a numeric nor a choice scenario key, a malformed range or an unknown
+// value.
 Input parse_input(const std::string& text, Scope scope, const std::string& where);
 
 // "KEY" for both configurations, "a:KEY" / "b:KEY" for one.
@@ -89,6 +96,7 @@ struct Options {
 // One point of the search: a factor per input (1 = as given; inputs not varied stay 1).
 struct Point {
   std::vector<double> factors;
+  std::vector<std::string> choices;  // per input: a choice key's value ("" = as given, numeric)
   std::optional<double> metric_a, metric_b;  // nullopt: that configuration failed there
   std::optional<double> ratio;               // A's advantage over B; nullopt unless both ran
   std::string error;                         // why it has no ratio
@@ -108,6 +116,7 @@ struct InputReport {
   bool integer = false;   // whole numbers (the applied value is rounded)
   bool used_a = false, used_b = false;  // the key applies to (and is set in) that configuration
   double value_a = 0, value_b = 0;      // as given, in the key's unit
+  std::string text_a, text_b;           // a choice key's value as given
   bool clamped = false;   // the range was narrowed to keep every value inside the key's range
   std::string skipped;    // why the input is not varied ("" = varied)
   std::vector<ScanSample> scan;  // the input alone, low to high factor
@@ -118,6 +127,17 @@ struct InputReport {
   bool gaps = false;  // a sample that does not fit lies between two that do
   // The nearest factor at which this input alone reaches the target (refined by bisection).
   std::optional<double> alone;
+};
+
+// The search over the numeric inputs with one value of each choice input.
+struct ChoiceOutcome {
+  std::vector<std::string> values;  // per choice input, in the order of Result::inputs
+  bool found = false;
+  double distance = 0;              // of its nearest point reaching the target (found)
+  std::optional<double> as_given_ratio;  // with the numeric inputs as given
+  std::optional<double> best_ratio;  // the highest ratio reached with both fitting
+  std::string error;                 // why it could not be searched
+  int points = 0;
 };
 
 struct Result {
@@ -134,6 +154,9 @@ struct Result {
   // Not found: checks made at the best point. `best_single_checked`: every varied input moved
   // alone from it to both ends and the middle of its range gives no higher ratio.
   bool best_single_checked = false;
+  // One entry per combination of the choice inputs' values (none without choice inputs); the
+  // per-input scans above are those of the values as given.
+  std::vector<ChoiceOutcome> choice_outcomes;
   bool budget_reached = false;  // the search stopped at Options::max_points
   bool interrupted = false;     // stopped by Options::stop; the result holds what was found
   int points = 0, simulations = 0;

@@ -222,3 +222,38 @@ TEST_CASE("whatif stops at its point limit and when asked to", "[study][whatif]"
   CHECK(s.interrupted);
   CHECK(s.points <= 1);
 }
+
+TEST_CASE("whatif tries each value of a choice input, a changed choice counting 1",
+          "[study][whatif]") {
+  // B's software stack alone: the ratio each stack gives comes from direct simulations, so the
+  // stack that gives the highest is the answer for that ratio as the target, at distance 1 (0
+  // when it is the stack as given).
+  const auto a = variant("a"), b = variant("b");
+  const double rpd_a = run(a).get("return_per_dollar");
+  const whatif::Input stack =
+      whatif::parse_input("policy.stack", whatif::Scope::kB, "--vary-b");
+  REQUIRE(stack.choices.size() >= 2);
+  std::string best_stack;
+  double best = 0;
+  for (const auto& v : stack.choices) {
+    const double ratio = rpd_a / run(b, {"policy.stack=" + v}).get("return_per_dollar");
+    if (ratio > best) best = ratio, best_stack = v;
+  }
+  const whatif::Result r = whatif::solve(a, b, options(best, {stack}));
+  REQUIRE(r.found);
+  CHECK(*r.nearest.ratio == Approx(best));
+  CHECK(r.choice_outcomes.size() == stack.choices.size());
+  const std::string given = r.inputs.at(0).text_b;
+  if (best_stack == given) {
+    CHECK(r.nearest.distance == 0);
+  } else {
+    CHECK(r.nearest.distance == Approx(1));
+    CHECK(r.nearest.choices.at(0) == best_stack);
+    CHECK(whatif::point_settings(r, r.nearest, false) ==
+          std::vector<std::string>{"policy.stack=" + best_stack});
+  }
+  CHECK(whatif::parse_input("policy.stack=optimized", whatif::Scope::kB, "--vary-b").choices ==
+        std::vector<std::string>{"optimized"});
+  CHECK_THROWS_WITH(whatif::parse_input("policy.stack=optimised", whatif::Scope::kB, "--vary-b"),
+                    Catch::Contains("did you mean 'optimized'?"));
+}
