@@ -239,7 +239,7 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "a changed choice adding 1 to the distance. Without any, the\n"
       "prices, the electricity price, GPU FP16, PCIe, NVMe and DRAM rates, the drive count, the\n"
       "batch and the prompt and generated lengths are searched, each over x0.25..4 (drives\n"
-      "x1..8). The distance of a point is the Euclidean norm of the changes, each input's range\n"
+      "x1..8), with each software stack of B (b:policy.stack). The distance of a point is the Euclidean norm of the changes, each input's range\n"
       "counted as 1 on a log scale. Every input is first scanned alone (its trend, the part of\n"
       "its range where both fit, and the value at which it alone reaches R are printed); then a\n"
       "compass search raises the ratio and the nearest point is refined by bisection and\n"

@@ -8,6 +8,7 @@
 #include "config/options.hpp"
 #include "model/errors.hpp"
 #include "model/progress.hpp"
+#include "model/stack.hpp"
 #include "study/parallel.hpp"
 #include "study/sensitivity.hpp"
 
@@ -629,6 +630,8 @@ std::vector<Input> default_inputs() {
       {"workload.batch", Scope::kBoth, 0.25, 4, "batch", {}},
       {"workload.prompt_tokens", Scope::kBoth, 0.25, 4, "prompt length", {}},
       {"workload.gen_tokens", Scope::kBoth, 0.25, 4, "generated length", {}},
+      // What runs the baseline: its software stack (model/stack.hpp), each value in turn.
+      {"policy.stack", Scope::kB, 1, 1, "B's software stack", stack_names()},
   };
 }
 

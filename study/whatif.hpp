@@ -60,7 +60,7 @@ struct Input {
 // The inputs searched when none are given: component prices, the electricity price, GPU, PCIe,
 // NVMe and DRAM rates, the drive count, the batch and the prompt and generated lengths, each
 // from a quarter to four times its value as given (the drive count 1 to 8 times), in both
-// configurations.
+// configurations; and B's software stack (policy.stack), each of its values.
 std::vector<Input> default_inputs();
 
 // "KEY" (the default range: that of default_inputs() for its keys, else 0.25:4) or
