@@ -69,11 +69,20 @@ struct Combo {
   std::vector<std::string> point_choices;  // per input: the value where changed, else ""
 };
 
+// The configurations, read once, and every simulation's outcome by its settings: shared by the
+// searches of all combinations (a combination that changes only B's stack reuses A's runs).
+struct Shared {
+  Shared(const config::VariantSpec& a, const config::VariantSpec& b, const Options& opt)
+      : source_a(a, opt.load), source_b(b, opt.load) {}
+  config::VariantSource source_a, source_b;
+  std::mutex mu;
+  std::map<std::string, sensitivity::Evaluation> cache_a, cache_b;
+};
+
 class Search {
  public:
-  Search(const config::VariantSpec& a, const config::VariantSpec& b, const Options& opt, Result& r,
-         const Combo& combo)
-      : opt_(opt), r_(r), combo_(combo), source_a_(a, opt.load), source_b_(b, opt.load) {}
+  Search(const Options& opt, Result& r, const Combo& combo, Shared& shared)
+      : opt_(opt), r_(r), combo_(combo), shared_(shared) {}
 
   void setup(const config::VariantSpec& a, const config::VariantSpec& b);
   void run();
@@ -109,18 +118,14 @@ class Search {
   const Options& opt_;
   Result& r_;
   const Combo& combo_;
-  config::VariantSource source_a_, source_b_;
+  Shared& shared_;
   std::vector<Active> act_;
   std::vector<double> u0_;
-  std::mutex mu_;
-  std::map<std::string, sensitivity::Evaluation> cache_a_, cache_b_;
-  // Every point evaluated with both fitting, by position: the start of the searches.
-  std::vector<std::pair<std::vector<double>, Point>> seen_;
   std::optional<std::vector<double>> nearest_u_, best_u_;
 };
 
 void Search::setup(const config::VariantSpec& a, const config::VariantSpec& b) {
-  Scenario sa = source_a_.load(), sb = source_b_.load();
+  Scenario sa = shared_.source_a.load(), sb = shared_.source_b.load();
   r_.a = a.name.empty() ? sa.name : a.name;
   r_.b = b.name.empty() ? sb.name : b.name;
   const std::vector<Input> inputs = opt_.inputs.empty() ? default_inputs() : opt_.inputs;
@@ -237,16 +242,16 @@ sensitivity::Evaluation Search::eval_one(bool for_a, const std::vector<double>& 
   const std::vector<std::string> set = settings(u, for_a);
   std::string key;
   for (const auto& s : set) key += s + "\n";
-  auto& cache = for_a ? cache_a_ : cache_b_;
+  auto& cache = for_a ? shared_.cache_a : shared_.cache_b;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(shared_.mu);
     const auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
   if (opt_.stop && opt_.stop->load()) throw Interrupted("whatif: interrupted");
-  sensitivity::Evaluation e =
-      sensitivity::evaluate(for_a ? source_a_ : source_b_, set, opt_.metric, opt_.stop);
-  std::lock_guard lock(mu_);
+  sensitivity::Evaluation e = sensitivity::evaluate(for_a ? shared_.source_a : shared_.source_b,
+                                                    set, opt_.metric, opt_.stop);
+  std::lock_guard lock(shared_.mu);
   ++r_.simulations;
   if (r_.unit.empty()) r_.unit = e.unit;
   cache.emplace(key, e);
@@ -297,7 +302,6 @@ std::vector<Point> Search::eval(std::vector<std::vector<double>> us, const std::
   for (std::size_t i = 0; i < us.size(); ++i) {
     const Point& p = out[i];
     if (!p.ratio) continue;
-    seen_.emplace_back(us[i], p);
     if (!best_u_ || *p.ratio > *r_.best.ratio) {
       r_.best = p;
       best_u_ = us[i];
@@ -786,6 +790,7 @@ Result solve(const config::VariantSpec& a, const config::VariantSpec& b, const O
   const double t0 = monotonic_s();
   const std::vector<Input> inputs = options.inputs.empty() ? default_inputs() : options.inputs;
   const std::vector<Combo> combos = choice_combos(a, b, options, inputs);
+  Shared shared(a, b, options);
   Result r;
   std::vector<ChoiceOutcome> outcomes;
   int points = 0, simulations = 0;
@@ -800,7 +805,7 @@ Result solve(const config::VariantSpec& a, const config::VariantSpec& b, const O
     rc.target = options.ratio;
     ChoiceOutcome out;
     out.values = combos[c].values;
-    Search s(a, b, o, rc, combos[c]);
+    Search s(o, rc, combos[c], shared);
     s.setup(a, b);
     if (o.max_points < 1) {
       rc.budget_reached = true;
