@@ -5,9 +5,11 @@
 // point reaches it. Used by `tiersim whatif`; the study function and its JSON writer are the
 // interface other front ends (the Python module) call.
 //
-// Every input is a numeric scenario key varied by a factor of each configuration's value as given
+// A numeric input is a scenario key varied by a factor of each configuration's value as given
 // (so a shared assumption, a GPU price, moves both configurations alike, and values that differ
-// between them keep their relation); an input applies to both configurations or to one. A point
+// between them keep their relation); an input applies to both configurations or to one. A choice
+// input (policy.stack) is tried value by value: the numeric search runs once per combination of
+// the choice inputs' values, and a changed choice adds 1 to the distance. A point
 // counts only where both configurations fit and simulate; the simulator recomputes everything
 // derived (capex, power, timing) at each point, through config::VariantSource settings (the
 // variants are read once).
@@ -25,8 +27,8 @@
 // reliability, which finds the point of a limit surface nearest the origin) until the distance
 // stops falling. When the target is not reached, every input is moved alone from the best point
 // to both ends and the middle of its range, so a best point that a single input could still
-// improve is not reported as the best. A search over a simulator, not a proof: the output says
-// what was checked.
+// improve is not reported as the best, and inputs whose value as given does as well there are put
+// back. A search over a simulator, not a proof: the output says what was checked.
 #include <atomic>
 #include <cstddef>
 #include <functional>
