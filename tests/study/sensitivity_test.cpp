@@ -210,3 +210,47 @@ TEST_CASE("break-even searches only where both configurations run and draws no l
   CHECK_FALSE(be.extrapolated_tie);
   CHECK(be.extrapolation_blocked == be.stops_high);
 }
+
+TEST_CASE("break-even moves a rejected whole number to an accepted one, and a rejected value "
+          "does not end the part where both fit",
+          "[study][sensitivity]") {
+  // Two data-parallel ranks: an odd batch is rejected (each rank runs batch / 2 sequences), a
+  // large one does not fit. The scan shows only batches that ran, and the part searched ends at
+  // the largest even batch that fits, not at the first odd one.
+  const char* kRanks =
+      "name: ranks\n"
+      "hardware:\n"
+      "  gpu: {model: L40S, count: 2}\n"
+      "  host: {model: generic-2s-ddr5, dram_gb: 256}\n"
+      "model: {name: opt-6.7b}\n"
+      "workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 4}\n"
+      "policy: {weights: gpu, kv_cache: gpu, parallelism: {data: 2}}\n";
+  auto node = [](const std::string& key, const std::string& yaml) {
+    return config::Override{
+        key, config::YNode(YAML::Load(yaml), std::make_shared<const std::string>("t"), key)};
+  };
+  const auto cheap = inline_variant("cheap", kRanks);
+  const auto dear =
+      inline_variant("dear", kRanks, {node("economics.prices.platform_usd", "90000")});
+  REQUIRE_THROWS_AS(config::load_variant(cheap, data({"workload.batch=7"})), ConfigError);
+  sensitivity::BreakEvenOptions o;
+  o.load = data();
+  o.key = "workload.batch";
+  o.low = 1;
+  o.high = 4096;
+  const sensitivity::BreakEven be = sensitivity::break_even(cheap, dear, o);
+  REQUIRE(be.runs_high);
+  for (const auto& s : be.scan) {
+    CHECK(s.metric_a);
+    CHECK(s.metric_b);
+  }
+  for (const auto& f : be.failed) CHECK(f.no_fit);
+  const double top = *be.runs_high;
+  CHECK(std::fmod(top, 2) == 0);
+  CHECK(sim::simulate(config::load_variant(
+                          cheap, data({sensitivity::override_text(o.key, top, true)})))
+            .fits);
+  CHECK_FALSE(sim::simulate(config::load_variant(
+                                cheap, data({sensitivity::override_text(o.key, top + 2, true)})))
+                  .fits);
+}
