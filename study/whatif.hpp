@@ -89,7 +89,8 @@ struct Options {
   std::vector<Input> inputs;     // empty = default_inputs()
   config::LoadOptions load;      // command-line --set, data folder, catalog
   int scan_points = 7;           // per input alone, evenly spaced on the log scale, ends included
-  int max_points = 1500;         // points evaluated in all (each simulates A and B, or is cached)
+  int max_points = 3000;  // points evaluated in all (each simulates A and B unless cached),
+                         // shared evenly by the combinations of the choice inputs
   int threads = 0;               // simulations of one batch in parallel; 0 = every hardware thread
   const std::atomic<bool>* stop = nullptr;  // set by another thread (Ctrl-C): the search stops
   std::function<void(const Progress&)> on_progress;  // after each batch of points

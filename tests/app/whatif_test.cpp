@@ -59,7 +59,7 @@ TEST_CASE("whatif answers in one call, as text and as JSON", "[app][whatif]") {
   CHECK(j["nearest"]["ratio"].get<double>() >= 1.3);
   CHECK(j["nearest"]["settings_a"].empty());
   CHECK(j["nearest"]["settings_b"].size() == 1);
-  CHECK(j["points"].get<int>() <= 1500);
+  CHECK(j["points"].get<int>() <= 3000);
 }
 
 TEST_CASE("whatif: a bad command line says what is missing", "[app][whatif][errors]") {

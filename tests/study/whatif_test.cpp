@@ -95,7 +95,7 @@ TEST_CASE("whatif finds the price at which one configuration beats another by a 
   CHECK(whatif::point_settings(r, r.nearest, true).empty());
   const double rpd_b = run(b, sb).get("return_per_dollar");
   CHECK(base.get("return_per_dollar") / rpd_b == Approx(*r.nearest.ratio));
-  CHECK(r.points <= 1500);
+  CHECK(r.points <= 3000);
 }
 
 TEST_CASE("whatif finds the nearest point over two inputs that trade off", "[study][whatif]") {
@@ -216,7 +216,7 @@ TEST_CASE("whatif stops at its point limit and when asked to", "[study][whatif]"
   CHECK(r.budget_reached);
   CHECK(r.points == 10);
   std::atomic<bool> stop{true};
-  o.max_points = 1500;
+  o.max_points = 3000;
   o.stop = &stop;
   const whatif::Result s = whatif::solve(a, b, o);
   CHECK(s.interrupted);
