@@ -799,6 +799,14 @@ Result solve(const config::VariantSpec& a, const config::VariantSpec& b, const O
     Options o = options;
     o.inputs = inputs;
     o.max_points = (options.max_points - points) / int(combos.size() - c);
+    if (options.on_progress)
+      o.on_progress = [&, c](Progress p) {
+        // Progress over the whole search, naming the combination after the first.
+        p.points += points;
+        p.max_points = options.max_points;
+        if (c > 0) p.phase = config::join(combos[c].values, ", ") + ": " + p.phase;
+        options.on_progress(p);
+      };
     Result rc;
     rc.metric = options.metric;
     rc.higher_is_better = options.higher_is_better;
