@@ -49,7 +49,8 @@ std::string verdict(const sensitivity::BreakEven& be, plan::Sense sense) {
   const std::string key = be.key + (be.key_unit.empty() ? "" : " (" + be.key_unit + ")");
   auto [first, last] = ends(be);
   if (!first)
-    return "no answer: neither end of the range could be simulated for both configurations";
+    return "no answer: at no value scanned from " + num(be.low) + " to " + num(be.high) +
+           " do both configurations run";
   if (be.tie) {
     std::string s = "they tie at " + key + " = " + num(*be.tie);
     if (be.tie_below)
@@ -72,11 +73,15 @@ std::string verdict(const sensitivity::BreakEven& be, plan::Sense sense) {
                   100 * std::fabs(worse - best) / std::fabs(best), worse / best);
     return std::string(buf);
   };
-  std::string s = "no value of " + key + " from " + num(be.low) + " to " + num(be.high) +
-                  " makes them tie: '" + better_at(*first, be, sense) + "' is better at " +
+  const bool part = *be.runs_low > be.low || *be.runs_high < be.high;
+  std::string s = "no value of " + key + " from " + num(*be.runs_low) + " to " +
+                  num(*be.runs_high) + (part ? " (where both fit)" : "") + " makes them tie: '" + better_at(*first, be, sense) + "' is better at " +
                   num(first->value) + " by " + margin(*first) + " and '" +
                   better_at(*last, be, sense) + "' at " + num(last->value) + " by " + margin(*last);
-  if (be.extrapolated_tie) {
+  if (!be.extrapolation_blocked.empty()) {
+    s += ". The trend points past the end where a configuration stops fitting (" +
+         be.extrapolation_blocked + "): no straight line is drawn across values where one fails";
+  } else if (be.extrapolated_tie) {
     const double x = *be.extrapolated_tie;
     s += ". A straight line through the two ends would cross at " + num(x);
     if (x < be.valid_min || x > be.valid_max)
@@ -109,6 +114,17 @@ nlohmann::json to_json(const sensitivity::BreakEven& be, plan::Sense sense) {
                       {"crossings", be.crossings},
                       {"simulations", be.simulations},
                       {"verdict", verdict(be, sense)}};
+  j["runs_low"] = be.runs_low ? nlohmann::json(*be.runs_low) : nlohmann::json();
+  j["runs_high"] = be.runs_high ? nlohmann::json(*be.runs_high) : nlohmann::json();
+  j["stops_low"] = be.stops_low;
+  j["stops_high"] = be.stops_high;
+  j["extrapolation_blocked"] = be.extrapolation_blocked;
+  nlohmann::json others = nlohmann::json::array();
+  for (const auto& [from, to] : be.other_runs) others.push_back({from, to});
+  j["other_runs"] = others;
+  nlohmann::json failed = nlohmann::json::array();
+  for (const auto& f : be.failed) failed.push_back({{"value", f.value}, {"error", f.error}});
+  j["failed"] = failed;
   j["tie"] = be.tie ? nlohmann::json(*be.tie) : nlohmann::json();
   j["tie_metric"] = be.tie_metric ? nlohmann::json(*be.tie_metric) : nlohmann::json();
   j["extrapolated_tie"] =
@@ -137,7 +153,10 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "configurations (held fixed in one that does not use it, e.g. a drive price where there\n"
       "are no drives). The range is scanned at evenly spaced values, then the first change of\n"
       "order is refined by bisection on the simulated metric. When no value in the range makes\n"
-      "them tie, it says which configuration is better at each end and by how much.\n"
+      "them tie, it says which configuration is better at each end and by how much. Values\n"
+      "where a configuration does not fit are not searched: the range is narrowed to the part\n"
+      "where both fit (its ends found by bisection), the rest is listed as failed, and no trend\n"
+      "is extrapolated across it. For several inputs at once, see tiersim whatif.\n"
       "FILE is a comparison file (the first two variants, or those named by --variants) or two\n"
       "scenario files.\n\n"
       "options");
@@ -233,6 +252,20 @@ int cmd_breakeven(const std::vector<std::string>& args) {
             << ", " << be.b << " "
             << (be.b_uses_key ? num(be.base_b) : std::string("does not use it (held fixed)"))
             << "\n\n";
+  if (!be.failed.empty()) {
+    // The part of the range where a configuration fails is reported as such and not searched.
+    std::cout << "a first scan of " << num(be.low) << " .. " << num(be.high) << " found "
+              << be.failed.size() << " value(s) where a configuration fails:\n";
+    for (const auto& f : be.failed)
+      std::cout << "  " << pad(num(f.value), 28) << f.error << "\n";
+    if (be.runs_low && (*be.runs_low > be.low || *be.runs_high < be.high))
+      std::cout << "both fit from " << num(*be.runs_low) << " to " << num(*be.runs_high)
+                << " (an end where a configuration stops fitting found by bisection); only that part is searched below\n";
+    for (const auto& [from, to] : be.other_runs)
+      std::cout << "  (both also run from about " << num(from) << " to " << num(to)
+                << ", not searched: use --between to search there)\n";
+    std::cout << "\n";
+  }
   const std::size_t w = std::max<std::size_t>(14, std::max(be.a.size(), be.b.size()) + 2);
   std::cout << "  " << pad(be.key, 28) << pad(be.a, w) << pad(be.b, w) << "better\n";
   for (const auto& s : be.scan) {

@@ -57,5 +57,6 @@ int cmd_replay(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
 int cmd_sensitivity(const std::vector<std::string>& args);
 int cmd_breakeven(const std::vector<std::string>& args);
+int cmd_whatif(const std::vector<std::string>& args);
 
 }  // namespace tiersim::app

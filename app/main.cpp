@@ -43,6 +43,10 @@ constexpr Command kCommands[] = {
      tiersim::app::cmd_sensitivity},
     {"breakeven", "the value of one input at which two configurations tie on a metric",
      tiersim::app::cmd_breakeven},
+    {"whatif",
+     "what would it take: the nearest assumptions under which one configuration beats another "
+     "by a ratio",
+     tiersim::app::cmd_whatif},
 };
 
 void print_usage(std::ostream& os) {

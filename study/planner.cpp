@@ -25,6 +25,7 @@
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
 #include "sim/workloads/inference/metrics.hpp"
+#include "study/parallel.hpp"
 
 namespace tiersim::plan {
 namespace {
@@ -81,31 +82,6 @@ Goal parse_goal(const YNode& node) {
   if (!mn && !mx) node.fail_missing("minimize", "minimize: METRIC or maximize: METRIC");
   Goal g{(mn ? *mn : *mx).as_string(), mn ? Sense::kMinimize : Sense::kMaximize};
   return g;
-}
-
-template <class F>
-void parallel_for(std::size_t n, int threads, F&& fn) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t t = std::min<std::size_t>(threads > 0 ? std::size_t(threads) : hw, std::max<std::size_t>(1, n));
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex mu;
-  auto work = [&] {
-    for (std::size_t i; (i = next++) < n;) {
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!failure) failure = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t k = 1; k < t; ++k) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
-  if (failure) std::rethrow_exception(failure);
 }
 
 // Whether two runs have the same timings: every metric in seconds or per second equal, bit for
@@ -336,7 +312,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   std::vector<std::string> pruned_by(n);
   // Why each point left the race, for PlanResult::verdicts ("" for the feasible ones).
   std::vector<std::string> reason(n);
-  parallel_for(n, options.threads, [&](std::size_t i) {
+  study::parallel_for(n, options.threads, [&](std::size_t i) {
     Candidate& c = cands[i];
     c.point = sweep::point_at(spec.space, i);
     try {
@@ -460,7 +436,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       options.on_progress(st.simulated, batch.size() + (survivors.size() - pos));
     std::vector<char> failed(batch.size(), 0);
     std::vector<std::string> no_capacity(batch.size());
-    parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+    study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
       Candidate& c = cands[batch[k]];
       try {
         if (spec.capacity && has_capability(c.scenario, kCapArrivalRate)) {

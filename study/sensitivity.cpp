@@ -10,12 +10,18 @@
 #include "model/errors.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
+#include "study/parallel.hpp"
 #include "study/sweep.hpp"
 
 namespace tiersim::sensitivity {
 namespace {
 
-// The key's option for this scenario's workload kind, or nullptr.
+std::string unit_of(const config::Option& o) {
+  return o.unit;
+}
+
+}  // namespace
+
 const config::Option* numeric_option(const std::string& key, WorkloadKind kind) {
   const config::Option* o = config::find_option(key, kind);
   if (!o || (o->type != config::ValueType::kNumber && o->type != config::ValueType::kInt))
@@ -23,7 +29,6 @@ const config::Option* numeric_option(const std::string& key, WorkloadKind kind) 
   return o;
 }
 
-// Throws ConfigError unless `key` is a numeric scenario key for some workload kind.
 void check_numeric_key(const std::string& key, const std::string& where) {
   const auto& opts = config::find_options(key);
   const bool numeric = std::any_of(opts.begin(), opts.end(), [](const config::Option* o) {
@@ -39,7 +44,6 @@ void check_numeric_key(const std::string& key, const std::string& where) {
                         config::did_you_mean(key, all) + " (numeric keys as in `tiersim schema`)");
 }
 
-// The key's value in `s`; nullopt when it does not apply or is unset.
 std::optional<double> value_of(const config::Option& o, Scenario& s) {
   if (config::option_unset(o, s)) return std::nullopt;
   const YAML::Node n = config::option_yaml(o, s);
@@ -51,67 +55,32 @@ std::optional<double> value_of(const config::Option& o, Scenario& s) {
   }
 }
 
-struct Eval {
-  std::optional<double> metric;
-  std::string unit;
-  std::string error;
-};
-
-// Loads the variant with `extra` overrides after everything else and returns the metric. The
-// variant is read once (config::VariantSource): each evaluation sets its key on the typed values.
-Eval evaluate(const config::VariantSource& v, const std::vector<std::string>& extra,
-              const std::string& metric) {
-  Eval e;
+// The variant is read once (config::VariantSource): each evaluation sets its keys on the typed
+// values.
+Evaluation evaluate(const config::VariantSource& v, const std::vector<std::string>& extra,
+                    const std::string& metric, const std::atomic<bool>* stop) {
+  Evaluation e;
   try {
     const Scenario s = v.load(extra);
-    const sim::RunResult r = sim::simulate(s);
+    sim::SimOptions so;
+    so.stop = stop;
+    const sim::RunResult r = sim::simulate(s, so);
     if (!r.fits) {
       e.error = "does not fit: " + r.shortfall;
+      e.no_fit = true;
       return e;
     }
     e.metric = r.find(metric);
     if (!e.metric) e.error = "no metric " + metric;
     for (const auto& m : r.metrics)
       if (m.name == metric) e.unit = m.unit;
+  } catch (const Interrupted&) {
+    throw;
   } catch (const Error& err) {
     e.error = err.what();
   }
   return e;
 }
-
-std::string unit_of(const config::Option& o) {
-  return o.unit;
-}
-
-// Runs f(i) for i in [0, n) on up to `threads` threads (each simulation owns its engine; the
-// loader and catalog are read-only).
-template <class F>
-void parallel_for(std::size_t n, int threads, F&& f) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t t = std::min<std::size_t>(threads > 0 ? std::size_t(threads) : hw, n);
-  if (t <= 1) {
-    for (std::size_t i = 0; i < n; ++i) f(i);
-    return;
-  }
-  std::mutex mu;
-  std::size_t next = 0;
-  std::vector<std::thread> pool;
-  for (std::size_t k = 0; k < t; ++k)
-    pool.emplace_back([&] {
-      for (;;) {
-        std::size_t i;
-        {
-          std::lock_guard lock(mu);
-          if (next == n) return;
-          i = next++;
-        }
-        f(i);
-      }
-    });
-  for (auto& th : pool) th.join();
-}
-
-}  // namespace
 
 std::vector<Input> default_inputs(double range) {
   const double lo = 1 - range, hi = 1 + range;
@@ -246,12 +215,12 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
     jobs.push_back({i, false});
     jobs.push_back({i, true});
   }
-  parallel_for(jobs.size(), threads, [&](std::size_t j) {
+  study::parallel_for(jobs.size(), threads, [&](std::size_t j) {
     Swing& sw = t.rows[jobs[j].first];
     const bool high = jobs[j].second;
     const bool integer =
         config::find_option(sw.input.key, base.kind)->type == config::ValueType::kInt;
-    const Eval e =
+    const Evaluation e =
         evaluate(source, {override_text(sw.input.key, high ? sw.high_value : sw.low_value, integer)},
                  options.metric);
     (high ? sw.metric_high : sw.metric_low) = e.metric;
@@ -309,14 +278,15 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     s.value = out.integer ? std::round(x) : x;
     const std::vector<std::string> extra = {override_text(opt.key, s.value, out.integer)};
     const std::vector<std::string> none;
-    Eval ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric);
-    Eval eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric);
+    Evaluation ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric);
+    Evaluation eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric);
     out.simulations += 2;
     if (out.unit.empty()) out.unit = !ea.unit.empty() ? ea.unit : eb.unit;
     s.metric_a = ea.metric;
     s.metric_b = eb.metric;
     if (!ea.error.empty()) s.error = out.a + ": " + ea.error;
     if (!eb.error.empty()) s.error += (s.error.empty() ? "" : "; ") + out.b + ": " + eb.error;
+    s.no_fit = ea.no_fit || eb.no_fit;
     return s;
   };
   auto diff = [](const BreakEvenSample& s) -> std::optional<double> {
@@ -324,8 +294,140 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     return *s.metric_a - *s.metric_b;
   };
   const int n = std::max(2, opt.scan_points);
-  for (int i = 0; i < n; ++i)
-    out.scan.push_back(sample(out.low + (out.high - out.low) * double(i) / double(n - 1)));
+  auto runs = [&](const BreakEvenSample& s) { return diff(s).has_value(); };
+  // Evenly spaced samples. A whole-number value that a configuration rejects (a batch its
+  // data-parallel ranks cannot divide) is replaced by the nearest accepted one within 4, between
+  // the neighbouring samples, so the scan shows values that ran.
+  auto scan = [&](double lo, double hi) {
+    std::vector<BreakEvenSample> v;
+    const double step = (hi - lo) / double(n - 1);
+    for (int i = 0; i < n; ++i) {
+      const double x = lo + step * double(i);
+      BreakEvenSample s = sample(x);
+      for (int k = 1; out.integer && !runs(s) && !s.no_fit && k <= 8; ++k) {
+        const double y = std::round(x) + (k % 2 ? (k + 1) / 2 : -(k / 2));
+        if (y < lo || y > hi || std::fabs(y - x) >= 0.5 * step) continue;
+        BreakEvenSample t = sample(y);
+        if (runs(t) || t.no_fit) s = std::move(t);
+      }
+      v.push_back(std::move(s));
+    }
+    return v;
+  };
+  out.scan = scan(out.low, out.high);
+  const bool any_no_fit = std::any_of(out.scan.begin(), out.scan.end(),
+                                      [](const BreakEvenSample& x) { return x.no_fit; });
+  if (!any_no_fit) {
+    // Both fit everywhere scanned: the whole range is searched (a sample with an invalid value
+    // is listed as failed and skipped).
+    out.runs_low = out.low;
+    out.runs_high = out.high;
+    for (const auto& x : out.scan)
+      if (!runs(x)) out.failed.push_back(x);
+  } else {
+    // Searching where a configuration does not fit tells nothing: find the part of the range
+    // where both fit and search that. The stretches of samples between those that do not fit,
+    // as index ranges of their first and last sample that ran (an invalid value in between is
+    // skipped, not an end).
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    bool open = false;
+    for (std::size_t i = 0; i < out.scan.size(); ++i) {
+      const BreakEvenSample& x = out.scan[i];
+      if (!runs(x)) {
+        out.failed.push_back(x);
+        if (x.no_fit) open = false;
+        continue;
+      }
+      if (open)
+        spans.back().second = i;
+      else
+        spans.push_back({i, i});
+      open = true;
+    }
+    if (!spans.empty()) {
+      // The span holding the value as given, else the longest.
+      const double given = out.a_uses_key ? out.base_a : out.base_b;
+      auto holds = [&](std::size_t k) {
+        const std::size_t lo = spans[k].first > 0 ? spans[k].first - 1 : 0;
+        const std::size_t hi = std::min(spans[k].second + 1, out.scan.size() - 1);
+        return out.scan[lo].value <= given && given <= out.scan[hi].value;
+      };
+      auto len = [&](std::size_t k) { return spans[k].second - spans[k].first; };
+      std::size_t pick = 0;
+      for (std::size_t k = 1; k < spans.size(); ++k)
+        if ((holds(k) && !holds(pick)) || (holds(k) == holds(pick) && len(k) > len(pick)))
+          pick = k;
+      for (std::size_t k = 0; k < spans.size(); ++k)
+        if (k != pick)
+          out.other_runs.push_back(
+              {out.scan[spans[k].first].value, out.scan[spans[k].second].value});
+      // Widens the span from sample `in` (both ran) towards `out_at` (a value past the span) by
+      // bisection, to 0.1 % of the range (about ten simulations of each configuration per end);
+      // a midpoint with an invalid value is moved to the nearest valid one inside the bracket
+      // (whole-number keys), else the bracket stays.
+      auto edge = [&](BreakEvenSample in, BreakEvenSample fail) {
+        const double tol = out.integer ? 1 : 1e-3 * (out.high - out.low);
+        for (int it = 0; it < 60 && std::fabs(fail.value - in.value) > tol; ++it) {
+          const double mid = 0.5 * (in.value + fail.value);
+          BreakEvenSample m = sample(mid);
+          const double dir = fail.value > in.value ? 1 : -1;
+          for (int step = 1; out.integer && !runs(m) && !m.no_fit && step <= 8; ++step) {
+            const double x = std::round(mid) + dir * (step % 2 ? (step + 1) / 2 : -step / 2);
+            if ((x - in.value) * dir <= 0 || (fail.value - x) * dir <= 0) continue;
+            m = sample(x);
+          }
+          if (runs(m))
+            in = std::move(m);
+          else if (m.no_fit)
+            fail = std::move(m);
+          else
+            break;
+        }
+        return std::pair{in, fail};
+      };
+      const auto [first, last] = spans[pick];
+      // Each end: found by bisection towards the nearest sample that does not fit, else the
+      // range's end (only invalid values, or none, lie past the span).
+      BreakEvenSample lo = out.scan[first], hi = out.scan[last];
+      bool lo_known = true, hi_known = true;
+      // The nearest sample past each end that does not fit (nothing to widen towards when the
+      // span runs to the range's end, or only invalid values lie past it).
+      auto past = [&](std::size_t from, int dir) -> std::optional<std::size_t> {
+        for (std::size_t i = from; dir < 0 ? i-- > 0 : ++i < out.scan.size();)
+          if (out.scan[i].no_fit) return i;
+        return std::nullopt;
+      };
+      if (const auto i = past(first, -1)) {
+        auto [in, fail] = edge(lo, out.scan[*i]);
+        lo = in;
+        out.stops_low = fail.error;
+      } else {
+        lo = out.scan.front();
+        lo_known = false;
+      }
+      if (const auto i = past(last, +1)) {
+        auto [in, fail] = edge(hi, out.scan[*i]);
+        hi = in;
+        out.stops_high = fail.error;
+      } else {
+        hi = out.scan.back();
+        hi_known = false;
+      }
+      out.runs_low = lo.value;
+      out.runs_high = hi.value;
+      if (hi.value > lo.value) {
+        out.scan = scan(lo.value, hi.value);
+        // The ends found by bisection ran already; a sample inside can still fail (an invalid
+        // value, or a gap the first scan missed).
+        if (lo_known) out.scan.front() = lo;
+        if (hi_known) out.scan.back() = hi;
+      } else {
+        out.scan = {lo};
+      }
+    } else {
+      out.scan.clear();
+    }
+  }
 
   // The first bracket (from low) where a - b changes sign or is zero.
   std::optional<std::size_t> bracket;
@@ -352,8 +454,9 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     prev = &out.scan[i];
   }
   if (!bracket && !out.tie) {
-    // No tie inside the range: where would the straight line through the two outermost samples
-    // put it? Says how far off a tie is (or that it needs a value the key cannot take).
+    // No tie inside the part searched: where would the straight line through its two outermost
+    // samples put it? Says how far off a tie is (or that it needs a value the key cannot take),
+    // but not across values where a configuration fails: the line says nothing there.
     const BreakEvenSample *first = nullptr, *last = nullptr;
     for (const auto& s : out.scan)
       if (diff(s)) {
@@ -362,8 +465,15 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
       }
     if (first && last != first) {
       const double d0 = *diff(*first), d1 = *diff(*last);
-      if (d0 != d1)
-        out.extrapolated_tie = first->value - d0 * (last->value - first->value) / (d1 - d0);
+      if (d0 != d1) {
+        const double x = first->value - d0 * (last->value - first->value) / (d1 - d0);
+        if (x < first->value && !out.stops_low.empty())
+          out.extrapolation_blocked = out.stops_low;
+        else if (x > last->value && !out.stops_high.empty())
+          out.extrapolation_blocked = out.stops_high;
+        else
+          out.extrapolated_tie = x;
+      }
     }
     out.valid_min = o.min;
     out.valid_max = o.max;

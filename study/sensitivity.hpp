@@ -4,16 +4,44 @@
 // scenario only through the loader's overrides (config::LoadOptions::overrides, "key=value", as
 // `--set` and sweep axes do), so every value is range-checked by the option table and every
 // derived quantity (capex, power, timing) is recomputed by the simulator.
+#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/compare_file.hpp"
+#include "config/options.hpp"
 #include "config/scenario_loader.hpp"
 #include "sim/result.hpp"
 
 namespace tiersim::sensitivity {
+
+// --- shared by the studies that vary inputs (sensitivity, break-even, whatif) -----------------
+
+// The key's numeric (number or integer) option for this workload kind, or nullptr.
+const config::Option* numeric_option(const std::string& key, WorkloadKind kind);
+
+// Throws ConfigError naming `where` (the option) unless `key` is a numeric scenario key for some
+// workload kind; the message suggests a near match.
+void check_numeric_key(const std::string& key, const std::string& where);
+
+// The key's value in `s`, in the key's unit; nullopt when it is unset or not a scalar.
+std::optional<double> value_of(const config::Option& o, Scenario& s);
+
+// One simulation of a variant with `extra` settings ("key=value") applied last.
+struct Evaluation {
+  std::optional<double> metric;  // nullopt: it does not fit, failed, or lacks the metric
+  std::string unit;              // of the metric
+  std::string error;             // why there is no metric
+  bool no_fit = false;           // it does not fit its memory (else the error is an invalid value)
+};
+
+// Loads the variant with `extra` and simulates it. Errors of the point (an invalid value, a model
+// error, a configuration that does not fit) are returned in `error`; Interrupted (from `stop`)
+// propagates.
+Evaluation evaluate(const config::VariantSource& v, const std::vector<std::string>& extra,
+                    const std::string& metric, const std::atomic<bool>* stop = nullptr);
 
 // One input to vary: a numeric scenario key and the factors of its base value at the two ends.
 struct Input {
@@ -79,6 +107,7 @@ struct BreakEvenSample {
   double value = 0;
   std::optional<double> metric_a, metric_b;  // nullopt: that configuration failed there
   std::string error;
+  bool no_fit = false;  // a configuration does not fit there (else any failure is an invalid value)
 };
 
 struct BreakEven {
@@ -88,16 +117,31 @@ struct BreakEven {
   double base_a = 0, base_b = 0;              // the key's value in each configuration as given
   double low = 0, high = 0;                   // the range searched
   bool integer = false;                       // the key takes whole numbers
+  // The part of the range searched: where both configurations fit. The range is scanned first;
+  // where a configuration does not fit at some samples, the stretch of samples between them that
+  // ran (the one holding the value as given, else the longest) is widened by bisection to where
+  // they stop fitting, and scanned again. A value a configuration rejects (a batch its data-
+  // parallel ranks cannot divide) is a failed sample, not an end. nullopt: no sample ran.
+  std::optional<double> runs_low, runs_high;
+  // Why the searched part stops short of the range's low / high end ("" = it reaches it): the
+  // failure just outside it.
+  std::string stops_low, stops_high;
+  std::vector<BreakEvenSample> failed;  // samples of the first scan where a configuration failed
+  // Other parts of the range where both ran in the first scan, not searched (from, to).
+  std::vector<std::pair<double, double>> other_runs;
   std::vector<BreakEvenSample> scan;          // the evenly spaced samples, low to high
   std::size_t crossings = 0;                  // sign changes of (a - b) seen in the scan
   std::optional<double> tie;                  // the first value (from low) where a and b tie
   std::optional<double> tie_metric;           // the metric there
   // For integer keys: the tie lies between these two whole numbers (a and b swap order).
   std::optional<double> tie_below, tie_above;
-  // No tie in the range: where the straight line through the outermost samples of (a - b)
-  // crosses zero (nullopt when the difference is constant), and the key's valid range, so the
-  // caller can say whether any valid value could tie them.
+  // No tie in the part searched: where the straight line through its outermost samples of
+  // (a - b) crosses zero (nullopt when the difference is constant), and the key's valid range, so
+  // the caller can say whether any valid value could tie them. Never across values where a
+  // configuration fails: when the line crosses beyond an end of the part searched that a failure
+  // bounds, extrapolated_tie is nullopt and `extrapolation_blocked` names that end's failure.
   std::optional<double> extrapolated_tie;
+  std::string extrapolation_blocked;
   double valid_min = 0, valid_max = 0;
   int simulations = 0;
 };

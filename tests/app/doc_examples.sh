@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs every `tiersim sensitivity` and `tiersim breakeven` example of the docs (README.md,
-# reports/README.md) and of the two commands' --help, and every `tiersim compare` example of
+# Runs every `tiersim sensitivity`, `tiersim breakeven` and `tiersim whatif` example of the docs
+# (README.md, reports/README.md, the comments of scenarios/cost/*.yaml) and of the three
+# commands' --help, and every `tiersim compare` example of
 # compare --help and scenarios/README.md, and every `tiersim plan` example of plan --help and
 # scenarios/plans/README.md (without --db, --out in a scratch folder: nothing is left behind),
 # and fails when one exits non-zero. An example shown in two places runs once. With
@@ -15,9 +16,12 @@ cd "$src"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 {
-  grep -h -E '^[[:space:]]*tiersim (sensitivity|breakeven) ' README.md reports/README.md
+  grep -h -E '^[[:space:]]*tiersim (sensitivity|breakeven|whatif) ' README.md reports/README.md
   "$bin" sensitivity --help | grep -E '^[[:space:]]*tiersim sensitivity '
   "$bin" breakeven --help | grep -E '^[[:space:]]*tiersim breakeven '
+  "$bin" whatif --help | grep -E '^[[:space:]]*tiersim whatif '
+  # the worked examples in the comments of the comparison files ("#   tiersim whatif ...")
+  grep -h -E '^#[[:space:]]+tiersim whatif ' scenarios/cost/*.yaml | sed 's/^#//'
   { "$bin" compare --help; grep -o -E '`tiersim compare scenarios/[^`]*`' scenarios/README.md |
       tr -d '`'; } | grep -E '^[[:space:]]*tiersim compare scenarios/' | sed 's/ --db .*//'
   # plan examples write their files into the scratch folder, and no results database

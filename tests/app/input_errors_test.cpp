@@ -54,7 +54,8 @@ TEST_CASE("comparison commands: a baseline that names no variant is reported at 
                         "  variants:\n"                   // 3
                         "    - name: a\n"                 // 4
                         "      file: " + kScenario + "\n";  // 5
-  for (const char* command : {"compare ", "sensitivity ", "breakeven --vary workload.batch "}) {
+  for (const char* command : {"compare ", "sensitivity ", "breakeven --vary workload.batch ",
+                              "whatif --ratio 2 --vary workload.batch "}) {
     Outcome o = run_tiersim(command + cmp);
     CHECK(o.exit_code == 2);
     CHECK_THAT(o.output, Catch::Contains(cmp + ":2: compare.baseline: 'bug' names no variant"));

@@ -162,3 +162,95 @@ TEST_CASE("break-even finds the value where two configurations tie, and says whe
   o.key = "hardware.nvme.read_gbps";  // neither has a drive
   CHECK_THROWS_AS(sensitivity::break_even(one, dear, o), ConfigError);
 }
+
+TEST_CASE("break-even searches only where both configurations run and draws no line across "
+          "the rest",
+          "[study][sensitivity]") {
+  // The same box, one with a dearer server: the dearer one costs more per token at every batch,
+  // by less as the batch grows (the capex is spread over more tokens), so the straight line
+  // through the ends crosses zero above the range. Above some batch the KV cache no longer fits
+  // the GPU: the range is narrowed to the batches that fit, and the line is not drawn across
+  // the batches that do not.
+  auto node = [](const std::string& key, const std::string& yaml) {
+    return config::Override{
+        key, config::YNode(YAML::Load(yaml), std::make_shared<const std::string>("t"), key)};
+  };
+  const auto cheap = inline_variant("cheap", kDram);
+  const auto dear = inline_variant("dear", kDram, {node("economics.prices.platform_usd", "90000")});
+  sensitivity::BreakEvenOptions o;
+  o.load = data();
+  o.key = "workload.batch";
+  o.low = 1;
+  o.high = 4096;
+  const sensitivity::BreakEven be = sensitivity::break_even(cheap, dear, o);
+  REQUIRE_FALSE(be.failed.empty());  // the premise: the top of the range does not fit
+  REQUIRE(be.runs_low);
+  REQUIRE(be.runs_high);
+  CHECK(*be.runs_low == 1);
+  CHECK(*be.runs_high < 4096);
+  CHECK(be.stops_low.empty());
+  CHECK(be.stops_high.find("does not fit") != std::string::npos);
+  // The end is the largest batch that fits: one more does not.
+  const Scenario at = config::load_variant(
+      cheap, data({sensitivity::override_text(o.key, *be.runs_high, true)}));
+  CHECK(sim::simulate(at).fits);
+  const Scenario past = config::load_variant(
+      cheap, data({sensitivity::override_text(o.key, *be.runs_high + 1, true)}));
+  CHECK_FALSE(sim::simulate(past).fits);
+  // Every sample searched ran, within the part where both run.
+  REQUIRE(be.scan.size() == 9);
+  for (const auto& s : be.scan) {
+    CHECK(s.metric_a);
+    CHECK(s.metric_b);
+    CHECK(s.value >= *be.runs_low);
+    CHECK(s.value <= *be.runs_high);
+    CHECK(*s.metric_a < *s.metric_b);
+  }
+  CHECK_FALSE(be.tie);
+  CHECK_FALSE(be.extrapolated_tie);
+  CHECK(be.extrapolation_blocked == be.stops_high);
+}
+
+TEST_CASE("break-even moves a rejected whole number to an accepted one, and a rejected value "
+          "does not end the part where both fit",
+          "[study][sensitivity]") {
+  // Two data-parallel ranks: an odd batch is rejected (each rank runs batch / 2 sequences), a
+  // large one does not fit. The scan shows only batches that ran, and the part searched ends at
+  // the largest even batch that fits, not at the first odd one.
+  const char* kRanks =
+      "name: ranks\n"
+      "hardware:\n"
+      "  gpu: {model: L40S, count: 2}\n"
+      "  host: {model: generic-2s-ddr5, dram_gb: 256}\n"
+      "model: {name: opt-6.7b}\n"
+      "workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 4}\n"
+      "policy: {weights: gpu, kv_cache: gpu, parallelism: {data: 2}}\n";
+  auto node = [](const std::string& key, const std::string& yaml) {
+    return config::Override{
+        key, config::YNode(YAML::Load(yaml), std::make_shared<const std::string>("t"), key)};
+  };
+  const auto cheap = inline_variant("cheap", kRanks);
+  const auto dear =
+      inline_variant("dear", kRanks, {node("economics.prices.platform_usd", "90000")});
+  REQUIRE_THROWS_AS(config::load_variant(cheap, data({"workload.batch=7"})), ConfigError);
+  sensitivity::BreakEvenOptions o;
+  o.load = data();
+  o.key = "workload.batch";
+  o.low = 1;
+  o.high = 4096;
+  const sensitivity::BreakEven be = sensitivity::break_even(cheap, dear, o);
+  REQUIRE(be.runs_high);
+  for (const auto& s : be.scan) {
+    CHECK(s.metric_a);
+    CHECK(s.metric_b);
+  }
+  for (const auto& f : be.failed) CHECK(f.no_fit);
+  const double top = *be.runs_high;
+  CHECK(std::fmod(top, 2) == 0);
+  CHECK(sim::simulate(config::load_variant(
+                          cheap, data({sensitivity::override_text(o.key, top, true)})))
+            .fits);
+  CHECK_FALSE(sim::simulate(config::load_variant(
+                                cheap, data({sensitivity::override_text(o.key, top + 2, true)})))
+                  .fits);
+}
