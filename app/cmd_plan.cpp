@@ -19,7 +19,10 @@
 #include "model/files.hpp"
 #include "model/progress.hpp"
 #include "sim/metrics.hpp"
+#include "reports/run_output.hpp"
+#include "reports/study_json.hpp"
 #include "study/planner.hpp"
+#include "study/studies.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -27,120 +30,7 @@ namespace fs = std::filesystem;
 namespace tiersim::app {
 namespace {
 
-std::string fmt(std::optional<double> v) {
-  if (!v) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", *v);
-  return buf;
-}
-
-// What a point is, for a file and scenario name: its axis values as "gpu.model-H200_host.dram_gb-256"
-// (the last two segments of each key), in characters any file system takes.
-std::string point_slug(const sweep::Point& p) {
-  std::string out;
-  for (const auto& kv : p.overrides) {
-    const auto eq = kv.find('=');
-    std::string key = kv.substr(0, eq);
-    const auto last = key.rfind('.');
-    if (last != std::string::npos && last > 0) {
-      const auto prev = key.rfind('.', last - 1);
-      if (prev != std::string::npos) key = key.substr(prev + 1);
-    }
-    std::string item = key;
-    if (eq != std::string::npos) {
-      item += '-';
-      item.append(kv, eq + 1, std::string::npos);
-    }
-    for (char& ch : item)
-      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-') ch = '_';
-    out += (out.empty() ? "" : "_") + item;
-  }
-  return out.empty() ? "base" : out;
-}
-
-// The resolved scenario with the plan's figures on top: `tiersim run FILE` reproduces them. It is
-// renamed after what it is (`name` is the first key of a resolved scenario), so that it does not
-// carry the plan's base scenario's name with other contents.
-void write_scenario(const fs::path& path, const std::string& name, const plan::PlanSpec& spec,
-                    const plan::Candidate& c, const std::vector<std::string>& metrics,
-                    const OutputOptions& output) {
-  std::ostringstream out;
-  out << "# Found by `tiersim plan` (" << spec.name << "): " << c.point.label << "\n";
-  for (const auto& e : c.equivalent) out << "# the same configuration as: " << e << "\n";
-  for (const auto& m : metrics)
-    out << "#   " << m << ": " << fmt(plan::metric_value(c.scenario, c.result, m)) << "\n";
-  // Paths (a trace, a device profile) absolute: relative ones were relative to the base file's
-  // folder and named another file, or none, from the output folder.
-  std::string yaml = config::resolved_yaml_with_absolute_paths(c.scenario);
-  if (const auto eol = yaml.find('\n'); yaml.rfind("name: ", 0) == 0 && eol != std::string::npos)
-    yaml.replace(0, eol, "name: " + name);
-  out << yaml;
-  if (!yaml.empty() && yaml.back() != '\n') out << "\n";
-  write_output_file(path.string(), out.str(), "plan scenario", output);
-}
-
-fs::path output_path(const std::string& dir, const std::string& kind, std::size_t k,
-                     const plan::Candidate& c) {
-  return fs::path(dir) / (kind + "-" + std::to_string(k + 1) + "--" + point_slug(c.point) + ".yaml");
-}
-
-std::vector<std::string> shown_metrics(const plan::PlanSpec& spec) {
-  std::vector<std::string> shown = {spec.objective.metric};
-  for (const auto& c : spec.constraints)
-    if (std::find(shown.begin(), shown.end(), c.metric) == shown.end()) shown.push_back(c.metric);
-  for (const auto& g : spec.pareto)
-    if (std::find(shown.begin(), shown.end(), g.metric) == shown.end()) shown.push_back(g.metric);
-  return shown;
-}
-
-// --json: the same content as the text output, and the same files written.
-int print_plan_json(const plan::PlanSpec& spec, const plan::PlanResult& r, std::string out_dir,
-                    const OutputOptions& output) {
-  const auto& st = r.stats;
-  const std::vector<std::string> shown = shown_metrics(spec);
-  nlohmann::json j;
-  j["plan"] = spec.name;
-  if (!spec.description.empty()) j["description"] = spec.description;
-  j["objective"] = {{"metric", spec.objective.metric},
-                    {"sense", spec.objective.sense == plan::Sense::kMinimize ? "minimize" : "maximize"}};
-  nlohmann::json pruned = nlohmann::json::object();
-  for (const auto& [m, count] : st.pruned_constraint) pruned[m] = count;
-  j["stats"] = {{"considered", st.considered},       {"invalid", st.invalid},
-                {"equivalent", st.equivalent},       {"pruned_capacity", st.pruned_capacity},
-                {"pruned_constraint", pruned},       {"pruned_objective", st.pruned_objective},
-                {"simulated", st.simulated},         {"feasible", st.feasible},
-                {"bound_violations", st.bound_violations}};
-  if (out_dir.empty()) out_dir = spec.name + "-plan";
-  make_output_dir(out_dir, "the output folder");
-  auto entry = [&](const plan::Candidate& c, const std::string& kind, std::size_t k) {
-    const fs::path path = output_path(out_dir, kind, k, c);
-    write_scenario(path, spec.name + "-" + kind + "-" + std::to_string(k + 1), spec, c, shown, output);
-    nlohmann::json e;
-    e["label"] = c.point.label;
-    e["overrides"] = c.point.overrides;
-    e["equivalent"] = c.equivalent;
-    e["scenario_hash"] = c.scenario.hash;
-    e["file"] = path.string();
-    nlohmann::json m = nlohmann::json::object();
-    for (const auto& name : shown)
-      if (const auto v = plan::metric_value(c.scenario, c.result, name)) m[name] = *v;
-    e["metrics"] = m;
-    return e;
-  };
-  nlohmann::json best = nlohmann::json::array(), front = nlohmann::json::array();
-  for (std::size_t k = 0; k < r.best.size(); ++k) best.push_back(entry(r.best[k], "best", k));
-  for (std::size_t k = 0; k < r.pareto.size(); ++k) front.push_back(entry(r.pareto[k], "pareto", k));
-  j["best"] = best;
-  if (!spec.pareto.empty()) {
-    j["pareto_metrics"] = {spec.pareto[0].metric, spec.pareto[1].metric};
-    j["pareto"] = front;
-  }
-  nlohmann::json none = nlohmann::json::array();
-  for (const auto& c : r.no_capacity) none.push_back({{"label", c.point.label}, {"why", c.why_not}});
-  j["no_capacity"] = none;
-  std::cout << j.dump(2) << "\n";
-  return r.best.empty() ? kExitFailure : kExitOk;
-}
+std::string fmt(std::optional<double> v) { return studies::plan_metric_text(v); }
 
 }  // namespace
 
@@ -185,38 +75,35 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
 
-  const plan::PlanSpec spec = plan::parse_plan_file(file);
-  OutputOptions output;
-  output.force = vm.count("force") > 0;
-  const config::Catalog catalog = config::Catalog::load(data_dir);
-  std::unique_ptr<sweep::SweepStore> store;
-  if (!db.empty()) store = std::make_unique<sweep::SweepStore>(db);
-  plan::PlanOptions po_;
-  po_.threads = threads;
-  po_.prune = vm.count("no-prune") == 0;
-  if (store)
-    po_.on_simulated = [&](const plan::Candidate& c) {
-      sweep::Outcome o;
-      o.point = c.point;
-      o.status = c.result.fits ? sweep::Status::kSimulated : sweep::Status::kNoFit;
-      o.scenario = c.scenario;
-      o.result = c.result;
-      store->save(o, spec.name, TIERSIM_VERSION);
-    };
+  studies::PlanRequest request;
+  request.file = file;
+  request.out_dir = out_dir;
+  request.db = db;
+  request.data_dir = data_dir;
+  request.tool_version = TIERSIM_VERSION;
+  request.threads = threads;
+  request.prune = vm.count("no-prune") == 0;
+  request.output.force = vm.count("force") > 0;
   const bool json = vm.count("json") > 0;
   std::optional<ProgressLine> progress;
   if (vm.count("progress") || isatty(fileno(stderr))) {
     progress.emplace(std::cerr, isatty(fileno(stderr)) != 0, 0.0);
-    po_.on_progress = [&](std::size_t simulated, std::size_t queued) {
-      progress->update("plan " + spec.name + ": simulated " + std::to_string(simulated) +
+    request.on_progress = [&](const std::string& name, std::size_t simulated,
+                              std::size_t queued) {
+      progress->update("plan " + name + ": simulated " + std::to_string(simulated) +
                            ", up to " + std::to_string(queued) + " more queued",
                        /*force=*/true);
     };
   }
-  const plan::PlanResult r = plan::run_plan(spec, catalog, po_);
+  const studies::PlanOutcome outcome = studies::run_plan(request);
+  const plan::PlanSpec& spec = outcome.spec;
+  const plan::PlanResult& r = outcome.result;
   if (progress && progress->tty()) progress->finish("plan " + spec.name + ": done");
   const auto& st = r.stats;
-  if (json) return print_plan_json(spec, r, out_dir, output);
+  if (json) {
+    std::cout << reports::json_text(reports::plan_json(outcome), 2) << "\n";
+    return r.best.empty() ? kExitFailure : kExitOk;
+  }
 
   std::cout << "plan " << spec.name << (spec.description.empty() ? "" : ": " + spec.description) << "\n";
   std::cout << "  considered " << st.considered << " configurations\n";
@@ -233,7 +120,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::cout << "  WARNING: " << st.bound_violations << " simulated values beat their optimistic bound; "
               << "pruning may have been unsafe (please report)\n";
 
-  const std::vector<std::string> shown = shown_metrics(spec);
+  const std::vector<std::string>& shown = outcome.shown_metrics;
 
   if (!r.no_capacity.empty()) {
     std::cout << "  sustaining no arrival rate within the targets:\n";
@@ -241,8 +128,6 @@ int cmd_plan(const std::vector<std::string>& args) {
       std::cout << "    " << c.point.label << ": " << c.why_not << "\n";
   }
 
-  if (out_dir.empty()) out_dir = spec.name + "-plan";
-  make_output_dir(out_dir, "the output folder");
   if (r.best.empty()) {
     std::cout << "no configuration meets the constraints\n";
     return kExitFailure;
@@ -251,22 +136,20 @@ int cmd_plan(const std::vector<std::string>& args) {
             << spec.objective.metric << "):\n";
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
-    const fs::path path = output_path(out_dir, "best", k, c);
-    write_scenario(path, spec.name + "-best-" + std::to_string(k + 1), spec, c, shown, output);
+    const std::string& path = outcome.best_files[k];
     std::cout << "  " << k + 1 << ". " << c.point.label << "\n     ";
     for (const auto& e : c.equivalent) std::cout << "(same configuration: " << e << ")\n     ";
     for (const auto& m : shown) std::cout << m << "=" << fmt(plan::metric_value(c.scenario, c.result, m)) << "  ";
-    std::cout << "\n     -> " << path.string() << "\n";
+    std::cout << "\n     -> " << path << "\n";
   }
   if (!spec.pareto.empty()) {
     std::cout << "\nPareto front (" << spec.pareto[0].metric << " vs " << spec.pareto[1].metric << "):\n";
     for (std::size_t k = 0; k < r.pareto.size(); ++k) {
       const auto& c = r.pareto[k];
-      const fs::path path = output_path(out_dir, "pareto", k, c);
-      write_scenario(path, spec.name + "-pareto-" + std::to_string(k + 1), spec, c, shown, output);
+      const std::string& path = outcome.pareto_files[k];
       std::cout << "  " << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[0].metric)) << "  "
                 << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[1].metric)) << "  " << c.point.label
-                << "  -> " << path.string() << "\n";
+                << "  -> " << path << "\n";
     }
   }
   return kExitOk;

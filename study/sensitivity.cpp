@@ -60,11 +60,13 @@ struct Eval {
 // Loads the variant with `extra` overrides after everything else and returns the metric. The
 // variant is read once (config::VariantSource): each evaluation sets its key on the typed values.
 Eval evaluate(const config::VariantSource& v, const std::vector<std::string>& extra,
-              const std::string& metric) {
+              const std::string& metric, const std::atomic<bool>* stop) {
   Eval e;
   try {
     const Scenario s = v.load(extra);
-    const sim::RunResult r = sim::simulate(s);
+    sim::SimOptions sim_options;
+    sim_options.stop = stop;  // Interrupted lands in `error`; the callers then throw it
+    const sim::RunResult r = sim::simulate(s, sim_options);
     if (!r.fits) {
       e.error = "does not fit: " + r.shortfall;
       return e;
@@ -192,10 +194,13 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
   const std::vector<Input> inputs = options.inputs.empty() ? default_inputs(0.2) : options.inputs;
   Scenario base;
   const config::VariantSource source(variant, options.load);
+  if (options.stop && *options.stop) throw Interrupted("sensitivity interrupted");
   try {
     base = source.load();
     if (t.variant.empty()) t.variant = base.name;
-    const sim::RunResult r = sim::simulate(base);
+    sim::SimOptions sim_options;
+    sim_options.stop = options.stop;  // throws Interrupted, which is no ModelError
+    const sim::RunResult r = sim::simulate(base, sim_options);
     if (!r.fits) {
       t.error = "does not fit: " + r.shortfall;
       return t;
@@ -251,12 +256,14 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
     const bool high = jobs[j].second;
     const bool integer =
         config::find_option(sw.input.key, base.kind)->type == config::ValueType::kInt;
+    if (options.stop && *options.stop) return;  // thrown below, once every thread has stopped
     const Eval e =
         evaluate(source, {override_text(sw.input.key, high ? sw.high_value : sw.low_value, integer)},
-                 options.metric);
+                 options.metric, options.stop);
     (high ? sw.metric_high : sw.metric_low) = e.metric;
     if (!e.error.empty()) sw.error = (high ? "high end: " : "low end: ") + e.error;
   });
+  if (options.stop && *options.stop) throw Interrupted("sensitivity interrupted");
   std::stable_sort(t.rows.begin(), t.rows.end(), [](const Swing& a, const Swing& b) {
     if (a.skipped.empty() != b.skipped.empty()) return a.skipped.empty();
     return a.swing() > b.swing();
@@ -305,12 +312,14 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
                           config::range_text(o));
 
   auto sample = [&](double x) {
+    if (opt.stop && *opt.stop) throw Interrupted("break-even interrupted");
     BreakEvenSample s;
     s.value = out.integer ? std::round(x) : x;
     const std::vector<std::string> extra = {override_text(opt.key, s.value, out.integer)};
     const std::vector<std::string> none;
-    Eval ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric);
-    Eval eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric);
+    Eval ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric, opt.stop);
+    Eval eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric, opt.stop);
+    if (opt.stop && *opt.stop) throw Interrupted("break-even interrupted");
     out.simulations += 2;
     if (out.unit.empty()) out.unit = !ea.unit.empty() ? ea.unit : eb.unit;
     s.metric_a = ea.metric;
