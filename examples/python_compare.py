@@ -12,11 +12,14 @@ import tiersim
 
 result = tiersim.compare("scenarios/cost/opt30b-l40s.yaml")
 print("baseline:", result["baseline"])
-print("%-16s %12s %12s %14s" % ("configuration", "tokens/s", "USD/Mtoken", "vs baseline"))
+print("%-24s %12s %12s %14s" % ("configuration", "tokens/s", "USD/Mtoken", "vs baseline"))
 for v in result["variants"]:
+    if not v["fits"]:  # a configuration that does not fit has no speed or cost
+        print("%-24s does not fit: %s" % (v["name"], v.get("shortfall") or v.get("error")))
+        continue
     m = v["metrics"]
     ratio = v["ratios"].get("usd_per_million_tokens")
-    print("%-16s %12.2f %12.2f %14s" % (v["name"], m["throughput_tokens_per_s"],
+    print("%-24s %12.2f %12.2f %14s" % (v["name"], m["throughput_tokens_per_s"],
                                          m["usd_per_million_tokens"],
                                          "-" if ratio is None else "%.2fx" % ratio))
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/catalog.hpp"
+#include "config/catalog_json.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "config/compare_file.hpp"
@@ -230,6 +231,12 @@ std::string breakeven(const Sources& sources, const std::string& key,
   return reports::json_text(reports::breakeven_json(outcome));
 }
 
+// `tiersim catalog [WHICH] --json`.
+std::string catalog(const std::string& which, const std::string& data_dir) {
+  config::check_catalog_kind(which);
+  return reports::json_text(config::catalog_json(config::Catalog::load(data_dir), which));
+}
+
 // `tiersim validate --json`. The validation runs a few dozen short simulations: not stoppable
 // inside, Ctrl-C is answered when it returns.
 std::string validate(const std::string& dir, const std::string& data_dir, double max_mape_pct) {
@@ -339,6 +346,7 @@ PYBIND11_MODULE(_tiersim, m) {
   m.def("breakeven", &python::breakeven, py::arg("sources"), py::arg("key"), py::arg("between"),
         py::arg("variants"), py::arg("metric"), py::arg("sense"), py::arg("points"),
         py::arg("sets"), py::arg("data_dir"));
+  m.def("catalog", &python::catalog, py::arg("which"), py::arg("data_dir"));
   m.def("validate", &python::validate, py::arg("dir"), py::arg("data_dir"),
         py::arg("max_mape_pct"));
   m.def("report", &python::report, py::arg("db"), py::arg("out_dir"), py::arg("sweep"),

@@ -40,9 +40,9 @@ std::vector<ValidationInfo::Group> report_groups(const std::vector<store::Stored
     const auto it = counts.find(def.name);
     // A group a metric declares (sim/metrics.hpp validation_group: energy, system energy) bands
     // that metric of every run (reports/decision.cpp band_group).
-    const bool by_metric = std::any_of(
-        sim::metric_declarations().begin(), sim::metric_declarations().end(),
-        [&](const sim::MetricDecl& d) { return d.validation_group == def.name; });
+    const bool by_metric =
+        std::any_of(sim::metric_declarations().begin(), sim::metric_declarations().end(),
+                    [&](const sim::MetricDecl& d) { return d.validation_group == def.name; });
     if (it == counts.end() && !by_metric) continue;
     ValidationInfo::Group g;
     g.name = def.name;

@@ -15,9 +15,9 @@
 namespace tiersim::reports {
 
 struct ReportRequest {
-  std::string db;       // results database (must exist; opened read-only)
-  std::string out_dir;  // folder to write into
-  std::string sweep;    // only this sweep's runs (empty: every run)
+  std::string db;          // results database (must exist; opened read-only)
+  std::string out_dir;     // folder to write into
+  std::string sweep;       // only this sweep's runs (empty: every run)
   bool has_sweep = false;  // --sweep given (an empty name selects the runs of no sweep)
   std::string title = "tiersim cost report";
   std::string data_dir;
@@ -35,7 +35,7 @@ struct ReportRequest {
 struct ReportOutcome {
   ReportFiles files;
   std::size_t runs = 0;
-  ValidationInfo validation;  // available false: skipped or failed (error says which)
+  ValidationInfo validation;       // available false: skipped or failed (error says which)
   bool validation_failed = false;  // asked for and failed: the report was written without it
 };
 

@@ -159,10 +159,14 @@ nlohmann::json plan_json(const studies::PlanOutcome& outcome) {
   j["objective"] = {{"metric", spec.objective.metric}, {"sense", sense_name(spec.objective.sense)}};
   nlohmann::json pruned = nlohmann::json::object();
   for (const auto& [m, count] : st.pruned_constraint) pruned[m] = count;
-  j["stats"] = {{"considered", st.considered},       {"invalid", st.invalid},
-                {"equivalent", st.equivalent},       {"pruned_capacity", st.pruned_capacity},
-                {"pruned_constraint", pruned},       {"pruned_objective", st.pruned_objective},
-                {"simulated", st.simulated},         {"feasible", st.feasible},
+  j["stats"] = {{"considered", st.considered},
+                {"invalid", st.invalid},
+                {"equivalent", st.equivalent},
+                {"pruned_capacity", st.pruned_capacity},
+                {"pruned_constraint", pruned},
+                {"pruned_objective", st.pruned_objective},
+                {"simulated", st.simulated},
+                {"feasible", st.feasible},
                 {"bound_violations", st.bound_violations}};
   auto entry = [&](const plan::Candidate& c, const std::string& file) {
     nlohmann::json e;
@@ -188,7 +192,8 @@ nlohmann::json plan_json(const studies::PlanOutcome& outcome) {
     j["pareto"] = front;
   }
   nlohmann::json none = nlohmann::json::array();
-  for (const auto& c : r.no_capacity) none.push_back({{"label", c.point.label}, {"why", c.why_not}});
+  for (const auto& c : r.no_capacity)
+    none.push_back({{"label", c.point.label}, {"why", c.why_not}});
   j["no_capacity"] = none;
   return j;
 }
@@ -237,7 +242,9 @@ nlohmann::json sensitivity_json(const studies::SensitivityOutcome& outcome) {
 
 namespace {
 
-std::string num6(double v) { return format::significant(v, 6); }
+std::string num6(double v) {
+  return format::significant(v, 6);
+}
 
 // The first and last samples where both configurations ran.
 std::pair<const sensitivity::BreakEvenSample*, const sensitivity::BreakEvenSample*> ends(
@@ -355,7 +362,8 @@ nlohmann::json validation_json(const validation::ValidationSummary& v, double ma
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& r : v.rows) {
     nlohmann::json constants = nlohmann::json::array();
-    for (const std::size_t i : r.constants_used) constants.push_back(v.data.derivations[i].constant);
+    for (const std::size_t i : r.constants_used)
+      constants.push_back(v.data.derivations[i].constant);
     cases.push_back({{"case", r.case_name},
                      {"metric", r.metric},
                      {"source", r.source},
@@ -384,8 +392,8 @@ nlohmann::json validation_json(const validation::ValidationSummary& v, double ma
                       {"out_of_sample_rows", g.out_of_sample_rows},
                       {"out_of_sample_mape_pct", g.out_of_sample_mape_pct},
                       {"out_of_sample_max_abs_error_pct", g.out_of_sample_max_abs_error_pct},
-                      {"error_band_pct", g.rows > 0 ? nlohmann::json(g.error_band_pct())
-                                                    : nlohmann::json(nullptr)},
+                      {"error_band_pct",
+                       g.rows > 0 ? nlohmann::json(g.error_band_pct()) : nlohmann::json(nullptr)},
                       {"status", g.provisional ? "provisional" : "established"},
                       {"why_provisional", g.why_provisional}});
   nlohmann::json derivations = nlohmann::json::array();
@@ -411,9 +419,10 @@ nlohmann::json validation_json(const validation::ValidationSummary& v, double ma
 
 nlohmann::json sweep_json(const sweep::SweepSummary& s, const std::string& sweep_name,
                           const std::string& db) {
-  return nlohmann::json{{"sweep", sweep_name},   {"points", s.points},   {"simulated", s.simulated},
-                        {"no_fit", s.no_fit},     {"skipped", s.skipped}, {"invalid", s.invalid},
-                        {"failures", s.failures}, {"db", db}};
+  return nlohmann::json{{"sweep", sweep_name},      {"points", s.points},
+                        {"simulated", s.simulated}, {"no_fit", s.no_fit},
+                        {"skipped", s.skipped},     {"invalid", s.invalid},
+                        {"failures", s.failures},   {"db", db}};
 }
 
 }  // namespace tiersim::reports

@@ -48,8 +48,8 @@ CompareOutcome run_compare(const CompareRequest& request) {
       // The variant's own name only: without one the report falls back to the scenario name.
       if (!request.db.empty())
         store::ResultsStore(request.db)
-            .save(*row.scenario, row.result, request.tool_version, "",
-                  store::OnDuplicate::kReplace, spec.name);
+            .save(*row.scenario, row.result, request.tool_version, "", store::OnDuplicate::kReplace,
+                  spec.name);
     } catch (const ModelError& e) {
       // One configuration the model cannot express should not hide the others.
       row.error = e.what();
@@ -110,7 +110,9 @@ CapacityOutcome run_capacity(const CapacityRequest& request) {
       if (store) store->save(p.scenario, p.result, request.tool_version, out.store_sweep);
       if (request.on_point) request.on_point(p);
     };
-    out.rates = capacity::search_serving_capacity(out.base, at_rate, request.search, on_point);
+    capacity::SearchOptions search = request.search;
+    search.stop = request.stop;
+    out.rates = capacity::search_serving_capacity(out.base, at_rate, search, on_point);
     for (std::size_t i = 0; i < out.rates.points.size(); ++i) out.by_rate.push_back(i);
     std::stable_sort(out.by_rate.begin(), out.by_rate.end(), [&](std::size_t x, std::size_t y) {
       return out.rates.points[x].rate_per_s < out.rates.points[y].rate_per_s;
@@ -180,7 +182,8 @@ void write_scenario(const fs::path& path, const std::string& name, const plan::P
   out << "# Found by `tiersim plan` (" << spec.name << "): " << c.point.label << "\n";
   for (const auto& e : c.equivalent) out << "# the same configuration as: " << e << "\n";
   for (const auto& m : metrics)
-    out << "#   " << m << ": " << plan_metric_text(plan::metric_value(c.scenario, c.result, m)) << "\n";
+    out << "#   " << m << ": " << plan_metric_text(plan::metric_value(c.scenario, c.result, m))
+        << "\n";
   // Paths (a trace, a device profile) absolute: relative ones were relative to the base file's
   // folder and named another file, or none, from the output folder.
   std::string yaml = config::resolved_yaml_with_absolute_paths(c.scenario);

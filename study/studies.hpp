@@ -41,8 +41,8 @@ struct CompareRequest {
   config::Comparison comparison;  // config::read_compare_inputs (files) or built from text
   std::vector<std::string> sets;  // --set, applied to every configuration
   std::string data_dir;
-  std::string db;                 // store every result here (empty: none)
-  std::string tool_version;       // stored with each run
+  std::string db;            // store every result here (empty: none)
+  std::string tool_version;  // stored with each run
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -90,7 +90,7 @@ struct CapacityOutcome {
   // Serving: the search, and its points ordered by rate.
   capacity::ServingCapacity rates;
   std::vector<std::size_t> by_rate;  // indices into rates.points, lowest rate first
-  std::string store_sweep;                          // the sweep name runs were stored under
+  std::string store_sweep;           // the sweep name runs were stored under
   // Training: one row per strategy, in model/training_memory.hpp's order.
   std::vector<StrategyCapacity> strategies;
 };
@@ -135,9 +135,9 @@ PlanOutcome run_plan(const PlanRequest& request);
 struct SensitivityRequest {
   config::Comparison comparison;
   std::string metric = std::string(sim::metric::kUsdPerMillionTokens.name);
-  double range = 0.2;                   // each input at (1 - range) and (1 + range)
-  std::vector<std::string> inputs;      // KEY or KEY=LOW:HIGH; empty: the default list
-  std::vector<std::string> variants;    // only these variants (empty: all)
+  double range = 0.2;                 // each input at (1 - range) and (1 + range)
+  std::vector<std::string> inputs;    // KEY or KEY=LOW:HIGH; empty: the default list
+  std::vector<std::string> variants;  // only these variants (empty: all)
   std::vector<std::string> sets;
   std::string data_dir;
   int threads = 0;

@@ -15,6 +15,7 @@ function           what                                        returns what this
 ``breakeven``      value of one input where two configs tie    ``tiersim breakeven --json``
 ``validate``       predictions against published measurements  ``tiersim validate --json``
 ``report``         HTML/Markdown/CSV report from a database    ``tiersim report --json``
+``catalog``        the GPUs, drives, hosts, models and prices  ``tiersim catalog --json``
 ``runs``           the stored runs of a database, flat rows    (for pandas)
 ``resolve``        the fully resolved scenario
 =================  ==========================================  =============================
@@ -23,8 +24,9 @@ Keyword arguments mirror the command's flags (``--no-slo`` is ``slo=False``, ``-
 ``set=``). Every function returns plain dicts and lists, exactly the object the command prints with
 ``--json`` (CTest checks each against the program), so ``pandas.DataFrame(tiersim.runs(db))`` or
 ``pandas.json_normalize(tiersim.compare(f)["variants"])`` work directly. Ctrl-C
-(KeyboardInterrupt) stops any of them within a fraction of a second, between simulations or
-inside a long one. Errors are raised as
+(KeyboardInterrupt) stops any of them within moments: inside a long simulation, and between the
+simulations of a study (``validate`` and the validation of ``report``, a few seconds of short
+simulations, finish first). Errors are raised as
 ``tiersim.ConfigError``, ``tiersim.ModelError``, ... (all subclasses of ``tiersim.Error``) with the
 same file/line/key message the command line prints.
 
@@ -50,7 +52,7 @@ from ._tiersim import (CatalogError, ConfigError, Error, Interrupted, IoError, M
 
 __all__ = [
     "run", "resolve", "compare", "sweep", "runs", "plan", "capacity", "sensitivity", "breakeven",
-    "validate", "report",
+    "validate", "report", "catalog",
     "Error", "ConfigError", "CatalogError", "ModelError", "IoError", "StoreError", "Interrupted",
 ]
 # The metric `sensitivity`, `breakeven` and `report` explain by default (as the program does).
@@ -199,6 +201,12 @@ def report(db, out, sweep=None, title="tiersim cost report", objective=_DEFAULT_
     return json.loads(_tiersim.report(os.fspath(db), os.fspath(out), sweep, title, objective,
                                       bool(validation), bool(sensitivity), bool(force),
                                       _path(vendor_dir), data_dir))
+
+
+def catalog(which="all", data_dir=""):
+    """What the catalogs define, every field with its sources: ``tiersim catalog --json``.
+    ``which``: "all", "gpus", "drives", "hosts", "models" or "prices"."""
+    return json.loads(_tiersim.catalog(which, data_dir))
 
 
 def runs(db, sweep=None):

@@ -1,7 +1,8 @@
 """Every study of the tiersim program is callable from Python and returns what the program prints
-with --json: compare (also comparison files and comparison dicts), sweep, plan, capacity (training
-and serving), sensitivity, breakeven, validate and report. Each case runs the program and the
-function on the same small inputs and compares the two objects, number for number.
+with --json: compare (also comparison files and comparison dicts), sweep, plan, capacity
+(training and serving), sensitivity, breakeven, validate, catalog and report. Each case runs the
+program and the function on the same small inputs and compares the two objects, number for
+number.
 
 Run by CTest as: python3 studies_test.py TIERSIM_BINARY SOURCE_DIR (PYTHONPATH set to the build's
 python/ folder). Prints each case's time.
@@ -129,6 +130,10 @@ same("breakeven()", ["breakeven", cost, "--variants", "6x-l40s", "1x-l40s-gen5",
 v = same("validate()", ["validate"], lambda: tiersim.validate(), codes=(0, 1))
 check(len(v["cases"]) > 10, "validate() returns every case")
 
+# catalog: every kind, and one.
+same("catalog()", ["catalog"], lambda: tiersim.catalog())
+same("catalog(\"drives\")", ["catalog", "drives"], lambda: tiersim.catalog("drives"))
+
 # report: from a database written by compare(db=); the same object and the same files.
 db = os.path.join(tmp, "report.db")
 tiersim.compare(cost, db=db)
@@ -153,7 +158,7 @@ try:
 except tiersim.Error as e:
     check(True, "plan() into a file raises tiersim.Error: %s" % e)
 
-# Ctrl-C: a study with a long simulation stops within moments (the engine polls the flag).
+# Ctrl-C: studies with a long simulation stop within moments (the engine polls the flag).
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 start = time.monotonic()
 try:
@@ -163,6 +168,15 @@ try:
 except KeyboardInterrupt:
     took = time.monotonic() - start
     check(took < 3, "Ctrl-C interrupts sensitivity() within moments: %.1f s" % took)
+
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    tiersim.capacity(serving, set={"workload.requests": 1000000})
+    check(False, "Ctrl-C interrupts capacity()")
+except KeyboardInterrupt:
+    took = time.monotonic() - start
+    check(took < 3, "Ctrl-C interrupts capacity() within moments: %.1f s" % took)
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)

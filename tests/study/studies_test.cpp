@@ -78,10 +78,13 @@ TEST_CASE("studies: without a stop flag the same requests run", "[studies]") {
 
 TEST_CASE("studies: a comparison given as text is the comparison file", "[studies]") {
   const std::string scenario = kSource + "/scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml";
-  const std::string text = "{\"compare\": {\"name\": \"drives\", \"baseline\": \"four\", "
-                           "\"variants\": [{\"name\": \"eight\", \"file\": \"" + scenario +
-                           "\", \"set\": {\"hardware.nvme.count\": 8}}, {\"name\": \"four\", "
-                           "\"file\": \"" + scenario + "\"}]}}";
+  const std::string text =
+      "{\"compare\": {\"name\": \"drives\", \"baseline\": \"four\", "
+      "\"variants\": [{\"name\": \"eight\", \"file\": \"" +
+      scenario +
+      "\", \"set\": {\"hardware.nvme.count\": 8}}, {\"name\": \"four\", "
+      "\"file\": \"" +
+      scenario + "\"}]}}";
   const config::Comparison cmp = config::read_compare_inputs({config::CompareInput{text, false}});
   CHECK(cmp.name == "drives");
   REQUIRE(cmp.variants.size() == 2);
