@@ -69,20 +69,24 @@ T run_interruptibly(std::atomic<bool>& stop, Work&& work) {
 }
 
 // One simulation, stoppable by Ctrl-C: the engine polls the flag (sim::SimOptions::stop), so a
-// long serving run stops within a few thousand events instead of running to its end.
-sim::RunResult simulate_interruptibly(const Scenario& s) {
+// long serving run stops within a few thousand events instead of running to its end. `trace`
+// keeps the timeline a stored run carries (as `tiersim run --db` does).
+sim::RunResult simulate_interruptibly(const Scenario& s, bool trace = false) {
   std::atomic<bool> stop{false};
   sim::SimOptions options;
   options.stop = &stop;
+  options.trace = trace;
   return run_interruptibly<sim::RunResult>(stop, [&] { return sim::simulate(s, options); });
 }
 
-// One scenario: the `tiersim run --json` object.
+// One scenario: the `tiersim run --json` object (with `closest_fits` under a refusal); stored in
+// `db` as `tiersim run --db` stores it.
 std::string run(const std::string& source, bool is_file, const std::vector<std::string>& sets,
-                const std::string& data_dir) {
+                const std::string& data_dir, const std::string& db) {
   const Scenario s = load(source, is_file, sets, data_dir);
-  const sim::RunResult r = simulate_interruptibly(s);
-  return reports::json_text(reports::to_json(s, r));
+  const sim::RunResult r = simulate_interruptibly(s, !db.empty());
+  if (!db.empty()) store::ResultsStore(db).save(s, r, TIERSIM_VERSION);
+  return reports::json_text(reports::run_json(s, r, studies::closest_fits(s, r)));
 }
 
 // The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
@@ -327,7 +331,7 @@ PYBIND11_MODULE(_tiersim, m) {
     }
   });
   m.def("run", &python::run, py::arg("source"), py::arg("is_file"), py::arg("sets"),
-        py::arg("data_dir"));
+        py::arg("data_dir"), py::arg("db"));
   m.def("resolve", &python::resolve, py::arg("source"), py::arg("is_file"), py::arg("sets"),
         py::arg("data_dir"));
   m.def("compare", &python::compare, py::arg("sources"), py::arg("sets"), py::arg("data_dir"),

@@ -25,6 +25,20 @@ const char* sense_name(plan::Sense sense) {
 
 }  // namespace
 
+// ---- run --------------------------------------------------------------------------------------
+
+nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
+                        const std::vector<fit::Suggestion>& closest) {
+  nlohmann::json j = to_json(scenario, result);
+  if (!closest.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : closest)
+      list.push_back({{"what", c.what}, {"set", c.sets}, {"detail", c.detail}});
+    j["closest_fits"] = list;
+  }
+  return j;
+}
+
 // ---- compare ----------------------------------------------------------------------------------
 
 nlohmann::json compare_sources_json(const studies::CompareRow& row) {

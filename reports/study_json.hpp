@@ -10,6 +10,10 @@
 
 namespace tiersim::reports {
 
+// `tiersim run --json`: the run (reports/run_output.hpp) and, under a refusal, `closest_fits`.
+nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
+                        const std::vector<fit::Suggestion>& closest);
+
 // `tiersim compare --json`.
 nlohmann::json compare_json(const studies::CompareOutcome& outcome);
 // Where one configuration's prices and power figures came from (`compare --sources`), with the

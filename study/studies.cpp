@@ -23,6 +23,14 @@ void check_stop(const std::atomic<bool>* stop, const std::string& what) {
   if (stop && *stop) throw Interrupted(what + " interrupted");
 }
 
+// ---- run --------------------------------------------------------------------------------------
+
+std::vector<fit::Suggestion> closest_fits(const Scenario& scenario, const sim::RunResult& result,
+                                          const ExecutionModel& exec) {
+  if (result.fits) return {};
+  return fit::closest_fits(scenario, with_stack(exec, scenario.policy.stack));
+}
+
 // ---- compare ----------------------------------------------------------------------------------
 
 CompareOutcome run_compare(const CompareRequest& request) {

@@ -24,6 +24,7 @@
 #include "model/scenario.hpp"
 #include "model/training_memory.hpp"
 #include "sim/result.hpp"
+#include "study/fit_search.hpp"
 #include "study/planner.hpp"
 #include "study/sensitivity.hpp"
 #include "study/serving_capacity.hpp"
@@ -34,6 +35,13 @@ namespace tiersim::studies {
 
 // Throws Interrupted ("<what> interrupted") when `stop` is set.
 void check_stop(const std::atomic<bool>* stop, const std::string& what);
+
+// ---- run: one scenario ----
+
+// Under a refusal (the run does not fit), the closest configurations the capacity model says fit
+// (study/fit_search.hpp), without simulating them; empty when it fits.
+std::vector<fit::Suggestion> closest_fits(const Scenario& scenario, const sim::RunResult& result,
+                                          const ExecutionModel& exec = {});
 
 // ---- compare: several configurations side by side ----
 

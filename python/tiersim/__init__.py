@@ -83,13 +83,15 @@ def _sets(overrides):
     return [str(s) for s in overrides]
 
 
-def run(scenario, set=None, data_dir=""):
-    """Simulates one scenario; returns the ``tiersim run --json`` object as a dict.
+def run(scenario, set=None, data_dir="", db=None):
+    """Simulates one scenario; returns the ``tiersim run --json`` object as a dict (with
+    ``closest_fits`` when it does not fit). ``db``: also store the run in this results database,
+    as ``tiersim run --db`` does.
 
     Ctrl-C (KeyboardInterrupt) stops even a long simulation (a million serving requests) within
     a fraction of a second."""
     text, is_file = _source(scenario)
-    return json.loads(_tiersim.run(text, is_file, _sets(set), data_dir))
+    return json.loads(_tiersim.run(text, is_file, _sets(set), data_dir, _path(db)))
 
 
 def resolve(scenario, set=None, data_dir=""):

@@ -61,6 +61,12 @@ def without_time(text):
 cost = "scenarios/cost/opt30b-l40s.yaml"
 inference = os.path.abspath("scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml")
 
+# run: a refusal carries the closest configurations that fit, as the program's does.
+big = {"workload.batch": 4096, "workload.prompt_tokens": 8192}
+r = same("run(does not fit)", ["run", inference] + sum((["--set", "%s=%d" % kv] for kv in big.items()), []),
+         lambda: tiersim.run(inference, set=big), codes=(3,))
+check(not r["fits"] and r["closest_fits"], "a refusal names the closest configurations that fit")
+
 # compare: a comparison file (the `compare: unknown key` of a scenario loader), with --set.
 c = same("compare(comparison file)", ["compare", cost, "--set", "economics.usd_per_kwh=0.2"],
          lambda: tiersim.compare(cost, set={"economics.usd_per_kwh": 0.2}))
