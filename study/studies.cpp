@@ -218,6 +218,9 @@ PlanOutcome run_plan(const PlanRequest& request) {
   out.spec = plan::parse_plan_file(request.file);
   const plan::PlanSpec& spec = out.spec;
   const config::Catalog catalog = config::Catalog::load(request.data_dir);
+  // Before the search (seconds to minutes): a folder that cannot be made fails at once.
+  out.out_dir = request.out_dir.empty() ? spec.name + "-plan" : request.out_dir;
+  make_output_dir(out.out_dir, "the output folder");
   std::unique_ptr<sweep::SweepStore> store;
   if (!request.db.empty()) store = std::make_unique<sweep::SweepStore>(request.db);
   plan::PlanOptions options;
@@ -239,8 +242,6 @@ PlanOutcome run_plan(const PlanRequest& request) {
     };
   out.result = plan::run_plan(spec, catalog, options);
   out.shown_metrics = shown_metrics(spec);
-  out.out_dir = request.out_dir.empty() ? spec.name + "-plan" : request.out_dir;
-  make_output_dir(out.out_dir, "the output folder");
   const auto write = [&](const std::vector<plan::Candidate>& list, const std::string& kind,
                          std::vector<std::string>& files) {
     for (std::size_t k = 0; k < list.size(); ++k) {

@@ -62,7 +62,7 @@ cost = "scenarios/cost/opt30b-l40s.yaml"
 inference = os.path.abspath("scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml")
 
 # run: a refusal carries the closest configurations that fit, as the program's does.
-big = {"workload.batch": 4096, "workload.prompt_tokens": 8192}
+big = {"workload.batch": 4096, "workload.prompt_tokens": 4096}
 r = same("run(does not fit)", ["run", inference] + sum((["--set", "%s=%d" % kv] for kv in big.items()), []),
          lambda: tiersim.run(inference, set=big), codes=(3,))
 check(not r["fits"] and r["closest_fits"], "a refusal names the closest configurations that fit")
