@@ -3,22 +3,16 @@
 // ZeRO-Infinity to host DRAM, ZeRO-Infinity to NVMe: model/training_memory.hpp zero_strategies);
 // for a serving scenario, the highest arrival rate it sustains within its latency targets
 // (study/serving_capacity.hpp).
-#include <algorithm>
 #include <boost/program_options.hpp>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <memory>
 
 #include "app/command.hpp"
-#include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "model/training_memory.hpp"
 #include "reports/run_output.hpp"
-#include "sim/workloads/traits.hpp"
-#include "sim/workloads/serving/metrics.hpp"
-#include "store/results_store.hpp"
 #include "reports/study_json.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 #include "study/serving_capacity.hpp"
 #include "study/studies.hpp"
 

@@ -1,31 +1,20 @@
 // tiersim plan: branch-and-bound search for the best configuration meeting constraints.
-#include <algorithm>
 #include <boost/program_options.hpp>
-#include <cctype>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <unistd.h>
 
 #include "app/command.hpp"
-#include "config/catalog.hpp"
-#include "config/scenario_loader.hpp"
-#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
-#include "model/files.hpp"
 #include "model/progress.hpp"
-#include "sim/metrics.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
+#include "sim/metrics.hpp"
 #include "study/planner.hpp"
 #include "study/studies.hpp"
 
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 
 namespace tiersim::app {
 namespace {

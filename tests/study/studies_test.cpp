@@ -1,6 +1,5 @@
 // The studies as the program and the Python module run them (study/studies.hpp): a set stop flag
-// ends each one with Interrupted (the Python module's Ctrl-C), and comparisons given as text read
-// as the same file would.
+// ends each one with Interrupted (the Python module's Ctrl-C); without one they run.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -74,34 +73,4 @@ TEST_CASE("studies: without a stop flag the same requests run", "[studies]") {
   const studies::CapacityOutcome t = studies::run_capacity(training);
   CHECK_FALSE(t.serving);
   CHECK(t.strategies.size() == zero_strategies().size());
-}
-
-TEST_CASE("studies: a comparison given as text is the comparison file", "[studies]") {
-  const std::string scenario = kSource + "/scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml";
-  const std::string text =
-      "{\"compare\": {\"name\": \"drives\", \"baseline\": \"four\", "
-      "\"variants\": [{\"name\": \"eight\", \"file\": \"" +
-      scenario +
-      "\", \"set\": {\"hardware.nvme.count\": 8}}, {\"name\": \"four\", "
-      "\"file\": \"" +
-      scenario + "\"}]}}";
-  const config::Comparison cmp = config::read_compare_inputs({config::CompareInput{text, false}});
-  CHECK(cmp.name == "drives");
-  REQUIRE(cmp.variants.size() == 2);
-  CHECK(cmp.variants[0].name == "four");  // the baseline goes first
-  CHECK(cmp.variants[1].sets.size() == 1);
-
-  // A scenario as text is one inline variant; mixed with a file, both in order.
-  const config::Comparison mixed = config::read_compare_inputs(
-      {config::CompareInput{scenario, true}, config::CompareInput{"name: x\n", false, "<dict>"}});
-  REQUIRE(mixed.variants.size() == 2);
-  CHECK(mixed.variants[0].file == scenario);
-  CHECK(mixed.variants[1].inline_yaml == "name: x\n");
-  CHECK(mixed.variants[1].display == "<dict>");
-
-  // A comparison with a misspelt key names it, as for a file.
-  CHECK_THROWS_WITH(config::read_compare_inputs({config::CompareInput{"{\"compare\": "
-                                                                      "{\"variant\": []}}",
-                                                                      false}}),
-                    Catch::Contains("variant"));
 }
