@@ -73,7 +73,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       return 130;
     }
   }
-  const validation::ValidationSummary v = studies::run_validate({dir, data_dir});
+  const validation::ValidationSummary v = studies::run_validate({dir, data_dir, nullptr});
   const auto& rows = v.rows;
   const double mape = v.mape_pct, worst = v.max_abs_error_pct;
 

@@ -241,12 +241,11 @@ std::string catalog(const std::string& which, const std::string& data_dir) {
   return reports::json_text(config::catalog_json(config::Catalog::load(data_dir), which));
 }
 
-// `tiersim validate --json`. The validation runs a few dozen short simulations: not stoppable
-// inside, Ctrl-C is answered when it returns.
+// `tiersim validate --json`.
 std::string validate(const std::string& dir, const std::string& data_dir, double max_mape_pct) {
   std::atomic<bool> stop{false};
   const auto summary = run_interruptibly<validation::ValidationSummary>(
-      stop, [&] { return studies::run_validate({dir, data_dir}); });
+      stop, [&] { return studies::run_validate({dir, data_dir, &stop}); });
   return reports::json_text(reports::validation_json(summary, max_mape_pct));
 }
 

@@ -166,7 +166,7 @@ ReportOutcome run_report(const ReportRequest& request) {
     studies::check_stop(request.stop, "report");
     try {
       summary = validation::run_validation(validation::default_reference_dir(request.data_dir),
-                                           request.data_dir);
+                                           request.data_dir, request.stop);
       const validation::ValidationSummary& v = *summary;
       in.validation.available = true;
       in.validation.measurements = v.rows.size();
@@ -175,6 +175,8 @@ ReportOutcome run_report(const ReportRequest& request) {
       in.validation.out_of_sample_measurements = v.out_of_sample_rows;
       in.validation.out_of_sample_mape_pct = v.out_of_sample_mape_pct;
       in.validation.groups = report_groups(in.runs, v, request.data_dir, catalogs);
+    } catch (const Interrupted&) {
+      throw;  // Ctrl-C, not a failed validation
     } catch (const Error& e) {
       // The report is still useful without it; the header says why the number is missing.
       in.validation.error = e.what();

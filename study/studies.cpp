@@ -341,7 +341,7 @@ BreakEvenOutcome run_breakeven(const BreakEvenRequest& request) {
 validation::ValidationSummary run_validate(const ValidateRequest& request) {
   const std::string dir =
       request.dir.empty() ? validation::default_reference_dir(request.data_dir) : request.dir;
-  return validation::run_validation(dir, request.data_dir);
+  return validation::run_validation(dir, request.data_dir, request.stop);
 }
 
 }  // namespace tiersim::studies

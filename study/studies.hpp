@@ -187,6 +187,7 @@ BreakEvenOutcome run_breakeven(const BreakEvenRequest& request);
 struct ValidateRequest {
   std::string dir;  // reference scenarios (empty: <data>/reference)
   std::string data_dir;
+  const std::atomic<bool>* stop = nullptr;
 };
 
 validation::ValidationSummary run_validate(const ValidateRequest& request);

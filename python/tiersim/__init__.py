@@ -24,9 +24,8 @@ Keyword arguments mirror the command's flags (``--no-slo`` is ``slo=False``, ``-
 ``set=``). Every function returns plain dicts and lists, exactly the object the command prints with
 ``--json`` (CTest checks each against the program), so ``pandas.DataFrame(tiersim.runs(db))`` or
 ``pandas.json_normalize(tiersim.compare(f)["variants"])`` work directly. Ctrl-C
-(KeyboardInterrupt) stops any of them within moments: inside a long simulation, and between the
-simulations of a study (``validate`` and the validation of ``report``, a few seconds of short
-simulations, finish first). Errors are raised as
+(KeyboardInterrupt) stops any of them within moments, inside a long simulation as between the
+simulations of a study. Errors are raised as
 ``tiersim.ConfigError``, ``tiersim.ModelError``, ... (all subclasses of ``tiersim.Error``) with the
 same file/line/key message the command line prints.
 

@@ -57,6 +57,8 @@ TEST_CASE("studies: a set stop flag interrupts every study", "[studies]") {
   CHECK_THROWS_AS(studies::run_capacity(serving), Interrupted);
   serving.file = kSource + "/scenarios/training/dgx2-zero3.yaml";
   CHECK_THROWS_AS(studies::run_capacity(serving), Interrupted);
+
+  CHECK_THROWS_AS(studies::run_validate({"", kData, &stop}), Interrupted);
 }
 
 TEST_CASE("studies: without a stop flag the same requests run", "[studies]") {
