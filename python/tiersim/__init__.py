@@ -25,9 +25,8 @@ Keyword arguments mirror the command's flags (``--no-slo`` is ``slo=False``, ``-
 ``--json`` (CTest checks each against the program), so ``pandas.DataFrame(tiersim.runs(db))`` or
 ``pandas.json_normalize(tiersim.compare(f)["variants"])`` work directly. Ctrl-C
 (KeyboardInterrupt) stops any of them within moments, inside a long simulation as between the
-simulations of a study. Errors are raised as
-``tiersim.ConfigError``, ``tiersim.ModelError``, ... (all subclasses of ``tiersim.Error``) with the
-same file/line/key message the command line prints.
+simulations of a study. Errors are raised as ``tiersim.ConfigError``, ``tiersim.ModelError``, ...
+(all subclasses of ``tiersim.Error``) with the same file/line/key message the command line prints.
 
     import tiersim
     r = tiersim.run("scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml",
@@ -37,9 +36,11 @@ same file/line/key message the command line prints.
 A scenario is a file path or a dict with the same keys as a scenario file (``tiersim schema``);
 ``compare``, ``sensitivity`` and ``breakeven`` also take comparison files or dicts with the
 top-level key ``compare`` (scenarios/README.md, "Comparison files"), alone or in a list.
-``set`` overrides keys as ``--set`` does: a dict ``{"workload.batch": 64}``, one
-``"key=value"`` string or a list of them. ``data_dir`` is the folder holding ``catalog/`` (default: as for the
-``tiersim`` program, ``$TIERSIM_DATA_DIR`` or the source tree's ``scenarios/``).
+``set`` overrides keys as ``--set`` does: a dict ``{"workload.batch": 64}``, one ``"key=value"``
+string or a list of them. ``data_dir`` is the folder holding ``catalog/`` (default: as for the
+``tiersim`` program, ``$TIERSIM_DATA_DIR`` or the source tree's ``scenarios/``). Files the
+program writes (``plan``'s scenarios, ``report``'s pages) replace only files tiersim wrote there,
+unless ``force=True`` (``--force``).
 """
 
 import json

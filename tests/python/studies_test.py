@@ -164,6 +164,18 @@ try:
 except tiersim.Error as e:
     check(True, "plan() into a file raises tiersim.Error: %s" % e)
 
+foreign = os.path.join(tmp, "foreign")
+os.makedirs(foreign)
+with open(os.path.join(foreign, "index.html"), "w") as f:
+    f.write("not tiersim's")
+try:
+    tiersim.report(db, foreign, validation=False)
+    check(False, "report() refuses to replace a file tiersim did not write")
+except tiersim.IoError as e:
+    check("force=True" in str(e), "report() refuses a foreign file and names force=True: %s" % e)
+check(tiersim.report(db, foreign, validation=False, sensitivity=False, force=True)["runs"]
+      == cost_variants, "report(force=True) replaces it")
+
 # Ctrl-C: studies with a long simulation stop within moments (the engine polls the flag).
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 start = time.monotonic()
