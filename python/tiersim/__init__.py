@@ -151,8 +151,8 @@ def plan(file, out=None, db=None, threads=0, prune=True, force=False, data_dir="
 
 def capacity(scenario, set=None, data_dir="", attainment=90.0, tolerance=0.02, start=0.0,
              stability=True, slo=True, db=None):
-    """``tiersim capacity --json`` as a dict. A training scenario: the largest model of its shape
-    family per ZeRO strategy (``strategies``). A serving scenario: the highest arrival rate it
+    """``tiersim capacity --json`` as a dict; ``scenario`` is a scenario file. A training
+    scenario: the largest model of its shape family per ZeRO strategy (``strategies``). A serving scenario: the highest arrival rate it
     sustains with ``attainment`` percent of requests within its SLO and a stable queue
     (``capacity_requests_per_s``, every rate tried in ``points``, the run at capacity in
     ``at_capacity``); ``stability=False`` / ``slo=False`` drop a criterion, ``start`` is the first
