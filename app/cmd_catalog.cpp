@@ -1,11 +1,11 @@
 // `tiersim catalog [gpus|drives|hosts|models|prices] [--json]`: what the catalogs define.
 #include <boost/program_options.hpp>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
+#include "config/catalog_json.hpp"
 #include "config/spec_fields.hpp"
 #include "model/errors.hpp"
 
@@ -38,51 +38,6 @@ void print_table(std::ostream& os, const std::string& title, const Row& header,
 
 std::string num(double v) { return format_number(v); }
 std::string price(const PriceQuote& q) { return q.known() ? num(q.usd) : "-"; }
-
-// Every field of a spec as JSON, with its sources.
-template <class T>
-nlohmann::json spec_json(const T& spec, const std::vector<config::SpecField<T>>& fields) {
-  nlohmann::json j;
-  j["name"] = spec.name;
-  for (const auto& f : fields) {
-    std::visit(
-        [&](auto m) {
-          using M = decltype(m);
-          if constexpr (std::is_same_v<M, FfnKind T::*>)
-            j[f.name] = spec.*m == FfnKind::kGated ? "gated" : "mlp";
-          else
-            j[f.name] = spec.*m;
-        },
-        f.member);
-  }
-  j["sources"] = spec.sources;
-  return j;
-}
-
-nlohmann::json quote_json(const std::string& name, const PriceQuote& q) {
-  return {{"name", name}, {"usd", q.usd}, {"date", q.date}, {"source", q.source}};
-}
-
-template <class T>
-nlohmann::json specs_json(const std::vector<T>& v, const std::vector<config::SpecField<T>>& f) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& s : v) a.push_back(spec_json(s, f));
-  return a;
-}
-
-nlohmann::json prices_json(const Catalog& c) {
-  auto list = [](const std::vector<config::PriceEntry>& v) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto& e : v) a.push_back(quote_json(e.name, e.quote));
-    return a;
-  };
-  nlohmann::json dram = quote_json("dram_usd_per_gb", c.dram_price_per_gb());
-  dram.erase("name");
-  return {{"gpus", list(c.gpu_prices())},
-          {"platforms", list(c.platform_prices())},
-          {"drives", list(c.drive_prices())},
-          {"dram_usd_per_gb", dram}};
-}
 
 void print_gpus(std::ostream& os, const Catalog& c) {
   std::vector<Row> rows;
@@ -179,21 +134,11 @@ int cmd_catalog(const std::vector<std::string>& args) {
     std::cout << desc << "\n";
     return kExitOk;
   }
-  const std::vector<std::string> kinds = {"all", "gpus", "drives", "hosts", "models", "prices"};
-  if (std::find(kinds.begin(), kinds.end(), which) == kinds.end())
-    throw Error("unknown catalog '" + which + "'" + config::did_you_mean(which, kinds) +
-                "; valid: gpus, drives, hosts, models, prices");
-
+  config::check_catalog_kind(which);
   const Catalog c = Catalog::load(data_dir);
   const bool every = which == "all";
   if (vm.count("json")) {
-    nlohmann::json j;
-    if (every || which == "gpus") j["gpus"] = specs_json(c.gpus(), config::gpu_fields());
-    if (every || which == "drives") j["drives"] = specs_json(c.drives(), config::drive_fields());
-    if (every || which == "hosts") j["hosts"] = specs_json(c.hosts(), config::host_fields());
-    if (every || which == "models") j["models"] = specs_json(c.models(), config::llm_fields());
-    if (every || which == "prices") j["prices"] = prices_json(c);
-    std::cout << j.dump(2) << "\n";
+    std::cout << config::catalog_json(c, which).dump(2) << "\n";
     return kExitOk;
   }
   if (every || which == "gpus") print_gpus(std::cout, c);

@@ -9,13 +9,12 @@
 
 #include "app/command.hpp"
 #include "config/compare_file.hpp"
-#include "config/economics_sources.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "sim/economics.hpp"
 #include "reports/run_output.hpp"
-#include "sim/simulate.hpp"
-#include "store/results_store.hpp"
+#include "reports/study_json.hpp"
+#include "study/studies.hpp"
 #include "common/format.hpp"
 
 namespace po = boost::program_options;
@@ -25,16 +24,8 @@ namespace tiersim::app {
 namespace {
 
 using config::Comparison;
-using config::VariantSpec;
 
-// A finished variant.
-struct Row {
-  std::string name;
-  std::string note;
-  std::optional<Scenario> scenario;
-  sim::RunResult result;
-  std::string error;  // the model could not simulate it (message); the table goes on
-};
+using Row = studies::CompareRow;
 
 std::string fmt(double v) { return format::table(v); }
 
@@ -95,20 +86,10 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
         "cost per token bills facility energy (IT x PUE); tiersim compare --sources lists inputs\n";
 }
 
-// The inputs of energy and cost: the scenario's, with the DRAM energy and cost counted when it
-// was sized to the need (sim/economics.hpp, dram_sizing) rather than the catalog's dram_gb.
-nlohmann::json economics_sources(const Row& r) {
-  nlohmann::json src = config::economics_sources(*r.scenario);
-  if (const std::string note = sim::dram_note(*r.scenario, r.result); !note.empty())
-    src["power"]["hardware.host.dram_gb"] = {
-        {"value", r.result.get(sim::metric::kDramSizedGb)}, {"unit", "GB"}, {"source", note}};
-  return src;
-}
-
 void print_sources(std::ostream& os, const std::vector<Row>& rows) {
   for (const auto& r : rows) {
     if (!r.scenario) continue;
-    const nlohmann::json src = economics_sources(r);
+    const nlohmann::json src = reports::compare_sources_json(r);
     os << "\nsources: " << r.name << "\n";
     for (const auto& [what, q] : src["prices"].items()) {
       os << "  " << pad("price " + what + " (" + q["component"].get<std::string>() + ")", 44);
@@ -125,48 +106,6 @@ void print_sources(std::ostream& os, const std::vector<Row>& rows) {
            << pad(fmt(v["value"].get<double>()) + " " + v["unit"].get<std::string>(), 23)
            << v["source"].get<std::string>() << "\n";
   }
-}
-
-nlohmann::json to_json(const Comparison& cmp, const std::vector<Row>& rows) {
-  nlohmann::json j;
-  j["comparison"] = cmp.name;
-  if (!cmp.description.empty()) j["description"] = cmp.description;
-  j["baseline"] = rows.front().name;
-  j["metrics"] = sim::comparison_metrics();
-  nlohmann::json variants = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json v;
-    v["name"] = r.name;
-    v["fits"] = r.error.empty() && r.result.fits;
-    if (!r.error.empty()) v["error"] = r.error;
-    if (!r.result.fits) v["shortfall"] = r.result.shortfall;
-    if (!r.note.empty()) v["note"] = r.note;
-    if (r.scenario) {
-      v["scenario"] = r.scenario->name;
-      v["scenario_hash"] = r.scenario->hash;
-      v["file"] = r.scenario->file;
-      const std::string note = sim::cost_note(*r.scenario);
-      if (!note.empty()) v["cost_note"] = note;
-      if (const std::string dram = sim::dram_note(*r.scenario, r.result); !dram.empty())
-        v["dram_note"] = dram;
-      v["sources"] = economics_sources(r);
-    }
-    nlohmann::json metrics = nlohmann::json::object(), units = nlohmann::json::object();
-    for (const auto& m : r.result.metrics) {
-      metrics[m.name] = m.value;
-      units[m.name] = m.unit;
-    }
-    v["metrics"] = metrics;
-    v["units"] = units;
-    nlohmann::json ratios = nlohmann::json::object();
-    for (const auto& [name, ratio] : sim::metric_ratios(r.result, rows.front().result))
-      ratios[name] = ratio;
-    v["ratios"] = ratios;
-    if (!r.result.bottleneck.empty()) v["bottleneck"] = r.result.bottleneck;
-    variants.push_back(std::move(v));
-  }
-  j["variants"] = variants;
-  return j;
 }
 
 }  // namespace
@@ -204,45 +143,21 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");
 
-  const Comparison cmp = config::read_compare_inputs(files);
-
-  std::vector<Row> rows;
-  bool failed = false;
-  const config::CatalogOnce catalogs(data_dir);
-  for (const auto& spec : cmp.variants) {
-    config::LoadOptions load;
-    load.overrides = sets;
-    load.data_dir = data_dir;
-    load.catalogs = &catalogs;
-    Row row;
-    row.note = spec.note;
-    row.scenario = config::load_variant(spec, load);
-    row.name = spec.name.empty() ? row.scenario->name : spec.name;
-    try {
-      sim::SimOptions sim_opts;
-      // The store keeps one decode step's timeline for the report's Gantt chart.
-      sim_opts.trace = !db_path.empty();
-      row.result = sim::simulate(*row.scenario, sim_opts);
-      // The variant's own name only: without one the report falls back to the scenario name.
-      if (!db_path.empty())
-        store::ResultsStore(db_path).save(*row.scenario, row.result, TIERSIM_VERSION, "",
-                                            store::OnDuplicate::kReplace, spec.name);
-    } catch (const ModelError& e) {
-      // One configuration the model cannot express should not hide the others.
-      row.error = e.what();
-      row.result.fits = false;
-      failed = true;
-    }
-    rows.push_back(std::move(row));
-  }
+  studies::CompareRequest request;
+  request.comparison = config::read_compare_inputs(files);
+  request.sets = sets;
+  request.data_dir = data_dir;
+  request.db = db_path;
+  request.tool_version = TIERSIM_VERSION;
+  const studies::CompareOutcome outcome = studies::run_compare(request);
 
   if (vm.count("json")) {
-    std::cout << reports::json_text(to_json(cmp, rows), 2) << "\n";
+    std::cout << reports::json_text(reports::compare_json(outcome), 2) << "\n";
   } else {
-    print_table(std::cout, cmp, rows);
-    if (vm.count("sources")) print_sources(std::cout, rows);
+    print_table(std::cout, outcome.comparison, outcome.rows);
+    if (vm.count("sources")) print_sources(std::cout, outcome.rows);
   }
-  return failed ? kExitFailure : kExitOk;
+  return outcome.failed ? kExitFailure : kExitOk;
 }
 
 }  // namespace tiersim::app

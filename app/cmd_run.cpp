@@ -11,7 +11,8 @@
 #include "store/results_store.hpp"
 #include "reports/run_output.hpp"
 #include "sim/simulate.hpp"
-#include "study/fit_search.hpp"
+#include "reports/study_json.hpp"
+#include "study/studies.hpp"
 
 namespace po = boost::program_options;
 
@@ -64,17 +65,9 @@ int cmd_run(const std::vector<std::string>& args) {
 
   // A refusal still answers: the closest configurations the capacity model says fit.
   const std::vector<fit::Suggestion> closest =
-      result.fits ? std::vector<fit::Suggestion>{}
-                  : fit::closest_fits(scenario, with_stack(sim_opts.exec, scenario.policy.stack));
+      studies::closest_fits(scenario, result, sim_opts.exec);
   if (vm.count("json")) {
-    nlohmann::json j = reports::to_json(scenario, result);
-    if (!closest.empty()) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& c : closest)
-        list.push_back({{"what", c.what}, {"set", c.sets}, {"detail", c.detail}});
-      j["closest_fits"] = list;
-    }
-    std::cout << reports::json_text(j, 2) << "\n";
+    std::cout << reports::json_text(reports::run_json(scenario, result, closest), 2) << "\n";
   } else {
     reports::print_human(std::cout, scenario, result);
     if (!closest.empty()) {

@@ -13,7 +13,9 @@
 #include "reports/run_output.hpp"
 #include "sim/metrics.hpp"
 #include "sim/result.hpp"
+#include "reports/study_json.hpp"
 #include "study/sensitivity.hpp"
+#include "study/studies.hpp"
 #include "common/format.hpp"
 
 namespace po = boost::program_options;
@@ -50,44 +52,6 @@ void print_tornado(std::ostream& os, const sensitivity::Tornado& t) {
     if (!r.skipped.empty()) skipped += (skipped.empty() ? "" : ", ") + r.input.key;
   if (!skipped.empty())
     os << "  not varied (unused here, or not for this workload): " << skipped << "\n";
-}
-
-nlohmann::json to_json(const std::vector<sensitivity::Tornado>& ts, double range) {
-  nlohmann::json out;
-  out["range"] = range;
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& t : ts) {
-    nlohmann::json j;
-    j["variant"] = t.variant;
-    j["metric"] = t.metric;
-    if (!t.error.empty()) {
-      j["error"] = t.error;
-      arr.push_back(j);
-      continue;
-    }
-    j["unit"] = t.unit;
-    j["base"] = t.base_metric;
-    nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();
-    for (const auto& r : t.rows) {
-      if (!r.skipped.empty()) {
-        skipped.push_back({{"key", r.input.key}, {"why", r.skipped}});
-        continue;
-      }
-      nlohmann::json row = {{"key", r.input.key},       {"input", r.input.what},
-                            {"key_unit", r.unit},       {"base_value", r.base_value},
-                            {"low_value", r.low_value}, {"high_value", r.high_value},
-                            {"swing", r.swing()},       {"clamped", r.clamped}};
-      row["metric_low"] = r.metric_low ? nlohmann::json(*r.metric_low) : nlohmann::json();
-      row["metric_high"] = r.metric_high ? nlohmann::json(*r.metric_high) : nlohmann::json();
-      if (!r.error.empty()) row["error"] = r.error;
-      rows.push_back(row);
-    }
-    j["inputs"] = rows;
-    j["skipped"] = skipped;
-    arr.push_back(j);
-  }
-  out["configurations"] = arr;
-  return out;
 }
 
 }  // namespace
@@ -141,29 +105,20 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim sensitivity --help)");
-  sensitivity::check_metric_name(metric, "--metric");
-  if (!(range >= 0 && range < 1))
-    throw Error("--range must lie in [0, 1), got " + std::to_string(range));
-
-  const config::Comparison cmp = config::read_compare_inputs(files);
-  const config::Catalog catalog = config::Catalog::load(data_dir);
-  sensitivity::Options o;
-  o.metric = metric;
-  o.load.overrides = sets;
-  o.load.catalog = &catalog;
-  for (const auto& in : inputs) o.inputs.push_back(sensitivity::parse_input(in, range, "--input"));
-  if (o.inputs.empty()) o.inputs = sensitivity::default_inputs(range);
-
-  std::vector<const config::VariantSpec*> chosen;
-  for (const auto& name : only) chosen.push_back(&config::find_variant(cmp, name, "--variant"));
-  if (chosen.empty())
-    for (const auto& v : cmp.variants) chosen.push_back(&v);
-
-  std::vector<sensitivity::Tornado> ts;
-  for (const auto* v : chosen) ts.push_back(sensitivity::run_tornado(*v, o, threads));
+  studies::SensitivityRequest request;
+  request.comparison = config::read_compare_inputs(files);
+  request.metric = metric;
+  request.range = range;
+  request.inputs = inputs;
+  request.variants = only;
+  request.sets = sets;
+  request.data_dir = data_dir;
+  request.threads = threads;
+  const studies::SensitivityOutcome outcome = studies::run_sensitivity(request);
+  const auto& ts = outcome.tornadoes;
 
   if (vm.count("json")) {
-    std::cout << reports::json_text(to_json(ts, range), 2) << "\n";
+    std::cout << reports::json_text(reports::sensitivity_json(outcome), 2) << "\n";
   } else {
     std::cout << "sensitivity of " << metric << " to one input at a time (each varied by its "
               << "stated factors, default +-" << num(100 * range) << " %)\n";

@@ -20,6 +20,8 @@
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
 #include "model/progress.hpp"
+#include "reports/run_output.hpp"
+#include "reports/study_json.hpp"
 #include "study/sweep.hpp"
 
 #ifdef TIERSIM_HAVE_MPI
@@ -39,14 +41,19 @@ struct SweepArgs {
   std::string file, db = "tiersim-results.db", data_dir;
   int threads = 0;
   std::size_t limit = 0;
-  bool dry_run = false, quiet = false;
+  bool dry_run = false, quiet = false, json = false;
 };
 
-int print_summary(const sweep::SweepSummary& s, const std::string& name, const std::string& db) {
-  std::cout << "sweep " << name << ": " << s.points << " points, " << s.simulated << " simulated, "
-            << s.no_fit << " do not fit, " << s.skipped << " already stored, " << s.invalid
-            << " invalid; " << s.wall_s << " s; results in " << db << " (sweep '" << name << "')\n";
-  for (const auto& f : s.failures) std::cout << "  invalid: " << f << "\n";
+int print_summary(const sweep::SweepSummary& s, const std::string& name, const SweepArgs& a) {
+  if (a.json) {
+    std::cout << reports::json_text(reports::sweep_json(s, name, a.db), 2) << "\n";
+  } else {
+    std::cout << "sweep " << name << ": " << s.points << " points, " << s.simulated
+              << " simulated, " << s.no_fit << " do not fit, " << s.skipped << " already stored, "
+              << s.invalid << " invalid; " << s.wall_s << " s; results in " << a.db << " (sweep '"
+              << name << "')\n";
+    for (const auto& f : s.failures) std::cout << "  invalid: " << f << "\n";
+  }
   return s.invalid > 0 ? kExitFailure : kExitOk;
 }
 
@@ -212,7 +219,7 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
       if (!a.quiet) bar.finish();
       store->finish_sweep(spec.name);
       sum.wall_s = monotonic_s() - t0;
-      rc = print_summary(sum, spec.name, a.db);
+      rc = print_summary(sum, spec.name, a);
     }
   } catch (const std::exception& e) {
     std::cerr << "tiersim sweep (rank " << rank << "): error: " << e.what() << "\n";
@@ -243,6 +250,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "stop after storing this many new points (0 = all), as if interrupted")(
       "dry-run", "list the points (and check the file) without simulating")(
       "quiet,q", "no progress on stderr")(
+      "json", "print the summary as one JSON object (points, simulated, no_fit, skipped, "
+              "invalid, failures, db)")(
       "data-dir", po::value<std::string>(&a.data_dir),
       "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
   po::options_description hidden;
@@ -261,6 +270,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (a.file.empty()) throw Error("missing SWEEP.yaml (see tiersim sweep --help)");
   a.dry_run = vm.count("dry-run") > 0;
   a.quiet = vm.count("quiet") > 0;
+  a.json = vm.count("json") > 0;
 
   const sweep::SweepSpec spec = sweep::parse_sweep_file(a.file);
   const config::Catalog catalog = config::Catalog::load(a.data_dir);
@@ -285,7 +295,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   ro.progress_tty = isatty(STDERR_FILENO) != 0;
   const auto sum = sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION,
                                     a.quiet ? nullptr : &std::cerr, a.limit);
-  return print_summary(sum, spec.name, a.db);
+  return print_summary(sum, spec.name, a);
 }
 
 }  // namespace tiersim::app

@@ -12,22 +12,13 @@
 #include "calibrate/interrupt.hpp"
 #include "replay/replay_suite.hpp"
 #include "calibrate/runner.hpp"
+#include "reports/study_json.hpp"
+#include "study/studies.hpp"
 #include "study/validation.hpp"
 
 namespace po = boost::program_options;
 
 namespace tiersim::app {
-namespace {
-
-// How the out-of-sample figure is made, printed with it (study/validation.hpp).
-constexpr const char* kOutOfSampleMethod =
-    "leave-one-source-out: the derived constants (scenarios/validation/derivations.yaml) cannot be "
-    "re-derived mechanically without a source, so a row counts as in-sample when a constant its "
-    "scenario uses was derived from a row of its own source, and the figure is the mean over the "
-    "other rows";
-
-}  // namespace
-
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: tiersim validate [options]\n\n"
@@ -82,67 +73,12 @@ int cmd_validate(const std::vector<std::string>& args) {
       return 130;
     }
   }
-  if (dir.empty()) dir = validation::default_reference_dir(data_dir);
-  const validation::ValidationSummary v = validation::run_validation(dir, data_dir);
+  const validation::ValidationSummary v = studies::run_validate({dir, data_dir, nullptr});
   const auto& rows = v.rows;
   const double mape = v.mape_pct, worst = v.max_abs_error_pct;
 
   if (vm.count("json")) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) {
-      nlohmann::json constants = nlohmann::json::array();
-      for (const std::size_t i : r.constants_used) constants.push_back(v.data.derivations[i].constant);
-      j.push_back({{"case", r.case_name},
-                   {"metric", r.metric},
-                   {"source", r.source},
-                   {"published", r.published},
-                   {"predicted", r.predicted},
-                   {"error_pct", r.error_pct},
-                   {"approx", r.approx},
-                   {"role", r.calibration ? "calibration" : "prediction"},
-                   {"note", r.note},
-                   {"group", r.group},
-                   {"ratio_to", r.ratio_to},
-                   {"refused", r.refused},
-                   {"fed_constant", r.fed_constant},
-                   {"source_in_sample", r.source_in_sample},
-                   {"constants_used", constants}});
-    }
-    nlohmann::json groups = nlohmann::json::array();
-    for (const auto& g : v.groups)
-      groups.push_back({{"group", g.name},
-                        {"rows", g.rows},
-                        {"mape_pct", g.mape_pct},
-                        {"max_abs_error_pct", g.max_abs_error_pct},
-                        {"refused_rows", g.refused_rows},
-                        {"no_constant_rows", g.no_constant_rows},
-                        {"no_constant_mape_pct", g.no_constant_mape_pct},
-                        {"out_of_sample_rows", g.out_of_sample_rows},
-                        {"out_of_sample_mape_pct", g.out_of_sample_mape_pct},
-                        {"out_of_sample_max_abs_error_pct", g.out_of_sample_max_abs_error_pct},
-                        {"error_band_pct", g.rows > 0 ? nlohmann::json(g.error_band_pct())
-                                                      : nlohmann::json(nullptr)},
-                        {"status", g.provisional ? "provisional" : "established"},
-                        {"why_provisional", g.why_provisional}});
-    nlohmann::json derivations = nlohmann::json::array();
-    for (const auto& d : v.data.derivations)
-      derivations.push_back({{"constant", d.constant},
-                             {"value", d.value},
-                             {"derived_from", d.derived_from},
-                             {"how", d.how}});
-    std::cout << nlohmann::json{{"cases", j},
-                                {"groups", groups},
-                                {"derived_constants", derivations},
-                                {"out_of_sample_method", kOutOfSampleMethod},
-                                {"established_within_limit", v.established_within(max_mape)},
-                                {"mape_pct", mape},
-                                {"max_abs_error_pct", worst},
-                                {"prediction_mape_pct", v.prediction_mape_pct},
-                                {"prediction_max_abs_error_pct", v.prediction_max_abs_error_pct},
-                                {"out_of_sample_rows", v.out_of_sample_rows},
-                                {"out_of_sample_mape_pct", v.out_of_sample_mape_pct}}
-                     .dump(2)
-              << "\n";
+    std::cout << reports::validation_json(v, max_mape).dump(2) << "\n";
   } else {
     // Columns as wide as their longest entry.
     int case_w = 4, metric_w = 6, group_w = 5;
@@ -197,7 +133,7 @@ int cmd_validate(const std::vector<std::string>& args) {
                 v.prediction_rows, v.prediction_mape_pct, v.prediction_max_abs_error_pct);
     std::printf("out of sample (%zu rows, leave-one-source-out): %.1f%%\n", v.out_of_sample_rows,
                 v.out_of_sample_mape_pct);
-    std::printf("%s\n", kOutOfSampleMethod);
+    std::printf("%s\n", reports::kOutOfSampleMethod);
     std::printf("(~ marks values read off a published bar chart; see scenarios/reference/README.md)\n");
   }
   return v.established_within(max_mape) ? kExitOk : kExitFailure;

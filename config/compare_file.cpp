@@ -73,12 +73,19 @@ Comparison read_comparison(const YNode& root) {
 }
 
 Comparison read_compare_inputs(const std::vector<std::string>& files) {
+  std::vector<CompareInput> inputs;
+  for (const auto& f : files) inputs.push_back({f, true});
+  return read_compare_inputs(inputs);
+}
+
+Comparison read_compare_inputs(const std::vector<CompareInput>& inputs) {
   Comparison cmp;
-  for (const auto& f : files) {
-    const YNode root = parse_yaml_file(f, "scenario or comparison file");
+  for (const auto& in : inputs) {
+    const YNode root = in.is_file ? parse_yaml_file(in.path_or_text, "scenario or comparison file")
+                                  : parse_yaml_text(in.path_or_text, in.display);
     if (root.is_map() && root.raw()["compare"]) {
       Comparison c = read_comparison(root);
-      if (files.size() == 1) {
+      if (inputs.size() == 1) {
         cmp.name = c.name;
         cmp.description = c.description;
         cmp.baseline = c.baseline;
@@ -86,8 +93,13 @@ Comparison read_compare_inputs(const std::vector<std::string>& files) {
       for (auto& v : c.variants) cmp.variants.push_back(std::move(v));
     } else {
       VariantSpec v;
-      v.file = f;
-      v.display = f;
+      if (in.is_file) {
+        v.file = in.path_or_text;
+        v.display = in.path_or_text;
+      } else {
+        v.inline_yaml = in.path_or_text;
+        v.display = in.display;
+      }
       cmp.variants.push_back(std::move(v));
     }
   }

@@ -38,6 +38,16 @@ Comparison read_comparison(const YNode& root);
 // description and baseline are those of the comparison file when it is the only file.
 Comparison read_compare_inputs(const std::vector<std::string>& files);
 
+// One input of a comparison: a file, or YAML/JSON text (the Python module's dicts) shown as
+// `display` in messages, whose relative `file:` entries are relative to the working directory.
+struct CompareInput {
+  std::string path_or_text;
+  bool is_file = true;
+  std::string display = "<dict>";
+};
+// read_compare_inputs for files and texts mixed, by the same rules.
+Comparison read_compare_inputs(const std::vector<CompareInput>& inputs);
+
 // The variant's scenario: `opts` (command-line --set, data folder, catalog) with the variant's
 // `set:` entries applied before `opts.overrides`.
 Scenario load_variant(const VariantSpec& spec, const LoadOptions& opts);

@@ -1,7 +1,9 @@
 // The `tiersim` Python module's native part (`tiersim._tiersim`). It exposes the same library
-// calls the `tiersim` program makes and returns results as JSON text, which the pure-Python
-// wrapper (python/tiersim/__init__.py) turns into plain dicts and lists: exactly the objects
-// `tiersim run --json` prints, so a notebook and the command line never disagree.
+// calls the `tiersim` program makes (study/studies.hpp, reports/report_study.hpp) and returns
+// results as JSON text built by the same functions (reports/study_json.hpp), which the
+// pure-Python wrapper (python/tiersim/__init__.py) turns into plain dicts and lists: exactly the
+// objects `tiersim <command> --json` prints, so a notebook and the command line never disagree.
+// Every call runs on a worker thread while this one watches for Ctrl-C (run_interruptibly).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -14,12 +16,16 @@
 #include <vector>
 
 #include "config/catalog.hpp"
+#include "config/catalog_json.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "config/compare_file.hpp"
+#include "reports/report_study.hpp"
 #include "reports/run_output.hpp"
-#include "sim/economics.hpp"
+#include "reports/study_json.hpp"
 #include "sim/simulate.hpp"
 #include "store/results_store.hpp"
+#include "study/studies.hpp"
 #include "study/sweep.hpp"
 
 namespace py = pybind11;
@@ -63,20 +69,24 @@ T run_interruptibly(std::atomic<bool>& stop, Work&& work) {
 }
 
 // One simulation, stoppable by Ctrl-C: the engine polls the flag (sim::SimOptions::stop), so a
-// long serving run stops within a few thousand events instead of running to its end.
-sim::RunResult simulate_interruptibly(const Scenario& s) {
+// long serving run stops within a few thousand events instead of running to its end. `trace`
+// keeps the timeline a stored run carries (as `tiersim run --db` does).
+sim::RunResult simulate_interruptibly(const Scenario& s, bool trace = false) {
   std::atomic<bool> stop{false};
   sim::SimOptions options;
   options.stop = &stop;
+  options.trace = trace;
   return run_interruptibly<sim::RunResult>(stop, [&] { return sim::simulate(s, options); });
 }
 
-// One scenario: the `tiersim run --json` object.
+// One scenario: the `tiersim run --json` object (with `closest_fits` under a refusal); stored in
+// `db` as `tiersim run --db` stores it.
 std::string run(const std::string& source, bool is_file, const std::vector<std::string>& sets,
-                const std::string& data_dir) {
+                const std::string& data_dir, const std::string& db) {
   const Scenario s = load(source, is_file, sets, data_dir);
-  const sim::RunResult r = simulate_interruptibly(s);
-  return reports::json_text(reports::to_json(s, r));
+  const sim::RunResult r = simulate_interruptibly(s, !db.empty());
+  if (!db.empty()) store::ResultsStore(db).save(s, r, TIERSIM_VERSION);
+  return reports::json_text(reports::run_json(s, r, studies::closest_fits(s, r)));
 }
 
 // The resolved scenario: name, hash and canonical YAML (every catalog value inlined).
@@ -89,31 +99,43 @@ std::string resolve(const std::string& source, bool is_file, const std::vector<s
                                        {"resolved_yaml", s.resolved_yaml}});
 }
 
-// Several configurations side by side: each one's run object plus "ratios" to the first
-// (the baseline), for the metrics `tiersim compare` shows.
-std::string compare(const std::vector<std::pair<std::string, bool>>& sources,
-                    const std::vector<std::string>& sets, const std::string& data_dir) {
-  nlohmann::json out = nlohmann::json::array();
-  std::vector<sim::RunResult> results;
-  for (const auto& [source, is_file] : sources) {
-    // Ctrl-C between configurations, and within each simulation.
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    const Scenario s = load(source, is_file, sets, data_dir);
-    sim::RunResult r = simulate_interruptibly(s);
-    nlohmann::json j = reports::to_json(s, r);
-    nlohmann::json ratios = nlohmann::json::object();
-    if (!results.empty())
-      for (const auto& [name, ratio] : sim::metric_ratios(r, results.front())) ratios[name] = ratio;
-    j["ratios"] = ratios;
-    out.push_back(j);
-    results.push_back(std::move(r));
-  }
-  return reports::json_text(out);
+// The inputs of compare, sensitivity and breakeven: files (scenarios or comparison files) and
+// texts (dicts as JSON), read as `tiersim compare FILE...` reads its files.
+using Sources = std::vector<std::pair<std::string, bool>>;
+config::Comparison comparison_of(const Sources& sources) {
+  std::vector<config::CompareInput> inputs;
+  for (const auto& [source, is_file] : sources) inputs.push_back({source, is_file, "<dict>"});
+  return config::read_compare_inputs(inputs);
 }
 
-// A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash).
+// Files tiersim did not write are refused unless force=True (the program says --force).
+OutputOptions output_options(bool force) {
+  OutputOptions o;
+  o.force = force;
+  o.force_hint = "pass force=True to replace it";
+  return o;
+}
+
+// `tiersim compare --json`.
+std::string compare(const Sources& sources, const std::vector<std::string>& sets,
+                    const std::string& data_dir, const std::string& db) {
+  std::atomic<bool> stop{false};
+  studies::CompareRequest request;
+  request.comparison = comparison_of(sources);
+  request.sets = sets;
+  request.data_dir = data_dir;
+  request.db = db;
+  request.tool_version = TIERSIM_VERSION;
+  request.stop = &stop;
+  const auto outcome = run_interruptibly<studies::CompareOutcome>(
+      stop, [&] { return studies::run_compare(request); });
+  return reports::json_text(reports::compare_json(outcome));
+}
+
+// A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash):
+// `tiersim sweep --json`.
 std::string sweep(const std::string& file, const std::string& db, int threads,
-                  const std::string& data_dir) {
+                  const std::string& data_dir, std::size_t limit) {
   const sweep::SweepSpec spec = sweep::parse_sweep_file(file);
   const config::Catalog catalog = config::Catalog::load(data_dir);
   sweep::SweepStore store(db);
@@ -122,16 +144,134 @@ std::string sweep(const std::string& file, const std::string& db, int threads,
   ro.threads = threads;
   ro.stop = &stop;
   const sweep::SweepSummary sum = run_interruptibly<sweep::SweepSummary>(stop, [&] {
-    return sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr);
+    return sweep::run_sweep(spec, store, catalog, ro, TIERSIM_VERSION, nullptr, limit);
   });
-  return reports::json_text(nlohmann::json{{"sweep", spec.name},
-                                       {"points", sum.points},
-                                       {"simulated", sum.simulated},
-                                       {"no_fit", sum.no_fit},
-                                       {"skipped", sum.skipped},
-                                       {"invalid", sum.invalid},
-                                       {"failures", sum.failures},
-                                       {"db", db}});
+  return reports::json_text(reports::sweep_json(sum, spec.name, db));
+}
+
+// `tiersim capacity --json`.
+std::string capacity(const std::string& file, const std::vector<std::string>& sets,
+                     const std::string& data_dir, double attainment_pct, double tolerance,
+                     double start_rate_per_s, bool stability, bool slo, const std::string& db) {
+  std::atomic<bool> stop{false};
+  studies::CapacityRequest request;
+  request.file = file;
+  request.sets = sets;
+  request.data_dir = data_dir;
+  request.search.criteria.attainment_pct = attainment_pct;
+  request.search.tolerance = tolerance;
+  request.search.start_rate_per_s = start_rate_per_s;
+  request.search.criteria.check_stability = stability;
+  request.search.criteria.check_slo = slo;
+  request.db = db;
+  request.tool_version = TIERSIM_VERSION;
+  request.stop = &stop;
+  const auto outcome = run_interruptibly<studies::CapacityOutcome>(
+      stop, [&] { return studies::run_capacity(request); });
+  return reports::json_text(reports::capacity_json(outcome, request.search));
+}
+
+// `tiersim plan --json` (and the same scenario files written into `out_dir`).
+std::string plan(const std::string& file, const std::string& out_dir, const std::string& db,
+                 int threads, bool prune, bool force, const std::string& data_dir) {
+  std::atomic<bool> stop{false};
+  studies::PlanRequest request;
+  request.file = file;
+  request.out_dir = out_dir;
+  request.db = db;
+  request.data_dir = data_dir;
+  request.tool_version = TIERSIM_VERSION;
+  request.threads = threads;
+  request.prune = prune;
+  request.output = output_options(force);
+  request.stop = &stop;
+  const auto outcome =
+      run_interruptibly<studies::PlanOutcome>(stop, [&] { return studies::run_plan(request); });
+  return reports::json_text(reports::plan_json(outcome));
+}
+
+// `tiersim sensitivity --json`.
+std::string sensitivity(const Sources& sources, const std::string& metric, double range,
+                        const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& variants,
+                        const std::vector<std::string>& sets, int threads,
+                        const std::string& data_dir) {
+  std::atomic<bool> stop{false};
+  studies::SensitivityRequest request;
+  request.comparison = comparison_of(sources);
+  request.metric = metric;
+  request.range = range;
+  request.inputs = inputs;
+  request.variants = variants;
+  request.sets = sets;
+  request.threads = threads;
+  request.data_dir = data_dir;
+  request.stop = &stop;
+  const auto outcome = run_interruptibly<studies::SensitivityOutcome>(
+      stop, [&] { return studies::run_sensitivity(request); });
+  return reports::json_text(reports::sensitivity_json(outcome));
+}
+
+// `tiersim breakeven --json`.
+std::string breakeven(const Sources& sources, const std::string& key,
+                      const std::optional<std::pair<double, double>>& between,
+                      const std::vector<std::string>& variants, const std::string& metric,
+                      const std::string& sense, int points, const std::vector<std::string>& sets,
+                      const std::string& data_dir) {
+  std::atomic<bool> stop{false};
+  studies::BreakEvenRequest request;
+  request.comparison = comparison_of(sources);
+  request.key = key;
+  request.between = between;
+  request.variants = variants;
+  request.metric = metric;
+  request.sense = sense;
+  request.points = points;
+  request.sets = sets;
+  request.data_dir = data_dir;
+  request.stop = &stop;
+  const auto outcome = run_interruptibly<studies::BreakEvenOutcome>(
+      stop, [&] { return studies::run_breakeven(request); });
+  return reports::json_text(reports::breakeven_json(outcome));
+}
+
+// `tiersim catalog [WHICH] --json`.
+std::string catalog(const std::string& which, const std::string& data_dir) {
+  config::check_catalog_kind(which);
+  return reports::json_text(config::catalog_json(config::Catalog::load(data_dir), which));
+}
+
+// `tiersim validate --json`.
+std::string validate(const std::string& dir, const std::string& data_dir, double max_mape_pct) {
+  std::atomic<bool> stop{false};
+  const auto summary = run_interruptibly<validation::ValidationSummary>(
+      stop, [&] { return studies::run_validate({dir, data_dir, &stop}); });
+  return reports::json_text(reports::validation_json(summary, max_mape_pct));
+}
+
+// `tiersim report --json` (and the report written into `out_dir`).
+std::string report(const std::string& db, const std::string& out_dir,
+                   const std::optional<std::string>& sweep_name, const std::string& title,
+                   const std::string& objective, bool validation, bool sensitivity, bool force,
+                   const std::string& vendor_dir, const std::string& data_dir) {
+  std::atomic<bool> stop{false};
+  reports::ReportRequest request;
+  request.db = db;
+  request.out_dir = out_dir;
+  request.has_sweep = sweep_name.has_value();
+  request.sweep = sweep_name.value_or("");
+  request.title = title;
+  request.objective = objective;
+  request.validation = validation;
+  request.sensitivity = sensitivity;
+  request.output = output_options(force);
+  request.vendor_dir = vendor_dir;
+  request.data_dir = data_dir;
+  request.tool_version = TIERSIM_VERSION;
+  request.stop = &stop;
+  const auto outcome = run_interruptibly<reports::ReportOutcome>(
+      stop, [&] { return reports::run_report(request); });
+  return reports::json_text(reports::report_json(outcome));
 }
 
 // Every stored run of a results database (optionally one sweep's), one flat object per run:
@@ -169,6 +309,7 @@ PYBIND11_MODULE(_tiersim, m) {
   static py::exception<ModelError> model_error(m, "ModelError", error.ptr());
   static py::exception<IoError> io_error(m, "IoError", error.ptr());
   static py::exception<StoreError> store_error(m, "StoreError", error.ptr());
+  static py::exception<Interrupted> interrupted(m, "Interrupted", error.ptr());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -182,17 +323,37 @@ PYBIND11_MODULE(_tiersim, m) {
       io_error(e.what());
     } catch (const StoreError& e) {
       store_error(e.what());
+    } catch (const Interrupted& e) {
+      interrupted(e.what());
     } catch (const Error& e) {
       error(e.what());
     }
   });
   m.def("run", &python::run, py::arg("source"), py::arg("is_file"), py::arg("sets"),
-        py::arg("data_dir"));
+        py::arg("data_dir"), py::arg("db"));
   m.def("resolve", &python::resolve, py::arg("source"), py::arg("is_file"), py::arg("sets"),
         py::arg("data_dir"));
-  m.def("compare", &python::compare, py::arg("sources"), py::arg("sets"), py::arg("data_dir"));
+  m.def("compare", &python::compare, py::arg("sources"), py::arg("sets"), py::arg("data_dir"),
+        py::arg("db"));
   m.def("sweep", &python::sweep, py::arg("file"), py::arg("db"), py::arg("threads"),
-        py::arg("data_dir"));
+        py::arg("data_dir"), py::arg("limit"));
   m.def("runs", &python::runs, py::arg("db"), py::arg("sweep"));
+  m.def("capacity", &python::capacity, py::arg("file"), py::arg("sets"), py::arg("data_dir"),
+        py::arg("attainment_pct"), py::arg("tolerance"), py::arg("start_rate_per_s"),
+        py::arg("stability"), py::arg("slo"), py::arg("db"));
+  m.def("plan", &python::plan, py::arg("file"), py::arg("out_dir"), py::arg("db"),
+        py::arg("threads"), py::arg("prune"), py::arg("force"), py::arg("data_dir"));
+  m.def("sensitivity", &python::sensitivity, py::arg("sources"), py::arg("metric"),
+        py::arg("range"), py::arg("inputs"), py::arg("variants"), py::arg("sets"),
+        py::arg("threads"), py::arg("data_dir"));
+  m.def("breakeven", &python::breakeven, py::arg("sources"), py::arg("key"), py::arg("between"),
+        py::arg("variants"), py::arg("metric"), py::arg("sense"), py::arg("points"),
+        py::arg("sets"), py::arg("data_dir"));
+  m.def("catalog", &python::catalog, py::arg("which"), py::arg("data_dir"));
+  m.def("validate", &python::validate, py::arg("dir"), py::arg("data_dir"),
+        py::arg("max_mape_pct"));
+  m.def("report", &python::report, py::arg("db"), py::arg("out_dir"), py::arg("sweep"),
+        py::arg("title"), py::arg("objective"), py::arg("validation"), py::arg("sensitivity"),
+        py::arg("force"), py::arg("vendor_dir"), py::arg("data_dir"));
   m.attr("__version__") = TIERSIM_VERSION;
 }

@@ -437,6 +437,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     std::vector<char> failed(batch.size(), 0);
     std::vector<std::string> no_capacity(batch.size());
     study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+      // Outside the try below, which records a point's errors: parallel_for rethrows this one.
+      if (options.stop && *options.stop) throw Interrupted("plan interrupted");
       Candidate& c = cands[batch[k]];
       try {
         if (spec.capacity && has_capability(c.scenario, kCapArrivalRate)) {

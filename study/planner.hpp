@@ -8,6 +8,7 @@
 //
 // File format: scenarios/plans/README.md.
 #include <cstddef>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -150,6 +151,9 @@ struct PlanOptions {
   // Called on the calling thread after each batch of simulations: points simulated so far and
   // points still queued (an upper bound: some will be pruned).
   std::function<void(std::size_t simulated, std::size_t queued)> on_progress;
+  // Set by another thread (the Python module's Ctrl-C): the simulations not started are skipped
+  // and run_plan throws Interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const PlanOptions& options);

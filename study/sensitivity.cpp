@@ -161,10 +161,13 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
   const std::vector<Input> inputs = options.inputs.empty() ? default_inputs(0.2) : options.inputs;
   Scenario base;
   const config::VariantSource source(variant, options.load);
+  if (options.stop && *options.stop) throw Interrupted("sensitivity interrupted");
   try {
     base = source.load();
     if (t.variant.empty()) t.variant = base.name;
-    const sim::RunResult r = sim::simulate(base);
+    sim::SimOptions sim_options;
+    sim_options.stop = options.stop;  // throws Interrupted, which is no ModelError
+    const sim::RunResult r = sim::simulate(base, sim_options);
     if (!r.fits) {
       t.error = "does not fit: " + r.shortfall;
       return t;
@@ -220,12 +223,14 @@ Tornado run_tornado(const config::VariantSpec& variant, const Options& options, 
     const bool high = jobs[j].second;
     const bool integer =
         config::find_option(sw.input.key, base.kind)->type == config::ValueType::kInt;
+    if (options.stop && *options.stop) return;  // thrown below, once every thread has stopped
     const Evaluation e =
         evaluate(source, {override_text(sw.input.key, high ? sw.high_value : sw.low_value, integer)},
-                 options.metric);
+                 options.metric, options.stop);
     (high ? sw.metric_high : sw.metric_low) = e.metric;
     if (!e.error.empty()) sw.error = (high ? "high end: " : "low end: ") + e.error;
   });
+  if (options.stop && *options.stop) throw Interrupted("sensitivity interrupted");
   std::stable_sort(t.rows.begin(), t.rows.end(), [](const Swing& a, const Swing& b) {
     if (a.skipped.empty() != b.skipped.empty()) return a.skipped.empty();
     return a.swing() > b.swing();
@@ -274,12 +279,14 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
                           config::range_text(o));
 
   auto sample = [&](double x) {
+    if (opt.stop && *opt.stop) throw Interrupted("break-even interrupted");
     BreakEvenSample s;
     s.value = out.integer ? std::round(x) : x;
     const std::vector<std::string> extra = {override_text(opt.key, s.value, out.integer)};
     const std::vector<std::string> none;
-    Evaluation ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric);
-    Evaluation eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric);
+    Evaluation ea = evaluate(source_a, out.a_uses_key ? extra : none, opt.metric, opt.stop);
+    Evaluation eb = evaluate(source_b, out.b_uses_key ? extra : none, opt.metric, opt.stop);
+    if (opt.stop && *opt.stop) throw Interrupted("break-even interrupted");
     out.simulations += 2;
     if (out.unit.empty()) out.unit = !ea.unit.empty() ? ea.unit : eb.unit;
     s.metric_a = ea.metric;

@@ -6,6 +6,7 @@
 // derived quantity (capex, power, timing) is recomputed by the simulator.
 #include <atomic>
 #include <cstddef>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ struct Options {
   std::string metric = std::string(sim::metric::kUsdPerMillionTokens.name);
   std::vector<Input> inputs;  // empty = default_inputs(0.2)
   config::LoadOptions load;   // command-line --set, data folder, catalog
+  // Set by another thread (the Python module's Ctrl-C): the simulations not started are skipped
+  // and run_tornado throws Interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The tornado of every variant (simulations of one variant run on up to `threads` threads; 0 =
@@ -101,6 +105,8 @@ struct BreakEvenOptions {
   config::LoadOptions load;
   int scan_points = 9;               // evenly spaced samples before refining a sign change
   double relative_tolerance = 1e-6;  // of the range width
+  // Set by another thread: break_even throws Interrupted before its next sample.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct BreakEvenSample {

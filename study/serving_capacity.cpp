@@ -118,7 +118,9 @@ ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_r
     RatePoint p;
     p.rate_per_s = rate;
     p.scenario = at_rate(rate);
-    p.result = sim::simulate(p.scenario);
+    sim::SimOptions sim_options;
+    sim_options.stop = options.stop;
+    p.result = sim::simulate(p.scenario, sim_options);
     p.why_not = serving_verdict(p.scenario, p.result, options.criteria);
     p.meets = p.why_not.empty();
     out.points.push_back(std::move(p));

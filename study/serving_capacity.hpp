@@ -18,6 +18,7 @@
 // missed there is missed at every rate, and the search stops with that zero-load figure. Every run uses the scenario's seed, and the arrival
 // process scales with the rate (the same draws, gaps divided by the rate), so the points differ
 // only in load.
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -44,6 +45,9 @@ struct SearchOptions {
   double start_rate_per_s = 0;  // 0: the scenario's workload.arrival_rate
   double tolerance = 0.02;      // stop when (fail - pass) <= tolerance x pass
   int max_runs = 60;            // simulations at most
+  // Set by another thread (the Python module's Ctrl-C): the simulation in progress stops within
+  // a few thousand events and the search throws Interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct RatePoint {

@@ -218,7 +218,8 @@ struct Mean {
 
 }  // namespace
 
-ValidationSummary run_validation(const std::string& dir, const std::string& data_dir) {
+ValidationSummary run_validation(const std::string& dir, const std::string& data_dir,
+                                 const std::atomic<bool>* stop) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error("reference folder '" + dir + "' does not exist");
   std::vector<fs::path> files;
@@ -243,7 +244,11 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
   };
   auto result = [&](const std::string& path) -> const sim::RunResult& {
     auto it = results.find(path);
-    if (it == results.end()) it = results.emplace(path, sim::simulate(scenario(path))).first;
+    if (it == results.end()) {
+      sim::SimOptions options;
+      options.stop = stop;
+      it = results.emplace(path, sim::simulate(scenario(path), options)).first;
+    }
     return it->second;
   };
   for (const auto& f : files) {

@@ -14,6 +14,7 @@
 //     in-sample here when any constant that applies to its scenario was derived from a row of
 //     its own source, and the figure is the mean over the other rows.
 // Reports and error bands use the leave-one-source-out figure.
+#include <atomic>
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -147,7 +148,10 @@ std::string provisional_reason(const GroupDef& g, double mape_pct, double max_ab
 // holding catalog/ and validation/ ("" = config::default_data_dir()). Throws Error when the folder
 // does not exist or holds no reference, a reference names a metric the workload does not produce
 // or a group groups.yaml does not define, or a derivation names a row that does not exist.
-ValidationSummary run_validation(const std::string& reference_dir, const std::string& data_dir);
+// `stop` (set by another thread: the Python module's Ctrl-C) stops the simulation in progress and
+// throws Interrupted.
+ValidationSummary run_validation(const std::string& reference_dir, const std::string& data_dir,
+                                 const std::atomic<bool>* stop = nullptr);
 
 // <data_dir>/reference, with "" meaning the default data folder.
 std::string default_reference_dir(const std::string& data_dir);

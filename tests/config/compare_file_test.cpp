@@ -125,3 +125,33 @@ TEST_CASE("a variant source loads as load_variant does, with extra settings last
     }
   }
 }
+
+TEST_CASE("compare inputs: a comparison given as text is the comparison file", "[compare]") {
+  const std::string scenario = kData + "/inference/llama3-70b-h200-4x-gen5-gds.yaml";
+  const std::string text =
+      "{\"compare\": {\"name\": \"drives\", \"baseline\": \"four\", "
+      "\"variants\": [{\"name\": \"eight\", \"file\": \"" +
+      scenario +
+      "\", \"set\": {\"hardware.nvme.count\": 8}}, {\"name\": \"four\", "
+      "\"file\": \"" +
+      scenario + "\"}]}}";
+  const Comparison cmp = read_compare_inputs({CompareInput{text, false}});
+  CHECK(cmp.name == "drives");
+  REQUIRE(cmp.variants.size() == 2);
+  CHECK(cmp.variants[0].name == "four");  // the baseline goes first
+  CHECK(cmp.variants[1].sets.size() == 1);
+
+  // A scenario as text is one inline variant; mixed with a file, both in order.
+  const Comparison mixed = read_compare_inputs(
+      {CompareInput{scenario, true}, CompareInput{"name: x\n", false, "<dict>"}});
+  REQUIRE(mixed.variants.size() == 2);
+  CHECK(mixed.variants[0].file == scenario);
+  CHECK(mixed.variants[1].inline_yaml == "name: x\n");
+  CHECK(mixed.variants[1].display == "<dict>");
+
+  // A comparison with a misspelt key names it, as for a file.
+  CHECK_THROWS_WITH(read_compare_inputs({CompareInput{"{\"compare\": "
+                                                      "{\"variant\": []}}",
+                                                      false}}),
+                    Catch::Contains("variant"));
+}

@@ -1,4 +1,5 @@
-"""Fuzzes the tiersim Python module's entry points (run, resolve, compare, sweep, runs).
+"""Fuzzes the tiersim Python module's entry points (run, resolve, compare, sweep, runs,
+sensitivity, breakeven, capacity).
 
 Each input is a call with random arguments: `set=` as a dict, a list, one "key=value" string,
 bytes or another object, with keys from `tiersim schema` or mangled ones and extreme values;
@@ -100,7 +101,7 @@ def random_scenario():
 
 
 def call(tmp):
-    what = rng.randrange(5)
+    what = rng.randrange(8)
     if what == 0:
         return "run", (random_scenario(),), {"set": random_set()}
     if what == 1:
@@ -115,6 +116,26 @@ def call(tmp):
                     "set: {model.layers: 2, workload.gen_tokens: 2}\ngrid:\n  %s: [%s]\n"
                     % (source, rng.choice(KEYS), json.dumps(value())))
         return "sweep", (path,), {"db": rng.choice([db, ".", "/dev/null"]), "threads": rng.choice([1, 0, -1])}
+    if what == 5:
+        # One input varied, so that a call stays a few simulations long.
+        return "sensitivity", ([random_scenario() for _ in range(rng.randrange(1, 3))],), \
+            {"set": random_set(), "inputs": [rng.choice(KEYS + ["economics.prices.gpu_usd"])],
+             "range": rng.choice([0.2, 0.5, 0, 1, -1, float("nan")]), "threads": 1,
+             "variants": rng.choice([None, "fuzz", ["x"]])}
+    if what == 6:
+        return "breakeven", ([random_scenario() for _ in range(rng.randrange(1, 4))],), \
+            {"vary": rng.choice(KEYS + ["economics.prices.gpu_usd"]), "set": random_set(),
+             "points": rng.choice([2, 3, 1, 0]), "between": rng.choice([None, (1, 2), (2, 1), (0, 1e308)]),
+             "sense": rng.choice([None, "minimize", "up"])}
+    if what == 7:
+        scenario = rng.choice([SCENARIO, source + "/scenarios/training/dgx2-zero3.yaml",
+                               source + "/scenarios/serving/opt30b-chatbot-6xl40s.yaml",
+                               random_scenario()])
+        return "capacity", (scenario,), \
+            {"set": rng.choice([None, {"workload.requests": 50}, random_set()]),
+             "attainment": rng.choice([90, 0, 101, float("nan")]),
+             "tolerance": rng.choice([0.2, 0, -1]), "start": rng.choice([0, -1, 1e308]),
+             "slo": rng.choice([True, False]), "stability": rng.choice([True, False])}
     return "runs", (rng.choice([os.path.join(tmp, "r.db"), ".", "/dev/zero", "no-such.db"]),), \
         {"sweep": rng.choice([None, "s", 3])}
 

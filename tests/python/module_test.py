@@ -55,12 +55,13 @@ try:
 except tiersim.Error as e:
     check("no-such-model" in str(e), "catalog errors are tiersim.Error: " + str(e))
 
-# 4. compare(): ratios to the first configuration.
+# 4. compare(): the `tiersim compare --json` object, ratios to the first configuration.
 c = tiersim.compare([scenario, "scenarios/inference/llama3-70b-h200-8x-gen5-gds.yaml"])
-check(len(c) == 2 and c[0]["ratios"] == {}, "the baseline has no ratios")
-check(abs(c[1]["ratios"]["throughput_tokens_per_s"]
-          - c[1]["throughput_tokens_per_s"] / c[0]["throughput_tokens_per_s"]) < 1e-12,
-      "ratios are value / baseline")
+v = c["variants"]
+check(len(v) == 2 and all(x == 1 for x in v[0]["ratios"].values()), "the baseline's ratios are 1")
+check(abs(v[1]["ratios"]["throughput_tokens_per_s"]
+          - v[1]["metrics"]["throughput_tokens_per_s"] / v[0]["metrics"]["throughput_tokens_per_s"])
+      < 1e-12, "ratios are value / baseline")
 
 # 5. sweep() stores into a database; runs() reads it back as flat rows.
 with tempfile.TemporaryDirectory() as tmp:
