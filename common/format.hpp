@@ -2,6 +2,7 @@
 // Numbers as text: the one place each printed form of a number is defined. Every command, report
 // and file writer picks one of these by what the number is for, instead of a local snprintf.
 #include <string>
+#include <string_view>
 
 namespace tiersim::format {
 
@@ -28,5 +29,26 @@ std::string dollars(double usd);
 
 // Decimal gigabytes (1e9 bytes) with one decimal and the unit: "36.3 GB".
 std::string gigabytes(double bytes);
+
+// The forms for people reading a command's text (run, compare): never for files read back, nor
+// for --json, which keeps numbers as numbers.
+//
+// A count or measure: whole numbers with thousands separators from 1,000 up to 1e15
+// ("78,816"; fractions rounded), four significant digits below ("12.35", "0.001235"), exponent
+// form beyond (from 1e15, below 1e-4): "1.23e+15".
+std::string number(double v);
+// US dollars: whole dollars with separators from $1,000 ("$78,816"), cents from $1 ("$12.34"),
+// three significant digits below ("$0.000123"); "-$5.00" for negatives.
+std::string usd(double usd);
+// Bytes in decimal (SI) units, one decimal below 100 of the unit, none from 100: "512 B",
+// "1.2 TB", "36.3 GB", "150 MB".
+std::string bytes(double bytes);
+// A duration: seconds from 1 s ("301 s", "4.52 s", "12,345 s"), milliseconds and microseconds
+// below ("12.5 ms", "830 us"), four significant digits: "0 s" for zero.
+std::string duration(double s);
+// A value with its unit (a metric's declared unit) as people read it: dollars for "USD" and
+// "USD/..." units ("$78,816", "$1.92/h" for "USD/h"), bytes(), duration() for "s", else
+// number() and the unit ("1,234 tokens/s", "12.5 GB/s"; no unit for dimensionless ones).
+std::string quantity(double v, std::string_view unit);
 
 }  // namespace tiersim::format
