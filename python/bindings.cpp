@@ -68,6 +68,7 @@ sim::RunResult simulate_interruptibly(const Scenario& s) {
   std::atomic<bool> stop{false};
   sim::SimOptions options;
   options.stop = &stop;
+  options.breakdown = true;  // the time breakdown, as tiersim run --json has it
   return run_interruptibly<sim::RunResult>(stop, [&] { return sim::simulate(s, options); });
 }
 

@@ -2,11 +2,13 @@
 // which price is missing and how to supply it, in the text and in --json.
 #include "reports/run_output.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
 
 #include "config/scenario_loader.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 
 using namespace tiersim;
@@ -46,4 +48,42 @@ TEST_CASE("run output names the missing price when cost metrics are omitted", "[
   const nlohmann::json j = reports::to_json(unpriced, r);
   REQUIRE(j.contains("cost_note"));
   CHECK(j["cost_note"].get<std::string>().find("economics.prices.drive_usd") != std::string::npos);
+}
+
+TEST_CASE("run output: the time breakdown in JSON and as text", "[reports][breakdown]") {
+  config::LoadOptions load;
+  load.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario s = config::load_scenario(
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-dram.yaml", load);
+  sim::SimOptions o;
+  o.breakdown = true;
+  const sim::RunResult r = sim::simulate(s, o);
+  REQUIRE(r.phases.size() > 3);
+  const nlohmann::json j = reports::to_json(s, r);
+  REQUIRE(j.contains("phases"));
+  REQUIRE(j.contains("phases_measure"));
+  double share = 0, path = 0;
+  for (const auto& p : j["phases"]) {
+    share += p["share"].get<double>();
+    path += p["path_s"].get<double>();
+    // Each phase is also a top-level metric, with its unit.
+    const std::string metric = p["metric"].get<std::string>();
+    CHECK(j[metric].get<double>() == p["path_s"].get<double>());
+    CHECK(j["units"][metric] == "s");
+    CHECK_FALSE(p["label"].get<std::string>().empty());
+  }
+  CHECK(share == Approx(1.0));
+  CHECK(path == Approx(r.get(sim::metric::kTotalS)));
+  CHECK(j["phases"][0]["bottleneck_label"].get<std::string>().rfind("PCIe", 0) == 0);
+
+  // At most `max_rows` rows, the rest summed in one line.
+  std::ostringstream text;
+  reports::print_breakdown(text, r, 2);
+  const std::string t = text.str();
+  CHECK(std::count(t.begin(), t.end(), '\n') == 4);  // header, two phases, the rest
+  CHECK(t.find(std::to_string(r.phases.size() - 2) + " more phases") != std::string::npos);
+  // Without phases, nothing.
+  std::ostringstream none;
+  reports::print_breakdown(none, sim::RunResult{}, 0);
+  CHECK(none.str().empty());
 }
