@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "reports/breakdown_section.hpp"
 #include "reports/cost_charts.hpp"
 #include "reports/serving_charts.hpp"
 #include "sim/metrics.hpp"
@@ -90,7 +91,9 @@ std::vector<std::string> run_labels(const std::vector<store::StoredRun>& runs) {
 std::vector<std::pair<std::string, std::string>> metric_rows(const std::vector<store::StoredRun>& runs) {
   std::map<std::string, std::string> unit;
   for (const auto& r : runs)
-    for (const auto& m : r.metrics) unit.emplace(m.name, m.unit);
+    for (const auto& m : r.metrics)
+      // The phase_* metrics are the rows of their own section (reports/breakdown_section.cpp).
+      if (!sim::is_phase_metric_name(m.name)) unit.emplace(m.name, m.unit);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& name : kHeadlineMetrics)
     if (auto it = unit.find(name); it != unit.end()) out.push_back(*it);
@@ -493,6 +496,10 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     h << part.html;
     if (!part.spec.is_null()) embed(part.spec);
   }
+  for (const auto& part : breakdown_parts(in.runs, labels)) {  // none without phase_* metrics
+    h << part.html;
+    if (!part.spec.is_null()) embed(part.spec);
+  }
 
   h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
        "simulated resource during one steady-state decode step (the middle one), including "
@@ -555,7 +562,8 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
       m << " " << (x ? format_value(x->value) : "–") << " |";
     }
   }
-  m << "\n\n## Sources\n";
+  m << "\n\n" << breakdown_markdown(in.runs, labels);  // "" without phase_* metrics
+  m << "## Sources\n";
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const store::StoredRun& r = in.runs[i];
     m << "\n### " << md_escape(labels[i]) << "\n\nrun " << r.id << ", scenario hash "
