@@ -81,9 +81,9 @@ std::string rest_cell(const store::StoredRun& r, const std::vector<Row>& shown) 
 constexpr const char* kMeasure =
     "Wall time on the critical path: walking back from the end of each run, every moment is "
     "charged to the work that ended last before it (the work whatever came next waited for), "
-    "or to waiting where no resource was busy. The phases of a run add up to its total_s; work "
-    "hidden behind other work does not appear. tiersim run and compare print each phase's busy "
-    "time and bottleneck resource too.";
+    "or to waiting where no resource was busy. The phases of a run add up to its simulated time "
+    "(total_s; training: the iterations it simulates); work hidden behind other work does not "
+    "appear. tiersim run and compare print each phase's busy time and bottleneck resource too.";
 
 }  // namespace
 
@@ -113,7 +113,7 @@ std::vector<ReportPart> breakdown_parts(const std::vector<store::StoredRun>& run
        {{"field", "seconds"},
         {"type", "quantitative"},
         {"stack", "zero"},
-        {"title", "seconds (phases add up to total_s)"}}},
+        {"title", "seconds (phases add up to the simulated time)"}}},
       {"color",
        {{"field", "phase"},
         {"type", "nominal"},

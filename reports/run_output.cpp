@@ -1,6 +1,7 @@
 #include "reports/run_output.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -19,7 +20,14 @@ namespace {
 // What the breakdown measures, in one line (sim/breakdown.hpp has the rule).
 constexpr const char* kPhasesMeasure =
     "on path: wall time the run waited on this work, walking back from its end; the phases add "
-    "up to total_s; busy: the work summed over every resource, overlapped or not";
+    "up to the simulated time; busy: the work summed over every resource, overlapped or not";
+// [s] the time the phases cover: the simulated span, which is total_s unless the workload
+// projects part of the run from a simulated sample (FlexGen's fewer_batch mode).
+double simulated_s(const RunResult& result) {
+  double s = 0;
+  for (const auto& p : result.phases) s += p.path_s;
+  return s;
+}
 }  // namespace
 
 std::string json_text(const nlohmann::json& j, int indent) {
@@ -63,6 +71,7 @@ nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
   if (!result.phases.empty()) {
     j["phases"] = breakdown_json(result);
     j["phases_measure"] = kPhasesMeasure;
+    j["phases_simulated_s"] = simulated_s(result);
   }
   return j;
 }
@@ -166,6 +175,12 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
   if (!result.phases.empty()) {
     os << "where the time goes (" << kPhasesMeasure << "):\n";
     print_breakdown(os, result);
+    const double simulated = simulated_s(result);
+    if (const auto total = result.find(metric::kTotalS);
+        total && std::fabs(*total - simulated) > 1e-6 * *total)
+      os << "  (the phases cover the " << format::duration(simulated)
+         << " simulated; the workload projects total_s, " << format::duration(*total)
+         << ", from that sample)\n";
   }
   if (const std::string split = request_split(result); !split.empty()) os << split << "\n";
 }

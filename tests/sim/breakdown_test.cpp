@@ -8,6 +8,9 @@
 #include "config/scenario_loader.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/checkpoint/names.hpp"
+#include "sim/workloads/inference/metrics.hpp"
+#include "sim/workloads/inference/names.hpp"
 #include "sim/workloads/names.hpp"
 #include "tests/support.hpp"
 
@@ -177,8 +180,16 @@ TEST_CASE("breakdown: every shipped scenario's phases add up to total_s and chan
     if (!r.fits) continue;
     CHECK(plain.phases.empty());
     REQUIRE_FALSE(r.phases.empty());
-    const double total = r.get(metric::kTotalS);
-    CHECK(path_sum(r.phases) == Approx(total).epsilon(1e-9).margin(1e-12));
+    // The makespan: total_s, where the workload reports one (training reports per iteration; its
+    // breakdown covers the iterations it simulated).
+    // FlexGen's fewer_batch mode simulates the prefill and part of one decode step and projects
+    // the rest into total_s: its phases cover what was simulated.
+    if (const auto total = r.find(metric::kTotalS); total && s.policy.flexgen.debug_fewer_batch)
+      CHECK(path_sum(r.phases) < *total);
+    else if (total)
+      CHECK(path_sum(r.phases) == Approx(*total).epsilon(1e-9).margin(1e-12));
+    else
+      CHECK(path_sum(r.phases) > 0);
     // The same run otherwise: every metric of the plain run, with the same value.
     for (const auto& m : plain.metrics) {
       INFO(m.name);
@@ -209,7 +220,9 @@ TEST_CASE("breakdown: OPT-30B on one L40S with the KV cache in DRAM spends prefi
     if (p.stage == Stage::kPrefill) prefill_path += p.path_s;
   INFO("prefill " << prefill << " s, KV write-back " << write->path_s << " s");
   CHECK(write->path_s > 0.5 * prefill);
-  CHECK(write->bottleneck.rfind("pcie-d2h", 0) == 0);
+  // ZeRO-Inference's copy of the prompt's K/V into pageable host memory is bound by the CPU
+  // thread that faults the pages in (sim/workloads/inference/inference.cpp), not by the link.
+  CHECK(write->bottleneck == "cpu");
   for (const auto& p : r.phases)
     if (p.stage == Stage::kPrefill) CHECK(p.path_s <= write->path_s);
 }
