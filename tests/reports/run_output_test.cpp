@@ -88,3 +88,30 @@ TEST_CASE("run output: the time breakdown in JSON and as text", "[reports][break
   reports::print_breakdown(none, sim::RunResult{}, 0);
   CHECK(none.str().empty());
 }
+
+TEST_CASE("run output: where a workload projects total_s from a sample, the breakdown says so",
+          "[reports][breakdown]") {
+  // FlexGen's fewer_batch mode simulates the prefill and part of one decode step.
+  config::LoadOptions load;
+  load.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario s = config::load_scenario(
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/flexgen-t4-opt30b-p256.yaml", load);
+  REQUIRE(s.policy.flexgen.debug_fewer_batch);
+  sim::SimOptions o;
+  o.breakdown = true;
+  const sim::RunResult r = sim::simulate(s, o);
+  std::ostringstream text;
+  reports::print_human(text, s, r);
+  CHECK(text.str().find("the phases cover the ") != std::string::npos);
+  const nlohmann::json j = reports::to_json(s, r);
+  CHECK(j["phases_simulated_s"].get<double>() < r.get(sim::metric::kTotalS));
+
+  // A run simulated whole: no such note, and the phases cover total_s.
+  const Scenario whole = reference();
+  const sim::RunResult w = sim::simulate(whole, o);
+  std::ostringstream whole_text;
+  reports::print_human(whole_text, whole, w);
+  CHECK(whole_text.str().find("the phases cover the ") == std::string::npos);
+  CHECK(reports::to_json(whole, w)["phases_simulated_s"].get<double>() ==
+        Approx(w.get(sim::metric::kTotalS)));
+}
