@@ -17,6 +17,7 @@
 #include "reports/cost_charts.hpp"
 #include "reports/serving_charts.hpp"
 #include "sim/metrics.hpp"
+#include "sim/workloads/names.hpp"
 #include "sim/workloads/inference/metrics.hpp"
 #include "sim/workloads/training/metrics.hpp"
 #include "store/sqlite.hpp"
@@ -85,6 +86,12 @@ std::vector<std::string> run_labels(const std::vector<store::StoredRun>& runs) {
     out.push_back(count[r.display_name()] > 1 ? r.display_name() + " #" + std::to_string(r.id)
                                               : r.display_name());
   return out;
+}
+
+// The run's bottleneck as people read it, with its stable name: "GPU 5 (gpu5)"; "" for none.
+std::string bottleneck_text(const store::StoredRun& r) {
+  if (r.bottleneck.empty()) return "";
+  return sim::resource_label(r.bottleneck) + " (" + r.bottleneck + ")";
 }
 
 // Metric names in display order, with the unit each one has.
@@ -386,7 +393,7 @@ std::string html_table(const ReportInput& in, const std::vector<std::string>& la
   };
   text_row("workload", [](const store::StoredRun& r) { return r.workload; });
   text_row("fits in memory", [](const store::StoredRun& r) { return std::string(r.fits ? "yes" : "NO"); });
-  text_row("bottleneck", [](const store::StoredRun& r) { return r.bottleneck; });
+  text_row("bottleneck", [](const store::StoredRun& r) { return bottleneck_text(r); });
   text_row("inputs from", [](const store::StoredRun& r) { return provenance_summary(r); });
   for (const auto& [name, unit] : metric_rows(in.runs)) {
     h << "<tr><td class=\"name\">" << html_escape(name) << "</td><td class=\"name\">"
@@ -552,7 +559,7 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
   m << "\n| fits in memory | |";
   for (const auto& r : in.runs) m << " " << (r.fits ? "yes" : "**no**") << " |";
   m << "\n| bottleneck | |";
-  for (const auto& r : in.runs) m << " " << md_escape(r.bottleneck) << " |";
+  for (const auto& r : in.runs) m << " " << md_escape(bottleneck_text(r)) << " |";
   m << "\n| inputs from | |";
   for (const auto& r : in.runs) m << " " << md_escape(provenance_summary(r)) << " |";
   for (const auto& [name, unit] : metric_rows(in.runs)) {
