@@ -1,6 +1,7 @@
 #include "reports/run_output.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -135,6 +136,20 @@ void print_breakdown(std::ostream& os, const RunResult& result, std::size_t max_
     os << indent
        << cell(std::to_string(result.phases.size() - shown) + " more phases", label_w)
        << cell(format::duration(rest), 11) << share(rest) << "\n";
+  }
+  // Each stage's part of the run, where there is more than one: "prefill 301.1 s (79.6%)".
+  std::array<double, kStageCount> by_stage{};
+  for (const auto& p : result.phases) by_stage[static_cast<std::size_t>(p.stage)] += p.path_s;
+  if (std::count_if(by_stage.begin(), by_stage.end(), [](double s) { return s > 0; }) > 1) {
+    os << indent << "by stage:";
+    const char* sep = " ";
+    for (std::size_t i = 0; i < kStageCount; ++i)
+      if (by_stage[i] > 0) {
+        os << sep << stage_label(static_cast<Stage>(i)) << " " << format::duration(by_stage[i])
+           << " (" << share(by_stage[i]) << ")";
+        sep = ", ";
+      }
+    os << "\n";
   }
 }
 

@@ -22,7 +22,9 @@ void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResul
 
 // The time breakdown (sim/breakdown.hpp) for people: one row per phase, largest first, with its
 // critical-path time, its share of the run, its busy time and its bottleneck resource. At most
-// `max_rows` rows (0: all), the rest summed into one. Nothing when the run has no phases.
+// `max_rows` rows (0: all), the rest summed into one; then each stage's part where there are
+// several ("by stage: prefill 301.1 s (79.6%), decode 77.37 s (20.4%)"). Nothing when the run
+// has no phases.
 void print_breakdown(std::ostream& os, const sim::RunResult& result, std::size_t max_rows = 0,
                      const std::string& indent = "  ");
 

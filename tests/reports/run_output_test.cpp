@@ -81,7 +81,11 @@ TEST_CASE("run output: the time breakdown in JSON and as text", "[reports][break
   std::ostringstream text;
   reports::print_breakdown(text, r, 2);
   const std::string t = text.str();
-  CHECK(std::count(t.begin(), t.end(), '\n') == 4);  // header, two phases, the rest
+  CHECK(std::count(t.begin(), t.end(), '\n') == 5);  // header, two phases, the rest, stages
+  // The stages' parts: prefill, then decode.
+  const auto stages = t.find("  by stage: prefill ");
+  REQUIRE(stages != std::string::npos);
+  CHECK(t.find(", decode ", stages) != std::string::npos);
   CHECK(t.find(std::to_string(r.phases.size() - 2) + " more phases") != std::string::npos);
   // Without phases, nothing.
   std::ostringstream none;
