@@ -29,6 +29,17 @@ using Row = studies::CompareRow;
 
 std::string fmt(double v) { return format::table(v); }
 
+// A value in the table, its unit in the unit column: dollars and bytes in people's forms
+// ("$78,816", "1.2 TB"), other numbers grouped ("1,235").
+std::string cell_value(double v, const std::string& unit) {
+  if (unit.rfind("USD", 0) == 0) return format::usd(v);
+  if (unit == "bytes") return format::bytes(v);
+  return format::number(v);
+}
+
+// Phases shown per configuration in the text table (the rest summed in one line); --json has all.
+constexpr std::size_t kComparePhases = 5;
+
 std::string unit_of(const std::vector<Row>& rows, const std::string& metric) {
   for (const auto& r : rows)
     for (const auto& m : r.result.metrics)
@@ -42,35 +53,61 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
      << rows.size() << " configurations, ratios against the baseline '" << base.name << "'\n";
   if (!cmp.description.empty()) os << cmp.description << "\n";
   os << "\n";
-  std::size_t col = 16;
-  for (const auto& r : rows) col = std::max(col, r.name.size() + 2);
   // Rent-versus-buy rows only where some configuration names a cloud instance, so that other
   // comparisons read as before.
   std::vector<std::string> metrics = sim::comparison_metrics();
   for (const auto& m : sim::rent_metrics())
     if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.result.has(m); }))
       metrics.push_back(m);
+  // Every cell first, then each column as wide as its widest cell: a long value or ratio
+  // ("$1,234,567 (0.0123x)") widens its column instead of pushing the rest of the row out of line.
+  std::vector<std::vector<std::string>> cells(metrics.size(), std::vector<std::string>(rows.size()));
+  for (std::size_t k = 0; k < metrics.size(); ++k)
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::string& cell = cells[k][i];
+      cell = "-";
+      if (const sim::Metric* m = rows[i].result.find_metric(metrics[k])) {
+        cell = cell_value(m->value, m->unit);
+        if (const auto b = base.result.find(metrics[k]); i > 0 && b && *b != 0)
+          cell += " (" + fmt(m->value / *b) + "x)";
+      }
+    }
+  std::vector<std::size_t> col(rows.size(), 10);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    col[i] = std::max(col[i], rows[i].name.size() + 2);
+    for (std::size_t k = 0; k < metrics.size(); ++k) col[i] = std::max(col[i], cells[k][i].size() + 2);
+  }
   std::size_t metric_w = 26;
   for (const auto& m : metrics) metric_w = std::max(metric_w, m.size() + 2);
-  constexpr std::size_t kUnitW = 30;
-  os << pad("metric", metric_w) << pad("unit", kUnitW);
-  for (const auto& r : rows) os << pad(r.name, col);
-  os << "\n" << pad("fits", metric_w) << pad("", kUnitW);
-  for (const auto& r : rows) os << pad(!r.error.empty() ? "error" : r.result.fits ? "yes" : "NO", col);
+  std::size_t unit_w = 6;
+  for (const auto& m : metrics) unit_w = std::max(unit_w, unit_of(rows, m).size() + 2);
+  os << pad("metric", metric_w) << pad("unit", unit_w);
+  for (std::size_t i = 0; i < rows.size(); ++i) os << pad(rows[i].name, col[i]);
+  os << "\n" << pad("fits", metric_w) << pad("", unit_w);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    os << pad(!r.error.empty() ? "error" : r.result.fits ? "yes" : "NO", col[i]);
+  }
   os << "\n";
-  for (const auto& metric : metrics) {
-    os << pad(metric, metric_w) << pad(unit_of(rows, metric), kUnitW);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i].result;
-      std::string cell = "-";
-      if (const auto v = r.find(metric)) {
-        cell = fmt(*v);
-        if (const auto b = base.result.find(metric); i > 0 && b && *b != 0)
-          cell += " (" + fmt(*v / *b) + "x)";
-      }
-      os << pad(cell, col);
-    }
+  for (std::size_t k = 0; k < metrics.size(); ++k) {
+    os << pad(metrics[k], metric_w) << pad(unit_of(rows, metrics[k]), unit_w);
+    for (std::size_t i = 0; i < rows.size(); ++i) os << pad(cells[k][i], col[i]);
     os << "\n";
+  }
+  // Where each configuration's time goes: its largest phases (sim/breakdown.hpp).
+  bool any_phases = false;
+  for (const auto& r : rows) any_phases = any_phases || !r.result.phases.empty();
+  if (any_phases) {
+    os << "\nwhere the time goes (on path: wall time the run waited on this work; busy: the work "
+          "summed over every resource)\n";
+    for (const auto& r : rows) {
+      if (r.result.phases.empty()) continue;
+      os << r.name << "  (total " << format::duration(r.result.get(sim::metric::kTotalS))
+         << ", bottleneck " << sim::resource_label(r.result.bottleneck) << ")\n";
+      reports::print_breakdown(os, r.result, kComparePhases, "  ");
+      if (const std::string split = reports::request_split(r.result); !split.empty())
+        os << "  " << split << "\n";
+    }
   }
   os << "\n";
   for (const auto& r : rows) {

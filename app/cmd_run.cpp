@@ -61,6 +61,7 @@ int cmd_run(const std::vector<std::string>& args) {
   sim::SimOptions sim_opts;
   // The store keeps one decode step's timeline for the report's Gantt chart, so --db traces too.
   sim_opts.trace = !trace_path.empty() || !db_path.empty();
+  sim_opts.breakdown = true;  // where the time goes, in the table and --json
   const sim::RunResult result = sim::simulate(scenario, sim_opts);
 
   // A refusal still answers: the closest configurations the capacity model says fit.

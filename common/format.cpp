@@ -73,42 +73,61 @@ std::string grouped(double v, int decimals) {
   return out;
 }
 
-std::string usd(double v) {
+std::string gigabytes(double bytes) {
+  return fixed(bytes / 1e9, 1) + " GB";
+}
+
+std::string number(double v) {
   if (!std::isfinite(v)) return report(v);
   const double a = std::fabs(v);
+  if (a >= 1e15 || (a != 0 && a < 1e-4)) return significant(v, 3);
+  if (a >= 999.5) return grouped(v, 0);
+  return significant(v, 4);
+}
+
+std::string usd(double usd) {
+  if (!std::isfinite(usd)) return report(usd);
+  const double a = std::fabs(usd);
   std::string body;
-  if (a >= 1000)
+  if (a >= 1e15)
+    body = significant(a, 3);
+  else if (a >= 999.995)
     body = grouped(a, 0);
   else if (a >= 1 || a == 0)
     body = fixed(a, 2);
   else
     body = significant(a, 3);
-  std::string out(v < 0 ? "-$" : "$");
-  out.append(body);
-  return out;
+  return (usd < 0 ? "-$" : "$") + body;
 }
 
-std::string bytes(double b) {
-  if (!std::isfinite(b)) return report(b);
-  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-  double v = std::fabs(b);
+std::string bytes(double bytes) {
+  if (!std::isfinite(bytes)) return report(bytes);
+  static constexpr const char* kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  double v = bytes;
   std::size_t u = 0;
-  while (v >= 1000 && u + 1 < std::size(kUnits)) {
+  while (std::fabs(v) >= 999.95 && u + 1 < std::size(kUnits)) {
     v /= 1000;
     ++u;
   }
-  // Rounding may carry into the next unit: 999.96 GB reads as "1.0 TB", not "1000 GB".
-  if (u + 1 < std::size(kUnits) && std::round(v) >= 1000) {
-    v /= 1000;
-    ++u;
-  }
-  std::string out(b < 0 ? "-" : "");
-  out.append(u == 0 || v >= 100 ? fixed(v, 0) : fixed(v, 1)).append(" ").append(kUnits[u]);
-  return out;
+  const std::string n = u == 0 ? fixed(v, 0) : std::fabs(v) < 99.95 ? fixed(v, 1) : fixed(v, 0);
+  return n + " " + kUnits[u];
 }
 
-std::string gigabytes(double bytes) {
-  return fixed(bytes / 1e9, 1) + " GB";
+std::string duration(double s) {
+  if (!std::isfinite(s)) return report(s);
+  const double a = std::fabs(s);
+  if (a == 0) return "0 s";
+  if (a >= 1) return number(s) + " s";
+  if (a >= 1e-3) return significant(s * 1e3, 4) + " ms";
+  return significant(s * 1e6, 4) + " us";
+}
+
+std::string quantity(double v, std::string_view unit) {
+  if (unit.substr(0, 3) == "USD") return usd(v) + std::string(unit.substr(3));
+  if (unit == "bytes") return bytes(v);
+  if (unit == "s") return duration(v);
+  if (unit.empty()) return number(v);
+  return number(v) + " " + std::string(unit);
 }
 
 }  // namespace tiersim::format

@@ -2,6 +2,7 @@
 // Numbers as text: the one place each printed form of a number is defined. Every command, report
 // and file writer picks one of these by what the number is for, instead of a local snprintf.
 #include <string>
+#include <string_view>
 
 namespace tiersim::format {
 
@@ -26,18 +27,31 @@ std::string report(double v);
 // US dollars as a buyer reads them: "$12.34", "$78.8k", "$1.25M".
 std::string dollars(double usd);
 
-// US dollars in full for a page or a table a person reads: "$78,816" (whole dollars with
-// thousands separators from $1,000 up), "$12.34", "$0.00421" (three significant digits below $1).
-std::string usd(double usd);
-
-// Bytes in decimal units (1 kB = 1000 B, as drive and memory makers quote capacities), at most
-// one decimal: "1.2 TB", "36.3 GB", "512 GB", "900 B".
-std::string bytes(double bytes);
-
 // `v` rounded to `decimals` digits after the point, with a comma between thousands: "1,234,567.9".
 std::string grouped(double v, int decimals);
 
 // Decimal gigabytes (1e9 bytes) with one decimal and the unit: "36.3 GB".
 std::string gigabytes(double bytes);
+
+// The forms for people reading a command's text (run, compare): never for files read back, nor
+// for --json, which keeps numbers as numbers.
+//
+// A count or measure: whole numbers with thousands separators from 1,000 up to 1e15
+// ("78,816"; fractions rounded), four significant digits below ("12.35", "0.001235"), exponent
+// form beyond (from 1e15, below 1e-4): "1.23e+15".
+std::string number(double v);
+// US dollars: whole dollars with separators from $1,000 ("$78,816"), cents from $1 ("$12.34"),
+// three significant digits below ("$0.000123"); "-$5.00" for negatives.
+std::string usd(double usd);
+// Bytes in decimal (SI) units, one decimal below 100 of the unit, none from 100: "512 B",
+// "1.2 TB", "36.3 GB", "150 MB".
+std::string bytes(double bytes);
+// A duration: seconds from 1 s ("301 s", "4.52 s", "12,345 s"), milliseconds and microseconds
+// below ("12.5 ms", "830 us"), four significant digits: "0 s" for zero.
+std::string duration(double s);
+// A value with its unit (a metric's declared unit) as people read it: dollars for "USD" and
+// "USD/..." units ("$78,816", "$1.92/h" for "USD/h"), bytes(), duration() for "s", else
+// number() and the unit ("1,234 tokens/s", "12.5 GB/s"; no unit for dimensionless ones).
+std::string quantity(double v, std::string_view unit);
 
 }  // namespace tiersim::format

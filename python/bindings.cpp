@@ -76,6 +76,7 @@ sim::RunResult simulate_interruptibly(const Scenario& s, bool trace = false) {
   sim::SimOptions options;
   options.stop = &stop;
   options.trace = trace;
+  options.breakdown = true;  // the time breakdown, as tiersim run --json has it
   return run_interruptibly<sim::RunResult>(stop, [&] { return sim::simulate(s, options); });
 }
 

@@ -13,10 +13,12 @@
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "reports/breakdown_section.hpp"
 #include "reports/cost_charts.hpp"
 #include "reports/entries.hpp"
 #include "reports/serving_charts.hpp"
 #include "sim/metrics.hpp"
+#include "sim/workloads/names.hpp"
 #include "sim/workloads/inference/metrics.hpp"
 #include "sim/workloads/serving/metrics.hpp"
 #include "sim/workloads/training/metrics.hpp"
@@ -108,11 +110,19 @@ std::string cell_text(double v, const std::string& unit) {
   return format_value(v);
 }
 
+// The run's bottleneck as people read it, with its stable name: "GPU 5 (gpu5)"; "" for none.
+std::string bottleneck_text(const store::StoredRun& r) {
+  if (r.bottleneck.empty()) return "";
+  return sim::resource_label(r.bottleneck) + " (" + r.bottleneck + ")";
+}
+
 // Metric names in display order, with the unit each one has.
 std::vector<std::pair<std::string, std::string>> metric_rows(const std::vector<store::StoredRun>& runs) {
   std::map<std::string, std::string> unit;
   for (const auto& r : runs)
-    for (const auto& m : r.metrics) unit.emplace(m.name, m.unit);
+    for (const auto& m : r.metrics)
+      // The phase_* metrics are the rows of their own section (reports/breakdown_section.cpp).
+      if (!sim::is_phase_metric_name(m.name)) unit.emplace(m.name, m.unit);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& name : kHeadlineMetrics)
     if (auto it = unit.find(name); it != unit.end()) out.push_back(*it);
@@ -418,7 +428,7 @@ std::string html_table(const ReportInput& in, const std::vector<std::string>& la
   };
   text_row("workload", [](const store::StoredRun& r) { return r.workload; });
   text_row("fits in memory", [](const store::StoredRun& r) { return std::string(r.fits ? "yes" : "NO"); });
-  text_row("bottleneck", [](const store::StoredRun& r) { return r.bottleneck; });
+  text_row("bottleneck", [](const store::StoredRun& r) { return bottleneck_text(r); });
   if (std::any_of(in.capacity.begin(), in.capacity.end(), [](const auto& c) { return c.has_value(); })) {
     // Which load point of a capacity search the column's figures are from.
     h << "<tr class=\"head\"><td class=\"name\">figures at</td><td></td>";
@@ -544,6 +554,10 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     h << part.html;
     if (!part.spec.is_null()) embed(part.spec);
   }
+  for (const auto& part : breakdown_parts(in.runs, labels)) {  // none without phase_* metrics
+    h << part.html;
+    if (!part.spec.is_null()) embed(part.spec);
+  }
 
   h << "<h2>One decode step per configuration</h2>\n<p class=\"note\">Busy intervals of every "
        "simulated resource during one steady-state decode step (the middle one), including "
@@ -596,7 +610,7 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
   m << "\n| fits in memory | |";
   for (const auto& r : in.runs) m << " " << (r.fits ? "yes" : "**no**") << " |";
   m << "\n| bottleneck | |";
-  for (const auto& r : in.runs) m << " " << md_escape(r.bottleneck) << " |";
+  for (const auto& r : in.runs) m << " " << md_escape(bottleneck_text(r)) << " |";
   if (std::any_of(in.capacity.begin(), in.capacity.end(), [](const auto& c) { return c.has_value(); })) {
     m << "\n| figures at | |";
     for (std::size_t i = 0; i < in.runs.size(); ++i) m << " " << md_escape(load_point_text(in, i)) << " |";
@@ -610,7 +624,8 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
       m << " " << (x ? md_escape(cell_text(x->value, unit)) : "–") << " |";
     }
   }
-  m << "\n\n## Sources\n";
+  m << "\n\n" << breakdown_markdown(in.runs, labels);  // "" without phase_* metrics
+  m << "## Sources\n";
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const store::StoredRun& r = in.runs[i];
     m << "\n### " << md_escape(labels[i]) << "\n\nrun " << r.id << ", scenario hash "

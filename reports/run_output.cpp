@@ -1,16 +1,35 @@
 #include "reports/run_output.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
+#include "common/format.hpp"
 #include "model/units.hpp"
 #include "sim/economics.hpp"
-#include "common/format.hpp"
+#include "sim/workloads/names.hpp"
+#include "sim/workloads/serving/metrics.hpp"
 
 namespace tiersim::reports {
 
 // Output of one simulated run: reads sim's results, metrics and notes throughout.
 using namespace tiersim::sim;
+
+namespace {
+// What the breakdown measures, in one line (sim/breakdown.hpp has the rule).
+constexpr const char* kPhasesMeasure =
+    "on path: wall time the run waited on this work, walking back from its end; the phases add "
+    "up to the simulated time; busy: the work summed over every resource, overlapped or not";
+// [s] the time the phases cover: the simulated span, which is total_s unless the workload
+// projects part of the run from a simulated sample (FlexGen's fewer_batch mode).
+double simulated_s(const RunResult& result) {
+  double s = 0;
+  for (const auto& p : result.phases) s += p.path_s;
+  return s;
+}
+}  // namespace
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -50,7 +69,88 @@ nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
   for (const auto& u : result.utilization) util[u.name] = u.utilization;
   j["utilization"] = util;
   j["events"] = result.events;
+  if (!result.phases.empty()) {
+    j["phases"] = breakdown_json(result);
+    j["phases_measure"] = kPhasesMeasure;
+    j["phases_simulated_s"] = simulated_s(result);
+  }
   return j;
+}
+
+std::string request_split(const RunResult& result) {
+  const auto queue = result.find(metric::kQueueDelayMeanS);
+  const auto ttft = result.find(metric::kTtftMeanS);
+  const auto e2e = result.find(metric::kE2eMeanS);
+  if (!queue || !ttft || !e2e) return "";
+  return "per request (means): queueing " + format::duration(*queue) +
+         ", first iteration to first token " + format::duration(*ttft - *queue) + ", decode " +
+         format::duration(*e2e - *ttft) + "; end to end " + format::duration(*e2e);
+}
+
+nlohmann::json breakdown_json(const RunResult& result) {
+  double total = 0;
+  for (const auto& p : result.phases) total += p.path_s;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : result.phases)
+    out.push_back({{"stage", stage_label(p.stage)},
+                   {"activity", p.waiting ? "waiting" : p.activity.name()},
+                   {"label", phase_label(p)},
+                   {"metric", phase_metric_name(p)},
+                   {"path_s", p.path_s},
+                   {"share", total > 0 ? p.path_s / total : 0.0},
+                   {"busy_s", p.busy_s},
+                   {"bottleneck", p.bottleneck},
+                   {"bottleneck_label", p.bottleneck.empty() ? "" : resource_label(p.bottleneck)}});
+  return out;
+}
+
+void print_breakdown(std::ostream& os, const RunResult& result, std::size_t max_rows,
+                     const std::string& indent) {
+  if (result.phases.empty()) return;
+  double total = 0;
+  for (const auto& p : result.phases) total += p.path_s;
+  const auto share = [&](double s) {
+    return total > 0 ? format::fixed(100 * s / total, 1) + "%" : std::string("-");
+  };
+  const auto cell = [](std::string text, std::size_t width) {
+    return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+  };
+  std::size_t label_w = 20;
+  for (const auto& p : result.phases)
+    label_w = std::max(label_w, std::string(stage_label(p.stage)).size() + 1 + phase_label(p).size() + 2);
+  os << indent << cell("phase", label_w) << cell("on path", 11) << cell("share", 8)
+     << cell("busy", 11) << "bottleneck\n";
+  const std::size_t shown =
+      max_rows == 0 ? result.phases.size() : std::min(max_rows, result.phases.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const PhaseTime& p = result.phases[i];
+    os << indent << cell(std::string(stage_label(p.stage)) + " " + phase_label(p), label_w)
+       << cell(format::duration(p.path_s), 11) << cell(share(p.path_s), 8)
+       << cell(p.waiting ? "-" : format::duration(p.busy_s), 11)
+       << (p.bottleneck.empty() ? "-" : resource_label(p.bottleneck) + " (" + p.bottleneck + ")")
+       << "\n";
+  }
+  if (shown < result.phases.size()) {
+    double rest = 0;
+    for (std::size_t i = shown; i < result.phases.size(); ++i) rest += result.phases[i].path_s;
+    os << indent
+       << cell(std::to_string(result.phases.size() - shown) + " more phases", label_w)
+       << cell(format::duration(rest), 11) << share(rest) << "\n";
+  }
+  // Each stage's part of the run, where there is more than one: "prefill 301.1 s (79.6%)".
+  std::array<double, kStageCount> by_stage{};
+  for (const auto& p : result.phases) by_stage[static_cast<std::size_t>(p.stage)] += p.path_s;
+  if (std::count_if(by_stage.begin(), by_stage.end(), [](double s) { return s > 0; }) > 1) {
+    os << indent << "by stage:";
+    const char* sep = " ";
+    for (std::size_t i = 0; i < kStageCount; ++i)
+      if (by_stage[i] > 0) {
+        os << sep << stage_label(static_cast<Stage>(i)) << " " << format::duration(by_stage[i])
+           << " (" << share(by_stage[i]) << ")";
+        sep = ", ";
+      }
+    os << "\n";
+  }
 }
 
 void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result) {
@@ -74,13 +174,30 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
     os << "result     does not fit: " << result.shortfall << "\n";
     return;
   }
-  for (const auto& m : result.metrics)
+  // Each metric by its stable name, its value as people read it (format::quantity); the phase_*
+  // metrics are the breakdown's rows below.
+  for (const auto& m : result.metrics) {
+    if (!result.phases.empty() && is_phase_metric_name(m.name)) continue;
     os << "  " << m.name << std::string(m.name.size() < 28 ? 28 - m.name.size() : 1, ' ')
-       << format::significant(m.value, 4) << " " << m.unit << "\n";
-  os << "bottleneck " << result.bottleneck << "\nutilization";
+       << format::quantity(m.value, m.unit) << "\n";
+  }
+  os << "bottleneck " << result.bottleneck;
+  if (!result.bottleneck.empty()) os << " (" << resource_label(result.bottleneck) << ")";
+  os << "\nutilization";
   for (const auto& u : result.utilization)
     os << "  " << u.name << " " << format::fixed(100 * u.utilization, 0) << "%";
   os << "\n";
+  if (!result.phases.empty()) {
+    os << "where the time goes (" << kPhasesMeasure << "):\n";
+    print_breakdown(os, result);
+    const double simulated = simulated_s(result);
+    if (const auto total = result.find(metric::kTotalS);
+        total && std::fabs(*total - simulated) > 1e-6 * *total)
+      os << "  (the phases cover the " << format::duration(simulated)
+         << " simulated; the workload projects total_s, " << format::duration(*total)
+         << ", from that sample)\n";
+  }
+  if (const std::string split = request_split(result); !split.empty()) os << split << "\n";
 }
 
 void write_chrome_trace(std::ostream& os, const Scenario& scenario, const RunResult& result) {

@@ -20,6 +20,24 @@ nlohmann::json to_json(const Scenario& scenario, const sim::RunResult& result);
 // A short table for people.
 void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result);
 
+// The time breakdown (sim/breakdown.hpp) for people: one row per phase, largest first, with its
+// critical-path time, its share of the run, its busy time and its bottleneck resource. At most
+// `max_rows` rows (0: all), the rest summed into one; then each stage's part where there are
+// several ("by stage: prefill 301.1 s (79.6%), decode 77.37 s (20.4%)"). Nothing when the run
+// has no phases.
+void print_breakdown(std::ostream& os, const sim::RunResult& result, std::size_t max_rows = 0,
+                     const std::string& indent = "  ");
+
+// A served request's time by part, for runs that report request latencies (serving): the means
+// of queueing (arrival to its first iteration), of its first iteration to its first token, and
+// of the decode after it, which add up to the mean end-to-end latency (means of differences are
+// differences of means). "" for other runs.
+std::string request_split(const sim::RunResult& result);
+
+// The `phases` array of run --json and compare --json: per phase its stage, activity, label,
+// metric name, path_s, share of total_s, busy_s, bottleneck and bottleneck_label.
+nlohmann::json breakdown_json(const sim::RunResult& result);
+
 // Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one track per resource,
 // one complete event per busy interval, times in microseconds.
 void write_chrome_trace(std::ostream& os, const Scenario& scenario, const sim::RunResult& result);

@@ -87,6 +87,7 @@ nlohmann::json compare_json(const studies::CompareOutcome& outcome) {
       ratios[name] = ratio;
     v["ratios"] = ratios;
     if (!r.result.bottleneck.empty()) v["bottleneck"] = r.result.bottleneck;
+    if (!r.result.phases.empty()) v["phases"] = breakdown_json(r.result);
     variants.push_back(std::move(v));
   }
   j["variants"] = variants;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/breakdown.hpp"
 #include "sim/workloads/checkpoint/metrics.hpp"
 #include "sim/workloads/inference/metrics.hpp"
 #include "sim/workloads/io/metrics.hpp"
@@ -33,6 +34,7 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kWeightsNvmeFraction,
     metric::kPageCacheBytes,
     metric::kNvmeReadGbpsModel,
+    metric::kPhaseS,
     metric::kRequestsCompleted,
     metric::kRequestsPerS,
     metric::kGoodputRequestsPerS,
@@ -161,7 +163,8 @@ const std::vector<MetricDecl>& metric_declarations() {
 const MetricDecl* find_metric(std::string_view name) {
   const auto it = std::find_if(kMetrics.begin(), kMetrics.end(),
                                [&](const MetricDecl& m) { return m.name == name; });
-  return it == kMetrics.end() ? nullptr : &*it;
+  if (it != kMetrics.end()) return &*it;
+  return is_phase_metric_name(name) ? &metric::kPhaseS : nullptr;
 }
 
 const MetricDecl& metric_decl(std::string_view name) {

@@ -63,6 +63,20 @@ inline constexpr MetricDecl kWriteGbps{
     "bytes / total_s for a write transfer; for checkpoints, checkpoint_bytes / checkpoint_s",
     "io, checkpoint, training"};
 
+// The time breakdown (sim/breakdown.hpp): one metric per phase of the run, named from its stage
+// and activity. Declared once, as a family: find_metric() answers this declaration for every
+// name of the pattern (is_phase_metric_name).
+inline constexpr MetricDecl kPhaseS{
+    "phase_[prefill_/decode_]<activity>_s", "s",
+    "wall time on the critical path spent in one activity's work (one of the activities of "
+    "sim/workloads/names.cpp with '-' as '_', e.g. phase_prefill_kv_offload_s, "
+    "phase_decode_weights_nvme_s, phase_checkpoint_write_s; `waiting`: no resource busy), within "
+    "the prefill or decode passes or, without a stage, the run: walking back from the end, each "
+    "moment is charged to the busy interval that ended last before it; the phases add up to "
+    "the simulated time, total_s (training: the two iterations it simulates) (tiersim run and compare; run --json `phases` adds busy seconds and the bottleneck "
+    "resource of each)",
+    "all"};
+
 // Checkpoint.
 inline constexpr MetricDecl kCheckpointS{"checkpoint_s", "s",
                                          "time to write one checkpoint (all writers, all nodes)",

@@ -82,6 +82,13 @@ void collect_usage(const Engine& engine, double makespan_s, RunResult& result) {
     result.utilization.push_back(u);
   }
   result.events = engine.events_processed();
+  if (engine.spans_kept()) {
+    result.phases = time_breakdown(engine, makespan_s);
+    std::erase_if(result.metrics, [](const Metric& m) { return is_phase_metric_name(m.name); });
+    for (const PhaseTime& p : result.phases)
+      result.metrics.push_back(
+          {phase_metric_name(p), p.path_s, std::string(metric::kPhaseS.unit)});
+  }
   if (engine.tracing()) {
     result.timeline.clear();
     result.timeline.reserve(engine.trace().size());

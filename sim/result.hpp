@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/capacity.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/metrics.hpp"
 
@@ -109,6 +110,10 @@ struct RunResult {
   std::vector<Metric> metrics;  // every scalar output, with its unit
   WorkSummary work;             // what the run did, for energy and cost
   std::vector<TimelineSpan> timeline;  // filled when tracing
+  // Where the time went (sim/breakdown.hpp), filled where the engine kept its spans
+  // (SimOptions::breakdown or trace); each phase's path_s is also the metric
+  // phase_metric_name(phase). Not stored: a result read back has those metrics only.
+  std::vector<PhaseTime> phases;
   // Events the engine processed: a measure of simulation work, not a result. 0 where the
   // workload worked out its timeline without processes (inference's run_direct).
   std::uint64_t events = 0;
@@ -132,7 +137,8 @@ struct RunResult {
 // them together.
 double bytes_moved(const RunResult& result, ResourceRole role);
 
-// Fills utilization, bottleneck and (when tracing) the timeline from a finished engine.
+// Fills utilization, bottleneck, (when tracing) the timeline and (when the engine kept its spans)
+// the time breakdown and its phase_* metrics from a finished engine.
 void collect_usage(const Engine& engine, double makespan_s, RunResult& result);
 
 }  // namespace tiersim::sim

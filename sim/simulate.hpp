@@ -10,6 +10,10 @@ namespace tiersim::sim {
 
 struct SimOptions {
   bool trace = false;   // keep every busy interval (for --trace and the report's timeline)
+  // Keep the busy intervals for the time breakdown (RunResult::phases and the phase_* metrics,
+  // sim/breakdown.hpp), without the timeline. Off for sweeps and searches, which read
+  // metrics only: the intervals cost memory and a sort per run. `trace` implies it.
+  bool breakdown = false;
   ExecutionModel exec;  // software-stack efficiencies
   // Inference: fetch every weight tensor with events of its own even where the fetching process
   // can reserve a whole module's reads itself (sim/workloads/inference/inference.cpp,

@@ -54,6 +54,7 @@ CompareOutcome run_compare(const CompareRequest& request) {
       // The store keeps one decode step's timeline for the report's Gantt chart.
       sim_opts.trace = !request.db.empty();
       sim_opts.stop = request.stop;
+      sim_opts.breakdown = true;  // each configuration's time breakdown
       row.result = sim::simulate(*row.scenario, sim_opts);
       // The variant's own name only: without one the report falls back to the scenario name.
       if (!request.db.empty())

@@ -62,6 +62,16 @@ inline int shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// What `tiersim ARGS` prints on stdout, run from the source tree (relative paths in ARGS), with
+// `scratch` as the file that catches it; the command must succeed.
+inline std::string tiersim_stdout(const std::string& args, const std::string& scratch) {
+  const std::string bin = tiersim_bin();
+  REQUIRE_FALSE(bin.empty());
+  REQUIRE(shell("cd '" + std::string(TIERSIM_SOURCE_DIR) + "' && '" + bin + "' " + args + " > '" +
+                scratch + "'") == 0);
+  return slurp(scratch);
+}
+
 // `s` with the first occurrence of `from` (which must be there) replaced by `to`.
 inline std::string replace(std::string s, const std::string& from, const std::string& to) {
   const auto pos = s.find(from);

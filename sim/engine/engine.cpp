@@ -85,7 +85,7 @@ Resource& Engine::add_resource(ResourceSpec spec, WorkUnit unit, double rate_per
   int id = static_cast<int>(resources_.size());
   resources_.push_back(
       std::make_unique<Resource>(*this, id, std::move(spec), unit, rate_per_s, channels));
-  resources_.back()->tracing_ = tracing_;
+  resources_.back()->tracing_ = spans_kept();
   return *resources_.back();
 }
 

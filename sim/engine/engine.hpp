@@ -99,6 +99,10 @@ struct TraceSpan {
   Activity activity;  // what the work was ("" when untagged)
   int phase = 0;      // workload-defined (e.g. pass number)
   int item = 0;       // workload-defined (e.g. layer number)
+  Stage stage = Stage::kNone;  // the part of the run the work served (Tag::stage)
+  // [s] the resource's own work in the span (amount / rate, plus fixed time): less than
+  // end_s - start_s when a slower resource of the same flow held the span open.
+  double work_s = 0;
 };
 
 // Tag for a trace span: what, in which phase, on which item; and for the power model, how hard
@@ -174,7 +178,8 @@ class Resource {
   double rate_per_s_;
   std::vector<double> free_at_;
   bool one_channel_ = true;  // free_at_.size() == 1, kept for earliest_channel
-  // The engine's tracing(), kept here by Engine::enable_trace: reserve asks on every call.
+  // The engine's spans_kept(), kept here by Engine::enable_trace and keep_spans: reserve asks on
+  // every call.
   bool tracing_ = false;
   friend class Engine;
   double busy_s_ = 0;
@@ -225,8 +230,18 @@ class Engine {
 
   void enable_trace(bool on) {
     tracing_ = on;
-    for (auto& r : resources_) r->tracing_ = on;
+    update_span_recording();
   }
+  // Keeps every busy interval (trace()) without tracing(): for the time breakdown
+  // (sim/breakdown.hpp), which reads the spans after the run. Unlike tracing, it changes no
+  // workload's path (inference's run_direct stays on), so the results are the same with or
+  // without it.
+  void keep_spans(bool on) {
+    keep_spans_ = on;
+    update_span_recording();
+  }
+  // Whether trace() holds every busy interval of the run (tracing or keep_spans).
+  bool spans_kept() const { return tracing_ || keep_spans_; }
   // Polls `*flag` every kStopPollEvents events while running and throws Interrupted once it is
   // set; null (the default): never stops early. The flag belongs to the caller (the Python
   // module's Ctrl-C, sim::SimOptions::stop) and must outlive the run.
@@ -367,6 +382,10 @@ class Engine {
   std::exception_ptr failure_;
   std::vector<std::unique_ptr<Resource>> resources_;
   bool tracing_ = false;
+  bool keep_spans_ = false;
+  void update_span_recording() {
+    for (auto& r : resources_) r->tracing_ = spans_kept();
+  }
   std::vector<TraceSpan> trace_;
 };
 
@@ -381,7 +400,8 @@ inline void Resource::reserve(int channel, double start_s, double end_s, double 
   busy_by_stage_[stage] += work_s;
   load_by_stage_[stage] += loaded_s;
   if (tracing_)
-    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item});
+    engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item,
+                             tag.stage, work_s});
 }
 
 // A flow starts when the last of its resources is free and lasts as long as the slowest needs;

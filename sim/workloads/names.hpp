@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/engine/kinds.hpp"
 
@@ -64,5 +65,13 @@ struct ParsedResource {
 // the name. Every workload's kinds and activities are listed for this in names.cpp.
 std::optional<ParsedResource> parse_resource_name(std::string_view name);
 std::optional<Activity> parse_activity(std::string_view name);
+// Every activity a workload declares (the untagged one, "", first), in names.cpp's order.
+std::vector<Activity> declared_activities();
+
+// Names for people (run's time breakdown, compare, the report): what an activity's work is
+// ("kv-offload": "KV cache write-back to host"), and a resource as read ("gpu5": "GPU 5",
+// "pcie-h2d1": "PCIe host-to-GPU 1"). A name no workload declares comes back as it is.
+std::string activity_label(std::string_view activity);
+std::string resource_label(std::string_view resource);
 
 }  // namespace tiersim::sim

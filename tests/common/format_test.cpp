@@ -67,3 +67,48 @@ TEST_CASE("format: usd and bytes as people read them in reports", "[common][form
   CHECK(format::bytes(900) == "900 B");
   CHECK(format::bytes(0) == "0 B");
 }
+
+TEST_CASE("format: numbers for people group thousands and switch to exponents at the ends",
+          "[common][format]") {
+  CHECK(format::number(0) == "0");
+  CHECK(format::number(12.3456) == "12.35");
+  CHECK(format::number(999.4) == "999.4");
+  CHECK(format::number(999.6) == "1,000");
+  CHECK(format::number(78816.4) == "78,816");
+  CHECK(format::number(-1234567) == "-1,234,567");
+  CHECK(format::number(0.001234) == "0.001234");
+  CHECK(format::number(0.00001234) == "1.23e-05");
+  CHECK(format::number(2e15) == "2e+15");
+  CHECK(format::number(std::nan("")) == "n/a");
+}
+
+TEST_CASE("format: dollars, bytes and durations for people", "[common][format]") {
+  CHECK(format::usd(78816.2) == "$78,816");
+  CHECK(format::usd(1250000) == "$1,250,000");
+  CHECK(format::usd(12.346) == "$12.35");
+  CHECK(format::usd(0) == "$0.00");
+  CHECK(format::usd(0.000123456) == "$0.000123");
+  CHECK(format::usd(-5) == "-$5.00");
+  CHECK(format::bytes(512) == "512 B");
+  CHECK(format::bytes(1.2e12) == "1.2 TB");
+  CHECK(format::bytes(36.34e9) == "36.3 GB");
+  CHECK(format::bytes(150e6) == "150 MB");
+  CHECK(format::bytes(999.96e9) == "1.0 TB");
+  CHECK(format::duration(301.2) == "301.2 s");
+  CHECK(format::duration(12345.6) == "12,346 s");
+  CHECK(format::duration(0.0125) == "12.5 ms");
+  CHECK(format::duration(0.00083) == "830 us");
+  CHECK(format::duration(0) == "0 s");
+}
+
+TEST_CASE("format: a quantity picks its form by the metric's unit", "[common][format]") {
+  CHECK(format::quantity(78816, "USD") == "$78,816");
+  CHECK(format::quantity(1.92, "USD/h") == "$1.92/h");
+  CHECK(format::quantity(0.52, "USD/Mtoken") == "$0.52/Mtoken");
+  CHECK(format::quantity(60e9, "bytes") == "60.0 GB");
+  CHECK(format::quantity(276.4, "s") == "276.4 s");
+  CHECK(format::quantity(12.5, "GB/s") == "12.5 GB/s");
+  CHECK(format::quantity(1234.6, "tokens/s") == "1,235 tokens/s");
+  CHECK(format::quantity(0.85, "") == "0.85");
+  CHECK(format::quantity(5, "tokens/USD") == "5 tokens/USD");
+}

@@ -80,8 +80,9 @@ check_winner() {  # check_winner DOM: the decision summary names one of the conf
 }
 
 render "$work/report/index.html"
-# Four summary plots (throughput, latency, energy, cost) and one timeline per run.
-check_plots "$work/report/index.html.dom" 6
+# Four summary plots (throughput, latency, energy, cost), the time breakdown and one timeline per
+# run.
+check_plots "$work/report/index.html.dom" 7
 check_winner "$work/report/index.html.dom"
 
 # The default report (scripts/demo.sh, README's first command): the recommendation, the headline
@@ -96,9 +97,9 @@ sed 's#^</body></html>$#<script>var w=document.querySelector(".tablewrap");docum
 render "$work/demo/probe.html"
 ddom="$work/demo/probe.html.dom"
 # 4 summary plots + 3 timelines (the configuration that does not fit has none) + the headline
-# chart + 2 tornadoes + the 2 cost charts; check_plots also requires every chart on the page to
-# draw.
-check_plots "$ddom" 12
+# chart + 2 tornadoes + the 2 cost charts + the time breakdown; check_plots also requires every
+# chart on the page to draw.
+check_plots "$ddom" 13
 check_winner "$ddom"
 # The runs are labelled by the compare file's variant names (stored in runs.variant), not by
 # their scenario names: every variant heads a column of the comparison table.
@@ -133,6 +134,27 @@ if [ "$sanitized" != 1 ]; then
     echo "FAIL: the comparison table does not fit a 1280 px screen"; exit 1
   fi
 fi
+# Where the time goes (reports/breakdown_section.cpp): one stacked bar of phases per configuration
+# that fits (drawn: check_plots above), its table in the page and in report.md, each phase
+# labelled for people ("prefill: ...", "decode: ..."), and every fitting variant in the chart.
+[ "$(grep -o '"title":"Where the time goes: wall time on the critical path by phase"' "$dh" | wc -l)" -eq 1 ] ||
+  { echo "FAIL: the demo report has no time-breakdown chart"; exit 1; }
+grep -q '<h2 id="time-breakdown">Where the time goes</h2>' "$ddom" ||
+  { echo "FAIL: the demo report has no time-breakdown section"; exit 1; }
+phase_rows=$(grep -Eo '<tr><td class="name">(prefill|decode): [^<]*</td>' "$ddom" | wc -l)
+phase_bars=$(grep -Eo '"phase":"(prefill|decode): [^"]*","run":"[^"]*","seconds":' "$dh" | wc -l)
+echo "time breakdown: $phase_rows table rows, $phase_bars bar segments"
+if [ "$phase_rows" -lt 3 ] || [ "$phase_bars" -lt 8 ]; then
+  echo "FAIL: time breakdown missing phases (expected 3+ rows and 8+ segments over 4 configurations)"
+  exit 1
+fi
+for v in $variants; do
+  [ "$v" = 6x-l40s-1mb ] && continue  # does not fit: no phases
+  grep -qE "\"phase\":\"[^\"]*\",\"run\":\"$v\",\"seconds\":" "$dh" ||
+    { echo "FAIL: variant $v has no bar in the time breakdown"; exit 1; }
+done
+grep -q '^## Where the time goes' "$work/demo/report.md" ||
+  { echo "FAIL: report.md has no time-breakdown section"; exit 1; }
 grep -q 'out-of-sample validation error of group' "$ddom" ||
   { echo "FAIL: the recommendation quotes no out-of-sample error band"; exit 1; }
 # The header quotes the error of the validation group each configuration belongs to, out of
@@ -251,7 +273,7 @@ done <"$work/payloads"
 "$bin" report --db "$work/payloads.sqlite" --out "$work/payload-report" --no-validation >/dev/null
 render "$work/payload-report/index.html"
 dom="$work/payload-report/index.html.dom"
-check_plots "$dom" $((4 + n))
+check_plots "$dom" $((5 + n))
 if grep -q 'data-pwned=' "$dom"; then
   echo "FAIL: a payload name ran as script"; grep -o '<html[^>]*>' "$dom"; exit 1
 fi

@@ -2,11 +2,13 @@
 // which price is missing and how to supply it, in the text and in --json.
 #include "reports/run_output.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
 
 #include "config/scenario_loader.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 
 using namespace tiersim;
@@ -46,4 +48,74 @@ TEST_CASE("run output names the missing price when cost metrics are omitted", "[
   const nlohmann::json j = reports::to_json(unpriced, r);
   REQUIRE(j.contains("cost_note"));
   CHECK(j["cost_note"].get<std::string>().find("economics.prices.drive_usd") != std::string::npos);
+}
+
+TEST_CASE("run output: the time breakdown in JSON and as text", "[reports][breakdown]") {
+  config::LoadOptions load;
+  load.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario s = config::load_scenario(
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-dram.yaml", load);
+  sim::SimOptions o;
+  o.breakdown = true;
+  const sim::RunResult r = sim::simulate(s, o);
+  REQUIRE(r.phases.size() > 3);
+  const nlohmann::json j = reports::to_json(s, r);
+  REQUIRE(j.contains("phases"));
+  REQUIRE(j.contains("phases_measure"));
+  double share = 0, path = 0;
+  for (const auto& p : j["phases"]) {
+    share += p["share"].get<double>();
+    path += p["path_s"].get<double>();
+    // Each phase is also a top-level metric, with its unit.
+    const std::string metric = p["metric"].get<std::string>();
+    CHECK(j[metric].get<double>() == p["path_s"].get<double>());
+    CHECK(j["units"][metric] == "s");
+    CHECK_FALSE(p["label"].get<std::string>().empty());
+  }
+  CHECK(share == Approx(1.0));
+  CHECK(path == Approx(r.get(sim::metric::kTotalS)));
+  CHECK(j["phases"][0]["bottleneck_label"] == "host CPUs");
+  CHECK(j["phases"][0]["metric"] == "phase_prefill_kv_offload_s");
+
+  // At most `max_rows` rows, the rest summed in one line.
+  std::ostringstream text;
+  reports::print_breakdown(text, r, 2);
+  const std::string t = text.str();
+  CHECK(std::count(t.begin(), t.end(), '\n') == 5);  // header, two phases, the rest, stages
+  // The stages' parts: prefill, then decode.
+  const auto stages = t.find("  by stage: prefill ");
+  REQUIRE(stages != std::string::npos);
+  CHECK(t.find(", decode ", stages) != std::string::npos);
+  CHECK(t.find(std::to_string(r.phases.size() - 2) + " more phases") != std::string::npos);
+  // Without phases, nothing.
+  std::ostringstream none;
+  reports::print_breakdown(none, sim::RunResult{}, 0);
+  CHECK(none.str().empty());
+}
+
+TEST_CASE("run output: where a workload projects total_s from a sample, the breakdown says so",
+          "[reports][breakdown]") {
+  // FlexGen's fewer_batch mode simulates the prefill and part of one decode step.
+  config::LoadOptions load;
+  load.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario s = config::load_scenario(
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/reference/flexgen-t4-opt30b-p256.yaml", load);
+  REQUIRE(s.policy.flexgen.debug_fewer_batch);
+  sim::SimOptions o;
+  o.breakdown = true;
+  const sim::RunResult r = sim::simulate(s, o);
+  std::ostringstream text;
+  reports::print_human(text, s, r);
+  CHECK(text.str().find("the phases cover the ") != std::string::npos);
+  const nlohmann::json j = reports::to_json(s, r);
+  CHECK(j["phases_simulated_s"].get<double>() < r.get(sim::metric::kTotalS));
+
+  // A run simulated whole: no such note, and the phases cover total_s.
+  const Scenario whole = reference();
+  const sim::RunResult w = sim::simulate(whole, o);
+  std::ostringstream whole_text;
+  reports::print_human(whole_text, whole, w);
+  CHECK(whole_text.str().find("the phases cover the ") == std::string::npos);
+  CHECK(reports::to_json(whole, w)["phases_simulated_s"].get<double>() ==
+        Approx(w.get(sim::metric::kTotalS)));
 }

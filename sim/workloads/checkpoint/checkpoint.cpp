@@ -234,6 +234,7 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
 
   Engine engine;
   engine.enable_trace(options.trace);
+  engine.keep_spans(options.breakdown);
   engine.stop_when(options.stop);
   CheckpointResources res = make_checkpoint_resources(engine, s, std::min(writers, s.hardware.gpu_count));
   while (int(res.d2h.size()) < writers) {

@@ -47,6 +47,7 @@ class FlexGenSim {
   FlexGenSim(const Scenario& s, const SimOptions& o)
       : s_(s), em_(o.exec), fg_(s.policy.flexgen), m_(s.model), w_(s.inference) {
     engine_.enable_trace(o.trace);
+    engine_.keep_spans(o.breakdown);
     engine_.stop_when(o.stop);
   }
   RunResult run();

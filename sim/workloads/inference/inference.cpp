@@ -118,6 +118,7 @@ class InferenceSim {
         w_(s.inference),
         event_per_tensor_(o.event_per_tensor) {
     engine_.enable_trace(o.trace);
+    engine_.keep_spans(o.breakdown);
     engine_.stop_when(o.stop);
   }
 

@@ -69,6 +69,7 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   if (s.hardware.nvme.count <= 0) throw ModelError("an io workload needs hardware.nvme.count >= 1");
   Engine engine;
   engine.enable_trace(options.trace);
+  engine.keep_spans(options.breakdown);
   engine.stop_when(options.stop);
   const IoWorkload& io = s.io;
   const auto timing = nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, io.bytes);

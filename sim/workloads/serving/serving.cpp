@@ -661,6 +661,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   const IterationModel model(s, em);
   Engine engine;
   engine.enable_trace(options.trace);
+  engine.keep_spans(options.breakdown);
   engine.stop_when(options.stop);
   const int tp = p.parallelism.tensor;
   const int replicas = s.hardware.gpu_count / tp;

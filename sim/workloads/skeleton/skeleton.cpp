@@ -56,6 +56,7 @@ RunResult run_skeleton(const Scenario& s, const SimOptions& options) {
 
   Engine engine;
   engine.enable_trace(options.trace);
+  engine.keep_spans(options.breakdown);
   engine.stop_when(options.stop);
   // A resource with a role and a name (sim/workloads/names.hpp resource::kGpu: role gpu, name
   // "gpu"): energy observes its role, never its name. Rate 1 in seconds: work is given in seconds

@@ -39,6 +39,7 @@ class TrainingSim {
   TrainingSim(const Scenario& s, const SimOptions& o, int iterations, bool checkpoint)
       : s_(s), w_(s.training), em_(o.exec), iterations_(iterations), checkpoint_(checkpoint) {
     engine_.enable_trace(o.trace);
+    engine_.keep_spans(o.breakdown);
     engine_.stop_when(o.stop);
   }
   // Returns the time at which the last iteration ended.

@@ -148,3 +148,30 @@ workload: {kind: io, size: 1GiB, buffer: gpu_bounce}
   REQUIRE(nvme.drive.active_w > nvme.drive.idle_w);
   CHECK(r.get("energy_j_nvme") > nvme.count * nvme.drive.idle_w * r.get("total_s") * 1.01);
 }
+
+TEST_CASE("resources and activities read for people", "[workloads][names]") {
+  CHECK(resource_label("gpu5") == "GPU 5");
+  CHECK(resource_label("gpu") == "GPU");
+  CHECK(resource_label("pcie-h2d1") == "PCIe host-to-GPU 1");
+  CHECK(resource_label("pcie-d2h") == "PCIe GPU-to-host");
+  CHECK(resource_label("gpu-peer3") == "GPU-to-GPU link 3");
+  CHECK(resource_label("nvme") == "NVMe array");
+  CHECK(resource_label("no-such-thing") == "no-such-thing");
+  CHECK(activity_label("kv-offload") == "KV cache write-back to host");
+  CHECK(activity_label("weights-nvme") == "weight stream from NVMe");
+  CHECK(activity_label("") == "untagged work");
+  CHECK(activity_label("no-such-activity") == "no-such-activity");
+  // Every declared activity has a label of its own, and every resource kind one.
+  for (const Activity a : declared_activities()) {
+    INFO(a.name());
+    if (*a.name() != '\0') CHECK(activity_label(a.name()) != a.name());
+  }
+  for (const ResourceKind* k :
+       {&resource::kGpu, &resource::kPcieH2d, &resource::kPcieD2h, &resource::kGpuPeer,
+        &resource::kNvme, &resource::kCpu, &resource::kNetwork, &resource::kCkptD2h,
+        &resource::kCkptThread, &resource::kStorageClient, &resource::kStorageServers,
+        &resource::kPcieSwitch}) {
+    INFO(k->base);
+    CHECK(resource_label(k->name()) != k->name());
+  }
+}

@@ -399,10 +399,15 @@ TEST_CASE("a module's reads reserved in one step give the timeline of an event p
     std::vector<std::string> all = small;
     all.insert(all.end(), sets.begin(), sets.end());
     const Scenario s = load(kNvmeScenario, all);
-    sim::SimOptions per_tensor, traced;
+    // Each with the time breakdown (a trace implies it): its phase_* metrics come from the
+    // reservations too, and keeping the spans leaves the direct path on.
+    sim::SimOptions direct_path, per_tensor, traced;
+    direct_path.breakdown = true;
+    per_tensor.breakdown = true;
     per_tensor.event_per_tensor = true;
     traced.trace = true;
-    const sim::RunResult direct = sim::simulate(s), reserved = sim::simulate(s, traced),
+    const sim::RunResult direct = sim::simulate(s, direct_path),
+                         reserved = sim::simulate(s, traced),
                          reference = sim::simulate(s, per_tensor);
     std::string label;
     for (const auto& set : sets) label += set + " ";
