@@ -8,10 +8,12 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "config/options.hpp"
+#include "config/scenario_loader.hpp"
 #include "model/capacity.hpp"
 #include "model/cost.hpp"
 #include "model/errors.hpp"
@@ -385,6 +387,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t batch_size = 2 * (options.threads > 0 ? std::size_t(options.threads) : hw);
+  // Workload runs by key, for the points that share them (below).
+  std::map<std::string, sim::RunResult> shared_runs;
   std::string missing_metric;
   for (std::size_t pos = 0; pos < survivors.size();) {
     std::vector<std::size_t> batch;
@@ -399,35 +403,83 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       options.on_progress(st.simulated, batch.size() + (survivors.size() - pos));
     std::vector<char> failed(batch.size(), 0);
     std::vector<std::string> no_capacity(batch.size());
-    parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+    const auto simulate_point = [&](std::size_t k, auto&& how) {
       Candidate& c = cands[batch[k]];
       try {
-        if (spec.capacity && has_capability(c.scenario, kCapArrivalRate)) {
-          // The point at the highest rate it sustains; the rate is one more override, so the
-          // scenario written out (and stored) carries it.
-          const auto at_rate = [&](double rate) {
-            sweep::Point p = c.point;
-            char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", rate);
-            p.overrides.push_back(std::string("workload.arrival_rate=") + buf);
-            p.settings.emplace_back(p.overrides.back());
-            return sweep::load_point(spec.space, p, catalog);
-          };
-          const capacity::ServingCapacity cap =
-              capacity::search_serving_capacity(c.scenario, at_rate, *spec.capacity);
-          const capacity::RatePoint& at = cap.found ? cap.points[cap.best] : cap.points.front();
-          c.scenario = at.scenario;
-          c.result = at.result;
-          if (!cap.found) no_capacity[k] = "sustains no rate: " + cap.limit;
-        } else {
-          c.result = sim::simulate(c.scenario);
-        }
+        c.result = how(c);
         c.simulated = true;
       } catch (const Error& e) {
         failed[k] = 1;
         c.why_not = e.what();
       }
+    };
+    // Points whose scenarios differ only in keys their workload reads through its capacity
+    // report alone (sim::capacity_only_keys: the host's DRAM size for ZeRO-Inference) share one
+    // workload run: the first of them in the batch runs it, the others take it with their own
+    // capacity report, energy and cost (sim::simulate_like, bit for bit simulate()). Keyed by the
+    // resolved scenario without those keys.
+    enum class Role { kAlone, kRuns, kShares };
+    std::vector<Role> role(batch.size(), Role::kAlone);
+    std::vector<std::string> key(batch.size());
+    if (!spec.capacity)
+      parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+        Scenario& s = cands[batch[k]].scenario;
+        if (const auto keys = sim::capacity_only_keys(s); !keys.empty())
+          key[k] = config::resolved_yaml_without(s, keys);
+      });
+    std::map<std::string, std::size_t> runner;  // key -> the batch position that runs it
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      if (key[k].empty()) continue;
+      if (shared_runs.count(key[k]) || !runner.emplace(key[k], k).second)
+        role[k] = Role::kShares;
+      else
+        role[k] = Role::kRuns;
+    }
+    std::vector<std::optional<sim::RunResult>> workload_run(batch.size());
+    parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+      if (role[k] == Role::kShares) return;
+      if (role[k] == Role::kRuns) {
+        simulate_point(k, [&](const Candidate& p) {
+          workload_run[k] = sim::run_workload(p.scenario);
+          return sim::finish_run(p.scenario, *workload_run[k]);
+        });
+        return;
+      }
+      simulate_point(k, [&](Candidate& p) {
+        if (spec.capacity && has_capability(p.scenario, kCapArrivalRate)) {
+          // The point at the highest rate it sustains; the rate is one more override, so the
+          // scenario written out (and stored) carries it.
+          const auto at_rate = [&](double rate) {
+            sweep::Point pt = p.point;
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", rate);
+            pt.overrides.push_back(std::string("workload.arrival_rate=") + buf);
+            pt.settings.emplace_back(pt.overrides.back());
+            return sweep::load_point(spec.space, pt, catalog);
+          };
+          const capacity::ServingCapacity cap =
+              capacity::search_serving_capacity(p.scenario, at_rate, *spec.capacity);
+          const capacity::RatePoint& at = cap.found ? cap.points[cap.best] : cap.points.front();
+          p.scenario = at.scenario;
+          if (!cap.found) no_capacity[k] = "sustains no rate: " + cap.limit;
+          return at.result;
+        }
+        return sim::simulate(p.scenario);
+      });
     });
+    for (std::size_t k = 0; k < batch.size(); ++k)
+      if (workload_run[k]) shared_runs.emplace(key[k], std::move(*workload_run[k]));
+    parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+      if (role[k] != Role::kShares) return;
+      simulate_point(k, [&](const Candidate& p) {
+        // The point that ran it failed: this one is simulated, for its own error.
+        const auto it = shared_runs.find(key[k]);
+        return it == shared_runs.end() ? sim::simulate(p.scenario)
+                                       : sim::simulate_like(p.scenario, it->second);
+      });
+    });
+    for (std::size_t k = 0; k < batch.size(); ++k)
+      if (role[k] == Role::kShares && !failed[k] && shared_runs.count(key[k])) ++st.shared;
     for (std::size_t k = 0; k < batch.size(); ++k) {
       const std::size_t i = batch[k];
       Candidate& c = cands[i];
