@@ -386,7 +386,12 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     return false;
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t batch_size = 2 * (options.threads > 0 ? std::size_t(options.threads) : hw);
+  const std::size_t threads = options.threads > 0 ? std::size_t(options.threads) : hw;
+  // Small batches let the bound prune between them. Without pruning there is nothing to decide
+  // between batches, and each waits for its slowest point (a tensor-parallel point simulates
+  // several times longer than a single-GPU one): large batches keep every thread busy, and
+  // still report progress.
+  const std::size_t batch_size = options.prune ? 2 * threads : 64 * threads;
   // Workload runs by key, for the points that share them (below).
   std::map<std::string, sim::RunResult> shared_runs;
   std::string missing_metric;
