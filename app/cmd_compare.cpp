@@ -14,6 +14,7 @@
 #include "sim/economics.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
+#include "sim/workloads/names.hpp"
 #include "study/studies.hpp"
 #include "common/format.hpp"
 

@@ -249,8 +249,9 @@ std::string value_text(const Option& o, Scenario& s) {
   return YAML::Dump(option_yaml(o, s));
 }
 
-// The resolved YAML of `s`: every key that applies, as the loader resolved it.
-std::string emit_resolved_yaml(Scenario& s) {
+// The resolved YAML of `s`: every key that applies, as the loader resolved it, but those in
+// `left_out`.
+std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left_out = {}) {
   YamlDocument doc;
   std::string text;
   const bool has_nvme = s.hardware.nvme.count > 0;
@@ -261,6 +262,8 @@ std::string emit_resolved_yaml(Scenario& s) {
   for (const Option& o : scenario_options()) {
     if (!(o.kinds & kind_bit(s.kind)) || option_unset(o, s)) continue;
     if (o.emit_when && !o.emit_when(s)) continue;
+    if (!left_out.empty() && std::find(left_out.begin(), left_out.end(), o.path) != left_out.end())
+      continue;
     const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
       continue;
@@ -819,6 +822,10 @@ std::string resolved_yaml_with_absolute_paths(const Scenario& scenario) {
     }
   }
   return emit_resolved_yaml(s);
+}
+
+std::string resolved_yaml_without(Scenario& scenario, const std::vector<std::string>& left_out) {
+  return emit_resolved_yaml(scenario, left_out);
 }
 
 }  // namespace tiersim::config

@@ -91,4 +91,9 @@ std::string stable_hash(const std::string& text);
 // folder would name another file, or none, from the written file's folder.
 std::string resolved_yaml_with_absolute_paths(const Scenario& scenario);
 
+// The resolved YAML of `scenario` without the keys in `left_out` (full key paths): equal for two
+// scenarios exactly when they differ in those keys alone. The key of a study's memo of workload
+// runs (study/planner.cpp). Reads `scenario` only (non-const as the option table's accessors are).
+std::string resolved_yaml_without(Scenario& scenario, const std::vector<std::string>& left_out);
+
 }  // namespace tiersim::config

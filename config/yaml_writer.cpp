@@ -229,8 +229,8 @@ void YamlDocument::put_node(const std::string& path, const YAML::Node& value) {
   Map& parent = parent_of(path, dot);
   Entry e;
   e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
-  e.node = value;
-  e.is_node = true;
+  e.node = nodes_.size();
+  nodes_.push_back(value);
   parent.entries.push_back(std::move(e));
 }
 
@@ -239,8 +239,8 @@ YAML::Node YamlDocument::tree(std::size_t map) const {
   for (const Entry& e : maps_[map].entries) {
     if (e.map != kNoMap)
       out.force_insert(e.key, tree(e.map));
-    else if (e.is_node)
-      out.force_insert(e.key, e.node);
+    else if (e.node != kNoNode)
+      out.force_insert(e.key, nodes_[e.node]);
     else
       out.force_insert(e.key, YAML::Node(e.scalar));
   }
@@ -256,8 +256,8 @@ bool YamlDocument::write_map(std::size_t map, int indent, std::string& out) cons
     if (e.map != kNoMap) {
       // A section always has an entry below it (put_* creates sections for their keys only).
       if (!write_map(e.map, indent + 2, out)) return false;
-    } else if (e.is_node) {
-      if (!map_value(e.node, indent, out)) return false;
+    } else if (e.node != kNoNode) {
+      if (!map_value(nodes_[e.node], indent, out)) return false;
     } else {
       out += ' ';
       scalar_text(e.scalar, Context::kBlock, out);

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -37,13 +38,17 @@ class YamlDocument {
 
  private:
   static constexpr std::size_t kNoMap = static_cast<std::size_t>(-1);
+  static constexpr std::size_t kNoNode = static_cast<std::size_t>(-1);
+  // Strings and indices only, so that a growing section moves its entries rather than copying
+  // them (a YAML::Node member made the move throwing, and std::vector then copies): a scenario's
+  // resolved YAML puts about a hundred scalars, and a plan writes thousands of them.
   struct Entry {
     std::string key;
-    std::size_t map = kNoMap;  // a section: maps_[map]
-    bool is_node = false;
+    std::size_t map = kNoMap;    // a section: maps_[map]
+    std::size_t node = kNoNode;  // a flow map or sequence: nodes_[node]
     std::string scalar;
-    YAML::Node node;
   };
+  static_assert(std::is_nothrow_move_constructible_v<Entry>);
   struct Map {
     std::vector<Entry> entries;
   };
@@ -54,6 +59,7 @@ class YamlDocument {
   YAML::Node tree(std::size_t map) const;
   bool write_map(std::size_t map, int indent, std::string& out) const;
   std::vector<Map> maps_;                               // [0] the document
+  std::vector<YAML::Node> nodes_;                       // put_node's values
   std::unordered_map<std::string, std::size_t> index_;  // section path -> maps_ index
   std::string last_path_;                               // the section parent_of found last
   std::size_t last_map_ = kNoMap;

@@ -39,11 +39,14 @@ void check_finite(const Scenario& s, const RunResult& r) {
 
 }  // namespace
 
-RunResult simulate(const Scenario& scenario, const SimOptions& options) {
-  const WorkloadOps& ops = workload_ops(scenario.kind);
-  RunResult result = ops.run(scenario, options);
+RunResult run_workload(const Scenario& scenario, const SimOptions& options) {
+  RunResult result = workload_ops(scenario.kind).run(scenario, options);
   check_finite(scenario, result);
-  if (ops.has(kCapEnergyAndCost)) {
+  return result;
+}
+
+RunResult finish_run(const Scenario& scenario, RunResult result) {
+  if (workload_ops(scenario.kind).has(kCapEnergyAndCost)) {
     // The power and cost models' errors about their inputs, located in the scenario.
     try {
       add_energy_and_cost(scenario, result);
@@ -53,6 +56,27 @@ RunResult simulate(const Scenario& scenario, const SimOptions& options) {
     check_finite(scenario, result);
   }
   return result;
+}
+
+RunResult simulate(const Scenario& scenario, const SimOptions& options) {
+  return finish_run(scenario, run_workload(scenario, options));
+}
+
+std::vector<std::string> capacity_only_keys(const Scenario& scenario) {
+  const WorkloadOps& ops = workload_ops(scenario.kind);
+  if (!ops.capacity_only_keys) return {};
+  return ops.capacity_only_keys(scenario);
+}
+
+RunResult simulate_like(const Scenario& scenario, const RunResult& twin,
+                        const SimOptions& options) {
+  const WorkloadOps& ops = workload_ops(scenario.kind);
+  if (!ops.capacity_only_keys || !ops.with_capacity || !twin.fits ||
+      ops.capacity_only_keys(scenario).empty())
+    return simulate(scenario, options);
+  RunResult result = ops.with_capacity(scenario, options, twin);
+  check_finite(scenario, result);
+  return finish_run(scenario, std::move(result));
 }
 
 }  // namespace tiersim::sim

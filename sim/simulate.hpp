@@ -1,6 +1,8 @@
 #pragma once
 // The thin public entry point of the simulator: one resolved scenario in, one result out.
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
@@ -29,5 +31,25 @@ struct SimOptions {
 // sim/workloads/workload.hpp) and adds what its capabilities ask for (energy and cost). Throws
 // ModelError for scenarios the model cannot express.
 RunResult simulate(const Scenario& scenario, const SimOptions& options = {});
+
+// simulate() in its two steps, for studies that simulate many scenarios (study/planner.cpp):
+// the workload's run alone, then energy and cost on it. finish_run(s, run_workload(s)) is
+// simulate(s).
+RunResult run_workload(const Scenario& scenario, const SimOptions& options = {});
+RunResult finish_run(const Scenario& scenario, RunResult workload_result);
+
+// The scenario keys the workload's run reads only through its memory capacity report, for this
+// scenario (WorkloadOps::capacity_only_keys; none for most workloads). Scenarios that differ in
+// these keys alone get the same run but for that report, so a study may run the workload once
+// for all of them (simulate_like).
+std::vector<std::string> capacity_only_keys(const Scenario& scenario);
+
+// simulate(scenario), given `twin`: run_workload of a scenario that differs from `scenario` only
+// in capacity_only_keys(scenario), with the same options. The twin's run with this scenario's
+// own capacity report, then this scenario's energy and cost: bit for bit what simulate() gives
+// (tests/sim/simulate_test.cpp), without running the workload again. A twin that does not fit
+// says nothing about this scenario's run, which is then simulated.
+RunResult simulate_like(const Scenario& scenario, const RunResult& twin,
+                        const SimOptions& options = {});
 
 }  // namespace tiersim::sim

@@ -8,10 +8,12 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "config/options.hpp"
+#include "config/scenario_loader.hpp"
 #include "model/capacity.hpp"
 #include "model/cost.hpp"
 #include "model/errors.hpp"
@@ -321,6 +323,23 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       reason[i] = std::string("invalid: ") + e.what();
       return;
     }
+    verdict[i] = Verdict::kSurvivor;  // until checked below
+  });
+  // Points that resolve to the same scenario (e.g. an I/O path with no weights on NVMe) are one
+  // configuration: the first in space order stands for the others. Only it is checked: the
+  // others' checks would read the same values (over a third of opt66b-10tps's points).
+  std::map<std::string, std::size_t> first_of_hash;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (verdict[i] == Verdict::kInvalid) continue;
+    const auto [it, fresh] = first_of_hash.emplace(cands[i].scenario.hash, i);
+    if (fresh) continue;
+    cands[it->second].equivalent.push_back(cands[i].point.label);
+    verdict[i] = Verdict::kEquivalent;
+    reason[i] = "the same configuration as " + cands[it->second].point.label;
+  }
+  study::parallel_for(n, options.threads, [&](std::size_t i) {
+    if (verdict[i] != Verdict::kSurvivor) return;
+    Candidate& c = cands[i];
     if (has_capability(c.scenario, kCapFixedBatch)) {
       if (const CapacityReport cap = inference_capacity(c.scenario, em); !cap.fits) {
         verdict[i] = Verdict::kCapacity;
@@ -329,7 +348,6 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       }
     }
     c.bounds = optimistic_bounds(c.scenario, em);
-    verdict[i] = Verdict::kSurvivor;
     if (!options.prune) return;
     for (const auto& con : spec.constraints) {
       const auto v = optimistic_value(c.bounds, con.metric);
@@ -349,17 +367,6 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       }
     }
   });
-  // Points that resolve to the same scenario (e.g. an I/O path with no weights on NVMe) are one
-  // configuration: the first in space order stands for the others.
-  std::map<std::string, std::size_t> first_of_hash;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (verdict[i] == Verdict::kInvalid) continue;
-    const auto [it, fresh] = first_of_hash.emplace(cands[i].scenario.hash, i);
-    if (fresh) continue;
-    cands[it->second].equivalent.push_back(cands[i].point.label);
-    verdict[i] = Verdict::kEquivalent;
-    reason[i] = "the same configuration as " + cands[it->second].point.label;
-  }
   std::vector<std::size_t> survivors;
   for (std::size_t i = 0; i < n; ++i) switch (verdict[i]) {
       case Verdict::kEquivalent: ++st.equivalent; break;
@@ -419,7 +426,14 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     return a < b;
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t batch_size = 2 * (options.threads > 0 ? std::size_t(options.threads) : hw);
+  const std::size_t threads = options.threads > 0 ? std::size_t(options.threads) : hw;
+  // Small batches let the bound prune between them. Without pruning there is nothing to decide
+  // between batches, and each waits for its slowest point (a tensor-parallel point simulates
+  // several times longer than a single-GPU one): large batches keep every thread busy, and
+  // still report progress.
+  const std::size_t batch_size = options.prune ? 2 * threads : 64 * threads;
+  // Workload runs by key, for the points that share them (below).
+  std::map<std::string, sim::RunResult> shared_runs;
   std::string missing_metric;
   for (std::size_t pos = 0; pos < survivors.size();) {
     std::vector<std::size_t> batch;
@@ -436,38 +450,86 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       options.on_progress(st.simulated, batch.size() + (survivors.size() - pos));
     std::vector<char> failed(batch.size(), 0);
     std::vector<std::string> no_capacity(batch.size());
-    study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+    const auto simulate_point = [&](std::size_t k, auto&& how) {
       // Outside the try below, which records a point's errors: parallel_for rethrows this one.
       if (options.stop && *options.stop) throw Interrupted("plan interrupted");
       Candidate& c = cands[batch[k]];
       try {
-        if (spec.capacity && has_capability(c.scenario, kCapArrivalRate)) {
-          // The point at the highest rate it sustains; the rate is one more override, so the
-          // scenario written out (and stored) carries it.
-          const auto at_rate = [&](double rate) {
-            sweep::Point p = c.point;
-            char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", rate);
-            p.overrides.push_back(std::string("workload.arrival_rate=") + buf);
-            p.settings.emplace_back(p.overrides.back());
-            return sweep::load_point(spec.space, p, catalog);
-          };
-          const capacity::ServingCapacity cap =
-              capacity::search_serving_capacity(c.scenario, at_rate, *spec.capacity);
-          const capacity::RatePoint& at = cap.found ? cap.points[cap.best] : cap.points.front();
-          c.scenario = at.scenario;
-          c.result = at.result;
-          if (!cap.found) no_capacity[k] = "sustains no rate: " + cap.limit;
-        } else {
-          c.result = sim::simulate(c.scenario);
-        }
+        c.result = how(c);
         c.simulated = true;
       } catch (const Error& e) {
         failed[k] = 1;
         c.why_not = e.what();
         reason[batch[k]] = std::string("invalid: ") + e.what();
       }
+    };
+    // Points whose scenarios differ only in keys their workload reads through its capacity
+    // report alone (sim::capacity_only_keys: the host's DRAM size for ZeRO-Inference) share one
+    // workload run: the first of them in the batch runs it, the others take it with their own
+    // capacity report, energy and cost (sim::simulate_like, bit for bit simulate()). Keyed by the
+    // resolved scenario without those keys.
+    enum class Role { kAlone, kRuns, kShares };
+    std::vector<Role> role(batch.size(), Role::kAlone);
+    std::vector<std::string> key(batch.size());
+    if (!spec.capacity)
+      study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+        Scenario& s = cands[batch[k]].scenario;
+        if (const auto keys = sim::capacity_only_keys(s); !keys.empty())
+          key[k] = config::resolved_yaml_without(s, keys);
+      });
+    std::map<std::string, std::size_t> runner;  // key -> the batch position that runs it
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      if (key[k].empty()) continue;
+      if (shared_runs.count(key[k]) || !runner.emplace(key[k], k).second)
+        role[k] = Role::kShares;
+      else
+        role[k] = Role::kRuns;
+    }
+    std::vector<std::optional<sim::RunResult>> workload_run(batch.size());
+    study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+      if (role[k] == Role::kShares) return;
+      if (role[k] == Role::kRuns) {
+        simulate_point(k, [&](const Candidate& p) {
+          workload_run[k] = sim::run_workload(p.scenario);
+          return sim::finish_run(p.scenario, *workload_run[k]);
+        });
+        return;
+      }
+      simulate_point(k, [&](Candidate& p) {
+        if (spec.capacity && has_capability(p.scenario, kCapArrivalRate)) {
+          // The point at the highest rate it sustains; the rate is one more override, so the
+          // scenario written out (and stored) carries it.
+          const auto at_rate = [&](double rate) {
+            sweep::Point pt = p.point;
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", rate);
+            pt.overrides.push_back(std::string("workload.arrival_rate=") + buf);
+            pt.settings.emplace_back(pt.overrides.back());
+            return sweep::load_point(spec.space, pt, catalog);
+          };
+          const capacity::ServingCapacity cap =
+              capacity::search_serving_capacity(p.scenario, at_rate, *spec.capacity);
+          const capacity::RatePoint& at = cap.found ? cap.points[cap.best] : cap.points.front();
+          p.scenario = at.scenario;
+          if (!cap.found) no_capacity[k] = "sustains no rate: " + cap.limit;
+          return at.result;
+        }
+        return sim::simulate(p.scenario);
+      });
     });
+    for (std::size_t k = 0; k < batch.size(); ++k)
+      if (workload_run[k]) shared_runs.emplace(key[k], std::move(*workload_run[k]));
+    study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
+      if (role[k] != Role::kShares) return;
+      simulate_point(k, [&](const Candidate& p) {
+        // The point that ran it failed: this one is simulated, for its own error.
+        const auto it = shared_runs.find(key[k]);
+        return it == shared_runs.end() ? sim::simulate(p.scenario)
+                                       : sim::simulate_like(p.scenario, it->second);
+      });
+    });
+    for (std::size_t k = 0; k < batch.size(); ++k)
+      if (role[k] == Role::kShares && !failed[k] && shared_runs.count(key[k])) ++st.shared;
     for (std::size_t k = 0; k < batch.size(); ++k) {
       const std::size_t i = batch[k];
       Candidate& c = cands[i];
@@ -588,6 +650,9 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     return spec.pareto[0].better(front_values[a][0], front_values[b][0]);
   });
   for (std::size_t k : order) out.pareto.push_back(cands[front[k]]);
+  // Every point's resolved scenario is freed on all threads, not on this one alone at the
+  // return: thousands of them, a few hundred blocks each, were a tenth of a plan's time.
+  study::parallel_for(n, options.threads, [&](std::size_t i) { cands[i] = Candidate{}; });
   st.wall_s = monotonic_s() - t0;
   return out;
 }

@@ -113,6 +113,9 @@ struct PlanStats {
   std::map<std::string, std::size_t> pruned_constraint;  // by metric: its bound misses it
   std::size_t pruned_objective = 0;  // its bound cannot beat the incumbents or reach the front
   std::size_t simulated = 0;
+  // Of those, simulated from the workload run of a point that differs only in keys the workload
+  // reads through its capacity report (sim::simulate_like): the same results, one run less.
+  std::size_t shared = 0;
   std::size_t feasible = 0;
   std::size_t bound_violations = 0;  // a simulated value beat its bound (a bug: reported)
   double wall_s = 0;

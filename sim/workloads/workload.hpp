@@ -7,6 +7,7 @@
 // never on the name.
 //
 // sim/workloads/skeleton/ is a complete, registered and tested workload to copy.
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,14 @@ struct WorkloadOps {
   std::string_view summary;  // one line for `tiersim schema` and error messages
   // Simulates the scenario. Throws ModelError for a scenario the workload cannot express.
   RunResult (*run)(const Scenario& scenario, const SimOptions& options) = nullptr;
+  // Optional, both or neither (sim/simulate.hpp simulate_like): the scenario keys `run` reads
+  // only through the memory capacity report it puts in its result, for this scenario; and `run`'s
+  // result for `scenario` from `twin`, its result for a scenario that differs only in those keys
+  // and fits: the twin's with this scenario's capacity report (and, where that does not fit,
+  // what `run` returns then).
+  std::vector<std::string> (*capacity_only_keys)(const Scenario& scenario) = nullptr;
+  RunResult (*with_capacity)(const Scenario& scenario, const SimOptions& options,
+                             const RunResult& twin) = nullptr;
 
   // Its capability flags are in its traits (sim/workloads/traits.hpp), which the code outside
   // sim/ reads too.

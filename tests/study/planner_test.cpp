@@ -97,6 +97,34 @@ TEST_CASE("planner: highest throughput under a budget and a TTFT cap matches bru
   check_same_as_brute_force(spec);
 }
 
+TEST_CASE("planner: points that differ only in the host's DRAM share one run, bit for bit",
+          "[plan]") {
+  const PlanSpec spec = parse_plan_text(
+      space_text("constraints: {throughput_tokens_per_s: {min: 1}}\n"
+                 "objective: {minimize: usd_per_million_tokens}\n"),
+      kFile);
+  PlanOptions brute;
+  brute.threads = 2;
+  brute.prune = false;
+  std::size_t checked = 0;
+  brute.on_simulated = [&](const Candidate& c) {
+    const sim::RunResult alone = sim::simulate(c.scenario);
+    REQUIRE(alone.metrics.size() == c.result.metrics.size());
+    for (std::size_t k = 0; k < alone.metrics.size(); ++k) {
+      INFO(c.point.label << " " << alone.metrics[k].name);
+      CHECK(alone.metrics[k].value == c.result.metrics[k].value);
+    }
+    REQUIRE(alone.memory.size() == c.result.memory.size());
+    for (std::size_t k = 0; k < alone.memory.size(); ++k)
+      CHECK(alone.memory[k].capacity_bytes == c.result.memory[k].capacity_bytes);
+    ++checked;
+  };
+  const PlanResult r = run_plan(spec, catalog(), brute);
+  CHECK(checked == r.stats.simulated);
+  CHECK(r.stats.shared > 0);
+  CHECK(r.stats.shared < r.stats.simulated);
+}
+
 TEST_CASE("a plan past the point limit is refused when read, naming the axis", "[plan]") {
   // A plan holds every candidate in memory: 1,000 x 1,000 points used to be allocated first.
   try {

@@ -1067,7 +1067,7 @@ const WorkloadOps inference_workload{
     "inference", WorkloadKind::kInference,
     "LLM generation with weights and KV cache streamed from GPU, DRAM or NVMe (ZeRO-Inference, "
     "FlexGen block schedule, tensor and pipeline parallelism)",
-    &simulate_inference};
+    &simulate_inference, &inference_capacity_only_keys, &inference_with_capacity};
 }  // namespace workloads
 
 }  // namespace tiersim::sim

@@ -2,12 +2,21 @@
 // The inference workload (ZeRO-Inference and FlexGen-style offloaded generation). Registered as
 // `inference` in sim/workloads/registry.def; simulate() is the usual entry point. The replay
 // (replay/replay.cpp) calls it directly for the prediction it compares a real run against.
+#include <string>
+#include <vector>
+
 #include "sim/simulate.hpp"
 #include "sim/workloads/inference/names.hpp"
 
 namespace tiersim::sim {
 
 RunResult simulate_inference(const Scenario& scenario, const SimOptions& options);
+
+// The keys its run reads only through its capacity report, and its result from a twin's
+// (WorkloadOps::capacity_only_keys and with_capacity; capacity_twins.cpp).
+std::vector<std::string> inference_capacity_only_keys(const Scenario& scenario);
+RunResult inference_with_capacity(const Scenario& scenario, const SimOptions& options,
+                                  const RunResult& twin);
 
 // A trace and power tag for work of generation pass `pass` (0: the prompt's prefill, then one
 // decode pass per generated token), drawing `load` of the resource's dynamic power range (Tag).
