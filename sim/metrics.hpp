@@ -92,7 +92,19 @@ inline constexpr MetricDecl kEnergyJDram{
 inline constexpr MetricDecl kEnergyJNvme{
     "energy_j_nvme", "J", "NVMe drives' energy (active while the array transfers)", "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPlatform{
-    "energy_j_platform", "J", "the rest of the server (fans, board, NICs) at constant power",
+    "energy_j_platform", "J",
+    "the rest of the server (board, BMC, NICs, switches; fans and PSU loss where the host does "
+    "not model them apart) at constant power",
+    "energy", "system energy"};
+inline constexpr MetricDecl kEnergyJFans{
+    "energy_j_fans", "J",
+    "fans by heat: full-speed fan power x speed^3, speed following the node's DC power "
+    "(model/power.hpp node_overhead); 0 where the host keeps its fans in platform_w",
+    "energy", "system energy"};
+inline constexpr MetricDecl kEnergyJPsuLoss{
+    "energy_j_psu_loss", "J",
+    "the power supplies' conversion loss, AC input less DC output at the 80 PLUS efficiency of "
+    "their load; 0 where the host keeps it in platform_w",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPrefill{
     "energy_j_prefill", "J",
@@ -116,7 +128,15 @@ inline constexpr MetricDecl kEnergyJOther{
     "energy", "system energy"};
 inline constexpr MetricDecl kFacilityEnergyJ{"facility_energy_j", "J", "energy_j x economics.pue",
                                              "energy", "system energy"};
-inline constexpr MetricDecl kAvgPowerW{"avg_power_w", "W", "energy_j / total_s", "energy", "system energy"};
+inline constexpr MetricDecl kAvgPowerW{
+    "avg_power_w", "W",
+    "energy_j / total_s: the node's power at its AC input (the wall), as a power analyzer on its "
+    "inlet measures it and as PUE counts IT power",
+    "energy", "system energy"};
+inline constexpr MetricDecl kDcAvgPowerW{
+    "dc_avg_power_w", "W",
+    "(energy_j - energy_j_psu_loss) / total_s: the DC power the node's PSUs deliver", "energy",
+    "system energy"};
 inline constexpr MetricDecl kFacilityAvgPowerW{"facility_avg_power_w", "W",
                                                "facility_energy_j / total_s", "energy", "system energy"};
 inline constexpr MetricDecl kGpuAvgPowerW{
