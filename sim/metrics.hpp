@@ -70,14 +70,16 @@ inline constexpr MetricDecl kCheckpointS{"checkpoint_s", "s",
 inline constexpr MetricDecl kCheckpointBytes{
     "checkpoint_bytes", "bytes", "bytes written by one checkpoint", "checkpoint, training"};
 
-// Energy (sim/economics.cpp, model/power.cpp): IT energy of the node over the run, no PUE.
+// Energy (sim/economics.cpp, model/power.cpp): IT energy of the node over the run at its AC
+// input (components, fans and PSU loss), no PUE.
 inline constexpr MetricDecl kDramSizedGb{
     "dram_sized_gb", "GB",
     "DRAM that energy and cost count when hardware.host.dram_gb is the catalog's: the host-memory "
     "need +25%, whole 32 GB DIMMs, at most the catalog's dram_gb (sim/economics.hpp DramSizing)",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJ{
-    "energy_j", "J", "IT energy of the node over the run: the sum of the five parts below",
+    "energy_j", "J",
+    "IT energy of the node over the run at its AC input: the sum of the seven parts below",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJGpu{
     "energy_j_gpu", "J",
