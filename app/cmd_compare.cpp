@@ -120,7 +120,8 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
     }
     if (!r.note.empty()) os << r.name << ": " << r.note << "\n";
   }
-  os << "energy per token is IT energy (GPUs, CPUs, DRAM, drives, platform) per generated token;\n"
+  os << "energy per token is IT energy at the node's AC input (GPUs, CPUs, DRAM, drives, platform,\n"
+        "fans, PSU loss) per generated token;\n"
         "cost per token bills facility energy (IT x PUE); tiersim compare --sources lists inputs\n";
 }
 

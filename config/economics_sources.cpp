@@ -58,6 +58,17 @@ nlohmann::json economics_sources(const Scenario& s) {
   add(power, "hardware.host.dram_w_per_gb_active", hw.host.dram_w_per_gb_active, "W/GB");
   add(power, "hardware.host.dram_w_per_gb_idle", hw.host.dram_w_per_gb_idle, "W/GB");
   add(power, "hardware.host.platform_w", hw.host.platform_w, "W");
+  // Only hosts that model their fans and PSUs apart (their inputs are otherwise unused).
+  if (hw.host.fan_max_w > 0) {
+    add(power, "hardware.host.fan_max_w", hw.host.fan_max_w, "W");
+    add(power, "hardware.host.fan_min_speed", hw.host.fan_min_speed, "");
+    add(power, "hardware.host.cooling_design_w", hw.host.cooling_design_w, "W");
+  }
+  if (hw.host.psu_count > 0) {
+    add(power, "hardware.host.psu_count", hw.host.psu_count, "PSUs");
+    add(power, "hardware.host.psu_standby", hw.host.psu_standby, "PSUs");
+    add(power, "hardware.host.psu_rating_w", hw.host.psu_rating_w, "W");
+  }
   if (hw.nvme.count > 0) {
     add(power, "hardware.nvme.count", hw.nvme.count, "drives");
     add(power, "hardware.nvme.active_w", hw.nvme.drive.active_w, "W");

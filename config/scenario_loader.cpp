@@ -18,6 +18,7 @@
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/parallelism.hpp"
+#include "model/power.hpp"
 #include "model/ssd_model.hpp"
 #include "model/files.hpp"
 #include "model/stable_hash.hpp"
@@ -572,6 +573,14 @@ void Loader::check_cross_fields() const {
     gpu_arch_info(hw.gpu.arch);
   } catch (const ModelError& e) {
     fail_at("hardware.gpu.arch", e.what());
+  }
+  // The PSUs' 80 PLUS level picks their efficiency curve (model/power.hpp psu_efficiency).
+  if (hw.host.psu_count > 0 || !hw.host.psu_efficiency.empty()) {
+    try {
+      psu_efficiency(hw.host.psu_efficiency, 0.5);
+    } catch (const ModelError& e) {
+      fail_at("hardware.host.psu_efficiency", e.what());
+    }
   }
   // The model: a catalog name or a config.json must have given it. Single fields (--set
   // model.layers=2) only override one of those; alone they leave the rest of the shape at zero,

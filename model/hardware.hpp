@@ -100,7 +100,25 @@ struct HostSpec {
   double cpu_idle_w = 0;       // per socket
   double dram_w_per_gb_active = 0;  // DRAM power per GB when the memory bus is busy
   double dram_w_per_gb_idle = 0;    // DRAM power per GB when idle
-  double platform_w = 0;            // fans, NICs, BMC, board: constant
+  // Constant power of everything on the DC side the fields here do not model by activity: board,
+  // BMC, NICs, switches, boot drives; for a host without fan and PSU fields also its fans and
+  // its PSUs' conversion loss (the generic class estimates fold them in).
+  double platform_w = 0;
+  // Fans by heat (model/power.hpp node_overhead): the fan controller moves air in proportion to
+  // the heat to remove (constant temperature rise), and fan power goes with the cube of airflow
+  // (fan affinity laws), so fans draw fan_max_w x s^3 at speed
+  // s = clamp(heat / cooling_design_w, fan_min_speed, 1). fan_max_w 0 = fans not modelled apart
+  // (they are in platform_w).
+  double fan_max_w = 0;         // all fans at full speed
+  double fan_min_speed = 0;     // speed floor the fan table keeps at light load, 0..1
+  double cooling_design_w = 0;  // heat [W] at which the fans reach full speed
+  // Power supplies (model/power.hpp psu_efficiency): AC input = DC load / efficiency at the load
+  // fraction of the PSUs that share it. psu_count 0 = not modelled (AC = DC; the generic class
+  // estimates fold the loss into platform_w).
+  int psu_count = 0;             // installed PSUs
+  int psu_standby = 0;           // of which held in standby, carrying no load (a hot spare)
+  double psu_rating_w = 0;       // DC output rating of one PSU
+  std::string psu_efficiency;    // 80 PLUS level of the PSUs: bronze ... titanium
   int pcie_gen = 5;                 // host's PCIe generation (caps GPU and drive links)
   double nvme_io_gbps = 0;     // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
   double page_fault_gbps = 0;  // per-thread first touch of fresh pages; 0 = ExecutionModel's

@@ -1,6 +1,8 @@
 #include "model/power.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 
 #include "model/errors.hpp"
@@ -41,7 +43,88 @@ void require_busy(double busy_s, double limit_s, const char* what) {
                      " s is outside 0.." + std::to_string(limit_s) + " s");
 }
 
+// One 80 PLUS level: its certification points (load fraction, minimum efficiency), ascending.
+struct PsuLevel {
+  const char* name;
+  std::array<std::pair<double, double>, 4> points;
+  int n;
+};
+
+// 80 PLUS, 230 V internal redundant category (the data-centre PSUs' certification), as the
+// program's requirement table lists the minimum efficiencies (CLEAResult, "80 PLUS Certified
+// Power Supplies and Manufacturers"; the same table in Tom's Hardware, "80 PLUS Efficiency
+// Certification", 2017). Only titanium adds a 10 % point.
+constexpr PsuLevel kPsuLevels[] = {
+    {"bronze", {{{0.20, 0.81}, {0.50, 0.85}, {1.00, 0.81}, {0, 0}}}, 3},
+    {"silver", {{{0.20, 0.85}, {0.50, 0.89}, {1.00, 0.85}, {0, 0}}}, 3},
+    {"gold", {{{0.20, 0.88}, {0.50, 0.92}, {1.00, 0.88}, {0, 0}}}, 3},
+    {"platinum", {{{0.20, 0.90}, {0.50, 0.94}, {1.00, 0.91}, {0, 0}}}, 3},
+    {"titanium", {{{0.10, 0.90}, {0.20, 0.94}, {0.50, 0.96}, {1.00, 0.91}}}, 4},
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const PsuLevel& psu_level(const std::string& name) {
+  const std::string key = lower(name);
+  for (const PsuLevel& l : kPsuLevels)
+    if (key == l.name) return l;
+  std::string known;
+  for (const PsuLevel& l : kPsuLevels) known += (known.empty() ? "" : ", ") + std::string(l.name);
+  throw ModelError("hardware.host.psu_efficiency '" + name + "' is not an 80 PLUS level; use one "
+                   "of " + known);
+}
+
 }  // namespace
+
+const std::vector<std::string>& psu_efficiency_levels() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> v;
+    for (const PsuLevel& l : kPsuLevels) v.emplace_back(l.name);
+    return v;
+  }();
+  return kNames;
+}
+
+double psu_efficiency(const std::string& level, double load_fraction) {
+  const PsuLevel& l = psu_level(level);
+  if (!std::isfinite(load_fraction) || load_fraction < 0)
+    throw ModelError("PSU load fraction " + std::to_string(load_fraction) + " is not >= 0");
+  const auto& p = l.points;
+  if (load_fraction <= p[0].first) return p[0].second;
+  for (int i = 1; i < l.n; ++i) {
+    const auto [x1, y1] = p[static_cast<std::size_t>(i)];
+    if (load_fraction <= x1) {
+      const auto [x0, y0] = p[static_cast<std::size_t>(i - 1)];
+      return y0 + (y1 - y0) * (load_fraction - x0) / (x1 - x0);
+    }
+  }
+  return p[static_cast<std::size_t>(l.n - 1)].second;
+}
+
+NodeOverhead node_overhead(const HostSpec& host, double components_dc_w) {
+  NodeOverhead o;
+  if (host.fan_max_w > 0) {
+    const double speed =
+        std::clamp(components_dc_w / host.cooling_design_w, host.fan_min_speed, 1.0);
+    o.fan_w = host.fan_max_w * speed * speed * speed;
+  }
+  const double dc_w = components_dc_w + o.fan_w;
+  if (host.psu_count > 0) {
+    const double capacity_w = (host.psu_count - host.psu_standby) * host.psu_rating_w;
+    if (dc_w > capacity_w)
+      throw ModelError("host '" + host.name + "' draws " + std::to_string(dc_w) +
+                       " W DC, more than its " + std::to_string(host.psu_count - host.psu_standby) +
+                       " load-sharing PSUs deliver (" + std::to_string(capacity_w) +
+                       " W); lower the GPUs' tdp_w or give the host more PSUs");
+    const double eff = psu_efficiency(host.psu_efficiency, dc_w / capacity_w);
+    o.psu_loss_w = dc_w / eff - dc_w;
+  }
+  o.wall_w = dc_w + o.psu_loss_w;
+  return o;
+}
 
 void check_power_inputs(const Hardware& hw) {
   const Component gpu{"GPU", hw.gpu.name};
@@ -63,6 +146,21 @@ void check_power_inputs(const Hardware& hw) {
   if (hw.host.dram_gb < 0) throw ModelError(host.text() + ": hardware.host.dram_gb must be >= 0");
   if (hw.gpu_count < 0 || hw.host.sockets < 0 || hw.nvme.count < 0)
     throw ModelError("power model: negative GPU, socket or drive count");
+  require_power(hw.host.fan_max_w, "hardware.host.fan_max_w", host);
+  if (hw.host.fan_max_w > 0 && !(hw.host.cooling_design_w > 0))
+    throw ModelError(host.text() + ": hardware.host.fan_max_w is set, so hardware.host."
+                     "cooling_design_w (the heat at which the fans reach full speed) must be > 0");
+  if (!(hw.host.fan_min_speed >= 0 && hw.host.fan_min_speed <= 1))
+    throw ModelError(host.text() + ": hardware.host.fan_min_speed must be within 0..1");
+  if (hw.host.psu_count > 0) {
+    if (hw.host.psu_standby < 0 || hw.host.psu_standby >= hw.host.psu_count)
+      throw ModelError(host.text() + ": hardware.host.psu_standby must be >= 0 and below "
+                       "psu_count (at least one PSU carries the load)");
+    if (!(std::isfinite(hw.host.psu_rating_w) && hw.host.psu_rating_w > 0))
+      throw ModelError(host.text() + ": hardware.host.psu_count is set, so psu_rating_w (DC "
+                       "output of one PSU) must be > 0");
+    psu_level(hw.host.psu_efficiency);  // throws for an unknown level
+  }
   if (hw.nvme.count > 0) {
     const Component drive{"drive", hw.nvme.drive.name};
     require_power(hw.nvme.drive.active_w, "hardware.nvme.active_w", drive);
@@ -78,11 +176,18 @@ double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k) {
   return std::clamp(f, 0.0, 1.0);
 }
 
-double node_idle_w(const Hardware& hw) {
+namespace {
+
+// Every component at idle, DC (no fans, no PSU loss).
+double idle_components_w(const Hardware& hw) {
   return hw.gpu_count * hw.gpu.idle_w + hw.host.sockets * hw.host.cpu_idle_w +
          hw.host.dram_gb * hw.host.dram_w_per_gb_idle +
          (hw.nvme.count > 0 ? hw.nvme.count * hw.nvme.drive.idle_w : 0.0) + hw.host.platform_w;
 }
+
+}  // namespace
+
+double node_idle_w(const Hardware& hw) { return node_overhead(hw.host, idle_components_w(hw)).wall_w; }
 
 namespace {
 
@@ -102,8 +207,13 @@ EnergyBreakdown dynamic_energy(const Hardware& hw, const PartActivity& part) {
   EnergyBreakdown e;
   e.gpu_j = (hw.gpu.tdp_w - hw.gpu.idle_w) * part.gpu_load_s;
   // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
-  // spreads over every core of every socket), so all sockets are active while it is busy.
-  e.cpu_j = hw.host.sockets * (hw.host.cpu_tdp_w - hw.host.cpu_idle_w) * part.cpu_busy_s;
+  // spreads over every core of every socket), so all sockets are active while it is busy; and
+  // each GPU-second of kernels keeps the host thread that drives the GPU spinning on one core
+  // (CUDA's default scheduling; see power.hpp), a core's share of the socket's dynamic range.
+  const double socket_dynamic_w = hw.host.cpu_tdp_w - hw.host.cpu_idle_w;
+  const double core_dynamic_w =
+      hw.host.cores_per_socket > 0 ? socket_dynamic_w / hw.host.cores_per_socket : 0.0;
+  e.cpu_j = hw.host.sockets * socket_dynamic_w * part.cpu_busy_s + core_dynamic_w * part.gpu_busy_s;
   e.dram_j = hw.host.dram_gb * (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) *
              part.dram_busy_s;
   if (hw.nvme.count > 0)
@@ -116,6 +226,24 @@ PartActivity whole_run(const ActivityTimes& a) {
                       a.dram_busy_s, a.nvme_busy_s};
 }
 
+// integrate_energy without its input checks.
+EnergyBreakdown node_energy(const Hardware& hw, const ActivityTimes& a) {
+  const double t = a.makespan_s;
+  EnergyBreakdown e = dynamic_energy(hw, whole_run(a));
+  e.gpu_j += hw.gpu_count * hw.gpu.idle_w * t;
+  e.cpu_j += hw.host.sockets * hw.host.cpu_idle_w * t;
+  e.dram_j += hw.host.dram_gb * hw.host.dram_w_per_gb_idle * t;
+  if (hw.nvme.count > 0) e.nvme_j += hw.nvme.count * hw.nvme.drive.idle_w * t;
+  e.platform_j = hw.host.platform_w * t;
+  if (t > 0) {
+    // Fans and PSUs at the run's average DC power (see power.hpp).
+    const NodeOverhead o = node_overhead(hw.host, e.dc_j() / t);
+    e.fan_j = o.fan_w * t;
+    e.psu_loss_j = o.psu_loss_w * t;
+  }
+  return e;
+}
+
 }  // namespace
 
 EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& a, double pue) {
@@ -124,14 +252,8 @@ EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& a, dou
     throw ModelError("economics.pue is " + std::to_string(pue) +
                      "; power usage effectiveness is facility power / IT power, so it is >= 1");
   check_activity(hw, a);
-  const double t = a.makespan_s;
-  EnergyBreakdown e = dynamic_energy(hw, whole_run(a));
+  EnergyBreakdown e = node_energy(hw, a);
   e.pue = pue;
-  e.gpu_j += hw.gpu_count * hw.gpu.idle_w * t;
-  e.cpu_j += hw.host.sockets * hw.host.cpu_idle_w * t;
-  e.dram_j += hw.host.dram_gb * hw.host.dram_w_per_gb_idle * t;
-  if (hw.nvme.count > 0) e.nvme_j += hw.nvme.count * hw.nvme.drive.idle_w * t;
-  e.platform_j = hw.host.platform_w * t;
   return e;
 }
 
@@ -139,6 +261,11 @@ EnergyByPhase phase_energy(const Hardware& hw, const ActivityTimes& a) {
   check_power_inputs(hw);
   check_activity(hw, a);
   const double t = a.makespan_s;
+  // The fans and PSU loss as a share of the components' DC energy, carried by each part in
+  // proportion to its own.
+  const EnergyBreakdown whole = node_energy(hw, a);
+  const double components_j = whole.dc_j() - whole.fan_j;
+  const double overhead = components_j > 0 ? whole.it_j() / components_j : 1.0;
   EnergyByPhase p;
   p.prefill_j = dynamic_energy(hw, a.prefill).it_j() + hw.gpu.idle_w * a.prefill.gpu_busy_s;
   p.decode_j = dynamic_energy(hw, a.decode).it_j() + hw.gpu.idle_w * a.decode.gpu_busy_s;
@@ -156,7 +283,9 @@ EnergyByPhase phase_energy(const Hardware& hw, const ActivityTimes& a) {
                           rest_of(all.nvme_busy_s, a.prefill.nvme_busy_s, a.decode.nvme_busy_s)};
   p.other_j = dynamic_energy(hw, rest).it_j() + hw.gpu.idle_w * rest.gpu_busy_s;
   p.io_wait_j = hw.gpu.idle_w * std::max(0.0, hw.gpu_count * t - all.gpu_busy_s);
-  p.idle_j = node_idle_w(hw) * t - hw.gpu_count * hw.gpu.idle_w * t;
+  p.idle_j = idle_components_w(hw) * t - hw.gpu_count * hw.gpu.idle_w * t;
+  for (double* part : {&p.prefill_j, &p.decode_j, &p.io_wait_j, &p.idle_j, &p.other_j})
+    *part *= overhead;
   return p;
 }
 

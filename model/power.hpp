@@ -17,10 +17,32 @@
 // work that does not say (training steps, checkpoint copies) counts at full power, as before this
 // model.
 //
+// The host computes while its GPUs do: every process that drives a GPU waits for its kernels in
+// a spinning host thread (CUDA's default scheduling, cudaDeviceScheduleAuto, spins instead of
+// yielding while the process has fewer active contexts than the host has logical processors:
+// CUDA Runtime API, cudaSetDeviceFlags). So each GPU-second of kernels keeps one host core busy,
+// at a core's share of the socket's dynamic range, (cpu_tdp_w - cpu_idle_w) / cores_per_socket.
+// While the host itself computes (the cpu role: attention on the CPU) every core already counts
+// busy; a GPU waiting for that result runs no kernel, so the two barely overlap.
+//
+// What the components draw is DC power. Around them the node spends (node_overhead):
+//   fans:  fan_max_w x s^3 at speed s = clamp(heat / cooling_design_w, fan_min_speed, 1), the
+//          heat being the components' DC power (fan affinity laws: airflow goes with speed, power
+//          with its cube; a fan table that holds the temperature rise moves air in proportion to
+//          the heat);
+//   PSUs:  the conversion loss, AC input = DC load / efficiency at the load fraction of the
+//          PSUs that share it (psu_efficiency: the 80 PLUS certification points).
+// Both are evaluated at the run's average DC power: fans answer temperatures that move over
+// minutes, and the efficiency curve is flat near the load of a busy node. The sum is the node's
+// power at the wall, its AC input: what a power analyzer on its inlet measures (MLPerf Power),
+// and the IT power that PUE multiplies (The Green Grid counts IT equipment at its power input).
+// A host without fan or PSU fields keeps both in platform_w, as the generic classes do.
+//
 // Component power is attached by role (sim/engine/kinds.hpp ResourceRole: gpu, cpu, nvme, and the
 // PCIe links' bytes as DRAM traffic), never by resource name, as SimGrid's energy plugin attaches
 // a host's power profile to the host.
 #include <string>
+#include <vector>
 
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
@@ -58,20 +80,52 @@ struct ActivityTimes {
   PartActivity decode;
 };
 
-// Joules per component over the run. IT energy is what the node itself draws; facility energy
-// multiplies it by the data centre's PUE (cooling, power distribution).
+// Joules per component over the run. IT energy is what the node draws at its AC input (the DC
+// components, the fans and the PSUs' conversion loss); facility energy multiplies it by the data
+// centre's PUE (cooling, power distribution).
 struct EnergyBreakdown {
   double gpu_j = 0;
   double cpu_j = 0;
   double dram_j = 0;
   double nvme_j = 0;
   double platform_j = 0;
+  double fan_j = 0;       // fans by heat (0 where platform_w holds them)
+  double psu_loss_j = 0;  // AC input less DC output of the PSUs (0 where not modelled)
   double pue = 1;
-  double it_j() const { return gpu_j + cpu_j + dram_j + nvme_j + platform_j; }
+  // DC load of the components and fans: what the PSUs deliver.
+  double dc_j() const { return gpu_j + cpu_j + dram_j + nvme_j + platform_j + fan_j; }
+  double it_j() const { return dc_j() + psu_loss_j; }
   double facility_j() const { return it_j() * pue; }
 };
 
-// IT energy by what the run was doing; the five parts sum to EnergyBreakdown::it_j().
+// PSU efficiency (DC output over AC input, 0..1) at `load_fraction` of the rated
+// output of the PSUs sharing the load, for an 80 PLUS level ("bronze", "silver", "gold",
+// "platinum", "titanium"; case-insensitive). The certification's 230 V internal redundant
+// minimums (80 PLUS program, CLEAResult/Ecova "80 PLUS Certified Power Supplies and
+// Manufacturers", the data-centre category): bronze 81/85/81 %, silver 85/89/85, gold 88/92/88,
+// platinum 90/94/91 at 20/50/100 % load, titanium 90/94/96/91 at 10/20/50/100 %. Linear between
+// the points; below the lowest point its figure (real supplies fall off further at very light
+// load, so that end is optimistic); above 100 % the 100 % figure. Certified minimums, so a
+// certified supply does at least this well. Throws ModelError for another level or a negative
+// or non-finite fraction.
+double psu_efficiency(const std::string& level, double load_fraction);
+// The levels psu_efficiency knows, lowest first.
+const std::vector<std::string>& psu_efficiency_levels();
+
+// What the node spends around its components at a DC load of `components_dc_w` (every component
+// but the fans): its fans and its PSUs' loss, watts. Both 0 where the host does not model them.
+struct NodeOverhead {
+  double fan_w = 0;
+  double psu_loss_w = 0;
+  double wall_w = 0;  // AC input: components_dc_w + fan_w + psu_loss_w
+};
+// Throws ModelError when the DC load exceeds what the PSUs that share it deliver
+// ((psu_count - psu_standby) x psu_rating_w).
+NodeOverhead node_overhead(const HostSpec& host, double components_dc_w);
+
+// IT energy by what the run was doing; the five parts sum to EnergyBreakdown::it_j(). Each part
+// carries the fans and PSU loss in proportion to its DC energy (both overheads scale with the
+// load they serve).
 //   prefill_j, decode_j: every component's energy above idle for the work of that part, plus the
 //                        GPUs' idle power while they run its kernels;
 //   io_wait_j:           the GPUs' idle power while they run no kernel: waiting for weights, a
@@ -88,14 +142,16 @@ struct EnergyByPhase {
   double other_j = 0;
 };
 
-// Idle power of the whole node (every component at idle), watts, IT level.
+// Idle power of the whole node (every component at idle, fans and PSU loss at that load), watts
+// at the AC input.
 double node_idle_w(const Hardware& hw);
 
 // Throws ModelError when a power figure is negative, an active power is below its idle power
 // (the message names the field and how to fix it), or the activity times are outside 0..T.
 void check_power_inputs(const Hardware& hw);
 
-// E = idle * T + (active - idle) * load for GPUs, CPU sockets, DRAM, drives; platform_w * T.
+// E = idle * T + (active - idle) * load for GPUs, CPU sockets (and the cores spinning for the
+// GPUs), DRAM, drives; platform_w * T; fans and PSU loss at the run's average DC power.
 EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& activity, double pue);
 
 // The same energy split by phase (EnergyByPhase). Throws as integrate_energy does.

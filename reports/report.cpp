@@ -51,7 +51,9 @@ const std::vector<EnergyPart> kEnergyComponents = {{"gpu", sim::metric::kEnergyJ
                                                    {"cpu", sim::metric::kEnergyJCpu},
                                                    {"dram", sim::metric::kEnergyJDram},
                                                    {"nvme", sim::metric::kEnergyJNvme},
-                                                   {"platform", sim::metric::kEnergyJPlatform}};
+                                                   {"platform", sim::metric::kEnergyJPlatform},
+                                                   {"fans", sim::metric::kEnergyJFans},
+                                                   {"psu_loss", sim::metric::kEnergyJPsuLoss}};
 // The phases of the same energy (model/power.hpp EnergyByPhase), in the order a run goes through.
 const std::vector<EnergyPart> kEnergyPhases = {{"prefill", sim::metric::kEnergyJPrefill},
                                                {"decode", sim::metric::kEnergyJDecode},

@@ -233,6 +233,8 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   r.set(metric::kEnergyJDram, e.dram_j);
   r.set(metric::kEnergyJNvme, e.nvme_j);
   r.set(metric::kEnergyJPlatform, e.platform_j);
+  r.set(metric::kEnergyJFans, e.fan_j);
+  r.set(metric::kEnergyJPsuLoss, e.psu_loss_j);
   const EnergyByPhase ph = phase_energy(hw, a);
   r.set(metric::kEnergyJPrefill, ph.prefill_j);
   r.set(metric::kEnergyJDecode, ph.decode_j);
@@ -241,6 +243,7 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   r.set(metric::kEnergyJOther, ph.other_j);
   r.set(metric::kFacilityEnergyJ, e.facility_j());
   r.set(metric::kAvgPowerW, e.it_j() / t);
+  r.set(metric::kDcAvgPowerW, e.dc_j() / t);
   r.set(metric::kGpuAvgPowerW, e.gpu_j / t);
   r.set(metric::kFacilityAvgPowerW, e.facility_j() / t);
   // 0 for workloads that generate no tokens or serve no requests.

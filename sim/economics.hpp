@@ -3,10 +3,13 @@
 // table, `compare`, the results store and the reports all see them by name.
 //
 // Metrics (names are stable; the reports read them):
-//   energy_j, energy_j_gpu, energy_j_cpu, energy_j_dram, energy_j_nvme, energy_j_platform  [J]
-//       IT energy of the node over the run (no PUE); energy_j is the sum of the five parts.
+//   energy_j, energy_j_gpu, energy_j_cpu, energy_j_dram, energy_j_nvme, energy_j_platform,
+//   energy_j_fans, energy_j_psu_loss  [J]
+//       IT energy of the node over the run at its AC input (no PUE); energy_j is the sum of the
+//       seven parts (model/power.hpp EnergyBreakdown).
 //   facility_energy_j [J]           energy_j * economics.pue.
-//   avg_power_w [W], facility_avg_power_w [W]   energy / total_s.
+//   avg_power_w [W], facility_avg_power_w [W]   energy / total_s (avg_power_w: at the wall).
+//   dc_avg_power_w [W]              the DC power the PSUs deliver (energy_j less the PSU loss).
 //   energy_j_per_token [J/token]    IT energy per generated token (what "energy per token" means
 //                                   in vendor claims: device-level, no cooling overhead).
 //   facility_energy_j_per_token [J/token], tokens_per_kwh [tokens/kWh] (IT energy).

@@ -84,14 +84,16 @@ inline constexpr MetricDecl kCheckpointS{"checkpoint_s", "s",
 inline constexpr MetricDecl kCheckpointBytes{
     "checkpoint_bytes", "bytes", "bytes written by one checkpoint", "checkpoint, training"};
 
-// Energy (sim/economics.cpp, model/power.cpp): IT energy of the node over the run, no PUE.
+// Energy (sim/economics.cpp, model/power.cpp): IT energy of the node over the run at its AC
+// input (components, fans and PSU loss), no PUE.
 inline constexpr MetricDecl kDramSizedGb{
     "dram_sized_gb", "GB",
     "DRAM that energy and cost count when hardware.host.dram_gb is the catalog's: the host-memory "
     "need +25%, whole 32 GB DIMMs, at most the catalog's dram_gb (sim/economics.hpp DramSizing)",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJ{
-    "energy_j", "J", "IT energy of the node over the run: the sum of the five parts below",
+    "energy_j", "J",
+    "IT energy of the node over the run at its AC input: the sum of the seven parts below",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJGpu{
     "energy_j_gpu", "J",
@@ -106,7 +108,19 @@ inline constexpr MetricDecl kEnergyJDram{
 inline constexpr MetricDecl kEnergyJNvme{
     "energy_j_nvme", "J", "NVMe drives' energy (active while the array transfers)", "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPlatform{
-    "energy_j_platform", "J", "the rest of the server (fans, board, NICs) at constant power",
+    "energy_j_platform", "J",
+    "the rest of the server (board, BMC, NICs, switches; fans and PSU loss where the host does "
+    "not model them apart) at constant power",
+    "energy", "system energy"};
+inline constexpr MetricDecl kEnergyJFans{
+    "energy_j_fans", "J",
+    "fans by heat: full-speed fan power x speed^3, speed following the node's DC power "
+    "(model/power.hpp node_overhead); 0 where the host keeps its fans in platform_w",
+    "energy", "system energy"};
+inline constexpr MetricDecl kEnergyJPsuLoss{
+    "energy_j_psu_loss", "J",
+    "the power supplies' conversion loss, AC input less DC output at the 80 PLUS efficiency of "
+    "their load; 0 where the host keeps it in platform_w",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJPrefill{
     "energy_j_prefill", "J",
@@ -130,7 +144,15 @@ inline constexpr MetricDecl kEnergyJOther{
     "energy", "system energy"};
 inline constexpr MetricDecl kFacilityEnergyJ{"facility_energy_j", "J", "energy_j x economics.pue",
                                              "energy", "system energy"};
-inline constexpr MetricDecl kAvgPowerW{"avg_power_w", "W", "energy_j / total_s", "energy", "system energy"};
+inline constexpr MetricDecl kAvgPowerW{
+    "avg_power_w", "W",
+    "energy_j / total_s: the node's power at its AC input (the wall), as a power analyzer on its "
+    "inlet measures it and as PUE counts IT power",
+    "energy", "system energy"};
+inline constexpr MetricDecl kDcAvgPowerW{
+    "dc_avg_power_w", "W",
+    "(energy_j - energy_j_psu_loss) / total_s: the DC power the node's PSUs deliver", "energy",
+    "system energy"};
 inline constexpr MetricDecl kFacilityAvgPowerW{"facility_avg_power_w", "W",
                                                "facility_energy_j / total_s", "energy", "system energy"};
 inline constexpr MetricDecl kGpuAvgPowerW{

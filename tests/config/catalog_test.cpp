@@ -10,6 +10,7 @@
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "model/power.hpp"
 
 using namespace tiersim;
 using namespace tiersim::config;
@@ -91,6 +92,30 @@ TEST_CASE("every catalog entry can be used in a scenario", "[config][catalog]") 
   for (const auto& m : c.models())
     CHECK_NOTHROW(load_scenario_text(scenario("H200", "generic-2s-ddr5", c.drives()[0].name,
                                               m.name), "model " + m.name, opts));
+}
+
+TEST_CASE("whole-server hosts load their fans and PSUs; every host passes the power checks",
+          "[config][catalog][power]") {
+  const Catalog c = Catalog::load(kData);
+  const HostSpec& dgx = c.host("dgx-h100");
+  CHECK(dgx.psu_count == 6);
+  CHECK(dgx.psu_standby == 0);
+  CHECK(dgx.psu_rating_w == 3300);
+  CHECK(dgx.psu_efficiency == "titanium");
+  CHECK(dgx.fan_max_w > 0);
+  CHECK(dgx.cooling_design_w > 0);
+  CHECK(dgx.sources.count("psu_count"));
+  CHECK(c.host("dell-xe9680").psu_rating_w == 2800);
+  for (const auto& h : c.hosts()) {
+    INFO(h.name);
+    Hardware hw;
+    hw.gpu = c.gpu("H100-SXM");
+    hw.gpu_count = 8;
+    hw.host = h;
+    CHECK_NOTHROW(check_power_inputs(hw));
+    // The idle node at the wall is never below its components.
+    CHECK(node_idle_w(hw) >= 8 * hw.gpu.idle_w + h.platform_w);
+  }
 }
 
 TEST_CASE("catalog names match case-insensitively; unknown names list the valid ones",

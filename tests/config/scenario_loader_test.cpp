@@ -147,6 +147,17 @@ TEST_CASE("non-positive sizes and counts", "[config][scenario]") {
   CHECK(s.io.write);
 }
 
+TEST_CASE("a PSU efficiency level that is not an 80 PLUS level is refused at load",
+          "[config][scenario][power]") {
+  CHECK_THROWS_WITH(load(kBase, {"hardware.host.psu_efficiency=diamond"}),
+                    Catch::Contains("hardware.host.psu_efficiency") &&
+                        Catch::Contains("bronze, silver, gold, platinum, titanium"));
+  // A catalog host's PSUs, or a level set inline on a host that has none, load.
+  CHECK(load(kBase, {"hardware.host.model=dgx-h100"}).hardware.host.psu_count == 6);
+  CHECK(load(kBase, {"hardware.host.psu_efficiency=Platinum"}).hardware.host.psu_efficiency ==
+        "Platinum");
+}
+
 TEST_CASE("unknown catalog names list the valid names", "[config][scenario]") {
   try {
     load(replace(kBase, "model: H200", "model: A100"));

@@ -1,4 +1,5 @@
-// Power by activity: how much of its dynamic range a GPU kernel draws, and energy by phase.
+// Power by activity: how much of its dynamic range a GPU kernel draws, energy by phase, the host
+// cores that drive the GPUs, and the node around the components (fans by heat, PSU efficiency).
 #include <catch2/catch.hpp>
 
 #include "model/errors.hpp"
@@ -18,6 +19,7 @@ Hardware hand_hardware() {
   hw.gpu_count = 2;
   hw.host.name = "host";
   hw.host.sockets = 1;
+  hw.host.cores_per_socket = 10;  // a core's share of the 150 W dynamic range: 15 W
   hw.host.cpu_tdp_w = 200;
   hw.host.cpu_idle_w = 50;
   hw.host.dram_gb = 100;
@@ -80,12 +82,148 @@ TEST_CASE("energy by phase adds up to the energy by component", "[power]") {
   const EnergyByPhase p = phase_energy(hw, a);
   CHECK(p.prefill_j + p.decode_j + p.io_wait_j + p.idle_j + p.other_j == Approx(e.it_j()));
   // Prefill: 200 W x 2 full-power GPU-seconds + DRAM 100 GB x 0.15 W x 1 s + drive 15 W x 1 s,
-  // plus the GPUs' idle power over their 2 busy seconds.
-  CHECK(p.prefill_j == Approx(400 + 15 + 15 + 200));
+  // plus the GPUs' idle power over their 2 busy seconds and a host core (15 W) spinning for
+  // each GPU-second of kernels.
+  CHECK(p.prefill_j == Approx(400 + 15 + 15 + 200 + 15 * 2));
   // The GPUs ran no kernel for 20 - 12 GPU-seconds: idle power while they wait.
   CHECK(p.io_wait_j == Approx(100 * 8));
   // Everything else at idle: CPU 50 W, DRAM 5 W, drive 5 W, platform 100 W over 10 s.
   CHECK(p.idle_j == Approx(1600));
-  // Work of neither part: 2 GPU-seconds, 1 at full power.
-  CHECK(p.other_j == Approx(200 * 1 + 100 * 2));
+  // Work of neither part: 2 GPU-seconds, 1 at full power, and their host core.
+  CHECK(p.other_j == Approx(200 * 1 + 100 * 2 + 15 * 2));
+}
+
+TEST_CASE("each GPU-second of kernels keeps one host core busy", "[power]") {
+  Hardware hw = hand_hardware();
+  ActivityTimes a;
+  a.makespan_s = 10;
+  a.gpu_busy_s = 12;
+  // The socket idles at 50 W; each GPU-second adds one core's share of 200 - 50 W over 10 cores.
+  CHECK(integrate_energy(hw, a, 1.0).cpu_j == Approx(50 * 10 + 15 * 12));
+  // While the host computes, every core of every socket counts: the socket's whole range.
+  a.cpu_busy_s = 2;
+  CHECK(integrate_energy(hw, a, 1.0).cpu_j == Approx(50 * 10 + 150 * 2 + 15 * 12));
+  // No kernels, no spinning core.
+  a.gpu_busy_s = 0;
+  a.gpu_load_s = -1;
+  CHECK(integrate_energy(hw, a, 1.0).cpu_j == Approx(50 * 10 + 150 * 2));
+}
+
+TEST_CASE("PSU efficiency follows the 80 PLUS points, linear between them", "[power]") {
+  // At the certification points (230 V internal redundant minimums).
+  CHECK(psu_efficiency("titanium", 0.10) == Approx(0.90));
+  CHECK(psu_efficiency("titanium", 0.20) == Approx(0.94));
+  CHECK(psu_efficiency("titanium", 0.50) == Approx(0.96));
+  CHECK(psu_efficiency("titanium", 1.00) == Approx(0.91));
+  CHECK(psu_efficiency("platinum", 0.50) == Approx(0.94));
+  CHECK(psu_efficiency("gold", 0.20) == Approx(0.88));
+  CHECK(psu_efficiency("bronze", 1.00) == Approx(0.81));
+  // Linear in between: halfway from 20 % to 50 % is halfway from 94 % to 96 %.
+  CHECK(psu_efficiency("titanium", 0.35) == Approx(0.95));
+  CHECK(psu_efficiency("titanium", 0.15) == Approx(0.92));
+  CHECK(psu_efficiency("platinum", 0.75) == Approx(0.925));
+  // Outside the points: the nearest point's figure (no extrapolation).
+  CHECK(psu_efficiency("titanium", 0.0) == Approx(0.90));
+  CHECK(psu_efficiency("platinum", 0.05) == Approx(0.90));
+  CHECK(psu_efficiency("silver", 1.3) == Approx(0.85));
+  // Level names are case-insensitive; anything else is an error naming the levels.
+  CHECK(psu_efficiency("Titanium", 0.5) == Approx(0.96));
+  CHECK_THROWS_WITH(psu_efficiency("diamond", 0.5), Catch::Contains("titanium"));
+  CHECK_THROWS_AS(psu_efficiency("", 0.5), ModelError);
+  CHECK_THROWS_AS(psu_efficiency("gold", -0.1), ModelError);
+  CHECK(psu_efficiency_levels().size() == 5);
+}
+
+namespace {
+
+// A host that models its fans and PSUs: 100 W of fans at full speed at 1,000 W of heat with a
+// 20 % speed floor; two 1,000 W titanium supplies sharing the load.
+HostSpec overhead_host() {
+  HostSpec h;
+  h.name = "host";
+  h.fan_max_w = 100;
+  h.fan_min_speed = 0.2;
+  h.cooling_design_w = 1000;
+  h.psu_count = 2;
+  h.psu_rating_w = 1000;
+  h.psu_efficiency = "titanium";
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("fans draw the cube of the speed the heat asks for; PSUs lose by their load",
+          "[power]") {
+  HostSpec h = overhead_host();
+  // Half the design heat: half speed, an eighth of full fan power.
+  NodeOverhead o = node_overhead(h, 500);
+  CHECK(o.fan_w == Approx(12.5));
+  // The PSUs carry 512.5 W of their 2,000 W: 25.6 % -> 94 + 2 x 5.6/30 % = 94.375 %.
+  const double eff = 0.94 + 0.02 * (0.25625 - 0.20) / 0.30;
+  CHECK(o.psu_loss_w == Approx(512.5 / eff - 512.5));
+  CHECK(o.wall_w == Approx(512.5 / eff));
+  // Light load: the speed floor; beyond the design heat: full speed, no more.
+  CHECK(node_overhead(h, 50).fan_w == Approx(100 * 0.2 * 0.2 * 0.2));
+  CHECK(node_overhead(h, 1500).fan_w == Approx(100));
+  // A supply in standby leaves the load to the other: 1,000 W is 100 % of one supply (fans off
+  // here, so the load is the components' alone).
+  h.fan_max_w = 0;
+  h.psu_standby = 1;
+  CHECK(node_overhead(h, 1000).psu_loss_w == Approx(1000 / 0.91 - 1000));
+  CHECK(node_overhead(h, 900).psu_loss_w == Approx(900 / 0.92 - 900));
+  // More than the sharing supplies deliver is an error, not a number.
+  CHECK_THROWS_WITH(node_overhead(h, 1200), Catch::Contains("PSUs deliver"));
+  // A host without fan and PSU fields keeps both in platform_w: nothing added.
+  const NodeOverhead none = node_overhead(HostSpec{}, 700);
+  CHECK(none.fan_w == 0);
+  CHECK(none.psu_loss_w == 0);
+  CHECK(none.wall_w == 700);
+}
+
+TEST_CASE("the node's energy at the wall adds fans and PSU loss at its average load", "[power]") {
+  Hardware hw = hand_hardware();
+  const HostSpec o_host = overhead_host();
+  hw.host.fan_max_w = o_host.fan_max_w;
+  hw.host.fan_min_speed = o_host.fan_min_speed;
+  hw.host.cooling_design_w = o_host.cooling_design_w;
+  hw.host.psu_count = o_host.psu_count;
+  hw.host.psu_rating_w = o_host.psu_rating_w;
+  hw.host.psu_efficiency = o_host.psu_efficiency;
+  ActivityTimes a;
+  a.makespan_s = 10;
+  a.gpu_busy_s = 10;
+  a.gpu_load_s = 10;
+  a.decode = PartActivity{10, 10, 0, 0, 0};
+  const EnergyBreakdown e = integrate_energy(hw, a, 1.5);
+  // Components: GPUs 2 x 100 W + 200 W, CPU 50 W + 15 W, DRAM 5 W, platform 100 W, drive 5 W.
+  const double components_w = 400 + 65 + 5 + 100 + 5;
+  CHECK(e.dc_j() - e.fan_j == Approx(components_w * 10));
+  const NodeOverhead o = node_overhead(hw.host, components_w);
+  CHECK(e.fan_j == Approx(o.fan_w * 10));
+  CHECK(e.psu_loss_j == Approx(o.psu_loss_w * 10));
+  CHECK(e.it_j() == Approx(o.wall_w * 10));
+  CHECK(e.facility_j() == Approx(1.5 * o.wall_w * 10));
+  // The phases still add up to the whole, each carrying its share of the overhead.
+  const EnergyByPhase p = phase_energy(hw, a);
+  CHECK(p.prefill_j + p.decode_j + p.io_wait_j + p.idle_j + p.other_j == Approx(e.it_j()));
+  CHECK(p.decode_j == Approx((200 * 10 + 100 * 10 + 15 * 10) * e.it_j() / (components_w * 10)));
+  // Idle power at the wall: components at idle, their fans and PSU loss.
+  CHECK(node_idle_w(hw) == Approx(node_overhead(hw.host, 200 + 50 + 5 + 100 + 5).wall_w));
+  CHECK(node_idle_w(hw) > 360);
+}
+
+TEST_CASE("fan and PSU inputs are checked with the key to fix", "[power]") {
+  Hardware hw = hand_hardware();
+  hw.host.fan_max_w = 100;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("cooling_design_w"));
+  hw.host.cooling_design_w = 1000;
+  CHECK_NOTHROW(check_power_inputs(hw));
+  hw.host.psu_count = 2;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("psu_rating_w"));
+  hw.host.psu_rating_w = 1000;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("80 PLUS"));
+  hw.host.psu_efficiency = "platinum";
+  CHECK_NOTHROW(check_power_inputs(hw));
+  hw.host.psu_standby = 2;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("psu_standby"));
 }

@@ -31,6 +31,7 @@ Scenario hand_scenario() {
   hw.gpu_count = 1;
   hw.host.name = "host";
   hw.host.sockets = 2;
+  hw.host.cores_per_socket = 10;  // a core's share of the 150 W dynamic range: 15 W
   hw.host.cpu_tdp_w = 200;
   hw.host.cpu_idle_w = 50;
   hw.host.dram_gb = 100;
@@ -91,25 +92,50 @@ TEST_CASE("a resource idle half the time draws the mean of idle and active power
   sim::add_energy_and_cost(s, r);
   // GPU: 100 W x 10 s + (300 - 100) W x 5 s = (100 + 300) / 2 W x 10 s.
   CHECK(r.get("energy_j_gpu") == Approx(2000));
-  // CPU: 2 sockets x (50 x 10 + 150 x 5).
-  CHECK(r.get("energy_j_cpu") == Approx(2500));
+  // CPU: 2 sockets x (50 x 10 + 150 x 5), plus one core (15 W) spinning for each of the 5
+  // GPU-seconds of kernels.
+  CHECK(r.get("energy_j_cpu") == Approx(2500 + 75));
   // DRAM: busy while the CPU computes (5 s; no PCIe traffic in this run): 100 GB x (0.05 x 10 +
   // 0.15 x 5).
   CHECK(r.get("energy_j_dram") == Approx(125));
   // Drives: 2 x (5 x 10 + 15 x 5).
   CHECK(r.get("energy_j_nvme") == Approx(250));
   CHECK(r.get("energy_j_platform") == Approx(1000));
-  CHECK(r.get("energy_j") == Approx(5875));
-  CHECK(r.get("facility_energy_j") == Approx(5875 * 1.5));
-  CHECK(r.get("avg_power_w") == Approx(587.5));
-  CHECK(r.get("energy_j_per_token") == Approx(58.75));
-  CHECK(r.get("tokens_per_kwh") == Approx(100 / (5875 / units::kJoulesPerKwh)));
+  // No fans or PSUs modelled apart on this host: the wall is the DC sum.
+  CHECK(r.get("energy_j_fans") == 0);
+  CHECK(r.get("energy_j_psu_loss") == 0);
+  CHECK(r.get("energy_j") == Approx(5950));
+  CHECK(r.get("dc_avg_power_w") == Approx(595));
+  CHECK(r.get("facility_energy_j") == Approx(5950 * 1.5));
+  CHECK(r.get("avg_power_w") == Approx(595));
+  CHECK(r.get("energy_j_per_token") == Approx(59.5));
+  CHECK(r.get("tokens_per_kwh") == Approx(100 / (5950 / units::kJoulesPerKwh)));
   // Cost: capex 1000 + 2000 + 1000 + 1000 over one year of serving hours; facility energy.
   CHECK(r.get("capex_usd") == Approx(5000));
   CHECK(r.get("capex_usd_per_hour") == Approx(5000 / 8766.0));
-  CHECK(r.get("energy_usd_per_hour") == Approx(587.5 * 1.5 / 1000 * 0.1));
+  CHECK(r.get("energy_usd_per_hour") == Approx(595 * 1.5 / 1000 * 0.1));
   CHECK(r.get("return_per_dollar") == Approx(10 / 5.0));
   CHECK(r.get("usd_per_million_tokens") == Approx(r.get("usd_per_hour") / (10 * 3600.0) * 1e6));
+}
+
+TEST_CASE("a host with PSUs and fans reports its power at the wall and at DC", "[economics]") {
+  Scenario s = hand_scenario();
+  s.hardware.host.fan_max_w = 80;
+  s.hardware.host.fan_min_speed = 0.2;
+  s.hardware.host.cooling_design_w = 1190;  // twice the components' 595 W: half speed, 10 W
+  s.hardware.host.psu_count = 2;
+  s.hardware.host.psu_rating_w = 1010;  // 605 W of 2,020 W: 29.95 % load
+  s.hardware.host.psu_efficiency = "titanium";
+  sim::RunResult r = half_busy_run();
+  sim::add_energy_and_cost(s, r);
+  CHECK(r.get("energy_j_fans") == Approx(10 * 10));
+  CHECK(r.get("dc_avg_power_w") == Approx(605));
+  const double eff = 0.94 + 0.02 * (605.0 / 2020 - 0.2) / 0.3;
+  CHECK(r.get("avg_power_w") == Approx(605 / eff));
+  CHECK(r.get("energy_j_psu_loss") == Approx((605 / eff - 605) * 10));
+  CHECK(r.get("facility_avg_power_w") == Approx(605 / eff * 1.5));
+  // The GPU-only figures are the GPUs' alone, whatever surrounds them.
+  CHECK(r.get("gpu_avg_power_w") == Approx(200));
 }
 
 TEST_CASE("an always-busy and an always-idle component bound the energy", "[economics]") {
