@@ -12,6 +12,7 @@
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "sim/economics.hpp"
+#include "reports/notes_section.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
 #include "sim/workloads/names.hpp"
@@ -117,6 +118,8 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
     if (r.scenario) {
       const std::string note = sim::cost_note(*r.scenario);
       if (!note.empty()) os << r.name << ": " << note << "\n";
+      // A profiled drive's calibration warnings and where its price and power came from.
+      reports::print_notes(os, r.scenario->notes, r.name + ": ");
     }
     if (!r.note.empty()) os << r.name << ": " << r.note << "\n";
   }
@@ -144,6 +147,9 @@ void print_sources(std::ostream& os, const std::vector<Row>& rows) {
         os << "  " << pad(key, 44)
            << pad(fmt(v["value"].get<double>()) + " " + v["unit"].get<std::string>(), 23)
            << v["source"].get<std::string>() << "\n";
+    // What the list cannot say: a profiled drive's price and power came from a catalog drive the
+    // scenario may not name, or from nowhere; its profile's calibration warnings.
+    reports::print_notes(os, r.scenario->notes, "  ");
   }
 }
 

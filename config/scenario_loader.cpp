@@ -12,6 +12,7 @@
 
 #include "config/device_profile.hpp"
 #include "config/hf_config.hpp"
+#include "config/input_notes.hpp"
 #include "config/options.hpp"
 #include "config/scenario_check.hpp"
 #include "config/yaml_reader.hpp"
@@ -176,6 +177,8 @@ class Loader {
   const GivenKeys* base_;  // the file's keys (never changed by a load)
   GivenKeys own_;          // the file's keys when there is no base_; then every override
   Scenario s_;
+  // The drives' calibrated profile, read once by resolve_nvme, for the scenario's notes.
+  std::optional<DeviceProfile> profile_;
 };
 
 const Given* Loader::find_given(const std::string& path) const {
@@ -534,7 +537,8 @@ void Loader::resolve_nvme() {
     return;
   }
   if (!nvme.profile_path.empty()) {
-    nvme.model = load_device_profile(nvme.profile_path);
+    profile_ = read_device_profile(nvme.profile_path);
+    nvme.model = profile_->model;
     nvme.drive.has_profile = true;
     nvme.drive.profile = nvme.model;
     s_.provenance["hardware.nvme.profile"] = "profile: " + nvme.profile_path;
@@ -700,6 +704,9 @@ Scenario Loader::run() {
   resolve_nvme();
   resolve_prices(catalog);
   check_cross_fields();
+  // What the profile's calibration warned about and where the drives' price and power came from
+  // (config/input_notes.hpp); nothing to say when the scenario has no drives.
+  if (profile_ && s_.hardware.nvme.count > 0) s_.notes = profile_notes(s_, *profile_);
   // GPUDirect Storage only changes how weights on NVMe reach the GPU (model/capacity.cpp,
   // sim/workloads/inference/inference.cpp, sim/workloads/serving/iteration_cost.cpp): without
   // NVMe weights both I/O paths are one configuration, and the resolved scenario (so its hash,

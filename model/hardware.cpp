@@ -81,6 +81,14 @@ const char* to_string(Tier t) {
   return "?";
 }
 
+const char* to_string(InputNote::Kind k) {
+  switch (k) {
+    case InputNote::Kind::kWarning: return "warning";
+    case InputNote::Kind::kSource: return "source";
+  }
+  return "?";
+}
+
 const char* to_string(WorkloadKind k) {
   static const char* const kNames[] = {
 #define TIERSIM_WORKLOAD(Enumerator, name) #name,

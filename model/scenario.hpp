@@ -348,6 +348,22 @@ struct Reference {
 // themselves are data (scenarios/validation/groups.yaml).
 inline constexpr const char* kEnergyGroup = "energy";
 
+// Something a reader of the numbers must know about an input that no value shows: a calibrated
+// device profile whose calibration warned that it may describe a cache (copied from the profile's
+// `warnings:`), or where the price and power of a profiled drive came from (a profile measures
+// performance only). config/input_notes.hpp builds them; run, compare and the report print them.
+struct InputNote {
+  enum class Kind {
+    kWarning,  // the numbers may not mean what they seem: read them with this in mind
+    kSource,   // where an input came from, when the scenario does not say it
+  };
+  Kind kind = Kind::kSource;
+  std::string subject;  // the scenario key it is about, e.g. "hardware.nvme.profile"
+  std::string message;  // one sentence for people
+};
+// "warning" or "source": the word run, compare and the report print, and the JSON `kind`.
+const char* to_string(InputNote::Kind k);
+
 struct Scenario {
   std::string name;
   std::string description;  // free text from the scenario file (optional)
@@ -366,6 +382,10 @@ struct Scenario {
   // Where each resolved input came from: key path -> "catalog: <source>", "override", "profile:
   // <file>" or "default". Reports print it next to the numbers.
   std::map<std::string, std::string> provenance;
+  // What a reader must know about the inputs beyond their values (InputNote); empty for most
+  // scenarios. Not part of the resolved YAML or the hash: the loader derives them again from the
+  // same inputs, so a stored run's resolved scenario reloads with the same notes.
+  std::vector<InputNote> notes;
   // The fully resolved scenario as canonical YAML (every catalog value inlined), so that any stored
   // result can be re-run, and its hash.
   std::string resolved_yaml;

@@ -14,6 +14,7 @@
 
 #include "model/errors.hpp"
 #include "reports/breakdown_section.hpp"
+#include "reports/notes_section.hpp"
 #include "reports/cost_charts.hpp"
 #include "reports/entries.hpp"
 #include "reports/serving_charts.hpp"
@@ -406,6 +407,7 @@ tr.head td{font-weight:600;background:#fafbfc}
 .plot{margin:16px 0}.note{color:#666;font-size:13px}
 .recommendation{background:#effaf1;border-left:4px solid #1d6b35;padding:8px 12px;font-weight:600}
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}
+li.input-warning{color:#8a1c1c}
 .src-catalog{color:#1d6b35}.src-profile{color:#8a3ab9}.src-override{color:#b54708}.src-default{color:#555}
 )css";
 
@@ -522,6 +524,7 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     << " by tiersim " << html_escape(in.tool_version) << ".</p>\n";
   h << "<p class=\"validation" << (in.validation.available ? "" : " missing") << "\">"
     << html_escape(validation_sentence(in.validation)) << "</p>\n";
+  h << notes_banner_html(in.notes);  // "" unless some configuration's inputs carry a warning
   h << "<p class=\"note\">All numbers are simulator predictions, not measurements. Each run's inputs "
        "and where they came from (catalog entry with its source, calibrated device profile, or "
        "user override) are listed under <a href=\"#sources\">Sources</a>.</p>\n";
@@ -541,6 +544,7 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
   }
 
   h << "<h2>Comparison</h2>\n" << html_table(in, labels) << "\n";
+  h << notes_html(in.notes, labels);  // "" when no configuration's inputs carry notes
   h << "<h2>Plots</h2>\n";
   if (!missing.empty()) {
     h << "<p class=\"note\">Not plotted (no run has the metrics): ";
@@ -626,7 +630,8 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
       m << " " << (x ? md_escape(cell_text(x->value, unit)) : "–") << " |";
     }
   }
-  m << "\n\n" << breakdown_markdown(in.runs, labels);  // "" without phase_* metrics
+  m << "\n\n" << notes_markdown(in.notes, labels);  // "" when no inputs carry notes
+  m << breakdown_markdown(in.runs, labels);  // "" without phase_* metrics
   m << "## Sources\n";
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const store::StoredRun& r = in.runs[i];

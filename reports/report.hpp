@@ -77,6 +77,9 @@ struct ReportInput {
   ValidationInfo validation;
   std::string vendor_dir;  // folder holding vega*.min.js; "" = default_vendor_dir()
   DecisionInput decision;  // the summary at the top (reports/decision.hpp)
+  // Per entry (same order as runs; may be shorter, e.g. empty): the notes on its inputs
+  // (InputNote, model/scenario.hpp), from its stored resolved scenario loaded again.
+  std::vector<std::vector<InputNote>> notes;
 };
 
 struct ReportFiles {

@@ -82,6 +82,8 @@ void fill_decision(ReportInput& in, const std::string& data_dir,
     in.decision.descriptions.push_back(describe_configuration(s));
     in.decision.groups.push_back(validation::reference_group(s, Reference{}));
     in.decision.unvalidated.push_back(v ? v->unanchored_parts(s) : std::vector<std::string>{});
+    // The notes on its inputs, which the store does not keep: the loader derives them again.
+    in.notes.push_back(s.notes);
   }
   if (!sensitivity) {
     in.decision.sensitivity_note = "skipped with --no-sensitivity.";

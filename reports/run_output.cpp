@@ -8,6 +8,7 @@
 
 #include "common/format.hpp"
 #include "model/units.hpp"
+#include "reports/notes_section.hpp"
 #include "sim/economics.hpp"
 #include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/metrics.hpp"
@@ -54,6 +55,8 @@ nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
   // Same key as compare's --json: which cost metrics are missing and which price to set.
   if (const std::string note = cost_note(scenario); !note.empty()) j["cost_note"] = note;
   if (const std::string note = dram_note(scenario, result); !note.empty()) j["dram_note"] = note;
+  // Only where there are any, like the notes above (a profiled drive's warnings and sources).
+  if (!scenario.notes.empty()) j["notes"] = notes_json(scenario.notes);
   if (!result.fits) {
     j["shortfall"] = result.shortfall;
     return j;
@@ -170,6 +173,11 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
     os << "note       " << note << "\n";
   if (const std::string note = dram_note(scenario, result); !note.empty())
     os << "note       " << note << "\n";
+  // Before the result, so that a run that does not fit shows them too.
+  if (!scenario.notes.empty()) {
+    os << "notes      on the inputs\n";
+    print_notes(os, scenario.notes, "  ");
+  }
   if (!result.fits) {
     os << "result     does not fit: " << result.shortfall << "\n";
     return;

@@ -6,6 +6,7 @@
 
 #include "common/format.hpp"
 #include "config/economics_sources.hpp"
+#include "reports/notes_section.hpp"
 #include "reports/run_output.hpp"
 #include "sim/economics.hpp"
 #include "sim/metrics.hpp"
@@ -73,6 +74,7 @@ nlohmann::json compare_json(const studies::CompareOutcome& outcome) {
       if (!note.empty()) v["cost_note"] = note;
       if (const std::string dram = sim::dram_note(*r.scenario, r.result); !dram.empty())
         v["dram_note"] = dram;
+      if (!r.scenario->notes.empty()) v["notes"] = notes_json(r.scenario->notes);
       v["sources"] = compare_sources_json(r);
     }
     nlohmann::json metrics = nlohmann::json::object(), units = nlohmann::json::object();

@@ -1,5 +1,7 @@
 // `tiersim run` as people read it: where the time goes, and values in people's forms.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/support.hpp"
@@ -19,4 +21,97 @@ TEST_CASE("run: the time breakdown and values in people's forms", "[app][run][br
   CHECK(text.find(" GB\n") != std::string::npos);
   // The phase_* metrics are the breakdown's rows, not lines of the metric list.
   CHECK(text.find("  phase_") == std::string::npos);
+}
+
+namespace {
+
+// A profile as `tiersim calibrate` writes it for a virtual disk whose host caches writes
+// (calibrate/plausibility.cpp's two warnings), naming the catalog drive it stands for.
+constexpr const char* kCacheProfile =
+    "# tiersim device profile (written by tiersim calibrate)\n"
+    "name: \"vm-disk\"\n"
+    "read:  {peak_gbps: 2.0, io_overhead_us: 5, latency_us: 90, stream_gbps: 0}\n"
+    "write: {peak_gbps: 4.2, io_overhead_us: 5, latency_us: 20, stream_gbps: 0}\n"
+    "fit:   {points: 24, heldout_points: 6, read_fit_error_pct: 20, read_heldout_error_pct: 31.5, "
+    "write_fit_error_pct: 5, write_heldout_error_pct: 6}\n"
+    "catalog_drive: \"generic-gen5\"\n"
+    "warnings:\n"
+    "  - \"writes measured 2.10x faster than reads (4.200 vs 2.000 GB/s at best; a drive writes at "
+    "most about as fast as it reads): a write-back cache (host or hypervisor) is likely absorbing "
+    "the writes\"\n"
+    "  - \"the device model misses the read points by 31.5% (held out), more than 25%: the "
+    "measurements do not behave like one drive's queue (a cache, throttling or a noisy "
+    "neighbour)\"\n";
+
+std::string small_scenario(const std::string& name, const std::string& nvme) {
+  return "name: " + name + "\nhardware:\n  gpu: {model: H200, count: 1}\n  nvme: " + nvme +
+         "\nmodel: {name: llama-3-70b}\n"
+         "workload: {kind: inference, batch: 8, prompt_tokens: 512, gen_tokens: 8}\n"
+         "policy: {weights: nvme}\n";
+}
+
+}  // namespace
+
+TEST_CASE("run, compare and the report show a profile's warnings and its drive's price and power",
+          "[app][run][compare][notes]") {
+  tiersim::test::TempDir dir;
+  std::ofstream(dir.file("device.yaml")) << kCacheProfile;
+  std::ofstream(dir.file("profiled.yaml")) << small_scenario("profiled", "{profile: device.yaml, count: 2}");
+  std::ofstream(dir.file("catalog.yaml")) << small_scenario("catalog-drive", "{model: generic-gen5, count: 2}");
+  const std::string out = dir.file("out.txt");
+  const std::string profiled = "'" + dir.file("profiled.yaml") + "'";
+
+  const std::string text = tiersim::test::tiersim_stdout("run " + profiled, out);
+  INFO(text);
+  CHECK(text.find("notes      on the inputs\n") != std::string::npos);
+  CHECK(text.find("  warning: hardware.nvme.profile: calibration of profile 'vm-disk'") !=
+        std::string::npos);
+  CHECK(text.find("a write-back cache (host or hypervisor) is likely absorbing the writes") !=
+        std::string::npos);
+  CHECK(text.find("misses the read points by 31.5% (held out)") != std::string::npos);
+  CHECK(text.find("  source: hardware.nvme: profile 'vm-disk'") != std::string::npos);
+  CHECK(text.find("their price and power come from catalog drive 'generic-gen5' (named by the "
+                  "profile's catalog_drive): active 22 W (catalog: ") != std::string::npos);
+
+  const nlohmann::json j =
+      nlohmann::json::parse(tiersim::test::tiersim_stdout("run --json " + profiled, out));
+  REQUIRE(j.contains("notes"));
+  REQUIRE(j["notes"].size() == 3);
+  CHECK(j["notes"][0]["kind"] == "warning");
+  CHECK(j["notes"][1]["kind"] == "warning");
+  CHECK(j["notes"][2]["kind"] == "source");
+  CHECK(j["notes"][2]["subject"] == "hardware.nvme");
+
+  // compare: a footnote per configuration; the catalog drive alone has none.
+  const std::string both = profiled + " '" + dir.file("catalog.yaml") + "'";
+  const std::string cmp = tiersim::test::tiersim_stdout("compare --sources " + both, out);
+  INFO(cmp);
+  CHECK(cmp.find("profiled: warning: hardware.nvme.profile: calibration of profile 'vm-disk'") !=
+        std::string::npos);
+  CHECK(cmp.find("profiled: source: hardware.nvme: ") != std::string::npos);
+  CHECK(cmp.find("catalog-drive: warning:") == std::string::npos);
+  CHECK(cmp.find("catalog-drive: source:") == std::string::npos);
+  // --sources: the notes close the profiled configuration's list of inputs.
+  const auto sources = cmp.find("\nsources: profiled\n");
+  REQUIRE(sources != std::string::npos);
+  CHECK(cmp.find("  source: hardware.nvme: profile 'vm-disk'", sources) != std::string::npos);
+  const nlohmann::json cj =
+      nlohmann::json::parse(tiersim::test::tiersim_stdout("compare --json " + both, out));
+  REQUIRE(cj["variants"].size() == 2);
+  CHECK(cj["variants"][0]["notes"].size() == 3);
+  CHECK_FALSE(cj["variants"][1].contains("notes"));
+
+  // The report: the store keeps the resolved scenario, which loads again with the same notes.
+  const std::string db = "'" + dir.file("r.db") + "'";
+  tiersim::test::tiersim_stdout("run " + profiled + " --db " + db, out);
+  tiersim::test::tiersim_stdout("report --db " + db + " --out '" + dir.file("report") +
+                                    "' --no-validation --no-sensitivity",
+                                out);
+  const std::string md = tiersim::test::slurp(dir.file("report/report.md"));
+  INFO(md);
+  CHECK(md.find("## Input notes") != std::string::npos);
+  CHECK(md.find("is likely absorbing the writes") != std::string::npos);
+  CHECK(md.find("catalog drive 'generic-gen5'") != std::string::npos);
+  CHECK(tiersim::test::slurp(dir.file("report/index.html"))
+            .find("1 configuration rests on inputs with warnings") != std::string::npos);
 }

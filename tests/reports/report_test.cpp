@@ -259,3 +259,25 @@ TEST_CASE("the error band is the group's out-of-sample error, not its in-sample 
   CHECK_THAT(decision_markdown(in, {"a", "b"}),
              Catch::Contains("unvalidated: GPU A100-40GB (no published row runs on it)"));
 }
+
+TEST_CASE("report: the notes on a configuration's inputs, and a line at the top for warnings",
+          "[report][notes]") {
+  test::TempDir dir;
+  store::ResultsStore store(":memory:");
+  ReportInput in = two_runs(store);
+  const ReportFiles plain = write_report(in, dir.file("plain"));
+  CHECK(slurp(plain.html).find("Input notes") == std::string::npos);
+  CHECK(slurp(plain.markdown).find("Input notes") == std::string::npos);
+
+  in.notes = {{},
+              {{InputNote::Kind::kWarning, "hardware.nvme.profile",
+                "calibration warned: writes measured 2.10x faster than reads"}}};
+  const ReportFiles files = write_report(in, dir.file("out"));
+  const std::string html = slurp(files.html);
+  const std::string md = slurp(files.markdown);
+  CHECK(html.find("1 configuration rests on inputs with warnings") != std::string::npos);
+  CHECK(html.find("<h2 id=\"input-notes\">Input notes</h2>") != std::string::npos);
+  CHECK(html.find("writes measured 2.10x faster than reads") != std::string::npos);
+  CHECK(md.find("## Input notes") != std::string::npos);
+  CHECK(md.find("writes measured 2.10x faster than reads") != std::string::npos);
+}

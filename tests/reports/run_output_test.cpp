@@ -119,3 +119,37 @@ TEST_CASE("run output: where a workload projects total_s from a sample, the brea
   CHECK(reports::to_json(whole, w)["phases_simulated_s"].get<double>() ==
         Approx(w.get(sim::metric::kTotalS)));
 }
+
+TEST_CASE("run output: the notes on the inputs, in the text and in --json, also without a fit",
+          "[reports][run][notes]") {
+  Scenario s = reference();
+  const sim::RunResult plain = sim::simulate(s);
+  std::ostringstream plain_text;
+  reports::print_human(plain_text, s, plain);
+  CHECK(plain_text.str().find("notes      ") == std::string::npos);
+  CHECK_FALSE(reports::to_json(s, plain).contains("notes"));
+
+  s.notes = {{InputNote::Kind::kWarning, "hardware.nvme.profile", "calibration warned: a cache"},
+             {InputNote::Kind::kSource, "hardware.nvme", "power from catalog drive 'x'"}};
+  for (const bool fits : {true, false}) {
+    sim::RunResult r = plain;
+    if (!fits) {
+      r.fits = false;
+      r.shortfall = "too big";
+    }
+    std::ostringstream text;
+    reports::print_human(text, s, r);
+    INFO(text.str());
+    CHECK(text.str().find("notes      on the inputs\n"
+                          "  warning: hardware.nvme.profile: calibration warned: a cache\n"
+                          "  source: hardware.nvme: power from catalog drive 'x'\n") !=
+          std::string::npos);
+    const nlohmann::json j = reports::to_json(s, r);
+    REQUIRE(j.contains("notes"));
+    REQUIRE(j["notes"].size() == 2);
+    CHECK(j["notes"][0] == nlohmann::json{{"kind", "warning"},
+                                         {"subject", "hardware.nvme.profile"},
+                                         {"message", "calibration warned: a cache"}});
+    CHECK(j["notes"][1]["kind"] == "source");
+  }
+}
