@@ -1,6 +1,6 @@
 """Every study of the tiersim program is callable from Python and returns what the program prints
 with --json: compare (also comparison files and comparison dicts), sweep, plan, capacity
-(training and serving), sensitivity, breakeven, validate, catalog and report. Each case runs the
+(training and serving), sensitivity, breakeven, whatif, validate, catalog and report. Each case runs the
 program and the function on the same small inputs and compares the two objects, number for
 number.
 
@@ -132,6 +132,29 @@ same("breakeven()", ["breakeven", cost, "--variants", "6x-l40s", "1x-l40s-gen5",
      lambda: tiersim.breakeven(cost, vary="economics.prices.gpu_usd", between=(1000, 40000),
                                variants=["6x-l40s", "1x-l40s-gen5"], points=5))
 
+# whatif: a short search over two inputs, one of them in A only, on one thread (with several, two
+# threads may simulate the same point at once, and `simulations` counts both). The search's wall
+# time is the only field that differs between two runs.
+whatif_args = ["whatif", cost, "--variants", "1x-l40s-gen5", "6x-l40s",
+               "--metric", "usd_per_million_tokens", "--ratio", "1.2",
+               "--vary", "economics.prices.gpu_usd=0.25:4", "--vary-a", "economics.prices.drive_usd",
+               "--points", "5", "--max-points", "60", "-j", "1", "-q"]
+start = time.monotonic()
+w_cli = cli(*whatif_args)
+w_py = tiersim.whatif(cost, ratio=1.2, variants=["1x-l40s-gen5", "6x-l40s"],
+                      metric="usd_per_million_tokens", vary="economics.prices.gpu_usd=0.25:4",
+                      vary_a=["economics.prices.drive_usd"], points=5, max_points=60, threads=1)
+check(w_cli.pop("wall_s") >= 0 and w_py.pop("wall_s") >= 0 and w_py == w_cli,
+      "whatif() equals `tiersim %s --json` but for wall_s (%.1f s)"
+      % (" ".join(whatif_args), time.monotonic() - start))
+check([i["label"] for i in w_py["inputs"]] == ["economics.prices.gpu_usd", "a:economics.prices.drive_usd"]
+      and 0 < w_py["points"] <= 60, "whatif() searches the two inputs given, within max_points")
+try:
+    tiersim.whatif(cost, ratio=1.2, vary="economics.prices.gpu_usdd")
+    check(False, "whatif() with a misspelt key raises")
+except tiersim.ConfigError as e:
+    check("economics.prices.gpu_usd" in str(e), "whatif() names the near match of a misspelt key: %s" % e)
+
 # validate: the whole reference set (exit 1 would mean an established group over its limit).
 v = same("validate()", ["validate"], lambda: tiersim.validate(), codes=(0, 1))
 check(len(v["cases"]) > 10, "validate() returns every case")
@@ -195,6 +218,15 @@ try:
 except KeyboardInterrupt:
     took = time.monotonic() - start
     check(took < 3, "Ctrl-C interrupts capacity() within moments: %.1f s" % took)
+
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    tiersim.whatif(cost, ratio=100, variants=["1x-l40s-gen5", "6x-l40s"])
+    check(False, "Ctrl-C interrupts whatif()")
+except KeyboardInterrupt:
+    took = time.monotonic() - start
+    check(took < 3, "Ctrl-C interrupts whatif() within moments: %.1f s" % took)
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)
