@@ -132,28 +132,34 @@ same("breakeven()", ["breakeven", cost, "--variants", "6x-l40s", "1x-l40s-gen5",
      lambda: tiersim.breakeven(cost, vary="economics.prices.gpu_usd", between=(1000, 40000),
                                variants=["6x-l40s", "1x-l40s-gen5"], points=5))
 
-# whatif: a short search over two inputs, one of them in A only, on one thread (with several, two
-# threads may simulate the same point at once, and `simulations` counts both). The search's wall
-# time is the only field that differs between two runs.
+# whatif: a short search with an input in A only, one in B only and B's software stack (a choice
+# input), on one thread (with several, two threads may simulate the same point at once and
+# `simulations` counts both). The search's wall time is the only field that differs between runs.
 whatif_args = ["whatif", cost, "--variants", "1x-l40s-gen5", "6x-l40s",
-               "--metric", "usd_per_million_tokens", "--ratio", "1.2",
-               "--vary", "economics.prices.gpu_usd=0.25:4", "--vary-a", "economics.prices.drive_usd",
-               "--points", "5", "--max-points", "60", "-j", "1", "-q"]
+               "--metric", "usd_per_million_tokens", "--ratio", "0.2",
+               "--vary-a", "economics.prices.drive_usd", "--vary-b", "economics.prices.gpu_usd=1:8",
+               "--vary-b", "policy.stack", "--points", "5", "--max-points", "120", "-j", "1", "-q"]
 start = time.monotonic()
 w_cli = cli(*whatif_args)
-w_py = tiersim.whatif(cost, ratio=1.2, variants=["1x-l40s-gen5", "6x-l40s"],
-                      metric="usd_per_million_tokens", vary="economics.prices.gpu_usd=0.25:4",
-                      vary_a=["economics.prices.drive_usd"], points=5, max_points=60, threads=1)
+w_py = tiersim.whatif(cost, ratio=0.2, variants=["1x-l40s-gen5", "6x-l40s"],
+                      metric="usd_per_million_tokens", vary_a="economics.prices.drive_usd",
+                      vary_b=["economics.prices.gpu_usd=1:8", "policy.stack"], points=5,
+                      max_points=120, threads=1)
 check(w_cli.pop("wall_s") >= 0 and w_py.pop("wall_s") >= 0 and w_py == w_cli,
       "whatif() equals `tiersim %s --json` but for wall_s (%.1f s)"
       % (" ".join(whatif_args), time.monotonic() - start))
-check([i["label"] for i in w_py["inputs"]] == ["economics.prices.gpu_usd", "a:economics.prices.drive_usd"]
-      and 0 < w_py["points"] <= 60, "whatif() searches the two inputs given, within max_points")
+check([i["label"] for i in w_py["inputs"]]
+      == ["a:economics.prices.drive_usd", "b:economics.prices.gpu_usd", "b:policy.stack"]
+      and len(w_py["choice_outcomes"]) >= 2 and 0 < w_py["points"] <= 120,
+      "whatif() searches the inputs given, each stack of B, within max_points")
+check(w_py["found"] and w_py["nearest"]["ratio"] >= 0.2,
+      "whatif() finds a point reaching the ratio: %s" % (w_py["nearest"] or {}).get("settings_b"))
 try:
     tiersim.whatif(cost, ratio=1.2, vary="economics.prices.gpu_usdd")
     check(False, "whatif() with a misspelt key raises")
 except tiersim.ConfigError as e:
-    check("economics.prices.gpu_usd" in str(e), "whatif() names the near match of a misspelt key: %s" % e)
+    check("did you mean 'economics.prices.gpu_usd'?" in str(e),
+          "whatif() names the near match of a misspelt key: %s" % e)
 
 # validate: the whole reference set (exit 1 would mean an established group over its limit).
 v = same("validate()", ["validate"], lambda: tiersim.validate(), codes=(0, 1))
