@@ -100,8 +100,8 @@ std::string resolve(const std::string& source, bool is_file, const std::vector<s
                                        {"resolved_yaml", s.resolved_yaml}});
 }
 
-// The inputs of compare, sensitivity, breakeven and whatif: files (scenarios or comparison files) and
-// texts (dicts as JSON), read as `tiersim compare FILE...` reads its files.
+// The inputs of compare, sensitivity, breakeven and whatif: files (scenarios or comparison files)
+// and texts (dicts as JSON), read as `tiersim compare FILE...` reads its files.
 using Sources = std::vector<std::pair<std::string, bool>>;
 config::Comparison comparison_of(const Sources& sources) {
   std::vector<config::CompareInput> inputs;

@@ -36,8 +36,8 @@ simulations of a study. Errors are raised as ``tiersim.ConfigError``, ``tiersim.
     print(r["throughput_tokens_per_s"], r["units"]["throughput_tokens_per_s"])
 
 A scenario is a file path or a dict with the same keys as a scenario file (``tiersim schema``);
-``compare``, ``sensitivity``, ``breakeven`` and ``whatif`` also take comparison files or dicts with the
-top-level key ``compare`` (scenarios/README.md, "Comparison files"), alone or in a list.
+``compare``, ``sensitivity``, ``breakeven`` and ``whatif`` also take comparison files or dicts
+with the top-level key ``compare`` (scenarios/README.md, "Comparison files"), alone or in a list.
 ``set`` overrides keys as ``--set`` does: a dict ``{"workload.batch": 64}``, one ``"key=value"``
 string or a list of them. ``data_dir`` is the folder holding ``catalog/`` (default: as for the
 ``tiersim`` program, ``$TIERSIM_DATA_DIR`` or the source tree's ``scenarios/``). Files the

@@ -1,8 +1,8 @@
 """Every study of the tiersim program is callable from Python and returns what the program prints
 with --json: compare (also comparison files and comparison dicts), sweep, plan, capacity
-(training and serving), sensitivity, breakeven, whatif, validate, catalog and report. Each case runs the
-program and the function on the same small inputs and compares the two objects, number for
-number.
+(training and serving), sensitivity, breakeven, whatif, validate, catalog and report. Each case
+runs the program and the function on the same small inputs and compares the two objects, number
+for number (whatif's wall time aside).
 
 Run by CTest as: python3 studies_test.py TIERSIM_BINARY SOURCE_DIR (PYTHONPATH set to the build's
 python/ folder). Prints each case's time.
