@@ -13,13 +13,12 @@
 #include "app/command.hpp"
 #include "calibrate/interrupt.hpp"
 #include "common/format.hpp"
-#include "config/catalog.hpp"
 #include "config/compare_file.hpp"
 #include "model/errors.hpp"
 #include "model/progress.hpp"
 #include "reports/run_output.hpp"
-#include "study/planner.hpp"
-#include "study/sensitivity.hpp"
+#include "reports/study_json.hpp"
+#include "study/studies.hpp"
 #include "study/whatif.hpp"
 
 namespace po = boost::program_options;
@@ -302,63 +301,41 @@ int cmd_whatif(const std::vector<std::string>& args) {
   }
   if (files.empty()) throw Error("missing FILE (see tiersim whatif --help)");
   if (!vm.count("ratio")) throw Error("missing --ratio R (see tiersim whatif --help)");
-  if (!variants.empty() && variants.size() != 2) throw Error("--variants takes two names, A B");
-  if (points < 2) throw Error("--points must be at least 2");
-  sensitivity::check_metric_name(metric, "--metric");
-
-  bool higher = true;
-  if (sense_text == "minimize" || sense_text == "maximize") {
-    higher = sense_text == "maximize";
-  } else if (!sense_text.empty()) {
-    throw Error("--sense must be minimize or maximize, got '" + sense_text + "'");
-  } else if (auto known = plan::known_sense(metric)) {
-    higher = *known == plan::Sense::kMaximize;
-  } else {
-    throw Error("which direction of '" + metric +
-                "' is better? add --sense minimize or --sense maximize");
-  }
-
-  whatif::Options o;
-  o.metric = metric;
-  o.higher_is_better = higher;
-  o.ratio = ratio;
-  o.scan_points = points;
-  o.max_points = max_points;
-  o.threads = threads;
-  for (const auto& v : vary) o.inputs.push_back(whatif::parse_input(v, whatif::Scope::kBoth, "--vary"));
-  for (const auto& v : vary_a) o.inputs.push_back(whatif::parse_input(v, whatif::Scope::kA, "--vary-a"));
-  for (const auto& v : vary_b) o.inputs.push_back(whatif::parse_input(v, whatif::Scope::kB, "--vary-b"));
-
-  const config::Comparison cmp = config::read_compare_inputs(files);
-  if (cmp.variants.size() < 2)
-    throw Error("need two configurations: a comparison file or two scenario files");
-  const config::VariantSpec& a =
-      variants.empty() ? cmp.variants[0] : config::find_variant(cmp, variants[0], "--variants");
-  const config::VariantSpec& b =
-      variants.empty() ? cmp.variants[1] : config::find_variant(cmp, variants[1], "--variants");
-  const config::Catalog catalog = config::Catalog::load(data_dir);
-  o.load.overrides = sets;
-  o.load.catalog = &catalog;
+  studies::WhatIfRequest request;
+  request.comparison = config::read_compare_inputs(files);
+  request.variants = variants;
+  request.ratio = ratio;
+  request.metric = metric;
+  request.sense = sense_text;
+  request.vary = vary;
+  request.vary_a = vary_a;
+  request.vary_b = vary_b;
+  request.points = points;
+  request.max_points = max_points;
+  request.sets = sets;
+  request.data_dir = data_dir;
+  request.threads = threads;
 
   std::optional<ProgressLine> progress;
   if (!vm.count("quiet")) {
     const bool tty = isatty(STDERR_FILENO) != 0;
     progress.emplace(std::cerr, tty);
-    o.on_progress = [&](const whatif::Progress& p) {
+    request.on_progress = [&](const whatif::Progress& p) {
       progress->update("whatif: " + p.phase + ", " + std::to_string(p.points) + "/" +
                        std::to_string(p.max_points) + " points, best ratio " +
                        (p.best_ratio > 0 ? times(p.best_ratio) : "-"));
     };
   }
   calibrate::InterruptGuard guard;
-  o.stop = guard.flag();
-  const whatif::Result r = whatif::solve(a, b, o);
+  request.stop = guard.flag();
+  const studies::WhatIfOutcome outcome = studies::run_whatif(request);
+  const whatif::Result& r = outcome.result;
   if (progress && progress->tty()) progress->finish("whatif: done");
 
   if (vm.count("json"))
-    std::cout << reports::json_text(whatif::to_json(r), 2) << "\n";
+    std::cout << reports::json_text(reports::whatif_json(outcome), 2) << "\n";
   else
-    print_text(std::cout, r, o);
+    print_text(std::cout, r, outcome.options);
   return r.interrupted ? calibrate::InterruptGuard::exit_code() : kExitOk;
 }
 

@@ -100,8 +100,8 @@ std::string resolve(const std::string& source, bool is_file, const std::vector<s
                                        {"resolved_yaml", s.resolved_yaml}});
 }
 
-// The inputs of compare, sensitivity and breakeven: files (scenarios or comparison files) and
-// texts (dicts as JSON), read as `tiersim compare FILE...` reads its files.
+// The inputs of compare, sensitivity, breakeven and whatif: files (scenarios or comparison files)
+// and texts (dicts as JSON), read as `tiersim compare FILE...` reads its files.
 using Sources = std::vector<std::pair<std::string, bool>>;
 config::Comparison comparison_of(const Sources& sources) {
   std::vector<config::CompareInput> inputs;
@@ -236,6 +236,35 @@ std::string breakeven(const Sources& sources, const std::string& key,
   return reports::json_text(reports::breakeven_json(outcome));
 }
 
+// `tiersim whatif --json`. Ctrl-C raises KeyboardInterrupt, as in the other studies (the program
+// prints what was found until then instead).
+std::string whatif(const Sources& sources, double ratio, const std::vector<std::string>& variants,
+                   const std::string& metric, const std::string& sense,
+                   const std::vector<std::string>& vary, const std::vector<std::string>& vary_a,
+                   const std::vector<std::string>& vary_b, int points, int max_points,
+                   const std::vector<std::string>& sets, int threads,
+                   const std::string& data_dir) {
+  std::atomic<bool> stop{false};
+  studies::WhatIfRequest request;
+  request.comparison = comparison_of(sources);
+  request.ratio = ratio;
+  request.variants = variants;
+  request.metric = metric;
+  request.sense = sense;
+  request.vary = vary;
+  request.vary_a = vary_a;
+  request.vary_b = vary_b;
+  request.points = points;
+  request.max_points = max_points;
+  request.sets = sets;
+  request.threads = threads;
+  request.data_dir = data_dir;
+  request.stop = &stop;
+  const auto outcome = run_interruptibly<studies::WhatIfOutcome>(
+      stop, [&] { return studies::run_whatif(request); });
+  return reports::json_text(reports::whatif_json(outcome));
+}
+
 // `tiersim catalog [WHICH] --json`.
 std::string catalog(const std::string& which, const std::string& data_dir) {
   config::check_catalog_kind(which);
@@ -350,6 +379,10 @@ PYBIND11_MODULE(_tiersim, m) {
   m.def("breakeven", &python::breakeven, py::arg("sources"), py::arg("key"), py::arg("between"),
         py::arg("variants"), py::arg("metric"), py::arg("sense"), py::arg("points"),
         py::arg("sets"), py::arg("data_dir"));
+  m.def("whatif", &python::whatif, py::arg("sources"), py::arg("ratio"), py::arg("variants"),
+        py::arg("metric"), py::arg("sense"), py::arg("vary"), py::arg("vary_a"),
+        py::arg("vary_b"), py::arg("points"), py::arg("max_points"), py::arg("sets"),
+        py::arg("threads"), py::arg("data_dir"));
   m.def("catalog", &python::catalog, py::arg("which"), py::arg("data_dir"));
   m.def("validate", &python::validate, py::arg("dir"), py::arg("data_dir"),
         py::arg("max_mape_pct"));

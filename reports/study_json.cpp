@@ -384,6 +384,12 @@ nlohmann::json breakeven_json(const studies::BreakEvenOutcome& outcome) {
   return j;
 }
 
+// ---- whatif -----------------------------------------------------------------------------------
+
+nlohmann::json whatif_json(const studies::WhatIfOutcome& outcome) {
+  return whatif::to_json(outcome.result);
+}
+
 // ---- validate ---------------------------------------------------------------------------------
 
 const char* const kOutOfSampleMethod =

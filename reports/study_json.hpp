@@ -39,6 +39,10 @@ std::string breakeven_better_at(const sensitivity::BreakEvenSample& sample,
                                 const sensitivity::BreakEven& be, plan::Sense sense);
 std::string breakeven_verdict(const sensitivity::BreakEven& be, plan::Sense sense);
 
+// `tiersim whatif --json`: whatif::to_json of the result (study/whatif.hpp, which documents each
+// field).
+nlohmann::json whatif_json(const studies::WhatIfOutcome& outcome);
+
 // `tiersim validate --json`; `max_mape_pct` is the limit established groups are held to.
 nlohmann::json validation_json(const validation::ValidationSummary& summary, double max_mape_pct);
 // How the out-of-sample figure is made, printed with it by validate.

@@ -348,6 +348,32 @@ SensitivityOutcome run_sensitivity(const SensitivityRequest& request) {
 
 // ---- breakeven --------------------------------------------------------------------------------
 
+namespace {
+
+// The better direction of `metric` (breakeven, whatif): --sense when given, else the one known for
+// the common metrics.
+plan::Sense sense_of(const std::string& metric, const std::string& sense) {
+  if (sense == "minimize") return plan::Sense::kMinimize;
+  if (sense == "maximize") return plan::Sense::kMaximize;
+  if (!sense.empty()) throw Error("--sense must be minimize or maximize, got '" + sense + "'");
+  if (auto known = plan::known_sense(metric)) return *known;
+  throw Error("which direction of '" + metric +
+              "' is better? add --sense minimize or --sense maximize");
+}
+
+// The two configurations breakeven and whatif weigh: those `names` (--variants A B), else the
+// first two of the comparison.
+std::pair<const config::VariantSpec*, const config::VariantSpec*> two_variants(
+    const config::Comparison& cmp, const std::vector<std::string>& names) {
+  if (cmp.variants.size() < 2)
+    throw Error("need two configurations: a comparison file or two scenario files");
+  if (names.empty()) return {&cmp.variants[0], &cmp.variants[1]};
+  return {&config::find_variant(cmp, names[0], "--variants"),
+          &config::find_variant(cmp, names[1], "--variants")};
+}
+
+}  // namespace
+
 BreakEvenOutcome run_breakeven(const BreakEvenRequest& request) {
   sensitivity::check_metric_name(request.metric, "--metric");
   if (request.key.empty()) throw Error("missing --vary KEY (see tiersim breakeven --help)");
@@ -356,26 +382,9 @@ BreakEvenOutcome run_breakeven(const BreakEvenRequest& request) {
   if (request.points < 2) throw Error("--points must be at least 2");
 
   BreakEvenOutcome out;
-  if (request.sense == "minimize" || request.sense == "maximize") {
-    out.sense = request.sense == "minimize" ? plan::Sense::kMinimize : plan::Sense::kMaximize;
-  } else if (!request.sense.empty()) {
-    throw Error("--sense must be minimize or maximize, got '" + request.sense + "'");
-  } else if (auto known = plan::known_sense(request.metric)) {
-    out.sense = *known;
-  } else {
-    throw Error("which direction of '" + request.metric +
-                "' is better? add --sense minimize or --sense maximize");
-  }
+  out.sense = sense_of(request.metric, request.sense);
 
-  const config::Comparison& cmp = request.comparison;
-  if (cmp.variants.size() < 2)
-    throw Error("need two configurations: a comparison file or two scenario files");
-  const config::VariantSpec& a = request.variants.empty()
-                                     ? cmp.variants[0]
-                                     : config::find_variant(cmp, request.variants[0], "--variants");
-  const config::VariantSpec& b = request.variants.empty()
-                                     ? cmp.variants[1]
-                                     : config::find_variant(cmp, request.variants[1], "--variants");
+  const auto [a, b] = two_variants(request.comparison, request.variants);
 
   const config::Catalog catalog = config::Catalog::load(request.data_dir);
   sensitivity::BreakEvenOptions o;
@@ -389,7 +398,45 @@ BreakEvenOutcome run_breakeven(const BreakEvenRequest& request) {
     o.low = request.between->first;
     o.high = request.between->second;
   }
-  out.result = sensitivity::break_even(a, b, o);
+  out.result = sensitivity::break_even(*a, *b, o);
+  return out;
+}
+
+// ---- whatif -----------------------------------------------------------------------------------
+
+WhatIfOutcome run_whatif(const WhatIfRequest& request) {
+  if (!request.variants.empty() && request.variants.size() != 2)
+    throw Error("--variants takes two names, A B");
+  if (request.points < 2) throw Error("--points must be at least 2");
+  sensitivity::check_metric_name(request.metric, "--metric");
+
+  WhatIfOutcome out;
+  whatif::Options& o = out.options;
+  o.metric = request.metric;
+  o.higher_is_better = sense_of(request.metric, request.sense) == plan::Sense::kMaximize;
+  o.ratio = request.ratio;
+  o.scan_points = request.points;
+  o.max_points = request.max_points;
+  o.threads = request.threads;
+  for (const auto& v : request.vary)
+    o.inputs.push_back(whatif::parse_input(v, whatif::Scope::kBoth, "--vary"));
+  for (const auto& v : request.vary_a)
+    o.inputs.push_back(whatif::parse_input(v, whatif::Scope::kA, "--vary-a"));
+  for (const auto& v : request.vary_b)
+    o.inputs.push_back(whatif::parse_input(v, whatif::Scope::kB, "--vary-b"));
+
+  const auto [a, b] = two_variants(request.comparison, request.variants);
+  const config::Catalog catalog = config::Catalog::load(request.data_dir);
+  o.load.overrides = request.sets;
+  o.load.catalog = &catalog;
+  o.on_progress = request.on_progress;
+  o.stop = request.stop;
+  out.result = whatif::solve(*a, *b, o);
+  // What does not outlive this call (the catalog is a local; the flag and the callback are the
+  // caller's) is not handed back.
+  o.load.catalog = nullptr;
+  o.on_progress = nullptr;
+  o.stop = nullptr;
   return out;
 }
 

@@ -9,9 +9,9 @@
 // Every request has `stop`: set by another thread (the Python module's Ctrl-C), the study stops
 // between simulations (and inside one where the engine polls it) and throws Interrupted.
 //
-// A new study (e.g. `tiersim whatif`, study/whatif.hpp) adds a request/outcome pair and a run_
-// function here, its JSON function in reports/study_json.hpp, a binding in python/bindings.cpp
-// with its wrapper in python/tiersim/__init__.py, and a case in tests/python/studies_test.py.
+// A new study adds a request/outcome pair and a run_ function here, its JSON function in
+// reports/study_json.hpp, a binding in python/bindings.cpp with its wrapper in
+// python/tiersim/__init__.py, and a case in tests/python/studies_test.py.
 #include <atomic>
 #include <functional>
 #include <optional>
@@ -30,6 +30,7 @@
 #include "study/serving_capacity.hpp"
 #include "study/sweep.hpp"
 #include "study/validation.hpp"
+#include "study/whatif.hpp"
 
 namespace tiersim::studies {
 
@@ -181,6 +182,38 @@ struct BreakEvenOutcome {
 };
 
 BreakEvenOutcome run_breakeven(const BreakEvenRequest& request);
+
+// ---- whatif: the nearest assumptions under which one configuration beats another ----
+
+struct WhatIfRequest {
+  config::Comparison comparison;
+  std::vector<std::string> variants;  // --variants A B (empty: the first two)
+  double ratio = 1;                   // --ratio R: A should beat B by this factor (> 0)
+  std::string metric = "return_per_dollar";
+  std::string sense;  // "minimize", "maximize" or "" (known for the common metrics)
+  // --vary, --vary-a, --vary-b: "KEY", "KEY=LOW:HIGH" or, for a choice key, "KEY=V1,V2"; all
+  // empty: whatif::default_inputs().
+  std::vector<std::string> vary, vary_a, vary_b;
+  int points = 7;         // --points: values of each input scanned alone, ends included
+  int max_points = 3000;  // --max-points: points evaluated at most
+  std::vector<std::string> sets;
+  std::string data_dir;
+  int threads = 0;
+  // After each batch of points (the command's progress line).
+  std::function<void(const whatif::Progress&)> on_progress;
+  // Ctrl-C: the search stops and the outcome holds what was found (result.interrupted); it does
+  // not throw, so that the command can print the partial answer.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct WhatIfOutcome {
+  whatif::Result result;
+  // The search's options as run (for whatif::method_text); without the catalog, the stop flag and
+  // the progress callback, which do not outlive run_whatif.
+  whatif::Options options;
+};
+
+WhatIfOutcome run_whatif(const WhatIfRequest& request);
 
 // ---- validate: predictions against the published reference measurements ----
 

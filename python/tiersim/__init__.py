@@ -13,6 +13,8 @@ function           what                                        returns what this
                    or the highest sustained serving rate
 ``sensitivity``    tornado table per configuration             ``tiersim sensitivity --json``
 ``breakeven``      value of one input where two configs tie    ``tiersim breakeven --json``
+``whatif``         nearest assumptions under which one config  ``tiersim whatif --json``
+                   beats another by a ratio
 ``validate``       predictions against published measurements  ``tiersim validate --json``
 ``report``         HTML/Markdown/CSV report from a database    ``tiersim report --json``
 ``catalog``        the GPUs, drives, hosts, models and prices  ``tiersim catalog --json``
@@ -34,8 +36,8 @@ simulations of a study. Errors are raised as ``tiersim.ConfigError``, ``tiersim.
     print(r["throughput_tokens_per_s"], r["units"]["throughput_tokens_per_s"])
 
 A scenario is a file path or a dict with the same keys as a scenario file (``tiersim schema``);
-``compare``, ``sensitivity`` and ``breakeven`` also take comparison files or dicts with the
-top-level key ``compare`` (scenarios/README.md, "Comparison files"), alone or in a list.
+``compare``, ``sensitivity``, ``breakeven`` and ``whatif`` also take comparison files or dicts
+with the top-level key ``compare`` (scenarios/README.md, "Comparison files"), alone or in a list.
 ``set`` overrides keys as ``--set`` does: a dict ``{"workload.batch": 64}``, one ``"key=value"``
 string or a list of them. ``data_dir`` is the folder holding ``catalog/`` (default: as for the
 ``tiersim`` program, ``$TIERSIM_DATA_DIR`` or the source tree's ``scenarios/``). Files the
@@ -52,7 +54,7 @@ from ._tiersim import (CatalogError, ConfigError, Error, Interrupted, IoError, M
 
 __all__ = [
     "run", "resolve", "compare", "sweep", "runs", "plan", "capacity", "sensitivity", "breakeven",
-    "validate", "report", "catalog",
+    "whatif", "validate", "report", "catalog",
     "Error", "ConfigError", "CatalogError", "ModelError", "IoError", "StoreError", "Interrupted",
 ]
 # The metric `sensitivity`, `breakeven` and `report` explain by default (as the program does).
@@ -101,7 +103,7 @@ def resolve(scenario, set=None, data_dir=""):
 
 
 def _sources(scenarios):
-    """The inputs of compare/sensitivity/breakeven: one path or dict, or a list of them."""
+    """The inputs of compare/sensitivity/breakeven/whatif: one path or dict, or a list of them."""
     if isinstance(scenarios, (str, os.PathLike, dict)):
         scenarios = [scenarios]
     return [_source(s) for s in scenarios]
@@ -186,6 +188,26 @@ def breakeven(scenarios, vary, between=None, variants=None, metric=_DEFAULT_METR
         between = (float(low), float(high))
     return json.loads(_tiersim.breakeven(_sources(scenarios), vary, between, _names(variants),
                                          metric, sense or "", int(points), _sets(set), data_dir))
+
+
+def whatif(scenarios, ratio, variants=None, metric="return_per_dollar", sense=None, vary=None,
+           vary_a=None, vary_b=None, points=7, max_points=3000, set=None, threads=0, data_dir=""):
+    """What would it take for configuration A to beat configuration B by ``ratio`` on ``metric``
+    (default ``return_per_dollar``): ``tiersim whatif --json`` as a dict (``found``, ``nearest``
+    with its ``settings_a`` / ``settings_b``, ``best``, ``inputs`` with each input's scan alone).
+
+    ``scenarios``: a comparison file (its first two variants, or the two named in ``variants``,
+    A then B) or two scenarios. ``vary``, ``vary_a``, ``vary_b`` (``--vary``, ``--vary-a``,
+    ``--vary-b``): inputs changed in both configurations, only in A, only in B; each ``"KEY"``,
+    ``"KEY=LOW:HIGH"`` (factors of the value as given) or, for a choice key, ``"KEY=V1,V2"``; one
+    string or a list. None of them: the default inputs (prices, rates, drives, batch, lengths, B's
+    software stack). ``points``: values of each input scanned alone; ``max_points``: points
+    evaluated at most. ``sense``: "minimize" or "maximize" for metrics whose better direction is
+    not known. Ctrl-C (KeyboardInterrupt) stops the search within moments."""
+    return json.loads(_tiersim.whatif(_sources(scenarios), float(ratio), _names(variants), metric,
+                                      sense or "", _names(vary), _names(vary_a), _names(vary_b),
+                                      int(points), int(max_points), _sets(set), int(threads),
+                                      data_dir))
 
 
 def validate(dir=None, data_dir="", max_mape=15.0):

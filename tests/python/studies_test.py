@@ -1,8 +1,8 @@
 """Every study of the tiersim program is callable from Python and returns what the program prints
 with --json: compare (also comparison files and comparison dicts), sweep, plan, capacity
-(training and serving), sensitivity, breakeven, validate, catalog and report. Each case runs the
-program and the function on the same small inputs and compares the two objects, number for
-number.
+(training and serving), sensitivity, breakeven, whatif, validate, catalog and report. Each case
+runs the program and the function on the same small inputs and compares the two objects, number
+for number (whatif's wall time aside).
 
 Run by CTest as: python3 studies_test.py TIERSIM_BINARY SOURCE_DIR (PYTHONPATH set to the build's
 python/ folder). Prints each case's time.
@@ -132,6 +132,35 @@ same("breakeven()", ["breakeven", cost, "--variants", "6x-l40s", "1x-l40s-gen5",
      lambda: tiersim.breakeven(cost, vary="economics.prices.gpu_usd", between=(1000, 40000),
                                variants=["6x-l40s", "1x-l40s-gen5"], points=5))
 
+# whatif: a short search with an input in A only, one in B only and B's software stack (a choice
+# input), on one thread (with several, two threads may simulate the same point at once and
+# `simulations` counts both). The search's wall time is the only field that differs between runs.
+whatif_args = ["whatif", cost, "--variants", "1x-l40s-gen5", "6x-l40s",
+               "--metric", "usd_per_million_tokens", "--ratio", "0.2",
+               "--vary-a", "economics.prices.drive_usd", "--vary-b", "economics.prices.gpu_usd=1:8",
+               "--vary-b", "policy.stack", "--points", "5", "--max-points", "120", "-j", "1", "-q"]
+start = time.monotonic()
+w_cli = cli(*whatif_args)
+w_py = tiersim.whatif(cost, ratio=0.2, variants=["1x-l40s-gen5", "6x-l40s"],
+                      metric="usd_per_million_tokens", vary_a="economics.prices.drive_usd",
+                      vary_b=["economics.prices.gpu_usd=1:8", "policy.stack"], points=5,
+                      max_points=120, threads=1)
+check(w_cli.pop("wall_s") >= 0 and w_py.pop("wall_s") >= 0 and w_py == w_cli,
+      "whatif() equals `tiersim %s --json` but for wall_s (%.1f s)"
+      % (" ".join(whatif_args), time.monotonic() - start))
+check([i["label"] for i in w_py["inputs"]]
+      == ["a:economics.prices.drive_usd", "b:economics.prices.gpu_usd", "b:policy.stack"]
+      and len(w_py["choice_outcomes"]) >= 2 and 0 < w_py["points"] <= 120,
+      "whatif() searches the inputs given, each stack of B, within max_points")
+check(w_py["found"] and w_py["nearest"]["ratio"] >= 0.2,
+      "whatif() finds a point reaching the ratio: %s" % (w_py["nearest"] or {}).get("settings_b"))
+try:
+    tiersim.whatif(cost, ratio=1.2, vary="economics.prices.gpu_usdd")
+    check(False, "whatif() with a misspelt key raises")
+except tiersim.ConfigError as e:
+    check("did you mean 'economics.prices.gpu_usd'?" in str(e),
+          "whatif() names the near match of a misspelt key: %s" % e)
+
 # validate: the whole reference set (exit 1 would mean an established group over its limit).
 v = same("validate()", ["validate"], lambda: tiersim.validate(), codes=(0, 1))
 check(len(v["cases"]) > 10, "validate() returns every case")
@@ -195,6 +224,15 @@ try:
 except KeyboardInterrupt:
     took = time.monotonic() - start
     check(took < 3, "Ctrl-C interrupts capacity() within moments: %.1f s" % took)
+
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    tiersim.whatif(cost, ratio=100, variants=["1x-l40s-gen5", "6x-l40s"])
+    check(False, "Ctrl-C interrupts whatif()")
+except KeyboardInterrupt:
+    took = time.monotonic() - start
+    check(took < 3, "Ctrl-C interrupts whatif() within moments: %.1f s" % took)
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -1,5 +1,6 @@
 // The studies as the program and the Python module run them (study/studies.hpp): a set stop flag
-// ends each one with Interrupted (the Python module's Ctrl-C); without one they run.
+// ends each one with Interrupted (the Python module's Ctrl-C), or for whatif with the partial
+// answer marked interrupted; without one they run; whatif checks its request as the command does.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -75,4 +76,63 @@ TEST_CASE("studies: without a stop flag the same requests run", "[studies]") {
   const studies::CapacityOutcome t = studies::run_capacity(training);
   CHECK_FALSE(t.serving);
   CHECK(t.strategies.size() == zero_strategies().size());
+}
+
+namespace {
+
+// One L40S streaming OPT-30B from a Gen5 drive against six L40S, on cost per million tokens.
+studies::WhatIfRequest whatif_request() {
+  studies::WhatIfRequest w;
+  w.comparison = config::read_compare_inputs(std::vector<std::string>{kCost});
+  w.data_dir = kData;
+  w.variants = {"1x-l40s-gen5", "6x-l40s"};
+  w.metric = "usd_per_million_tokens";
+  w.ratio = 1.2;
+  w.vary = {"economics.prices.gpu_usd"};
+  w.threads = 1;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("studies: whatif stops at a set flag and hands back what it found", "[studies][whatif]") {
+  std::atomic<bool> stop{true};
+  studies::WhatIfRequest w = whatif_request();
+  w.stop = &stop;
+  const studies::WhatIfOutcome out = studies::run_whatif(w);
+  CHECK(out.result.interrupted);
+  CHECK(out.result.simulations == 0);
+  CHECK_FALSE(out.options.higher_is_better);  // cost per token: lower is better
+  // Nothing that dies with the call is handed back.
+  CHECK(out.options.stop == nullptr);
+  CHECK(out.options.load.catalog == nullptr);
+  CHECK_FALSE(out.options.on_progress);
+
+  w.sense = "maximize";
+  CHECK(studies::run_whatif(w).options.higher_is_better);
+}
+
+TEST_CASE("studies: whatif checks its request as the command does", "[studies][whatif]") {
+  using Catch::Contains;
+  studies::WhatIfRequest w = whatif_request();
+  w.variants = {"1x-l40s-gen5"};
+  CHECK_THROWS_WITH(studies::run_whatif(w), Contains("--variants takes two names"));
+  w = whatif_request();
+  w.variants = {"1x-l40s-gen5", "7x-l40s"};
+  CHECK_THROWS_WITH(studies::run_whatif(w), Contains("names no variant"));
+  w = whatif_request();
+  w.points = 1;
+  CHECK_THROWS_WITH(studies::run_whatif(w), Contains("--points must be at least 2"));
+  w = whatif_request();
+  w.sense = "up";
+  CHECK_THROWS_WITH(studies::run_whatif(w), Contains("--sense must be minimize or maximize"));
+  w = whatif_request();
+  w.metric = "made_up_metric";
+  CHECK_THROWS_AS(studies::run_whatif(w), ConfigError);
+  w = whatif_request();
+  w.vary_b = {"economics.pue=2:3"};
+  CHECK_THROWS_WITH(studies::run_whatif(w), Contains("LOW <= 1 <= HIGH"));
+  w = whatif_request();
+  w.ratio = 0;
+  CHECK_THROWS_AS(studies::run_whatif(w), ConfigError);
 }
