@@ -114,7 +114,11 @@ std::string twin_text(const Candidate& twin, const Candidate& listed) {
   if (t.empty()) t = twin.point.label;
   const auto a = metric_value(twin.scenario, twin.result, "capex_usd");
   const auto b = metric_value(listed.scenario, listed.result, "capex_usd");
-  if (a && b) t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(*a - *b) + " USD)";
+  // Whole dollars: a DRAM population in GiB prices to fractions of a dollar.
+  if (a && b) {
+    const double diff_usd = std::round(*a - *b) + 0.0;  // + 0.0: no "-0"
+    t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(diff_usd) + " USD)";
+  }
   return t;
 }
 
@@ -197,9 +201,10 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   Bounds b;
   try {
     // A lower bound: where DRAM is sized to the need after the run (sim/economics.hpp), the
-    // least it can be sized to is one DIMM.
+    // least it can be sized to is what a need of nothing gets: the platform's floor (sizing
+    // grows with the need).
     Hardware hw = s.hardware;
-    if (sim::dram_sized_to_need(s)) hw.host.dram_gb = std::min(kDramDimmGb, hw.host.dram_gb);
+    if (sim::dram_sized_to_need(s)) hw.host.dram_gb = sized_dram_gb(0, hw.host);
     const CapexBreakdown c = compute_capex(hw, s.economics.prices);
     b.capex_usd = c.total_usd();
   } catch (const Error&) {
