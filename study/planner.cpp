@@ -588,9 +588,13 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       ++st.feasible;
       // A configuration with the same timings as one listed differs from it only in hardware the
       // run does not use (drives when the weights are on the GPU, DRAM nothing spills to): the two
-      // are listed once, the better ranked (the cheaper, on a tie) standing for both.
-      const auto twin = std::find_if(best.begin(), best.end(),
-                                     [&](std::size_t j) { return same_timings(cands[j].result, c.result); });
+      // are listed once, the better ranked (the cheaper, on a tie) standing for both. Another host
+      // platform is another server, not unused hardware: a GPU-only run's timings do not depend
+      // on it, so hosts are ranked apart (issue 33).
+      const auto twin = std::find_if(best.begin(), best.end(), [&](std::size_t j) {
+        return cands[j].scenario.hardware.host.name == c.scenario.hardware.host.name &&
+               same_timings(cands[j].result, c.result);
+      });
       if (twin != best.end()) {
         const std::size_t j = *twin;
         const std::size_t keep = ranks_before(j, i) ? j : i, drop = keep == j ? i : j;
