@@ -119,10 +119,20 @@ std::vector<Option> build_table() {
     if (o.path == "hardware.host.pcie_switch_uplink_gbps")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.pcie_switch_uplink_gbps > 0; };
   }
+  // Likewise the DRAM population (issue 33): a host without it keeps its resolved text.
+  for (auto& o : t) {
+    if (o.path == "hardware.host.memory_channels")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.memory_channels > 0; };
+    if (o.path == "hardware.host.dimms_per_channel")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.dimms_per_channel != 1; };
+    if (o.path == "hardware.host.min_dimm_gib")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.min_dimm_gib > 0; };
+  }
   {
     Option o = flag("hardware.host.size_dram", "true",
                     "while hardware.host.dram_gb is the catalog's, price and power the DRAM the "
-                    "configuration needs (+25%, whole 32 GB DIMMs, at most the catalog's dram_gb; "
+                    "configuration needs (+25%, each memory channel the same DIMM, at least the "
+                    "platform's floor, at most the catalog's dram_gb; "
                     "metric dram_sized_gb); false: the catalog's dram_gb",
                     F(hardware.host.size_dram));
     // Written only when off, so scenarios that never set it keep their resolved YAML and hash.

@@ -67,6 +67,13 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
        "(hardware.host.size_dram)"},
       {"dram_gbps", &H::dram_gbps, "GB/s", 0, kNoLimit, true,
        "aggregate DRAM bandwidth over all sockets (theoretical)"},
+      {"memory_channels", &H::memory_channels, "", 0, 64, false,
+       "DRAM channels per socket; with min_dimm_gib the floor of sized DRAM (each channel the "
+       "same DIMM); 0 = not known"},
+      {"dimms_per_channel", &H::dimms_per_channel, "", 1, 4, false,
+       "DIMMs in each channel of the least population the platform ships"},
+      {"min_dimm_gib", &H::min_dimm_gib, "GiB", 0, kNoLimit, false,
+       "smallest DIMM the platform's vendor sells for it (GiB = 2^30 bytes); 0 = not known"},
       {"cpu_fp16_gflops", &H::cpu_fp16_gflops, "GFLOP/s", 0, kNoLimit, false,
        "achieved per-socket CPU fp16 batched matmul rate"},
       {"cpu_fp32_gflops", &H::cpu_fp32_gflops, "GFLOP/s", 0, kNoLimit, false,

@@ -360,10 +360,36 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   return out;
 }
 
-double sized_dram_gb(double need_bytes, double max_gb) {
-  const double dimms =
-      std::max(1.0, std::ceil(need_bytes * kDramHeadroom / units::kGB / kDramDimmGb));
-  return std::min(dimms * kDramDimmGb, max_gb);
+DramPopulation dram_population(double need_bytes, const HostSpec& host) {
+  DramPopulation p;
+  const double target_gb = std::max(0.0, need_bytes) * kDramHeadroom / units::kGB;
+  const double max_gb = host.dram_gb;
+  if (host.memory_channels > 0 && host.min_dimm_gib > 0) {
+    p.dimms = std::max(1, host.sockets) * host.memory_channels * std::max(1, host.dimms_per_channel);
+    auto total_gb = [&](double dimm_gib) { return p.dimms * dimm_gib * units::kGiB / units::kGB; };
+    p.dimm_gib = host.min_dimm_gib;
+    // The next DIMM size until the need fits or the platform's most is reached (a bound on the
+    // doublings keeps a corrupt input from looping).
+    for (int i = 0; i < 64 && total_gb(p.dimm_gib) < target_gb && total_gb(p.dimm_gib) < max_gb;
+         ++i)
+      p.dimm_gib *= 2;
+    p.floor = p.dimm_gib == host.min_dimm_gib && total_gb(p.dimm_gib) > target_gb;
+    p.dram_gb = total_gb(p.dimm_gib);
+  } else {
+    p.dimms = static_cast<int>(std::clamp(std::ceil(target_gb / kDramDimmGb), 1.0, 1e9));
+    p.dram_gb = p.dimms * kDramDimmGb;
+  }
+  // The catalog states GiB populations in whole GB (32 x 64 GiB = 2199 GB): a population within
+  // 1 GB of it is the catalog's own, not one the platform cannot hold.
+  if (p.dram_gb > max_gb) {
+    p.capped = p.dram_gb > max_gb + 1;
+    p.dram_gb = max_gb;
+  }
+  return p;
+}
+
+double sized_dram_gb(double need_bytes, const HostSpec& host) {
+  return dram_population(need_bytes, host).dram_gb;
 }
 
 }  // namespace tiersim

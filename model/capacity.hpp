@@ -98,10 +98,29 @@ std::string format_gb(double bytes);
 // a catalog host's dram_gb is a fully populated example (e.g. generic-2s-ddr5: 16 x 64 GB), which
 // would charge a configuration needing 26 GB for 1 TB. The rule: the host-memory need plus 25%
 // headroom (allocator slack and page cache beyond what the capacity model counts; an estimate,
-// not a measured figure), rounded up to whole 32 GB DIMMs (a common RDIMM size, as in the catalog's
-// generic-2s-ddr4 entry), at least one DIMM, and at most `max_gb` (what the platform holds).
+// not a measured figure), installed as a balanced population, at most `host.dram_gb` (what the
+// platform holds). A balanced population (issue 33) puts the same DIMM in every memory channel of
+// every socket, dimms_per_channel to a channel: server vendors' population rules ask for it (Dell
+// PowerEdge installation and service manuals: "populate eight equal memory modules per processor
+// (one DIMM per channel)"; mixing DIMM capacities is not supported on Dell's 16th generation), so
+// the least DRAM a platform holds is sockets x memory_channels x dimms_per_channel x min_dimm_gib,
+// and more comes as the next DIMM size. DIMM sizes go up by doubling from min_dimm_gib (8, 16,
+// 32, 64, 128 GiB for DDR4 RDIMMs; 16, 32, 64, 128, 256 GiB for DDR5): every vendor's supported
+// memory matrix lists those; DDR5's 24/48/96 GiB non-binary parts are not offered on every
+// platform (Dell's XE9680 and R6615 matrices list none) and are left out. A host whose
+// memory_channels or min_dimm_gib is not known falls back to whole 32 GB DIMMs, at least one
+// (a common RDIMM size; no floor).
 inline constexpr double kDramHeadroom = 1.25;
 inline constexpr double kDramDimmGb = 32;
-double sized_dram_gb(double need_bytes, double max_gb);
+struct DramPopulation {
+  double dram_gb = 0;     // installed DRAM [1e9 bytes]
+  int dimms = 0;          // DIMMs installed; with dimm_gib 0: whole kDramDimmGb DIMMs
+  double dimm_gib = 0;    // size of each DIMM [GiB]; 0 = the platform's DIMMs are not known
+  bool floor = false;     // the platform's least population set the size (the need was less)
+  bool capped = false;    // the platform's most (host.dram_gb) set the size
+};
+DramPopulation dram_population(double need_bytes, const HostSpec& host);
+// dram_population(need_bytes, host).dram_gb.
+double sized_dram_gb(double need_bytes, const HostSpec& host);
 
 }  // namespace tiersim

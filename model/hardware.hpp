@@ -94,6 +94,13 @@ struct HostSpec {
   int cores_per_socket = 32;
   double dram_gb = 512;        // installed DRAM
   double dram_gbps = 300;      // aggregate DRAM bandwidth over all sockets (theoretical)
+  // The platform's least DRAM (model/capacity.hpp dram_population): a server is populated with
+  // the same DIMM in every memory channel of every socket (one DIMM per channel for full
+  // bandwidth, as vendors' population rules ask), so it never holds less than
+  // sockets x memory_channels x dimms_per_channel x min_dimm_gib.
+  int memory_channels = 0;     // per socket; 0 = not known (no floor: whole 32 GB DIMMs)
+  int dimms_per_channel = 1;   // DIMMs in each channel of the least population the platform ships
+  double min_dimm_gib = 0;     // smallest DIMM the platform's vendor sells for it [GiB]; 0 = not known
   double cpu_fp16_gflops = 0;  // achieved per-socket rate of CPU fp16 batched matmul (framework)
   double cpu_fp32_gflops = 0;  // achieved per-socket rate of CPU fp32 matmul
   double cpu_tdp_w = 0;        // per socket
@@ -133,7 +140,7 @@ struct HostSpec {
   SourceMap sources;
   // Not a catalog field: hardware.host.size_dram. When true and dram_gb is the catalog's (not
   // overridden), energy and cost count the DRAM the configuration needs (model/capacity.hpp,
-  // sized_dram_gb), the catalog's dram_gb being the most the platform holds.
+  // dram_population), the catalog's dram_gb being the most the platform holds.
   bool size_dram = true;
 };
 

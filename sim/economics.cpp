@@ -177,7 +177,8 @@ DramSizing dram_sizing(const Scenario& s, const RunResult& r) {
     d.need_bytes += nvme->required_bytes;
     d.page_cache = true;
   }
-  d.dram_gb = sized_dram_gb(d.need_bytes, host.dram_gb);
+  d.population = dram_population(d.need_bytes, host);
+  d.dram_gb = d.population.dram_gb;
   d.sized = true;
   return d;
 }
@@ -187,14 +188,38 @@ std::string dram_note(const Scenario& s, const RunResult& r) {
   if (!r.has(metric::kDramSizedGb)) return "";
   const DramSizing d = dram_sizing(s, r);
   if (!d.sized) return "";
-  char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "DRAM sized to %.0f GB for energy and cost: host memory need %.1f GB%s + %.0f%% "
-                "headroom, in whole %.0f GB DIMMs, at most the %.0f GB %s holds (set "
-                "hardware.host.dram_gb to choose)",
-                d.dram_gb, d.need_bytes / units::kGB,
+  const DramPopulation& p = d.population;
+  const HostSpec& host = s.hardware.host;
+  char need[160];
+  std::snprintf(need, sizeof need, "host memory need %.1f GB%s + %.0f%% headroom",
+                d.need_bytes / units::kGB,
                 d.page_cache ? " (with the page cache over the disk tier)" : "",
-                (kDramHeadroom - 1) * 100, kDramDimmGb, d.max_gb, s.hardware.host.name.c_str());
+                (kDramHeadroom - 1) * 100);
+  char dimms[160];
+  if (p.dimm_gib > 0)
+    std::snprintf(dimms, sizeof dimms,
+                  "%d socket%s x %d channels x %d DIMM%s per channel of %.0f GiB",
+                  host.sockets, host.sockets == 1 ? "" : "s", host.memory_channels,
+                  host.dimms_per_channel, host.dimms_per_channel == 1 ? "" : "s", p.dimm_gib);
+  else
+    std::snprintf(dimms, sizeof dimms, "whole %.0f GB DIMMs (the platform's memory channels "
+                  "are not known)", kDramDimmGb);
+  char buf[600];
+  if (p.capped)
+    std::snprintf(buf, sizeof buf,
+                  "DRAM sized to %.0f GB for energy and cost: the most %s holds (%s; as %s it "
+                  "would be more) (set hardware.host.dram_gb to choose)",
+                  d.dram_gb, host.name.c_str(), need, dimms);
+  else if (p.floor)
+    std::snprintf(buf, sizeof buf,
+                  "DRAM sized to %.0f GB for energy and cost: the platform's floor, %s (%s is "
+                  "less) (set hardware.host.dram_gb to choose)",
+                  d.dram_gb, dimms, need);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "DRAM sized to %.0f GB for energy and cost: %s, as %s, at most the %.0f GB %s "
+                  "holds (set hardware.host.dram_gb to choose)",
+                  d.dram_gb, need, dimms, d.max_gb, host.name.c_str());
   return buf;
 }
 

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/capacity.hpp"
 #include "model/power.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
@@ -55,7 +56,7 @@ void add_energy_and_cost(const Scenario& scenario, RunResult& result);
 // Why cost metrics are absent ("" when every price is known): one sentence per missing price.
 std::string cost_note(const Scenario& scenario);
 
-// DRAM sizing (model/capacity.hpp, sized_dram_gb): whether energy and cost count the DRAM the run
+// DRAM sizing (model/capacity.hpp, dram_population): whether energy and cost count the DRAM the run
 // needs rather than the catalog host's dram_gb, and how much. Applies while
 // hardware.host.size_dram is on and hardware.host.dram_gb is the catalog's (its provenance is
 // "catalog: ...", so not an override). The need is the run's host-memory tier, plus the disk tier's
@@ -68,6 +69,7 @@ struct DramSizing {
   double need_bytes = 0;    // host-memory need the size was derived from
   double max_gb = 0;        // the catalog host's dram_gb
   bool page_cache = false;  // need includes the page cache over the disk tier
+  DramPopulation population;  // the DIMMs dram_gb is made of
 };
 DramSizing dram_sizing(const Scenario& scenario, const RunResult& result);
 // Whether dram_sizing applies to the scenario (before any run: the planner's capex bound).

@@ -89,7 +89,9 @@ inline constexpr MetricDecl kCheckpointBytes{
 inline constexpr MetricDecl kDramSizedGb{
     "dram_sized_gb", "GB",
     "DRAM that energy and cost count when hardware.host.dram_gb is the catalog's: the host-memory "
-    "need +25%, whole 32 GB DIMMs, at most the catalog's dram_gb (sim/economics.hpp DramSizing)",
+    "need +25%, each memory channel the same DIMM, at least the platform's floor (sockets x "
+    "memory_channels x dimms_per_channel x min_dimm_gib), at most the catalog's dram_gb "
+    "(sim/economics.hpp DramSizing)",
     "energy", "system energy"};
 inline constexpr MetricDecl kEnergyJ{
     "energy_j", "J",

@@ -114,7 +114,11 @@ std::string twin_text(const Candidate& twin, const Candidate& listed) {
   if (t.empty()) t = twin.point.label;
   const auto a = metric_value(twin.scenario, twin.result, "capex_usd");
   const auto b = metric_value(listed.scenario, listed.result, "capex_usd");
-  if (a && b) t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(*a - *b) + " USD)";
+  // Whole dollars: a DRAM population in GiB prices to fractions of a dollar.
+  if (a && b) {
+    const double diff_usd = std::round(*a - *b) + 0.0;  // + 0.0: no "-0"
+    t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(diff_usd) + " USD)";
+  }
   return t;
 }
 
@@ -197,9 +201,10 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   Bounds b;
   try {
     // A lower bound: where DRAM is sized to the need after the run (sim/economics.hpp), the
-    // least it can be sized to is one DIMM.
+    // least it can be sized to is what a need of nothing gets: the platform's floor (sizing
+    // grows with the need).
     Hardware hw = s.hardware;
-    if (sim::dram_sized_to_need(s)) hw.host.dram_gb = std::min(kDramDimmGb, hw.host.dram_gb);
+    if (sim::dram_sized_to_need(s)) hw.host.dram_gb = sized_dram_gb(0, hw.host);
     const CapexBreakdown c = compute_capex(hw, s.economics.prices);
     b.capex_usd = c.total_usd();
   } catch (const Error&) {
@@ -583,9 +588,13 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       ++st.feasible;
       // A configuration with the same timings as one listed differs from it only in hardware the
       // run does not use (drives when the weights are on the GPU, DRAM nothing spills to): the two
-      // are listed once, the better ranked (the cheaper, on a tie) standing for both.
-      const auto twin = std::find_if(best.begin(), best.end(),
-                                     [&](std::size_t j) { return same_timings(cands[j].result, c.result); });
+      // are listed once, the better ranked (the cheaper, on a tie) standing for both. Another host
+      // platform is another server, not unused hardware: a GPU-only run's timings do not depend
+      // on it, so hosts are ranked apart (issue 33).
+      const auto twin = std::find_if(best.begin(), best.end(), [&](std::size_t j) {
+        return cands[j].scenario.hardware.host.name == c.scenario.hardware.host.name &&
+               same_timings(cands[j].result, c.result);
+      });
       if (twin != best.end()) {
         const std::size_t j = *twin;
         const std::size_t keep = ranks_before(j, i) ? j : i, drop = keep == j ? i : j;

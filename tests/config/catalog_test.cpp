@@ -9,6 +9,7 @@
 
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
+#include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/power.hpp"
 
@@ -116,6 +117,28 @@ TEST_CASE("whole-server hosts load their fans and PSUs; every host passes the po
     // The idle node at the wall is never below its components.
     CHECK(node_idle_w(hw) >= 8 * hw.gpu.idle_w + h.platform_w);
   }
+}
+
+// Issue 33: every shipped host states its DRAM population, so sized DRAM has a floor; a
+// fixed-configuration system (DGX) is floored at what it ships with.
+TEST_CASE("every catalog host states its DRAM population; its floor fits what it holds",
+          "[config][catalog][dram]") {
+  const Catalog c = Catalog::load(kData);
+  for (const auto& h : c.hosts()) {
+    INFO(h.name);
+    CHECK(h.memory_channels > 0);
+    CHECK(h.dimms_per_channel >= 1);
+    CHECK(h.min_dimm_gib > 0);
+    for (const char* key : {"memory_channels", "dimms_per_channel", "min_dimm_gib"})
+      CHECK(h.sources.count(key));
+    const DramPopulation floor = dram_population(0, h);
+    CHECK(floor.dimms == h.sockets * h.memory_channels * h.dimms_per_channel);
+    // The floor is never more than the catalog's dram_gb, the most the platform holds.
+    CHECK_FALSE(floor.capped);
+  }
+  CHECK(dram_population(0, c.host("generic-2s-ddr5")).dimm_gib == 16);
+  CHECK(dram_population(0, c.host("dgx-h100")).dram_gb == c.host("dgx-h100").dram_gb);
+  CHECK(dram_population(0, c.host("dgx-2")).dram_gb == c.host("dgx-2").dram_gb);
 }
 
 TEST_CASE("catalog names match case-insensitively; unknown names list the valid ones",

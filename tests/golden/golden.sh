@@ -81,6 +81,9 @@ plan_dir="$scratch/plan"
 # Two threads: a plan's output and files do not depend on the thread count (checked when this
 # changed), and the serving plan simulates 10,000 requests per rate, the longest step under ASan.
 spawn capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.yaml --out "$plan_dir" -j 2
+# The host platform as an axis (issue 33): cost and power only, each host at its DRAM floor.
+spawn capture "plan--llama3-70b-fp8-hosts.txt" "$bin" plan scenarios/plans/llama3-70b-fp8-hosts.yaml \
+  --out "$scratch/hosts-plan" -j 2
 sanitized=${TIERSIM_SANITIZED:-0}
 if [[ $sanitized == 1 && $mode == --update ]]; then
   echo "golden: --update needs every output; unset TIERSIM_SANITIZED" >&2

@@ -262,4 +262,68 @@ TEST_CASE("the published results' added rows fit as published", "[model][capacit
   }
 }
 
+// Issue 33: sized DRAM is a balanced population (the same DIMM in every channel of every socket),
+// never below the platform's least.
+TEST_CASE("sized DRAM is a balanced population, at least the platform's floor", "[model][dram]") {
+  HostSpec h;
+  h.sockets = 2;
+  h.memory_channels = 8;
+  h.dimms_per_channel = 1;
+  h.min_dimm_gib = 16;
+  h.dram_gb = 4096;
+  const double gib_gb = units::kGiB / units::kGB;
+
+  // Nothing needed: 16 DIMMs of the smallest size, the floor.
+  const DramPopulation none = dram_population(0, h);
+  CHECK(none.dimms == 16);
+  CHECK(none.dimm_gib == 16);
+  CHECK(none.floor);
+  CHECK_FALSE(none.capped);
+  CHECK(none.dram_gb == Approx(16 * 16 * gib_gb));
+  // 200 GB + 25% = 250 GB is still under the floor (274.9 GB).
+  CHECK(dram_population(200 * units::kGB, h).floor);
+  CHECK(dram_population(200 * units::kGB, h).dram_gb == Approx(none.dram_gb));
+
+  // More: the next DIMM size in every channel, the smallest that holds need + headroom.
+  for (double need_gb : {230.0, 400.0, 700.0, 1500.0}) {
+    INFO(need_gb);
+    const DramPopulation p = dram_population(need_gb * units::kGB, h);
+    CHECK_FALSE(p.floor);
+    CHECK(p.dimms == 16);
+    CHECK(p.dram_gb == Approx(16 * p.dimm_gib * gib_gb));
+    CHECK(p.dram_gb >= need_gb * kDramHeadroom);
+    CHECK(16 * (p.dimm_gib / 2) * gib_gb < need_gb * kDramHeadroom);  // half would not do
+  }
+  CHECK(dram_population(400 * units::kGB, h).dimm_gib == 32);  // 500 GB -> 16 x 32 GiB
+
+  // Two DIMMs a channel (a system sold in one configuration) and one socket.
+  HostSpec fixed = h;
+  fixed.dimms_per_channel = 2;
+  fixed.min_dimm_gib = 64;
+  CHECK(dram_population(0, fixed).dimms == 32);
+  CHECK(dram_population(0, fixed).dram_gb == Approx(32 * 64 * gib_gb));
+  HostSpec one = h;
+  one.sockets = 1;
+  one.min_dimm_gib = 8;
+  CHECK(dram_population(0, one).dram_gb == Approx(8 * 8 * gib_gb));
+
+  // Never more than the platform holds; the catalog's whole-GB figure of a GiB population is
+  // not a cap.
+  h.dram_gb = 1024;
+  const DramPopulation big = dram_population(2000 * units::kGB, h);
+  CHECK(big.dram_gb == 1024);
+  CHECK(big.capped);
+  fixed.dram_gb = 2199;  // 32 x 64 GiB = 2199.02 GB
+  CHECK_FALSE(dram_population(0, fixed).capped);
+  CHECK(dram_population(0, fixed).dram_gb == 2199);
+
+  // Sizing grows with the need (the planner's capex bound sizes a need of nothing).
+  double last = 0;
+  for (double need_gb = 0; need_gb < 3000; need_gb += 37) {
+    const double gb = sized_dram_gb(need_gb * units::kGB, h);
+    CHECK(gb >= last);
+    last = gb;
+  }
+}
+
 }  // namespace tiersim

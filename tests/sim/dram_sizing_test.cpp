@@ -41,16 +41,42 @@ void check_same_timing(const sim::RunResult& a, const sim::RunResult& b) {
 
 }  // namespace
 
-TEST_CASE("sized DRAM: need plus headroom in whole DIMMs, within the platform", "[economics]") {
-  CHECK(sized_dram_gb(0, 1024) == kDramDimmGb);  // at least one DIMM
+TEST_CASE("sized DRAM of a host whose channels are not known: whole DIMMs, within the platform",
+          "[economics]") {
+  HostSpec host;  // a hand-built host: no memory_channels, no min_dimm_gib
+  host.dram_gb = 4096;
+  CHECK(sized_dram_gb(0, host) == kDramDimmGb);  // at least one DIMM
   for (double need_gb : {1.0, 26.5, 100.0, 700.0}) {
     INFO(need_gb);
-    const double gb = sized_dram_gb(need_gb * units::kGB, 4096);
+    const double gb = sized_dram_gb(need_gb * units::kGB, host);
     CHECK(std::fmod(gb, kDramDimmGb) == 0);
     CHECK(gb >= need_gb * kDramHeadroom);
     CHECK(gb < need_gb * kDramHeadroom + kDramDimmGb);
   }
-  CHECK(sized_dram_gb(2000 * units::kGB, 1024) == 1024);  // never more than the platform holds
+  host.dram_gb = 1024;
+  CHECK(sized_dram_gb(2000 * units::kGB, host) == 1024);  // never more than the platform holds
+}
+
+// Issue 33: a two-socket server was priced at 32 GB of DRAM, which no such server ships with.
+TEST_CASE("a GPU-only run on a two-socket host is priced at the platform's DRAM floor",
+          "[economics]") {
+  config::LoadOptions opts;
+  opts.data_dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario s = config::load_scenario(
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/llama3-70b-fp8-1xh200-optimized.yaml",
+      opts);
+  REQUIRE(s.hardware.host.name == "generic-2s-ddr5");
+  const sim::RunResult r = sim::simulate(s);
+  REQUIRE(r.has("dram_sized_gb"));
+  // 2 sockets x 8 channels x one 16 GiB DIMM (scenarios/catalog/hosts.yaml), though the run
+  // needs far less.
+  const double floor_gb = 2 * 8 * 16 * units::kGiB / units::kGB;
+  CHECK(cpu_required_bytes(r) * kDramHeadroom < floor_gb * units::kGB);
+  CHECK(r.get("dram_sized_gb") == Approx(floor_gb));
+  CHECK(r.get("capex_usd_dram") == Approx(floor_gb * s.economics.prices.dram_per_gb.usd));
+  CHECK_THAT(sim::dram_note(s, r),
+             Catch::Contains("the platform's floor, 2 sockets x 8 channels x 1 DIMM per channel "
+                             "of 16 GiB"));
 }
 
 TEST_CASE("a catalog host's DRAM is sized for energy and cost; a chosen size is kept",
@@ -64,7 +90,7 @@ TEST_CASE("a catalog host's DRAM is sized for energy and cost; a chosen size is 
   REQUIRE(need_bytes > 0);
   REQUIRE(sized.has("dram_sized_gb"));
   const double gb = sized.get("dram_sized_gb");
-  CHECK(gb == sized_dram_gb(need_bytes, catalog_gb));
+  CHECK(gb == sized_dram_gb(need_bytes, s.hardware.host));
   CHECK(gb < catalog_gb);  // this configuration needs far less than the VM's 945 GB
   CHECK(sized.get("capex_usd_dram") == Approx(gb * s.economics.prices.dram_per_gb.usd));
   CHECK_THAT(sim::dram_note(s, sized), Catch::Contains("DRAM sized to"));

@@ -7,6 +7,7 @@
 
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
+#include "model/units.hpp"
 #include "sim/simulate.hpp"
 #include "study/planner.hpp"
 #include "tests/support.hpp"
@@ -356,4 +357,27 @@ TEST_CASE("planner: configurations with the same timings are listed once, the ch
   CHECK_THAT(r.best[0].point.label, Catch::Contains("H200"));
   CHECK_THAT(r.best[1].point.label, Catch::Contains("A100-80GB"));
   CHECK(r.stats.feasible == 6);
+}
+
+// Issue 33: the host platform as a plan axis. A GPU-only run's timings do not depend on the host,
+// but another host is another server, not hardware the run leaves unused: each is ranked on its
+// own, by its cost (platform price and its DRAM floor).
+TEST_CASE("planner: host platforms with the same timings are ranked apart, by cost", "[plan]") {
+  const PlanSpec spec = parse_plan_text(
+      "name: test-plan\nbase: ../inference/llama3-70b-fp8-1xh200-optimized.yaml\n"
+      "set: {workload.gen_tokens: 4}\n"
+      "grid:\n  hardware.host.model: [generic-2s-ddr5, generic-2s-ddr4]\n"
+      "objective: {minimize: usd_per_million_tokens}\ntop: 2\n",
+      kFile);
+  PlanOptions o;
+  o.threads = 1;
+  const PlanResult r = run_plan(spec, catalog(), o);
+  REQUIRE(r.best.size() == 2);
+  CHECK(r.best[0].result.get("total_s") == r.best[1].result.get("total_s"));
+  // DDR4 class: cheaper platform and a smaller floor (16 x 8 GiB against 16 x 16 GiB).
+  CHECK(r.best[0].scenario.hardware.host.name == "generic-2s-ddr4");
+  CHECK(r.best[1].scenario.hardware.host.name == "generic-2s-ddr5");
+  CHECK(r.best[0].result.get("dram_sized_gb") == Approx(2 * 8 * 8 * units::kGiB / units::kGB));
+  CHECK(r.best[1].result.get("dram_sized_gb") == Approx(2 * 8 * 16 * units::kGiB / units::kGB));
+  for (const auto& c : r.best) CHECK(c.same_timings.empty());
 }
