@@ -239,33 +239,9 @@ INSERT INTO provenance_sets (id, digest) SELECT DISTINCT run_id, 'run ' || run_i
 INSERT INTO provenance_entries (set_id, key, source) SELECT run_id, key, source FROM provenance;
 UPDATE runs SET provenance_set = id WHERE id IN (SELECT id FROM provenance_sets);
 DROP TABLE provenance;)sql"},
-    // results 3 -> 4: capacity_studies, so that a report shows a capacity search's load points as
-    // one configuration (issue 33).
-    {SchemaPart::kResults, 4, R"sql(CREATE TABLE capacity_studies (
-  sweep TEXT PRIMARY KEY,  -- the sweep its load points are stored under ('capacity:NAME')
-  scenario_name TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  attainment_pct REAL NOT NULL,
-  slo_ttft_s REAL,  -- NULL: no TTFT target (or --no-slo)
-  slo_tbt_s REAL,
-  stability INTEGER NOT NULL,
-  found INTEGER NOT NULL,
-  unbounded INTEGER NOT NULL,
-  zero_load_miss INTEGER NOT NULL,
-  rate_requests_per_s REAL,
-  failing_rate_requests_per_s REAL,
-  limit_reason TEXT NOT NULL,
-  entry_run INTEGER NULL REFERENCES runs(id) ON DELETE SET NULL
-);)sql"},
-    // sweeps 1 -> 2: plan_verdicts, why a plan rejected each configuration (issue 33).
-    {SchemaPart::kSweeps, 2, R"sql(CREATE TABLE plan_verdicts (
-  sweep TEXT NOT NULL,          -- the plan's name (its runs' sweep)
-  point TEXT NOT NULL,          -- the point's axis values, as the plan lists it
-  scenario_hash TEXT NOT NULL,  -- its run's, when simulated
-  status TEXT NOT NULL,         -- feasible, rejected (simulated), pruned (not simulated), equivalent
-  reason TEXT NOT NULL,         -- why it was rejected or pruned ('' when feasible)
-  UNIQUE (sweep, point)
-);)sql"},
+    // results 3 -> 4 (capacity_studies, issue 33) and sweeps 1 -> 2 (plan_verdicts) add tables
+    // only: the part's DDL, run after the steps (CREATE TABLE IF NOT EXISTS), creates them in an
+    // older database as in a new one, so they need no step of their own.
 };
 
 }  // namespace

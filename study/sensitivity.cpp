@@ -1,6 +1,7 @@
 #include "study/sensitivity.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -106,6 +107,24 @@ std::vector<Input> default_inputs(double range) {
   };
 }
 
+std::pair<double, double> parse_factor_range(const std::string& range_text,
+                                             const FactorRangeContext& context) {
+  const auto colon = range_text.find(':');
+  try {
+    std::size_t used1 = 0, used2 = 0;
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    const double low = std::stod(range_text.substr(0, colon), &used1);
+    const double high = std::stod(range_text.substr(colon + 1), &used2);
+    if (used1 != colon || used2 != range_text.size() - colon - 1)
+      throw std::invalid_argument("trailing");
+    return {low, high};
+  } catch (const std::exception&) {
+    throw ConfigError(context.where, 0, context.key,
+                      "expected KEY=LOW:HIGH with factors of " + context.factors_of + ", e.g. " +
+                          context.key + "=" + context.example + ", got '" + context.text + "'");
+  }
+}
+
 Input parse_input(const std::string& text, double range, const std::string& where) {
   Input in;
   const auto eq = text.find('=');
@@ -118,18 +137,8 @@ Input parse_input(const std::string& text, double range, const std::string& wher
   in.high_factor = 1 + range;
   if (eq != std::string::npos) {
     const std::string f = text.substr(eq + 1);
-    const auto colon = f.find(':');
-    try {
-      std::size_t used1 = 0, used2 = 0;
-      if (colon == std::string::npos) throw std::invalid_argument("no colon");
-      in.low_factor = std::stod(f.substr(0, colon), &used1);
-      in.high_factor = std::stod(f.substr(colon + 1), &used2);
-      if (used1 != colon || used2 != f.size() - colon - 1) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      throw ConfigError(where, 0, in.key,
-                        "expected KEY=LOW:HIGH with factors of the base value, e.g. " + in.key +
-                            "=0.5:1.5, got '" + text + "'");
-    }
+    std::tie(in.low_factor, in.high_factor) =
+        parse_factor_range(f, {in.key, text, where, "the base value", "0.5:1.5"});
     if (!(in.low_factor >= 0 && in.low_factor <= in.high_factor))
       throw ConfigError(where, 0, in.key, "need 0 <= LOW <= HIGH, got '" + f + "'");
   }

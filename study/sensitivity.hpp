@@ -6,9 +6,9 @@
 // derived quantity (capex, power, timing) is recomputed by the simulator.
 #include <atomic>
 #include <cstddef>
-#include <atomic>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/compare_file.hpp"
@@ -60,6 +60,18 @@ std::vector<Input> default_inputs(double range);
 
 // "KEY" (varied by +-range) or "KEY=LOW:HIGH" (factors of the base value, e.g. 0.5:1.5). Throws
 // ConfigError naming `where` (the option) for a key that is not a numeric scenario key.
+// "LOW:HIGH", the text after KEY= in --input and --vary, as two factors of a value; a
+// ConfigError naming the key, what the factors scale and an example otherwise.
+struct FactorRangeContext {
+  std::string key;         // the scenario key
+  std::string text;        // the whole argument, for the message
+  std::string where;       // the option, e.g. "--input"
+  std::string factors_of;  // "the base value", "the value as given"
+  std::string example;     // "0.5:1.5"
+};
+std::pair<double, double> parse_factor_range(const std::string& range_text,
+                                             const FactorRangeContext& context);
+
 Input parse_input(const std::string& text, double range, const std::string& where);
 
 // One input's swing in one configuration.

@@ -1,6 +1,7 @@
 #include "study/whatif.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -680,18 +681,8 @@ Input parse_input(const std::string& text, Scope scope, const std::string& where
     }
   if (eq == std::string::npos) return in;
   const std::string f = text.substr(eq + 1);
-  const auto colon = f.find(':');
-  try {
-    std::size_t used1 = 0, used2 = 0;
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    in.low_factor = std::stod(f.substr(0, colon), &used1);
-    in.high_factor = std::stod(f.substr(colon + 1), &used2);
-    if (used1 != colon || used2 != f.size() - colon - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw ConfigError(where, 0, in.key,
-                      "expected KEY=LOW:HIGH with factors of the value as given, e.g. " + in.key +
-                          "=0.5:2, got '" + text + "'");
-  }
+  std::tie(in.low_factor, in.high_factor) = sensitivity::parse_factor_range(
+      f, {in.key, text, where, "the value as given", "0.5:2"});
   // The answer is a change from the configurations as given, so the range holds them.
   if (!(in.low_factor > 0 && in.low_factor <= 1 && 1 <= in.high_factor &&
         in.low_factor < in.high_factor))
