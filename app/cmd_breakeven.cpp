@@ -72,7 +72,7 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "override one scenario key in both configurations first, e.g. --set workload.batch=100")(
       "json", "print one JSON object")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);

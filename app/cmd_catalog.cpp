@@ -125,7 +125,7 @@ int cmd_catalog(const std::vector<std::string>& args) {
   std::string data_dir;
   desc.add_options()("help,h", "show this help")("json", "print every field and source as JSON")(
       "data-dir", po::value(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      kDataDirHelp);
   po::options_description hidden;
   std::string which = "all";
   hidden.add_options()("which", po::value(&which));

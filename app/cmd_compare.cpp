@@ -171,7 +171,7 @@ int cmd_compare(const std::vector<std::string>& args) {
       "(repeatable)")("json", "print one JSON object (includes the sources of every input)")(
       "sources", "after the table, list where each price and power figure came from")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)")(
+      kDataDirHelp)(
       "db", po::value<std::string>(&db_path),
       "store every configuration's result in this SQLite results database (for tiersim report)");
   po::options_description hidden;

@@ -47,7 +47,7 @@ int cmd_plan(const std::vector<std::string>& args) {
       "progress", "report progress on stderr after each batch of simulations (default: only "
       "when stderr is a terminal)")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("plan", po::value<std::string>(&file));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "plan", 1);

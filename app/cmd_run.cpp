@@ -37,7 +37,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "write every simulated event as a Chrome trace-event file (open in Perfetto)")(
       "force", "replace the --trace file even if tiersim did not write it")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)")(
+      kDataDirHelp)(
       "db", po::value<std::string>(&db_path),
       "also store the run (scenario, metrics, one decode step's timeline) in this SQLite results "
       "database, replacing an earlier run of the same scenario; read it with `tiersim report`");

@@ -253,7 +253,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "json", "print the summary as one JSON object (points, simulated, no_fit, skipped, "
               "invalid, failures, db)")(
       "data-dir", po::value<std::string>(&a.data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("sweep", po::value<std::string>(&a.file));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "sweep", 1);

@@ -276,7 +276,7 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "threads,j", po::value<int>(&threads)->default_value(0),
       "threads (0 = every hardware thread)")(
       "data-dir", po::value<std::string>(&data_dir),
-      "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)");
+      kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);

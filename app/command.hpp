@@ -14,6 +14,10 @@ struct Command {
   int (*run)(const std::vector<std::string>& args);  // args exclude the program and command name
 };
 
+// The help line of every subcommand's --data-dir (the folder the catalogs are read from).
+inline constexpr const char* kDataDirHelp =
+    "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)";
+
 // Parses a subcommand's arguments: the options of `visible` (what --help shows) and of `hidden`,
 // with the bare words going to the option named `positional` (at most `max_count` of them; -1:
 // any number). Boost's errors propagate as they are (main.cpp reports them).
