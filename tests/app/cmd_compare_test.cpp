@@ -9,6 +9,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace app_cmd_compare_test {
+
 namespace {
 
 std::string tiersim_output(const std::string& args, tiersim::test::TempDir& dir) {
@@ -91,3 +93,4 @@ TEST_CASE("compare: each configuration's time breakdown, with readable bottlenec
   CHECK(section.find("host CPUs (cpu)") != std::string::npos);
   CHECK(section.find("phase ") != std::string::npos);
 }
+}  // namespace app_cmd_compare_test

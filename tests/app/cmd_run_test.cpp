@@ -7,6 +7,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace app_cmd_run_test {
+
 TEST_CASE("run: the time breakdown and values in people's forms", "[app][run][breakdown]") {
   tiersim::test::TempDir dir;
   const std::string text = tiersim::test::tiersim_stdout(
@@ -115,3 +117,4 @@ TEST_CASE("run, compare and the report show a profile's warnings and its drive's
   CHECK(tiersim::test::slurp(dir.file("report/index.html"))
             .find("1 configuration rests on inputs with warnings") != std::string::npos);
 }
+}  // namespace app_cmd_run_test

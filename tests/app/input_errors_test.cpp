@@ -14,6 +14,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace app_input_errors_test {
+
 namespace {
 
 struct Outcome {
@@ -271,3 +273,4 @@ TEST_CASE("a mistyped command is answered with the nearest command, and the help
   }
   CHECK(lines >= 13);
 }
+}  // namespace app_input_errors_test

@@ -9,6 +9,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace app_whatif_test {
+
 namespace {
 
 // Two identical boxes: b's server price has to rise for a to have 1.3x b's return per dollar
@@ -87,3 +89,4 @@ TEST_CASE("whatif: a bad command line says what is missing", "[app][whatif][erro
   CHECK(rc4 == 2);
   CHECK_THAT(t4, Catch::Contains("LOW <= 1 <= HIGH"));
 }
+}  // namespace app_whatif_test

@@ -4,6 +4,8 @@
 #include "calibrate/fit.hpp"
 #include "model/errors.hpp"
 
+namespace calibrate_fit_test {
+
 using namespace tiersim::calibrate;
 using tiersim::SsdDirectionModel;
 
@@ -61,3 +63,4 @@ TEST_CASE("fit refuses too few points", "[calibrate][fit]") {
   std::vector<FitPoint> pts{{4096, 1, 0.1}, {8192, 1, 0.2}, {4096, 2, 0.2}};
   CHECK_THROWS_AS(fit_direction(pts), tiersim::ModelError);
 }
+}  // namespace calibrate_fit_test

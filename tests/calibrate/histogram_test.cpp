@@ -3,6 +3,8 @@
 
 #include "calibrate/histogram.hpp"
 
+namespace calibrate_histogram_test {
+
 using tiersim::calibrate::LatencyHistogram;
 
 TEST_CASE("histogram percentiles of a uniform distribution", "[calibrate][histogram]") {
@@ -49,3 +51,4 @@ TEST_CASE("histogram matches exact percentiles of a heavy-tailed sample within b
     CHECK(h.percentile_ns(p) == Approx(exact).epsilon(0.01));
   }
 }
+}  // namespace calibrate_histogram_test

@@ -10,6 +10,8 @@
 #include "calibrate/target.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace calibrate_io_engine_test {
+
 using namespace tiersim::calibrate;
 
 namespace {
@@ -157,3 +159,4 @@ TEST_CASE("buffer pages: 4k refuses huge pages, huge rounds to 2 MiB and asks fo
   CHECK(small.size() == (8u << 20));
   CHECK(huge_page_fraction(small.data(), small.size()) == 0.0);
 }
+}  // namespace calibrate_io_engine_test

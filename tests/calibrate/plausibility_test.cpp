@@ -9,6 +9,8 @@
 #include "calibrate/target.hpp"
 #include "model/hardware.hpp"
 
+namespace calibrate_plausibility_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim::calibrate;
@@ -149,3 +151,4 @@ TEST_CASE("PCIe generation from sysfs link speed", "[calibrate][plausibility]") 
   CHECK(pcie_generation_from_link_speed("") == 0);
   CHECK(pcie_generation_from_link_speed("12 GT/s") == 0);
 }
+}  // namespace calibrate_plausibility_test

@@ -19,6 +19,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace calibrate_target_test {
+
 using namespace tiersim::calibrate;
 
 namespace {
@@ -413,3 +415,4 @@ TEST_CASE("safety: SIGINT stops the sweep and the calibration files are removed"
   CHECK(InterruptGuard::signal_received() == SIGINT);
   CHECK(dir.calibration_files() == 0);
 }
+}  // namespace calibrate_target_test

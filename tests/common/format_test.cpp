@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <limits>
 
+namespace common_format_test {
+
 namespace format = tiersim::format;
 
 TEST_CASE("format: significant digits and fixed decimals follow printf", "[common][format]") {
@@ -112,3 +114,4 @@ TEST_CASE("format: a quantity picks its form by the metric's unit", "[common][fo
   CHECK(format::quantity(0.85, "") == "0.85");
   CHECK(format::quantity(5, "tokens/USD") == "5 tokens/USD");
 }
+}  // namespace common_format_test

@@ -6,6 +6,8 @@
 #include "config/catalog_json.hpp"
 #include "model/errors.hpp"
 
+namespace config_catalog_json_test {
+
 using namespace tiersim;
 
 TEST_CASE("catalog_json: the kinds asked for, each entry with its sources", "[catalog]") {
@@ -27,3 +29,4 @@ TEST_CASE("catalog_json: an unknown kind suggests the near match", "[catalog]") 
   CHECK_THROWS_WITH(config::check_catalog_kind("drive"), Catch::Contains("did you mean 'drives'"));
   CHECK_NOTHROW(config::check_catalog_kind("prices"));
 }
+}  // namespace config_catalog_json_test

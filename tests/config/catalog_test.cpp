@@ -13,6 +13,8 @@
 #include "model/errors.hpp"
 #include "model/power.hpp"
 
+namespace config_catalog_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 
@@ -259,3 +261,4 @@ TEST_CASE("a command's catalogs are loaded once, at the first use", "[config][ca
   CHECK_THROWS_WITH(broken.get(), Catch::Contains("did you mean 'memory_mib'?"));
   std::filesystem::remove_all(dir);
 }
+}  // namespace config_catalog_test

@@ -8,6 +8,8 @@
 #include "tests/temp_dir.hpp"
 #include "tests/support.hpp"
 
+namespace config_compare_file_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 using tiersim::test::config_error;
@@ -155,3 +157,4 @@ TEST_CASE("compare inputs: a comparison given as text is the comparison file", "
                                                       false}}),
                     Catch::Contains("variant"));
 }
+}  // namespace config_compare_file_test

@@ -5,6 +5,8 @@
 #include "model/errors.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace config_device_profile_test {
+
 using tiersim::ConfigError;
 
 namespace {
@@ -149,3 +151,4 @@ TEST_CASE("device profile: a file that is not one is refused without repeating i
   CHECK_THROWS_AS(tiersim::load_device_profile(path), ConfigError);
   CHECK_THROWS_WITH(tiersim::load_device_profile(dir.str()), Catch::Contains("is a directory"));
 }
+}  // namespace config_device_profile_test

@@ -13,6 +13,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace config_hf_config_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 
@@ -186,3 +188,4 @@ TEST_CASE("sequences past a sliding window are refused", "[config][hf_config]") 
   CHECK_THROWS_WITH(load_scenario(dir.file("s.yaml"), longer),
                     Catch::Contains("sliding attention window of 2047"));
 }
+}  // namespace config_hf_config_test

@@ -13,6 +13,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace config_input_notes_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 using tiersim::test::replace;
@@ -161,3 +163,4 @@ TEST_CASE("scenarios without a profile, or without drives, carry no notes", "[co
       profile({kCacheWarning}));
   CHECK(no_drives.notes.empty());
 }
+}  // namespace config_input_notes_test

@@ -8,6 +8,8 @@
 #include "config/option_rows.hpp"
 #include "config/options.hpp"
 
+namespace config_option_rows_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 
@@ -69,3 +71,4 @@ TEST_CASE("workload rows follow workload.kind and policy rows follow the common 
   // Every kind-specific row of the table comes from a workload folder.
   CHECK(rows == kind_specific);
 }
+}  // namespace config_option_rows_test

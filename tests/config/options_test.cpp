@@ -9,6 +9,8 @@
 #include "config/options.hpp"
 #include "model/errors.hpp"
 
+namespace config_options_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 
@@ -62,3 +64,4 @@ TEST_CASE("reading a typed value checks it as the loader does", "[config][option
   Scenario s;
   CHECK_THROWS_AS(read_option(value("0", "workload.batch"), *batch, s), ConfigError);
 }
+}  // namespace config_options_test

@@ -16,6 +16,8 @@
 #include "sim/economics.hpp"
 #include "tests/support.hpp"
 
+namespace config_scenario_loader_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 using tiersim::test::config_error;
@@ -942,3 +944,4 @@ TEST_CASE("a scenario source of text loads as load_scenario_text does", "[config
   CHECK(!a_what.empty());
   CHECK(a_what == b_what);
 }
+}  // namespace config_scenario_loader_test

@@ -8,6 +8,8 @@
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 
+namespace config_yaml_reader_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 
@@ -166,3 +168,4 @@ TEST_CASE("a malformed stream that makes yaml-cpp's LoadAll run away is a syntax
                     Catch::Contains("x.yaml:2") && Catch::Contains("second YAML document"));
   CHECK_NOTHROW(parse_yaml_text("---\na: 1\n...\n", "x.yaml"));
 }
+}  // namespace config_yaml_reader_test

@@ -9,6 +9,8 @@
 #include "config/yaml_writer.hpp"
 #include "tests/support.hpp"
 
+namespace config_yaml_writer_test {
+
 using namespace tiersim;
 using namespace tiersim::config;
 
@@ -174,3 +176,4 @@ TEST_CASE("scalars with a carriage return read back as written", "[config][yaml]
     CHECK(back["flow"]["k"].Scalar() == s);
   }
 }
+}  // namespace config_yaml_writer_test

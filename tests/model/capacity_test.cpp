@@ -9,7 +9,7 @@
 #include "model/units.hpp"
 #include "tests/support.hpp"
 
-namespace tiersim {
+namespace tiersim::model_capacity_test {
 namespace {
 
 // Llama-3.1-8B served on one H100 80GB as in vLLM 0.19.0's start-up logs in

@@ -14,7 +14,7 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
-namespace tiersim {
+namespace tiersim::model_files_test {
 namespace {
 
 namespace fs = std::filesystem;

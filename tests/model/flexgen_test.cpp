@@ -8,6 +8,8 @@
 #include "model/layout.hpp"
 #include "model/perf.hpp"
 
+namespace model_flexgen_test {
+
 using namespace tiersim;
 
 namespace {
@@ -241,3 +243,4 @@ TEST_CASE("a codec call is memory-bound on large tensors and launch-bound on one
   // the packing's strided reads): far more traffic than the 0.5625 B per element it stores.
   CHECK(kFlexGenCompressBytesPerElem == Approx(26.5));
 }
+}  // namespace model_flexgen_test

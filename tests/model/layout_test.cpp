@@ -3,6 +3,8 @@
 #include "model/layout.hpp"
 #include "model/perf.hpp"
 
+namespace model_layout_test {
+
 using namespace tiersim;
 
 TEST_CASE("tensors below DeepSpeed's swap limit stay in host memory", "[model][layout]") {
@@ -51,3 +53,4 @@ TEST_CASE("a drained read pays the falling queue depth of its last requests", "[
   CHECK(nvme_drained_read_s(array, host, aio, 6 * block) > 6 * block / (steady.read_gbps * 1e9));
   CHECK(nvme_drained_read_s(array, host, aio, 0) == 0);
 }
+}  // namespace model_layout_test

@@ -8,6 +8,8 @@
 #include "model/units.hpp"
 #include "tests/support.hpp"
 
+namespace model_perf_test {
+
 using namespace tiersim;
 using tiersim::test::llama7b;
 
@@ -290,3 +292,4 @@ TEST_CASE("a pass's host work is charged once, on its head, as GPU idle time",
   CHECK(with_stack(host, with).step_overhead_per_sequence_s == 2e-6);
   CHECK(with_stack(host, ExecutionStack{}).step_overhead_s == 2e-3);
 }
+}  // namespace model_perf_test

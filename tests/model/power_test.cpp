@@ -5,6 +5,8 @@
 #include "model/errors.hpp"
 #include "model/power.hpp"
 
+namespace model_power_test {
+
 using namespace tiersim;
 
 namespace {
@@ -227,3 +229,4 @@ TEST_CASE("fan and PSU inputs are checked with the key to fix", "[power]") {
   hw.host.psu_standby = 2;
   CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("psu_standby"));
 }
+}  // namespace model_power_test

@@ -4,6 +4,8 @@
 #include "model/hardware.hpp"
 #include "model/ssd_model.hpp"
 
+namespace model_ssd_model_test {
+
 using tiersim::SsdDirectionModel;
 
 TEST_CASE("ssd model: bandwidth follows t = 1/peak + ovh/B + lat/(QB) + 1/(Q stream)", "[calibrate][ssd_model]") {
@@ -58,3 +60,4 @@ TEST_CASE("ssd model from datasheet reproduces IOPS, QD1 latency and peak", "[ca
     CHECK_THROWS_AS(tiersim::ssd_model_from_datasheet(spec), tiersim::ModelError);
   }
 }
+}  // namespace model_ssd_model_test

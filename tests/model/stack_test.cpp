@@ -9,6 +9,8 @@
 #include "model/stack.hpp"
 #include "tests/support.hpp"
 
+namespace model_stack_test {
+
 using namespace tiersim;
 using tiersim::test::llama7b;
 
@@ -149,3 +151,4 @@ TEST_CASE("no stack charges per-step host work without a published, serialised f
   CHECK(v06.step_overhead_s == 0);
   CHECK(v06.step_overhead_per_sequence_s == 0);
 }
+}  // namespace model_stack_test

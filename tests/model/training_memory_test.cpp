@@ -5,6 +5,8 @@
 #include "model/training_memory.hpp"
 #include "tests/support.hpp"
 
+namespace model_training_memory_test {
+
 using namespace tiersim;
 
 namespace {
@@ -220,3 +222,4 @@ TEST_CASE("ranks that talk to other GPUs hold NCCL's buffers; one GPU does not",
   const Scenario one = with_strategy("zero3", {"hardware.gpu.count=1", "workload.global_batch=1"});
   CHECK(row_bytes(training_capacity(one, em), "gpu", "NCCL communicator buffers") == 0);
 }
+}  // namespace model_training_memory_test

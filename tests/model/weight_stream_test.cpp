@@ -8,6 +8,8 @@
 #include "model/units.hpp"
 #include "tests/support.hpp"
 
+namespace model_weight_stream_test {
+
 using namespace tiersim;
 
 namespace {
@@ -176,3 +178,4 @@ TEST_CASE("a module's fetch by the fetch process alone", "[model][weight_stream]
     }
   }
 }
+}  // namespace model_weight_stream_test

@@ -17,6 +17,8 @@
 #include "model/errors.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace replay_replay_test {
+
 namespace replay = tiersim::replay;
 
 namespace fs = std::filesystem;
@@ -198,3 +200,4 @@ TEST_CASE("replay files are tiersim-owned; foreign files are refused", "[replay]
   CHECK_THROWS_AS(replay::run_replay(plan, ro), cal::SafetyError);
   CHECK(dir.regular_files() == 0);
 }
+}  // namespace replay_replay_test

@@ -12,6 +12,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace reports_breakdown_section_test {
+
 using namespace tiersim;
 
 namespace {
@@ -87,3 +89,4 @@ TEST_CASE("breakdown section: nothing for runs without phases; the comparison ta
   CHECK(md.find("| phase_") == std::string::npos);
   CHECK(md.find("| bottleneck | | host CPUs (cpu) |") != std::string::npos);
 }
+}  // namespace reports_breakdown_section_test

@@ -3,6 +3,8 @@
 
 #include "reports/cost_charts.hpp"
 
+namespace reports_cost_charts_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim;
@@ -60,3 +62,4 @@ TEST_CASE("cost charts: capex bars and the scatter only when runs carry the metr
   CHECK_THAT(two[2].html, Catch::Contains("b&lt;x&gt;: 100 tokens/s, $1/Mtoken (Pareto front)") &&
                               !Catch::Contains("b<x>"));
 }
+}  // namespace reports_cost_charts_test

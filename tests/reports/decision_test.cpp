@@ -4,6 +4,8 @@
 #include "reports/decision.hpp"
 #include "reports/report.hpp"
 
+namespace reports_decision_test {
+
 using namespace tiersim;
 using namespace tiersim::reports;
 
@@ -133,3 +135,4 @@ TEST_CASE("a bar no published case backs is marked unvalidated", "[report][decis
   CHECK(values[1]["run"] == "b (unvalidated)");
   CHECK_FALSE(values[1].contains("high"));
 }
+}  // namespace reports_decision_test

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-namespace tiersim {
+namespace tiersim::reports_entries_test {
 namespace {
 
 store::StoredRun load_point(std::int64_t id, const std::string& name, double rate,

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+namespace reports_notes_section_test {
+
 using namespace tiersim;
 using namespace tiersim::reports;
 
@@ -66,3 +68,4 @@ TEST_CASE("notes as JSON and as lines", "[reports][notes]") {
         "cfg: warning: hardware.nvme.profile: may describe a <cache>\n"
         "cfg: source: hardware.nvme: price from catalog drive 'generic-gen5'\n");
 }
+}  // namespace reports_notes_section_test

@@ -13,6 +13,8 @@
 #include "tests/temp_dir.hpp"
 #include "tests/support.hpp"
 
+namespace reports_report_payloads_test {
+
 using namespace tiersim;
 
 namespace {
@@ -176,3 +178,4 @@ TEST_CASE("report: escaping per context", "[report][payloads]") {
   CHECK(reports::valid_utf8("\xc3") == "\xef\xbf\xbd");          // truncated sequence
   CHECK(reports::valid_utf8("caf\xc3\xa9") == "caf\xc3\xa9");
 }
+}  // namespace reports_report_payloads_test

@@ -11,6 +11,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace reports_report_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim;
@@ -281,3 +283,4 @@ TEST_CASE("report: the notes on a configuration's inputs, and a line at the top 
   CHECK(md.find("## Input notes") != std::string::npos);
   CHECK(md.find("writes measured 2.10x faster than reads") != std::string::npos);
 }
+}  // namespace reports_report_test

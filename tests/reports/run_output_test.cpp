@@ -11,6 +11,8 @@
 #include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 
+namespace reports_run_output_test {
+
 using namespace tiersim;
 
 namespace {
@@ -153,3 +155,4 @@ TEST_CASE("run output: the notes on the inputs, in the text and in --json, also 
     CHECK(j["notes"][1]["kind"] == "source");
   }
 }
+}  // namespace reports_run_output_test

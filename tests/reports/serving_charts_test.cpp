@@ -5,7 +5,7 @@
 
 #include "reports/serving_charts.hpp"
 
-namespace tiersim {
+namespace tiersim::reports_serving_charts_test {
 namespace {
 
 store::StoredRun serving_run(std::int64_t id, const std::string& name, double rate,

@@ -4,6 +4,8 @@
 
 #include "reports/study_json.hpp"
 
+namespace reports_study_json_test {
+
 using namespace tiersim;
 
 namespace {
@@ -69,3 +71,4 @@ TEST_CASE("study_json: the break-even verdict names the tie and who wins on each
   CHECK(j["tie"] == 5.0);
   CHECK(j["extrapolated_tie"].is_null());
 }
+}  // namespace reports_study_json_test

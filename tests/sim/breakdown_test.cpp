@@ -14,6 +14,8 @@
 #include "sim/workloads/names.hpp"
 #include "tests/support.hpp"
 
+namespace sim_breakdown_test {
+
 using namespace tiersim;
 using namespace tiersim::sim;
 
@@ -244,3 +246,4 @@ TEST_CASE("breakdown: a phase reads back from its metric name", "[sim][breakdown
         CHECK(back->activity == p.activity);
       }
 }
+}  // namespace sim_breakdown_test

@@ -12,6 +12,8 @@
 #include "sim/economics.hpp"
 #include "sim/simulate.hpp"
 
+namespace sim_dram_sizing_test {
+
 using namespace tiersim;
 
 namespace {
@@ -142,3 +144,4 @@ TEST_CASE("FlexGen's page cache over the disk tier counts as need: its timing is
             (all.get("page_cache_bytes") >= disk_bytes));
   }
 }
+}  // namespace sim_dram_sizing_test

@@ -15,6 +15,8 @@
 #include "sim/economics.hpp"
 #include "sim/simulate.hpp"
 
+namespace sim_economics_test {
+
 using namespace tiersim;
 using Catch::Matchers::Contains;
 
@@ -523,3 +525,4 @@ TEST_CASE("a GPU waiting for weights from NVMe costs idle power in the I/O-wait 
         Approx(s.hardware.gpu.idle_w * (r.get("total_s") - a.gpu_busy_s)));
   CHECK(r.get("energy_j_io_wait") > 0);
 }
+}  // namespace sim_economics_test

@@ -11,7 +11,7 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_metrics_test {
 namespace {
 const std::string kData = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
 }

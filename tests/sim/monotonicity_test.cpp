@@ -20,6 +20,8 @@
 #include "config/scenario_loader.hpp"
 #include "sim/simulate.hpp"
 
+namespace sim_monotonicity_test {
+
 using namespace tiersim;
 
 namespace {
@@ -141,4 +143,4 @@ TEST_CASE("more PCIe bandwidth never makes a shipped inference scenario slower",
     return sets;
   });
 }
-
+}  // namespace sim_monotonicity_test

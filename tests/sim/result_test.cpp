@@ -9,7 +9,7 @@
 #include "sim/workloads/training/metrics.hpp"
 #include "store/results_store.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_result_test {
 
 TEST_CASE("set takes a metric's name and unit from its declaration", "[sim][result]") {
   sim::RunResult r;

@@ -12,6 +12,8 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
+namespace sim_simulate_test {
+
 using namespace tiersim;
 
 namespace {
@@ -110,3 +112,4 @@ TEST_CASE("FlexGen's schedule reads the host's DRAM size in its timeline: no key
                           "flexgen-t4-opt6.7b-p256.yaml");
   CHECK(sim::capacity_only_keys(s).empty());
 }
+}  // namespace sim_simulate_test

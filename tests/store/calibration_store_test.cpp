@@ -4,6 +4,8 @@
 #include "store/calibration_store.hpp"
 #include "calibrate/campaign.hpp"
 
+namespace store_calibration_store_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim::calibrate;
@@ -63,3 +65,4 @@ TEST_CASE("size parsing", "[calibrate]") {
   CHECK_THROWS_AS(tiersim::calibrate::parse_size_bytes("12 parsecs"), tiersim::Error);
   CHECK(tiersim::calibrate::size_text(16 << 20) == "16MiB");
 }
+}  // namespace store_calibration_store_test

@@ -7,6 +7,8 @@
 #include "store/schema.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store_capacity_studies_test {
+
 namespace store = tiersim::store;
 
 TEST_CASE("capacity studies: saved, replaced per sweep, read back with their optional fields",
@@ -56,3 +58,4 @@ TEST_CASE("capacity studies: saved, replaced per sweep, read back with their opt
   CHECK(b.failing_rate_requests_per_s == 5e-8);
   CHECK(b.limit == none.limit);
 }
+}  // namespace store_capacity_studies_test

@@ -16,6 +16,8 @@
 #include "tests/temp_dir.hpp"
 #include "tests/support.hpp"
 
+namespace store_ownership_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim;
@@ -208,3 +210,4 @@ TEST_CASE("store: a read-only store reads a WAL database in a folder it may not 
   CHECK_FALSE(fs::exists(path + "-shm"));
   fs::permissions(folder, fs::perms::owner_all, fs::perm_options::add);
 }
+}  // namespace store_ownership_test

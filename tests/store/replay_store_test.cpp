@@ -8,6 +8,8 @@
 #include "store/sqlite.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store_replay_store_test {
+
 namespace store = tiersim::store;
 
 TEST_CASE("replay store: rows of a single replay and of the suite read back", "[store][replay]") {
@@ -53,3 +55,4 @@ TEST_CASE("replay store: rows of a single replay and of the suite read back", "[
   CHECK(st.column_double(6) == 6.9);
   CHECK_FALSE(st.step());
 }
+}  // namespace store_replay_store_test

@@ -11,6 +11,8 @@
 #include "store/schema.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store_results_store_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim;
@@ -382,3 +384,4 @@ TEST_CASE("results store: a set taken back by a rollback is never used for a lat
   CHECK(store.run(iff)->provenance == f.provenance);
   CHECK(store.run(ie)->provenance == e.provenance);
 }
+}  // namespace store_results_store_test

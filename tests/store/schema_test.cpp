@@ -9,6 +9,8 @@
 #include "model/errors.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store_schema_test {
+
 namespace store = tiersim::store;
 
 using namespace tiersim;
@@ -72,3 +74,4 @@ TEST_CASE("schema: a part newer than this tiersim is refused, the file left as i
   CHECK(store::stored_version(db, store::SchemaPart::kSweeps) ==
         store::schema_part(store::SchemaPart::kSweeps).version);
 }
+}  // namespace store_schema_test

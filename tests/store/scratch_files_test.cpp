@@ -7,6 +7,8 @@
 
 #include "tests/temp_dir.hpp"
 
+namespace store_scratch_files_test {
+
 namespace store = tiersim::store;
 
 TEST_CASE("scratch files: insert, list per host, erase", "[store][scratch]") {
@@ -32,3 +34,4 @@ TEST_CASE("scratch files: insert, list per host, erase", "[store][scratch]") {
   CHECK(table.on_host("node1").empty());
   CHECK(table.on_host("node2").size() == 1);
 }
+}  // namespace store_scratch_files_test

@@ -3,6 +3,8 @@
 
 #include "store/sqlite.hpp"
 
+namespace store_sqlite_test {
+
 using namespace tiersim;
 
 namespace {
@@ -41,3 +43,4 @@ TEST_CASE("a transaction inside another commits into it or undoes only itself", 
   }
   CHECK(rows(db) == 1);
 }
+}  // namespace store_sqlite_test

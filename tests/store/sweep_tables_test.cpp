@@ -7,6 +7,8 @@
 #include "store/schema.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace store_sweep_tables_test {
+
 namespace store = tiersim::store;
 
 TEST_CASE("sweep tables: start, failures, finish, and a restart clears the failures",
@@ -88,3 +90,4 @@ INSERT INTO sweeps (name, definition) VALUES ('s', 'grid: {a: [1]}');
   store::record_plan_verdict(db, "s", {"a=1", "h", "feasible", ""});
   CHECK(store::plan_verdicts(db, "s").size() == 1);
 }
+}  // namespace store_sweep_tables_test

@@ -7,6 +7,8 @@
 #include "study/fit_search.hpp"
 #include "tests/support.hpp"
 
+namespace study_fit_search_test {
+
 using namespace tiersim;
 
 namespace {
@@ -78,3 +80,4 @@ policy: {weights: gpu, kv_cache: gpu}
   CHECK(gpus->sets[0] == "hardware.gpu.count=2");
   CHECK(fit::closest_fits(test::load_yaml(yaml, gpus->sets), ExecutionModel{}).empty());
 }
+}  // namespace study_fit_search_test

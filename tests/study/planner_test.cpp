@@ -12,6 +12,8 @@
 #include "study/planner.hpp"
 #include "tests/support.hpp"
 
+namespace study_planner_test {
+
 using namespace tiersim;
 using namespace tiersim::plan;
 
@@ -381,3 +383,4 @@ TEST_CASE("planner: host platforms with the same timings are ranked apart, by co
   CHECK(r.best[1].result.get("dram_sized_gb") == Approx(2 * 8 * 16 * units::kGiB / units::kGB));
   for (const auto& c : r.best) CHECK(c.same_timings.empty());
 }
+}  // namespace study_planner_test

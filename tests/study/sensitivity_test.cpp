@@ -9,6 +9,8 @@
 #include "sim/simulate.hpp"
 #include "study/sensitivity.hpp"
 
+namespace study_sensitivity_test {
+
 using namespace tiersim;
 
 namespace {
@@ -254,3 +256,4 @@ TEST_CASE("break-even moves a rejected whole number to an accepted one, and a re
                                 cheap, data({sensitivity::override_text(o.key, top + 2, true)})))
                   .fits);
 }
+}  // namespace study_sensitivity_test

@@ -8,7 +8,7 @@
 #include "study/serving_capacity.hpp"
 #include "tests/support.hpp"
 
-namespace tiersim {
+namespace tiersim::study_serving_capacity_test {
 namespace {
 
 // One server, one request at a time, every request the same: a prefill of 256 tokens giving the

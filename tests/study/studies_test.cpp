@@ -9,6 +9,8 @@
 #include "study/studies.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace study_studies_test {
+
 using namespace tiersim;
 
 namespace {
@@ -136,3 +138,4 @@ TEST_CASE("studies: whatif checks its request as the command does", "[studies][w
   w.ratio = 0;
   CHECK_THROWS_AS(studies::run_whatif(w), ConfigError);
 }
+}  // namespace study_studies_test

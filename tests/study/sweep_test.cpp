@@ -10,6 +10,8 @@
 #include "store/results_store.hpp"
 #include "study/sweep.hpp"
 
+namespace study_sweep_test {
+
 using namespace tiersim;
 using namespace tiersim::sweep;
 
@@ -297,3 +299,4 @@ TEST_CASE("points load through their typed settings as through their override te
     CHECK(a.resolved_yaml == b.resolved_yaml);
   }
 }
+}  // namespace study_sweep_test

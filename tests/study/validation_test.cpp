@@ -15,6 +15,8 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
+namespace study_validation_test {
+
 using namespace tiersim;
 namespace validation = tiersim::validation;
 namespace fs = std::filesystem;
@@ -352,3 +354,4 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
   REQUIRE(parts.size() == 1);
   CHECK(parts[0] == "GPU A100-40GB");
 }
+}  // namespace study_validation_test

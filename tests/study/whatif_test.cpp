@@ -11,6 +11,8 @@
 #include "sim/simulate.hpp"
 #include "study/whatif.hpp"
 
+namespace study_whatif_test {
+
 using namespace tiersim;
 
 namespace {
@@ -257,3 +259,4 @@ TEST_CASE("whatif tries each value of a choice input, a changed choice counting 
   CHECK_THROWS_WITH(whatif::parse_input("policy.stack=optimised", whatif::Scope::kB, "--vary-b"),
                     Catch::Contains("did you mean 'optimized'?"));
 }
+}  // namespace study_whatif_test

@@ -8,6 +8,8 @@
 
 #include "model/errors.hpp"
 
+namespace sim_engine_engine_test {
+
 using namespace tiersim::sim;
 
 namespace {
@@ -277,3 +279,4 @@ TEST_CASE("a stop flag set from outside ends the run with Interrupted; unset, it
   // Polled every kStopPollEvents events: it stops at the first poll, long before the end.
   CHECK(ticks < static_cast<int>(Engine::kStopPollEvents) + 1);
 }
+}  // namespace sim_engine_engine_test

@@ -9,6 +9,8 @@
 
 #include "sim/engine/engine.hpp"
 
+namespace sim_engine_frame_pool_test {
+
 using namespace tiersim::sim;
 
 TEST_CASE("frame pool hands out distinct, aligned, writable blocks of every size", "[engine]") {
@@ -51,3 +53,4 @@ TEST_CASE("processes on pooled frames run to completion many times over", "[engi
     CHECK(e.now() == 200.0);
   }
 }
+}  // namespace sim_engine_frame_pool_test

@@ -4,6 +4,8 @@
 #include "sim/engine/engine.hpp"
 #include "sim/engine/kinds.hpp"
 
+namespace sim_engine_kinds_test {
+
 using namespace tiersim::sim;
 
 TEST_CASE("a resource keeps the role and the name the workload gave it", "[engine]") {
@@ -56,3 +58,4 @@ TEST_CASE("a trace span carries the activity the work was tagged with", "[engine
   CHECK(e.trace()[0].phase == 2);
   CHECK(e.trace()[0].item == 3);
 }
+}  // namespace sim_engine_kinds_test

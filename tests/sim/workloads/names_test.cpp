@@ -12,6 +12,8 @@
 #include "sim/workloads/training/names.hpp"
 #include "tests/support.hpp"
 
+namespace sim_workloads_names_test {
+
 using namespace tiersim;
 using namespace tiersim::sim;
 
@@ -175,3 +177,4 @@ TEST_CASE("resources and activities read for people", "[workloads][names]") {
     CHECK(resource_label(k->name()) != k->name());
   }
 }
+}  // namespace sim_workloads_names_test

@@ -15,7 +15,7 @@
 #include "sim/workloads/workload.hpp"
 #include "tests/support.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_workloads_traits_test {
 namespace {
 
 namespace fs = std::filesystem;

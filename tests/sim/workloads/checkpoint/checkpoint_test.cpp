@@ -5,6 +5,8 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
+namespace sim_workloads_checkpoint_checkpoint_test {
+
 using namespace tiersim;
 
 namespace {
@@ -38,3 +40,4 @@ TEST_CASE("a tiny io_buffer is an error naming it, not a wrapped chunk count",
   const sim::RunResult r = sim::simulate(test::load_yaml(kFastPersist, {"workload.io_buffer=64MiB"}));
   CHECK(r.get("checkpoint_s") > 0.1);
 }
+}  // namespace sim_workloads_checkpoint_checkpoint_test

@@ -6,6 +6,8 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
+namespace sim_workloads_inference_flexgen_sim_test {
+
 using namespace tiersim;
 
 namespace {
@@ -182,3 +184,4 @@ policy:
       yaml, {"policy.aio.threads=1", "policy.aio.queue_depth=1", "policy.aio.block_size=128KiB"}));
   CHECK(busy_s(shallow, "nvme") > 1.2 * busy_s(base, "nvme"));
 }
+}  // namespace sim_workloads_inference_flexgen_sim_test

@@ -13,6 +13,8 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
+namespace sim_workloads_inference_inference_test {
+
 using namespace tiersim;
 
 namespace {
@@ -644,3 +646,4 @@ TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module
     CHECK(fetch_s >= 3 * (pass_s - overheads_s) * (1 - 1e-9));
   }
 }
+}  // namespace sim_workloads_inference_inference_test

@@ -5,6 +5,8 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
+namespace sim_workloads_io_io_test {
+
 using namespace tiersim;
 
 namespace {
@@ -33,3 +35,4 @@ TEST_CASE("2 TiB in 1 KiB blocks is an error naming the block size, not 1.4e8 GB
   CHECK(r.get("read_gbps") > 1);
   CHECK(r.get("read_gbps") < 4 * 8);
 }
+}  // namespace sim_workloads_io_io_test

@@ -8,7 +8,7 @@
 #include "sim/workloads/serving/kv_tiers.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_workloads_serving_kv_tiers_test {
 namespace {
 
 // Che's approximation of an LRU cache of C items under the independent reference model with

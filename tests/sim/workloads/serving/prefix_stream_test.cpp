@@ -11,7 +11,7 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_workloads_serving_prefix_stream_test {
 namespace {
 
 void write(const std::string& path, const std::string& text) {
@@ -346,7 +346,7 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
 
 }  // namespace tiersim
 
-namespace tiersim {
+namespace tiersim::sim_workloads_serving_prefix_stream_test {
 
 TEST_CASE("a Mooncake trace and a conversation CSV drive prefix caching end to end",
           "[workloads][serving]") {
@@ -395,7 +395,7 @@ TEST_CASE("chunked prefill starts after the cached prefix", "[workloads][serving
 
 }  // namespace tiersim
 
-namespace tiersim {
+namespace tiersim::sim_workloads_serving_prefix_stream_test {
 
 TEST_CASE("a conversation's turns go to the replica that holds its history",
           "[workloads][serving]") {

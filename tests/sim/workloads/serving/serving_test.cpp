@@ -11,7 +11,7 @@
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_workloads_serving_serving_test {
 namespace {
 
 // Llama-3-8B resident on one H100: fast iterations, a large KV pool.

@@ -7,7 +7,7 @@
 #include "sim/workloads/serving/trace_text.hpp"
 #include "tests/temp_dir.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_workloads_serving_trace_text_test {
 
 TEST_CASE("trace numbers are decimal only", "[workloads][serving]") {
   CHECK(sim::parse_whole("12", 1e9) == 12.0);

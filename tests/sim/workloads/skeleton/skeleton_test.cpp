@@ -23,7 +23,7 @@
 #include "sim/workloads/workload.hpp"
 #include "tests/support.hpp"
 
-namespace tiersim {
+namespace tiersim::sim_workloads_skeleton_skeleton_test {
 namespace {
 
 const char* kSkeletonYaml = R"(

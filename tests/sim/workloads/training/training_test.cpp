@@ -6,6 +6,8 @@
 #include "sim/simulate.hpp"
 #include "tests/support.hpp"
 
+namespace sim_workloads_training_training_test {
+
 using namespace tiersim;
 
 namespace {
@@ -174,3 +176,4 @@ TEST_CASE("fast_persist writes the legacy format only", "[checkpoint][config]") 
       load(kPhi3Checkpoint, {"workload.writer=fast_persist", "workload.serialization=zipfile"}),
       Catch::Contains("workload.serialization") && Catch::Contains("legacy"));
 }
+}  // namespace sim_workloads_training_training_test
