@@ -19,7 +19,9 @@ namespace po = boost::program_options;
 namespace tiersim::app {
 namespace {
 
-std::string fmt(std::optional<double> v) { return studies::plan_metric_text(v); }
+std::string fmt(const plan::Candidate& c, const std::string& metric) {
+  return studies::plan_metric_text(metric, plan::metric_value(c.scenario, c.result, metric));
+}
 
 }  // namespace
 
@@ -132,7 +134,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     for (const auto& e : c.equivalent) std::cout << "(same configuration: " << e << ")\n     ";
     for (const auto& e : c.same_timings)
       std::cout << "(same timings, hardware it does not use: " << e << ")\n     ";
-    for (const auto& m : shown) std::cout << m << "=" << fmt(plan::metric_value(c.scenario, c.result, m)) << "  ";
+    for (const auto& m : shown) std::cout << m << "=" << fmt(c, m) << "  ";
     std::cout << "\n     -> " << path << "\n";
   }
   if (!spec.pareto.empty()) {
@@ -140,8 +142,8 @@ int cmd_plan(const std::vector<std::string>& args) {
     for (std::size_t k = 0; k < r.pareto.size(); ++k) {
       const auto& c = r.pareto[k];
       const std::string& path = outcome.pareto_files[k];
-      std::cout << "  " << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[0].metric)) << "  "
-                << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[1].metric)) << "  " << c.point.label
+      std::cout << "  " << fmt(c, spec.pareto[0].metric) << "  "
+                << fmt(c, spec.pareto[1].metric) << "  " << c.point.label
                 << "  -> " << path << "\n";
     }
   }

@@ -218,6 +218,30 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
   CHECK(n.stats.feasible == 0);
   REQUIRE(n.no_capacity.size() == 1);
   CHECK_THAT(n.no_capacity[0].why_not, Catch::Contains("sustains no rate: cannot meet the SLO at any load: zero-load TTFT p90"));
+  // The point keeps its search for the report: the targets it was judged by (the scenario's
+  // TTFT 2 s and TPOT 200 ms at 90%) and the answer; its run is the zero-load probe, the lowest
+  // rate tried (as `tiersim capacity --db` stores it), not the start rate it failed at.
+  REQUIRE(n.verdicts.size() == 1);
+  REQUIRE(n.verdicts[0].capacity);
+  const capacity::SearchAnswer& a = *n.verdicts[0].capacity;
+  CHECK(a.attainment_pct == 90);
+  CHECK(a.slo_ttft_s == 2.0);
+  CHECK(a.slo_tbt_s == Approx(0.2));
+  CHECK_FALSE(a.found);
+  CHECK(a.zero_load_miss);
+  CHECK_FALSE(a.rate_per_s);
+  CHECK_THAT(a.limit, Catch::StartsWith("cannot meet the SLO at any load: zero-load TTFT p90"));
+  const Scenario dram = sweep::load_point(none.space, n.no_capacity[0].point, catalog());
+  CHECK(n.no_capacity[0].scenario.serving.arrival_rate_per_s ==
+        Approx(dram.serving.arrival_rate_per_s * capacity::kZeroLoadFraction));
+  CHECK(n.verdicts[0].scenario_hash == n.no_capacity[0].scenario.hash);
+  // A feasible serving point carries its sustained rate.
+  REQUIRE(r.verdicts.size() == 2);
+  for (const auto& v : r.verdicts) {
+    REQUIRE(v.capacity);
+    CHECK(v.capacity->found);
+    CHECK(v.capacity->rate_per_s.value_or(0) > 0);
+  }
   CHECK_THROWS_WITH(parse_plan_text("name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1]}\n"
                                     "objective: capex_usd\ncapacity_search: {target: 90}\n",
                                     kFile),
