@@ -63,7 +63,13 @@ int cmd_plan(const std::vector<std::string>& args) {
                  "with the same timings that add hardware the run does not use (drives with the\n"
                  "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
                  "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
-                 "manifest.txt lists what each holds.\n";
+                 "manifest.txt lists what each holds.\n"
+                 "\nA serving plan with capacity_search: judges each point at the highest rate it\n"
+                 "sustains; with --db it stores each point's targets and answer, and `tiersim\n"
+                 "report` draws the SLO and says why a configuration sustains no rate. To rent\n"
+                 "instead of buy, make economics.cloud_instance an axis (zipped with the GPUs it\n"
+                 "holds) and minimize rent_usd_per_million_tokens (scenarios/plans/README.md):\n"
+                 "  tiersim plan scenarios/plans/llama3-70b-rent.yaml --out rent-plan\n";
     return kExitOk;
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");

@@ -10,6 +10,7 @@
 #include "sim/metrics.hpp"
 #include "sim/same_timings.hpp"
 #include "sim/workloads/serving/metrics.hpp"
+#include "study/sweep.hpp"
 
 namespace tiersim::reports {
 
@@ -81,16 +82,6 @@ void attach_plan_capacity(Entries& entries, const std::vector<store::PlanCapacit
 
 namespace {
 
-// The items of point label `a` ("k=v k=v") that `b` does not have, space-separated.
-std::string items_not_in(const std::string& a, const std::string& b) {
-  std::string t;
-  std::istringstream items(a);
-  const std::string own = " " + b + " ";
-  for (std::string item; items >> item;)
-    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
-  return t;
-}
-
 bool is_point_label(const std::string& label) { return label.find('=') != std::string::npos; }
 
 }  // namespace
@@ -117,14 +108,13 @@ void collapse_same_timings(Entries& e) {
       if (dropped[j] || b.sweep != a.sweep || !is_point_label(b.display_name()) ||
           !sim::same_timings(a.metrics, b.metrics))
         continue;
-      const std::string diff = items_not_in(b.display_name(), a.display_name()) + " " +
-                               items_not_in(a.display_name(), b.display_name());
-      if (diff.find("hardware.host.model=") != std::string::npos) continue;
+      // The planner's rule (study/sweep.hpp): drives, DRAM; not another host, instance or policy.
+      if (!sweep::differ_in_hardware_only(a.display_name(), b.display_name())) continue;
       // The survivor of the two stays at the earlier place, so that the entries keep the order
       // stored; the other is listed under it.
       const std::size_t keep = before(i, j) ? i : j, drop = keep == i ? j : i;
-      std::string t = short_point_label(items_not_in(e.runs[drop].display_name(),
-                                                     e.runs[keep].display_name()));
+      std::string t = short_point_label(
+          sweep::label_items_not_in(e.runs[drop].display_name(), e.runs[keep].display_name()));
       if (const auto ck = capex(keep), cd = capex(drop); ck && cd)
         t += " (capex " + std::string(*cd >= *ck ? "+" : "-") +
              format::usd(std::round(std::fabs(*cd - *ck))) + ")";

@@ -39,13 +39,13 @@ Entries one_entry_per_configuration(std::vector<store::StoredRun> runs,
 // the plan's SLO and says why a point sustains no rate, as for `tiersim capacity`.
 void attach_plan_capacity(Entries& entries, const std::vector<store::PlanCapacity>& rows);
 
-// Points of one sweep or plan with the same timings (sim/same_timings.hpp) on the same host differ
-// only in hardware the run does not use (drives when the weights are on the GPU, DRAM nothing
-// spills to): they become one entry, the cheaper to buy (then the first stored), with the others
-// listed by the axis values they add and the capex they add, as the plan's best list does. Runs
-// outside sweeps (compare variants, single runs) and a capacity search's entries stay apart:
-// their user named each. Another host (hardware.host.model differs) is another server, not
-// unused hardware: such points stay apart.
+// Points of one sweep or plan with the same timings (sim/same_timings.hpp) that differ only in
+// hardware keys (study/sweep.hpp differ_in_hardware_only) differ only in hardware the run does not
+// use (drives when the weights are on the GPU, DRAM nothing spills to): they become one entry, the
+// cheaper to buy (then the first stored), with the others listed by the axis values they add and
+// the capex they add, as the plan's best list does. Runs outside sweeps (compare variants, single
+// runs) and a capacity search's entries stay apart: their user named each. Another host, cloud
+// instance or policy is another configuration, not unused hardware: such points stay apart.
 void collapse_same_timings(Entries& entries);
 
 // The verdict a plan recorded for this run (matched by scenario hash), if any.

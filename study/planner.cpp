@@ -51,6 +51,10 @@ const std::map<std::string, Sense>& known_senses() {
       {"goodput_requests_per_s", Sense::kMaximize},  {"slo_attainment_pct", Sense::kMaximize},
       {"ttft_p99_s", Sense::kMinimize},              {"tpot_p99_s", Sense::kMinimize},
       {"usd_per_request_at_capacity", Sense::kMinimize},
+      // Rent (economics.cloud_instance, an axis over prices.yaml `cloud`): the instance's price
+      // per hour, per million tokens and per served request.
+      {"rent_usd_per_hour", Sense::kMinimize},       {"rent_usd_per_million_tokens", Sense::kMinimize},
+      {"rent_usd_per_request", Sense::kMinimize},
   };
   return k;
 }
@@ -91,11 +95,7 @@ Goal parse_goal(const YNode& node) {
 // "hardware.nvme.count=2 (capex +2260 USD)": a configuration listed under its twin, by the axis
 // values in which the two differ.
 std::string twin_text(const Candidate& twin, const Candidate& listed) {
-  std::string t;
-  std::istringstream items(twin.point.label);
-  const std::string own = " " + listed.point.label + " ";
-  for (std::string item; items >> item;)
-    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
+  std::string t = sweep::label_items_not_in(twin.point.label, listed.point.label);
   if (t.empty()) t = twin.point.label;
   const auto a = metric_value(twin.scenario, twin.result, "capex_usd");
   const auto b = metric_value(listed.scenario, listed.result, "capex_usd");
@@ -581,6 +581,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       // on it, so hosts are ranked apart (issue 33).
       const auto twin = std::find_if(best.begin(), best.end(), [&](std::size_t j) {
         return cands[j].scenario.hardware.host.name == c.scenario.hardware.host.name &&
+               sweep::differ_in_hardware_only(cands[j].point.label, c.point.label) &&
                sim::same_timings(cands[j].result.metrics, c.result.metrics);
       });
       if (twin != best.end()) {

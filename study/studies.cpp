@@ -78,10 +78,6 @@ CompareOutcome run_compare(const CompareRequest& request) {
 
 namespace {
 
-// The search as one configuration in the results database: the run at the sustained rate stored
-// again with the capacity metrics search_serving_capacity set on it after the progress callback
-// had stored it, and the study naming it (or, when no rate is sustained, the lowest rate tried:
-// the zero-load probe when there was one), so that a report shows one entry per configuration.
 // A search's targets and answer as the results database keeps them (capacity --db, plan --db).
 store::CapacityStudy stored_answer(const std::string& sweep, const capacity::SearchAnswer& a) {
   store::CapacityStudy st;
@@ -99,6 +95,10 @@ store::CapacityStudy stored_answer(const std::string& sweep, const capacity::Sea
   return st;
 }
 
+// The search as one configuration in the results database: the run at the sustained rate stored
+// again with the capacity metrics search_serving_capacity set on it after the progress callback
+// had stored it, and the study naming it (or, when no rate is sustained, the lowest rate tried:
+// the zero-load probe when there was one), so that a report shows one entry per configuration.
 void record_study(store::ResultsStore& store, const std::string& sweep, const Scenario& base,
                   const capacity::SearchOptions& search, const capacity::ServingCapacity& c,
                   const std::string& tool_version) {

@@ -254,6 +254,13 @@ grep -q 'Ties on a metric are broken by the lower purchase price' "$pdom" ||
   { echo "FAIL: the tie-break is not stated"; exit 1; }
 grep -q '"front":"Pareto front"' "$work/plan-report/index.html" ||
   { echo "FAIL: the plan report draws no Pareto front"; exit 1; }
+# Points that differ only in drives their runs do not read (weights in host DRAM, nvme.count 1 or
+# 2) are one entry, the cheaper, with what the other adds (as the plan's own list has them).
+grep -Eq 'the same timings, with hardware it does not use: nvme\.count=2 \(capex \+\$[0-9,]+\)' "$pdom" ||
+  { echo "FAIL: plan points with the same timings are not listed as one entry"; entries "$pdom"; exit 1; }
+if entries "$pdom" | grep -q 'weights=cpu, nvme\.count=2'; then
+  echo "FAIL: a point with a drive it does not read has an entry of its own"; exit 1
+fi
 echo "plan: $(entries "$pdom" | wc -l) configurations labelled by what varies, rejections with reasons"
 
 # A serving plan report (scenarios/plans/opt30b-chatbot-capacity.yaml, the three OPT-30B chatbot
