@@ -49,7 +49,7 @@ void print_dram_floor(const Scenario& s) {
   } else {
     floor_text = "not known (the catalog gives no memory_channels or min_dimm_gib)";
   }
-  if (dram_sized_to_need(s))
+  if (sim::dram_sized_to_need(s))
     std::printf("host %s: DRAM sized to the need, at least the platform's floor, %s, at most "
                 "%s GB\n",
                 h.name.c_str(), floor_text.c_str(), format::number(h.dram_gb).c_str());
