@@ -371,7 +371,8 @@ DramPopulation dram_population(double need_bytes, const HostSpec& host) {
     // The next DIMM size until the need fits or the platform's most is reached (a bound on the
     // steps keeps a corrupt input from looping): the double, or a non-binary size between.
     const auto next_size = [&](double gib) {
-      double next = gib * 2;
+      double next = host.min_dimm_gib;  // the next binary size: min_dimm_gib doubled
+      for (int k = 0; k < 64 && next <= gib; ++k) next *= 2;
       if (host.nonbinary_dimms)
         for (const double nb : kNonbinaryDimmGib)
           if (nb > gib && nb < next) next = nb;
