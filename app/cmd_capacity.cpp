@@ -4,10 +4,16 @@
 // for a serving scenario, the highest arrival rate it sustains within its latency targets
 // (study/serving_capacity.hpp).
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <limits>
+#include <string>
 #include <cstdio>
 #include <iostream>
 
 #include "app/command.hpp"
+#include "common/format.hpp"
+#include "model/capacity.hpp"
+#include "sim/economics.hpp"
 #include "model/errors.hpp"
 #include "model/training_memory.hpp"
 #include "reports/run_output.hpp"
@@ -21,6 +27,36 @@ namespace po = boost::program_options;
 namespace tiersim::app {
 
 namespace {
+
+// The least DRAM the scenario's platform ships with (every memory channel of every socket holding
+// the smallest DIMM its vendor sells; model/capacity.hpp dram_population), under which DRAM sized
+// to the need (hardware.host.size_dram) never goes, beside the DRAM the runs are priced with.
+void print_dram_floor(const Scenario& s) {
+  const HostSpec& h = s.hardware.host;
+  HostSpec unbounded = h;  // the floor itself, not capped by the catalog's most
+  unbounded.dram_gb = std::numeric_limits<double>::infinity();
+  const DramPopulation floor = dram_population(0, unbounded);
+  std::string floor_text;
+  if (floor.dimm_gib > 0) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "%s GB (%d socket%s x %d channels x %d DIMM%s per channel of %s GiB, the "
+                  "smallest sold for it)",
+                  format::number(floor.dram_gb).c_str(), std::max(1, h.sockets),
+                  h.sockets == 1 ? "" : "s", h.memory_channels, std::max(1, h.dimms_per_channel),
+                  h.dimms_per_channel == 1 ? "" : "s", format::number(floor.dimm_gib).c_str());
+    floor_text = buf;
+  } else {
+    floor_text = "not known (the catalog gives no memory_channels or min_dimm_gib)";
+  }
+  if (sim::dram_sized_to_need(s))
+    std::printf("host %s: DRAM sized to the need, at least the platform's floor, %s, at most "
+                "%s GB\n",
+                h.name.c_str(), floor_text.c_str(), format::number(h.dram_gb).c_str());
+  else
+    std::printf("host %s: DRAM %s GB as set (hardware.host.dram_gb); the platform's floor is %s\n",
+                h.name.c_str(), format::number(h.dram_gb).c_str(), floor_text.c_str());
+}
 
 // The serving half's text: every rate tried and the run at capacity with its cost per served
 // request.
@@ -150,7 +186,11 @@ int cmd_capacity(const std::vector<std::string>& args) {
     std::cout << reports::json_text(reports::capacity_json(outcome, request.search), 2) << "\n";
     return kExitOk;
   }
-  if (outcome.serving) return print_serving(outcome, request.search, request.db);
+  if (outcome.serving) {
+    const int rc = print_serving(outcome, request.search, request.db);
+    print_dram_floor(outcome.base);
+    return rc;
+  }
   std::printf("%-20s %12s %8s %8s  %s\n", "strategy", "max_params_b", "layers", "hidden",
               "next step is limited by");
   for (const auto& st : outcome.strategies) {
@@ -167,6 +207,7 @@ int cmd_capacity(const std::vector<std::string>& args) {
     std::printf("%-20s %12.2f %8d %8d  %s\n", name, r.params / 1e9, r.model.layers,
                 r.model.hidden, r.limit.c_str());
   }
+  print_dram_floor(outcome.base);
   return kExitOk;
 }
 

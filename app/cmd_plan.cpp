@@ -19,7 +19,9 @@ namespace po = boost::program_options;
 namespace tiersim::app {
 namespace {
 
-std::string fmt(std::optional<double> v) { return studies::plan_metric_text(v); }
+std::string fmt(const plan::Candidate& c, const std::string& metric) {
+  return studies::plan_metric_text(metric, plan::metric_value(c.scenario, c.result, metric));
+}
 
 }  // namespace
 
@@ -61,7 +63,13 @@ int cmd_plan(const std::vector<std::string>& args) {
                  "with the same timings that add hardware the run does not use (drives with the\n"
                  "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
                  "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
-                 "manifest.txt lists what each holds.\n";
+                 "manifest.txt lists what each holds.\n"
+                 "\nA serving plan with capacity_search: judges each point at the highest rate it\n"
+                 "sustains; with --db it stores each point's targets and answer, and `tiersim\n"
+                 "report` draws the SLO and says why a configuration sustains no rate. To rent\n"
+                 "instead of buy, make economics.cloud_instance an axis (zipped with the GPUs it\n"
+                 "holds) and minimize rent_usd_per_million_tokens (scenarios/plans/README.md):\n"
+                 "  tiersim plan scenarios/plans/llama3-70b-rent.yaml --out rent-plan\n";
     return kExitOk;
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
@@ -132,7 +140,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     for (const auto& e : c.equivalent) std::cout << "(same configuration: " << e << ")\n     ";
     for (const auto& e : c.same_timings)
       std::cout << "(same timings, hardware it does not use: " << e << ")\n     ";
-    for (const auto& m : shown) std::cout << m << "=" << fmt(plan::metric_value(c.scenario, c.result, m)) << "  ";
+    for (const auto& m : shown) std::cout << m << "=" << fmt(c, m) << "  ";
     std::cout << "\n     -> " << path << "\n";
   }
   if (!spec.pareto.empty()) {
@@ -140,8 +148,8 @@ int cmd_plan(const std::vector<std::string>& args) {
     for (std::size_t k = 0; k < r.pareto.size(); ++k) {
       const auto& c = r.pareto[k];
       const std::string& path = outcome.pareto_files[k];
-      std::cout << "  " << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[0].metric)) << "  "
-                << fmt(plan::metric_value(c.scenario, c.result, spec.pareto[1].metric)) << "  " << c.point.label
+      std::cout << "  " << fmt(c, spec.pareto[0].metric) << "  "
+                << fmt(c, spec.pareto[1].metric) << "  " << c.point.label
                 << "  -> " << path << "\n";
     }
   }

@@ -122,12 +122,18 @@ std::string duration(double s) {
   return significant(s * 1e6, 4) + " us";
 }
 
-std::string quantity(double v, std::string_view unit) {
-  if (unit.substr(0, 3) == "USD") return usd(v) + std::string(unit.substr(3));
+std::string cell(double v, std::string_view unit) {
+  if (unit.substr(0, 3) == "USD") return usd(v);
   if (unit == "bytes") return bytes(v);
+  return number(v);
+}
+
+std::string quantity(double v, std::string_view unit) {
   if (unit == "s") return duration(v);
-  if (unit.empty()) return number(v);
-  return number(v) + " " + std::string(unit);
+  const std::string c = cell(v, unit);
+  if (unit.substr(0, 3) == "USD") return c + std::string(unit.substr(3));
+  if (unit == "bytes" || unit.empty()) return c;
+  return c + " " + std::string(unit);
 }
 
 }  // namespace tiersim::format

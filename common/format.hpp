@@ -49,7 +49,13 @@ std::string bytes(double bytes);
 // A duration: seconds from 1 s ("301 s", "4.52 s", "12,345 s"), milliseconds and microseconds
 // below ("12.5 ms", "830 us"), four significant digits: "0 s" for zero.
 std::string duration(double s);
-// A value with its unit (a metric's declared unit) as people read it: dollars for "USD" and
+// A value in a table whose unit column names its unit (the report's comparison table): money and
+// bytes in their own forms ("$78,816" for "USD" and "USD/..." units, "1.2 TB"), every other
+// value as number() without the unit text ("203,302" in a column of seconds).
+std::string cell(double v, std::string_view unit);
+// A value with its unit (a metric's declared unit) as people read it: cell() for money and bytes
+// with the rest of the unit after the dollars ("$1.92/h"), duration() for seconds, else cell() and
+// the unit. Dollars for "USD" and
 // "USD/..." units ("$78,816", "$1.92/h" for "USD/h"), bytes(), duration() for "s", else
 // number() and the unit ("1,234 tokens/s", "12.5 GB/s"; no unit for dimensionless ones).
 std::string quantity(double v, std::string_view unit);

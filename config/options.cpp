@@ -127,6 +127,8 @@ std::vector<Option> build_table() {
       o.emit_when = [](const Scenario& s) { return s.hardware.host.dimms_per_channel != 1; };
     if (o.path == "hardware.host.min_dimm_gib")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.min_dimm_gib > 0; };
+    if (o.path == "hardware.host.nonbinary_dimms")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.nonbinary_dimms != 0; };
   }
   {
     Option o = flag("hardware.host.size_dram", "true",

@@ -74,6 +74,9 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
        "DIMMs in each channel of the least population the platform ships"},
       {"min_dimm_gib", &H::min_dimm_gib, "GiB", 0, kNoLimit, false,
        "smallest DIMM the platform's vendor sells for it (GiB = 2^30 bytes); 0 = not known"},
+      {"nonbinary_dimms", &H::nonbinary_dimms, "", 0, 1, false,
+       "1: the platform's vendor also sells DDR5 non-binary RDIMMs (48 and 96 GiB), steps of "
+       "sized DRAM between the doublings of min_dimm_gib; 0 = binary sizes only"},
       {"cpu_fp16_gflops", &H::cpu_fp16_gflops, "GFLOP/s", 0, kNoLimit, false,
        "achieved per-socket CPU fp16 batched matmul rate"},
       {"cpu_fp32_gflops", &H::cpu_fp32_gflops, "GFLOP/s", 0, kNoLimit, false,

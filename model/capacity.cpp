@@ -369,10 +369,18 @@ DramPopulation dram_population(double need_bytes, const HostSpec& host) {
     auto total_gb = [&](double dimm_gib) { return p.dimms * dimm_gib * units::kGiB / units::kGB; };
     p.dimm_gib = host.min_dimm_gib;
     // The next DIMM size until the need fits or the platform's most is reached (a bound on the
-    // doublings keeps a corrupt input from looping).
+    // steps keeps a corrupt input from looping): the double, or a non-binary size between.
+    const auto next_size = [&](double gib) {
+      double next = host.min_dimm_gib;  // the next binary size: min_dimm_gib doubled
+      for (int k = 0; k < 64 && next <= gib; ++k) next *= 2;
+      if (host.nonbinary_dimms)
+        for (const double nb : kNonbinaryDimmGib)
+          if (nb > gib && nb < next) next = nb;
+      return next;
+    };
     for (int i = 0; i < 64 && total_gb(p.dimm_gib) < target_gb && total_gb(p.dimm_gib) < max_gb;
          ++i)
-      p.dimm_gib *= 2;
+      p.dimm_gib = next_size(p.dimm_gib);
     p.floor = p.dimm_gib == host.min_dimm_gib && total_gb(p.dimm_gib) > target_gb;
     p.dram_gb = total_gb(p.dimm_gib);
   } else {

@@ -106,11 +106,17 @@ std::string format_gb(double bytes);
 // the least DRAM a platform holds is sockets x memory_channels x dimms_per_channel x min_dimm_gib,
 // and more comes as the next DIMM size. DIMM sizes go up by doubling from min_dimm_gib (8, 16,
 // 32, 64, 128 GiB for DDR4 RDIMMs; 16, 32, 64, 128, 256 GiB for DDR5): every vendor's supported
-// memory matrix lists those; DDR5's 24/48/96 GiB non-binary parts are not offered on every
-// platform (Dell's XE9680 and R6615 matrices list none) and are left out. A host whose
+// memory matrix lists those. DDR5's non-binary RDIMMs (24 Gbit dies) are not offered on every
+// platform (Dell's XE9680 and R6615 matrices list none): a host whose catalog entry says its
+// vendor sells them (host.nonbinary_dimms) also steps through kNonbinaryDimmGib. A host whose
 // memory_channels or min_dimm_gib is not known falls back to whole 32 GB DIMMs, at least one
 // (a common RDIMM size; no floor).
 inline constexpr double kDramHeadroom = 1.25;
+// DDR5 non-binary RDIMM sizes [GiB]: 48 GB (one rank of sixteen 24 Gbit dies) and 96 GB (two
+// ranks), sold for Sapphire/Emerald Rapids and EPYC 9004 servers (router-switch.com, "DDR5
+// Non-Binary Memory Upgrade: Sizing 48GB & 96GB RDIMMs in Enterprise Servers"). 24 GB parts exist
+// as dies but no server memory list read for this project offered a 24 GB RDIMM: left out.
+inline constexpr double kNonbinaryDimmGib[] = {48, 96};
 inline constexpr double kDramDimmGb = 32;
 struct DramPopulation {
   double dram_gb = 0;     // installed DRAM [1e9 bytes]

@@ -119,7 +119,7 @@ CostResult compute_cost(const Hardware& hw, const Economics& econ, double servin
   return r;
 }
 
-RentResult compute_rent(const Economics& econ, const CostResult& own, double serving_it_w,
+RentResult compute_rent(const Economics& econ, const CostResult* own, double serving_it_w,
                         double idle_it_w, double tokens_per_s) {
   require(!econ.cloud.name.empty(), "rent model: no cloud instance named");
   require(econ.cloud.hourly.known(), [&] {
@@ -128,8 +128,9 @@ RentResult compute_rent(const Economics& econ, const CostResult& own, double ser
   RentResult r;
   r.usd_per_hour = econ.cloud.hourly.usd;
   if (tokens_per_s > 0) r.usd_per_million_tokens = r.usd_per_hour / (tokens_per_s * 3600.0) * 1e6;
+  if (!own) return r;
   const double usd_per_wh = econ.usd_per_kwh / 1000.0;
-  const double a = own.capex.total_usd() / (econ.amortization_years * kHoursPerYear) +
+  const double a = own->capex.total_usd() / (econ.amortization_years * kHoursPerYear) +
                    idle_it_w * econ.pue * usd_per_wh;
   const double b = (serving_it_w - idle_it_w) * econ.pue * usd_per_wh;
   if (r.usd_per_hour > b) {

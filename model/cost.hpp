@@ -59,9 +59,10 @@ struct RentResult {
 };
 
 // Rent side of rent versus buy for a configuration whose own cost is `own` (compute_cost with the
-// same powers and throughput). Throws ModelError when econ.cloud names no instance or its price
-// is negative.
-RentResult compute_rent(const Economics& econ, const CostResult& own, double serving_it_w,
+// same powers and throughput). `own` null: owning's price is not known (a GPU with no purchase
+// price), so the rent is known and the break-even duty cycle is not. Throws ModelError when
+// econ.cloud names no instance or its price is negative.
+RentResult compute_rent(const Economics& econ, const CostResult* own, double serving_it_w,
                         double idle_it_w, double tokens_per_s);
 
 // One line per component in use without a known price, each naming the component and how to

@@ -101,6 +101,9 @@ struct HostSpec {
   int memory_channels = 0;     // per socket; 0 = not known (no floor: whole 32 GB DIMMs)
   int dimms_per_channel = 1;   // DIMMs in each channel of the least population the platform ships
   double min_dimm_gib = 0;     // smallest DIMM the platform's vendor sells for it [GiB]; 0 = not known
+  // The vendor also sells DDR5's non-binary RDIMMs (24 Gbit dies: 48 and 96 GiB), so sized DRAM
+  // may step 32 -> 48 -> 64 -> 96 -> 128 GiB per DIMM instead of doubling. 0 = binary sizes only.
+  int nonbinary_dimms = 0;
   double cpu_fp16_gflops = 0;  // achieved per-socket rate of CPU fp16 batched matmul (framework)
   double cpu_fp32_gflops = 0;  // achieved per-socket rate of CPU fp32 matmul
   double cpu_tdp_w = 0;        // per socket

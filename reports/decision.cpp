@@ -508,10 +508,30 @@ namespace {
 
 // Entry i's status in the list of configurations: what its capacity search found, why the plan
 // rejected it, or that it does not fit; "" when there is nothing to add.
+std::string verdict_status(const ReportInput& in, std::size_t i);
+
 std::string entry_status(const ReportInput& in, std::size_t i) {
-  if (std::string c = capacity_text(in, i); !c.empty()) return c;
-  if (const store::PlanVerdict* v = verdict_of(in.plan_verdicts, in.runs[i]))
-    return v->status == "feasible" ? "feasible" : v->status + ", " + v->reason;
+  std::string s = verdict_status(in, i);
+  if (i < in.same_timings.size() && !in.same_timings[i].empty()) {
+    s += std::string(s.empty() ? "" : "; ") + "the same timings, with hardware it does not use: ";
+    for (std::size_t k = 0; k < in.same_timings[i].size(); ++k)
+      s += (k ? "; " : "") + in.same_timings[i][k];
+  }
+  return s;
+}
+
+// What the entry's capacity search found and what the plan decided about it.
+std::string verdict_status(const ReportInput& in, std::size_t i) {
+  const std::string c = capacity_text(in, i);
+  if (const store::PlanVerdict* v = verdict_of(in.plan_verdicts, in.runs[i])) {
+    // A plan's serving point: what its search found, then the plan's verdict, unless that only
+    // repeats the search's reason ("SLO: sustains no rate: ...").
+    if (c.empty()) return v->status == "feasible" ? "feasible" : v->status + ", " + v->reason;
+    if (v->status == "feasible") return c + " (feasible)";
+    if (v->reason.rfind("SLO: ", 0) == 0) return c + " (" + v->status + ")";
+    return c + " (" + v->status + ", " + v->reason + ")";
+  }
+  if (!c.empty()) return c;
   return in.runs[i].fits ? "" : "does not fit: " + in.runs[i].shortfall;
 }
 
@@ -562,7 +582,9 @@ std::vector<ReportPart> decision_html(const ReportInput& in,
   if (!s.interactive_targets.empty()) {
     h << "<h3>Interactive use: requests within the SLO</h3>\n<p class=\"note\">Each "
          "configuration at the highest arrival rate it sustains with "
-      << html_escape(s.interactive_targets) << " (<code>tiersim capacity</code>).</p>\n"
+      << html_escape(s.interactive_targets)
+      << " (the search of <code>tiersim capacity</code>, and of a plan's "
+         "<code>capacity_search</code>).</p>\n"
       << "<ul class=\"interactive\">";
     for (const auto& t : s.interactive) h << "<li>" << html_escape(t) << "</li>";
     h << "</ul>\n";

@@ -1,11 +1,16 @@
 #include "reports/entries.hpp"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "common/format.hpp"
+#include "sim/metrics.hpp"
+#include "sim/same_timings.hpp"
 #include "sim/workloads/serving/metrics.hpp"
+#include "study/sweep.hpp"
 
 namespace tiersim::reports {
 
@@ -58,6 +63,83 @@ Entries one_entry_per_configuration(std::vector<store::StoredRun> runs,
     out.capacity.push_back(std::move(study));
   }
   return out;
+}
+
+void attach_plan_capacity(Entries& entries, const std::vector<store::PlanCapacity>& rows) {
+  entries.capacity.resize(entries.runs.size());
+  for (std::size_t i = 0; i < entries.runs.size(); ++i) {
+    const store::StoredRun& r = entries.runs[i];
+    if (entries.capacity[i]) continue;  // a `tiersim capacity` search's entry
+    for (const auto& row : rows)
+      if (row.study.sweep == r.sweep && row.scenario_hash == r.scenario_hash) {
+        entries.capacity[i] = row.study;
+        entries.capacity[i]->scenario_name = r.scenario_name;
+        entries.capacity[i]->entry_run = r.id;
+        break;
+      }
+  }
+}
+
+namespace {
+
+bool is_point_label(const std::string& label) { return label.find('=') != std::string::npos; }
+
+}  // namespace
+
+void collapse_same_timings(Entries& e) {
+  const std::size_t n = e.runs.size();
+  e.capacity.resize(n);
+  e.same_timings.resize(n);
+  std::vector<char> dropped(n, 0);
+  const auto capex = [&](std::size_t i) { return e.runs[i].find(sim::metric::kCapexUsd); };
+  // Whether i stands before j: the cheaper to buy, then the one stored first.
+  const auto before = [&](std::size_t i, std::size_t j) {
+    const auto ci = capex(i), cj = capex(j);
+    if (ci && cj && *ci != *cj) return *ci < *cj;
+    return i < j;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const store::StoredRun& a = e.runs[i];
+    if (dropped[i] || a.sweep.empty() || a.sweep.rfind(kCapacitySweepPrefix, 0) == 0 ||
+        !is_point_label(a.display_name()))
+      continue;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const store::StoredRun& b = e.runs[j];
+      if (dropped[j] || b.sweep != a.sweep || !is_point_label(b.display_name()) ||
+          !sim::same_timings(a.metrics, b.metrics))
+        continue;
+      // The planner's rule (study/sweep.hpp): drives, DRAM; not another host, instance or policy.
+      if (!sweep::differ_in_hardware_only(a.display_name(), b.display_name())) continue;
+      // The survivor of the two stays at the earlier place, so that the entries keep the order
+      // stored; the other is listed under it.
+      const std::size_t keep = before(i, j) ? i : j, drop = keep == i ? j : i;
+      std::string t = short_point_label(
+          sweep::label_items_not_in(e.runs[drop].display_name(), e.runs[keep].display_name()));
+      if (const auto ck = capex(keep), cd = capex(drop); ck && cd)
+        t += " (capex " + std::string(*cd >= *ck ? "+" : "-") +
+             format::usd(std::round(std::fabs(*cd - *ck))) + ")";
+      std::vector<std::string> listed = std::move(e.same_timings[drop]);
+      e.same_timings[drop].clear();
+      if (keep == j) {
+        // j takes i's place (i's list, now empty, goes with i to j's).
+        std::swap(e.runs[i], e.runs[j]);
+        std::swap(e.capacity[i], e.capacity[j]);
+        std::swap(e.same_timings[i], e.same_timings[j]);
+      }
+      e.same_timings[i].push_back(std::move(t));
+      for (auto& x : listed) e.same_timings[i].push_back(std::move(x));
+      dropped[j] = 1;
+    }
+  }
+  Entries out;
+  out.load_points = std::move(e.load_points);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (dropped[i]) continue;
+    out.runs.push_back(std::move(e.runs[i]));
+    out.capacity.push_back(std::move(e.capacity[i]));
+    out.same_timings.push_back(std::move(e.same_timings[i]));
+  }
+  e = std::move(out);
 }
 
 const store::PlanVerdict* verdict_of(const std::vector<store::PlanVerdict>& verdicts,

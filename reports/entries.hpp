@@ -22,6 +22,9 @@ struct Entries {
   std::vector<store::StoredRun> runs;  // one per configuration, in the order first stored
   std::vector<std::optional<store::CapacityStudy>> capacity;  // per entry
   std::vector<store::StoredRun> load_points;  // every run, when some were grouped; else empty
+  // Per entry (same order as runs; may be shorter): the points of its sweep or plan listed with it
+  // by collapse_same_timings, "nvme.count=2 (capex +$2,260)".
+  std::vector<std::vector<std::string>> same_timings;
 };
 
 // Groups the runs of each capacity sweep into one entry: the study's entry run when the study is
@@ -29,6 +32,21 @@ struct Entries {
 // whose SLO attainment reaches 90% or, when none does, the lowest rate tried.
 Entries one_entry_per_configuration(std::vector<store::StoredRun> runs,
                                     const std::vector<store::CapacityStudy>& studies);
+
+// A plan's serving points judged at capacity (`tiersim plan --db` with `capacity_search:`,
+// store::plan_capacities): each entry that is such a point's run (stored under the plan's name
+// with the point's scenario hash) gets that search as its capacity study, so the report draws
+// the plan's SLO and says why a point sustains no rate, as for `tiersim capacity`.
+void attach_plan_capacity(Entries& entries, const std::vector<store::PlanCapacity>& rows);
+
+// Points of one sweep or plan with the same timings (sim/same_timings.hpp) that differ only in
+// hardware keys (study/sweep.hpp differ_in_hardware_only) differ only in hardware the run does not
+// use (drives when the weights are on the GPU, DRAM nothing spills to): they become one entry, the
+// cheaper to buy (then the first stored), with the others listed by the axis values they add and
+// the capex they add, as the plan's best list does. Runs outside sweeps (compare variants, single
+// runs) and a capacity search's entries stay apart: their user named each. Another host, cloud
+// instance or policy is another configuration, not unused hardware: such points stay apart.
+void collapse_same_timings(Entries& entries);
 
 // The verdict a plan recorded for this run (matched by scenario hash), if any.
 const store::PlanVerdict* verdict_of(const std::vector<store::PlanVerdict>& verdicts,

@@ -105,13 +105,6 @@ std::vector<std::string> run_labels(const std::vector<store::StoredRun>& runs) {
   return out;
 }
 
-// A table cell for people: money with a $ and thousands separators, bytes in kB..TB, other
-// values as format_value (metrics.csv keeps every digit).
-std::string cell_text(double v, const std::string& unit) {
-  if (unit.rfind("USD", 0) == 0) return format::usd(v);
-  if (unit == "bytes") return format::bytes(v);
-  return format_value(v);
-}
 
 // The run's bottleneck as people read it, with its stable name: "GPU 5 (gpu5)"; "" for none.
 std::string bottleneck_text(const store::StoredRun& r) {
@@ -446,7 +439,7 @@ std::string html_table(const ReportInput& in, const std::vector<std::string>& la
       << html_escape(unit) << "</td>";
     for (const auto& r : in.runs) {
       const sim::Metric* m = r.find_metric(name);
-      h << "<td>" << (m ? html_escape(cell_text(m->value, unit)) : "&ndash;") << "</td>";
+      h << "<td>" << (m ? html_escape(format::cell(m->value, unit)) : "&ndash;") << "</td>";
     }
     h << "</tr>";
   }
@@ -627,7 +620,7 @@ std::string build_markdown(const ReportInput& in, const std::vector<std::string>
     m << "\n| " << md_escape(name) << " | " << md_escape(unit) << " |";
     for (const auto& r : in.runs) {
       const sim::Metric* x = r.find_metric(name);
-      m << " " << (x ? md_escape(cell_text(x->value, unit)) : "–") << " |";
+      m << " " << (x ? md_escape(format::cell(x->value, unit)) : "–") << " |";
     }
   }
   m << "\n\n" << notes_markdown(in.notes, labels);  // "" when no inputs carry notes
@@ -769,7 +762,6 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
-std::string format_value(double v) { return format::report(v); }
 
 std::string provenance_kind(const std::string& source) {
   auto starts = [&](const char* p) { return source.rfind(p, 0) == 0; };

@@ -70,6 +70,10 @@ struct ReportInput {
   // Every serving run at an offered rate, the load points of the capacity searches included:
   // what the latency-vs-load charts draw. Empty: they draw `runs`.
   std::vector<store::StoredRun> load_points;
+  // Per entry (same order as runs; may be shorter): the points of its sweep or plan with the same
+  // timings that add only hardware the run does not use (reports/entries.hpp
+  // collapse_same_timings), listed with it instead of as entries of their own.
+  std::vector<std::vector<std::string>> same_timings;
   // What the plan(s) the runs belong to decided about each point (`tiersim plan --db`), to say why
   // a configuration was rejected; empty outside plans.
   std::vector<store::PlanVerdict> plan_verdicts;
@@ -116,7 +120,6 @@ std::string html_escape(const std::string& s);
 std::string md_escape(const std::string& s);
 // `s` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
 std::string valid_utf8(std::string_view s);
-std::string format_value(double v);
 // "catalog", "profile", "override", "default" or "other": the kind of a provenance source.
 std::string provenance_kind(const std::string& source);
 

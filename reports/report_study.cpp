@@ -160,10 +160,14 @@ ReportOutcome run_report(const ReportRequest& request) {
   // sustained rate (the charts against load still draw every one).
   reports::Entries entries =
       reports::one_entry_per_configuration(std::move(in.runs), store::capacity_studies(store.database()));
+  reports::attach_plan_capacity(entries, store::plan_capacities(store.database(), request.sweep));
+  // Points that differ only in hardware their runs do not use: one entry, as in the plan's list.
+  reports::collapse_same_timings(entries);
+  in.plan_verdicts = store::plan_verdicts(store.database(), request.sweep);
   in.runs = std::move(entries.runs);
   in.capacity = std::move(entries.capacity);
   in.load_points = std::move(entries.load_points);
-  in.plan_verdicts = store::plan_verdicts(store.database(), request.sweep);
+  in.same_timings = std::move(entries.same_timings);
 
   if (store::latest_calibration_run(store.database()) != 0)
     for (const auto& c : store::read_bandwidth_curves(store.database()))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "model/capacity.hpp"
 #include "model/cost.hpp"
@@ -281,12 +282,25 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
   }
   const double requests = r.work.requests_completed;
   if (requests > 0) r.set(metric::kEnergyJPerRequest, e.it_j() / requests);
-  if (!prices_known) return;  // cost_note() explains; `run` without prices still works
-
   // As the workloads work out throughput_tokens_per_s and requests_per_s: over the makespan.
   const double tokens_per_s = tokens > 0 ? tokens / t : 0.0;
   const double requests_per_s = requests / t;
-  const CostResult c = compute_cost(hw, s.economics, e.it_j() / t, node_idle_w(hw), tokens_per_s);
+  // Renting needs the instance's price alone (a rented GPU need not have a purchase price); the
+  // break-even duty cycle needs owning's cost too.
+  std::optional<CostResult> own;
+  if (prices_known)
+    own = compute_cost(hw, s.economics, e.it_j() / t, node_idle_w(hw), tokens_per_s);
+  if (!s.economics.cloud.name.empty()) {
+    const RentResult rent = compute_rent(s.economics, own ? &*own : nullptr, e.it_j() / t,
+                                         node_idle_w(hw), tokens_per_s);
+    r.set(metric::kRentUsdPerHour, rent.usd_per_hour);
+    if (tokens > 0) r.set(metric::kRentUsdPerMillionTokens, rent.usd_per_million_tokens);
+    if (requests > 0)
+      r.set(metric::kRentUsdPerRequest, rent.usd_per_hour / (requests_per_s * 3600.0));
+    if (rent.breakeven) r.set(metric::kBuyBreakevenDutyCycle, rent.breakeven_duty_cycle);
+  }
+  if (!own) return;  // cost_note() explains; `run` without prices still works
+  const CostResult& c = *own;
   r.set(metric::kCapexUsd, c.capex.total_usd());
   r.set(metric::kCapexUsdGpu, c.capex.gpu_usd);
   r.set(metric::kCapexUsdPlatform, c.capex.platform_usd);
@@ -300,15 +314,6 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
     r.set(metric::kUsdPerMillionTokens, c.usd_per_million_tokens);
     r.set(metric::kTokensPerUsd, c.tokens_per_usd);
     r.set(metric::kReturnPerDollar, c.return_per_dollar);
-  }
-  if (!s.economics.cloud.name.empty()) {
-    const RentResult rent =
-        compute_rent(s.economics, c, e.it_j() / t, node_idle_w(hw), tokens_per_s);
-    r.set(metric::kRentUsdPerHour, rent.usd_per_hour);
-    if (c.per_token) r.set(metric::kRentUsdPerMillionTokens, rent.usd_per_million_tokens);
-    if (requests > 0)
-      r.set(metric::kRentUsdPerRequest, rent.usd_per_hour / (requests_per_s * 3600.0));
-    if (rent.breakeven) r.set(metric::kBuyBreakevenDutyCycle, rent.breakeven_duty_cycle);
   }
 }
 

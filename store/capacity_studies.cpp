@@ -67,4 +67,54 @@ std::vector<CapacityStudy> capacity_studies(Database& db) {
   return out;
 }
 
+void clear_plan_capacity(Database& db, const std::string& sweep) {
+  db.prepare("DELETE FROM plan_capacity WHERE sweep = ?").bind(1, sweep).run();
+}
+
+void save_plan_capacity(Database& db, const PlanCapacity& row) {
+  const CapacityStudy& s = row.study;
+  auto st = db.prepare(
+      "INSERT OR REPLACE INTO plan_capacity (sweep, point, scenario_hash, attainment_pct, "
+      "slo_ttft_s, slo_tbt_s, stability, found, unbounded, zero_load_miss, rate_requests_per_s, "
+      "failing_rate_requests_per_s, limit_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, s.sweep).bind(2, row.point).bind(3, row.scenario_hash).bind(4, s.attainment_pct);
+  bind_optional(st, 5, s.slo_ttft_s);
+  bind_optional(st, 6, s.slo_tbt_s);
+  st.bind(7, s.stability ? 1 : 0).bind(8, s.found ? 1 : 0).bind(9, s.unbounded ? 1 : 0);
+  st.bind(10, s.zero_load_miss ? 1 : 0);
+  bind_optional(st, 11, s.rate_requests_per_s);
+  bind_optional(st, 12, s.failing_rate_requests_per_s);
+  st.bind(13, s.limit);
+  st.run();
+}
+
+std::vector<PlanCapacity> plan_capacities(Database& db, const std::string& sweep) {
+  std::vector<PlanCapacity> out;
+  if (!db.has_table("plan_capacity")) return out;  // older file opened read-only
+  auto st = db.prepare(
+      "SELECT sweep, point, scenario_hash, attainment_pct, slo_ttft_s, slo_tbt_s, stability, "
+      "found, unbounded, zero_load_miss, rate_requests_per_s, failing_rate_requests_per_s, "
+      "limit_reason FROM plan_capacity WHERE ? = '' OR sweep = ? ORDER BY rowid");
+  st.bind(1, sweep).bind(2, sweep);
+  while (st.step()) {
+    PlanCapacity row;
+    CapacityStudy& s = row.study;
+    s.sweep = st.column_text(0);
+    row.point = st.column_text(1);
+    row.scenario_hash = st.column_text(2);
+    s.attainment_pct = st.column_double(3);
+    s.slo_ttft_s = optional_column(st, 4);
+    s.slo_tbt_s = optional_column(st, 5);
+    s.stability = st.column_int(6) != 0;
+    s.found = st.column_int(7) != 0;
+    s.unbounded = st.column_int(8) != 0;
+    s.zero_load_miss = st.column_int(9) != 0;
+    s.rate_requests_per_s = optional_column(st, 10);
+    s.failing_rate_requests_per_s = optional_column(st, 11);
+    s.limit = st.column_text(12);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace tiersim::store

@@ -37,4 +37,21 @@ void save_capacity_study(Database& db, const CapacityStudy& study);
 // Every recorded study, by sweep name; none from a file written before results schema version 4.
 std::vector<CapacityStudy> capacity_studies(Database& db);
 
+// A plan's serving point judged at capacity (`plan_capacity`, sweeps schema version 3; `tiersim
+// plan --db` with `capacity_search:`): the targets its search judged by and its answer, so that a
+// report of the plan draws the SLO and says why a point sustains no rate. `study.sweep` is the
+// plan's name; `study.entry_run` is not stored (the run is the plan's with `scenario_hash`).
+struct PlanCapacity {
+  std::string point;  // the point's axis values, as plan_verdicts labels it
+  std::string scenario_hash;
+  CapacityStudy study;
+};
+// Forgets the rows of the plan called `sweep` (a new run of it searches again). Needs the sweeps
+// part's tables (sweep::SweepStore's database).
+void clear_plan_capacity(Database& db, const std::string& sweep);
+void save_plan_capacity(Database& db, const PlanCapacity& row);
+// The rows of the plan called `sweep` (every plan when ""), in the order recorded; none from a
+// file written before sweeps schema version 3.
+std::vector<PlanCapacity> plan_capacities(Database& db, const std::string& sweep);
+
 }  // namespace tiersim::store

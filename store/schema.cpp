@@ -135,6 +135,22 @@ CREATE TABLE IF NOT EXISTS plan_verdicts (
   status TEXT NOT NULL,         -- feasible, rejected (simulated), pruned (not simulated), equivalent
   reason TEXT NOT NULL,         -- why it was rejected or pruned ('' when feasible)
   UNIQUE (sweep, point)
+);
+CREATE TABLE IF NOT EXISTS plan_capacity (
+  sweep TEXT NOT NULL,          -- the plan's name
+  point TEXT NOT NULL,          -- the point's axis values (plan_verdicts.point)
+  scenario_hash TEXT NOT NULL,  -- its stored run's: at the sustained rate, else the lowest tried
+  attainment_pct REAL NOT NULL,
+  slo_ttft_s REAL,              -- NULL: no TTFT target (or capacity_search slo: false)
+  slo_tbt_s REAL,
+  stability INTEGER NOT NULL,
+  found INTEGER NOT NULL,
+  unbounded INTEGER NOT NULL,
+  zero_load_miss INTEGER NOT NULL,
+  rate_requests_per_s REAL,
+  failing_rate_requests_per_s REAL,
+  limit_reason TEXT NOT NULL,
+  UNIQUE (sweep, point)
 );)sql";
 
 // Columns documented in calibrate/README.md.
@@ -239,9 +255,10 @@ INSERT INTO provenance_sets (id, digest) SELECT DISTINCT run_id, 'run ' || run_i
 INSERT INTO provenance_entries (set_id, key, source) SELECT run_id, key, source FROM provenance;
 UPDATE runs SET provenance_set = id WHERE id IN (SELECT id FROM provenance_sets);
 DROP TABLE provenance;)sql"},
-    // results 3 -> 4 (capacity_studies, issue 33) and sweeps 1 -> 2 (plan_verdicts) add tables
-    // only: the part's DDL, run after the steps (CREATE TABLE IF NOT EXISTS), creates them in an
-    // older database as in a new one, so they need no step of their own.
+    // results 3 -> 4 (capacity_studies, issue 33), sweeps 1 -> 2 (plan_verdicts) and sweeps
+    // 2 -> 3 (plan_capacity: a serving plan's targets and each point's search) add tables only:
+    // the part's DDL, run after the steps (CREATE TABLE IF NOT EXISTS), creates them in an older
+    // database as in a new one, so they need no step of their own.
 };
 
 }  // namespace
@@ -256,7 +273,8 @@ const std::vector<SchemaPartDecl>& schema_parts() {
        false,
        kResultsDdl,
        {"provenance"}},
-      {SchemaPart::kSweeps, "sweeps", 2, {"sweeps", "sweep_failures", "plan_verdicts"}, false,
+      {SchemaPart::kSweeps, "sweeps", 3,
+       {"sweeps", "sweep_failures", "plan_verdicts", "plan_capacity"}, false,
        kSweepsDdl},
       {SchemaPart::kCalibration,
        "calibration",

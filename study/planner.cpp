@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/format.hpp"
 #include "config/options.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/capacity.hpp"
@@ -24,6 +25,7 @@
 #include "model/weight_stream.hpp"
 #include "sim/economics.hpp"
 #include "sim/metrics.hpp"
+#include "sim/same_timings.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
 #include "sim/workloads/inference/metrics.hpp"
@@ -49,6 +51,10 @@ const std::map<std::string, Sense>& known_senses() {
       {"goodput_requests_per_s", Sense::kMaximize},  {"slo_attainment_pct", Sense::kMaximize},
       {"ttft_p99_s", Sense::kMinimize},              {"tpot_p99_s", Sense::kMinimize},
       {"usd_per_request_at_capacity", Sense::kMinimize},
+      // Rent (economics.cloud_instance, an axis over prices.yaml `cloud`): the instance's price
+      // per hour, per million tokens and per served request.
+      {"rent_usd_per_hour", Sense::kMinimize},       {"rent_usd_per_million_tokens", Sense::kMinimize},
+      {"rent_usd_per_request", Sense::kMinimize},
   };
   return k;
 }
@@ -86,38 +92,17 @@ Goal parse_goal(const YNode& node) {
   return g;
 }
 
-// Whether two runs have the same timings: every metric in seconds or per second equal, bit for
-// bit (the simulator is deterministic, so hardware the run does not touch changes none of them).
-bool same_timings(const sim::RunResult& a, const sim::RunResult& b) {
-  const auto timing = [](const sim::Metric& m) {
-    return m.unit == "s" || m.unit == "tokens/s" || m.unit == "requests/s";
-  };
-  std::size_t na = 0;
-  for (const auto& m : a.metrics) {
-    if (!timing(m)) continue;
-    ++na;
-    const auto v = b.find(m.name);
-    if (!v || *v != m.value) return false;
-  }
-  const auto nb = static_cast<std::size_t>(std::count_if(b.metrics.begin(), b.metrics.end(), timing));
-  return na > 0 && na == nb;
-}
-
 // "hardware.nvme.count=2 (capex +2260 USD)": a configuration listed under its twin, by the axis
 // values in which the two differ.
 std::string twin_text(const Candidate& twin, const Candidate& listed) {
-  std::string t;
-  std::istringstream items(twin.point.label);
-  const std::string own = " " + listed.point.label + " ";
-  for (std::string item; items >> item;)
-    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
+  std::string t = sweep::label_items_not_in(twin.point.label, listed.point.label);
   if (t.empty()) t = twin.point.label;
   const auto a = metric_value(twin.scenario, twin.result, "capex_usd");
   const auto b = metric_value(listed.scenario, listed.result, "capex_usd");
   // Whole dollars: a DRAM population in GiB prices to fractions of a dollar.
   if (a && b) {
     const double diff_usd = std::round(*a - *b) + 0.0;  // + 0.0: no "-0"
-    t += " (capex " + std::string(*a >= *b ? "+" : "") + config::format_number(diff_usd) + " USD)";
+    t += " (capex " + std::string(*a >= *b ? "+" : "") + format::usd(diff_usd) + ")";
   }
   return t;
 }
@@ -514,7 +499,10 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
           };
           const capacity::ServingCapacity cap =
               capacity::search_serving_capacity(p.scenario, at_rate, *spec.capacity);
-          const capacity::RatePoint& at = cap.found ? cap.points[cap.best] : cap.points.front();
+          p.capacity = capacity::answer_of(p.scenario, spec.capacity->criteria, cap);
+          // Without a sustained rate, the lowest rate tried (the zero-load probe that showed the
+          // targets missed with nothing queued), as `tiersim capacity --db` stores it.
+          const capacity::RatePoint& at = *cap.entry();
           p.scenario = at.scenario;
           if (!cap.found) no_capacity[k] = "sustains no rate: " + cap.limit;
           return at.result;
@@ -593,7 +581,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       // on it, so hosts are ranked apart (issue 33).
       const auto twin = std::find_if(best.begin(), best.end(), [&](std::size_t j) {
         return cands[j].scenario.hardware.host.name == c.scenario.hardware.host.name &&
-               same_timings(cands[j].result, c.result);
+               sweep::differ_in_hardware_only(cands[j].point.label, c.point.label) &&
+               sim::same_timings(cands[j].result.metrics, c.result.metrics);
       });
       if (twin != best.end()) {
         const std::size_t j = *twin;
@@ -640,7 +629,9 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   for (std::size_t i : best) out.best.push_back(cands[i]);
   for (std::size_t i = 0; i < n; ++i) {
     const Candidate& c = cands[i];
-    PointVerdict v{c.point.label, c.scenario.hash, "", reason[i]};
+    PointVerdict v{c.point.label, c.scenario.hash, "", reason[i], std::nullopt};
+    // A search of a point that does not fit says nothing its memory verdict does not.
+    if (c.simulated && c.result.fits) v.capacity = c.capacity;
     if (c.feasible)
       v.status = "feasible";
     else if (verdict[i] == Verdict::kEquivalent)

@@ -101,8 +101,11 @@ struct Candidate {
   std::vector<std::string> equivalent;
   // Points with the same timings (every metric in s, tokens/s, requests/s) that rank below this
   // one: they add hardware the run does not use (drives with the weights on the GPU). Listed
-  // with it instead of taking places of the top list: "hardware.nvme.count=2 (capex +2260 USD)".
+  // with it instead of taking places of the top list: "hardware.nvme.count=2 (capex +$2,260)".
   std::vector<std::string> same_timings;
+  // capacity_search: the serving point's search, its targets and answer (result is the run at
+  // the sustained rate, else at the lowest rate tried).
+  std::optional<capacity::SearchAnswer> capacity;
 };
 
 struct PlanStats {
@@ -132,6 +135,9 @@ struct PointVerdict {
   // Why, starting with the kind of reason: "memory: ...", "budget: ...", "SLO: ...",
   // "constraint: ...", "objective: ...", "invalid: ..."; "" when feasible.
   std::string reason;
+  // capacity_search: the serving point's search (targets and answer), when it was simulated and
+  // fits; what `plan --db` stores so that a report draws the SLO and says why.
+  std::optional<capacity::SearchAnswer> capacity;
 };
 
 // The second key of the top list: among configurations equal on the objective, the cheaper to

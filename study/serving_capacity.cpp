@@ -1,5 +1,6 @@
 #include "study/serving_capacity.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -180,6 +181,30 @@ ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_r
     out.limit = out.points[*hi].why_not;
   }
   return out;
+}
+
+const RatePoint* ServingCapacity::entry() const {
+  if (found) return &points[best];
+  if (points.empty()) return nullptr;
+  return &*std::min_element(points.begin(), points.end(), [](const RatePoint& x, const RatePoint& y) {
+    return x.rate_per_s < y.rate_per_s;
+  });
+}
+
+SearchAnswer answer_of(const Scenario& base, const ServingCriteria& criteria,
+                       const ServingCapacity& c) {
+  SearchAnswer a;
+  a.attainment_pct = criteria.attainment_pct;
+  if (criteria.check_slo && base.serving.slo_ttft_s > 0) a.slo_ttft_s = base.serving.slo_ttft_s;
+  if (criteria.check_slo && base.serving.slo_tbt_s > 0) a.slo_tbt_s = base.serving.slo_tbt_s;
+  a.stability = criteria.check_stability;
+  a.found = c.found;
+  a.unbounded = c.unbounded;
+  a.zero_load_miss = c.zero_load_miss;
+  if (c.found) a.rate_per_s = c.rate_per_s;
+  if (std::isfinite(c.failing_rate_per_s)) a.failing_rate_per_s = c.failing_rate_per_s;
+  a.limit = c.limit;
+  return a;
 }
 
 }  // namespace tiersim::capacity

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,7 +72,28 @@ struct ServingCapacity {
   std::vector<RatePoint> points;  // every simulated rate, in the order run
   std::size_t best = 0;           // index into points of the run at rate_per_s (when found)
   const RatePoint* at_capacity() const { return found ? &points[best] : nullptr; }
+  // The run that stands for the configuration: the one at the sustained rate, else the lowest
+  // rate tried (the zero-load probe when the search stopped there); nullptr when nothing ran.
+  const RatePoint* entry() const;
 };
+
+// What a search decided, without its runs: the targets it judged by and its answer. What a plan
+// keeps of each serving point's search and what `capacity --db` and `plan --db` store, so that a
+// report can draw the SLO and say why a configuration sustains no rate.
+struct SearchAnswer {
+  double attainment_pct = 90;
+  std::optional<double> slo_ttft_s;  // the targets judged by; none when the scenario gives none
+  std::optional<double> slo_tbt_s;   // or the SLO was ignored (capacity_search slo: false)
+  bool stability = true;
+  bool found = false;
+  bool unbounded = false;
+  bool zero_load_miss = false;
+  std::optional<double> rate_per_s;          // the highest rate sustained (when found)
+  std::optional<double> failing_rate_per_s;  // the lowest rate that failed (when one did)
+  std::string limit;                         // why that rate fails
+};
+SearchAnswer answer_of(const Scenario& base, const ServingCriteria& criteria,
+                       const ServingCapacity& c);
 
 // "" when the run meets the criteria, else what it misses, e.g. "slo attainment 72.5% < 90%".
 std::string serving_verdict(const Scenario& s, const sim::RunResult& r, const ServingCriteria& c);

@@ -8,9 +8,11 @@
 #include <memory>
 #include <sstream>
 
+#include "common/format.hpp"
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
 #include "store/capacity_studies.hpp"
@@ -76,6 +78,23 @@ CompareOutcome run_compare(const CompareRequest& request) {
 
 namespace {
 
+// A search's targets and answer as the results database keeps them (capacity --db, plan --db).
+store::CapacityStudy stored_answer(const std::string& sweep, const capacity::SearchAnswer& a) {
+  store::CapacityStudy st;
+  st.sweep = sweep;
+  st.attainment_pct = a.attainment_pct;
+  st.slo_ttft_s = a.slo_ttft_s;
+  st.slo_tbt_s = a.slo_tbt_s;
+  st.stability = a.stability;
+  st.found = a.found;
+  st.unbounded = a.unbounded;
+  st.zero_load_miss = a.zero_load_miss;
+  st.rate_requests_per_s = a.rate_per_s;
+  st.failing_rate_requests_per_s = a.failing_rate_per_s;
+  st.limit = a.limit;
+  return st;
+}
+
 // The search as one configuration in the results database: the run at the sustained rate stored
 // again with the capacity metrics search_serving_capacity set on it after the progress callback
 // had stored it, and the study naming it (or, when no rate is sustained, the lowest rate tried:
@@ -83,29 +102,12 @@ namespace {
 void record_study(store::ResultsStore& store, const std::string& sweep, const Scenario& base,
                   const capacity::SearchOptions& search, const capacity::ServingCapacity& c,
                   const std::string& tool_version) {
-  store::CapacityStudy st;
-  st.sweep = sweep;
+  store::CapacityStudy st = stored_answer(sweep, capacity::answer_of(base, search.criteria, c));
   st.scenario_name = base.name;
-  st.attainment_pct = search.criteria.attainment_pct;
-  if (search.criteria.check_slo && base.serving.slo_ttft_s > 0)
-    st.slo_ttft_s = base.serving.slo_ttft_s;
-  if (search.criteria.check_slo && base.serving.slo_tbt_s > 0) st.slo_tbt_s = base.serving.slo_tbt_s;
-  st.stability = search.criteria.check_stability;
-  st.found = c.found;
-  st.unbounded = c.unbounded;
-  st.zero_load_miss = c.zero_load_miss;
-  if (c.found) st.rate_requests_per_s = c.rate_per_s;
-  if (std::isfinite(c.failing_rate_per_s)) st.failing_rate_requests_per_s = c.failing_rate_per_s;
-  st.limit = c.limit;
-  const capacity::RatePoint* entry = c.at_capacity();
-  if (entry) {
-    st.entry_run = store.save(entry->scenario, entry->result, tool_version, sweep);
-  } else if (!c.points.empty()) {
-    entry = &*std::min_element(c.points.begin(), c.points.end(), [](const auto& x, const auto& y) {
-      return x.rate_per_s < y.rate_per_s;
-    });
+  if (const capacity::RatePoint* at = c.at_capacity())
+    st.entry_run = store.save(at->scenario, at->result, tool_version, sweep);
+  else if (const capacity::RatePoint* entry = c.entry())
     st.entry_run = store.find(entry->scenario.hash, sweep);
-  }
   save_capacity_study(store.database(), st);
 }
 
@@ -187,11 +189,11 @@ CapacityOutcome run_capacity(const CapacityRequest& request) {
 
 // ---- plan -------------------------------------------------------------------------------------
 
-std::string plan_metric_text(std::optional<double> v) {
+std::string plan_metric_text(const std::string& metric, std::optional<double> v) {
   if (!v) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", *v);
-  return buf;
+  // Derived metrics (tokens_per_joule) are not declared: a number without a unit.
+  const sim::MetricDecl* decl = sim::find_metric(metric);
+  return format::quantity(*v, decl ? decl->unit : std::string_view());
 }
 
 namespace {
@@ -208,7 +210,7 @@ void write_scenario(const fs::path& path, const std::string& name, const plan::P
   for (const auto& e : c.same_timings)
     out << "# the same timings, with hardware it does not use: " << e << "\n";
   for (const auto& m : metrics)
-    out << "#   " << m << ": " << plan_metric_text(plan::metric_value(c.scenario, c.result, m))
+    out << "#   " << m << ": " << plan_metric_text(m, plan::metric_value(c.scenario, c.result, m))
         << "\n";
   // Paths (a trace, a device profile) absolute: relative ones were relative to the base file's
   // folder and named another file, or none, from the output folder.
@@ -237,7 +239,7 @@ void write_manifest(const std::string& dir, const plan::PlanSpec& spec, const pl
       const plan::Candidate& c = cs[k];
       m << output_path("", kind, k).string() << ": " << c.point.label << "\n ";
       for (const auto& name : metrics)
-        m << " " << name << "=" << plan_metric_text(plan::metric_value(c.scenario, c.result, name));
+        m << " " << name << "=" << plan_metric_text(name, plan::metric_value(c.scenario, c.result, name));
       m << "\n";
       for (const auto& e : c.equivalent) m << "  same configuration: " << e << "\n";
       for (const auto& e : c.same_timings)
@@ -294,8 +296,14 @@ PlanOutcome run_plan(const PlanRequest& request) {
     store::Database& db = store->results().database();
     store::Transaction tx(db);
     store::clear_plan_verdicts(db, spec.name);
-    for (const auto& v : out.result.verdicts)
+    store::clear_plan_capacity(db, spec.name);
+    for (const auto& v : out.result.verdicts) {
       store::record_plan_verdict(db, spec.name, {v.label, v.scenario_hash, v.status, v.reason});
+      // A serving point's targets and search answer: the report's SLO line and its reasons.
+      if (v.capacity)
+        store::save_plan_capacity(
+            db, {v.label, v.scenario_hash, stored_answer(spec.name, *v.capacity)});
+    }
     tx.commit();
   }
   out.shown_metrics = shown_metrics(spec);

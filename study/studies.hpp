@@ -132,8 +132,9 @@ struct PlanOutcome {
   std::vector<std::string> best_files, pareto_files;
 };
 
-// A plan metric as the files and the table show it: 4 significant digits, "-" when absent.
-std::string plan_metric_text(std::optional<double> value);
+// A plan metric as people read it in the table, the manifest and the written files' comments
+// (format::quantity by the metric's unit: "$91,820", "2.1 requests/s"), "-" when absent.
+std::string plan_metric_text(const std::string& metric, std::optional<double> value);
 
 // Runs the plan and writes every best and Pareto configuration as a resolved scenario file that
 // `tiersim run` reproduces (none when no configuration meets the constraints).

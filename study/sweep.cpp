@@ -297,6 +297,22 @@ Scenario load_point(const PointSpace& space, const Point& point, const config::C
   return space.base ? space.base->load(opts) : config::load_scenario(space.base_path, opts);
 }
 
+std::string label_items_not_in(const std::string& a, const std::string& b) {
+  std::string t;
+  std::istringstream items(a);
+  const std::string own = " " + b + " ";
+  for (std::string item; items >> item;)
+    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
+  return t;
+}
+
+bool differ_in_hardware_only(const std::string& a, const std::string& b) {
+  std::istringstream items(label_items_not_in(a, b) + " " + label_items_not_in(b, a));
+  for (std::string item; items >> item;)
+    if (item.rfind("hardware.", 0) != 0 || item.rfind("hardware.host.model=", 0) == 0) return false;
+  return true;
+}
+
 void check_axis_values(const PointSpace& space, const config::Catalog& catalog) {
   Point fixed;
   for (const auto& [key, value] : space.fixed) fixed.overrides.push_back(key + "=" + value.yaml);
@@ -313,17 +329,21 @@ void check_axis_values(const PointSpace& space, const config::Catalog& catalog) 
     throw ConfigError(space.file, 0, "base", std::string("base scenario with `set`: ") + e.what());
   }
   auto file = std::make_shared<const std::string>(space.file);
+  // A zipped axis's values are checked column by column, each key on the scenario the keys
+  // before it in that column set: a value may depend on them (a cloud instance must hold the GPUs
+  // the same column names, economics.cloud_instance).
   for (const auto& axis : space.axes)
-    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
-      const std::string& key = axis.keys[k];
-      const config::Option* opt = config::find_option(key, base.kind);
-      if (!opt) {
-        auto any = config::find_options(key);
-        if (any.empty()) continue;  // a section (map value): checked when points load
-        opt = any.front();
-      }
-      for (const auto& v : axis.values[k]) {
-        Scenario s = base;
+    for (std::size_t i = 0; i < axis.size(); ++i) {
+      Scenario s = base;
+      for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+        const std::string& key = axis.keys[k];
+        const config::Option* opt = config::find_option(key, base.kind);
+        if (!opt) {
+          auto any = config::find_options(key);
+          if (any.empty()) continue;  // a section (map value): checked when points load
+          opt = any.front();
+        }
+        const AxisValue& v = axis.values[k][i];
         try {
           const YNode node(YAML::Load(v.yaml), file, key, false);
           config::read_option(node, *opt, s);

@@ -101,9 +101,19 @@ SweepSpec parse_sweep_file(const std::string& path);
 
 Point point_at(const PointSpace& space, std::size_t index);
 
-// Loads the base once per distinct axis value with only that value applied and rethrows a
-// ConfigError about that key at the sweep-file line of the value (typos in drive names, values out
-// of range). Errors that depend on a combination of values are left to the points themselves.
+// The items ("key=value") of point label `a` that label `b` does not have, space-separated in
+// a's order; "" when a has none b lacks.
+std::string label_items_not_in(const std::string& a, const std::string& b);
+// Whether two points (their labels) may be one configuration with hardware its run leaves unused,
+// once their timings are the same: every key in which they differ is a hardware key (drives, DRAM,
+// ...), and none is the host platform (another host is another server) or anything else (another
+// cloud instance rents the same GPUs at another price; another policy is another way to run).
+bool differ_in_hardware_only(const std::string& a, const std::string& b);
+
+// Loads the base once per distinct axis value with only that value applied (a zipped axis: with
+// the column's earlier keys applied too) and rethrows a ConfigError about that key at the
+// sweep-file line of the value (typos in drive names, values out of range). Errors that depend on
+// a combination of axes are left to the points themselves.
 void check_axis_values(const PointSpace& space, const config::Catalog& catalog);
 
 // The point's resolved scenario. Throws ConfigError/CatalogError/ModelError for invalid points.

@@ -103,6 +103,19 @@ TEST_CASE("format: dollars, bytes and durations for people", "[common][format]")
   CHECK(format::duration(0) == "0 s");
 }
 
+TEST_CASE("format: a table cell is the quantity without the unit its column names",
+          "[common][format]") {
+  CHECK(format::cell(78816, "USD") == "$78,816");
+  CHECK(format::cell(1.92, "USD/h") == "$1.92");
+  CHECK(format::cell(60e9, "bytes") == "60.0 GB");
+  CHECK(format::cell(203302.4, "s") == "203,302");
+  CHECK(format::cell(18.32365, "tokens/s") == "18.32");
+  CHECK(format::cell(1.5e15, "J") == "1.5e+15");
+  CHECK(format::cell(std::nan(""), "s") == "n/a");
+  // The quantity is the cell with its unit: one rule for both.
+  CHECK(format::quantity(203302.4, "tokens") == format::cell(203302.4, "tokens") + " tokens");
+}
+
 TEST_CASE("format: a quantity picks its form by the metric's unit", "[common][format]") {
   CHECK(format::quantity(78816, "USD") == "$78,816");
   CHECK(format::quantity(1.92, "USD/h") == "$1.92/h");

@@ -41,7 +41,8 @@ spawn() {  # FUNCTION ARGS...: run in the background once fewer than max_jobs ar
 }
 
 for f in $(find scenarios/inference scenarios/reference scenarios/serving scenarios/training -name '*.yaml' | sort) \
-  scenarios/plans/opt66b-base.yaml scenarios/sweeps/llama3-70b-h200-base.yaml; do
+  scenarios/plans/opt66b-base.yaml scenarios/plans/llama3-70b-rent-base.yaml \
+  scenarios/sweeps/llama3-70b-h200-base.yaml; do
   spawn capture "run--$(echo "${f#scenarios/}" | tr / _).json" "$bin" run "$f" --json
 done
 for f in $(find scenarios/cost -name '*.yaml' | sort); do
@@ -84,6 +85,9 @@ spawn capture "plan--opt66b-10tps.txt" "$bin" plan scenarios/plans/opt66b-10tps.
 # The host platform as an axis (issue 33): cost and power only, each host at its DRAM floor.
 spawn capture "plan--llama3-70b-fp8-hosts.txt" "$bin" plan scenarios/plans/llama3-70b-fp8-hosts.yaml \
   --out "$scratch/hosts-plan" -j 2
+# Rent as the objective (issue 33): the cloud instances of prices.yaml that hold the model.
+spawn capture "plan--llama3-70b-rent.txt" "$bin" plan scenarios/plans/llama3-70b-rent.yaml \
+  --out "$scratch/rent-plan" -j 2
 sanitized=${TIERSIM_SANITIZED:-0}
 if [[ $sanitized == 1 && $mode == --update ]]; then
   echo "golden: --update needs every output; unset TIERSIM_SANITIZED" >&2

@@ -296,6 +296,21 @@ TEST_CASE("sized DRAM is a balanced population, at least the platform's floor", 
   }
   CHECK(dram_population(400 * units::kGB, h).dimm_gib == 32);  // 500 GB -> 16 x 32 GiB
 
+  // A platform whose vendor sells DDR5's non-binary RDIMMs steps through 48 and 96 GiB: 700 GB
+  // (875 with headroom) fits 16 x 64 GiB = 1100 GB on binary sizes but 16 x 48 GiB = 825 GB does
+  // not, so 64 stays; 600 GB (750) takes 48 GiB (825 GB) instead of 64 (1100 GB); 1200 GB (1500)
+  // takes 96 GiB (1649 GB) instead of 128 (2199 GB). Small needs keep the floor.
+  HostSpec nb = h;
+  nb.nonbinary_dimms = 1;
+  CHECK(dram_population(600 * units::kGB, h).dimm_gib == 64);
+  CHECK(dram_population(600 * units::kGB, nb).dimm_gib == 48);
+  CHECK(dram_population(700 * units::kGB, nb).dimm_gib == 64);
+  CHECK(dram_population(1200 * units::kGB, h).dimm_gib == 128);
+  CHECK(dram_population(1200 * units::kGB, nb).dimm_gib == 96);
+  CHECK(dram_population(1200 * units::kGB, nb).dram_gb == Approx(16 * 96 * gib_gb));
+  CHECK(dram_population(400 * units::kGB, nb).dimm_gib == 32);
+  CHECK(dram_population(0, nb).dram_gb == Approx(dram_population(0, h).dram_gb));
+
   // Two DIMMs a channel (a system sold in one configuration) and one socket.
   HostSpec fixed = h;
   fixed.dimms_per_channel = 2;

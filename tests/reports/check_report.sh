@@ -254,7 +254,61 @@ grep -q 'Ties on a metric are broken by the lower purchase price' "$pdom" ||
   { echo "FAIL: the tie-break is not stated"; exit 1; }
 grep -q '"front":"Pareto front"' "$work/plan-report/index.html" ||
   { echo "FAIL: the plan report draws no Pareto front"; exit 1; }
+# Points that differ only in drives their runs do not read (weights in host DRAM, nvme.count 1 or
+# 2) are one entry, the cheaper, with what the other adds (as the plan's own list has them).
+grep -Eq 'the same timings, with hardware it does not use: nvme\.count=2 \(capex \+\$[0-9,]+\)' "$pdom" ||
+  { echo "FAIL: plan points with the same timings are not listed as one entry"; entries "$pdom"; exit 1; }
+if entries "$pdom" | grep -q 'weights=cpu, nvme\.count=2'; then
+  echo "FAIL: a point with a drive it does not read has an entry of its own"; exit 1
+fi
 echo "plan: $(entries "$pdom" | wc -l) configurations labelled by what varies, rejections with reasons"
+
+# A serving plan report (scenarios/plans/opt30b-chatbot-capacity.yaml, the three OPT-30B chatbot
+# servers judged at capacity): one entry per configuration, the plan's SLO drawn on the charts
+# against load (the plan stores its targets with its runs: store plan_capacity), the reason each
+# failing configuration sustains no rate, and the summary in words. The shipped file as it is, but
+# with its base path made absolute and, under the sanitizers, 1,000 requests instead of 10,000
+# (the answers the checks read do not depend on it: each 1-GPU server misses the TTFT target with
+# nothing queued).
+requests=10000
+[ "$sanitized" = 1 ] && requests=1000
+sed -e "s#^base: \.\./#base: $abs_src/scenarios/#" \
+  -e "s/^  workload.requests: 10000$/  workload.requests: $requests/" \
+  "$src/scenarios/plans/opt30b-chatbot-capacity.yaml" >"$work/serving-plan.yaml"
+grep -q "workload.requests: $requests" "$work/serving-plan.yaml" ||
+  { echo "FAIL: scenarios/plans/opt30b-chatbot-capacity.yaml no longer sets workload.requests: 10000"; exit 1; }
+"$bin" plan "$work/serving-plan.yaml" --db "$work/splan.sqlite" --out "$work/splan-out" -j 2 >/dev/null
+"$bin" report --db "$work/splan.sqlite" --out "$work/splan-report" --no-validation --no-sensitivity >/dev/null
+render "$work/splan-report/index.html"
+spdom="$work/splan-report/index.html.dom"
+sph="$work/splan-report/index.html"
+check_plots "$spdom" 4
+listed=$(entries "$spdom" | wc -l)
+columns=$(sed -n '/<h2>Comparison<\/h2>/,/<\/thead>/p' "$spdom" | grep -o '<th>[^<]*</th>' | wc -l)
+echo "serving plan: $listed configurations listed, $columns columns in the comparison table"
+if [ "$listed" -ne 3 ] || [ "$columns" -ne 3 ]; then
+  echo "FAIL: expected one entry per configuration of the serving plan (3)"; entries "$spdom"; exit 1
+fi
+if entries "$spdom" | grep -q 'opt30b-chatbot'; then
+  echo "FAIL: serving plan configurations labelled by the base file's name"; exit 1
+fi
+rules=$(grep -o '"name":"slo_target"' "$sph" | wc -l)
+drawn=$(grep -o 'class="mark-rule role-mark slo_target_marks"' "$spdom" | wc -l)
+echo "serving plan: $rules SLO rule layers in the specs, $drawn drawn"
+if [ "$rules" -ne 2 ] || { [ "$sanitized" != 1 ] && [ "$drawn" -ne 2 ]; }; then
+  echo "FAIL: the serving plan report draws no SLO line"; exit 1
+fi
+grep -q '"what":"TTFT target 2 s"' "$sph" && grep -q '"what":"TPOT target 0.2 s"' "$sph" ||
+  { echo "FAIL: the serving plan's SLO lines are not at its targets (TTFT 2 s, TPOT 200 ms)"; exit 1; }
+reasons=$(sed -n 's/.*<ul class="configurations">\(.*\)/\1/p' "$spdom" | sed 's#</ul>.*##' |
+  grep -o 'cannot meet the SLO at any load, because zero-load TTFT p90 [0-9.]* s &gt; 2 s target[^<]*(rejected)' | wc -l)
+echo "serving plan: $reasons configurations with a stated reason for sustaining no rate"
+[ "$reasons" -eq 2 ] || { echo "FAIL: expected the reason for each of the 2 failing servers of the plan"; exit 1; }
+grep -q '<h3>Interactive use: requests within the SLO</h3>' "$spdom" &&
+  grep -q '90% of requests within TTFT 2 s and TPOT 200 ms' "$spdom" &&
+  grep -Eq '<li>[^<]*gpu\.count=6[^<]* has the highest sustained rate within the SLO, [0-9.]+ requests/s' "$spdom" &&
+  grep -q 'class="recommendation">Recommendation: ' "$spdom" ||
+  { echo "FAIL: the serving plan's summary in words is missing"; exit 1; }
 
 # Scenario names that try to break out of HTML, attributes and the inlined JSON
 # (tests/reports/payload_names.txt, one YAML scalar per line): the page still draws every plot and

@@ -135,4 +135,43 @@ TEST_CASE("a bar no published case backs is marked unvalidated", "[report][decis
   CHECK(values[1]["run"] == "b (unvalidated)");
   CHECK_FALSE(values[1].contains("high"));
 }
+
+TEST_CASE("a serving plan's configurations say what their search found and why the plan rejected "
+          "them",
+          "[report][decision]") {
+  ReportInput in = two_zero_inference_runs();
+  in.runs.push_back(run_with(9.0, 1));
+  in.decision.groups.push_back("ZeRO-Inference");
+  const char* hashes[] = {"aaaa", "bbbb", "cccc"};
+  for (std::size_t i = 0; i < 3; ++i) in.runs[i].scenario_hash = hashes[i];
+  for (std::size_t i = 0; i < 2; ++i) {
+    in.runs[i].metrics.push_back({"capacity_requests_per_s", 1.0 + static_cast<double>(i), "requests/s"});
+    in.runs[i].metrics.push_back({"capex_usd", 50000.0 * static_cast<double>(i + 1), "USD"});
+  }
+  store::CapacityStudy found;
+  found.found = true;
+  found.slo_ttft_s = 2;
+  found.slo_tbt_s = 0.2;
+  found.rate_requests_per_s = 1;
+  store::CapacityStudy missed = found;
+  missed.found = false;
+  missed.zero_load_miss = true;
+  missed.rate_requests_per_s.reset();
+  missed.limit = "cannot meet the SLO at any load: zero-load TTFT p90 2.5 s > 2 s target";
+  in.capacity = {found, found, missed};
+  in.capacity[1]->rate_requests_per_s = 2;
+  in.plan_verdicts = {
+      {"gpu.count=2", "aaaa", "feasible", ""},
+      {"gpu.count=6", "bbbb", "rejected", "budget: capex_usd = 100000 > max 60000"},
+      {"gpu.count=1", "cccc", "rejected", "SLO: sustains no rate: " + missed.limit}};
+  const std::string md = decision_markdown(in, {"a", "b", "c"});
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("**a**") && Catch::Contains("sustains 1 requests/s (feasible)"));
+  CHECK_THAT(md, Catch::Contains("sustains 2 requests/s (rejected, budget: capex_usd = 100000 &gt; "
+                                 "max 60000)"));
+  // The search's reason once, not again as the plan's "SLO: sustains no rate: ...".
+  CHECK_THAT(md, Catch::Contains("cannot meet the SLO at any load, because zero-load TTFT p90 2.5 s "
+                                 "&gt; 2 s target (rejected)"));
+  CHECK(md.find("SLO: sustains no rate") == std::string::npos);
+}
 }  // namespace reports_decision_test

@@ -68,6 +68,41 @@ TEST_CASE("a capacity search's load points are one entry: the study's run at cap
   CHECK(same.load_points.empty());
 }
 
+TEST_CASE("a serving plan's points get their capacity search from the plan's rows",
+          "[reports][entries]") {
+  store::StoredRun six;
+  six.id = 1;
+  six.scenario_name = "chatbot";
+  six.scenario_hash = "aaaa";
+  six.sweep = "plan";
+  store::StoredRun one = six;
+  one.id = 2;
+  one.scenario_hash = "bbbb";
+  store::StoredRun elsewhere = six;  // the same scenario stored by another plan
+  elsewhere.id = 3;
+  elsewhere.sweep = "other-plan";
+  reports::Entries e = reports::one_entry_per_configuration({six, one, elsewhere}, {});
+  store::PlanCapacity row{"gpu.count=1", "bbbb", {}};
+  row.study.sweep = "plan";
+  row.study.slo_ttft_s = 2.0;
+  row.study.zero_load_miss = true;
+  row.study.limit = "cannot meet the SLO at any load: zero-load TTFT p90 2.5 s > 2 s target";
+  store::PlanCapacity row6{"gpu.count=6", "aaaa", {}};
+  row6.study.sweep = "plan";
+  row6.study.found = true;
+  row6.study.rate_requests_per_s = 2.1;
+  reports::attach_plan_capacity(e, {row, row6});
+  REQUIRE(e.capacity.size() == 3);
+  REQUIRE(e.capacity[0]);
+  CHECK(e.capacity[0]->rate_requests_per_s == 2.1);
+  CHECK(e.capacity[0]->entry_run == 1);
+  REQUIRE(e.capacity[1]);
+  CHECK(e.capacity[1]->zero_load_miss);
+  CHECK(e.capacity[1]->slo_ttft_s == 2.0);
+  CHECK(e.capacity[1]->scenario_name == "chatbot");
+  CHECK_FALSE(e.capacity[2]);  // another plan's run: not this plan's search
+}
+
 TEST_CASE("plan points are named by what varies", "[reports][entries]") {
   CHECK(reports::short_point_label("hardware.gpu.model=H200 hardware.nvme.count=2") ==
         "gpu.model=H200, nvme.count=2");
@@ -103,3 +138,54 @@ TEST_CASE("a plan's points are named by the axes that vary among them", "[report
   // Not point labels: as they are.
   CHECK(tiersim::reports::varying_point_labels({"a", "b"}) == std::vector<std::string>{"a", "b"});
 }
+
+namespace tiersim {
+
+TEST_CASE("points of a plan with the same timings are one entry, the cheaper, with what the other "
+          "adds",
+          "[reports][entries]") {
+  const auto point = [](std::int64_t id, const std::string& label, double total_s, double capex) {
+    store::StoredRun r;
+    r.id = id;
+    r.scenario_name = "base";
+    r.sweep = "plan";
+    r.variant = label;
+    r.metrics = {{"capex_usd", capex, "USD"},
+                 {"throughput_tokens_per_s", 100 / total_s, "tokens/s"},
+                 {"total_s", total_s, "s"}};
+    return r;
+  };
+  // nvme.count=2 adds drives the GPU-only run does not read: the same timings, $2,260 more. It is
+  // stored first, yet the cheaper one stands for both, in its place.
+  store::StoredRun two = point(1, "hardware.gpu.model=H200 hardware.nvme.count=2", 10, 42260);
+  store::StoredRun none = point(2, "hardware.gpu.model=H200 hardware.nvme.count=0", 10, 40000);
+  store::StoredRun slow = point(3, "hardware.gpu.model=L40S hardware.nvme.count=0", 30, 20000);
+  // Another host is another server, even with the same timings.
+  store::StoredRun host = point(4, "hardware.gpu.model=H200 hardware.host.model=dgx-h100", 10, 39000);
+  // The same figures outside the plan (a compare variant): named by the user, kept apart.
+  store::StoredRun alone = point(5, "mine", 10, 40000);
+  alone.sweep.clear();
+  reports::Entries e = reports::one_entry_per_configuration({two, none, slow, host, alone}, {});
+  reports::collapse_same_timings(e);
+  REQUIRE(e.runs.size() == 4);
+  CHECK(e.runs[0].id == 2);
+  CHECK(e.runs[1].id == 3);
+  CHECK(e.runs[2].id == 4);
+  CHECK(e.runs[3].id == 5);
+  REQUIRE(e.same_timings.size() == 4);
+  CHECK(e.same_timings[0] == std::vector<std::string>{"nvme.count=2 (capex +$2,260)"});
+  CHECK(e.same_timings[1].empty());
+  CHECK(e.same_timings[2].empty());
+  CHECK(e.capacity.size() == 4);
+  // A run without timings (it does not fit) is never anyone's twin.
+  store::StoredRun nofit = point(6, "hardware.gpu.model=A6000 hardware.nvme.count=0", 1, 1);
+  nofit.metrics = {{"capex_usd", 1, "USD"}};
+  store::StoredRun nofit2 = nofit;
+  nofit2.id = 7;
+  nofit2.variant = "hardware.gpu.model=A6000 hardware.nvme.count=2";
+  reports::Entries f = reports::one_entry_per_configuration({nofit, nofit2}, {});
+  reports::collapse_same_timings(f);
+  CHECK(f.runs.size() == 2);
+}
+
+}  // namespace tiersim

@@ -408,7 +408,7 @@ TEST_CASE("rent versus buy: owning at the break-even duty cycle costs exactly th
     s.economics.cloud.hourly.usd = rent_usd;
     s.economics.duty_cycle = 1;
     const CostResult own = compute_cost(s.hardware, s.economics, serving_w, idle_w, tokens_per_s);
-    const RentResult rent = compute_rent(s.economics, own, serving_w, idle_w, tokens_per_s);
+    const RentResult rent = compute_rent(s.economics, &own, serving_w, idle_w, tokens_per_s);
     CHECK(rent.usd_per_hour == rent_usd);
     CHECK(rent.usd_per_million_tokens == Approx(rent_usd / (tokens_per_s * 3600) * 1e6));
     REQUIRE(rent.breakeven);
@@ -431,9 +431,16 @@ TEST_CASE("rent versus buy: owning at the break-even duty cycle costs exactly th
   s.economics.duty_cycle = 1;
   s.economics.cloud.hourly.usd = 0.01;
   const CostResult own = compute_cost(s.hardware, s.economics, serving_w, idle_w, tokens_per_s);
-  CHECK_FALSE(compute_rent(s.economics, own, serving_w, idle_w, tokens_per_s).breakeven);
+  CHECK_FALSE(compute_rent(s.economics, &own, serving_w, idle_w, tokens_per_s).breakeven);
+  // Owning's price not known (a GPU without a purchase price, as AWS p4de's A100 SXM4 80 GB): the
+  // rent is known, the break-even is not.
+  s.economics.cloud.hourly.usd = 27.44705;
+  const RentResult priced_only = compute_rent(s.economics, nullptr, serving_w, idle_w, tokens_per_s);
+  CHECK(priced_only.usd_per_hour == 27.44705);
+  CHECK(priced_only.usd_per_million_tokens == Approx(27.44705 / (tokens_per_s * 3600) * 1e6));
+  CHECK_FALSE(priced_only.breakeven);
   s.economics.cloud.hourly.usd = -1;
-  CHECK_THROWS_AS(compute_rent(s.economics, own, serving_w, idle_w, tokens_per_s), ModelError);
+  CHECK_THROWS_AS(compute_rent(s.economics, &own, serving_w, idle_w, tokens_per_s), ModelError);
 }
 
 TEST_CASE("economics.cloud_instance adds the rent metrics; other GPUs are a located error",

@@ -58,4 +58,44 @@ TEST_CASE("capacity studies: saved, replaced per sweep, read back with their opt
   CHECK(b.failing_rate_requests_per_s == 5e-8);
   CHECK(b.limit == none.limit);
 }
+
+TEST_CASE("plan capacity: a serving plan's targets and answers per point, replaced per plan",
+          "[store][capacity]") {
+  tiersim::test::TempDir dir;
+  store::Database db(dir.file("r.db"));
+  CHECK(store::plan_capacities(db, "").empty());  // no table yet: nothing, not an error
+  store::ensure_schema(db, store::SchemaPart::kSweeps);
+  store::PlanCapacity six{"hardware.gpu.count=6", "aaaa", {}};
+  six.study.sweep = "p";
+  six.study.slo_ttft_s = 2.0;
+  six.study.slo_tbt_s = 0.2;
+  six.study.found = true;
+  six.study.rate_requests_per_s = 2.1;
+  store::PlanCapacity one{"hardware.gpu.count=1", "bbbb", {}};
+  one.study.sweep = "p";
+  one.study.slo_ttft_s = 2.0;
+  one.study.zero_load_miss = true;
+  one.study.limit = "cannot meet the SLO at any load: zero-load TTFT p90 2.5 s > 2 s target";
+  store::PlanCapacity other{"x=1", "cccc", {}};
+  other.study.sweep = "q";
+  store::save_plan_capacity(db, six);
+  store::save_plan_capacity(db, one);
+  store::save_plan_capacity(db, other);
+  const auto rows = store::plan_capacities(db, "p");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].point == "hardware.gpu.count=6");
+  CHECK(rows[0].scenario_hash == "aaaa");
+  CHECK(rows[0].study.found);
+  CHECK(rows[0].study.rate_requests_per_s == 2.1);
+  CHECK(rows[0].study.slo_tbt_s == 0.2);
+  CHECK(rows[1].study.zero_load_miss);
+  CHECK_FALSE(rows[1].study.slo_tbt_s);
+  CHECK_FALSE(rows[1].study.rate_requests_per_s);
+  CHECK(rows[1].study.limit == one.study.limit);
+  CHECK(store::plan_capacities(db, "").size() == 3);
+  // A new run of the plan searches again.
+  store::clear_plan_capacity(db, "p");
+  CHECK(store::plan_capacities(db, "p").empty());
+  CHECK(store::plan_capacities(db, "q").size() == 1);
+}
 }  // namespace store_capacity_studies_test

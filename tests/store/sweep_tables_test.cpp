@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "store/capacity_studies.hpp"
 #include "store/schema.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -69,7 +70,8 @@ TEST_CASE("sweep tables: a plan's verdicts are recorded, replaced per point and 
   CHECK(store::plan_verdicts(db, "q").size() == 1);
 }
 
-TEST_CASE("sweep tables: a sweeps part of version 1 gains plan_verdicts when opened for writing",
+TEST_CASE("sweep tables: a sweeps part of version 1 gains plan_verdicts and plan_capacity when "
+          "opened for writing",
           "[store][sweep]") {
   tiersim::test::TempDir dir;
   store::Database db(dir.file("old.db"));
@@ -85,9 +87,13 @@ INSERT INTO sweeps (name, definition) VALUES ('s', 'grid: {a: [1]}');
 )sql");
   CHECK(store::plan_verdicts(db, "s").empty());  // read before the migration: no table, no rows
   store::ensure_schema(db, store::SchemaPart::kSweeps);
-  CHECK(store::stored_version(db, store::SchemaPart::kSweeps) == 2);
+  CHECK(store::stored_version(db, store::SchemaPart::kSweeps) == 3);
   CHECK(store::stored_sweep_definition(db, "s") == std::string("grid: {a: [1]}"));
   store::record_plan_verdict(db, "s", {"a=1", "h", "feasible", ""});
   CHECK(store::plan_verdicts(db, "s").size() == 1);
+  store::PlanCapacity row{"a=1", "h", {}};
+  row.study.sweep = "s";
+  store::save_plan_capacity(db, row);
+  CHECK(store::plan_capacities(db, "s").size() == 1);
 }
 }  // namespace store_sweep_tables_test

@@ -220,6 +220,30 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
   CHECK(n.stats.feasible == 0);
   REQUIRE(n.no_capacity.size() == 1);
   CHECK_THAT(n.no_capacity[0].why_not, Catch::Contains("sustains no rate: cannot meet the SLO at any load: zero-load TTFT p90"));
+  // The point keeps its search for the report: the targets it was judged by (the scenario's
+  // TTFT 2 s and TPOT 200 ms at 90%) and the answer; its run is the zero-load probe, the lowest
+  // rate tried (as `tiersim capacity --db` stores it), not the start rate it failed at.
+  REQUIRE(n.verdicts.size() == 1);
+  REQUIRE(n.verdicts[0].capacity);
+  const capacity::SearchAnswer& a = *n.verdicts[0].capacity;
+  CHECK(a.attainment_pct == 90);
+  CHECK(a.slo_ttft_s == 2.0);
+  CHECK(a.slo_tbt_s == Approx(0.2));
+  CHECK_FALSE(a.found);
+  CHECK(a.zero_load_miss);
+  CHECK_FALSE(a.rate_per_s);
+  CHECK_THAT(a.limit, Catch::StartsWith("cannot meet the SLO at any load: zero-load TTFT p90"));
+  const Scenario dram = sweep::load_point(none.space, n.no_capacity[0].point, catalog());
+  CHECK(n.no_capacity[0].scenario.serving.arrival_rate_per_s ==
+        Approx(dram.serving.arrival_rate_per_s * capacity::kZeroLoadFraction));
+  CHECK(n.verdicts[0].scenario_hash == n.no_capacity[0].scenario.hash);
+  // A feasible serving point carries its sustained rate.
+  REQUIRE(r.verdicts.size() == 2);
+  for (const auto& v : r.verdicts) {
+    REQUIRE(v.capacity);
+    CHECK(v.capacity->found);
+    CHECK(v.capacity->rate_per_s.value_or(0) > 0);
+  }
   CHECK_THROWS_WITH(parse_plan_text("name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1]}\n"
                                     "objective: capex_usd\ncapacity_search: {target: 90}\n",
                                     kFile),
@@ -382,5 +406,71 @@ TEST_CASE("planner: host platforms with the same timings are ranked apart, by co
   CHECK(r.best[0].result.get("dram_sized_gb") == Approx(2 * 8 * 8 * units::kGiB / units::kGB));
   CHECK(r.best[1].result.get("dram_sized_gb") == Approx(2 * 8 * 16 * units::kGiB / units::kGB));
   for (const auto& c : r.best) CHECK(c.same_timings.empty());
+}
+
+TEST_CASE("planner: rent as the objective ranks cloud instances; another instance with the same "
+          "GPUs is not unused hardware",
+          "[plan]") {
+  // Two instances of eight H100-SXM (the same timings, different rents) and one of one H100: a
+  // zip whose instance is checked against the GPUs its column sets (a column-blind check refused
+  // lambda-1x-h100-sxm against the base's eight GPUs).
+  const PlanSpec spec = parse_plan_text(
+      "name: test-plan\nbase: llama3-70b-rent-base.yaml\n"
+      "set: {model.layers: 4, workload.gen_tokens: 4, workload.prompt_tokens: 128}\n"
+      "zip:\n"
+      "  - hardware.gpu.count: [8, 8, 1]\n"
+      "    policy.parallelism.tensor: [8, 8, 1]\n"
+      "    economics.cloud_instance: [aws-p5.48xlarge, lambda-8x-h100-sxm, lambda-1x-h100-sxm]\n"
+      "objective: rent_usd_per_million_tokens\ntop: 3\n",
+      kFile);
+  CHECK(spec.objective.sense == Sense::kMinimize);
+  PlanOptions o;
+  o.threads = 2;
+  const PlanResult r = run_plan(spec, catalog(), o);
+  REQUIRE(r.best.size() == 3);
+  std::vector<double> rent;
+  for (const auto& c : r.best) {
+    CHECK(c.same_timings.empty());  // each instance listed on its own
+    rent.push_back(*metric_value(c.scenario, c.result, "rent_usd_per_million_tokens"));
+  }
+  CHECK(rent[0] <= rent[1]);
+  CHECK(rent[1] <= rent[2]);
+  // The two eight-GPU instances: the same run, ranked by their prices ($31.92/h < $55.04/h).
+  const auto at = [&](const std::string& instance) {
+    for (const auto& c : r.best)
+      if (c.point.label.find(instance) != std::string::npos) return &c;
+    return static_cast<const Candidate*>(nullptr);
+  };
+  const Candidate* lambda = at("lambda-8x-h100-sxm");
+  const Candidate* aws = at("aws-p5.48xlarge");
+  REQUIRE(lambda);
+  REQUIRE(aws);
+  CHECK(lambda->result.get("total_s") == aws->result.get("total_s"));
+  CHECK(*metric_value(aws->scenario, aws->result, "rent_usd_per_million_tokens") /
+            *metric_value(lambda->scenario, lambda->result, "rent_usd_per_million_tokens") ==
+        Approx(55.04 / 31.92));
+  // A column whose instance does not hold its GPUs is refused at the value, naming both.
+  CHECK_THROWS_WITH(
+      run_plan(parse_plan_text("name: test-plan\nbase: llama3-70b-rent-base.yaml\n"
+                               "zip:\n  - hardware.gpu.count: [4]\n"
+                               "    economics.cloud_instance: [aws-p5.48xlarge]\n"
+                               "objective: rent_usd_per_hour\n",
+                               kFile),
+               catalog(), o),
+      Catch::Contains("test-plan.yaml:5") && Catch::Contains("aws-p5.48xlarge") &&
+          Catch::Contains("same GPUs"));
+}
+
+TEST_CASE("planner: points differ in hardware only when every differing key is hardware but the "
+          "host",
+          "[plan]") {
+  CHECK(sweep::differ_in_hardware_only("hardware.nvme.count=0 policy.weights=gpu",
+                                       "hardware.nvme.count=2 policy.weights=gpu"));
+  CHECK(sweep::differ_in_hardware_only("a=1 hardware.host.dram_gb=256", "a=1 hardware.host.dram_gb=512"));
+  CHECK_FALSE(sweep::differ_in_hardware_only("hardware.host.model=x", "hardware.host.model=y"));
+  CHECK_FALSE(sweep::differ_in_hardware_only("economics.cloud_instance=a", "economics.cloud_instance=b"));
+  CHECK_FALSE(sweep::differ_in_hardware_only("policy.io_path=aio hardware.nvme.count=1",
+                                             "policy.io_path=gds hardware.nvme.count=1"));
+  CHECK(sweep::label_items_not_in("x=1 y=2 z=3", "y=2") == "x=1 z=3");
 }
 }  // namespace study_planner_test
