@@ -55,7 +55,7 @@ struct GpuSpec {
   double tdp_w = 0;          // board power limit
   double idle_w = 0;         // idle power with a CUDA context open
   // Fraction of the dynamic power range (tdp_w - idle_w) a kernel streaming device memory at the
-  // achieved bandwidth draws (model/power.hpp gpu_dynamic_fraction; a kernel at full math rate
+  // achieved bandwidth draws (model/power.hpp gpu_power_limited; a kernel at full math rate
   // draws all of it, the board's power limit). Derived from one published row, the energy
   // group's calibration row (scenarios/reference/mlenergy-h100-llama3.1-8b-b8.yaml): the ML.ENERGY
   // Benchmark v3 measured 486 W (NVML) on an H100 SXM running Llama-3.1-8B under vLLM 0.11.1 at

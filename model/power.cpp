@@ -198,12 +198,6 @@ void check_power_inputs(const Hardware& hw) {
   }
 }
 
-
-double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k) {
-  if (!(k.s > 0)) return 0;
-  return std::clamp(gpu_demand(gpu, k), 0.0, 1.0);
-}
-
 double gpu_power_cap_w(const GpuSpec& gpu) {
   return gpu.power_limit_w > 0 ? std::min(gpu.power_limit_w, gpu.tdp_w) : gpu.tdp_w;
 }

@@ -8,7 +8,7 @@
 // per component, where load_s is its busy time weighted by how hard the work drives it (1 = full
 // active power). A GPU that waits for weights therefore costs idle power, not board power, and a
 // GPU streaming weights in a memory-bound kernel draws less than one at full compute
-// (gpu_dynamic_fraction). Active power is the catalog's maximum (GPU tdp_w, the board power limit
+// (gpu_power_limited). Active power is the catalog's maximum (GPU tdp_w, the board power limit
 // a compute-bound kernel runs at; CPU cpu_tdp_w; drive active_w). CPU, DRAM and drives draw their
 // full active power while busy: DRAM busy time is already its traffic over its bandwidth, and
 // drive busy time the array's transfer time (sim/economics.hpp).
@@ -54,14 +54,6 @@
 
 namespace tiersim {
 
-// Fraction of a GPU's dynamic power range (tdp_w - idle_w) a group of kernels draws while it
-// runs at the rates of the time model, 0..1: its math units at full rate draw the whole range (a
-// dense GEMM runs at tdp_w), its memory traffic at full rate draws gpu.memory_power_fraction of
-// it, and launch gaps neither: min(1, (compute_s + memory_power_fraction * memory_s) / s). 0 for
-// an empty group. Workloads use gpu_power_limited below, which lowers the clock where this
-// demand, unclamped, is above the board's power limit.
-double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k);
-
 // The board's power limit [W]: power_limit_w where set, else tdp_w.
 double gpu_power_cap_w(const GpuSpec& gpu);
 
@@ -72,8 +64,10 @@ struct LimitedKernels {
   double clock_ratio = 1;  // SM clock over the clock the achieved rates were measured at, (0, 1]
 };
 // The time model's rates (achieved FP16/FP8 GEMM rates, memory bandwidth) are a board's at its
-// tdp_w, where a kernel at full math rate draws the whole dynamic range. At those rates the group
-// would draw demand = (compute_s + memory_power_fraction x memory_s) / s of the range: above the
+// tdp_w, where a kernel at full math rate draws the whole dynamic range (a dense GEMM runs at
+// tdp_w), its memory traffic at full rate memory_power_fraction of it, and launch gaps neither.
+// At those rates the group would draw demand = (compute_s + memory_power_fraction x memory_s) / s
+// of the range (its load where that is within the limit; 0 for an empty group): above the
 // cap share (gpu_power_cap_w - idle_w) / (tdp_w - idle_w) (a power_limit_w below tdp_w, or math
 // and memory both near full rate), the power controller lowers the SM clock until the group's
 // power equals the cap (NVML's power-cap clock throttling; the memory clock is not lowered).
@@ -93,7 +87,7 @@ LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k);
 // What the components did in one part of a run (the prefill passes, the decode passes).
 struct PartActivity {
   double gpu_busy_s = 0;   // GPU-seconds of kernels
-  double gpu_load_s = 0;   // of which at full dynamic power (busy weighted by the fraction above)
+  double gpu_load_s = 0;   // of which at full dynamic power (busy weighted by its load above)
   double cpu_busy_s = 0;   // seconds all host sockets compute
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers
@@ -103,7 +97,7 @@ struct PartActivity {
 struct ActivityTimes {
   double makespan_s = 0;
   double gpu_busy_s = 0;   // GPU-seconds: sum over all GPUs (two GPUs busy 1 s = 2 s)
-  // GPU-seconds at full dynamic power (busy time weighted by gpu_dynamic_fraction of each
+  // GPU-seconds at full dynamic power (busy time weighted by the load gpu_power_limited gives each
   // kernel), <= gpu_busy_s; < 0: every busy second at full power.
   double gpu_load_s = -1;
   double cpu_busy_s = 0;   // seconds all host sockets compute (the cpu-role resources)

@@ -40,16 +40,18 @@ Hardware hand_hardware() {
 TEST_CASE("a kernel draws the dynamic power of what it keeps busy", "[power]") {
   GpuSpec gpu;
   gpu.memory_power_fraction = 0.6;
-  // Bound by its math: the whole range (the board's power limit), whatever its memory traffic.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 1.0, 0.3}) == Approx(1.0));
+  const auto load = [&](const KernelTime& k) { return gpu_power_limited(gpu, k).load; };
+  // Bound by its math: the whole range (tdp_w); memory traffic on top is more than the board
+  // allows, so such a group runs at a lower clock and draws the whole range.
+  CHECK(load(KernelTime{1.0, 1.0, 0.3}) == Approx(1.0));
   // Bound by memory streaming at the achieved bandwidth: the memory fraction, plus its math.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 0.0, 1.0}) == Approx(0.6));
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 0.1, 1.0}) == Approx(0.7));
+  CHECK(load(KernelTime{1.0, 0.0, 1.0}) == Approx(0.6));
+  CHECK(load(KernelTime{1.0, 0.1, 1.0}) == Approx(0.7));
   // Launch gaps draw nothing above idle: half the time in gaps halves the draw.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 0.0, 1.0}.plus_gap(1.0)) == Approx(0.3));
-  // Never above tdp_w, never below idle (gpu_power_limited lowers the clock of such a group).
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 1.0, 1.0}) == Approx(1.0));
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{}) == 0.0);
+  CHECK(load(KernelTime{1.0, 0.0, 1.0}.plus_gap(1.0)) == Approx(0.3));
+  // Never above tdp_w, never below idle.
+  CHECK(load(KernelTime{1.0, 1.0, 1.0}) == Approx(1.0));
+  CHECK(load(KernelTime{}) == 0.0);
 }
 
 TEST_CASE("a power limit lowers the clock until the kernels draw the limit", "[power]") {
