@@ -52,6 +52,12 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"memory_power_fraction", &G::memory_power_fraction, "", 0, 1, false,
        "fraction of the dynamic power range (tdp_w - idle_w) a kernel streaming device memory at "
        "the achieved bandwidth draws; compute-bound kernels draw all of it"},
+      {"power_limit_w", &G::power_limit_w, "W", 0, kNoLimit, false,
+       "power limit the board is set to (nvidia-smi -pl), at most tdp_w; 0 = tdp_w. Kernels "
+       "whose power by activity exceeds it run at a lower SM clock"},
+      {"clock_power_exponent", &G::clock_power_exponent, "", 1, 3, false,
+       "exponent of the SM clock in the math units' dynamic power (P ~ f^exponent; 3 = voltage "
+       "in proportion to the clock, 1 = at the voltage floor)"},
       {"gds", &G::gds, "", 0, 1, false, "supports GPUDirect Storage"},
   };
   return kFields;

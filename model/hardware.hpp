@@ -55,7 +55,7 @@ struct GpuSpec {
   double tdp_w = 0;          // board power limit
   double idle_w = 0;         // idle power with a CUDA context open
   // Fraction of the dynamic power range (tdp_w - idle_w) a kernel streaming device memory at the
-  // achieved bandwidth draws (model/power.hpp gpu_dynamic_fraction; a kernel at full math rate
+  // achieved bandwidth draws (model/power.hpp gpu_power_limited; a kernel at full math rate
   // draws all of it, the board's power limit). Derived from one published row, the energy
   // group's calibration row (scenarios/reference/mlenergy-h100-llama3.1-8b-b8.yaml): the ML.ENERGY
   // Benchmark v3 measured 486 W (NVML) on an H100 SXM running Llama-3.1-8B under vLLM 0.11.1 at
@@ -63,6 +63,17 @@ struct GpuSpec {
   // tiersim predicts 133 W for that run and with 1, 677 W, so 0.65. The same for every board
   // until a measurement of another says otherwise (catalog key memory_power_fraction).
   double memory_power_fraction = 0.65;
+  // Power limit the board is set to (nvidia-smi -pl, a MaxQ setting) [W], <= tdp_w; 0 = tdp_w.
+  // The achieved rates above are those of the board at tdp_w; a kernel group whose power by
+  // activity exceeds the limit runs at a lower SM clock (model/power.hpp gpu_power_limited).
+  double power_limit_w = 0;
+  // Exponent of the SM clock in the math units' dynamic power, P ~ f^exponent (CMOS switching
+  // power C V^2 f, the supply voltage rising about in proportion to the clock over the DVFS range,
+  // so f^3: the cube law of DVFS, Kaxiras and Martonosi, "Computer Architecture Techniques for
+  // Power-Efficiency", 2008, ch. 2; near the voltage floor power falls only as f, exponent 1).
+  // What a power limit costs a compute-bound kernel group: the lower the exponent, the deeper the
+  // clock must drop (catalog key clock_power_exponent).
+  double clock_power_exponent = 3;
   bool gds = true;           // supports GPUDirect Storage reads into device memory
   SourceMap sources;
 };

@@ -121,7 +121,7 @@ ExecutionModel with_stack(ExecutionModel em, const ExecutionStack& stack);
 
 // A GPU kernel group's time and what its units do meanwhile: the seconds its math takes at the
 // achieved rate and the seconds its device-memory traffic takes at the achieved bandwidth. The
-// power model (model/power.hpp gpu_dynamic_fraction) reads how busy each is; a kernel bound by
+// power model (model/power.hpp gpu_power_limited) reads how busy each is; a kernel bound by
 // memory has compute_s < s, one bound by math memory_s < s, and launch gaps neither.
 struct KernelTime {
   double s = 0;          // [s] the group's time

@@ -77,6 +77,33 @@ const PsuLevel& psu_level(const std::string& name) {
                    "of " + known);
 }
 
+// Demand on the dynamic range at the time model's rates, unclamped (> 1: above tdp_w).
+double gpu_demand(const GpuSpec& gpu, const KernelTime& k) {
+  return (k.compute_s + gpu.memory_power_fraction * k.memory_s) / k.s;
+}
+
+void require_power_limit(const GpuSpec& gpu) {
+  if (gpu.power_limit_w == 0) return;
+  const Component c{"GPU", gpu.name};
+  require_power(gpu.power_limit_w, "hardware.gpu.power_limit_w", c);
+  if (gpu.power_limit_w > gpu.tdp_w)
+    throw ModelError(c.text() + ": hardware.gpu.power_limit_w (" +
+                     std::to_string(gpu.power_limit_w) + " W) is above tdp_w (" +
+                     std::to_string(gpu.tdp_w) + " W), the board's maximum; leave it out to run "
+                     "at tdp_w");
+  if (gpu.power_limit_w <= gpu.idle_w)
+    throw ModelError(c.text() + ": hardware.gpu.power_limit_w (" +
+                     std::to_string(gpu.power_limit_w) + " W) is not above idle_w (" +
+                     std::to_string(gpu.idle_w) + " W); no clock runs a kernel within it");
+}
+
+// Share of the dynamic range the power limit leaves, 0..1 (1 without a range).
+double cap_share(const GpuSpec& gpu) {
+  const double range_w = gpu.tdp_w - gpu.idle_w;
+  if (!(range_w > 0)) return 1.0;
+  return std::clamp((gpu_power_cap_w(gpu) - gpu.idle_w) / range_w, 0.0, 1.0);
+}
+
 }  // namespace
 
 const std::vector<std::string>& psu_efficiency_levels() {
@@ -132,6 +159,7 @@ void check_power_inputs(const Hardware& hw) {
   require_power(hw.gpu.idle_w, "hardware.gpu.idle_w", gpu);
   require_active_above_idle(hw.gpu.tdp_w, hw.gpu.idle_w, "hardware.gpu.tdp_w",
                             "hardware.gpu.idle_w", gpu);
+  require_power_limit(hw.gpu);
   const Component host{"host", hw.host.name};
   require_power(hw.host.cpu_tdp_w, "hardware.host.cpu_tdp_w", host);
   require_power(hw.host.cpu_idle_w, "hardware.host.cpu_idle_w", host);
@@ -170,10 +198,42 @@ void check_power_inputs(const Hardware& hw) {
   }
 }
 
-double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k) {
-  if (!(k.s > 0)) return 0;
-  const double f = (k.compute_s + gpu.memory_power_fraction * k.memory_s) / k.s;
-  return std::clamp(f, 0.0, 1.0);
+double gpu_power_cap_w(const GpuSpec& gpu) {
+  return gpu.power_limit_w > 0 ? std::min(gpu.power_limit_w, gpu.tdp_w) : gpu.tdp_w;
+}
+
+LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k) {
+  require_power_limit(gpu);
+  LimitedKernels out{k.s, 0, 1};
+  if (!(k.s > 0)) return out;
+  const double cap = cap_share(gpu);
+  const double demand = std::max(0.0, gpu_demand(gpu, k));
+  if (demand <= cap) {
+    out.load = demand;
+    return out;
+  }
+  if (!(k.compute_s > 0)) {
+    // Memory traffic alone above the limit: the SM clock does not slow it (see power.hpp).
+    out.load = cap;
+    return out;
+  }
+  const double bound_s = std::max(k.compute_s, k.memory_s);
+  const double exponent = gpu.clock_power_exponent;
+  const auto time_at = [&](double r) { return k.s + std::max(0.0, k.compute_s / r - bound_s); };
+  const auto load_at = [&](double r) {
+    return (k.compute_s * std::pow(r, exponent - 1) + gpu.memory_power_fraction * k.memory_s) /
+           time_at(r);
+  };
+  // load_at rises with r from 0 (r -> 0) to demand (r = 1) > cap: bisect for load_at(r) = cap.
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (load_at(mid) > cap ? hi : lo) = mid;
+  }
+  out.clock_ratio = lo;
+  out.s = time_at(lo);
+  out.load = std::min(cap, load_at(lo));
+  return out;
 }
 
 namespace {
@@ -205,7 +265,10 @@ void check_activity(const Hardware& hw, const ActivityTimes& a) {
 // Each component's energy above its idle power for `part`'s work (no idle terms).
 EnergyBreakdown dynamic_energy(const Hardware& hw, const PartActivity& part) {
   EnergyBreakdown e;
-  e.gpu_j = (hw.gpu.tdp_w - hw.gpu.idle_w) * part.gpu_load_s;
+  // No GPU-second draws above the power limit: work that does not say its load (1, full power)
+  // draws the cap's share; the workloads that do already keep theirs within it.
+  e.gpu_j = (hw.gpu.tdp_w - hw.gpu.idle_w) *
+            std::min(part.gpu_load_s, part.gpu_busy_s * cap_share(hw.gpu));
   // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
   // spreads over every core of every socket), so all sockets are active while it is busy; and
   // each GPU-second of kernels keeps the host thread that drives the GPU spinning on one core

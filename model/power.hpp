@@ -8,14 +8,19 @@
 // per component, where load_s is its busy time weighted by how hard the work drives it (1 = full
 // active power). A GPU that waits for weights therefore costs idle power, not board power, and a
 // GPU streaming weights in a memory-bound kernel draws less than one at full compute
-// (gpu_dynamic_fraction). Active power is the catalog's maximum (GPU tdp_w, the board power limit
+// (gpu_power_limited). Active power is the catalog's maximum (GPU tdp_w, the board power limit
 // a compute-bound kernel runs at; CPU cpu_tdp_w; drive active_w). CPU, DRAM and drives draw their
 // full active power while busy: DRAM busy time is already its traffic over its bandwidth, and
 // drive busy time the array's transfer time (sim/economics.hpp).
 //
-// The inference and serving workloads (FlexGen's runtime included) give each GPU step its share;
-// work that does not say (training steps, checkpoint copies) counts at full power, as before this
-// model.
+// A board set to a power limit below tdp_w (power_limit_w), or a group of kernels whose math and
+// memory traffic together would draw more than tdp_w, runs at a lower SM clock: its math slows
+// until it draws the limit (gpu_power_limited), so the time model and the power model agree.
+//
+// The inference and serving workloads (FlexGen's runtime included) give each GPU step its share,
+// at the clock the limit allows; work that does not say (training steps, checkpoint copies)
+// counts at full power, as before this model, which under a power limit is the limit (that work
+// is not slowed).
 //
 // The host computes while its GPUs do: every process that drives a GPU waits for its kernels in
 // a spinning host thread (CUDA's default scheduling, cudaDeviceScheduleAuto, spins instead of
@@ -49,16 +54,40 @@
 
 namespace tiersim {
 
-// Fraction of a GPU's dynamic power range (tdp_w - idle_w) a group of kernels draws while it
-// runs, 0..1: its math units at full rate draw the whole range (a dense GEMM runs at the board's
-// power limit), its memory traffic at full rate draws gpu.memory_power_fraction of it, and launch
-// gaps neither: min(1, (compute_s + memory_power_fraction * memory_s) / s). 0 for an empty group.
-double gpu_dynamic_fraction(const GpuSpec& gpu, const KernelTime& k);
+// The board's power limit [W]: power_limit_w where set, else tdp_w.
+double gpu_power_cap_w(const GpuSpec& gpu);
+
+// A group of GPU kernels as the board runs it under its power limit.
+struct LimitedKernels {
+  double s = 0;            // [s] the group's time at the clock the limit allows
+  double load = 0;         // share of the dynamic range (tdp_w - idle_w) drawn over s, 0..1
+  double clock_ratio = 1;  // SM clock over the clock the achieved rates were measured at, (0, 1]
+};
+// The time model's rates (achieved FP16/FP8 GEMM rates, memory bandwidth) are a board's at its
+// tdp_w, where a kernel at full math rate draws the whole dynamic range (a dense GEMM runs at
+// tdp_w), its memory traffic at full rate memory_power_fraction of it, and launch gaps neither.
+// At those rates the group would draw demand = (compute_s + memory_power_fraction x memory_s) / s
+// of the range (its load where that is within the limit; 0 for an empty group): above the
+// cap share (gpu_power_cap_w - idle_w) / (tdp_w - idle_w) (a power_limit_w below tdp_w, or math
+// and memory both near full rate), the power controller lowers the SM clock until the group's
+// power equals the cap (NVML's power-cap clock throttling; the memory clock is not lowered).
+// At clock ratio r:
+//   - the math takes compute_s / r, and the group's time grows by as much as that exceeds the
+//     longer of its math and memory time: s(r) = s + max(0, compute_s / r - max(compute_s,
+//     memory_s)) (a compute-bound group stretches by its math, a memory-bound one only once its
+//     math outgrows its memory traffic);
+//   - the math's energy per operation goes as V^2 ~ r^(clock_power_exponent - 1) (its power
+//     as r^clock_power_exponent), the memory's is unchanged:
+//     load(r) = (compute_s x r^(exponent - 1) + memory_power_fraction x memory_s) / s(r).
+// r solves load(r) = cap share (load rises with r). A group with no math whose memory traffic
+// alone exceeds the cap keeps its time, its load held at the cap share. Throws ModelError for
+// a power_limit_w above tdp_w or not above idle_w.
+LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k);
 
 // What the components did in one part of a run (the prefill passes, the decode passes).
 struct PartActivity {
   double gpu_busy_s = 0;   // GPU-seconds of kernels
-  double gpu_load_s = 0;   // of which at full dynamic power (busy weighted by the fraction above)
+  double gpu_load_s = 0;   // of which at full dynamic power (busy weighted by its load above)
   double cpu_busy_s = 0;   // seconds all host sockets compute
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers
@@ -68,7 +97,7 @@ struct PartActivity {
 struct ActivityTimes {
   double makespan_s = 0;
   double gpu_busy_s = 0;   // GPU-seconds: sum over all GPUs (two GPUs busy 1 s = 2 s)
-  // GPU-seconds at full dynamic power (busy time weighted by gpu_dynamic_fraction of each
+  // GPU-seconds at full dynamic power (busy time weighted by the load gpu_power_limited gives each
   // kernel), <= gpu_busy_s; < 0: every busy second at full power.
   double gpu_load_s = -1;
   double cpu_busy_s = 0;   // seconds all host sockets compute (the cpu-role resources)

@@ -2,6 +2,8 @@
 // cores that drive the GPUs, and the node around the components (fans by heat, PSU efficiency).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "model/errors.hpp"
 #include "model/power.hpp"
 
@@ -40,16 +42,82 @@ Hardware hand_hardware() {
 TEST_CASE("a kernel draws the dynamic power of what it keeps busy", "[power]") {
   GpuSpec gpu;
   gpu.memory_power_fraction = 0.6;
-  // Bound by its math: the whole range (the board's power limit), whatever its memory traffic.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 1.0, 0.3}) == Approx(1.0));
+  const auto load = [&](const KernelTime& k) { return gpu_power_limited(gpu, k).load; };
+  // Bound by its math: the whole range (tdp_w); memory traffic on top is more than the board
+  // allows, so such a group runs at a lower clock and draws the whole range.
+  CHECK(load(KernelTime{1.0, 1.0, 0.3}) == Approx(1.0));
   // Bound by memory streaming at the achieved bandwidth: the memory fraction, plus its math.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 0.0, 1.0}) == Approx(0.6));
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 0.1, 1.0}) == Approx(0.7));
+  CHECK(load(KernelTime{1.0, 0.0, 1.0}) == Approx(0.6));
+  CHECK(load(KernelTime{1.0, 0.1, 1.0}) == Approx(0.7));
   // Launch gaps draw nothing above idle: half the time in gaps halves the draw.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 0.0, 1.0}.plus_gap(1.0)) == Approx(0.3));
-  // Never above the power limit, never below idle.
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{1.0, 1.0, 1.0}) == Approx(1.0));
-  CHECK(gpu_dynamic_fraction(gpu, KernelTime{}) == 0.0);
+  CHECK(load(KernelTime{1.0, 0.0, 1.0}.plus_gap(1.0)) == Approx(0.3));
+  // Never above tdp_w, never below idle.
+  CHECK(load(KernelTime{1.0, 1.0, 1.0}) == Approx(1.0));
+  CHECK(load(KernelTime{}) == 0.0);
+}
+
+TEST_CASE("a power limit lowers the clock until the kernels draw the limit", "[power]") {
+  GpuSpec gpu;
+  gpu.name = "gpu";
+  gpu.tdp_w = 300;
+  gpu.idle_w = 100;
+  gpu.memory_power_fraction = 0.6;
+  // At tdp_w a group within the range keeps its time and draws its demand.
+  LimitedKernels run = gpu_power_limited(gpu, KernelTime{1.0, 0.5, 0.5});
+  CHECK(run.s == Approx(1.0));
+  CHECK(run.load == Approx(0.8));
+  CHECK(run.clock_ratio == 1.0);
+  // Math and memory both at full rate would draw 1.6 x the range, above tdp_w: the clock drops
+  // to r with r^3 + 0.6 r = 1 (math power ~ r^3 over 1 / r seconds, memory energy unchanged),
+  // r = 0.8033, and the math-bound group takes 1 / r.
+  run = gpu_power_limited(gpu, KernelTime{1.0, 1.0, 1.0});
+  CHECK(run.clock_ratio == Approx(0.8033).epsilon(1e-3));
+  CHECK(run.s == Approx(1.0 / run.clock_ratio));
+  CHECK(run.load == Approx(1.0));
+  // Limited to 200 W, half the range: a compute-bound group draws r^3 of it, so r = 0.5^(1/3).
+  gpu.power_limit_w = 200;
+  CHECK(gpu_power_cap_w(gpu) == 200);
+  run = gpu_power_limited(gpu, KernelTime{1.0, 1.0, 0.0});
+  CHECK(run.clock_ratio == Approx(std::cbrt(0.5)));
+  CHECK(run.s == Approx(1.0 / std::cbrt(0.5)));
+  CHECK(run.load == Approx(0.5));
+  // Launch gaps keep their time and lower the average: 1 s of math and 0.5 s of gaps need only
+  // r^2 / (1 / r + 0.5) = 0.5 (r = 0.8982).
+  run = gpu_power_limited(gpu, KernelTime{1.0, 1.0, 0.0}.plus_gap(0.5));
+  CHECK(run.clock_ratio == Approx(0.8982).epsilon(1e-3));
+  CHECK(run.s == Approx(0.5 + 1.0 / run.clock_ratio));
+  // At the voltage floor (power in proportion to the clock) the clock halves: twice the time.
+  gpu.clock_power_exponent = 1;
+  CHECK(gpu_power_limited(gpu, KernelTime{1.0, 1.0, 0.0}).s == Approx(2.0));
+  // A memory-bound group below the limit is not slowed.
+  run = gpu_power_limited(gpu, KernelTime{1.0, 0.1, 1.0}.plus_gap(0.5));
+  CHECK(run.s == Approx(1.5));
+  CHECK(run.clock_ratio == 1.0);
+  // Memory traffic alone above the limit: no math to slow, the load held at the limit.
+  gpu.power_limit_w = 150;
+  run = gpu_power_limited(gpu, KernelTime{1.0, 0.0, 1.0});
+  CHECK(run.s == Approx(1.0));
+  CHECK(run.load == Approx(0.25));
+  // A limit above the board's maximum, or not above idle, is refused with the key to fix.
+  gpu.power_limit_w = 350;
+  CHECK_THROWS_WITH(gpu_power_limited(gpu, KernelTime{1.0, 1.0, 0.0}),
+                    Catch::Contains("power_limit_w"));
+  gpu.power_limit_w = 100;
+  CHECK_THROWS_WITH(gpu_power_limited(gpu, KernelTime{1.0, 1.0, 0.0}),
+                    Catch::Contains("idle_w"));
+}
+
+TEST_CASE("GPU work that does not say its load draws the power limit, not tdp_w", "[power]") {
+  Hardware hw = hand_hardware();
+  hw.gpu.power_limit_w = 200;  // half of the 200 W range
+  ActivityTimes a;
+  a.makespan_s = 10;
+  a.gpu_busy_s = 10;
+  a.gpu_load_s = -1;
+  // 2 GPUs x 100 W x 10 s + 10 GPU-seconds at the 200 W limit.
+  CHECK(integrate_energy(hw, a, 1.0).gpu_j == Approx(2000 + 100 * 10));
+  hw.gpu.power_limit_w = 400;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("hardware.gpu.power_limit_w"));
 }
 
 TEST_CASE("GPU energy counts busy time at the share of power the kernels draw", "[power]") {

@@ -279,8 +279,10 @@ Task FlexGenSim::compute(int token, int j, Latch* done) {
   }
   // Kernel launches and Python dispatch: half a transformer layer's per sub-layer.
   gpu_k = gpu_k.plus_gap(em_.layer_overhead_s / 2);
-  const double gpu_s = gpu_k.s;
-  const Tag tag = pass_tag(activity::kCompute, token, j, gpu_dynamic_fraction(gpu, gpu_k));
+  // As the board runs them under its power limit (model/power.hpp).
+  const LimitedKernels gpu_run = gpu_power_limited(gpu, gpu_k);
+  const double gpu_s = gpu_run.s;
+  const Tag tag = pass_tag(activity::kCompute, token, j, gpu_run.load);
   if (cpu_s > 0) {
     // Projections on the GPU, then the CPU attention (q goes over as fp32 and the output comes
     // back: O(gbs x h) bytes), then the output projection: in turn, on the main thread.

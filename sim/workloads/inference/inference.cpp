@@ -228,8 +228,10 @@ class InferenceSim {
   GpuStep layer_gpu_s_of(int pass, double sub_batch, double elements);
   // An embedding or head module's GPU time: compute_module's one step for it.
   GpuStep edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
+  // The kernels as the board runs them under its power limit (model/power.hpp).
   GpuStep gpu_step(const KernelTime& k) const {
-    return GpuStep{k.s, gpu_dynamic_fraction(s_.hardware.gpu, k)};
+    const LimitedKernels run = gpu_power_limited(s_.hardware.gpu, k);
+    return GpuStep{run.s, run.load};
   }
   // The direct path (run_direct): fetch_stage's and compute_stage's timelines without events.
   void run_direct();

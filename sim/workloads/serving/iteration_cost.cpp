@@ -75,7 +75,9 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   KernelTime layer_k{dequant_s_, 0, dequant_s_};
   layer_k += layer_kernel(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy));
   layer_k = layer_k.plus_gap(em_.layer_overhead_s);
-  const double layer_gpu_s = layer_k.s;
+  // Each module's kernels as the board runs them under its power limit (model/power.hpp).
+  const LimitedKernels layer_run = gpu_power_limited(gpu, layer_k);
+  const double layer_gpu_s = layer_run.s;
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
   // after the kernels, as in the inference workload.
   const double layer_peer_s =
@@ -83,8 +85,10 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   const double layer_s = layer_gpu_s + layer_peer_s;
   const KernelTime emb_k = edge_module(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
   const KernelTime head_k = edge_module(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);
-  const double emb_s = emb_k.s;
-  const double head_s = head_k.s;
+  const LimitedKernels emb_run = gpu_power_limited(gpu, emb_k);
+  const LimitedKernels head_run = gpu_power_limited(gpu, head_k);
+  const double emb_s = emb_run.s;
+  const double head_s = head_run.s;
 
   // Modules in order: embedding, the layers, the head. With prefetch, module i+1's weights arrive
   // while module i computes (a two-stage pipeline); without it each fetch precedes its compute.
@@ -130,10 +134,11 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
           ? kv_nvme_.write_s(w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L)
           : 0.0;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
-  KernelTime all = emb_k;
-  all += KernelTime{L * layer_k.s, L * layer_k.compute_s, L * layer_k.memory_s};
-  all += head_k;
-  c.gpu_load = gpu_dynamic_fraction(gpu, all);
+  // The iteration's load: its modules' loads weighted by their time.
+  c.gpu_load = c.gpu_s > 0 ? (emb_s * emb_run.load + L * layer_gpu_s * layer_run.load +
+                              head_s * head_run.load) /
+                                 c.gpu_s
+                           : 0.0;
   c.peer_s = L * layer_peer_s;
   c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s + kv_copy_s;
   c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s + kv_nvme_read_s + kv_nvme_write_s;

@@ -36,8 +36,9 @@ struct IterationShape {
 struct IterationCost {
   double time_s = 0;  // wall time of the iteration
   double gpu_s = 0;   // kernel time on each GPU of the replica
-  // Share of the GPU's dynamic power range its kernels draw over gpu_s (model/power.hpp
-  // gpu_dynamic_fraction of the iteration's kernels together).
+  // Share of the GPU's dynamic power range its kernels draw over gpu_s: each module's
+  // (embedding, layers, head) under the board's power limit (model/power.hpp gpu_power_limited),
+  // weighted by its time; gpu_s is already at the clock that limit allows.
   double gpu_load = 1;
   double peer_s = 0;  // tensor-parallel all-reduce time
   double h2d_s = 0;   // PCIe host-to-device time of the streamed weights and swapped-in KV

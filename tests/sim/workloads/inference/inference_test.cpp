@@ -569,7 +569,11 @@ policy: {weights: gpu, kv_cache: gpu}
   double share_at_1 = 0;
   for (const int batch : {1, 256}) {
     INFO("batch " << batch);
-    const Scenario s = load(yaml, {"workload.batch=" + std::to_string(batch)});
+    // Kernels within the board's power limit (memory traffic drawing nothing), so that no step
+    // runs at a lower clock: a host wait in a throttled step raises its clock
+    // (model/power.hpp gpu_power_limited) and would hide part of the charge counted here.
+    const Scenario s = load(yaml, {"workload.batch=" + std::to_string(batch),
+                                   "hardware.gpu.memory_power_fraction=0"});
     const sim::RunResult a = sim::simulate(s, none), b = sim::simulate(s, host);
     REQUIRE(a.fits);
     const double per_pass = 1e-3 + 10e-6 * batch;
@@ -645,5 +649,29 @@ TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module
     CHECK(fetch_s <= 3 * pass_s * (1 + 1e-9));
     CHECK(fetch_s >= 3 * (pass_s - overheads_s) * (1 - 1e-9));
   }
+}
+
+TEST_CASE("a power limit slows compute-bound prefill, not memory-bound decode", "[inference][power]") {
+  // Llama-3-8B resident on one 700 W H100: prefill GEMMs at the full math rate would draw the
+  // whole 700 W, decode steps streaming weights ~65% of the range (~500 W).
+  const char* yaml = R"(
+name: t
+hardware:
+  gpu: {model: H100-SXM, count: 1}
+  host: {model: generic-2s-ddr5}
+model: {name: llama-3-8b}
+workload: {kind: inference, batch: 8, prompt_tokens: 2048, gen_tokens: 16}
+policy: {weights: gpu, kv_cache: gpu}
+)";
+  const sim::RunResult full = sim::simulate(load(yaml));
+  const sim::RunResult capped = sim::simulate(load(yaml, {"hardware.gpu.power_limit_w=600"}));
+  // Limited to 600 W the prefill's clock drops (about (490 / 590)^(1/3) = 0.94 for pure math).
+  CHECK(capped.get("ttft_s") > 1.03 * full.get("ttft_s"));
+  CHECK(capped.get("ttft_s") < 1.10 * full.get("ttft_s"));
+  // Decode stays below the limit: the same time per token.
+  CHECK(capped.get("decode_s_per_token") == Approx(full.get("decode_s_per_token")).epsilon(1e-3));
+  // No second of the run draws above the limit.
+  CHECK(capped.get("gpu_avg_power_w") <= 600.0);
+  CHECK(capped.get("gpu_avg_power_w") < full.get("gpu_avg_power_w"));
 }
 }  // namespace sim_workloads_inference_inference_test
