@@ -18,6 +18,7 @@
 #include "model/training_memory.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
+#include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/metrics.hpp"
 #include "study/serving_capacity.hpp"
 #include "study/studies.hpp"
@@ -108,9 +109,12 @@ int print_serving(const studies::CapacityOutcome& o, const capacity::SearchOptio
   std::printf("at capacity: %.4g requests/s served, %.4g%% within the targets", c.rate_per_s,
               r.find(sim::metric::kSloAttainmentPct).value_or(100));
   if (r.has(sim::metric::kUsdPerRequestAtCapacity))
-    std::printf(", %.4g USD per served request (%.4g USD/h)",
-                r.get(sim::metric::kUsdPerRequestAtCapacity), r.get(sim::metric::kUsdPerHour));
-  std::printf(", bottleneck %s\n", r.bottleneck.c_str());
+    std::printf(", %s per served request (%s)",
+                format::usd(r.get(sim::metric::kUsdPerRequestAtCapacity)).c_str(),
+                format::quantity(r.get(sim::metric::kUsdPerHour), "USD/h").c_str());
+  std::printf(", bottleneck %s", r.bottleneck.c_str());
+  if (!r.bottleneck.empty()) std::printf(" (%s)", sim::resource_label(r.bottleneck).c_str());
+  std::printf("\n");
   if (!db.empty())
     std::printf("stored %zu runs in %s as sweep '%s'\n", c.points.size(), db.c_str(),
                 o.store_sweep.c_str());
