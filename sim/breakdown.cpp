@@ -1,7 +1,9 @@
 #include "sim/breakdown.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -43,6 +45,112 @@ const char* stage_prefix(Stage stage) {
   return "";
 }
 
+// An interval within the run: a span of the engine's trace, its end clipped to the makespan.
+struct Interval {
+  const TraceSpan* span = nullptr;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+// The order of the walk: latest end first; among equal ends the longest interval, the most work,
+// the first resource.
+bool walks_first(const Interval& a, const Interval& b) {
+  if (a.end_s != b.end_s) return a.end_s > b.end_s;
+  if (a.start_s != b.start_s) return a.start_s < b.start_s;
+  if (a.span->work_s != b.span->work_s) return a.span->work_s > b.span->work_s;
+  return a.span->resource < b.span->resource;
+}
+
+// Two intervals the walk's order does not tell apart, taken for different work: which one a sort
+// puts first is unspecified, so only the sort itself can say which the walk charges.
+bool ambiguous(const Interval& a, const Interval& b) {
+  return a.end_s == b.end_s && !walks_first(a, b) && !walks_first(b, a) &&
+         (a.span->stage != b.span->stage || !(a.span->activity == b.span->activity));
+}
+
+// The intervals the walk charges, latest first: from t = makespan back, each time the first
+// interval in walks_first order that ends by t (everything after t is explained), then t = its
+// start.
+std::vector<Interval> walk_sorted(const Engine& engine, double makespan_s) {
+  std::vector<Interval> all;
+  all.reserve(engine.trace().size());
+  for (const TraceSpan& s : engine.trace()) {
+    const double end = std::min(s.end_s, makespan_s);
+    if (end > s.start_s) all.push_back({&s, s.start_s, end});
+  }
+  std::sort(all.begin(), all.end(), walks_first);
+  std::vector<Interval> path;
+  double t = makespan_s;
+  for (const Interval& s : all) {
+    if (t <= 0) break;
+    if (s.end_s > t) continue;  // ends after t: not a predecessor
+    path.push_back(s);
+    t = s.start_s;
+  }
+  return path;
+}
+
+// The same walk without sorting every interval: a resource channel's intervals are recorded one
+// after the other, so each channel's list is already in walk order backwards, and the walk only
+// needs, at each step, the latest interval of each channel that ends by t. Sorting the tens of
+// thousands of intervals of a run was most of `tiersim run`'s time. nullopt where a channel's
+// intervals are not in order (or the walk meets two intervals only a sort can order): then
+// walk_sorted.
+std::optional<std::vector<Interval>> walk_channels(const Engine& engine, double makespan_s) {
+  const auto& resources = engine.resources();
+  std::vector<std::size_t> first_channel(resources.size() + 1, 0);
+  for (std::size_t r = 0; r < resources.size(); ++r)
+    first_channel[r + 1] = first_channel[r] + static_cast<std::size_t>(resources[r]->channels());
+  // A run with many channels (hundreds of GPUs) would scan them all at every step: sort instead.
+  constexpr std::size_t kMaxChannels = 64;
+  if (first_channel.back() > kMaxChannels) return std::nullopt;
+  std::vector<std::vector<Interval>> channels(first_channel.back());
+  {
+    std::vector<std::size_t> count(channels.size(), 0);
+    for (const TraceSpan& s : engine.trace()) {
+      const auto r = static_cast<std::size_t>(s.resource);
+      const auto c = static_cast<std::size_t>(s.channel);
+      if (r >= resources.size() || c >= first_channel[r + 1] - first_channel[r]) return std::nullopt;
+      ++count[first_channel[r] + c];
+    }
+    for (std::size_t c = 0; c < channels.size(); ++c) channels[c].reserve(count[c]);
+  }
+  for (const TraceSpan& s : engine.trace()) {
+    const double end = std::min(s.end_s, makespan_s);
+    if (end <= s.start_s) continue;
+    auto& list = channels[first_channel[static_cast<std::size_t>(s.resource)] +
+                          static_cast<std::size_t>(s.channel)];
+    const Interval i{&s, s.start_s, end};
+    if (!list.empty() && walks_first(list.back(), i)) return std::nullopt;  // out of order
+    list.push_back(i);
+  }
+  std::erase_if(channels, [](const std::vector<Interval>& list) { return list.empty(); });
+  std::vector<std::size_t> next(channels.size());  // per channel: intervals not yet passed
+  for (std::size_t c = 0; c < channels.size(); ++c) next[c] = channels[c].size();
+  std::vector<Interval> path;
+  path.reserve(engine.trace().size());
+  double t = makespan_s;
+  while (t > 0) {
+    const Interval* best = nullptr;
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+      const auto& list = channels[c];
+      std::size_t& n = next[c];
+      while (n > 0 && list[n - 1].end_s > t) --n;  // ends after t: never a predecessor again
+      if (n == 0) continue;
+      const Interval& head = list[n - 1];
+      for (std::size_t k = n - 1;
+           k > 0 && list[k].end_s == list[k - 1].end_s && !walks_first(list[k], list[k - 1]); --k)
+        if (ambiguous(head, list[k - 1])) return std::nullopt;
+      if (best && ambiguous(head, *best)) return std::nullopt;
+      if (!best || walks_first(head, *best)) best = &head;
+    }
+    if (!best) break;
+    path.push_back(*best);
+    t = best->start_s;
+  }
+  return path;
+}
+
 }  // namespace
 
 std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
@@ -55,46 +163,70 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     a.activity = waiting ? Activity{} : activity;
     return a;
   };
-
-  // The intervals within the run, latest end first (the walk goes back in time).
-  std::vector<TraceSpan> spans;
-  spans.reserve(engine.trace().size());
-  for (const TraceSpan& s : engine.trace()) {
-    phase(s.stage, false, s.activity).busy_by_resource[s.resource] += s.work_s;
-    const double end = std::min(s.end_s, makespan_s);
-    if (end > s.start_s) {
-      TraceSpan clipped = s;
-      clipped.end_s = end;
-      spans.push_back(clipped);
+  // A span's phase and its seconds on the span's resource, looked up by the activity's name only
+  // the first time an activity (by its name's address), stage and resource come together: one
+  // lookup per span by name was much of the breakdown's cost.
+  struct Slot {
+    const char* name;
+    Stage stage;
+    int resource;
+    Accumulated* phase;
+    double* busy_s;  // phase->busy_by_resource[resource]
+    double* path_s;  // phase->path_by_resource[resource], created at the first path use
+  };
+  // Open addressing on the name's address, stage and resource (a power-of-two table at most half
+  // full; slot_of holds index + 1 into slots, 0 for empty).
+  std::vector<Slot> slots;
+  std::vector<std::uint32_t> slot_of(64, 0);
+  const auto hash = [](const char* name, Stage stage, int resource) {
+    return (reinterpret_cast<std::uintptr_t>(name) >> 3) * 0x9E3779B97F4A7C15ull +
+           static_cast<std::uintptr_t>(stage) * 31 + static_cast<std::uintptr_t>(resource) * 131;
+  };
+  const auto slot = [&](const TraceSpan& s) -> Slot& {
+    const char* name = s.activity.name();
+    std::size_t mask = slot_of.size() - 1;
+    for (std::size_t h = hash(name, s.stage, s.resource) & mask;; h = (h + 1) & mask) {
+      if (const std::uint32_t k = slot_of[h]) {
+        Slot& x = slots[k - 1];
+        if (x.name == name && x.stage == s.stage && x.resource == s.resource) return x;
+        continue;
+      }
+      Accumulated& a = phase(s.stage, false, s.activity);
+      slots.push_back({name, s.stage, s.resource, &a, &a.busy_by_resource[s.resource], nullptr});
+      slot_of[h] = static_cast<std::uint32_t>(slots.size());
+      if (2 * slots.size() > slot_of.size()) {  // rehash into a table twice the size
+        slot_of.assign(2 * slot_of.size(), 0);
+        mask = slot_of.size() - 1;
+        for (std::size_t k = 0; k < slots.size(); ++k) {
+          std::size_t g = hash(slots[k].name, slots[k].stage, slots[k].resource) & mask;
+          while (slot_of[g]) g = (g + 1) & mask;
+          slot_of[g] = static_cast<std::uint32_t>(k + 1);
+        }
+      }
+      return slots.back();
     }
-  }
-  // Latest end first; among equal ends the longest interval, the most work, the first resource.
-  std::sort(spans.begin(), spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
-    if (a.end_s != b.end_s) return a.end_s > b.end_s;
-    if (a.start_s != b.start_s) return a.start_s < b.start_s;
-    if (a.work_s != b.work_s) return a.work_s > b.work_s;
-    return a.resource < b.resource;
-  });
+  };
+
+  // Busy time per phase and resource.
+  for (const TraceSpan& s : engine.trace()) *slot(s).busy_s += s.work_s;
 
   // The walk: t is the moment explained so far (everything after it is charged).
+  std::optional<std::vector<Interval>> walked = walk_channels(engine, makespan_s);
+  const std::vector<Interval> path = walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
   double t = makespan_s;
-  Stage last_stage = spans.empty() ? Stage::kNone : spans.front().stage;
-  std::size_t i = 0;
-  while (t > 0) {
-    while (i < spans.size() && spans[i].end_s > t) ++i;  // ends after t: not a predecessor
-    if (i == spans.size()) {
-      phase(last_stage, true, {}).path_s += t;
-      break;
-    }
-    const TraceSpan& s = spans[i];
-    if (s.end_s < t) phase(last_stage, true, {}).path_s += t - s.end_s;
-    Accumulated& a = phase(s.stage, false, s.activity);
-    const double d = s.end_s - s.start_s;
-    a.path_s += d;
-    a.path_by_resource[s.resource] += d;
+  Stage last_stage = path.empty() ? Stage::kNone : path.front().span->stage;
+  for (const Interval& i : path) {
+    const TraceSpan& s = *i.span;
+    if (i.end_s < t) phase(last_stage, true, {}).path_s += t - i.end_s;
+    Slot& x = slot(s);
+    if (!x.path_s) x.path_s = &x.phase->path_by_resource[s.resource];
+    const double d = i.end_s - s.start_s;
+    x.phase->path_s += d;
+    *x.path_s += d;
     last_stage = s.stage;
     t = s.start_s;
   }
+  if (t > 0) phase(last_stage, true, {}).path_s += t;
 
   const auto& resources = engine.resources();
   std::vector<PhaseTime> out;
