@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -68,24 +69,30 @@ bool ambiguous(const Interval& a, const Interval& b) {
          (a.span->stage != b.span->stage || !(a.span->activity == b.span->activity));
 }
 
-// The intervals the walk charges, latest first: from t = makespan back, each time the first
-// interval in walks_first order that ends by t (everything after t is explained), then t = its
-// start.
-std::vector<Interval> walk_sorted(const Engine& engine, double makespan_s) {
+// Interval i of the engine's trace.
+Interval interval(const Engine& engine, std::size_t i, double makespan_s) {
+  const TraceSpan& s = engine.trace()[i];
+  return {&s, s.start_s, std::min(s.end_s, makespan_s)};
+}
+
+// The intervals the walk charges, latest first, by their index in the trace: from t = makespan
+// back, each time the first interval in walks_first order that ends by t (everything after t is
+// explained), then t = its start.
+std::vector<std::uint32_t> walk_sorted(const Engine& engine, double makespan_s) {
   std::vector<Interval> all;
   all.reserve(engine.trace().size());
-  for (const TraceSpan& s : engine.trace()) {
-    const double end = std::min(s.end_s, makespan_s);
-    if (end > s.start_s) all.push_back({&s, s.start_s, end});
+  for (std::size_t i = 0; i < engine.trace().size(); ++i) {
+    const Interval v = interval(engine, i, makespan_s);
+    if (v.end_s > v.start_s) all.push_back(v);
   }
   std::sort(all.begin(), all.end(), walks_first);
-  std::vector<Interval> path;
+  std::vector<std::uint32_t> path;
   double t = makespan_s;
-  for (const Interval& s : all) {
+  for (const Interval& v : all) {
     if (t <= 0) break;
-    if (s.end_s > t) continue;  // ends after t: not a predecessor
-    path.push_back(s);
-    t = s.start_s;
+    if (v.end_s > t) continue;  // ends after t: not a predecessor
+    path.push_back(static_cast<std::uint32_t>(v.span - engine.trace().data()));
+    t = v.start_s;
   }
   return path;
 }
@@ -93,60 +100,64 @@ std::vector<Interval> walk_sorted(const Engine& engine, double makespan_s) {
 // The same walk without sorting every interval: a resource channel's intervals are recorded one
 // after the other, so each channel's list is already in walk order backwards, and the walk only
 // needs, at each step, the latest interval of each channel that ends by t. Sorting the tens of
-// thousands of intervals of a run was most of `tiersim run`'s time. nullopt where a channel's
-// intervals are not in order (or the walk meets two intervals only a sort can order): then
-// walk_sorted.
-std::optional<std::vector<Interval>> walk_channels(const Engine& engine, double makespan_s) {
+// thousands of intervals of a run was most of `tiersim run`'s time. The channels' lists are
+// links from each interval to the one before it on its channel (4 bytes an interval: copies of
+// the intervals touched megabytes, and page faults cost more than the walk). nullopt where a
+// channel's intervals are not in order (or the walk meets two intervals only a sort can order):
+// then walk_sorted.
+std::optional<std::vector<std::uint32_t>> walk_channels(const Engine& engine, double makespan_s) {
+  const auto& trace = engine.trace();
   const auto& resources = engine.resources();
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  if (trace.size() >= kNone) return std::nullopt;
   std::vector<std::size_t> first_channel(resources.size() + 1, 0);
   for (std::size_t r = 0; r < resources.size(); ++r)
     first_channel[r + 1] = first_channel[r] + static_cast<std::size_t>(resources[r]->channels());
   // A run with many channels (hundreds of GPUs) would scan them all at every step: sort instead.
   constexpr std::size_t kMaxChannels = 64;
   if (first_channel.back() > kMaxChannels) return std::nullopt;
-  std::vector<std::vector<Interval>> channels(first_channel.back());
-  {
-    std::vector<std::size_t> count(channels.size(), 0);
-    for (const TraceSpan& s : engine.trace()) {
-      const auto r = static_cast<std::size_t>(s.resource);
-      const auto c = static_cast<std::size_t>(s.channel);
-      if (r >= resources.size() || c >= first_channel[r + 1] - first_channel[r]) return std::nullopt;
-      ++count[first_channel[r] + c];
-    }
-    for (std::size_t c = 0; c < channels.size(); ++c) channels[c].reserve(count[c]);
+  std::vector<std::uint32_t> latest(first_channel.back(), kNone);  // per channel, so far
+  std::vector<std::uint32_t> before(trace.size(), kNone);  // per interval: its channel's previous
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const TraceSpan& s = trace[i];
+    if (std::min(s.end_s, makespan_s) <= s.start_s) continue;
+    const auto r = static_cast<std::size_t>(s.resource);
+    const auto c = static_cast<std::size_t>(s.channel);
+    if (r >= resources.size() || c >= first_channel[r + 1] - first_channel[r]) return std::nullopt;
+    std::uint32_t& last = latest[first_channel[r] + c];
+    if (last != kNone &&
+        walks_first(interval(engine, last, makespan_s), interval(engine, i, makespan_s)))
+      return std::nullopt;  // out of order
+    before[i] = last;
+    last = static_cast<std::uint32_t>(i);
   }
-  for (const TraceSpan& s : engine.trace()) {
-    const double end = std::min(s.end_s, makespan_s);
-    if (end <= s.start_s) continue;
-    auto& list = channels[first_channel[static_cast<std::size_t>(s.resource)] +
-                          static_cast<std::size_t>(s.channel)];
-    const Interval i{&s, s.start_s, end};
-    if (!list.empty() && walks_first(list.back(), i)) return std::nullopt;  // out of order
-    list.push_back(i);
-  }
-  std::erase_if(channels, [](const std::vector<Interval>& list) { return list.empty(); });
-  std::vector<std::size_t> next(channels.size());  // per channel: intervals not yet passed
-  for (std::size_t c = 0; c < channels.size(); ++c) next[c] = channels[c].size();
-  std::vector<Interval> path;
-  path.reserve(engine.trace().size());
+  std::erase(latest, kNone);  // channels without intervals
+  std::vector<std::uint32_t> path;
   double t = makespan_s;
   while (t > 0) {
-    const Interval* best = nullptr;
-    for (std::size_t c = 0; c < channels.size(); ++c) {
-      const auto& list = channels[c];
-      std::size_t& n = next[c];
-      while (n > 0 && list[n - 1].end_s > t) --n;  // ends after t: never a predecessor again
-      if (n == 0) continue;
-      const Interval& head = list[n - 1];
-      for (std::size_t k = n - 1;
-           k > 0 && list[k].end_s == list[k - 1].end_s && !walks_first(list[k], list[k - 1]); --k)
-        if (ambiguous(head, list[k - 1])) return std::nullopt;
-      if (best && ambiguous(head, *best)) return std::nullopt;
-      if (!best || walks_first(head, *best)) best = &head;
+    std::uint32_t best = kNone;
+    Interval best_v;
+    for (std::uint32_t& head : latest) {
+      // Ends after t: never a predecessor again.
+      while (head != kNone && std::min(trace[head].end_s, makespan_s) > t) head = before[head];
+      if (head == kNone) continue;
+      const Interval v = interval(engine, head, makespan_s);
+      for (std::uint32_t k = head; before[k] != kNone; k = before[k]) {
+        const Interval prev = interval(engine, before[k], makespan_s);
+        if (prev.end_s != interval(engine, k, makespan_s).end_s ||
+            walks_first(interval(engine, k, makespan_s), prev))
+          break;
+        if (ambiguous(v, prev)) return std::nullopt;
+      }
+      if (best != kNone && ambiguous(v, best_v)) return std::nullopt;
+      if (best == kNone || walks_first(v, best_v)) {
+        best = head;
+        best_v = v;
+      }
     }
-    if (!best) break;
-    path.push_back(*best);
-    t = best->start_s;
+    if (best == kNone) break;
+    path.push_back(best);
+    t = best_v.start_s;
   }
   return path;
 }
@@ -211,11 +222,13 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
   for (const TraceSpan& s : engine.trace()) *slot(s).busy_s += s.work_s;
 
   // The walk: t is the moment explained so far (everything after it is charged).
-  std::optional<std::vector<Interval>> walked = walk_channels(engine, makespan_s);
-  const std::vector<Interval> path = walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
+  std::optional<std::vector<std::uint32_t>> walked = walk_channels(engine, makespan_s);
+  const std::vector<std::uint32_t> path =
+      walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
   double t = makespan_s;
-  Stage last_stage = path.empty() ? Stage::kNone : path.front().span->stage;
-  for (const Interval& i : path) {
+  Stage last_stage = path.empty() ? Stage::kNone : engine.trace()[path.front()].stage;
+  for (const std::uint32_t index : path) {
+    const Interval i = interval(engine, index, makespan_s);
     const TraceSpan& s = *i.span;
     if (i.end_s < t) phase(last_stage, true, {}).path_s += t - i.end_s;
     Slot& x = slot(s);
