@@ -142,14 +142,15 @@ std::optional<std::vector<std::uint32_t>> walk_channels(const Engine& engine, do
       while (head != kNone && std::min(trace[head].end_s, makespan_s) > t) head = before[head];
       if (head == kNone) continue;
       const Interval v = interval(engine, head, makespan_s);
-      for (std::uint32_t k = head; before[k] != kNone; k = before[k]) {
-        const Interval prev = interval(engine, before[k], makespan_s);
-        if (prev.end_s != interval(engine, k, makespan_s).end_s ||
-            walks_first(interval(engine, k, makespan_s), prev))
-          break;
+      // Its channel's intervals that tie with it (none, but for equal ends).
+      Interval at = v;
+      for (std::uint32_t k = before[head]; k != kNone; k = before[k]) {
+        const Interval prev = interval(engine, k, makespan_s);
+        if (prev.end_s != at.end_s || walks_first(at, prev)) break;
         if (ambiguous(v, prev)) return std::nullopt;
+        at = prev;
       }
-      if (best != kNone && ambiguous(v, best_v)) return std::nullopt;
+      if (best != kNone && v.end_s == best_v.end_s && ambiguous(v, best_v)) return std::nullopt;
       if (best == kNone || walks_first(v, best_v)) {
         best = head;
         best_v = v;
@@ -185,37 +186,25 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     double* busy_s;  // phase->busy_by_resource[resource]
     double* path_s;  // phase->path_by_resource[resource], created at the first path use
   };
-  // Open addressing on the name's address, stage and resource (a power-of-two table at most half
-  // full; slot_of holds index + 1 into slots, 0 for empty).
+  // Per resource, the slots of the activities seen on it: a short search by address, the last
+  // one found first.
   std::vector<Slot> slots;
-  std::vector<std::uint32_t> slot_of(64, 0);
-  const auto hash = [](const char* name, Stage stage, int resource) {
-    return (reinterpret_cast<std::uintptr_t>(name) >> 3) * 0x9E3779B97F4A7C15ull +
-           static_cast<std::uintptr_t>(stage) * 31 + static_cast<std::uintptr_t>(resource) * 131;
-  };
+  std::vector<std::vector<std::uint32_t>> slots_of(engine.resources().size());
   const auto slot = [&](const TraceSpan& s) -> Slot& {
     const char* name = s.activity.name();
-    std::size_t mask = slot_of.size() - 1;
-    for (std::size_t h = hash(name, s.stage, s.resource) & mask;; h = (h + 1) & mask) {
-      if (const std::uint32_t k = slot_of[h]) {
-        Slot& x = slots[k - 1];
-        if (x.name == name && x.stage == s.stage && x.resource == s.resource) return x;
-        continue;
-      }
-      Accumulated& a = phase(s.stage, false, s.activity);
-      slots.push_back({name, s.stage, s.resource, &a, &a.busy_by_resource[s.resource], nullptr});
-      slot_of[h] = static_cast<std::uint32_t>(slots.size());
-      if (2 * slots.size() > slot_of.size()) {  // rehash into a table twice the size
-        slot_of.assign(2 * slot_of.size(), 0);
-        mask = slot_of.size() - 1;
-        for (std::size_t k = 0; k < slots.size(); ++k) {
-          std::size_t g = hash(slots[k].name, slots[k].stage, slots[k].resource) & mask;
-          while (slot_of[g]) g = (g + 1) & mask;
-          slot_of[g] = static_cast<std::uint32_t>(k + 1);
-        }
-      }
-      return slots.back();
+    const auto r = static_cast<std::size_t>(s.resource);
+    if (r >= slots_of.size()) slots_of.resize(r + 1);
+    auto& mine = slots_of[r];
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      Slot& x = slots[mine[j]];
+      if (x.name != name || x.stage != s.stage) continue;
+      if (j > 0) std::swap(mine[j], mine[0]);  // runs of one activity: found first next time
+      return x;
     }
+    Accumulated& a = phase(s.stage, false, s.activity);
+    slots_of[r].push_back(static_cast<std::uint32_t>(slots.size()));
+    slots.push_back({name, s.stage, s.resource, &a, &a.busy_by_resource[s.resource], nullptr});
+    return slots.back();
   };
 
   // Busy time per phase and resource.
