@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -190,21 +191,28 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
   // one found first.
   std::vector<Slot> slots;
   std::vector<std::vector<std::uint32_t>> slots_of(engine.resources().size());
-  const auto slot = [&](const TraceSpan& s) -> Slot& {
-    const char* name = s.activity.name();
+  // The first span of an activity, stage and resource (rare: kept out of the search's way).
+  const std::function<Slot&(const TraceSpan&)> add_slot = [&](const TraceSpan& s) -> Slot& {
     const auto r = static_cast<std::size_t>(s.resource);
     if (r >= slots_of.size()) slots_of.resize(r + 1);
-    auto& mine = slots_of[r];
-    for (std::size_t j = 0; j < mine.size(); ++j) {
-      Slot& x = slots[mine[j]];
-      if (x.name != name || x.stage != s.stage) continue;
-      if (j > 0) std::swap(mine[j], mine[0]);  // runs of one activity: found first next time
-      return x;
-    }
     Accumulated& a = phase(s.stage, false, s.activity);
     slots_of[r].push_back(static_cast<std::uint32_t>(slots.size()));
-    slots.push_back({name, s.stage, s.resource, &a, &a.busy_by_resource[s.resource], nullptr});
+    slots.push_back({s.activity.name(), s.stage, s.resource, &a, &a.busy_by_resource[s.resource],
+                     nullptr});
     return slots.back();
+  };
+  const auto slot = [&](const TraceSpan& s) -> Slot& {
+    const auto r = static_cast<std::size_t>(s.resource);
+    if (r < slots_of.size()) {
+      auto& mine = slots_of[r];
+      for (std::size_t j = 0; j < mine.size(); ++j) {
+        Slot& x = slots[mine[j]];
+        if (x.name != s.activity.name() || x.stage != s.stage) continue;
+        if (j > 0) std::swap(mine[j], mine[0]);  // runs of one activity: found first next time
+        return x;
+      }
+    }
+    return add_slot(s);
   };
 
   // Busy time per phase and resource.
