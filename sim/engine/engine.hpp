@@ -392,7 +392,9 @@ class Engine {
     // span is written into it, so the log fills it in place (beyond it, it grows as before).
     if (spans_kept() && trace_.capacity() < kReservedSpans) trace_.reserve(kReservedSpans);
   }
-  static constexpr std::size_t kReservedSpans = std::size_t{1} << 20;
+  // 262,144 spans, 14 MiB of address space: six times the spans of that run, and little enough
+  // to commit where the system does not overcommit memory.
+  static constexpr std::size_t kReservedSpans = std::size_t{1} << 18;
   std::vector<TraceSpan> trace_;
 };
 
