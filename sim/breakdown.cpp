@@ -103,66 +103,96 @@ std::vector<std::uint32_t> walk_sorted(const Engine& engine, double makespan_s) 
 // needs, at each step, the latest interval of each channel that ends by t. Sorting the tens of
 // thousands of intervals of a run was most of `tiersim run`'s time. The channels' lists are
 // links from each interval to the one before it on its channel (4 bytes an interval: copies of
-// the intervals touched megabytes, and page faults cost more than the walk). nullopt where a
+// the intervals touched megabytes, and page faults cost more than the walk). The trace is read
+// once, by time_breakdown, which hands each span to add(). walk() gives nullopt where a
 // channel's intervals are not in order (or the walk meets two intervals only a sort can order):
 // then walk_sorted.
-std::optional<std::vector<std::uint32_t>> walk_channels(const Engine& engine, double makespan_s) {
-  const auto& trace = engine.trace();
-  const auto& resources = engine.resources();
-  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  if (trace.size() >= kNone) return std::nullopt;
-  std::vector<std::size_t> first_channel(resources.size() + 1, 0);
-  for (std::size_t r = 0; r < resources.size(); ++r)
-    first_channel[r + 1] = first_channel[r] + static_cast<std::size_t>(resources[r]->channels());
-  // A run with many channels (hundreds of GPUs) would scan them all at every step: sort instead.
-  constexpr std::size_t kMaxChannels = 64;
-  if (first_channel.back() > kMaxChannels) return std::nullopt;
-  std::vector<std::uint32_t> latest(first_channel.back(), kNone);  // per channel, so far
-  std::vector<std::uint32_t> before(trace.size(), kNone);  // per interval: its channel's previous
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TraceSpan& s = trace[i];
-    if (std::min(s.end_s, makespan_s) <= s.start_s) continue;
+class ChannelWalk {
+ public:
+  ChannelWalk(const Engine& engine, double makespan_s)
+      : engine_(engine), trace_(engine.trace()), makespan_s_(makespan_s) {
+    const auto& resources = engine.resources();
+    first_channel_.assign(resources.size() + 1, 0);
+    for (std::size_t r = 0; r < resources.size(); ++r)
+      first_channel_[r + 1] =
+          first_channel_[r] + static_cast<std::size_t>(resources[r]->channels());
+    // A run with many channels (hundreds of GPUs) would scan them all at every step: sort
+    // instead.
+    constexpr std::size_t kMaxChannels = 64;
+    ok_ = first_channel_.back() <= kMaxChannels && trace_.size() < kNone;
+    if (!ok_) return;
+    latest_.assign(first_channel_.back(), kNone);
+    before_.resize(trace_.size());
+  }
+
+  // Span i of the trace, in trace order.
+  void add(std::size_t i) {
+    if (!ok_) return;
+    const TraceSpan& s = trace_[i];
+    if (std::min(s.end_s, makespan_s_) <= s.start_s) return;
     const auto r = static_cast<std::size_t>(s.resource);
     const auto c = static_cast<std::size_t>(s.channel);
-    if (r >= resources.size() || c >= first_channel[r + 1] - first_channel[r]) return std::nullopt;
-    std::uint32_t& last = latest[first_channel[r] + c];
-    if (last != kNone &&
-        walks_first(interval(engine, last, makespan_s), interval(engine, i, makespan_s)))
-      return std::nullopt;  // out of order
-    before[i] = last;
+    if (r + 1 >= first_channel_.size() || c >= first_channel_[r + 1] - first_channel_[r]) {
+      ok_ = false;
+      return;
+    }
+    std::uint32_t& last = latest_[first_channel_[r] + c];
+    if (last != kNone && walks_first(interval(engine_, last, makespan_s_),
+                                     interval(engine_, i, makespan_s_))) {
+      ok_ = false;  // out of order
+      return;
+    }
+    before_[i] = last;
     last = static_cast<std::uint32_t>(i);
   }
-  std::erase(latest, kNone);  // channels without intervals
-  std::vector<std::uint32_t> path;
-  double t = makespan_s;
-  while (t > 0) {
-    std::uint32_t best = kNone;
-    Interval best_v;
-    for (std::uint32_t& head : latest) {
-      // Ends after t: never a predecessor again.
-      while (head != kNone && std::min(trace[head].end_s, makespan_s) > t) head = before[head];
-      if (head == kNone) continue;
-      const Interval v = interval(engine, head, makespan_s);
-      // Its channel's intervals that tie with it (none, but for equal ends).
-      Interval at = v;
-      for (std::uint32_t k = before[head]; k != kNone; k = before[k]) {
-        const Interval prev = interval(engine, k, makespan_s);
-        if (prev.end_s != at.end_s || walks_first(at, prev)) break;
-        if (ambiguous(v, prev)) return std::nullopt;
-        at = prev;
+
+  std::optional<std::vector<std::uint32_t>> walk() {
+    if (!ok_) return std::nullopt;
+    std::erase(latest_, kNone);  // channels without intervals
+    std::vector<std::uint32_t> path;
+    double t = makespan_s_;
+    while (t > 0) {
+      std::uint32_t best = kNone;
+      Interval best_v;
+      for (std::uint32_t& head : latest_) {
+        // Ends after t: never a predecessor again.
+        while (head != kNone && std::min(trace_[head].end_s, makespan_s_) > t)
+          head = before_[head];
+        if (head == kNone) continue;
+        const Interval v = interval(engine_, head, makespan_s_);
+        // Its channel's intervals that tie with it (none, but for equal ends).
+        Interval at = v;
+        for (std::uint32_t k = before_[head]; k != kNone; k = before_[k]) {
+          const Interval prev = interval(engine_, k, makespan_s_);
+          if (prev.end_s != at.end_s || walks_first(at, prev)) break;
+          if (ambiguous(v, prev)) return std::nullopt;
+          at = prev;
+        }
+        if (best != kNone && v.end_s == best_v.end_s && ambiguous(v, best_v))
+          return std::nullopt;
+        if (best == kNone || walks_first(v, best_v)) {
+          best = head;
+          best_v = v;
+        }
       }
-      if (best != kNone && v.end_s == best_v.end_s && ambiguous(v, best_v)) return std::nullopt;
-      if (best == kNone || walks_first(v, best_v)) {
-        best = head;
-        best_v = v;
-      }
+      if (best == kNone) break;
+      path.push_back(best);
+      t = best_v.start_s;
     }
-    if (best == kNone) break;
-    path.push_back(best);
-    t = best_v.start_s;
+    return path;
   }
-  return path;
-}
+
+ private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  const Engine& engine_;
+  const std::vector<TraceSpan>& trace_;
+  double makespan_s_;
+  bool ok_ = false;
+  std::vector<std::size_t> first_channel_;  // per resource, its first channel's number
+  std::vector<std::uint32_t> latest_;       // per channel, its latest interval so far
+  std::vector<std::uint32_t> before_;       // per interval, its channel's previous one (added
+                                            // intervals only)
+};
 
 }  // namespace
 
@@ -215,11 +245,17 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     return add_slot(s);
   };
 
-  // Busy time per phase and resource.
-  for (const TraceSpan& s : engine.trace()) *slot(s).busy_s += s.work_s;
+  // Busy time per phase and resource, and the channels' links for the walk, in one pass over
+  // the trace (megabytes: a second pass read it from memory again).
+  ChannelWalk channels(engine, makespan_s);
+  const auto& trace = engine.trace();
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    *slot(trace[i]).busy_s += trace[i].work_s;
+    channels.add(i);
+  }
 
   // The walk: t is the moment explained so far (everything after it is charged).
-  std::optional<std::vector<std::uint32_t>> walked = walk_channels(engine, makespan_s);
+  std::optional<std::vector<std::uint32_t>> walked = channels.walk();
   const std::vector<std::uint32_t> path =
       walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
   double t = makespan_s;
