@@ -1,6 +1,7 @@
 #include "sim/breakdown.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -258,12 +259,19 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
   std::optional<std::vector<std::uint32_t>> walked = channels.walk();
   const std::vector<std::uint32_t> path =
       walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
+  // The waiting phase of each stage, looked up once.
+  std::array<Accumulated*, kStageCount> waits{};
+  const auto waiting = [&](Stage stage) -> Accumulated& {
+    Accumulated*& w = waits[static_cast<std::size_t>(stage)];
+    if (!w) w = &phase(stage, true, {});
+    return *w;
+  };
   double t = makespan_s;
   Stage last_stage = path.empty() ? Stage::kNone : engine.trace()[path.front()].stage;
   for (const std::uint32_t index : path) {
     const Interval i = interval(engine, index, makespan_s);
     const TraceSpan& s = *i.span;
-    if (i.end_s < t) phase(last_stage, true, {}).path_s += t - i.end_s;
+    if (i.end_s < t) waiting(last_stage).path_s += t - i.end_s;
     Slot& x = slot(s);
     if (!x.path_s) x.path_s = &x.phase->path_by_resource[s.resource];
     const double d = i.end_s - s.start_s;
@@ -272,7 +280,7 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     last_stage = s.stage;
     t = s.start_s;
   }
-  if (t > 0) phase(last_stage, true, {}).path_s += t;
+  if (t > 0) waiting(last_stage).path_s += t;
 
   const auto& resources = engine.resources();
   std::vector<PhaseTime> out;
