@@ -4,6 +4,8 @@
 #include <array>
 #include <charconv>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <cstdlib>
 #include <optional>
 #include <set>
@@ -214,14 +216,19 @@ std::vector<std::string> names_of(const std::vector<T>& v) {
   return out;
 }
 
+// An unknown name: the error lists the valid ones.
+[[noreturn]] void fail_unknown(const std::vector<std::string>& names, const std::string& name,
+                               const std::string& what, const std::string& file) {
+  throw CatalogError("unknown " + what + " '" + name + "'" + did_you_mean(name, names) +
+                     "; valid: " + join(names) + " (catalog " + file + ")");
+}
+
 template <class T>
 const T& find_named(const std::vector<T>& v, const std::string& name, const std::string& what,
                     const std::string& file) {
   for (const auto& x : v)
     if (to_lower(x.name) == to_lower(name)) return x;
-  const auto names = names_of(v);
-  throw CatalogError("unknown " + what + " '" + name + "'" + did_you_mean(name, names) +
-                     "; valid: " + join(names) + " (catalog " + file + ")");
+  fail_unknown(names_of(v), name, what, file);
 }
 
 PriceQuote find_price(const std::vector<PriceEntry>& v, const std::string& name) {
@@ -339,7 +346,8 @@ class TextWriter {
 
 class TextReader {
  public:
-  explicit TextReader(std::string_view text) : text_(text) {}
+  explicit TextReader(std::string_view text, std::size_t pos = 0) : text_(text), pos_(pos) {}
+  std::size_t pos() const { return pos_; }
   std::string_view get() {
     const auto colon = text_.find(':', pos_);
     std::size_t len = 0;
@@ -371,18 +379,30 @@ class TextReader {
   template <class T>
   std::vector<T> specs(const std::vector<SpecField<T>>& fields) {
     std::vector<T> out(count());
-    for (T& spec : out) {
-      spec.name = text();
-      // Written from the map in key order: each entry goes at the end, without a search (an
-      // out-of-order one, which the writer never makes, still lands where it belongs).
-      for (std::size_t n = count(); n > 0; --n) {
-        std::string key = text();
-        std::string value = text();
-        spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
-      }
-      for (const auto& f : fields) set_field(f, spec);
-    }
+    for (T& spec : out) spec = this->spec(fields);
     return out;
+  }
+  template <class T>
+  T spec(const std::vector<SpecField<T>>& fields) {
+    T spec;
+    spec.name = text();
+    // Written from the map in key order: each entry goes at the end, without a search (an
+    // out-of-order one, which the writer never makes, still lands where it belongs).
+    for (std::size_t n = count(); n > 0; --n) {
+      std::string key = text();
+      std::string value = text();
+      spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
+    }
+    for (const auto& f : fields) set_field(f, spec);
+    return spec;
+  }
+  // Passes over one entry written by TextWriter::specs, returning its name.
+  template <class T>
+  std::string_view skip_spec(const std::vector<SpecField<T>>& fields) {
+    const std::string_view name = get();
+    for (std::size_t n = 2 * count(); n > 0; --n) get();
+    for (std::size_t n = fields.size(); n > 0; --n) get();
+    return name;
   }
   // The inverse of field_text. No range checks: the value passed them when the snapshot was
   // made, and a field the catalog left out holds the struct's default, which may lie outside.
@@ -419,6 +439,68 @@ class TextReader {
   std::size_t pos_ = 0;
 };
 
+// One list of the built-in snapshot: where each entry is written, and the entries decoded so far.
+template <class T>
+struct LazyList {
+  std::vector<std::string> names;                  // in catalog order
+  std::vector<std::size_t> offsets;                // where each entry starts in the text
+  std::vector<std::unique_ptr<const T>> decoded;   // null until asked for
+  std::optional<std::vector<T>> all;               // every entry, once a command lists them
+
+  // Notes each entry of a list written by TextWriter::specs.
+  void index(TextReader& r, const std::vector<SpecField<T>>& fields) {
+    const std::size_t n = r.count();
+    names.reserve(n);
+    offsets.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      offsets.push_back(r.pos());
+      names.emplace_back(r.skip_spec(fields));
+    }
+    decoded.resize(n);
+  }
+  // The entry named `name` (case-insensitive), decoded now if it was not yet; null if none.
+  const T* find(std::string_view text, const std::vector<SpecField<T>>& fields,
+                const std::string& name) {
+    const std::string lower = to_lower(name);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (to_lower(names[i]) != lower) continue;
+      if (!decoded[i]) {
+        TextReader r(text, offsets[i]);
+        decoded[i] = std::make_unique<const T>(r.spec(fields));
+      }
+      return decoded[i].get();
+    }
+    return nullptr;
+  }
+  const std::vector<T>& every(std::string_view text, const std::vector<SpecField<T>>& fields) {
+    if (!all) {
+      all.emplace();
+      all->reserve(offsets.size());
+      for (const std::size_t offset : offsets) {
+        TextReader r(text, offset);
+        all->push_back(r.spec(fields));
+      }
+    }
+    return *all;
+  }
+};
+
+}  // namespace
+
+// A snapshot names a hundred-odd entries and a scenario uses four: decoding only those (and
+// their sources) took the catalog's share of `tiersim run` from about 2 million instructions
+// (decoding and then freeing every entry) to a tenth of that.
+struct Catalog::Lazy {
+  std::string_view text;
+  std::mutex mutex;  // catalogs are shared between a study's threads
+  LazyList<GpuSpec> gpus;
+  LazyList<NvmeSpec> drives;
+  LazyList<HostSpec> hosts;
+  LazyList<LlmSpec> models;
+};
+
+namespace {
+
 }  // namespace
 
 std::string default_data_dir() {
@@ -433,7 +515,7 @@ Catalog Catalog::load(const std::string& data_dir) {
   const Texts texts = read_texts(dir);
   if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
     const std::string all = all_texts(texts, dir);
-    if (!all.empty() && all == snap->texts) return from_text(snap->data, dir);
+    if (!all.empty() && all == snap->texts) return from_snapshot(snap->data, dir);
   }
   return parse_texts(dir, texts);
 }
@@ -504,10 +586,10 @@ Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
 std::string Catalog::to_text() const {
   TextWriter w;
   w.put("tiersim-catalog-2");
-  w.specs(gpus_, gpu_fields());
-  w.specs(drives_, drive_fields());
-  w.specs(hosts_, host_fields());
-  w.specs(models_, llm_fields());
+  w.specs(gpus(), gpu_fields());
+  w.specs(drives(), drive_fields());
+  w.specs(hosts(), host_fields());
+  w.specs(models(), llm_fields());
   w.prices(gpu_prices_);
   w.prices(platform_prices_);
   w.prices(drive_prices_);
@@ -547,20 +629,94 @@ Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
   return c;
 }
 
+Catalog Catalog::from_snapshot(std::string_view text, const std::string& dir) {
+  TextReader r(text);
+  if (r.get() != "tiersim-catalog-2")
+    throw ConfigError("built-in catalog snapshot", 0, "", "unknown format");
+  Catalog c;
+  c.dir_ = dir;
+  c.lazy_ = std::make_shared<Lazy>();
+  Lazy& lazy = *c.lazy_;
+  lazy.text = text;
+  lazy.gpus.index(r, gpu_fields());
+  lazy.drives.index(r, drive_fields());
+  lazy.hosts.index(r, host_fields());
+  lazy.models.index(r, llm_fields());
+  c.gpu_prices_ = r.prices();
+  c.platform_prices_ = r.prices();
+  c.drive_prices_ = r.prices();
+  c.dram_per_gb_ = r.quote();
+  c.cloud_.resize(r.count());
+  for (auto& e : c.cloud_) {
+    e.name = r.text();
+    e.gpu = r.text();
+    e.gpus = static_cast<int>(r.count());
+    e.hourly = r.quote();
+  }
+  if (!r.at_end()) throw ConfigError("built-in catalog snapshot", 0, "", "trailing data");
+  return c;
+}
+
+const std::vector<GpuSpec>& Catalog::gpus() const {
+  if (!lazy_) return gpus_;
+  std::lock_guard<std::mutex> lock(lazy_->mutex);
+  return lazy_->gpus.every(lazy_->text, gpu_fields());
+}
+const std::vector<HostSpec>& Catalog::hosts() const {
+  if (!lazy_) return hosts_;
+  std::lock_guard<std::mutex> lock(lazy_->mutex);
+  return lazy_->hosts.every(lazy_->text, host_fields());
+}
+const std::vector<NvmeSpec>& Catalog::drives() const {
+  if (!lazy_) return drives_;
+  std::lock_guard<std::mutex> lock(lazy_->mutex);
+  return lazy_->drives.every(lazy_->text, drive_fields());
+}
+const std::vector<LlmSpec>& Catalog::models() const {
+  if (!lazy_) return models_;
+  std::lock_guard<std::mutex> lock(lazy_->mutex);
+  return lazy_->models.every(lazy_->text, llm_fields());
+}
+
 const CloudInstance& Catalog::cloud_instance(const std::string& name) const {
   return find_named(cloud_, name, "cloud instance", dir_ + "/prices.yaml");
 }
 
+namespace {
+// The entry `name` of a snapshot's list, decoded at its first use; an unknown name fails as
+// find_named does.
+template <class T>
+const T& find_lazy(std::mutex& mutex, std::string_view text, LazyList<T>& list,
+                   const std::vector<SpecField<T>>& fields, const std::string& name,
+                   const std::string& what, const std::string& file) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const T* found = list.find(text, fields, name)) return *found;
+  fail_unknown(list.names, name, what, file);
+}
+}  // namespace
+
 const GpuSpec& Catalog::gpu(const std::string& name) const {
+  if (lazy_)
+    return find_lazy(lazy_->mutex, lazy_->text, lazy_->gpus, gpu_fields(), name, "GPU",
+                     dir_ + "/gpus.yaml");
   return find_named(gpus_, name, "GPU", dir_ + "/gpus.yaml");
 }
 const HostSpec& Catalog::host(const std::string& name) const {
+  if (lazy_)
+    return find_lazy(lazy_->mutex, lazy_->text, lazy_->hosts, host_fields(), name, "host",
+                     dir_ + "/hosts.yaml");
   return find_named(hosts_, name, "host", dir_ + "/hosts.yaml");
 }
 const NvmeSpec& Catalog::drive(const std::string& name) const {
+  if (lazy_)
+    return find_lazy(lazy_->mutex, lazy_->text, lazy_->drives, drive_fields(), name, "drive",
+                     dir_ + "/drives.yaml");
   return find_named(drives_, name, "drive", dir_ + "/drives.yaml");
 }
 const LlmSpec& Catalog::model(const std::string& name) const {
+  if (lazy_)
+    return find_lazy(lazy_->mutex, lazy_->text, lazy_->models, llm_fields(), name, "model",
+                     dir_ + "/models.yaml");
   return find_named(models_, name, "model", dir_ + "/models.yaml");
 }
 

@@ -3,6 +3,7 @@
 // is an error, and every numeric value must name its source in the entry's `sources:` map.
 // Names are matched case-insensitively; an unknown name is a CatalogError listing the valid ones.
 #include <array>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -60,10 +61,12 @@ class Catalog {
   const NvmeSpec& drive(const std::string& name) const;
   const LlmSpec& model(const std::string& name) const;
 
-  const std::vector<GpuSpec>& gpus() const { return gpus_; }
-  const std::vector<HostSpec>& hosts() const { return hosts_; }
-  const std::vector<NvmeSpec>& drives() const { return drives_; }
-  const std::vector<LlmSpec>& models() const { return models_; }
+  // Every entry, in catalog order. A catalog served from the built-in snapshot decodes a list at
+  // its first use (and gpu(name) etc. only the entry asked for).
+  const std::vector<GpuSpec>& gpus() const;
+  const std::vector<HostSpec>& hosts() const;
+  const std::vector<NvmeSpec>& drives() const;
+  const std::vector<LlmSpec>& models() const;
 
   // Prices by component name (case-insensitive); usd = -1 when the catalog has none.
   PriceQuote gpu_price(const std::string& name) const;
@@ -82,6 +85,10 @@ class Catalog {
  private:
   static Catalog parse_texts(const std::string& dir,
                              const std::array<std::optional<std::string>, 5>& texts);
+  // The built-in snapshot's text, decoded as it is used (see gpus()); same content as from_text.
+  static Catalog from_snapshot(std::string_view text, const std::string& dir);
+  struct Lazy;  // the snapshot's entries, found once and decoded at their first use
+  std::shared_ptr<Lazy> lazy_;  // null: the lists below hold every entry
 
   std::string dir_;
   std::vector<GpuSpec> gpus_;

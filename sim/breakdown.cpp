@@ -1,7 +1,12 @@
 #include "sim/breakdown.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -43,6 +48,153 @@ const char* stage_prefix(Stage stage) {
   return "";
 }
 
+// An interval within the run: a span of the engine's trace, its end clipped to the makespan.
+struct Interval {
+  const TraceSpan* span = nullptr;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+// The order of the walk: latest end first; among equal ends the longest interval, the most work,
+// the first resource.
+bool walks_first(const Interval& a, const Interval& b) {
+  if (a.end_s != b.end_s) return a.end_s > b.end_s;
+  if (a.start_s != b.start_s) return a.start_s < b.start_s;
+  if (a.span->work_s != b.span->work_s) return a.span->work_s > b.span->work_s;
+  return a.span->resource < b.span->resource;
+}
+
+// Two intervals the walk's order does not tell apart, taken for different work: which one a sort
+// puts first is unspecified, so only the sort itself can say which the walk charges.
+bool ambiguous(const Interval& a, const Interval& b) {
+  return a.end_s == b.end_s && !walks_first(a, b) && !walks_first(b, a) &&
+         (a.span->stage != b.span->stage || !(a.span->activity == b.span->activity));
+}
+
+// Interval i of the engine's trace.
+Interval interval(const Engine& engine, std::size_t i, double makespan_s) {
+  const TraceSpan& s = engine.trace()[i];
+  return {&s, s.start_s, std::min(s.end_s, makespan_s)};
+}
+
+// The intervals the walk charges, latest first, by their index in the trace: from t = makespan
+// back, each time the first interval in walks_first order that ends by t (everything after t is
+// explained), then t = its start.
+std::vector<std::uint32_t> walk_sorted(const Engine& engine, double makespan_s) {
+  std::vector<Interval> all;
+  all.reserve(engine.trace().size());
+  for (std::size_t i = 0; i < engine.trace().size(); ++i) {
+    const Interval v = interval(engine, i, makespan_s);
+    if (v.end_s > v.start_s) all.push_back(v);
+  }
+  std::sort(all.begin(), all.end(), walks_first);
+  std::vector<std::uint32_t> path;
+  double t = makespan_s;
+  for (const Interval& v : all) {
+    if (t <= 0) break;
+    if (v.end_s > t) continue;  // ends after t: not a predecessor
+    path.push_back(static_cast<std::uint32_t>(v.span - engine.trace().data()));
+    t = v.start_s;
+  }
+  return path;
+}
+
+// The same walk without sorting every interval: a resource channel's intervals are recorded one
+// after the other, so each channel's list is already in walk order backwards, and the walk only
+// needs, at each step, the latest interval of each channel that ends by t. Sorting the tens of
+// thousands of intervals of a run was most of `tiersim run`'s time. The channels' lists are
+// links from each interval to the one before it on its channel (4 bytes an interval: copies of
+// the intervals touched megabytes, and page faults cost more than the walk). The trace is read
+// once, by time_breakdown, which hands each span to add(). walk() gives nullopt where a
+// channel's intervals are not in order (or the walk meets two intervals only a sort can order):
+// then walk_sorted.
+class ChannelWalk {
+ public:
+  ChannelWalk(const Engine& engine, double makespan_s)
+      : engine_(engine), trace_(engine.trace()), makespan_s_(makespan_s) {
+    const auto& resources = engine.resources();
+    first_channel_.assign(resources.size() + 1, 0);
+    for (std::size_t r = 0; r < resources.size(); ++r)
+      first_channel_[r + 1] =
+          first_channel_[r] + static_cast<std::size_t>(resources[r]->channels());
+    // A run with many channels (hundreds of GPUs) would scan them all at every step: sort
+    // instead.
+    constexpr std::size_t kMaxChannels = 64;
+    ok_ = first_channel_.back() <= kMaxChannels && trace_.size() < kNone;
+    if (!ok_) return;
+    latest_.assign(first_channel_.back(), kNone);
+    before_.resize(trace_.size());
+  }
+
+  // Span i of the trace, in trace order.
+  void add(std::size_t i) {
+    if (!ok_) return;
+    const TraceSpan& s = trace_[i];
+    if (std::min(s.end_s, makespan_s_) <= s.start_s) return;
+    const auto r = static_cast<std::size_t>(s.resource);
+    const auto c = static_cast<std::size_t>(s.channel);
+    if (r + 1 >= first_channel_.size() || c >= first_channel_[r + 1] - first_channel_[r]) {
+      ok_ = false;
+      return;
+    }
+    std::uint32_t& last = latest_[first_channel_[r] + c];
+    if (last != kNone && walks_first(interval(engine_, last, makespan_s_),
+                                     interval(engine_, i, makespan_s_))) {
+      ok_ = false;  // out of order
+      return;
+    }
+    before_[i] = last;
+    last = static_cast<std::uint32_t>(i);
+  }
+
+  std::optional<std::vector<std::uint32_t>> walk() {
+    if (!ok_) return std::nullopt;
+    std::erase(latest_, kNone);  // channels without intervals
+    std::vector<std::uint32_t> path;
+    double t = makespan_s_;
+    while (t > 0) {
+      std::uint32_t best = kNone;
+      Interval best_v;
+      for (std::uint32_t& head : latest_) {
+        // Ends after t: never a predecessor again.
+        while (head != kNone && std::min(trace_[head].end_s, makespan_s_) > t)
+          head = before_[head];
+        if (head == kNone) continue;
+        const Interval v = interval(engine_, head, makespan_s_);
+        // Its channel's intervals that tie with it (none, but for equal ends).
+        Interval at = v;
+        for (std::uint32_t k = before_[head]; k != kNone; k = before_[k]) {
+          const Interval prev = interval(engine_, k, makespan_s_);
+          if (prev.end_s != at.end_s || walks_first(at, prev)) break;
+          if (ambiguous(v, prev)) return std::nullopt;
+          at = prev;
+        }
+        if (best != kNone && v.end_s == best_v.end_s && ambiguous(v, best_v))
+          return std::nullopt;
+        if (best == kNone || walks_first(v, best_v)) {
+          best = head;
+          best_v = v;
+        }
+      }
+      if (best == kNone) break;
+      path.push_back(best);
+      t = best_v.start_s;
+    }
+    return path;
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  const Engine& engine_;
+  const std::vector<TraceSpan>& trace_;
+  double makespan_s_;
+  bool ok_ = false;
+  std::vector<std::size_t> first_channel_;  // per resource, its first channel's number
+  std::vector<std::uint32_t> latest_;       // per channel, its latest interval so far
+  std::vector<std::uint32_t> before_;       // per interval, its channel's previous one (added
+                                            // intervals only)
+};
+
 }  // namespace
 
 std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
@@ -55,46 +207,80 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     a.activity = waiting ? Activity{} : activity;
     return a;
   };
-
-  // The intervals within the run, latest end first (the walk goes back in time).
-  std::vector<TraceSpan> spans;
-  spans.reserve(engine.trace().size());
-  for (const TraceSpan& s : engine.trace()) {
-    phase(s.stage, false, s.activity).busy_by_resource[s.resource] += s.work_s;
-    const double end = std::min(s.end_s, makespan_s);
-    if (end > s.start_s) {
-      TraceSpan clipped = s;
-      clipped.end_s = end;
-      spans.push_back(clipped);
+  // A span's phase and its seconds on the span's resource, looked up by the activity's name only
+  // the first time an activity (by its name's address), stage and resource come together: one
+  // lookup per span by name was much of the breakdown's cost.
+  struct Slot {
+    const char* name;
+    Stage stage;
+    int resource;
+    Accumulated* phase;
+    double* busy_s;  // phase->busy_by_resource[resource]
+    double* path_s;  // phase->path_by_resource[resource], created at the first path use
+  };
+  // Per resource, the slots of the activities seen on it: a short search by address, the last
+  // one found first.
+  std::vector<Slot> slots;
+  std::vector<std::vector<std::uint32_t>> slots_of(engine.resources().size());
+  // The first span of an activity, stage and resource (rare: kept out of the search's way).
+  const std::function<Slot&(const TraceSpan&)> add_slot = [&](const TraceSpan& s) -> Slot& {
+    const auto r = static_cast<std::size_t>(s.resource);
+    if (r >= slots_of.size()) slots_of.resize(r + 1);
+    Accumulated& a = phase(s.stage, false, s.activity);
+    slots_of[r].push_back(static_cast<std::uint32_t>(slots.size()));
+    slots.push_back({s.activity.name(), s.stage, s.resource, &a, &a.busy_by_resource[s.resource],
+                     nullptr});
+    return slots.back();
+  };
+  const auto slot = [&](const TraceSpan& s) -> Slot& {
+    const auto r = static_cast<std::size_t>(s.resource);
+    if (r < slots_of.size()) {
+      auto& mine = slots_of[r];
+      for (std::size_t j = 0; j < mine.size(); ++j) {
+        Slot& x = slots[mine[j]];
+        if (x.name != s.activity.name() || x.stage != s.stage) continue;
+        if (j > 0) std::swap(mine[j], mine[0]);  // runs of one activity: found first next time
+        return x;
+      }
     }
+    return add_slot(s);
+  };
+
+  // Busy time per phase and resource, and the channels' links for the walk, in one pass over
+  // the trace (megabytes: a second pass read it from memory again).
+  ChannelWalk channels(engine, makespan_s);
+  const auto& trace = engine.trace();
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    *slot(trace[i]).busy_s += trace[i].work_s;
+    channels.add(i);
   }
-  // Latest end first; among equal ends the longest interval, the most work, the first resource.
-  std::sort(spans.begin(), spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
-    if (a.end_s != b.end_s) return a.end_s > b.end_s;
-    if (a.start_s != b.start_s) return a.start_s < b.start_s;
-    if (a.work_s != b.work_s) return a.work_s > b.work_s;
-    return a.resource < b.resource;
-  });
 
   // The walk: t is the moment explained so far (everything after it is charged).
+  std::optional<std::vector<std::uint32_t>> walked = channels.walk();
+  const std::vector<std::uint32_t> path =
+      walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
+  // The waiting phase of each stage, looked up once.
+  std::array<Accumulated*, kStageCount> waits{};
+  const auto waiting = [&](Stage stage) -> Accumulated& {
+    Accumulated*& w = waits[static_cast<std::size_t>(stage)];
+    if (!w) w = &phase(stage, true, {});
+    return *w;
+  };
   double t = makespan_s;
-  Stage last_stage = spans.empty() ? Stage::kNone : spans.front().stage;
-  std::size_t i = 0;
-  while (t > 0) {
-    while (i < spans.size() && spans[i].end_s > t) ++i;  // ends after t: not a predecessor
-    if (i == spans.size()) {
-      phase(last_stage, true, {}).path_s += t;
-      break;
-    }
-    const TraceSpan& s = spans[i];
-    if (s.end_s < t) phase(last_stage, true, {}).path_s += t - s.end_s;
-    Accumulated& a = phase(s.stage, false, s.activity);
-    const double d = s.end_s - s.start_s;
-    a.path_s += d;
-    a.path_by_resource[s.resource] += d;
+  Stage last_stage = path.empty() ? Stage::kNone : engine.trace()[path.front()].stage;
+  for (const std::uint32_t index : path) {
+    const Interval i = interval(engine, index, makespan_s);
+    const TraceSpan& s = *i.span;
+    if (i.end_s < t) waiting(last_stage).path_s += t - i.end_s;
+    Slot& x = slot(s);
+    if (!x.path_s) x.path_s = &x.phase->path_by_resource[s.resource];
+    const double d = i.end_s - s.start_s;
+    x.phase->path_s += d;
+    *x.path_s += d;
     last_stage = s.stage;
     t = s.start_s;
   }
+  if (t > 0) waiting(last_stage).path_s += t;
 
   const auto& resources = engine.resources();
   std::vector<PhaseTime> out;

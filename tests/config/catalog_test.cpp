@@ -9,6 +9,7 @@
 
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
+#include "config/spec_fields.hpp"
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/power.hpp"
@@ -200,6 +201,62 @@ TEST_CASE("the built-in catalog snapshot is the shipped catalogs, parsed", "[con
   CHECK(c.dir() == kData + "/catalog");
   CHECK(c.gpu("H200").memory_mib == Catalog::parse(kData).gpu("H200").memory_mib);
   CHECK(c.gpu("H200").sources == Catalog::parse(kData).gpu("H200").sources);
+}
+
+namespace {
+// Every field and source of two entries, as text (field_text is canonical).
+template <class T>
+void check_same_entry(const T& a, const T& b, const std::vector<SpecField<T>>& fields) {
+  INFO(a.name);
+  CHECK(a.name == b.name);
+  CHECK(a.sources == b.sources);
+  for (const auto& f : fields) CHECK(field_text(f, a) == field_text(f, b));
+}
+}  // namespace
+
+TEST_CASE("the snapshot decodes each entry asked for by name as parsing gives it",
+          "[config][catalog]") {
+  const Catalog parsed = Catalog::parse(kData);
+  // A fresh catalog per lookup: from the snapshot, each entry is decoded at its first use only.
+  for (const auto& g : parsed.gpus())
+    check_same_entry(Catalog::load(kData).gpu(g.name), g, gpu_fields());
+  for (const auto& d : parsed.drives())
+    check_same_entry(Catalog::load(kData).drive(d.name), d, drive_fields());
+  for (const auto& h : parsed.hosts())
+    check_same_entry(Catalog::load(kData).host(h.name), h, host_fields());
+  for (const auto& m : parsed.models())
+    check_same_entry(Catalog::load(kData).model(m.name), m, llm_fields());
+
+  const Catalog c = Catalog::load(kData);
+  // Names are case-insensitive; an entry asked for again is the same object, and stays valid
+  // once the whole list is decoded.
+  const GpuSpec& h200 = c.gpu("h200");
+  CHECK(&h200 == &c.gpu("H200"));
+  CHECK(c.gpus().size() == parsed.gpus().size());
+  CHECK(h200.name == "H200");
+  // An unknown name: the same error, listing the valid names, as from the parsed files.
+  for (const std::string name : {"H2000", "nope"}) {
+    std::string from_snapshot, from_parse;
+    try {
+      c.gpu(name);
+    } catch (const CatalogError& e) {
+      from_snapshot = e.what();
+    }
+    try {
+      parsed.gpu(name);
+    } catch (const CatalogError& e) {
+      from_parse = e.what();
+    }
+    CHECK_THAT(from_snapshot, Catch::Contains("valid: "));
+    CHECK(from_snapshot == from_parse);
+  }
+  std::string error;
+  try {
+    c.model("llama-3-70");
+  } catch (const CatalogError& e) {
+    error = e.what();
+  }
+  CHECK_THAT(error, Catch::Contains("did you mean 'llama-3-70b'?"));
 }
 
 TEST_CASE("an edited catalog is parsed, not served from the snapshot", "[config][catalog]") {

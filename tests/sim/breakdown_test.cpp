@@ -3,7 +3,10 @@
 #include "sim/breakdown.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <numeric>
+#include <random>
+#include <tuple>
 
 #include "config/scenario_loader.hpp"
 #include "sim/metrics.hpp"
@@ -245,5 +248,138 @@ TEST_CASE("breakdown: a phase reads back from its metric name", "[sim][breakdown
         CHECK(back->waiting == waiting);
         CHECK(back->activity == p.activity);
       }
+}
+
+namespace {
+
+// The walk in its defining form (sim/breakdown.hpp): every interval clipped to the run, sorted
+// latest end first (then earliest start, most work, first resource), and from the end back each
+// moment charged to the first interval in that order that ends by it. time_breakdown walks each
+// channel's intervals instead of sorting them all; it must charge exactly the same.
+std::vector<PhaseTime> breakdown_by_sorting(const Engine& e, double makespan_s) {
+  struct Acc {
+    double path_s = 0, busy_s = 0;
+    std::map<int, double> path_by, busy_by;
+  };
+  std::map<std::tuple<int, bool, std::string>, Acc> acc;
+  auto key = [](Stage st, bool waiting, Activity a) {
+    return std::make_tuple(static_cast<int>(st), waiting, std::string(waiting ? "" : a.name()));
+  };
+  std::vector<TraceSpan> spans;
+  for (const TraceSpan& s : e.trace()) {
+    acc[key(s.stage, false, s.activity)].busy_by[s.resource] += s.work_s;
+    TraceSpan c = s;
+    c.end_s = std::min(s.end_s, makespan_s);
+    if (c.end_s > c.start_s) spans.push_back(c);
+  }
+  std::sort(spans.begin(), spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
+    if (a.end_s != b.end_s) return a.end_s > b.end_s;
+    if (a.start_s != b.start_s) return a.start_s < b.start_s;
+    if (a.work_s != b.work_s) return a.work_s > b.work_s;
+    return a.resource < b.resource;
+  });
+  double t = makespan_s;
+  Stage last = spans.empty() ? Stage::kNone : spans.front().stage;
+  std::size_t i = 0;
+  while (t > 0) {
+    while (i < spans.size() && spans[i].end_s > t) ++i;
+    if (i == spans.size()) {
+      acc[key(last, true, {})].path_s += t;
+      break;
+    }
+    const TraceSpan& s = spans[i];
+    if (s.end_s < t) acc[key(last, true, {})].path_s += t - s.end_s;
+    Acc& a = acc[key(s.stage, false, s.activity)];
+    a.path_s += s.end_s - s.start_s;
+    a.path_by[s.resource] += s.end_s - s.start_s;
+    last = s.stage;
+    t = s.start_s;
+  }
+  std::vector<PhaseTime> out;
+  for (auto& [k, a] : acc) {
+    PhaseTime p;
+    p.stage = static_cast<Stage>(std::get<0>(k));
+    p.waiting = std::get<1>(k);
+    p.path_s = a.path_s;
+    for (const auto& [r, b] : a.busy_by) p.busy_s += b;
+    const auto& by = a.path_by.empty() ? a.busy_by : a.path_by;
+    int best = -1;
+    double best_s = -1;
+    for (const auto& [r, s] : by)
+      if (s > best_s) best = r, best_s = s;
+    if (best >= 0) {
+      p.bottleneck = e.resources()[static_cast<std::size_t>(best)]->name();
+      p.bottleneck_path_s = a.path_by.empty() ? 0.0 : best_s;
+    }
+    // The activity by name: the test's spans use the constants below.
+    for (Activity act : {kCompute, kWrite, kFetch})
+      if (!p.waiting && std::get<2>(k) == act.name()) p.activity = act;
+    if (p.path_s > 0 || p.busy_s > 0) out.push_back(std::move(p));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PhaseTime& a, const PhaseTime& b) {
+    if (a.path_s != b.path_s) return a.path_s > b.path_s;
+    return a.busy_s > b.busy_s;
+  });
+  return out;
+}
+
+void check_same(const std::vector<PhaseTime>& got, const std::vector<PhaseTime>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO(i);
+    CHECK(got[i].stage == want[i].stage);
+    CHECK(got[i].waiting == want[i].waiting);
+    CHECK(std::string(got[i].activity.name()) == want[i].activity.name());
+    CHECK(got[i].path_s == want[i].path_s);  // exactly: the same sums in the same order
+    CHECK(got[i].busy_s == want[i].busy_s);
+    CHECK(got[i].bottleneck == want[i].bottleneck);
+    CHECK(got[i].bottleneck_path_s == want[i].bottleneck_path_s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("breakdown: the per-channel walk charges what sorting every interval charges",
+          "[sim][breakdown]") {
+  // Random runs on resources of one and several channels, on a coarse time grid so that many
+  // intervals end together (the tie rules decide), with and without each channel's intervals in
+  // the order they happened (recorded out of order, the walk must still give the sorted answer).
+  std::mt19937 rng(29);
+  const Activity acts[] = {kCompute, kWrite, kFetch};
+  const Stage stages[] = {Stage::kPrefill, Stage::kDecode};
+  for (int run = 0; run < 200; ++run) {
+    INFO("run " << run);
+    Engine e;
+    e.keep_spans(true);
+    e.add_resource(resource::kGpu.at(), WorkUnit::kSeconds, 1.0);
+    e.add_resource(resource::kPcieH2d.at(), WorkUnit::kBytes, 1.0, 2);
+    e.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0, 3);
+    std::vector<TraceSpan> spans;
+    double makespan = 0;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < e.resources()[static_cast<std::size_t>(r)]->channels(); ++c) {
+        double t = static_cast<double>(rng() % 3);
+        const int n = static_cast<int>(rng() % 12);
+        for (int k = 0; k < n; ++k) {
+          TraceSpan s;
+          s.resource = r;
+          s.channel = c;
+          s.start_s = t;
+          s.end_s = t + static_cast<double>(rng() % 4);  // zero-length ones too
+          s.work_s = (s.end_s - s.start_s) * (rng() % 2 ? 1.0 : 0.5);
+          s.activity = acts[rng() % 3];
+          s.stage = stages[rng() % 2];
+          spans.push_back(s);
+          makespan = std::max(makespan, s.end_s);
+          t = s.end_s + static_cast<double>(rng() % 3);
+        }
+      }
+    if (run % 2) std::shuffle(spans.begin(), spans.end(), rng);
+    for (const TraceSpan& s : spans) e.record(s);
+    // Now and then a makespan that clips the last intervals.
+    const double end = run % 5 == 0 && makespan > 1 ? makespan - 1 : makespan;
+    if (end <= 0) continue;
+    check_same(time_breakdown(e, end), breakdown_by_sorting(e, end));
+  }
 }
 }  // namespace sim_breakdown_test
