@@ -83,6 +83,8 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kKvGpuTierBlocks,
     metric::kKvHostTierBlocks,
     metric::kKvNvmeTierBlocks,
+    metric::kKvHostTierBytes,
+    metric::kKvNvmeTierBytes,
     metric::kKvHostReadBytes,
     metric::kKvNvmeReadBytes,
     metric::kKvHostWriteBytes,

@@ -825,6 +825,8 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     result.set(metric::kKvGpuTierBlocks, double(gpu_tier_blocks) * replicas);
     result.set(metric::kKvHostTierBlocks, double(tier_blocks(w.kv_host_cache_bytes)) * replicas);
     result.set(metric::kKvNvmeTierBlocks, double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas);
+    result.set(metric::kKvHostTierBytes, w.kv_host_cache_bytes);
+    result.set(metric::kKvNvmeTierBytes, w.kv_nvme_cache_bytes);
     result.set(metric::kKvHostReadBytes, double(totals.hit_host_blocks) * prefix_block_bytes);
     result.set(metric::kKvNvmeReadBytes, double(totals.hit_nvme_blocks) * prefix_block_bytes);
     result.set(metric::kKvHostWriteBytes, double(totals.host_write_blocks) * prefix_block_bytes);
