@@ -93,6 +93,8 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kKvHostWriteBytes,
     metric::kKvNvmeWriteBytes,
     metric::kNvmeDriveWritesPerDay,
+    metric::kNvmeDwpdRating,
+    metric::kNvmeDwpdUsedPct,
     metric::kIterations,
     metric::kReplicas,
     metric::kReadGbps,

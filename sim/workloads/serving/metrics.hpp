@@ -172,6 +172,16 @@ inline constexpr MetricDecl kNvmeDriveWritesPerDay{
     "NVMe tier writes per day at the run's write rate over the array's capacity (compare with "
     "the drive's DWPD rating)",
     "serving"};
+inline constexpr MetricDecl kNvmeDwpdRating{
+    "nvme_dwpd_rating", "1/day",
+    "the drive's endurance rating (catalog dwpd: drive writes per day over its warranty, five "
+    "years for the catalog's drives); present when the drive has one and the NVMe tier is used",
+    "serving"};
+inline constexpr MetricDecl kNvmeDwpdUsedPct{
+    "nvme_dwpd_used_pct", "%",
+    "nvme_drive_writes_per_day / nvme_dwpd_rating: above 100% the KV tier's writes wear the drives "
+    "out before the end of their rated life",
+    "serving"};
 inline constexpr MetricDecl kIterations{"iterations", "iterations",
                                         "forward passes run, all replicas", "serving"};
 inline constexpr MetricDecl kReplicas{

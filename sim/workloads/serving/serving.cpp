@@ -837,7 +837,12 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
       // (the unit of a drive's endurance rating, DWPD, over its warranty).
       const NvmeArray& a = s.hardware.nvme;
       const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
-      result.set(metric::kNvmeDriveWritesPerDay, nvme_written / total_s * 86400.0 / array_bytes);
+      const double per_day = nvme_written / total_s * 86400.0 / array_bytes;
+      result.set(metric::kNvmeDriveWritesPerDay, per_day);
+      if (a.drive.dwpd > 0) {
+        result.set(metric::kNvmeDwpdRating, a.drive.dwpd);
+        result.set(metric::kNvmeDwpdUsedPct, 100.0 * per_day / a.drive.dwpd);
+      }
     }
   }
   result.set(metric::kIterations, double(totals.iterations));

@@ -329,6 +329,14 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
   CHECK(h.get("kv_host_read_bytes") > 0);
   CHECK(n.get("kv_nvme_write_bytes") > 0);
   CHECK(n.get("nvme_drive_writes_per_day") > 0);
+  // The wear against the drive's endurance rating (drives.yaml dwpd); none for an unrated drive.
+  CHECK(n.get("nvme_dwpd_rating") == 1);
+  CHECK(n.get("nvme_dwpd_used_pct") ==
+        Approx(100 * n.get("nvme_drive_writes_per_day") / n.get("nvme_dwpd_rating")));
+  const auto unrated = with({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB",
+                             "hardware.nvme.dwpd=0"});
+  CHECK(unrated.has("nvme_drive_writes_per_day"));
+  CHECK_FALSE(unrated.has("nvme_dwpd_used_pct"));
   // Bytes moved are whole blocks: 256 tokens x 128 KiB per token (Llama-3-8B fp16: 32 layers,
   // 8 KV heads of 128, K and V).
   const double block = 256.0 * 2 * 32 * 8 * 128 * 2;
