@@ -257,7 +257,25 @@ class Replica {
     const auto n = std::min(r->req.block_hashes.size(),
                             static_cast<std::size_t>((r->req.prompt_tokens - 1) /
                                                      w_.prefix_block_tokens));
-    return kv_->match(r->req.block_hashes.data(), n);
+    const KvHierarchy::Match m = kv_->match(r->req.block_hashes.data(), n);
+    if (m.nvme == 0 || w_.kv_load != ServingWorkload::KvLoad::kIfFaster) return m;
+    // Load or recompute (workload.kv_load: if_faster): the blocks from the first one only the
+    // NVMe tier holds to the end of the match are loaded (their NVMe and host DRAM blocks) or
+    // recomputed, whichever this iteration model says takes less time on its own. Recompute is
+    // priced as a prefill of those tokens alone after the prefix kept; batched with others it
+    // shares the iteration, so this favours loading a little.
+    const KvHierarchy::Match kept = kv_->match(r->req.block_hashes.data(), n, false);
+    const double B = w_.prefix_block_tokens;
+    IterationShape load;
+    load.kv_load_nvme_tokens = double(m.nvme) * B;
+    load.kv_load_host_tokens = double(m.host - kept.host) * B;
+    const double tail = double(m.blocks() - kept.blocks()) * B;
+    const double offset = double(kept.blocks()) * B;
+    IterationShape recompute;
+    recompute.prefill_tokens = tail;
+    recompute.prefill_pairs = tail * (offset + (tail + 1) / 2);
+    recompute.prefill_kv_read_tokens = offset;
+    return model_.cost(load).kv_load_s <= model_.cost(recompute).time_s ? m : kept;
   }
 
   // `r` is admitted with the cached prefix `m`: its blocks come to the GPU (loads from host DRAM
