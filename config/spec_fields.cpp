@@ -146,6 +146,8 @@ const std::vector<SpecField<NvmeSpec>>& drive_fields() {
        "4 KiB write latency at queue depth 1"},
       {"active_w", &N::active_w, "W", 0, kNoLimit, false, "active power per drive"},
       {"idle_w", &N::idle_w, "W", 0, kNoLimit, false, "idle power per drive"},
+      {"dwpd", &N::dwpd, "1/day", 0, kNoLimit, false,
+       "endurance rating: drive writes per day over the warranty period (0 = not rated)"},
   };
   return kFields;
 }

@@ -171,6 +171,10 @@ struct NvmeSpec {
   double write_latency_us = 0;  // 4 KiB write latency at queue depth 1
   double active_w = 0;
   double idle_w = 0;
+  // Endurance rating: full-capacity writes a day the vendor warrants over the warranty period
+  // (five years for every drive in the catalog); 0 = not rated. The serving KV tier's write rate
+  // (nvme_drive_writes_per_day) is compared with it.
+  double dwpd = 0;
   SourceMap sources;
   // When set (a calibrated profile), replaces the datasheet-derived device model.
   bool has_profile = false;

@@ -221,6 +221,9 @@ struct ServingWorkload {
   double kv_host_cache_bytes = 0;  // host DRAM tier for KV blocks, per server; 0 = none
   double kv_nvme_cache_bytes = 0;  // NVMe tier for KV blocks, per server; 0 = none
   enum class KvWrite { kWriteThrough, kWriteBack } kv_write = KvWrite::kWriteThrough;
+  // Whether a prefix cached only on NVMe is always loaded, or loaded only when the array reads it
+  // faster than the GPUs recompute it (sim/workloads/serving/serving.cpp cached_prefix).
+  enum class KvLoad { kAlways, kIfFaster } kv_load = KvLoad::kAlways;
 };
 
 // A raw transfer benchmark of the NVMe array (what DeepSpeed's ds_io measures).

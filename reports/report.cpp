@@ -549,6 +549,11 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     h << part.html;
     if (!part.spec.is_null()) embed(part.spec);
   }
+  // Hit rate and TTFT against KV tier size; none without runs that differ only in a tier's size.
+  for (const auto& part : tier_size_chart_parts(in.load_points.empty() ? in.runs : in.load_points)) {
+    h << part.html;
+    if (!part.spec.is_null()) embed(part.spec);
+  }
   for (const auto& part : cost_chart_parts(in.runs, labels)) {  // none without capex
     h << part.html;
     if (!part.spec.is_null()) embed(part.spec);

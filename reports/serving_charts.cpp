@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "common/format.hpp"
@@ -75,6 +76,22 @@ std::vector<std::pair<double, double>> quantiles(const store::StoredRun& r, cons
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
+// The resolved scenario without the size of `tier` (its line under workload:, if any): runs
+// whose keys are equal lie on one curve of that tier's size. The name stays in: a sweep's points
+// share their base's name, and two configurations named apart are not one curve.
+std::string without_tier_key(const std::string& yaml, KvTier tier) {
+  const std::string key = tier == KvTier::kHost ? "kv_host_cache:" : "kv_nvme_cache:";
+  std::istringstream in(yaml);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line.compare(first, key.size(), key) == 0) continue;
+    out += line;
+    out += '\n';
+  }
   return out;
 }
 
@@ -192,6 +209,103 @@ std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>&
   if (!tpot_cdf.empty())
     parts.push_back(
         {"", line_chart("TPOT distribution", "TPOT (s)", "share of requests", tpot_cdf, false, false)});
+  return parts;
+}
+
+std::vector<TierCurve> tier_curves(const std::vector<store::StoredRun>& runs) {
+  std::vector<TierCurve> out;
+  for (const KvTier tier : {KvTier::kHost, KvTier::kNvme}) {
+    const sim::MetricDecl& size =
+        tier == KvTier::kHost ? sim::metric::kKvHostTierBytes : sim::metric::kKvNvmeTierBytes;
+    const sim::MetricDecl& other =
+        tier == KvTier::kHost ? sim::metric::kKvNvmeTierBytes : sim::metric::kKvHostTierBytes;
+    std::vector<TierCurve> curves;
+    std::map<std::string, std::size_t> index;
+    for (const auto& r : runs) {
+      if (!r.fits || !r.has(sim::metric::kKvHitPct) || !r.has(size) || !r.has(other) ||
+          !r.has(sim::metric::kOfferedRateRequestsPerS))
+        continue;
+      auto [it, added] = index.emplace(without_tier_key(r.scenario_yaml, tier), curves.size());
+      if (added) {
+        // The scenario's name, not the run's display name: a sweep names each point by its
+        // axis values, which here are the sizes along the curve.
+        std::string label = r.scenario_name + " at " +
+                            num(r.get(sim::metric::kOfferedRateRequestsPerS)) + " requests/s";
+        // The other tier's size names the curve when it has one (a DRAM-tier curve beside an
+        // NVMe tier; an NVMe-tier curve over a DRAM tier).
+        if (const double o = r.get(other); o > 0)
+          label += (tier == KvTier::kHost ? ", NVMe tier " : ", DRAM tier ") + format::bytes(o);
+        curves.push_back({tier, label, {}});
+      }
+      curves[it->second].by_size.push_back(&r);
+    }
+    for (auto& c : curves) {
+      std::stable_sort(c.by_size.begin(), c.by_size.end(),
+                       [&](const store::StoredRun* a, const store::StoredRun* b) {
+                         return a->get(size) < b->get(size);
+                       });
+      // Two sizes at least make a curve (repeats of one size, stored twice, do not).
+      if (c.by_size.front()->get(size) < c.by_size.back()->get(size)) out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::vector<ReportPart> tier_size_chart_parts(const std::vector<store::StoredRun>& runs) {
+  const std::vector<TierCurve> curves = tier_curves(runs);
+  if (curves.empty()) return {};
+  std::vector<ReportPart> parts;
+  parts.push_back(
+      {"<h2 id=\"kv-tiers\">KV cache tiers</h2>\n<p class=\"note\">Prefix caching against the "
+       "size of a KV cache tier, from stored runs of one configuration at one offered rate that "
+       "differ only in that size (<code>workload.kv_host_cache</code>, "
+       "<code>workload.kv_nvme_cache</code>; e.g. <code>tiersim sweep "
+       "scenarios/sweeps/llama3-70b-multiturn-kv-tiers.yaml --db DB</code>). Hit rate: the share "
+       "of looked-up prefix blocks found in any tier (solid) and in the tier that varies (dashed); "
+       "time to first token: p50 solid, p99 dashed.</p>\n",
+       nullptr});
+  for (const KvTier tier : {KvTier::kHost, KvTier::kNvme}) {
+    const bool host = tier == KvTier::kHost;
+    const sim::MetricDecl& size = host ? sim::metric::kKvHostTierBytes : sim::metric::kKvNvmeTierBytes;
+    const sim::MetricDecl& own = host ? sim::metric::kKvHitHostPct : sim::metric::kKvHitNvmePct;
+    const char* own_name = host ? "from DRAM" : "from NVMe";
+    json hit = json::array(), ttft = json::array();
+    for (const TierCurve& c : curves) {
+      if (c.tier != tier) continue;
+      for (const store::StoredRun* r : c.by_size) {
+        const double x = r->get(size) / 1e9;
+        hit.push_back({{"config", c.label}, {"series", c.label + " any tier"}, {"x", x},
+                       {"y", r->get(sim::metric::kKvHitPct)}, {"dash", "any tier"}});
+        if (const auto v = r->find(own))
+          hit.push_back({{"config", c.label}, {"series", c.label + " " + own_name}, {"x", x},
+                         {"y", *v}, {"dash", own_name}});
+        struct Pct {
+          const char* name;
+          const sim::MetricDecl& m;
+        };
+        for (const Pct& p : {Pct{"p50", sim::metric::kTtftP50S}, Pct{"p99", sim::metric::kTtftP99S}})
+          if (const double t = r->find(p.m).value_or(0); t > 0)
+            ttft.push_back({{"config", c.label}, {"series", c.label + " " + p.name}, {"x", x},
+                            {"y", t}, {"dash", p.name}});
+      }
+    }
+    if (hit.empty()) continue;
+    const std::string what = host ? "DRAM tier" : "NVMe tier";
+    const std::string x_title = what + " size per server (GB)";
+    json h = line_chart("KV prefix hit rate vs " + what + " size", x_title, "hit rate (%)", hit,
+                        false, false);
+    h["encoding"]["strokeDash"] = {{"field", "dash"}, {"type", "nominal"}, {"title", nullptr},
+                                   {"sort", {"any tier", own_name}}};
+    // The dash legend as line samples (the default symbol is the point mark's circle).
+    h["encoding"]["strokeDash"]["legend"] = {{"symbolType", "stroke"}};
+    parts.push_back({"", h});
+    if (!ttft.empty()) {
+      json t = line_chart("Time to first token vs " + what + " size", x_title, "TTFT (s)", ttft,
+                          true, true);
+      t["encoding"]["strokeDash"]["legend"] = {{"symbolType", "stroke"}};
+      parts.push_back({"", t});
+    }
+  }
   return parts;
 }
 

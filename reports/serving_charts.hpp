@@ -44,4 +44,26 @@ nlohmann::json slo_rules(const std::map<std::string, SloTargets>& targets, const
 std::vector<ReportPart> serving_chart_parts(const std::vector<store::StoredRun>& runs,
                                             const std::map<std::string, SloTargets>& targets = {});
 
+// Which KV tier a tier-size curve varies.
+enum class KvTier { kHost, kNvme };
+
+// One tier-size curve: runs of one configuration that differ only in the size of one KV tier
+// (workload.kv_host_cache or workload.kv_nvme_cache: the same resolved scenario otherwise, the
+// offered rate included), ascending in that size. Only curves of two sizes or more are kept.
+struct TierCurve {
+  KvTier tier = KvTier::kHost;
+  std::string label;  // "<scenario> at R requests/s[, DRAM tier X GB | NVMe tier X GB]"
+  std::vector<const store::StoredRun*> by_size;
+};
+
+// The curves among `runs` (serving runs with prefix caching that fit and report their tier sizes,
+// kv_host_tier_bytes and kv_nvme_tier_bytes), in the order their configurations are first seen.
+std::vector<TierCurve> tier_curves(const std::vector<store::StoredRun>& runs);
+
+// "<h2>KV cache tiers</h2>", the prefix hit rate (any tier, and the share the varied tier serves)
+// and the TTFT p50 and p99 against the size of the DRAM tier, then of the NVMe tier, where the
+// database holds such curves (a sweep over the tier size at a fixed rate:
+// scenarios/sweeps/llama3-70b-multiturn-kv-tiers.yaml); empty otherwise.
+std::vector<ReportPart> tier_size_chart_parts(const std::vector<store::StoredRun>& runs);
+
 }  // namespace tiersim::reports

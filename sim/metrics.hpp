@@ -52,6 +52,21 @@ inline constexpr MetricDecl kNvmeReadGbpsModel{
     "read bandwidth of the NVMe array the device model predicts at the policy's block size and "
     "queue depth (present when weights or KV cache are on NVMe)",
     "inference, serving"};
+inline constexpr MetricDecl kServersForTraffic{
+    "servers_for_traffic", "servers",
+    "servers of this configuration a fleet needs to serve the traffic of a plan's capacity_search "
+    "(traffic_requests_per_s) within its SLO: ceil(traffic / capacity_requests_per_s), each "
+    "server loaded no higher than its capacity",
+    "cost"};
+inline constexpr MetricDecl kGpusForTraffic{
+    "gpus_for_traffic", "GPUs",
+    "servers_for_traffic x the GPUs of one server (hardware.gpu.count)", "cost"};
+inline constexpr MetricDecl kUsdPerRequestForTraffic{
+    "usd_per_request_for_traffic", "USD/request",
+    "servers_for_traffic x usd_per_hour / (traffic_requests_per_s x 3600): what a request costs "
+    "on the whole fleet, its last server's idle share included (energy counted at each server's "
+    "capacity rate, an upper bound)",
+    "cost"};
 inline constexpr MetricDecl kUsdPerRequestAtCapacity{
     "usd_per_request_at_capacity", "USD/request",
     "usd_per_hour / (capacity_requests_per_s x 3600): a served request's cost when the server "

@@ -55,6 +55,8 @@ const std::map<std::string, Sense>& known_senses() {
       // per hour, per million tokens and per served request.
       {"rent_usd_per_hour", Sense::kMinimize},       {"rent_usd_per_million_tokens", Sense::kMinimize},
       {"rent_usd_per_request", Sense::kMinimize},
+      {"servers_for_traffic", Sense::kMinimize},     {"gpus_for_traffic", Sense::kMinimize},
+      {"usd_per_request_for_traffic", Sense::kMinimize},
   };
   return k;
 }
@@ -168,11 +170,13 @@ PlanSpec parse_plan(const YNode& root, const std::string& text) {
     capacity::SearchOptions o;
     if (!cs->is_map())
       cs->fail("expected a map, e.g. {attainment_pct: 90, tolerance: 0.02, stability: true}");
-    cs->check_keys({"attainment_pct", "tolerance", "stability", "slo"});
+    cs->check_keys({"attainment_pct", "tolerance", "stability", "slo", "traffic_requests_per_s"});
     if (auto v = cs->get("slo")) o.criteria.check_slo = v->as_bool();
     if (auto v = cs->get("attainment_pct")) o.criteria.attainment_pct = v->as_double(1e-9, 100);
     if (auto v = cs->get("tolerance")) o.tolerance = v->as_double(1e-6, 10);
     if (auto v = cs->get("stability")) o.criteria.check_stability = v->as_bool();
+    if (auto v = cs->get("traffic_requests_per_s"))
+      o.traffic_requests_per_s = v->as_double(1e-9, 1e12);
     spec.capacity = o;
   }
   return spec;

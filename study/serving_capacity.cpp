@@ -175,6 +175,16 @@ ServingCapacity search_serving_capacity(const Scenario& base, const AtRate& at_r
     if (r.has(sim::metric::kUsdPerHour))
       r.set(sim::metric::kUsdPerRequestAtCapacity,
             r.get(sim::metric::kUsdPerHour) / (out.rate_per_s * 3600.0));
+    if (const double traffic = options.traffic_requests_per_s; traffic > 0) {
+      // Whole servers: the traffic split evenly over them loads each at traffic / servers, at
+      // most its capacity.
+      const double servers = std::ceil(traffic / out.rate_per_s);
+      r.set(sim::metric::kServersForTraffic, servers);
+      r.set(sim::metric::kGpusForTraffic, servers * out.points[*lo].scenario.hardware.gpu_count);
+      if (r.has(sim::metric::kUsdPerHour))
+        r.set(sim::metric::kUsdPerRequestForTraffic,
+              servers * r.get(sim::metric::kUsdPerHour) / (traffic * 3600.0));
+    }
   }
   if (hi) {
     out.failing_rate_per_s = rate(*hi);

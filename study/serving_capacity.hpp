@@ -45,6 +45,10 @@ struct SearchOptions {
   ServingCriteria criteria;
   double start_rate_per_s = 0;  // 0: the scenario's workload.arrival_rate
   double tolerance = 0.02;      // stop when (fail - pass) <= tolerance x pass
+  // > 0: the run at capacity also says how many such servers serve this many requests/s and what
+  // a request costs on that fleet (servers_for_traffic, gpus_for_traffic,
+  // usd_per_request_for_traffic).
+  double traffic_requests_per_s = 0;
   int max_runs = 60;            // simulations at most
   // Set by another thread (the Python module's Ctrl-C): the simulation in progress stops within
   // a few thousand events and the search throws Interrupted.

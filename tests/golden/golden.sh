@@ -8,8 +8,8 @@
 #
 # Runs from SOURCE_DIR so every path in the output is relative and the same on every machine.
 #
-# With TIERSIM_SANITIZED=1 (set by CTest in the AddressSanitizer build) the serving plan is left
-# out and its two expected files are not compared: it simulates 10,000 requests at each of many
+# With TIERSIM_SANITIZED=1 (set by CTest in the AddressSanitizer build) the serving plans are left
+# out and their expected files are not compared: it simulates 10,000 requests at each of many
 # rates, 78 s under ASan against 2 s in Release, and the Release run of this test checks its
 # output. Everything else runs in both builds.
 set -euo pipefail
@@ -96,7 +96,16 @@ fi
 if [[ $sanitized != 1 ]]; then
   spawn capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
     --out "$scratch/serving-plan" -j 2
+  # The KV tier plan (issue 32): 21 capacity searches of 24,000 multi-turn requests each, about
+  # 30 s of one core in Release; left out under the sanitizers like the serving plan above.
+  spawn capture "plan--llama3-70b-multiturn-kv-tiers.txt" \
+    "$bin" plan scenarios/plans/llama3-70b-multiturn-kv-tiers.yaml --out "$scratch/kv-tiers-plan" -j 2
 fi
+# Every shipped plan runs above: a plan file (one with an objective) that no capture names fails.
+for f in scenarios/plans/*.yaml; do
+  grep -q '^objective:' "$f" || continue
+  grep -qF "plan $f " tests/golden/golden.sh || { echo "golden: $f is shipped but not run here" >&2; exit 1; }
+done
 wait
 # Wall-clock times are the one thing allowed to change.
 sed -i -E -e "s#$scratch/sweeps/[^/]+/#SCRATCH/#g" -e "s#$scratch#SCRATCH#g" -e 's/; [0-9.e+-]+ s(;|$)/; T s\1/' "$out"/*
@@ -122,7 +131,8 @@ if [[ $mode == --update ]]; then
 fi
 skipped=()
 if [[ $sanitized == 1 ]]; then
-  skipped=(-x plan--opt30b-chatbot-capacity.txt -x plan-files--opt30b-chatbot-capacity.txt)
+  skipped=(-x plan--opt30b-chatbot-capacity.txt -x plan-files--opt30b-chatbot-capacity.txt
+           -x plan--llama3-70b-multiturn-kv-tiers.txt)
 fi
 if diff -ru "${skipped[@]}" "$expected" "$out" >"$out.diff"; then
   echo "golden: $(ls "$out" | wc -l) outputs unchanged${skipped:+ (the serving plan left out under the sanitizers)}"

@@ -117,4 +117,85 @@ TEST_CASE("the charts against load draw each configuration's latency targets as 
   CHECK(rows[1]["what"] == "TTFT target 5 s (b)");
 }
 
+namespace {
+
+// A prefix-caching run of scenario `name` at `rate` with DRAM and NVMe tiers of `host_gb` and
+// `nvme_gb`; `other` stands for any other key of the resolved scenario.
+store::StoredRun tier_run(std::int64_t id, const std::string& name, double rate, double host_gb,
+                          double nvme_gb, double hit_pct, const std::string& other = "x") {
+  store::StoredRun r = serving_run(id, name, rate, 100, 0.1 * (100 - hit_pct));
+  r.scenario_yaml = "name: " + name + "\nworkload:\n  arrival_rate: " + std::to_string(rate) +
+                    "\n  kv_host_cache: " + std::to_string(host_gb * 1e9) +
+                    "\n  kv_nvme_cache: " + std::to_string(nvme_gb * 1e9) + "\n  other: " + other +
+                    "\n";
+  r.metrics.push_back({"kv_hit_pct", hit_pct, "%"});
+  r.metrics.push_back({"kv_hit_host_pct", hit_pct / 2, "%"});
+  r.metrics.push_back({"kv_hit_nvme_pct", nvme_gb > 0 ? hit_pct / 4 : 0, "%"});
+  r.metrics.push_back({"kv_host_tier_bytes", host_gb * 1e9, "bytes"});
+  r.metrics.push_back({"kv_nvme_tier_bytes", nvme_gb * 1e9, "bytes"});
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("tier-size curves join runs that differ only in one tier's size", "[reports][serving]") {
+  const std::vector<store::StoredRun> runs = {
+      tier_run(1, "a", 4, 256, 0, 80),  tier_run(2, "a", 4, 0, 0, 60),
+      tier_run(3, "a", 4, 128, 0, 70),  tier_run(4, "a", 8, 128, 0, 65),  // another rate: alone
+      tier_run(5, "a", 4, 64, 0, 66, "y"),                                // another key: alone
+      tier_run(6, "a", 4, 128, 1000, 90), tier_run(7, "a", 4, 128, 250, 75),
+      tier_run(8, "b", 4, 128, 0, 50),  // another name: alone
+  };
+  const auto curves = reports::tier_curves(runs);
+  REQUIRE(curves.size() == 2);
+  // The DRAM curve: the three points at 4 requests/s with no NVMe tier, in size order (run 4 is at
+  // another rate, run 5 differs in another key; neither has a second size to make a curve).
+  CHECK(curves[0].tier == reports::KvTier::kHost);
+  CHECK(curves[0].label == "a at 4 requests/s");
+  REQUIRE(curves[0].by_size.size() == 3);
+  CHECK(curves[0].by_size[0]->id == 2);
+  CHECK(curves[0].by_size[1]->id == 3);
+  CHECK(curves[0].by_size[2]->id == 1);
+  // The NVMe curve under the 128 GB DRAM tier starts at the run without an NVMe tier (run 3).
+  CHECK(curves[1].tier == reports::KvTier::kNvme);
+  CHECK(curves[1].label == "a at 4 requests/s, DRAM tier 128 GB");
+  REQUIRE(curves[1].by_size.size() == 3);
+  CHECK(curves[1].by_size[0]->id == 3);
+  CHECK(curves[1].by_size[1]->id == 7);
+  CHECK(curves[1].by_size[2]->id == 6);
+
+  const auto parts = reports::tier_size_chart_parts(runs);
+  // The heading, then hit rate and TTFT against each tier's size.
+  REQUIRE(parts.size() == 5);
+  CHECK_THAT(parts[0].html, Catch::Contains("<h2 id=\"kv-tiers\">KV cache tiers</h2>"));
+  CHECK(parts[1].spec["title"] == "KV prefix hit rate vs DRAM tier size");
+  CHECK(parts[2].spec["title"] == "Time to first token vs DRAM tier size");
+  CHECK(parts[3].spec["title"] == "KV prefix hit rate vs NVMe tier size");
+  CHECK(parts[4].spec["title"] == "Time to first token vs NVMe tier size");
+  // Hit rate on any tier in GB order, from the runs' metrics; the DRAM tier's own share dashed.
+  std::vector<double> xs, any, own;
+  for (const auto& v : parts[1].spec["data"]["values"]) {
+    if (v["dash"] == "any tier") {
+      xs.push_back(v["x"]);
+      any.push_back(v["y"]);
+    }
+    if (v["dash"] == "from DRAM") own.push_back(v["y"]);
+  }
+  CHECK(xs == std::vector<double>{0, 128, 256});
+  CHECK(any == std::vector<double>{60, 70, 80});
+  CHECK(own == std::vector<double>{30, 35, 40});
+  // TTFT p50 and p99 per point, on a log axis.
+  CHECK(parts[2].spec["data"]["values"].size() == 6);
+  CHECK(parts[2].spec["encoding"]["y"]["scale"]["type"] == "log");
+}
+
+TEST_CASE("no tier-size curve without two sizes of a tier", "[reports][serving]") {
+  CHECK(reports::tier_size_chart_parts({}).empty());
+  // Serving runs without prefix caching (no hit rate), and one size only: nothing to draw.
+  CHECK(reports::tier_size_chart_parts({serving_run(1, "a", 1, 100, 0.1), serving_run(2, "a", 2, 100, 0.2)})
+            .empty());
+  CHECK(reports::tier_size_chart_parts({tier_run(1, "a", 4, 128, 0, 70), tier_run(2, "a", 4, 128, 0, 70)})
+            .empty());
+}
+
 }  // namespace tiersim

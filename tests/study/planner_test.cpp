@@ -2,6 +2,8 @@
 // optimistic bounds hold for every simulated point.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <map>
 #include <set>
 
@@ -244,6 +246,22 @@ TEST_CASE("planner: capacity_search judges each serving point at the rate it sus
     CHECK(v.capacity->found);
     CHECK(v.capacity->rate_per_s.value_or(0) > 0);
   }
+  // A traffic level: the fleet each point needs for it, as metrics the objective can rank.
+  const PlanSpec fleet = parse_plan_text(
+      "name: test-plan\n"
+      "base: ../serving/opt30b-chatbot-6xl40s.yaml\n"
+      "grid: {hardware.gpu.count: [2, 6]}\n"
+      "capacity_search: {tolerance: 0.05, traffic_requests_per_s: 10}\n"
+      "objective: gpus_for_traffic\n",
+      kFile);
+  REQUIRE(fleet.capacity);
+  CHECK(fleet.capacity->traffic_requests_per_s == 10);
+  const PlanResult f = run_plan(fleet, catalog(), o);
+  REQUIRE(f.best.size() == 2);
+  for (const auto& b : f.best)
+    CHECK(b.result.get("gpus_for_traffic") ==
+          std::ceil(10 / b.result.get("capacity_requests_per_s")) * b.scenario.hardware.gpu_count);
+  CHECK(f.best[0].result.get("gpus_for_traffic") <= f.best[1].result.get("gpus_for_traffic"));
   CHECK_THROWS_WITH(parse_plan_text("name: p\nbase: opt66b-base.yaml\ngrid: {workload.batch: [1]}\n"
                                     "objective: capex_usd\ncapacity_search: {target: 90}\n",
                                     kFile),

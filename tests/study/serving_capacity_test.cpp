@@ -78,6 +78,33 @@ TEST_CASE("capacity of evenly spaced arrivals at deterministic service is 1 / S"
   CHECK(c.at_capacity()->result.get("queue_delay_mean_s") == 0);
 }
 
+TEST_CASE("a traffic level gives the whole servers that carry it and a request's cost on them",
+          "[study][capacity]") {
+  // Two GPUs per server (tensor parallel 2). Capacity C: traffic 2.5 C needs 3 servers, 6 GPUs;
+  // a request costs 3 servers' hourly cost over the traffic, more than at capacity on one server
+  // (the third server is half idle).
+  Scenario s = test::load_yaml(kSingleServerYaml, {"workload.arrival_cv=0", "hardware.gpu.count=2",
+                                                   "policy.parallelism.tensor=2"});
+  capacity::SearchOptions o;
+  o.tolerance = 0.01;
+  const auto plain = search(s, o);
+  REQUIRE(plain.found);
+  CHECK_FALSE(plain.at_capacity()->result.has("servers_for_traffic"));
+  o.traffic_requests_per_s = 2.5 * plain.rate_per_s;
+  const auto c = search(s, o);
+  REQUIRE(c.found);
+  CHECK(c.rate_per_s == plain.rate_per_s);
+  const sim::RunResult& r = c.at_capacity()->result;
+  CHECK(r.get("servers_for_traffic") == 3);
+  CHECK(r.get("gpus_for_traffic") == 6);
+  CHECK(r.get("usd_per_request_for_traffic") ==
+        Approx(3 * r.get("usd_per_hour") / (o.traffic_requests_per_s * 3600)));
+  CHECK(r.get("usd_per_request_for_traffic") > r.get("usd_per_request_at_capacity"));
+  // Exactly the capacity: one server.
+  o.traffic_requests_per_s = plain.rate_per_s;
+  CHECK(search(s, o).at_capacity()->result.get("servers_for_traffic") == 1);
+}
+
 TEST_CASE("capacity of Poisson arrivals within a TTFT target matches the M/D/1 waiting time",
           "[study][capacity]") {
   // TTFT = wait + S. With a target of 3 S met by 90% of requests, the capacity is the rho at

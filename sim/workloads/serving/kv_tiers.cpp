@@ -55,7 +55,8 @@ KvHierarchy::KvHierarchy(std::size_t gpu_blocks, std::size_t host_blocks, std::s
                          bool write_back)
     : gpu_(gpu_blocks), host_(host_blocks), nvme_(nvme_blocks), write_back_(write_back) {}
 
-KvHierarchy::Match KvHierarchy::match(const std::uint64_t* hashes, std::size_t n) const {
+KvHierarchy::Match KvHierarchy::match(const std::uint64_t* hashes, std::size_t n,
+                                      bool nvme) const {
   Match m;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t h = hashes[i];
@@ -63,7 +64,7 @@ KvHierarchy::Match KvHierarchy::match(const std::uint64_t* hashes, std::size_t n
       ++m.gpu;
     else if (host_.contains(h))
       ++m.host;
-    else if (nvme_.contains(h))
+    else if (nvme && nvme_.contains(h))
       ++m.nvme;
     else
       break;

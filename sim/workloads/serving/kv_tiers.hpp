@@ -68,8 +68,9 @@ class KvHierarchy {
     std::size_t gpu = 0, host = 0, nvme = 0;  // blocks of the prefix found in each tier
     std::size_t blocks() const { return gpu + host + nvme; }
   };
-  // The longest prefix of hashes[0, n) held by some tier; changes nothing.
-  Match match(const std::uint64_t* hashes, std::size_t n) const;
+  // The longest prefix of hashes[0, n) held by some tier (without `nvme`: by the GPU or host
+  // DRAM, stopping at the first block only the NVMe tier holds); changes nothing.
+  Match match(const std::uint64_t* hashes, std::size_t n, bool nvme = true) const;
   // A request takes its matched prefix: each block is touched where it was found and brought to
   // the GPU (an NVMe hit passes through host DRAM and stays there).
   void take(const std::uint64_t* hashes, const Match& m);

@@ -149,6 +149,14 @@ inline constexpr MetricDecl kKvHostTierBlocks{
 inline constexpr MetricDecl kKvNvmeTierBlocks{
     "kv_nvme_tier_blocks", "blocks", "prefix blocks the NVMe tier holds (workload.kv_nvme_cache)",
     "serving"};
+inline constexpr MetricDecl kKvHostTierBytes{
+    "kv_host_tier_bytes", "bytes",
+    "capacity of the host DRAM KV tier per server (workload.kv_host_cache; 0 = none): the x axis "
+    "of the report's hit rate and TTFT against tier size",
+    "serving"};
+inline constexpr MetricDecl kKvNvmeTierBytes{
+    "kv_nvme_tier_bytes", "bytes",
+    "capacity of the NVMe KV tier per server (workload.kv_nvme_cache; 0 = none)", "serving"};
 inline constexpr MetricDecl kKvHostReadBytes{"kv_host_read_bytes", "bytes",
                                              "KV bytes loaded from the host DRAM tier to the GPUs",
                                              "serving"};
@@ -163,6 +171,16 @@ inline constexpr MetricDecl kNvmeDriveWritesPerDay{
     "nvme_drive_writes_per_day", "1/day",
     "NVMe tier writes per day at the run's write rate over the array's capacity (compare with "
     "the drive's DWPD rating)",
+    "serving"};
+inline constexpr MetricDecl kNvmeDwpdRating{
+    "nvme_dwpd_rating", "1/day",
+    "the drive's endurance rating (catalog dwpd: drive writes per day over its warranty, five "
+    "years for the catalog's drives); present when the drive has one and the NVMe tier is used",
+    "serving"};
+inline constexpr MetricDecl kNvmeDwpdUsedPct{
+    "nvme_dwpd_used_pct", "%",
+    "nvme_drive_writes_per_day / nvme_dwpd_rating: above 100% the KV tier's writes wear the drives "
+    "out before the end of their rated life",
     "serving"};
 inline constexpr MetricDecl kIterations{"iterations", "iterations",
                                         "forward passes run, all replicas", "serving"};

@@ -177,6 +177,14 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                           "when the tier above evicts it",
                           E(serving.kv_write)),
                    kServing));
+  t.push_back(only(choice("workload.kv_load", {"always", "if_faster"}, "always",
+                          "a prefix found on the NVMe tier: always: loaded (vLLM's KV connectors "
+                          "and LMCache load every hit); if_faster: loaded only when the array "
+                          "reads it sooner than prefill recomputes it, else recomputed from the "
+                          "first block only the NVMe tier holds (the load-or-compute choice of "
+                          "Cake, Jin et al. 2024, made per request)",
+                          E(serving.kv_load)),
+                   kServing));
   // These keys go into the resolved YAML (and so the scenario's hash) only where one of them is
   // not at its default: scenarios without prefix reuse resolve as they did before the keys existed.
   const auto in_use = [](const Scenario& s) {
@@ -188,7 +196,8 @@ void serving_option_rows(WorkloadOptionRows& rows) {
            w.prefix_block_tokens != d.prefix_block_tokens ||
            w.prefix_caching != d.prefix_caching ||
            w.kv_host_cache_bytes != d.kv_host_cache_bytes ||
-           w.kv_nvme_cache_bytes != d.kv_nvme_cache_bytes || w.kv_write != d.kv_write;
+           w.kv_nvme_cache_bytes != d.kv_nvme_cache_bytes || w.kv_write != d.kv_write ||
+           w.kv_load != d.kv_load;
   };
   for (std::size_t i = first_prefix_row; i < t.size(); ++i) t[i].emit_when = in_use;
 }

@@ -257,7 +257,25 @@ class Replica {
     const auto n = std::min(r->req.block_hashes.size(),
                             static_cast<std::size_t>((r->req.prompt_tokens - 1) /
                                                      w_.prefix_block_tokens));
-    return kv_->match(r->req.block_hashes.data(), n);
+    const KvHierarchy::Match m = kv_->match(r->req.block_hashes.data(), n);
+    if (m.nvme == 0 || w_.kv_load != ServingWorkload::KvLoad::kIfFaster) return m;
+    // Load or recompute (workload.kv_load: if_faster): the blocks from the first one only the
+    // NVMe tier holds to the end of the match are loaded (their NVMe and host DRAM blocks) or
+    // recomputed, whichever this iteration model says takes less time on its own. Recompute is
+    // priced as a prefill of those tokens alone after the prefix kept; batched with others it
+    // shares the iteration, so this favours loading a little.
+    const KvHierarchy::Match kept = kv_->match(r->req.block_hashes.data(), n, false);
+    const double B = w_.prefix_block_tokens;
+    IterationShape load;
+    load.kv_load_nvme_tokens = double(m.nvme) * B;
+    load.kv_load_host_tokens = double(m.host - kept.host) * B;
+    const double tail = double(m.blocks() - kept.blocks()) * B;
+    const double offset = double(kept.blocks()) * B;
+    IterationShape recompute;
+    recompute.prefill_tokens = tail;
+    recompute.prefill_pairs = tail * (offset + (tail + 1) / 2);
+    recompute.prefill_kv_read_tokens = offset;
+    return model_.cost(load).kv_load_s <= model_.cost(recompute).time_s ? m : kept;
   }
 
   // `r` is admitted with the cached prefix `m`: its blocks come to the GPU (loads from host DRAM
@@ -825,6 +843,8 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     result.set(metric::kKvGpuTierBlocks, double(gpu_tier_blocks) * replicas);
     result.set(metric::kKvHostTierBlocks, double(tier_blocks(w.kv_host_cache_bytes)) * replicas);
     result.set(metric::kKvNvmeTierBlocks, double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas);
+    result.set(metric::kKvHostTierBytes, w.kv_host_cache_bytes);
+    result.set(metric::kKvNvmeTierBytes, w.kv_nvme_cache_bytes);
     result.set(metric::kKvHostReadBytes, double(totals.hit_host_blocks) * prefix_block_bytes);
     result.set(metric::kKvNvmeReadBytes, double(totals.hit_nvme_blocks) * prefix_block_bytes);
     result.set(metric::kKvHostWriteBytes, double(totals.host_write_blocks) * prefix_block_bytes);
@@ -835,7 +855,12 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
       // (the unit of a drive's endurance rating, DWPD, over its warranty).
       const NvmeArray& a = s.hardware.nvme;
       const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
-      result.set(metric::kNvmeDriveWritesPerDay, nvme_written / total_s * 86400.0 / array_bytes);
+      const double per_day = nvme_written / total_s * 86400.0 / array_bytes;
+      result.set(metric::kNvmeDriveWritesPerDay, per_day);
+      if (a.drive.dwpd > 0) {
+        result.set(metric::kNvmeDwpdRating, a.drive.dwpd);
+        result.set(metric::kNvmeDwpdUsedPct, 100.0 * per_day / a.drive.dwpd);
+      }
     }
   }
   result.set(metric::kIterations, double(totals.iterations));

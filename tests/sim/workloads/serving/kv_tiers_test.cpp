@@ -105,6 +105,9 @@ TEST_CASE("write-through copies computed blocks down; write-back on eviction",
     CHECK(m.host == 1);  // 12 left the GPU
     CHECK(m.gpu == 2);
     CHECK(m.blocks() == 4);
+    // Without the NVMe tier the prefix ends at its first block, 11, which only NVMe holds.
+    CHECK(kv.match(h, 4, false).blocks() == 0);
+    CHECK(kv.match(h + 1, 3, false).blocks() == 3);
     kv.take(h, m);
     w = kv.take_writes();
     CHECK(w.host == 0);  // loads up are not writes down
