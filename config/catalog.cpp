@@ -492,16 +492,13 @@ struct LazyList {
 // (decoding and then freeing every entry) to a tenth of that.
 struct Catalog::Lazy {
   std::string_view text;
+  std::shared_ptr<const std::string> owned;  // what `text` views, unless static (the snapshot)
   std::mutex mutex;  // catalogs are shared between a study's threads
   LazyList<GpuSpec> gpus;
   LazyList<NvmeSpec> drives;
   LazyList<HostSpec> hosts;
   LazyList<LlmSpec> models;
 };
-
-namespace {
-
-}  // namespace
 
 std::string default_data_dir() {
   // Reading the environment is not mutable state of ours; it lets an installed binary or a test
@@ -605,27 +602,11 @@ std::string Catalog::to_text() const {
 }
 
 Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
-  TextReader r(text);
-  if (r.get() != "tiersim-catalog-2")
-    throw ConfigError("built-in catalog snapshot", 0, "", "unknown format");
-  Catalog c;
-  c.dir_ = dir;
-  c.gpus_ = r.specs(gpu_fields());
-  c.drives_ = r.specs(drive_fields());
-  c.hosts_ = r.specs(host_fields());
-  c.models_ = r.specs(llm_fields());
-  c.gpu_prices_ = r.prices();
-  c.platform_prices_ = r.prices();
-  c.drive_prices_ = r.prices();
-  c.dram_per_gb_ = r.quote();
-  c.cloud_.resize(r.count());
-  for (auto& e : c.cloud_) {
-    e.name = r.text();
-    e.gpu = r.text();
-    e.gpus = static_cast<int>(r.count());
-    e.hourly = r.quote();
-  }
-  if (!r.at_end()) throw ConfigError("built-in catalog snapshot", 0, "", "trailing data");
+  // The built-in snapshot's reader: entries decode from the text at their first use, so the
+  // catalog keeps its own copy of it.
+  auto owned = std::make_shared<const std::string>(text);
+  Catalog c = from_snapshot(*owned, dir);
+  c.lazy_->owned = std::move(owned);
   return c;
 }
 

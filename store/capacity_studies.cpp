@@ -16,6 +16,32 @@ std::optional<double> optional_column(const Statement& st, int i) {
   return st.column_double(i);
 }
 
+// The search's answer, the same ten columns in both tables (attainment_pct .. limit_reason),
+// bound or read from column `first` on.
+void bind_answer(Statement& st, int first, const CapacityStudy& s) {
+  st.bind(first, s.attainment_pct);
+  bind_optional(st, first + 1, s.slo_ttft_s);
+  bind_optional(st, first + 2, s.slo_tbt_s);
+  st.bind(first + 3, s.stability ? 1 : 0).bind(first + 4, s.found ? 1 : 0);
+  st.bind(first + 5, s.unbounded ? 1 : 0).bind(first + 6, s.zero_load_miss ? 1 : 0);
+  bind_optional(st, first + 7, s.rate_requests_per_s);
+  bind_optional(st, first + 8, s.failing_rate_requests_per_s);
+  st.bind(first + 9, s.limit);
+}
+
+void read_answer(const Statement& st, int first, CapacityStudy& s) {
+  s.attainment_pct = st.column_double(first);
+  s.slo_ttft_s = optional_column(st, first + 1);
+  s.slo_tbt_s = optional_column(st, first + 2);
+  s.stability = st.column_int(first + 3) != 0;
+  s.found = st.column_int(first + 4) != 0;
+  s.unbounded = st.column_int(first + 5) != 0;
+  s.zero_load_miss = st.column_int(first + 6) != 0;
+  s.rate_requests_per_s = optional_column(st, first + 7);
+  s.failing_rate_requests_per_s = optional_column(st, first + 8);
+  s.limit = st.column_text(first + 9);
+}
+
 }  // namespace
 
 void save_capacity_study(Database& db, const CapacityStudy& s) {
@@ -24,14 +50,8 @@ void save_capacity_study(Database& db, const CapacityStudy& s) {
       "slo_ttft_s, slo_tbt_s, stability, found, unbounded, zero_load_miss, rate_requests_per_s, "
       "failing_rate_requests_per_s, limit_reason, entry_run) "
       "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  st.bind(1, s.sweep).bind(2, s.scenario_name).bind(3, s.attainment_pct);
-  bind_optional(st, 4, s.slo_ttft_s);
-  bind_optional(st, 5, s.slo_tbt_s);
-  st.bind(6, s.stability ? 1 : 0).bind(7, s.found ? 1 : 0).bind(8, s.unbounded ? 1 : 0);
-  st.bind(9, s.zero_load_miss ? 1 : 0);
-  bind_optional(st, 10, s.rate_requests_per_s);
-  bind_optional(st, 11, s.failing_rate_requests_per_s);
-  st.bind(12, s.limit);
+  st.bind(1, s.sweep).bind(2, s.scenario_name);
+  bind_answer(st, 3, s);
   if (s.entry_run)
     st.bind(13, *s.entry_run);
   else
@@ -51,16 +71,7 @@ std::vector<CapacityStudy> capacity_studies(Database& db) {
     s.sweep = st.column_text(0);
     s.scenario_name = st.column_text(1);
     s.created_at = st.column_text(2);
-    s.attainment_pct = st.column_double(3);
-    s.slo_ttft_s = optional_column(st, 4);
-    s.slo_tbt_s = optional_column(st, 5);
-    s.stability = st.column_int(6) != 0;
-    s.found = st.column_int(7) != 0;
-    s.unbounded = st.column_int(8) != 0;
-    s.zero_load_miss = st.column_int(9) != 0;
-    s.rate_requests_per_s = optional_column(st, 10);
-    s.failing_rate_requests_per_s = optional_column(st, 11);
-    s.limit = st.column_text(12);
+    read_answer(st, 3, s);
     if (!st.column_is_null(13)) s.entry_run = st.column_int(13);
     out.push_back(std::move(s));
   }
@@ -77,14 +88,8 @@ void save_plan_capacity(Database& db, const PlanCapacity& row) {
       "INSERT OR REPLACE INTO plan_capacity (sweep, point, scenario_hash, attainment_pct, "
       "slo_ttft_s, slo_tbt_s, stability, found, unbounded, zero_load_miss, rate_requests_per_s, "
       "failing_rate_requests_per_s, limit_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  st.bind(1, s.sweep).bind(2, row.point).bind(3, row.scenario_hash).bind(4, s.attainment_pct);
-  bind_optional(st, 5, s.slo_ttft_s);
-  bind_optional(st, 6, s.slo_tbt_s);
-  st.bind(7, s.stability ? 1 : 0).bind(8, s.found ? 1 : 0).bind(9, s.unbounded ? 1 : 0);
-  st.bind(10, s.zero_load_miss ? 1 : 0);
-  bind_optional(st, 11, s.rate_requests_per_s);
-  bind_optional(st, 12, s.failing_rate_requests_per_s);
-  st.bind(13, s.limit);
+  st.bind(1, s.sweep).bind(2, row.point).bind(3, row.scenario_hash);
+  bind_answer(st, 4, s);
   st.run();
 }
 
@@ -102,16 +107,7 @@ std::vector<PlanCapacity> plan_capacities(Database& db, const std::string& sweep
     s.sweep = st.column_text(0);
     row.point = st.column_text(1);
     row.scenario_hash = st.column_text(2);
-    s.attainment_pct = st.column_double(3);
-    s.slo_ttft_s = optional_column(st, 4);
-    s.slo_tbt_s = optional_column(st, 5);
-    s.stability = st.column_int(6) != 0;
-    s.found = st.column_int(7) != 0;
-    s.unbounded = st.column_int(8) != 0;
-    s.zero_load_miss = st.column_int(9) != 0;
-    s.rate_requests_per_s = optional_column(st, 10);
-    s.failing_rate_requests_per_s = optional_column(st, 11);
-    s.limit = st.column_text(12);
+    read_answer(st, 3, s);
     out.push_back(std::move(row));
   }
   return out;
