@@ -144,7 +144,12 @@ const std::vector<SpecField<NvmeSpec>>& drive_fields() {
        "4 KiB read latency at queue depth 1"},
       {"write_latency_us", &N::write_latency_us, "us", 0, kNoLimit, false,
        "4 KiB write latency at queue depth 1"},
-      {"active_w", &N::active_w, "W", 0, kNoLimit, false, "active power per drive"},
+      {"active_w", &N::active_w, "W", 0, kNoLimit, false,
+       "maximum active power per drive"},
+      {"active_read_w", &N::active_read_w, "W", 0, kNoLimit, false,
+       "active power per drive reading at its rated sequential rate (0 = active_w)"},
+      {"active_write_w", &N::active_write_w, "W", 0, kNoLimit, false,
+       "active power per drive writing at its rated sequential rate (0 = active_w)"},
       {"idle_w", &N::idle_w, "W", 0, kNoLimit, false, "idle power per drive"},
   };
   return kFields;

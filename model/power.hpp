@@ -10,8 +10,9 @@
 // GPU streaming weights in a memory-bound kernel draws less than one at full compute
 // (gpu_power_limited). Active power is the catalog's maximum (GPU tdp_w, the board power limit
 // a compute-bound kernel runs at; CPU cpu_tdp_w; drive active_w). CPU, DRAM and drives draw their
-// full active power while busy: DRAM busy time is already its traffic over its bandwidth, and
-// drive busy time the array's transfer time (sim/economics.hpp).
+// full active power while busy: DRAM busy time is already its traffic over its bandwidth. A
+// drive draws by its rate in each direction (nvme_load): active_read_w or active_write_w at its
+// rated sequential rate, in proportion below it.
 //
 // A board set to a power limit below tdp_w (power_limit_w), or a group of kernels whose math and
 // memory traffic together would draw more than tdp_w, runs at a lower SM clock: its math slows
@@ -84,6 +85,24 @@ struct LimitedKernels {
 // a power_limit_w above tdp_w or not above idle_w.
 LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k);
 
+// Which way an NVMe transfer moves data.
+enum class IoDirection { kRead, kWrite };
+
+// Active power of one drive streaming at its rated sequential rate in `dir` [W]: active_read_w or
+// active_write_w where the catalog gives it, else active_w.
+double drive_active_w(const NvmeSpec& drive, IoDirection dir);
+
+// Share of the array's dynamic range (count x (active_w - idle_w)) a transfer of `bytes` that
+// keeps the array busy for `busy_s` draws, 0..1: the direction's share of the range,
+// (drive_active_w(dir) - idle_w) / (active_w - idle_w), times the rate it achieves over the
+// array's rated rate in that direction (the device model's peak bandwidth, the profile's where
+// calibrated, x count), at most 1. A drive's power rises with the data it moves (its NAND, its
+// controller and its link work per byte), so the Tag::load of an NVMe booking is this share and
+// the drive draws idle + (drive_active_w(dir) - idle_w) x rate / rated rate: a read at a shallow
+// queue or small blocks, which the device model slows, costs the same energy per byte rather
+// than more. 1 where the array has no rated rate or no range; 0 for an empty transfer.
+double nvme_load(const NvmeArray& nvme, IoDirection dir, double bytes, double busy_s);
+
 // What the components did in one part of a run (the prefill passes, the decode passes).
 struct PartActivity {
   double gpu_busy_s = 0;   // GPU-seconds of kernels
@@ -91,6 +110,8 @@ struct PartActivity {
   double cpu_busy_s = 0;   // seconds all host sockets compute
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers
+  // of which at full dynamic power (busy weighted by nvme_load); < 0: every busy second at full
+  double nvme_load_s = -1;
 };
 
 // How long each component worked during a run of makespan_s seconds.
@@ -103,6 +124,9 @@ struct ActivityTimes {
   double cpu_busy_s = 0;   // seconds all host sockets compute (the cpu-role resources)
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic, <= makespan_s
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers (all drives work together)
+  // Array-seconds at full dynamic power (busy time weighted by each transfer's nvme_load),
+  // <= nvme_busy_s; < 0: every busy second at full power (active_w).
+  double nvme_load_s = -1;
   // The parts of the totals above spent on prefill and on decode passes (inference, serving);
   // the rest is work of neither (training, checkpoints, I/O).
   PartActivity prefill;

@@ -136,6 +136,9 @@ class InferenceSim {
     // NVMe part's read and its copy over the link (GDS: with the read; AIO: the bounce), and the
     // host part's copy over the link and (pageable) on the CPU.
     Work read_work{}, link_work{}, host_link_work{}, host_cpu_work{};
+    // The read's load on the drives (model/power.hpp nvme_load): the rate it achieves, latency
+    // included, over their rated read rate.
+    double read_load = 1;
     // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
     // part and for the NVMe part's bounce, all ranks behind it together (zero3_gather_traffic).
@@ -187,7 +190,9 @@ class InferenceSim {
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
   template <bool bounces>
-  double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, const Tag& tag) {
+  double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
+    // The load is the drives'; the power model reads a link's bytes, not its load.
+    tag.load = t.read_load;
     if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, tag);
     return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, h2d, t.link_work, tag);
   }
@@ -625,7 +630,10 @@ void InferenceSim::plan_fetches() {
           f.bounce_uplink_bytes = p_.io_path == IoPath::kGds ? 0.0 : bounce.uplink_bytes;
         }
         const Resource& h2d = *stages_.front().h2d;
-        if (nvme_) f.read_work = nvme_->work(f.read_s);
+        if (nvme_) {
+          f.read_work = nvme_->work(f.read_s);
+          f.read_load = nvme_load(s_.hardware.nvme, IoDirection::kRead, f.nvme_bytes, f.read_s);
+        }
         f.link_work = h2d.work(f.nvme_link_bytes);
         f.host_link_work = h2d.work(f.host_link_bytes);
         f.host_cpu_work = cpu_->work(f.pageable_copy_s);
