@@ -574,4 +574,18 @@ TEST_CASE("the drives draw by the rate they move data, not by the time they are 
   CHECK(shallow.dynamic_j == Approx(deep.dynamic_j).epsilon(1e-6));
 }
 
+TEST_CASE("host CPU work charges the cores it keeps busy, not every socket",
+          "[economics][power]") {
+  const Scenario s = hand_scenario();  // 2 sockets x 10 cores; a core's share of the range: 15 W
+  sim::RunResult r = half_busy_run();
+  // The 5 s of CPU work kept one core of the twenty busy (a staging copy on one thread).
+  for (auto& u : r.utilization)
+    if (u.role == sim::ResourceRole::kCpu) u.load_s = 5.0 / 20;
+  sim::add_energy_and_cost(s, r);
+  // 2 sockets x 50 W x 10 s, one core x 5 s for the copy, one core x 5 GPU-seconds spinning.
+  CHECK(r.get("energy_j_cpu") == Approx(1000 + 15 * 5 + 15 * 5));
+  CHECK(cpu_core_load(s.hardware.host, 1.0) == Approx(1.0 / 20));
+  CHECK(cpu_core_load(s.hardware.host, 64.0) == 1.0);
+}
+
 }  // namespace sim_economics_test

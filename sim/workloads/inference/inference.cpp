@@ -184,9 +184,11 @@ class InferenceSim {
   //   serialising with CPU attention;
   // - the read of its NVMe part: the array for the read's time, and with GDS (no bounce) the link
   //   to the GPU with it; it ends when the data lands (on the GPU, or in its swap buffer).
-  double reserve_host_copy_work(double ready_s, Resource& h2d, const TensorFetch& t,
-                                const Tag& tag) {
+  double reserve_host_copy_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, tag);
+    // The driver's staging memcpy runs on the calling thread: one core busy (the load is the
+    // CPU's; the power model reads a link's bytes, not its load).
+    tag.load = cpu_core_load(s_.hardware.host, 1.0);
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
   template <bool bounces>
@@ -795,14 +797,20 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         const double elems = tokens * kv_bytes_per_token_layer(m_, 1.0) * cpu_kv / tp_;
         const double staged = elems * host_kv.prefill_staging_bytes_per_elem;
         const double stored = elems * host_kv.bytes_per_elem;
-        double copy_s = staged / std::min(st.d2h->rate_per_s(),
-                                          units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
-                        fresh_pages_s(host, em_, staged, 1.0) +
-                        (staged + stored) /
-                            (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
+        // On the calling thread (one core): the driver's copy and the temporary's page faults.
+        const double one_thread_s =
+            staged / std::min(st.d2h->rate_per_s(),
+                              units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
+            fresh_pages_s(host, em_, staged, 1.0);
+        // On the intra-op pool (every core): the copy into the buffer and its page faults.
+        double pool_s = (staged + stored) /
+                        (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
         if (host_kv.fresh_each_generate)
-          copy_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
-        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, dp_ * copy_s}, kv_tag);
+          pool_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
+        const double copy_s = one_thread_s + pool_s;
+        Tag tag = kv_tag;
+        tag.load = copy_s > 0 ? (one_thread_s * cpu_core_load(host, 1.0) + pool_s) / copy_s : 0.0;
+        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, dp_ * copy_s}, tag);
       }
     }
   }

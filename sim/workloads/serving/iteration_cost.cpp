@@ -158,6 +158,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
         c.nvme_s;
   }
   c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
+  c.cpu_load = cpu_core_load(s_.hardware.host, 1.0);
   return c;
 }
 

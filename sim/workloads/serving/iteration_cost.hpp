@@ -48,6 +48,9 @@ struct IterationCost {
   // transfer, weighted by its time).
   double nvme_load = 1;
   double cpu_s = 0;   // CPU time staging pageable copies
+  // Share of the host's cores busy over cpu_s (model/power.hpp cpu_core_load): the driver's
+  // staging memcpy runs on the calling thread, one core.
+  double cpu_load = 1;
   double kv_load_s = 0;  // of time_s: loading cached KV prefixes from host DRAM and NVMe
 };
 
