@@ -72,6 +72,11 @@ nlohmann::json economics_sources(const Scenario& s) {
   if (hw.nvme.count > 0) {
     add(power, "hardware.nvme.count", hw.nvme.count, "drives");
     add(power, "hardware.nvme.active_w", hw.nvme.drive.active_w, "W");
+    // Only where given (otherwise active_w stands for them).
+    if (hw.nvme.drive.active_read_w > 0)
+      add(power, "hardware.nvme.active_read_w", hw.nvme.drive.active_read_w, "W");
+    if (hw.nvme.drive.active_write_w > 0)
+      add(power, "hardware.nvme.active_write_w", hw.nvme.drive.active_write_w, "W");
     add(power, "hardware.nvme.idle_w", hw.nvme.drive.idle_w, "W");
   }
   j["power"] = power;

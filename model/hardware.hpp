@@ -169,8 +169,12 @@ struct NvmeSpec {
   double rand_write_kiops = 0;  // 4 KiB random write, thousands of IOPS
   double read_latency_us = 0;   // 4 KiB read latency at queue depth 1
   double write_latency_us = 0;  // 4 KiB write latency at queue depth 1
-  double active_w = 0;
-  double idle_w = 0;
+  double active_w = 0;        // [W] the drive's maximum active power (its "up to" figure)
+  // [W] active power streaming at the rated sequential rate in each direction, where the
+  // datasheet gives it; 0 = active_w (model/power.hpp drive_active_w). At most active_w.
+  double active_read_w = 0;
+  double active_write_w = 0;
+  double idle_w = 0;          // [W]
   // Endurance rating: full-capacity writes a day the vendor warrants over the warranty period
   // (five years for every drive in the catalog); 0 = not rated. The serving KV tier's write rate
   // (nvme_drive_writes_per_day) is compared with it.

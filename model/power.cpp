@@ -4,8 +4,10 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <utility>
 
 #include "model/errors.hpp"
+#include "model/units.hpp"
 
 namespace tiersim {
 
@@ -195,7 +197,41 @@ void check_power_inputs(const Hardware& hw) {
     require_power(hw.nvme.drive.idle_w, "hardware.nvme.idle_w", drive);
     require_active_above_idle(hw.nvme.drive.active_w, hw.nvme.drive.idle_w,
                               "hardware.nvme.active_w", "hardware.nvme.idle_w", drive);
+    const std::pair<double, const char*> directions[] = {
+        {hw.nvme.drive.active_read_w, "hardware.nvme.active_read_w"},
+        {hw.nvme.drive.active_write_w, "hardware.nvme.active_write_w"}};
+    for (const auto& [w, key] : directions) {
+      if (w == 0) continue;  // not given: active_w
+      require_power(w, key, drive);
+      require_active_above_idle(w, hw.nvme.drive.idle_w, key, "hardware.nvme.idle_w", drive);
+      if (w > hw.nvme.drive.active_w)
+        throw ModelError(drive.text() + ": " + key + " (" + std::to_string(w) +
+                         " W) is above hardware.nvme.active_w (" +
+                         std::to_string(hw.nvme.drive.active_w) +
+                         " W), the drive's maximum active power; raise active_w to at least it");
+    }
   }
+}
+
+double drive_active_w(const NvmeSpec& drive, IoDirection dir) {
+  const double w = dir == IoDirection::kRead ? drive.active_read_w : drive.active_write_w;
+  return w > 0 ? w : drive.active_w;
+}
+
+double nvme_load(const NvmeArray& nvme, IoDirection dir, double bytes, double busy_s) {
+  if (!(bytes > 0) || !(busy_s > 0)) return 0.0;
+  const NvmeSpec& d = nvme.drive;
+  const double range_w = d.active_w - d.idle_w;
+  const double share =
+      range_w > 0 ? std::clamp((drive_active_w(d, dir) - d.idle_w) / range_w, 0.0, 1.0) : 1.0;
+  const SsdDirectionModel& m = dir == IoDirection::kRead ? nvme.model.read : nvme.model.write;
+  const double rated_bytes_per_s = units::gbps_to_bytes_per_s(m.peak_gbps * std::max(nvme.count, 1));
+  if (!(rated_bytes_per_s > 0)) return share;
+  return share * std::min(1.0, bytes / busy_s / rated_bytes_per_s);
+}
+
+double cpu_core_load(const HostSpec& host, double threads) {
+  return std::clamp(threads / cpu_threads(host), 0.0, 1.0);
 }
 
 double gpu_power_cap_w(const GpuSpec& gpu) {
@@ -257,6 +293,8 @@ void check_activity(const Hardware& hw, const ActivityTimes& a) {
   const double t = a.makespan_s;
   require_busy(a.gpu_busy_s, t * hw.gpu_count, "GPU");
   if (a.gpu_load_s >= 0) require_busy(a.gpu_load_s, a.gpu_busy_s, "GPU full-power");
+  if (a.nvme_load_s >= 0) require_busy(a.nvme_load_s, a.nvme_busy_s, "NVMe full-power");
+  if (a.cpu_load_s >= 0) require_busy(a.cpu_load_s, a.cpu_busy_s, "CPU all-core");
   require_busy(a.cpu_busy_s, t, "CPU");
   require_busy(a.dram_busy_s, t, "DRAM");
   require_busy(a.nvme_busy_s, hw.nvme.count > 0 ? t : 0.0, "NVMe");
@@ -269,25 +307,40 @@ EnergyBreakdown dynamic_energy(const Hardware& hw, const PartActivity& part) {
   // draws the cap's share; the workloads that do already keep theirs within it.
   e.gpu_j = (hw.gpu.tdp_w - hw.gpu.idle_w) *
             std::min(part.gpu_load_s, part.gpu_busy_s * cap_share(hw.gpu));
-  // The simulator's "cpu" resource is the whole host computing (attention over the KV cache
-  // spreads over every core of every socket), so all sockets are active while it is busy; and
+  // The simulator's "cpu" resource is the host computing: each booking's load is the share of
+  // every socket's cores it keeps busy (cpu_core_load; attention over the KV cache spreads over
+  // all of them, a staging copy on one thread takes one); and
   // each GPU-second of kernels keeps the host thread that drives the GPU spinning on one core
   // (CUDA's default scheduling; see power.hpp), a core's share of the socket's dynamic range.
   const double socket_dynamic_w = hw.host.cpu_tdp_w - hw.host.cpu_idle_w;
   const double core_dynamic_w =
       hw.host.cores_per_socket > 0 ? socket_dynamic_w / hw.host.cores_per_socket : 0.0;
-  e.cpu_j = hw.host.sockets * socket_dynamic_w * part.cpu_busy_s + core_dynamic_w * part.gpu_busy_s;
+  const double cpu_loaded_s =
+      part.cpu_load_s < 0 ? part.cpu_busy_s : std::min(part.cpu_load_s, part.cpu_busy_s);
+  e.cpu_j = hw.host.sockets * socket_dynamic_w * cpu_loaded_s + core_dynamic_w * part.gpu_busy_s;
   e.dram_j = hw.host.dram_gb * (hw.host.dram_w_per_gb_active - hw.host.dram_w_per_gb_idle) *
              part.dram_busy_s;
+  // The array at full dynamic power for its load-weighted seconds (nvme_load: its rate in each
+  // direction); work that does not say its load counts every busy second at active_w.
   if (hw.nvme.count > 0)
-    e.nvme_j = hw.nvme.count * (hw.nvme.drive.active_w - hw.nvme.drive.idle_w) * part.nvme_busy_s;
+    e.nvme_j = hw.nvme.count * (hw.nvme.drive.active_w - hw.nvme.drive.idle_w) *
+               (part.nvme_load_s < 0 ? part.nvme_busy_s
+                                     : std::min(part.nvme_load_s, part.nvme_busy_s));
   return e;
 }
 
 PartActivity whole_run(const ActivityTimes& a) {
-  return PartActivity{a.gpu_busy_s, a.gpu_load_s < 0 ? a.gpu_busy_s : a.gpu_load_s, a.cpu_busy_s,
-                      a.dram_busy_s, a.nvme_busy_s};
+  return PartActivity{a.gpu_busy_s,  a.gpu_load_s < 0 ? a.gpu_busy_s : a.gpu_load_s,
+                      a.cpu_busy_s,  a.dram_busy_s,
+                      a.nvme_busy_s, a.nvme_load_s < 0 ? a.nvme_busy_s : a.nvme_load_s,
+                      a.cpu_load_s < 0 ? a.cpu_busy_s : a.cpu_load_s};
 }
+
+// A part's CPU all-core seconds, every busy second where it does not say.
+double cpu_loaded_s(const PartActivity& p) { return p.cpu_load_s < 0 ? p.cpu_busy_s : p.cpu_load_s; }
+
+// A part's NVMe load-weighted seconds, every busy second where it does not say.
+double nvme_loaded_s(const PartActivity& p) { return p.nvme_load_s < 0 ? p.nvme_busy_s : p.nvme_load_s; }
 
 // integrate_energy without its input checks.
 EnergyBreakdown node_energy(const Hardware& hw, const ActivityTimes& a) {
@@ -343,7 +396,11 @@ EnergyByPhase phase_energy(const Hardware& hw, const ActivityTimes& a) {
                           rest_of(all.gpu_load_s, a.prefill.gpu_load_s, a.decode.gpu_load_s),
                           rest_of(all.cpu_busy_s, a.prefill.cpu_busy_s, a.decode.cpu_busy_s),
                           rest_of(all.dram_busy_s, a.prefill.dram_busy_s, a.decode.dram_busy_s),
-                          rest_of(all.nvme_busy_s, a.prefill.nvme_busy_s, a.decode.nvme_busy_s)};
+                          rest_of(all.nvme_busy_s, a.prefill.nvme_busy_s, a.decode.nvme_busy_s),
+                          rest_of(all.nvme_load_s, nvme_loaded_s(a.prefill),
+                                  nvme_loaded_s(a.decode)),
+                          rest_of(all.cpu_load_s, cpu_loaded_s(a.prefill),
+                                  cpu_loaded_s(a.decode))};
   p.other_j = dynamic_energy(hw, rest).it_j() + hw.gpu.idle_w * rest.gpu_busy_s;
   p.io_wait_j = hw.gpu.idle_w * std::max(0.0, hw.gpu_count * t - all.gpu_busy_s);
   p.idle_j = idle_components_w(hw) * t - hw.gpu_count * hw.gpu.idle_w * t;

@@ -9,9 +9,11 @@
 // active power). A GPU that waits for weights therefore costs idle power, not board power, and a
 // GPU streaming weights in a memory-bound kernel draws less than one at full compute
 // (gpu_power_limited). Active power is the catalog's maximum (GPU tdp_w, the board power limit
-// a compute-bound kernel runs at; CPU cpu_tdp_w; drive active_w). CPU, DRAM and drives draw their
-// full active power while busy: DRAM busy time is already its traffic over its bandwidth, and
-// drive busy time the array's transfer time (sim/economics.hpp).
+// a compute-bound kernel runs at; CPU cpu_tdp_w; drive active_w). DRAM draws its full active
+// power while busy: DRAM busy time is already its traffic over its bandwidth. The host's work
+// draws by the cores it keeps busy (cpu_core_load). A drive draws by its rate in each direction
+// (nvme_load): active_read_w or active_write_w at its rated sequential rate, in proportion below
+// it.
 //
 // A board set to a power limit below tdp_w (power_limit_w), or a group of kernels whose math and
 // memory traffic together would draw more than tdp_w, runs at a lower SM clock: its math slows
@@ -27,8 +29,10 @@
 // yielding while the process has fewer active contexts than the host has logical processors:
 // CUDA Runtime API, cudaSetDeviceFlags). So each GPU-second of kernels keeps one host core busy,
 // at a core's share of the socket's dynamic range, (cpu_tdp_w - cpu_idle_w) / cores_per_socket.
-// While the host itself computes (the cpu role: attention on the CPU) every core already counts
-// busy; a GPU waiting for that result runs no kernel, so the two barely overlap.
+// While the host itself computes (the cpu role) each piece of work charges the cores it keeps busy
+// (cpu_core_load): attention on the CPU and PyTorch's intra-op copies every core, a driver's
+// pageable staging copy or a page-fault loop on the calling thread one. A GPU waiting for that
+// result runs no kernel, so the two barely overlap.
 //
 // What the components draw is DC power. Around them the node spends (node_overhead):
 //   fans:  fan_max_w x s^3 at speed s = clamp(heat / cooling_design_w, fan_min_speed, 1), the
@@ -84,6 +88,30 @@ struct LimitedKernels {
 // a power_limit_w above tdp_w or not above idle_w.
 LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k);
 
+// Which way an NVMe transfer moves data.
+enum class IoDirection { kRead, kWrite };
+
+// Active power of one drive streaming at its rated sequential rate in `dir` [W]: active_read_w or
+// active_write_w where the catalog gives it, else active_w.
+double drive_active_w(const NvmeSpec& drive, IoDirection dir);
+
+// Share of the array's dynamic range (count x (active_w - idle_w)) a transfer of `bytes` that
+// keeps the array busy for `busy_s` draws, 0..1: the direction's share of the range,
+// (drive_active_w(dir) - idle_w) / (active_w - idle_w), times the rate it achieves over the
+// array's rated rate in that direction (the device model's peak bandwidth, the profile's where
+// calibrated, x count), at most 1. A drive's power rises with the data it moves (its NAND, its
+// controller and its link work per byte), so the Tag::load of an NVMe booking is this share and
+// the drive draws idle + (drive_active_w(dir) - idle_w) x rate / rated rate: a read at a shallow
+// queue or small blocks, which the device model slows, costs the same energy per byte rather
+// than more. 1 where the array has no rated rate or no range; 0 for an empty transfer.
+double nvme_load(const NvmeArray& nvme, IoDirection dir, double bytes, double busy_s);
+
+// Share of the host's cores (every core of every socket, model/perf.hpp cpu_threads) that work
+// on `threads` threads keeps busy, 0..1: the Tag::load of a cpu-role booking. A core computing
+// draws its share of the socket's dynamic range, (cpu_tdp_w - cpu_idle_w) / cores_per_socket, so
+// a one-thread copy costs one core's power, not every socket's.
+double cpu_core_load(const HostSpec& host, double threads);
+
 // What the components did in one part of a run (the prefill passes, the decode passes).
 struct PartActivity {
   double gpu_busy_s = 0;   // GPU-seconds of kernels
@@ -91,6 +119,11 @@ struct PartActivity {
   double cpu_busy_s = 0;   // seconds all host sockets compute
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers
+  // of which at full dynamic power (busy weighted by nvme_load); < 0: every busy second at full
+  double nvme_load_s = -1;
+  // cpu_busy_s weighted by the share of the host's cores the work keeps busy (cpu_core_load);
+  // < 0: every busy second with all cores
+  double cpu_load_s = -1;
 };
 
 // How long each component worked during a run of makespan_s seconds.
@@ -100,9 +133,15 @@ struct ActivityTimes {
   // GPU-seconds at full dynamic power (busy time weighted by the load gpu_power_limited gives each
   // kernel), <= gpu_busy_s; < 0: every busy second at full power.
   double gpu_load_s = -1;
-  double cpu_busy_s = 0;   // seconds all host sockets compute (the cpu-role resources)
+  double cpu_busy_s = 0;   // seconds the host computes (the cpu-role resources)
+  // Of those, seconds at every core of every socket: busy time weighted by the share of the
+  // cores each piece of work keeps busy (cpu_core_load), <= cpu_busy_s; < 0: all cores throughout.
+  double cpu_load_s = -1;
   double dram_busy_s = 0;  // seconds of saturated-equivalent DRAM bus traffic, <= makespan_s
   double nvme_busy_s = 0;  // seconds the RAID-0 array transfers (all drives work together)
+  // Array-seconds at full dynamic power (busy time weighted by each transfer's nvme_load),
+  // <= nvme_busy_s; < 0: every busy second at full power (active_w).
+  double nvme_load_s = -1;
   // The parts of the totals above spent on prefill and on decode passes (inference, serving);
   // the rest is work of neither (training, checkpoints, I/O).
   PartActivity prefill;

@@ -38,6 +38,7 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
                              double pcie_host_share, Busy busy, Load load) {
   const Hardware& hw = s.hardware;
   PartActivity a;
+  a.nvme_load_s = a.cpu_load_s = 0;  // summed below (PartActivity's default, < 0, means "as busy")
   double pcie_bytes = 0;
   for (const auto& u : r.utilization) {
     // By role only: a workload's resource is charged for what it stands for, whatever its name.
@@ -48,9 +49,11 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
         break;
       case ResourceRole::kCpu:
         a.cpu_busy_s += busy(u);
+        a.cpu_load_s += load(u);  // the share of the cores it kept busy (cpu_core_load)
         break;
       case ResourceRole::kNvme:
         a.nvme_busy_s += busy(u);
+        a.nvme_load_s += load(u);  // each transfer's nvme_load (model/power.hpp)
         break;
       case ResourceRole::kPcieH2d:
       case ResourceRole::kPcieD2h:
@@ -64,7 +67,7 @@ PartActivity part_from_usage(const Scenario& s, const RunResult& r, int tp,
     }
   }
   pcie_bytes *= pcie_host_share;
-  if (hw.nvme.count <= 0) a.nvme_busy_s = 0;
+  if (hw.nvme.count <= 0) a.nvme_busy_s = a.nvme_load_s = 0;
   double nvme_bytes = 0;
   if (a.nvme_busy_s > 0) {
     // The array's busy time at the rate the workload's device model gives (WorkSummary): the
@@ -83,8 +86,10 @@ void scale_part(PartActivity& part, double gpu_f, double cpu_f, double dram_f, d
   part.gpu_busy_s *= gpu_f;
   part.gpu_load_s *= gpu_f;
   part.cpu_busy_s *= cpu_f;
+  part.cpu_load_s *= cpu_f;
   part.dram_busy_s *= dram_f;
   part.nvme_busy_s *= nvme_f;
+  part.nvme_load_s *= nvme_f;
 }
 
 double ratio(double clamped, double raw) { return raw > 0 ? clamped / raw : 1.0; }
@@ -121,7 +126,9 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
   a.gpu_busy_s = std::min(all.gpu_busy_s, t * hw.gpu_count);
   a.gpu_load_s = std::min(all.gpu_load_s, a.gpu_busy_s);
   a.cpu_busy_s = std::min(all.cpu_busy_s, t);
+  a.cpu_load_s = std::min(all.cpu_load_s * ratio(a.cpu_busy_s, all.cpu_busy_s), a.cpu_busy_s);
   a.nvme_busy_s = hw.nvme.count > 0 ? std::min(all.nvme_busy_s, t) : 0.0;
+  a.nvme_load_s = std::min(all.nvme_load_s * ratio(a.nvme_busy_s, all.nvme_busy_s), a.nvme_busy_s);
   a.dram_busy_s = std::min(t, all.dram_busy_s);
   // The parts, scaled as their totals were clamped so that they never add up to more.
   auto stage_part = [&](Stage stage) {
@@ -132,6 +139,8 @@ ActivityTimes activity_from_usage(const Scenario& s, const RunResult& r) {
     scale_part(p, ratio(a.gpu_busy_s, all.gpu_busy_s), ratio(a.cpu_busy_s, all.cpu_busy_s),
                ratio(a.dram_busy_s, all.dram_busy_s), ratio(a.nvme_busy_s, all.nvme_busy_s));
     p.gpu_load_s = std::min(p.gpu_load_s, p.gpu_busy_s);
+    p.nvme_load_s = std::min(p.nvme_load_s, p.nvme_busy_s);
+    p.cpu_load_s = std::min(p.cpu_load_s, p.cpu_busy_s);
     return p;
   };
   a.prefill = stage_part(Stage::kPrefill);

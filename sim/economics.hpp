@@ -39,9 +39,12 @@ namespace tiersim::sim {
 // (sim/engine/kinds.hpp ResourceRole), never by its name:
 //   GPU:  busy_s of every ResourceRole::kGpu resource x tensor-parallel degree (one resource per
 //         pipeline stage stands for its tp GPUs); GPUs beyond tp x pp only idle.
-//   CPU:  busy_s of ResourceRole::kCpu resources (attention on the host; all sockets).
+//   CPU:  busy_s of ResourceRole::kCpu resources (attention on the host, copies), and their
+//         load-weighted seconds (each booking's share of the cores, model/power.hpp
+//         cpu_core_load) as cpu_load_s.
 //   NVMe: busy_s of ResourceRole::kNvme resources (RAID-0: every drive transfers while the array
-//         does).
+//         does), and their load-weighted seconds (each booking's Tag::load, model/power.hpp
+//         nvme_load: its rate over the rated rate in its direction) as nvme_load_s.
 //   DRAM: the memory bus is counted busy while the CPU computes (attention streams the KV cache
 //         at DRAM bandwidth) plus the time the DMA traffic through host memory would occupy the
 //         bus at hardware.host.dram_gbps: bytes over the kPcieH2d and kPcieD2h roles' resources

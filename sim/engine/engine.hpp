@@ -113,7 +113,8 @@ struct Tag {
   int item = 0;
   // Fraction of the resource's dynamic power range (active minus idle power) the work draws while
   // it runs, 0..1: a GPU kernel bound by memory draws less than one at full compute
-  // (model/power.hpp gpu_power_limited). 1, full power, for work that does not say.
+  // (model/power.hpp gpu_power_limited), a drive reading below its rated rate less than at it
+  // (nvme_load). 1, full power, for work that does not say.
   double load = 1.0;
   Stage stage = Stage::kNone;
 };

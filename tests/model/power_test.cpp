@@ -137,6 +137,45 @@ TEST_CASE("GPU energy counts busy time at the share of power the kernels draw", 
   CHECK_THROWS_AS(integrate_energy(hw, a, 1.0), ModelError);
 }
 
+TEST_CASE("a drive draws its direction's active power in proportion to its rate", "[power]") {
+  Hardware hw = hand_hardware();  // active 20 W, idle 5 W: a 15 W range
+  hw.nvme.count = 2;
+  hw.nvme.model.read.peak_gbps = 10;  // per drive: the array's rated read is 20 GB/s
+  hw.nvme.model.write.peak_gbps = 5;
+  hw.nvme.drive.active_read_w = 14;  // (14 - 5) / 15 of the range at the rated read rate
+  // 10 GB in 1 s: half the array's rated read rate, so half the read's share.
+  CHECK(nvme_load(hw.nvme, IoDirection::kRead, 10e9, 1.0) == Approx(0.6 * 0.5));
+  CHECK(nvme_load(hw.nvme, IoDirection::kRead, 20e9, 1.0) == Approx(0.6));
+  // Never above the rated rate's power, and nothing moved draws nothing.
+  CHECK(nvme_load(hw.nvme, IoDirection::kRead, 40e9, 1.0) == Approx(0.6));
+  CHECK(nvme_load(hw.nvme, IoDirection::kRead, 0, 1.0) == 0.0);
+  // No write figure: active_w, the whole range, at the rated write rate.
+  CHECK(drive_active_w(hw.nvme.drive, IoDirection::kWrite) == 20);
+  CHECK(nvme_load(hw.nvme, IoDirection::kWrite, 5e9, 1.0) == Approx(0.5));
+  // No rated rate (a profile without one): the direction's share, as busy time charges it.
+  hw.nvme.model.read.peak_gbps = 0;
+  CHECK(nvme_load(hw.nvme, IoDirection::kRead, 10e9, 1.0) == Approx(0.6));
+
+  // The energy: idle for the run, the range for the load-weighted seconds.
+  ActivityTimes a;
+  a.makespan_s = 10;
+  a.nvme_busy_s = 8;
+  a.nvme_load_s = 2;
+  CHECK(integrate_energy(hw, a, 1.0).nvme_j == Approx(2 * (5 * 10 + 15 * 2)));
+  a.nvme_load_s = -1;  // not said: every busy second at active_w
+  CHECK(integrate_energy(hw, a, 1.0).nvme_j == Approx(2 * (5 * 10 + 15 * 8)));
+  a.nvme_load_s = 9;
+  CHECK_THROWS_AS(integrate_energy(hw, a, 1.0), ModelError);
+
+  // A direction's figure is within idle..active_w.
+  hw.nvme.drive.active_read_w = 25;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("hardware.nvme.active_read_w") &&
+                                                Catch::Contains("active_w"));
+  hw.nvme.drive.active_read_w = 0;
+  hw.nvme.drive.active_write_w = 4;
+  CHECK_THROWS_WITH(check_power_inputs(hw), Catch::Contains("hardware.nvme.active_write_w"));
+}
+
 TEST_CASE("energy by phase adds up to the energy by component", "[power]") {
   const Hardware hw = hand_hardware();
   ActivityTimes a;

@@ -86,6 +86,17 @@ workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 4}
 policy: {weights: nvme, kv_cache: cpu}
 )";
 
+// One 4 GiB read from two drives into host memory.
+const char* kIoScenario = R"(
+name: t
+hardware:
+  gpu: {model: L40S, count: 1}
+  host: {model: generic-2s-ddr5, dram_gb: 256}
+  nvme: {model: micron-9550, count: 2}
+model: {name: opt-30b}
+workload: {kind: io, direction: read, size: 4GiB, buffer: cpu}
+)";
+
 }  // namespace
 
 TEST_CASE("a resource idle half the time draws the mean of idle and active power", "[economics]") {
@@ -532,4 +543,49 @@ TEST_CASE("a GPU waiting for weights from NVMe costs idle power in the I/O-wait 
         Approx(s.hardware.gpu.idle_w * (r.get("total_s") - a.gpu_busy_s)));
   CHECK(r.get("energy_j_io_wait") > 0);
 }
+
+TEST_CASE("the drives draw by the rate they move data, not by the time they are busy",
+          "[economics][power]") {
+  // The same read at a deep queue of large requests and at one 128 KiB request at a time: the
+  // shallow queue takes several times longer at a lower rate. The drives' energy above idle is
+  // that of the bytes at the read's active power over the rated rate either way; charged by busy
+  // time alone, the slow read would cost several times as much.
+  struct Read {
+    double total_s, dynamic_j, expected_j;
+  };
+  const auto read = [](std::vector<std::string> sets) {
+    const Scenario s = load(kIoScenario, std::move(sets));
+    const sim::RunResult r = sim::simulate(s);
+    const NvmeArray& a = s.hardware.nvme;
+    const double bytes = 4.0 * units::kGiB;
+    const double rated_bytes_per_s = units::gbps_to_bytes_per_s(a.model.read.peak_gbps) * a.count;
+    return Read{r.get("total_s"),
+                r.get("energy_j_nvme") - a.count * a.drive.idle_w * r.get("total_s"),
+                a.count * (drive_active_w(a.drive, IoDirection::kRead) - a.drive.idle_w) * bytes /
+                    rated_bytes_per_s};
+  };
+  const Read deep = read({"policy.aio.block_size=1MiB", "policy.aio.queue_depth=32",
+                          "policy.aio.threads=4"});
+  const Read shallow = read({"policy.aio.block_size=128KiB", "policy.aio.queue_depth=1",
+                             "policy.aio.threads=1"});
+  REQUIRE(shallow.total_s > 2 * deep.total_s);
+  CHECK(deep.dynamic_j == Approx(deep.expected_j).epsilon(1e-6));
+  CHECK(shallow.dynamic_j == Approx(shallow.expected_j).epsilon(1e-6));
+  CHECK(shallow.dynamic_j == Approx(deep.dynamic_j).epsilon(1e-6));
+}
+
+TEST_CASE("host CPU work charges the cores it keeps busy, not every socket",
+          "[economics][power]") {
+  const Scenario s = hand_scenario();  // 2 sockets x 10 cores; a core's share of the range: 15 W
+  sim::RunResult r = half_busy_run();
+  // The 5 s of CPU work kept one core of the twenty busy (a staging copy on one thread).
+  for (auto& u : r.utilization)
+    if (u.role == sim::ResourceRole::kCpu) u.load_s = 5.0 / 20;
+  sim::add_energy_and_cost(s, r);
+  // 2 sockets x 50 W x 10 s, one core x 5 s for the copy, one core x 5 GPU-seconds spinning.
+  CHECK(r.get("energy_j_cpu") == Approx(1000 + 15 * 5 + 15 * 5));
+  CHECK(cpu_core_load(s.hardware.host, 1.0) == Approx(1.0 / 20));
+  CHECK(cpu_core_load(s.hardware.host, 64.0) == 1.0);
+}
+
 }  // namespace sim_economics_test

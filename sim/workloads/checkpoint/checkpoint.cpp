@@ -9,6 +9,7 @@
 #include "model/errors.hpp"
 #include "model/layout.hpp"
 #include "model/perf.hpp"
+#include "model/power.hpp"
 #include "model/training_memory.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/checkpoint/metrics.hpp"
@@ -82,6 +83,13 @@ CheckpointResources make_checkpoint_resources(Engine& engine, const Scenario& s,
     r.direct_write_gbps = direct.write_gbps;
     r.buffered_write_gbps = buffered.write_gbps;
     r.read_gbps = direct.read_gbps;
+    // Every transfer runs at these rates: its load is that of one second's bytes in one second.
+    const auto load = [&](IoDirection dir, double gbps) {
+      return nvme_load(s.hardware.nvme, dir, bytes_per_s(gbps), 1.0);
+    };
+    r.direct_write_load = load(IoDirection::kWrite, r.direct_write_gbps);
+    r.buffered_write_load = load(IoDirection::kWrite, r.buffered_write_gbps);
+    r.read_load = load(IoDirection::kRead, r.read_gbps);
   } else if (c.target.kind == StorageTarget::Kind::kLocalNvme) {
     throw ModelError("a local_nvme checkpoint target needs hardware.nvme.count >= 1");
   }
@@ -95,7 +103,9 @@ Task CheckpointRun::store(double bytes, bool direct, Latch* written, Semaphore* 
     co_await engine_.use_all(std::move(demands), tag);
   } else {
     const double gbps = direct ? res_.direct_write_gbps : res_.buffered_write_gbps;
-    co_await res_.nvme->use(bytes / bytes_per_s(gbps), tag);
+    co_await res_.nvme->use(
+        bytes / bytes_per_s(gbps),
+        Tag{tag.activity, 0, 0, direct ? res_.direct_write_load : res_.buffered_write_load});
   }
   if (buffer) buffer->release();
   written->count_down();
@@ -174,7 +184,7 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
     }
     if (from_nvme > 0)
       co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
-                              Tag{activity::kCkptRead, 0, i});
+                              Tag{activity::kCkptRead, 0, i, res_.read_load});
     // One thread serialises (the zip format's CRC-32) and copies the record into the page cache.
     co_await thread->use(
         (zip ? b / bytes_per_s(sw_.crc32_gbps) : 0.0) + b / bytes_per_s(sw_.page_cache_write_gbps),
@@ -203,7 +213,7 @@ Task CheckpointRun::fast_persist_writer(int w, Latch* finished) {
                            Tag{activity::kCkptCopy, 0, i});
     if (from_nvme > 0)
       co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
-                              Tag{activity::kCkptRead, 0, i});
+                              Tag{activity::kCkptRead, 0, i, res_.read_load});
     engine_.spawn(store(b, true, &written, &buffers));
   }
   co_await written.wait();

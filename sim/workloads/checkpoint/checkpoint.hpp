@@ -78,6 +78,8 @@ struct CheckpointResources {
   double direct_write_gbps = 0;    // local array under O_DIRECT asynchronous writes
   double buffered_write_gbps = 0;  // local array under kernel writeback
   double read_gbps = 0;            // local array reads (states kept on NVMe)
+  // The drives' load at each of those rates (model/power.hpp nvme_load), for the bookings' tags.
+  double direct_write_load = 1, buffered_write_load = 1, read_load = 1;
 };
 
 // Runs one checkpoint of `plan` on `res`; `done` is set when every byte is durable.

@@ -79,6 +79,12 @@ class FlexGenSim {
   double disk_write_s(double bytes) const {
     return bytes / units::gbps_to_bytes_per_s(nvme_transfer_timing(s_, bytes).write_gbps);
   }
+  // `tag` for the drives' part of a disk transfer of `bytes` taking `s`: its load on them, the
+  // rate it achieves over their rated rate that way (model/power.hpp nvme_load).
+  Tag disk_tag(Tag tag, IoDirection dir, double bytes, double s) const {
+    tag.load = nvme_load(s_.hardware.nvme, dir, bytes, s);
+    return tag;
+  }
 
   const Scenario& s_;
   ExecutionModel em_;
@@ -134,7 +140,8 @@ double FlexGenSim::unpinned_weight_bytes(int j) const {
 Task FlexGenSim::weight_from_disk(int token, int j, Latch* done) {
   const double bytes = subs_[static_cast<std::size_t>(j)].bytes_on(Tier::kNvme);
   const Tag tag = pass_tag(activity::kWeightsNvme, token, j);
-  co_await disk_->use(disk_read_s(bytes), tag);
+  const double read_s = disk_read_s(bytes);
+  co_await disk_->use(read_s, disk_tag(tag, IoDirection::kRead, bytes, read_s));
   co_await cpu_->use(host_copy_s(bytes), tag);
   co_await h2d_->use(bytes, pass_tag(activity::kWeightsBounce, token, j));
   done->count_down();
@@ -158,7 +165,9 @@ double FlexGenSim::prefix_elems(int token) const {
 Task FlexGenSim::cache_from_disk(int token, int j, Latch* done) {
   const double elems = split_.disk_seqs * prefix_elems(token);
   const Tag tag = pass_tag(activity::kKvToHost, token, j);
-  co_await disk_->use(disk_read_s(elems * cache_elem_bytes_), tag);
+  const double read_s = disk_read_s(elems * cache_elem_bytes_);
+  co_await disk_->use(read_s,
+                      disk_tag(tag, IoDirection::kRead, elems * cache_elem_bytes_, read_s));
   if (cpu_attention_) {
     co_await cpu_->use(
         flexgen_cpu_s(s_.hardware.host, em_, 0, elems * kFlexGenCpuConvertBytesPerElem), tag);
@@ -189,7 +198,10 @@ Task FlexGenSim::store_cache(int token, int j, Latch* done) {
     if (token == 0) co_await cpu_->use(host_copy_s(off), tag);
   }
   const double disk = split_.disk_seqs * per_seq;
-  if (disk > 0) co_await disk_->use(disk_write_s(disk), tag);
+  if (disk > 0) {
+    const double write_s = disk_write_s(disk);
+    co_await disk_->use(write_s, disk_tag(tag, IoDirection::kWrite, disk, write_s));
+  }
   done->count_down();
 }
 

@@ -136,6 +136,9 @@ class InferenceSim {
     // NVMe part's read and its copy over the link (GDS: with the read; AIO: the bounce), and the
     // host part's copy over the link and (pageable) on the CPU.
     Work read_work{}, link_work{}, host_link_work{}, host_cpu_work{};
+    // The read's load on the drives (model/power.hpp nvme_load): the rate it achieves, latency
+    // included, over their rated read rate.
+    double read_load = 1;
     // ZeRO-Inference's data-parallel ranks (policy.parallelism.data > 1): this rank's partition
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
     // part and for the NVMe part's bounce, all ranks behind it together (zero3_gather_traffic).
@@ -181,13 +184,17 @@ class InferenceSim {
   //   serialising with CPU attention;
   // - the read of its NVMe part: the array for the read's time, and with GDS (no bounce) the link
   //   to the GPU with it; it ends when the data lands (on the GPU, or in its swap buffer).
-  double reserve_host_copy_work(double ready_s, Resource& h2d, const TensorFetch& t,
-                                const Tag& tag) {
+  double reserve_host_copy_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     if (p_.pin_memory) return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, tag);
+    // The driver's staging memcpy runs on the calling thread: one core busy (the load is the
+    // CPU's; the power model reads a link's bytes, not its load).
+    tag.load = cpu_core_load(s_.hardware.host, 1.0);
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
   template <bool bounces>
-  double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, const Tag& tag) {
+  double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
+    // The load is the drives'; the power model reads a link's bytes, not its load.
+    tag.load = t.read_load;
     if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, tag);
     return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, h2d, t.link_work, tag);
   }
@@ -625,7 +632,10 @@ void InferenceSim::plan_fetches() {
           f.bounce_uplink_bytes = p_.io_path == IoPath::kGds ? 0.0 : bounce.uplink_bytes;
         }
         const Resource& h2d = *stages_.front().h2d;
-        if (nvme_) f.read_work = nvme_->work(f.read_s);
+        if (nvme_) {
+          f.read_work = nvme_->work(f.read_s);
+          f.read_load = nvme_load(s_.hardware.nvme, IoDirection::kRead, f.nvme_bytes, f.read_s);
+        }
         f.link_work = h2d.work(f.nvme_link_bytes);
         f.host_link_work = h2d.work(f.host_link_bytes);
         f.host_cpu_work = cpu_->work(f.pageable_copy_s);
@@ -787,14 +797,20 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         const double elems = tokens * kv_bytes_per_token_layer(m_, 1.0) * cpu_kv / tp_;
         const double staged = elems * host_kv.prefill_staging_bytes_per_elem;
         const double stored = elems * host_kv.bytes_per_elem;
-        double copy_s = staged / std::min(st.d2h->rate_per_s(),
-                                          units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
-                        fresh_pages_s(host, em_, staged, 1.0) +
-                        (staged + stored) /
-                            (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
+        // On the calling thread (one core): the driver's copy and the temporary's page faults.
+        const double one_thread_s =
+            staged / std::min(st.d2h->rate_per_s(),
+                              units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
+            fresh_pages_s(host, em_, staged, 1.0);
+        // On the intra-op pool (every core): the copy into the buffer and its page faults.
+        double pool_s = (staged + stored) /
+                        (units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency);
         if (host_kv.fresh_each_generate)
-          copy_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
-        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, dp_ * copy_s}, kv_tag);
+          pool_s += fresh_pages_s(host, em_, stored, cpu_threads(host));
+        const double copy_s = one_thread_s + pool_s;
+        Tag tag = kv_tag;
+        tag.load = copy_s > 0 ? (one_thread_s * cpu_core_load(host, 1.0) + pool_s) / copy_s : 0.0;
+        co_await engine_.use_pair(Demand{st.d2h, staged}, Demand{cpu_, dp_ * copy_s}, tag);
       }
     }
   }

@@ -6,6 +6,7 @@
 
 #include "model/errors.hpp"
 #include "model/perf.hpp"
+#include "model/power.hpp"
 #include "model/units.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/io/metrics.hpp"
@@ -29,30 +30,36 @@ Task bounce_drive(Resource& nvme, double seconds, Tag tag, Semaphore& buffers, L
 
 // Through pinned bounce buffers, one block at a time: with one buffer the drive transfer and the
 // PCIe copy take turns; with several they overlap (double buffering and beyond).
-Task bounce_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
-                     double block_bytes, int blocks, int swap_buffers, double nvme_s_per_byte,
-                     double latency_s) {
+Task bounce_transfer(Engine& engine, Resource& nvme, Resource& link, const NvmeArray& array,
+                     const IoWorkload& io, double block_bytes, int blocks, int swap_buffers,
+                     double nvme_s_per_byte, double latency_s) {
   const Tag tag{io.write ? activity::kWrite : activity::kRead, 0, 0};
+  const IoDirection dir = io.write ? IoDirection::kWrite : IoDirection::kRead;
   Semaphore buffers(engine, std::max(1, swap_buffers));
   Latch done(engine, blocks);
   for (int b = 0; b < blocks; ++b) {
     const double bytes = std::min(block_bytes, io.bytes - b * block_bytes);
     const double drive_s = (b == 0 ? latency_s : 0.0) + bytes * nvme_s_per_byte;
+    // The drives' part, with its load on them (model/power.hpp nvme_load).
+    const Tag drive_tag{tag.activity, 0, 0, nvme_load(array, dir, bytes, drive_s)};
     co_await buffers.acquire();
     if (io.write) {
       co_await link.use(bytes, tag);
-      engine.spawn(bounce_drive(nvme, drive_s, tag, buffers, done));
+      engine.spawn(bounce_drive(nvme, drive_s, drive_tag, buffers, done));
     } else {
-      co_await nvme.use(drive_s, tag);
+      co_await nvme.use(drive_s, drive_tag);
       engine.spawn(bounce_copy(link, bytes, tag, buffers, done));
     }
   }
   co_await done.wait();
 }
 
-Task direct_transfer(Engine& engine, Resource& nvme, Resource& link, const IoWorkload& io,
-                     double nvme_s) {
-  const Tag tag{io.write ? activity::kWrite : activity::kRead, 0, 0};
+Task direct_transfer(Engine& engine, Resource& nvme, Resource& link, const NvmeArray& array,
+                     const IoWorkload& io, double nvme_s) {
+  // The load is the drives' (model/power.hpp nvme_load); the power model reads a link's bytes.
+  const Tag tag{io.write ? activity::kWrite : activity::kRead, 0, 0,
+                nvme_load(array, io.write ? IoDirection::kWrite : IoDirection::kRead, io.bytes,
+                          nvme_s)};
   if (io.buffer == IoWorkload::Buffer::kCpu) {
     co_await nvme.use(nvme_s, tag);
   } else {
@@ -81,13 +88,14 @@ RunResult simulate_io(const Scenario& s, const SimOptions& options) {
   Resource& link = engine.add_resource((io.write ? resource::kPcieD2h : resource::kPcieH2d).at(),
                                        WorkUnit::kBytes, units::gbps_to_bytes_per_s(link_gbps));
   if (io.buffer == IoWorkload::Buffer::kGpuBounce)
-    engine.spawn(bounce_transfer(engine, nvme, link, io, s.policy.aio.block_size_bytes,
+    engine.spawn(bounce_transfer(engine, nvme, link, s.hardware.nvme, io,
+                                 s.policy.aio.block_size_bytes,
                                  transfer_pieces(io.bytes, s.policy.aio.block_size_bytes,
                                                  "policy.aio.block_size"),
                                  s.policy.aio.swap_buffers,
                                  1.0 / units::gbps_to_bytes_per_s(gbps), latency));
   else
-    engine.spawn(direct_transfer(engine, nvme, link, io,
+    engine.spawn(direct_transfer(engine, nvme, link, s.hardware.nvme, io,
                                  io.write ? timing.write_s(io.bytes) : timing.read_s(io.bytes)));
   engine.run();
   const double total = engine.now();

@@ -39,17 +39,20 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   }
   h2d_bps_ = stream.link_bytes_per_s;
   d2h_bps_ = units::gbps_to_bytes_per_s(d2h_gbps(s.hardware.gpu, host));
-  auto fetch = [&](const WeightModule& mod) {
+  auto fetch = [&](const WeightModule& mod, double& nvme_bytes) {
     const ModuleStream m = module_stream(stream, mod);
-    for (const TensorStream& t : m.tensors) streamed_bytes_ += (t.nvme_bytes + t.cpu_bytes) / tp_;
+    for (const TensorStream& t : m.tensors) {
+      streamed_bytes_ += (t.nvme_bytes + t.cpu_bytes) / tp_;
+      nvme_bytes += t.nvme_bytes;
+    }
     return module_stream_time(stream, m);
   };
-  embedding_ = fetch(emb);
+  embedding_ = fetch(emb, embedding_nvme_bytes_);
   const double after_embedding = streamed_bytes_;
-  layer_ = fetch(layer);
+  layer_ = fetch(layer, layer_nvme_bytes_);
   // Every layer streams the same bytes; count them once per layer.
   streamed_bytes_ = after_embedding + (streamed_bytes_ - after_embedding) * m.layers;
-  head_ = fetch(head);
+  head_ = fetch(head, head_nvme_bytes_);
 }
 
 IterationCost IterationModel::cost(const IterationShape& w) const {
@@ -113,13 +116,12 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // model runs; layer-wise overlap is not modelled). Host DRAM: a pinned copy over each GPU's
   // link. NVMe: the array reads the replica's blocks while the bounce buffers' copies to the GPUs
   // overlap the next reads (the weights' AIO path), or one flow at the slower rate with GDS.
-  double kv_copy_s = 0, kv_nvme_read_s = 0;
+  double kv_copy_s = 0, kv_nvme_read_s = 0, kv_nvme_read_bytes = 0;
   if (w.kv_load_host_tokens > 0 || w.kv_load_nvme_tokens > 0) {
     const double host_s = w.kv_load_host_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
     const double nvme_copy_s = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
-    kv_nvme_read_s = w.kv_load_nvme_tokens > 0
-                         ? kv_nvme_.read_s(w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L)
-                         : 0.0;
+    kv_nvme_read_bytes = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
+    kv_nvme_read_s = kv_nvme_read_bytes > 0 ? kv_nvme_.read_s(kv_nvme_read_bytes) : 0.0;
     kv_copy_s = host_s + nvme_copy_s;
     c.kv_load_s = host_s + std::max(kv_nvme_read_s, nvme_copy_s);
     c.time_s += c.kv_load_s;
@@ -129,10 +131,9 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // not hold up the iteration.
   if (w.kv_store_host_tokens > 0)
     c.d2h_s += w.kv_store_host_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+  const double kv_nvme_write_bytes = w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
   const double kv_nvme_write_s =
-      w.kv_store_nvme_tokens > 0
-          ? kv_nvme_.write_s(w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L)
-          : 0.0;
+      kv_nvme_write_bytes > 0 ? kv_nvme_.write_s(kv_nvme_write_bytes) : 0.0;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
   // The iteration's load: its modules' loads weighted by their time.
   c.gpu_load = c.gpu_s > 0 ? (emb_s * emb_run.load + L * layer_gpu_s * layer_run.load +
@@ -141,8 +142,23 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                            : 0.0;
   c.peer_s = L * layer_peer_s;
   c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s + kv_copy_s;
-  c.nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s + kv_nvme_read_s + kv_nvme_write_s;
+  const double weights_nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;
+  c.nvme_s = weights_nvme_s + kv_nvme_read_s + kv_nvme_write_s;
+  // The drives' load: each transfer's (model/power.hpp nvme_load, its rate over the rated rate
+  // in its direction) weighted by its time.
+  if (c.nvme_s > 0) {
+    const NvmeArray& a = s_.hardware.nvme;
+    const double weights_bytes =
+        embedding_nvme_bytes_ + L * layer_nvme_bytes_ + head_nvme_bytes_;
+    c.nvme_load =
+        (weights_nvme_s * nvme_load(a, IoDirection::kRead, weights_bytes, weights_nvme_s) +
+         kv_nvme_read_s * nvme_load(a, IoDirection::kRead, kv_nvme_read_bytes, kv_nvme_read_s) +
+         kv_nvme_write_s *
+             nvme_load(a, IoDirection::kWrite, kv_nvme_write_bytes, kv_nvme_write_s)) /
+        c.nvme_s;
+  }
   c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
+  c.cpu_load = cpu_core_load(s_.hardware.host, 1.0);
   return c;
 }
 

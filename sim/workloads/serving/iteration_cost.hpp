@@ -43,8 +43,14 @@ struct IterationCost {
   double peer_s = 0;  // tensor-parallel all-reduce time
   double h2d_s = 0;   // PCIe host-to-device time of the streamed weights and swapped-in KV
   double d2h_s = 0;   // PCIe device-to-host time of swapped-out KV
-  double nvme_s = 0;  // NVMe array time of the streamed weights
+  double nvme_s = 0;  // NVMe array time of the streamed weights and the KV tier's reads and writes
+  // Share of the array's dynamic power range drawn over nvme_s (model/power.hpp nvme_load of each
+  // transfer, weighted by its time).
+  double nvme_load = 1;
   double cpu_s = 0;   // CPU time staging pageable copies
+  // Share of the host's cores busy over cpu_s (model/power.hpp cpu_core_load): the driver's
+  // staging memcpy runs on the calling thread, one core.
+  double cpu_load = 1;
   double kv_load_s = 0;  // of time_s: loading cached KV prefixes from host DRAM and NVMe
 };
 
@@ -69,6 +75,8 @@ class IterationModel {
   // Each module's fetch by the fetch process alone (model/weight_stream.hpp module_stream_time).
   ModuleStreamTime embedding_, layer_, head_;
   double streamed_bytes_ = 0;
+  // [bytes] each module's weights read from the NVMe array (all tensor-parallel shares)
+  double embedding_nvme_bytes_ = 0, layer_nvme_bytes_ = 0, head_nvme_bytes_ = 0;
   double nvme_read_gbps_ = 0;
   NvmeArrayTiming kv_nvme_;  // the array at the KV tier's transfer size (one block, one layer)
 };

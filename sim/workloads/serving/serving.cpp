@@ -218,8 +218,8 @@ class Replica {
     book(res_.peer, c.peer_s, activity::kAllreduce);
     book(res_.h2d, c.h2d_s, activity::kWeightsCpu);
     book(res_.d2h, c.d2h_s, activity::kKvToHost);
-    book(res_.nvme, c.nvme_s, activity::kWeightsNvme);
-    book(res_.cpu, c.cpu_s, activity::kWeightsCpu);
+    book(res_.nvme, c.nvme_s, activity::kWeightsNvme, c.nvme_load);
+    book(res_.cpu, c.cpu_s, activity::kWeightsCpu, c.cpu_load);
     for (Live* r : scheduled)
       if (r->first_scheduled_s < 0) r->first_scheduled_s = start;
     totals_.kv_max_fraction = std::max(

@@ -20,6 +20,7 @@
 
 #include "model/errors.hpp"
 #include "model/perf.hpp"
+#include "model/power.hpp"
 #include "model/training_memory.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/checkpoint/checkpoint.hpp"
@@ -79,6 +80,8 @@ class TrainingSim {
   TrainingLayout layout_;
   double dp_ = 1, rpn_ = 1, nodes_ = 1, total_params_ = 0;
   double nvme_read_bps_ = 0, nvme_write_bps_ = 0, cpu_adam_node_params_per_s_ = 0;
+  // The drives' load reading and writing at those rates (model/power.hpp nvme_load).
+  double nvme_read_load_ = 1, nvme_write_load_ = 1;
   bool cpu_step_ = false;
   double last_iteration_s_ = 0;
   double gather_wait_s_ = 0, optimizer_s_ = 0;
@@ -102,7 +105,8 @@ Task TrainingSim::fetch_module(int module, int pass) {
   const Tag tag{pass == 0 ? activity::kParamFetchFwd : activity::kParamFetchBwd, pass, module};
   if (w_.params == Tier::kNvme) {
     // Every rank of the node reads its partition from the shared array at the same time.
-    co_await nvme_->use(rpn_ * part / nvme_read_bps_, tag);
+    co_await nvme_->use(rpn_ * part / nvme_read_bps_,
+                        Tag{tag.activity, tag.phase, tag.item, nvme_read_load_});
     co_await h2d_->use(part, tag);
   } else if (w_.params == Tier::kCpu) {
     co_await h2d_->use(part, tag);
@@ -137,7 +141,8 @@ Task TrainingSim::reduce_grads(int module, Latch* done) {
   const double held = w_.zero_stage >= 2 ? g / dp_ : g;
   if (w_.gradients != Tier::kGpu) co_await d2h_->use(held, Tag{activity::kGradOffload, 1, module});
   if (w_.gradients == Tier::kNvme)
-    co_await nvme_->use(rpn_ * held / nvme_write_bps_, Tag{activity::kGradSwapOut, 1, module});
+    co_await nvme_->use(rpn_ * held / nvme_write_bps_,
+                        Tag{activity::kGradSwapOut, 1, module, nvme_write_load_});
   done->count_down();
 }
 
@@ -145,23 +150,23 @@ Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, 
   const Tag tag{activity::kOptimizer, 2, index};
   if (w_.optimizer == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_read_bps_,
-                        Tag{activity::kOptimSwapIn, 2, index});
+                        Tag{activity::kOptimSwapIn, 2, index, nvme_read_load_});
   if (w_.gradients == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.grads / nvme_read_bps_,
-                        Tag{activity::kGradSwapIn, 2, index});
+                        Tag{activity::kGradSwapIn, 2, index, nvme_read_load_});
   if (w_.gradients == Tier::kGpu)
     co_await d2h_->use(params * sb_.grads, Tag{activity::kGradToHost, 2, index});
   co_await cpu_->use(rpn_ * params / cpu_adam_node_params_per_s_, tag);
   if (w_.optimizer == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_write_bps_,
-                        Tag{activity::kOptimSwapOut, 2, index});
+                        Tag{activity::kOptimSwapOut, 2, index, nvme_write_load_});
   if (buffers) buffers->release();
   // Updated working-precision parameters go back to where they live.
   if (w_.params == Tier::kGpu)
     co_await h2d_->use(params * sb_.params, Tag{activity::kParamUpdate, 2, index});
   if (w_.params == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.params / nvme_write_bps_,
-                        Tag{activity::kParamSwapOut, 2, index});
+                        Tag{activity::kParamSwapOut, 2, index, nvme_write_load_});
   done->count_down();
 }
 
@@ -283,6 +288,9 @@ double TrainingSim::run() {
                                      zb.nvme_sub_group_params * sb_.optimizer);
     nvme_read_bps_ = units::gbps_to_bytes_per_s(t.read_gbps);
     nvme_write_bps_ = units::gbps_to_bytes_per_s(t.write_gbps);
+    // Every transfer runs at these rates: its load is that of one second's bytes in one second.
+    nvme_read_load_ = nvme_load(s_.hardware.nvme, IoDirection::kRead, nvme_read_bps_, 1.0);
+    nvme_write_load_ = nvme_load(s_.hardware.nvme, IoDirection::kWrite, nvme_write_bps_, 1.0);
   }
   cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
   if (w_.cpu_adam_params_per_s > 0) {
