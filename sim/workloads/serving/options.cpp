@@ -181,8 +181,10 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                           "a prefix found on the NVMe tier: always: loaded (vLLM's KV connectors "
                           "and LMCache load every hit); if_faster: loaded only when the array "
                           "reads it sooner than prefill recomputes it, else recomputed from the "
-                          "first block only the NVMe tier holds (the load-or-compute choice of "
-                          "Cake, Jin et al. 2024, made per request)",
+                          "first block only the NVMe tier holds (an all-or-nothing, per-request "
+                          "form of the trade-off that Cake, Jin et al., ICML 2025, "
+                          "arXiv:2410.03065, schedules chunk by chunk, loading and computing at "
+                          "once)",
                           E(serving.kv_load)),
                    kServing));
   // These keys go into the resolved YAML (and so the scenario's hash) only where one of them is
