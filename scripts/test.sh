@@ -23,9 +23,9 @@ cmake --build build -j"$jobs"
 
 if [[ "${TIERSIM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTIERSIM_SANITIZE=ON -DTIERSIM_BENCH=OFF \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DTIERSIM_FUZZ_SECONDS=30 "${launcher[@]}" >/dev/null
+    -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DTIERSIM_FUZZ_SECONDS=20 "${launcher[@]}" >/dev/null
   # The program, the test binary and the fuzz targets only: benchmarks do not run under the
-  # sanitizers. Each fuzz test mutates its inputs for 30 s there (tests/fuzz/README.md): CI must
+  # sanitizers. Each fuzz test mutates its inputs for 20 s there (tests/fuzz/README.md): CI must
   # stay under 12 minutes on two cores; hour-long campaigns are run by hand (the README there).
   cmake --build build-asan -j"$jobs" --target tiersim tiersim_tests tiersim_fuzz_config tiersim_fuzz_files
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -173,7 +173,7 @@ TEST_CASE("breakdown: phase metric names", "[sim][breakdown][metrics]") {
 }
 
 TEST_CASE("breakdown: every shipped scenario's phases add up to total_s and change no metric",
-          "[sim][breakdown][slow]") {
+          "[sim][breakdown][slow][every-scenario]") {
   int runs = 0;
   for (const std::string& file : test::shipped_scenario_files()) {
     INFO(file);

@@ -30,7 +30,7 @@ TEST_CASE("metric declarations are unique and complete", "[sim][metrics]") {
 }
 
 TEST_CASE("every metric a shipped scenario reports is declared with the unit it carries",
-          "[sim][metrics]") {
+          "[sim][metrics][every-scenario]") {
   const config::Catalog catalog = config::Catalog::load(kData);
   config::LoadOptions opts;
   opts.catalog = &catalog;

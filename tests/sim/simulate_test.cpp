@@ -76,7 +76,7 @@ policy: {weights: nvme}
 // Every shipped scenario whose workload names such keys, with its twin at other values of them
 // (the host's DRAM doubled and halved: one of them may not fit, which is simulated as such).
 TEST_CASE("simulate_like gives what simulate gives, for every shipped scenario with a twin",
-          "[sim][slow]") {
+          "[sim][slow][every-scenario]") {
   int twins = 0;
   for (const std::string& file : test::shipped_scenario_files()) {
     Scenario s;

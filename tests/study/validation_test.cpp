@@ -63,7 +63,8 @@ reference:
 
 }  // namespace
 
-TEST_CASE("every established validation group stays within 15% mean absolute error", "[validate]") {
+TEST_CASE("every established validation group stays within 15% mean absolute error",
+          "[validate][every-scenario]") {
   const auto& v = shipped();
   REQUIRE(v.rows.size() >= 100);
   for (const auto& r : v.rows) {
