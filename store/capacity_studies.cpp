@@ -4,41 +4,29 @@ namespace tiersim::store {
 
 namespace {
 
-void bind_optional(Statement& st, int i, const std::optional<double>& v) {
-  if (v)
-    st.bind(i, *v);
-  else
-    st.bind_null(i);
-}
-
-std::optional<double> optional_column(const Statement& st, int i) {
-  if (st.column_is_null(i)) return std::nullopt;
-  return st.column_double(i);
-}
-
 // The search's answer, the same ten columns in both tables (attainment_pct .. limit_reason),
 // bound or read from column `first` on.
 void bind_answer(Statement& st, int first, const CapacityStudy& s) {
   st.bind(first, s.attainment_pct);
-  bind_optional(st, first + 1, s.slo_ttft_s);
-  bind_optional(st, first + 2, s.slo_tbt_s);
+  st.bind(first + 1, s.slo_ttft_s);
+  st.bind(first + 2, s.slo_tbt_s);
   st.bind(first + 3, s.stability ? 1 : 0).bind(first + 4, s.found ? 1 : 0);
   st.bind(first + 5, s.unbounded ? 1 : 0).bind(first + 6, s.zero_load_miss ? 1 : 0);
-  bind_optional(st, first + 7, s.rate_requests_per_s);
-  bind_optional(st, first + 8, s.failing_rate_requests_per_s);
+  st.bind(first + 7, s.rate_requests_per_s);
+  st.bind(first + 8, s.failing_rate_requests_per_s);
   st.bind(first + 9, s.limit);
 }
 
 void read_answer(const Statement& st, int first, CapacityStudy& s) {
   s.attainment_pct = st.column_double(first);
-  s.slo_ttft_s = optional_column(st, first + 1);
-  s.slo_tbt_s = optional_column(st, first + 2);
+  s.slo_ttft_s = st.column_optional_double(first + 1);
+  s.slo_tbt_s = st.column_optional_double(first + 2);
   s.stability = st.column_int(first + 3) != 0;
   s.found = st.column_int(first + 4) != 0;
   s.unbounded = st.column_int(first + 5) != 0;
   s.zero_load_miss = st.column_int(first + 6) != 0;
-  s.rate_requests_per_s = optional_column(st, first + 7);
-  s.failing_rate_requests_per_s = optional_column(st, first + 8);
+  s.rate_requests_per_s = st.column_optional_double(first + 7);
+  s.failing_rate_requests_per_s = st.column_optional_double(first + 8);
   s.limit = st.column_text(first + 9);
 }
 
@@ -52,10 +40,7 @@ void save_capacity_study(Database& db, const CapacityStudy& s) {
       "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   st.bind(1, s.sweep).bind(2, s.scenario_name);
   bind_answer(st, 3, s);
-  if (s.entry_run)
-    st.bind(13, *s.entry_run);
-  else
-    st.bind_null(13);
+  st.bind(13, s.entry_run);
   st.run();
 }
 

@@ -5,17 +5,6 @@
 
 namespace tiersim::store {
 
-namespace {
-
-void bind_optional(Statement& st, int index, const std::optional<double>& v) {
-  if (v)
-    st.bind(index, *v);
-  else
-    st.bind_null(index);
-}
-
-}  // namespace
-
 void append_replay_runs(const std::string& db_path, const std::vector<ReplayRunRow>& rows) {
   Database db(db_path);
   ensure_schema(db, SchemaPart::kReplay);
@@ -30,10 +19,10 @@ void append_replay_runs(const std::string& db_path, const std::vector<ReplayRunR
     st.bind(6, r.predicted_prefill_s).bind(7, r.measured_prefill_s);
     st.bind(8, r.predicted_decode_s).bind(9, r.measured_decode_s);
     st.bind(10, r.predicted_total_s).bind(11, r.measured_total_s).bind(12, r.error_pct);
-    bind_optional(st, 13, r.predicted_point_total_s);
-    bind_optional(st, 14, r.point_error_pct);
+    st.bind(13, r.predicted_point_total_s);
+    st.bind(14, r.point_error_pct);
     st.bind(15, r.replay_read_gbps);
-    bind_optional(st, 16, r.calibrated_read_gbps);
+    st.bind(16, r.calibrated_read_gbps);
     st.run();
   }
   tx.commit();

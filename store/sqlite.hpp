@@ -34,6 +34,13 @@ class Statement {
     return bind(index, std::string_view(value));
   }
   Statement& bind_null(int index);
+  // NULL when the value is absent.
+  Statement& bind(int index, const std::optional<double>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind(int index, const std::optional<std::int64_t>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
 
   // Advances; true while a row is available.
   bool step();
@@ -45,6 +52,11 @@ class Statement {
   std::int64_t column_int(int index) const;
   std::string column_text(int index) const;
   bool column_is_null(int index) const;
+  // column_double, or nothing where the column is NULL.
+  std::optional<double> column_optional_double(int index) const {
+    if (column_is_null(index)) return std::nullopt;
+    return column_double(index);
+  }
 
  private:
   Database* db_;
