@@ -64,12 +64,9 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       po::value<std::string>(&metric)->default_value(
           std::string(sim::metric::kUsdPerMillionTokens.name)),
       "metric on which they should tie")(
-      "sense", po::value<std::string>(&sense_text),
-      "minimize or maximize: which direction of the metric is better (known for the common "
-      "metrics; needed for others)")("points", po::value<int>(&points)->default_value(9),
+      "sense", po::value<std::string>(&sense_text), kSenseHelp)("points", po::value<int>(&points)->default_value(9),
                                      "evenly spaced values scanned first")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(),
-      "override one scenario key in both configurations first, e.g. --set workload.batch=100")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(), kSetBothHelp)(
       "json", "print one JSON object")(
       "data-dir", po::value<std::string>(&data_dir),
       kDataDirHelp);

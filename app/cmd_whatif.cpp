@@ -255,9 +255,7 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "A B: the two variants of the comparison file (default: the first two)")(
       "metric", po::value<std::string>(&metric)->default_value("return_per_dollar"),
       "the metric compared (tiersim schema --metrics)")(
-      "sense", po::value<std::string>(&sense_text),
-      "minimize or maximize: which direction of the metric is better (known for the common "
-      "metrics; needed for others)")(
+      "sense", po::value<std::string>(&sense_text), kSenseHelp)(
       "vary", po::value<std::vector<std::string>>(&vary)->composing(),
       "KEY or KEY=LOW:HIGH (factors of the value as given, LOW <= 1 <= HIGH), or for a choice "
       "key KEY or KEY=V1,V2: an input changed in both configurations (repeatable)")(
@@ -270,8 +268,7 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "max-points", po::value<int>(&max_points)->default_value(3000),
       "points evaluated at most, shared evenly by the combinations of choice inputs (each "
       "simulates A and B unless already simulated, a few milliseconds each for OPT-30B)")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(),
-      "override one scenario key in both configurations first, e.g. --set workload.batch=100")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(), kSetBothHelp)(
       "json", "print one JSON object")("quiet,q", "no progress on stderr")(
       "threads,j", po::value<int>(&threads)->default_value(0),
       "threads (0 = every hardware thread)")(

@@ -17,6 +17,13 @@ struct Command {
 // The help line of every subcommand's --data-dir (the folder the catalogs are read from).
 inline constexpr const char* kDataDirHelp =
     "folder holding catalog/ (default: $TIERSIM_DATA_DIR or the source tree's scenarios/)";
+// The help lines of --sense and --set in the studies that compare two configurations (breakeven,
+// whatif).
+inline constexpr const char* kSenseHelp =
+    "minimize or maximize: which direction of the metric is better (known for the common "
+    "metrics; needed for others)";
+inline constexpr const char* kSetBothHelp =
+    "override one scenario key in both configurations first, e.g. --set workload.batch=100";
 
 // Parses a subcommand's arguments: the options of `visible` (what --help shows) and of `hidden`,
 // with the bare words going to the option named `positional` (at most `max_count` of them; -1:
