@@ -160,6 +160,12 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                         "recomputing them (vLLM enable_prefix_caching)",
                         F(serving.prefix_caching)),
                    kServing));
+  t.push_back(only(flag("workload.gpu_prefix_caching", "true",
+                        "keep freed prefix blocks in the GPU's paged pool for reuse; false: "
+                        "cached prefixes come only from the DRAM and NVMe tiers (vLLM "
+                        "--no-enable-prefix-caching with a KV offloading connector)",
+                        F(serving.gpu_prefix_caching)),
+                   kServing));
   t.push_back(only(range(opt("workload.kv_host_cache", VT::kSize, "bytes", "0",
                              "host DRAM tier for KV blocks, per server (0 = none)",
                              F(serving.kv_host_cache_bytes)),
@@ -197,6 +203,7 @@ void serving_option_rows(WorkloadOptionRows& rows) {
            w.shared_prefix_tokens != d.shared_prefix_tokens || w.prefix_zipf != d.prefix_zipf ||
            w.prefix_block_tokens != d.prefix_block_tokens ||
            w.prefix_caching != d.prefix_caching ||
+           w.gpu_prefix_caching != d.gpu_prefix_caching ||
            w.kv_host_cache_bytes != d.kv_host_cache_bytes ||
            w.kv_nvme_cache_bytes != d.kv_nvme_cache_bytes || w.kv_write != d.kv_write ||
            w.kv_load != d.kv_load;
