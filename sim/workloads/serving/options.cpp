@@ -160,6 +160,7 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                         "recomputing them (vLLM enable_prefix_caching)",
                         F(serving.prefix_caching)),
                    kServing));
+  const std::size_t gpu_prefix_row = t.size();
   t.push_back(only(flag("workload.gpu_prefix_caching", "true",
                         "keep freed prefix blocks in the GPU's paged pool for reuse; false: "
                         "cached prefixes come only from the DRAM and NVMe tiers (vLLM "
@@ -203,12 +204,14 @@ void serving_option_rows(WorkloadOptionRows& rows) {
            w.shared_prefix_tokens != d.shared_prefix_tokens || w.prefix_zipf != d.prefix_zipf ||
            w.prefix_block_tokens != d.prefix_block_tokens ||
            w.prefix_caching != d.prefix_caching ||
-           w.gpu_prefix_caching != d.gpu_prefix_caching ||
            w.kv_host_cache_bytes != d.kv_host_cache_bytes ||
            w.kv_nvme_cache_bytes != d.kv_nvme_cache_bytes || w.kv_write != d.kv_write ||
            w.kv_load != d.kv_load;
   };
   for (std::size_t i = first_prefix_row; i < t.size(); ++i) t[i].emit_when = in_use;
+  // Added later than the others: it goes in only where it is off, so that the scenarios that set
+  // the other keys keep their hashes.
+  t[gpu_prefix_row].emit_when = [](const Scenario& s) { return !s.serving.gpu_prefix_caching; };
 }
 
 }  // namespace tiersim::config
