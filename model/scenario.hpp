@@ -218,6 +218,10 @@ struct ServingWorkload {
   double prefix_zipf = 1.0;
   int prefix_block_tokens = 512;  // tokens per hashed KV block (Mooncake's traces: 512)
   bool prefix_caching = true;     // reuse cached prefix blocks (vLLM enable_prefix_caching)
+  // Whether the GPU's paged pool keeps freed prefix blocks for reuse; false with a DRAM or NVMe
+  // tier: every hit comes from a lower tier (vLLM with prefix caching off and a KV offloading
+  // connector on, as the connector's published benchmarks run).
+  bool gpu_prefix_caching = true;
   double kv_host_cache_bytes = 0;  // host DRAM tier for KV blocks, per server; 0 = none
   double kv_nvme_cache_bytes = 0;  // NVMe tier for KV blocks, per server; 0 = none
   enum class KvWrite { kWriteThrough, kWriteBack } kv_write = KvWrite::kWriteThrough;

@@ -79,6 +79,8 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kSwapInBytes,
     metric::kKvPrefixLookupBlocks,
     metric::kKvHitPct,
+    metric::kTtftPrefixHitMeanS,
+    metric::kTtftPrefixMissMeanS,
     metric::kKvHitGpuPct,
     metric::kKvHitHostPct,
     metric::kKvHitNvmePct,

@@ -98,6 +98,10 @@ void check_keys(const ScenarioCheck& c) {
     c.fail(tier_key,
            "prefix caching is modelled for the continuous and chunked schedulers (a paged KV "
            "cache), not for static batches");
+  if (!w.gpu_prefix_caching && !tiers && w.prefix_caching)
+    c.fail("workload.gpu_prefix_caching",
+           "false leaves no tier to cache prefixes in: give workload.kv_host_cache or "
+           "kv_nvme_cache, or set workload.prefix_caching: false");
   if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
     c.fail("workload.shared_prefix_tokens",
            "missing: workload.shared_prefixes needs the length of each shared prompt");

@@ -128,6 +128,15 @@ inline constexpr MetricDecl kKvPrefixLookupBlocks{
     "prefix caching: cacheable prompt blocks (workload.prefix_block_tokens) looked up at "
     "admission, all replicas",
     "serving"};
+inline constexpr MetricDecl kTtftPrefixHitMeanS{
+    "ttft_prefix_hit_mean_s", "s",
+    "prefix caching: mean time to first token of the requests admitted with a cached prefix "
+    "(any tier)",
+    "serving"};
+inline constexpr MetricDecl kTtftPrefixMissMeanS{
+    "ttft_prefix_miss_mean_s", "s",
+    "prefix caching: mean time to first token of the requests that found no cached prefix",
+    "serving"};
 inline constexpr MetricDecl kKvHitPct{
     "kv_hit_pct", "%", "prefix caching: looked-up blocks found in any tier", "serving"};
 inline constexpr MetricDecl kKvHitGpuPct{

@@ -160,6 +160,13 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                         "recomputing them (vLLM enable_prefix_caching)",
                         F(serving.prefix_caching)),
                    kServing));
+  const std::size_t gpu_prefix_row = t.size();
+  t.push_back(only(flag("workload.gpu_prefix_caching", "true",
+                        "keep freed prefix blocks in the GPU's paged pool for reuse; false: "
+                        "cached prefixes come only from the DRAM and NVMe tiers (vLLM "
+                        "--no-enable-prefix-caching with a KV offloading connector)",
+                        F(serving.gpu_prefix_caching)),
+                   kServing));
   t.push_back(only(range(opt("workload.kv_host_cache", VT::kSize, "bytes", "0",
                              "host DRAM tier for KV blocks, per server (0 = none)",
                              F(serving.kv_host_cache_bytes)),
@@ -202,6 +209,9 @@ void serving_option_rows(WorkloadOptionRows& rows) {
            w.kv_load != d.kv_load;
   };
   for (std::size_t i = first_prefix_row; i < t.size(); ++i) t[i].emit_when = in_use;
+  // Added later than the others: it goes in only where it is off, so that the scenarios that set
+  // the other keys keep their hashes.
+  t[gpu_prefix_row].emit_when = [](const Scenario& s) { return !s.serving.gpu_prefix_caching; };
 }
 
 }  // namespace tiersim::config

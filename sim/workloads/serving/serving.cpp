@@ -27,7 +27,9 @@
 // prefix_stream.hpp): at admission a request's longest cached prefix is found in the replica's
 // KV tiers (kv_tiers.hpp: the GPU pool, host DRAM, NVMe); blocks from DRAM and NVMe are loaded in
 // that iteration through the same PCIe links and NVMe array the weights stream over
-// (iteration_cost.cpp), and prefill computes only the rest of the prompt. What is not modelled:
+// (iteration_cost.cpp), and prefill computes only the rest of the prompt. With
+// workload.gpu_prefix_caching: false the GPU pool keeps no prefix blocks, so every hit comes from a
+// lower tier (vLLM with prefix caching off and a KV offloading connector). What is not modelled:
 // two running requests sharing one physical copy of a block (each takes its own blocks of the
 // pool), and cached blocks competing with running requests for the pool (the GPU tier's capacity
 // is the whole pool, cached and in use, LRU).
@@ -68,6 +70,7 @@ struct Live {
   double first_token_s = -1;
   double last_token_s = -1;
   double done_s = -1;
+  bool prefix_hit = false;  // admitted with a cached prefix (any tier)
   bool decoding() const { return prefilled == target; }
 };
 
@@ -291,6 +294,7 @@ class Replica {
     totals_.hit_host_blocks += static_cast<long>(m.host);
     totals_.hit_nvme_blocks += static_cast<long>(m.nvme);
     kv_->take(h.data(), m);
+    if (m.blocks() > 0) r->prefix_hit = true;
     shape.kv_load_host_tokens += double(m.host) * B;
     shape.kv_load_nvme_tokens += double(m.nvme) * B;
     r->prefilled = static_cast<int>(m.blocks()) * w_.prefix_block_tokens;
@@ -717,8 +721,10 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   const auto tier_blocks = [&](double bytes) {
     return static_cast<std::size_t>(std::floor(bytes / replicas / prefix_block_bytes));
   };
-  const auto gpu_tier_blocks = static_cast<std::size_t>(
-      double(blocks) * w.block_tokens / w.prefix_block_tokens);
+  const auto gpu_tier_blocks =
+      w.gpu_prefix_caching
+          ? static_cast<std::size_t>(double(blocks) * w.block_tokens / w.prefix_block_tokens)
+          : std::size_t(0);
   std::vector<KvHierarchy> caches;
   if (caching)
     for (int i = 0; i < replicas; ++i)
@@ -759,9 +765,14 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   std::vector<double> queue, ttft, e2e, tpot;
   double generated = 0;
   long good = 0;
+  // TTFT of the requests admitted with a cached prefix and of the others (prefix caching only).
+  double ttft_hit_sum = 0, ttft_miss_sum = 0;
+  long ttft_hits = 0;
   for (const Live& r : live) {
     queue.push_back(r.first_scheduled_s - r.req.arrival_s);
     ttft.push_back(r.first_token_s - r.req.arrival_s);
+    (r.prefix_hit ? ttft_hit_sum : ttft_miss_sum) += ttft.back();
+    if (r.prefix_hit) ++ttft_hits;
     e2e.push_back(r.done_s - r.req.arrival_s);
     // Time per output token, DistServe's definition: (last - first) / (output - 1).
     const double per_token =
@@ -840,6 +851,9 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     result.set(metric::kKvHitHostPct, pct(totals.hit_host_blocks));
     result.set(metric::kKvHitNvmePct, pct(totals.hit_nvme_blocks));
     result.set(metric::kKvRecomputeAvoidedTokens, totals.recompute_avoided_tokens);
+    const auto misses = static_cast<long>(live.size()) - ttft_hits;
+    if (ttft_hits > 0) result.set(metric::kTtftPrefixHitMeanS, ttft_hit_sum / double(ttft_hits));
+    if (misses > 0) result.set(metric::kTtftPrefixMissMeanS, ttft_miss_sum / double(misses));
     result.set(metric::kKvGpuTierBlocks, double(gpu_tier_blocks) * replicas);
     result.set(metric::kKvHostTierBlocks, double(tier_blocks(w.kv_host_cache_bytes)) * replicas);
     result.set(metric::kKvNvmeTierBlocks, double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas);

@@ -417,6 +417,48 @@ workload: {kind: serving}
   CHECK(conv.get("kv_recompute_avoided_tokens") == 512);
 }
 
+TEST_CASE("without GPU prefix caching a repeated prompt is loaded from the DRAM tier",
+          "[workloads][serving]") {
+  // vLLM's KV offloading connector with GPU prefix caching off (its published single-request
+  // benchmark): the second, identical prompt finds every block but the last in host DRAM.
+  test::TempDir dir;
+  write(dir.file("c.csv"), "conversation_id,turn,arrival_s,prompt_tokens,output_tokens\n"
+                           "p,1,0,7999,1\n"
+                           "p,2,30,8000,1\n");
+  const std::string yaml = R"(
+name: offload-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3.1-8b}
+workload: {kind: serving, scheduler: chunked, token_budget: 16384, block_tokens: 16,
+           prefix_block_tokens: 16, kv_host_cache: 20GB}
+)";
+  const std::string trace = "workload.trace=" + dir.file("c.csv");
+  const auto gpu = sim::simulate(test::load_yaml(yaml, {trace}));
+  const auto dram =
+      sim::simulate(test::load_yaml(yaml, {trace, "workload.gpu_prefix_caching=false"}));
+  // With the GPU pool caching, turn 2's 499 blocks (of (8000 - 1) / 16) come from the GPU.
+  CHECK(gpu.get("kv_hit_gpu_pct") == Approx(100.0 * 499 / (499 + 499)));
+  CHECK(gpu.get("kv_hit_host_pct") == 0);
+  // Without, from host DRAM: 499 blocks of 16 tokens x 128 KiB (Llama-3.1-8B bf16) over PCIe.
+  CHECK(dram.get("kv_hit_gpu_pct") == 0);
+  CHECK(dram.get("kv_host_read_bytes") == 499.0 * 16 * 131072);
+  // Turn 1 computes the whole prompt either way; turn 2 waits for the copy when it loads.
+  CHECK(dram.get("ttft_prefix_miss_mean_s") == gpu.get("ttft_prefix_miss_mean_s"));
+  const double copy_s = 499.0 * 16 * 131072 / 55e9;  // catalog pcie_h2d_gbps of the H100 SXM
+  CHECK(dram.get("ttft_prefix_hit_mean_s") - gpu.get("ttft_prefix_hit_mean_s") ==
+        Approx(copy_s).epsilon(0.01));
+  CHECK(dram.get("ttft_prefix_hit_mean_s") < dram.get("ttft_prefix_miss_mean_s") / 5);
+  // No tier left to cache in: an error naming the key.
+  try {
+    sim::simulate(test::load_yaml(
+        yaml, {trace, "workload.gpu_prefix_caching=false", "workload.kv_host_cache=0"}));
+    FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("workload.gpu_prefix_caching") != std::string::npos);
+  }
+}
+
 TEST_CASE("chunked prefill starts after the cached prefix", "[workloads][serving]") {
   const auto off = run({"workload.scheduler=chunked", "workload.prefix_caching=false"});
   const auto on = run({"workload.scheduler=chunked"});
