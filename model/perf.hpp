@@ -226,13 +226,15 @@ Zero3GatherTraffic zero3_gather_traffic(const GpuSpec& gpu, const HostSpec& host
 int zero3_prefetch_modules(const Zero3Settings& z, double module_elements);
 
 // The NVMe RAID-0 volume under a DeepNVMe-style reader: `threads` x `queue_depth` requests of
-// `block_size_bytes`, each striped over every drive.
+// `block_size_bytes`, each striped over every drive in chunk-size pieces.
 struct NvmeArrayTiming {
   double read_gbps = 0;  // sustained array bandwidth at the policy's operating point
   double write_gbps = 0;
-  double read_latency_s = 0;  // time to the first completed request
+  // Time to the first completed piece of a request: one drive's share of a block, at most one
+  // md RAID-0 chunk (nvme_array_timing), at queue depth 1.
+  double read_latency_s = 0;
   double write_latency_s = 0;
-  // Seconds to read / write `bytes` as one transfer: the first request's latency, then the
+  // Seconds to read / write `bytes` as one transfer: the first piece's latency, then the
   // sustained rate. The simulator's and the planner's form of a tensor read.
   double read_s(double bytes) const {
     return read_latency_s + bytes / units::gbps_to_bytes_per_s(read_gbps);
