@@ -155,6 +155,12 @@ int zero3_prefetch_modules(const Zero3Settings& z, double module_elements) {
   return std::max(1, static_cast<int>(std::floor(std::max(0.0, room) / module_elements)));
 }
 
+namespace {
+// [bytes] The largest piece of one request a drive is given (nvme_array_timing): md RAID-0's
+// default chunk (mdadm(8), --chunk: 512 KiB).
+constexpr double kDrivePieceBytes = 512.0 * 1024.0;
+}  // namespace
+
 NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
                                   double transfer_bytes) {
   NvmeArrayTiming t;
@@ -165,10 +171,20 @@ NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, c
   const double requests = std::max(1.0, std::ceil(transfer_bytes / block));
   const double outstanding =
       std::min(requests, std::max(1.0, double(aio.threads) * double(aio.queue_depth)));
-  // RAID-0 stripes each request over every drive: each drive sees a 1/N share of every request.
+  // RAID-0 stripes each request over every drive: each drive sees a 1/N share of every request,
+  // and gets it in pieces of at most one chunk (Linux md RAID-0 maps a request chunk by chunk and
+  // submits every piece at once; md's default chunk is 512 KiB, mdadm(8) --chunk). A lone drive's
+  // request is split the same way by the block layer at its largest request (max_sectors_kb,
+  // capped at 1280 KiB by default since Linux 6.7, 512 KiB before; lower where the drive's MDTS
+  // is): the same order, so one size serves both. So a request's share keeps a drive as busy as
+  // its pieces together, and the first data lands after one piece, not one share: with a
+  // 16 MiB block, 4 MiB a drive on 4 drives and 2 MiB on 8 but 512 KiB pieces on both, the time
+  // to the first completed piece does not shrink as drives are added.
   const double block_per_drive = std::max(4096.0, block / drives);
+  const double piece = std::min(block_per_drive, kDrivePieceBytes);
+  const double pieces_per_request = block_per_drive / piece;
   auto array_gbps = [&](const SsdDirectionModel& m) {
-    double per_drive = m.bandwidth_gbps(block_per_drive, outstanding);
+    double per_drive = m.bandwidth_gbps(piece, outstanding * pieces_per_request);
     double array = per_drive * drives;
     // The host's kernel I/O path (block layer, RAID, interrupts) caps the aggregate; it adds its
     // time per byte to the drives'.
@@ -177,8 +193,8 @@ NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, c
   };
   t.read_gbps = array_gbps(nvme.model.read);
   t.write_gbps = array_gbps(nvme.model.write);
-  t.read_latency_s = nvme.model.read.latency_s(block_per_drive, 1);
-  t.write_latency_s = nvme.model.write.latency_s(block_per_drive, 1);
+  t.read_latency_s = nvme.model.read.latency_s(piece, 1);
+  t.write_latency_s = nvme.model.write.latency_s(piece, 1);
   return t;
 }
 

@@ -36,6 +36,16 @@ struct ExecutionModel {
   double step_overhead_per_sequence_s = 0;
   // Per fetched parameter tensor: ZeRO-3 module hooks, buffer allocation, stream synchronisation.
   double fetch_overhead_s = 200e-6;
+  // Per parameter tensor swapped in from NVMe, on top of fetch_overhead_s: DeepSpeed's host work
+  // for one swap-in that the array waits for, since the next read is issued only after the one
+  // before it has landed (sim/workloads/inference/inference.cpp fetch_module): the swapper's
+  // bookkeeping, the aio or GDS handle's operation (the tensor split over its threads, their
+  // requests submitted, every completion waited for: synchronize_reads) and the module hooks
+  // between that wait and the next swap-in. No measurement of it is published; it is derived
+  // from llama3-70b-h200-4x-gen5-gds (deepnvme-2025-06; scenarios/validation/derivations.yaml):
+  // with it 0 that row ran 12.4 s short of the published 180.7 s (3,072 tokens at 17 tokens/s),
+  // over 31 I/O-bound decode passes of 562 swap-ins each: 0.71 ms per swap-in.
+  double swap_in_overhead_s = 710e-6;
   // Copies from pageable host memory: the CUDA driver memcpy's through pinned staging buffers on
   // one CPU thread, so the rate is capped by that memcpy, whatever the link, and the thread is
   // busy for the duration. Measured 15.2-15.4 GB/s host-to-device for 16-64 MiB copies on an H200
@@ -226,13 +236,15 @@ Zero3GatherTraffic zero3_gather_traffic(const GpuSpec& gpu, const HostSpec& host
 int zero3_prefetch_modules(const Zero3Settings& z, double module_elements);
 
 // The NVMe RAID-0 volume under a DeepNVMe-style reader: `threads` x `queue_depth` requests of
-// `block_size_bytes`, each striped over every drive.
+// `block_size_bytes`, each striped over every drive in chunk-size pieces.
 struct NvmeArrayTiming {
   double read_gbps = 0;  // sustained array bandwidth at the policy's operating point
   double write_gbps = 0;
-  double read_latency_s = 0;  // time to the first completed request
+  // Time to the first completed piece of a request: one drive's share of a block, at most one
+  // md RAID-0 chunk (nvme_array_timing), at queue depth 1.
+  double read_latency_s = 0;
   double write_latency_s = 0;
-  // Seconds to read / write `bytes` as one transfer: the first request's latency, then the
+  // Seconds to read / write `bytes` as one transfer: the first piece's latency, then the
   // sustained rate. The simulator's and the planner's form of a tensor read.
   double read_s(double bytes) const {
     return read_latency_s + bytes / units::gbps_to_bytes_per_s(read_gbps);

@@ -32,6 +32,7 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
   pt.dp = p.parallelism.data;
   pt.small_limit_bytes = resident_param_limit_bytes(em, p.aio);
   pt.fetch_overhead_s = em.fetch_overhead_s;
+  pt.swap_in_overhead_s = em.swap_in_overhead_s;
   pt.gds = p.io_path == IoPath::kGds;
   pt.pinned = p.pin_memory;
   pt.weights = p.weights;
@@ -94,6 +95,7 @@ ModuleStreamTime module_stream_time(const WeightStreamPoint& pt, const ModuleStr
   for (const auto& t : m.tensors) {
     serial_s += pt.fetch_overhead_s;
     if (t.nvme_bytes > 0) {
+      serial_s += pt.swap_in_overhead_s;
       f.nvme_s += t.read_s;
       f.h2d_s += t.nvme_link_s;
       // GDS: drive to GPU in one flow at the slower rate. AIO: the read lands in a pinned

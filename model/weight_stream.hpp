@@ -27,7 +27,8 @@
 //   share of the NVMe part and its tensor-parallel share of the host part; pinned host memory
 //   copies at the link's rate, pageable memory is staged by a CPU thread no faster than the
 //   execution model's pageable_copy_gbps (model/perf.hpp ExecutionModel);
-// - every tensor moved costs the fetch process ExecutionModel::fetch_overhead_s.
+// - every tensor moved costs the fetch process ExecutionModel::fetch_overhead_s, and every NVMe
+//   swap-in ExecutionModel::swap_in_overhead_s more; the next read waits for both.
 #include <limits>
 #include <vector>
 
@@ -55,6 +56,7 @@ struct WeightStreamPoint {
   double dp = 1;                      // ZeRO-3 data-parallel ranks partitioning each tensor
   double small_limit_bytes = 0;       // [bytes] DeepSpeed's small-tensor limit (layout.hpp)
   double fetch_overhead_s = 0;        // [s] the fetch process's cost per tensor moved
+  double swap_in_overhead_s = 0;      // [s] and per NVMe swap-in, beyond that
   bool gds = false;                   // NVMe straight into GPU memory (else AIO bounce buffers)
   bool pinned = true;                 // host-resident weights pinned (else pageable)
   Placement weights;                  // the policy's weight placement

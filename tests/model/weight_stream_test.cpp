@@ -161,7 +161,7 @@ TEST_CASE("a module's fetch by the fetch process alone", "[model][weight_stream]
       for (const auto& t : layer.tensors) {
         serial += em.fetch_overhead_s;
         if (t.nvme_bytes > 0)
-          serial += pt.gds ? std::max(t.read_s, t.nvme_link_s) : t.read_s;
+          serial += em.swap_in_overhead_s + (pt.gds ? std::max(t.read_s, t.nvme_link_s) : t.read_s);
         serial += t.host_copy_s(pt);
         link += t.nvme_link_s + t.host_link_s;
         nvme += t.read_s;

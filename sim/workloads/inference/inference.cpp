@@ -104,6 +104,9 @@ struct StageResources {
   // Streamed modules' weights in fetch order (pass by pass); resident modules need no flag.
   std::unique_ptr<FlagQueue> weights_ready;
   std::uint64_t fetched = 0, computed = 0;
+  // [s] when this stage's latest NVMe read lands: the fetcher issues its next read no earlier
+  // (InferenceSim::fetch_module, DeepSpeed's swap-in waits).
+  double read_lands_s = 0;
   // This stage's input, one flag per (pass, micro-batch): number pass * micro-batches + micro.
   std::unique_ptr<FlagQueue> input;
 };
@@ -198,9 +201,9 @@ class InferenceSim {
     if constexpr (bounces) return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, tag);
     return engine_.reserve_work_from(ready_s, *nvme_, t.read_work, h2d, t.link_work, tag);
   }
-  void issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
+  void issue_nvme_read(StageResources& st, const TensorFetch& t, int pass, int module,
                        const std::shared_ptr<Latch>& done);
-  Task issue_nvme_read_later(Resource* h2d, const TensorFetch& t, int pass, int module,
+  Task issue_nvme_read_later(StageResources& st, const TensorFetch& t, int pass, int module,
                              std::shared_ptr<Latch> done);
   Task nvme_read_landed(Resource* bounce_h2d, double link_bytes, double uplink_bytes, int pass,
                         int module, std::shared_ptr<Latch> done);
@@ -328,6 +331,9 @@ class InferenceSim {
   double dp_ = 1;
   double rank_batch_ = 1;     // sequences this GPU runs: workload.batch / data
   int prefetch_ = 1;          // modules fetched ahead of the one computing
+  // [s] the fetcher's work for a tensor swapped in from NVMe: ExecutionModel::fetch_overhead_s
+  // plus swap_in_overhead_s, summed once so that every path adds the same value.
+  double swap_in_s_ = 0;
   Resource* uplink_ = nullptr;  // the PCIe switch's uplink shared by this rank's switch
   double prefill_end_s_ = 0;
   double weight_wait_s_ = 0;
@@ -343,12 +349,14 @@ class InferenceSim {
 // (NvmeArrayTiming::read_s); what the asynchronous swapper removes is the wait between them.
 // The fetching process issues the read itself: the drive (and, with GDS, the link) is reserved
 // now, and only the landing needs an event.
-void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass, int module,
+void InferenceSim::issue_nvme_read(StageResources& st, const TensorFetch& t, int pass, int module,
                                    const std::shared_ptr<Latch>& done) {
+  Resource* h2d = st.h2d;
   const Tag tag = pass_tag(activity::kWeightsNvme, pass, module);
   const double lands_s = p_.io_path == IoPath::kGds
                              ? reserve_read_work<false>(engine_.now(), *h2d, t, tag)
                              : reserve_read_work<true>(engine_.now(), *h2d, t, tag);
+  st.read_lands_s = lands_s;
   engine_.spawn_at(lands_s, nvme_read_landed(p_.io_path == IoPath::kGds ? nullptr : h2d,
                                              t.nvme_link_bytes, t.bounce_uplink_bytes, pass, module,
                                              done));
@@ -359,9 +367,9 @@ void InferenceSim::issue_nvme_read(Resource* h2d, const TensorFetch& t, int pass
 // synchronous host copy has always reserved the link first. (Issuing every read directly saves a
 // quarter of a decode pass's events; every shipped scenario and all 10,080 points of the drives
 // sweep scaled by prompt length give the same metrics both ways.)
-Task InferenceSim::issue_nvme_read_later(Resource* h2d, const TensorFetch& t, int pass, int module,
-                                         std::shared_ptr<Latch> done) {
-  issue_nvme_read(h2d, t, pass, module, done);
+Task InferenceSim::issue_nvme_read_later(StageResources& st, const TensorFetch& t, int pass,
+                                         int module, std::shared_ptr<Latch> done) {
+  issue_nvme_read(st, t, pass, module, done);
   co_return;
 }
 
@@ -428,10 +436,33 @@ Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, in
 // Issues a module's tensor fetches in order. NVMe reads are asynchronous, as DeepSpeed's
 // AsyncPartitionedParameterSwapper issues them (swap_in(..., async_op=True) for every partition
 // the coordinator prefetches, deepspeed/runtime/zero/partitioned_param_coordinator.py
-// __prefetch_nvme_param_partitions): this process goes on to the next tensor, and to the next
-// module, while reads are in flight, as many as there are free swap buffers
-// (offload_param.buffer_count, policy.aio.swap_buffers; available_swap_in_buffers()). The
-// module's weights are ready when its last read lands. Host-DRAM copies stay synchronous.
+// __prefetch_nvme_param_partitions): this process goes on to the next module while a read is in
+// flight, within the free swap buffers (offload_param.buffer_count, policy.aio.swap_buffers;
+// available_swap_in_buffers()). The module's weights are ready when its last read lands.
+// Host-DRAM copies stay synchronous.
+//
+// But the reads do not queue back to back: each swap-in is issued only once the read before it
+// has landed, and then only after the fetching process's work for the tensor
+// (ExecutionModel::fetch_overhead_s and swap_in_overhead_s), so that work leaves the array idle
+// rather than overlapping its reads. The same DeepSpeed code does this in three places:
+// - every wait for a swapped-in parameter waits for all reads in flight
+//   (partition_parameters.py _ensure_availability_of_partitioned_params ->
+//   partitioned_param_swapper.py synchronize_reads: aio_read_handle.wait() on every pending read);
+// - new swap-ins are issued only from a module's fetch, after that wait (fetch_sub_module: wait for
+//   the module's parameters, then the prefetch);
+// - the NVMe prefetch looks no further ahead than twice the elements being gathered
+//   (__prefetch_nvme_param_partitions: `numel_considered > 2 * numel_in_flight` ends it), and the
+//   gather prefetch stops at the first parameter still on NVMe (`_is_currently_on_nvme ... break`),
+//   so on one GPU, where a gather is the parameter's own copy, one or two parameters are read
+//   ahead of the one computing.
+// Where the array is the bottleneck the per-tensor work is therefore paid once per tensor on the
+// read path, whatever the array's rate: a fixed cost per layer that more drives do not shrink
+// (Llama-3-70B on ND-H200-v5, deepnvme-2025-06: 8 Gen5 drives give 1.53x the tokens/s of 4 with
+// GDS while ds_io reads 1.78x). Modelled per tensor, in fetch order: DeepSpeed's waits fall at
+// module hooks, which in a Llama layer come after one to three reads. A host-DRAM tensor does not
+// wait for the read before it: its copy is synchronous here, where DeepSpeed's is a non-blocking
+// copy on the gather stream (and DeepSpeed keeps parameters of at most
+// stage3_param_persistence_threshold elements, such as norms, on the GPU, which this fetches).
 Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
@@ -444,15 +475,18 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     for (const TensorFetch& t : pass_plan.of(plan)) host_copies += t.cpu_bytes > 0 ? 1 : 0;
   auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads + host_copies);
   for (const TensorFetch& t : pass_plan.of(plan)) {
-    co_await engine_.delay(em_.fetch_overhead_s);
+    // The next swap-in waits for the read before it to land (see above the function).
+    if (t.nvme_bytes > 0 && st.read_lands_s > engine_.now())
+      co_await engine_.until(st.read_lands_s);
+    co_await engine_.delay(t.nvme_bytes > 0 ? swap_in_s_ : em_.fetch_overhead_s);
     if (t.nvme_bytes > 0) {
       co_await swap_buffers_->acquire();
       // A tensor split between NVMe and host DRAM: its read reserves after this process's
       // synchronous host copy below, as it always has.
       if (t.cpu_bytes > 0)
-        engine_.spawn(issue_nvme_read_later(st.h2d, t, pass, module, reads));
+        engine_.spawn(issue_nvme_read_later(st, t, pass, module, reads));
       else
-        issue_nvme_read(st.h2d, t, pass, module, reads);
+        issue_nvme_read(st, t, pass, module, reads);
     }
     if (t.cpu_bytes > 0 && dp_ > 1)
       engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
@@ -502,8 +536,11 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
   double clock = start_s;  // where fetch_module's process would be
   const Tag host_tag = pass_tag(activity::kWeightsCpu, pass, module),
             read_tag = pass_tag(activity::kWeightsNvme, pass, module);
+  StageResources& st = stages_.front();
   for (const TensorFetch& t : pass_plan.of(plan)) {
-    clock = clock + overhead_s;
+    // The next swap-in waits for the read before it to land, as in fetch_module.
+    if (t.nvme_bytes > 0 && st.read_lands_s > clock) clock = st.read_lands_s;
+    clock = clock + (t.nvme_bytes > 0 ? swap_in_s_ : overhead_s);
     if constexpr (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
       clock = reserve_host_copy_work(clock, h2d, t, host_tag);
@@ -521,6 +558,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, h2d, t, host_tag);
     ReadInFlight& r = reads_.push_back();
     r.lands_s = reserve_read_work<bounces>(issued, h2d, t, read_tag);
+    st.read_lands_s = r.lands_s;
     r.pass = pass;
     r.module = module;
     r.fetch_index = ready_flag;
@@ -965,6 +1003,7 @@ RunResult InferenceSim::run() {
   dp_ = par.data;
   rank_batch_ = double(w_.batch) / dp_;
   prefetch_ = p_.prefetch_layers;
+  swap_in_s_ = em_.fetch_overhead_s + em_.swap_in_overhead_s;
   const HostSpec& host = s_.hardware.host;
   const GpuSpec& gpu = s_.hardware.gpu;
   double largest_module_elements = 0;

@@ -135,7 +135,9 @@ TEST_CASE("NVMe reads run ahead of the bounce copies and across modules, up to t
           "[inference][nvme]") {
   // DeepSpeed's swapper issues reads asynchronously while buffers are free: an I/O-bound AIO run
   // keeps the drive busy instead of waiting for each module's last bounce copy and the next
-  // module's hooks. With one buffer each read waits for the previous copy.
+  // module's hooks. With one buffer each read waits for the previous copy. The drive still idles
+  // for the fetcher's work between one read landing and the next swap-in (fetch_module), under
+  // 3% of a 1-drive run.
   const auto nvme_utilization = [](const sim::RunResult& r) {
     for (const auto& u : r.utilization)
       if (u.name == "nvme") return u.utilization;
@@ -147,8 +149,37 @@ TEST_CASE("NVMe reads run ahead of the bounce copies and across modules, up to t
   const sim::RunResult r5 = sim::simulate(five), r1 = sim::simulate(one);
   REQUIRE(r5.fits);
   REQUIRE(r1.fits);
-  CHECK(nvme_utilization(r5) > 0.99);
+  CHECK(nvme_utilization(r5) > 0.97);
   CHECK(r5.get("total_s") < r1.get("total_s"));
+}
+
+TEST_CASE("the fetcher's work per swap-in leaves an I/O-bound array idle: more drives do not hide it",
+          "[inference][nvme]") {
+  // DeepSpeed issues a swap-in only after the read before it has landed (synchronize_reads waits
+  // for every read; the next swap-in comes from the next module hook), so its host work per
+  // swap-in adds to an I/O-bound pass once per swapped-in tensor, whatever the array's rate.
+  // Before, the fetcher queued reads back to back and its work overlapped them.
+  const std::vector<std::string> sets = {"model.name=llama-3-8b", "workload.batch=4",
+                                         "workload.prompt_tokens=64", "workload.gen_tokens=3"};
+  for (const char* drives : {"2", "8"}) {
+    INFO(drives << " drives");
+    std::vector<std::string> all = sets;
+    all.push_back(std::string("hardware.nvme.count=") + drives);
+    const Scenario s = load(kNvmeScenario, all);
+    sim::SimOptions none, slow;
+    none.exec.swap_in_overhead_s = 0;
+    slow.exec.swap_in_overhead_s = 5e-3;
+    const sim::RunResult a = sim::simulate(s, none), b = sim::simulate(s, slow);
+    REQUIRE(a.fits);
+    double swap_ins = 0;
+    const auto modules = weight_modules(s.model, s.policy);
+    const WeightStreamPoint pt = weight_stream_point(s, none.exec, modules);
+    for (const auto& mod : modules) swap_ins += module_stream(pt, mod).nvme_reads;
+    // Two decode steps (gen 3: the prefill makes the first token), each paying 5 ms more for
+    // every swap-in.
+    const double added_s = b.get("decode_s") - a.get("decode_s");
+    CHECK(added_s == Approx(2 * swap_ins * 5e-3).epsilon(0.02));
+  }
 }
 
 TEST_CASE("expected distinct experts under uniform top-k routing", "[inference][moe]") {
@@ -609,8 +640,10 @@ TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module
   // the weights resident, each pass's sum of the modules' fetches, which the weight-stream model
   // (model/weight_stream.hpp module_stream_time, the serving workload's rule) works out
   // analytically. Host-DRAM weights, pinned and pageable: the same to rounding. GDS from NVMe:
-  // the engine's fetcher issues the next read after one per-tensor overhead, not after the
-  // read, so it is faster by up to the overheads of a module's tensors.
+  // the engine's fetcher issues each swap-in only after the read before it has landed and its
+  // own work is done (fetch_module), but a host-DRAM tensor after a read (Llama-3-8B's k and v
+  // projections, under DeepSpeed's 16 MiB swap minimum) goes on without waiting, so it is
+  // faster by up to those tensors' overheads.
   const std::vector<std::string> small = {"model.name=llama-3-8b", "workload.batch=4",
                                           "workload.prompt_tokens=64", "workload.gen_tokens=3",
                                           "policy.prefetch_layers=0"};
@@ -641,7 +674,8 @@ TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module
     for (const auto& mod : modules) {
       const ModuleStream m = module_stream(pt, mod);
       pass_s += module_stream_time(pt, m).time_s;
-      overheads_s += double(m.tensors.size() - 1) * em.fetch_overhead_s;
+      for (const TensorStream& t : m.tensors)
+        if (t.nvme_bytes <= 0) overheads_s += em.fetch_overhead_s;
     }
     const sim::RunResult r = sim::simulate(s);
     REQUIRE(r.fits);
