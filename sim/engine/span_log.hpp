@@ -1,16 +1,21 @@
 #pragma once
 // The busy intervals the time breakdown (sim/breakdown.hpp) reads, kept compactly. A long run
-// records tens of millions of them (a million requests of a multi-turn serving trace: about two
-// per iteration over ten million iterations), and the breakdown needs of each only its times, its
-// channel and what it was: not the workload's phase and item numbers a trace span carries. What a
-// span's work was on which resource (its slot: resource, activity, stage) is kept once per slot,
-// with the slot's busy seconds summed as the spans are recorded (in the order the breakdown summed
+// records tens of millions of them (a million requests of
+// scenarios/serving/llama3-70b-multiturn-2xh100-dram-2x-gen4.yaml run ten million iterations,
+// each booking several resources), and the breakdown needs of each only its times, its channel
+// and what it was: not the workload's phase and item numbers a trace span carries. What a span's
+// work was on which resource (its slot: resource, activity, stage) is kept once per slot, with
+// the slot's busy seconds summed as the spans are recorded (in the order the breakdown summed
 // them from the whole log), and a span keeps its slot's number.
 //
-// 32 bytes an interval, in chunks that are never copied: a std::vector of 56-byte trace spans
-// grown by doubling held both its old and its new copy at the moment it grew (2.2 GB of the peak
-// of `tiersim run` of that serving trace). A zero-length interval (end <= start) adds to its
-// slot's busy seconds and is not kept: no walk charges one.
+// 32 bytes an interval, in chunks that are never copied: kept as 56-byte trace spans in a
+// std::vector grown by doubling, which holds its old and its new copy at the moment it grows,
+// that run peaked at 2.2 GB resident, and at 1.26 GB with this log. A zero-length interval
+// (end <= start) adds to its slot's busy seconds and is not kept: no walk charges one.
+//
+// The log still grows with the run: the walk goes back from the run's end, and it adds each
+// phase's seconds in that order, so its sums (printed to the last digit in run --json) need the
+// intervals of the whole run.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
