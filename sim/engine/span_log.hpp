@@ -1,7 +1,7 @@
 #pragma once
 // The busy intervals the time breakdown (sim/breakdown.hpp) reads, kept compactly. A long run
 // records tens of millions of them (a million requests of
-// scenarios/serving/llama3-70b-multiturn-2xh100-dram-2x-gen4.yaml run ten million iterations,
+// scenarios/serving/llama3-70b-multiturn-2xh100-dram-2x-gen4.yaml run 9.3 million iterations,
 // each booking several resources), and the breakdown needs of each only its times, its channel
 // and what it was: not the workload's phase and item numbers a trace span carries. What a span's
 // work was on which resource (its slot: resource, activity, stage) is kept once per slot, with
