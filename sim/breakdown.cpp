@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -48,9 +47,12 @@ const char* stage_prefix(Stage stage) {
   return "";
 }
 
-// An interval within the run: a span of the engine's trace, its end clipped to the makespan.
+// An interval within the run: an interval of the engine's span log, its end clipped to the
+// makespan.
 struct Interval {
-  const TraceSpan* span = nullptr;
+  const SpanLog::Interval* span = nullptr;
+  std::uint32_t index = 0;  // in the log
+  int resource = 0;
   double start_s = 0;
   double end_s = 0;
 };
@@ -61,30 +63,33 @@ bool walks_first(const Interval& a, const Interval& b) {
   if (a.end_s != b.end_s) return a.end_s > b.end_s;
   if (a.start_s != b.start_s) return a.start_s < b.start_s;
   if (a.span->work_s != b.span->work_s) return a.span->work_s > b.span->work_s;
-  return a.span->resource < b.span->resource;
+  return a.resource < b.resource;
+}
+
+// Interval i of the engine's span log.
+Interval interval(const SpanLog& log, std::size_t i, double makespan_s) {
+  const SpanLog::Interval& s = log[i];
+  return {&s, static_cast<std::uint32_t>(i), log.slots()[s.slot].resource, s.start_s,
+          std::min(s.end_s, makespan_s)};
 }
 
 // Two intervals the walk's order does not tell apart, taken for different work: which one a sort
 // puts first is unspecified, so only the sort itself can say which the walk charges.
-bool ambiguous(const Interval& a, const Interval& b) {
-  return a.end_s == b.end_s && !walks_first(a, b) && !walks_first(b, a) &&
-         (a.span->stage != b.span->stage || !(a.span->activity == b.span->activity));
+bool ambiguous(const SpanLog& log, const Interval& a, const Interval& b) {
+  if (a.end_s != b.end_s || walks_first(a, b) || walks_first(b, a)) return false;
+  const SpanLog::Slot& x = log.slots()[a.span->slot];
+  const SpanLog::Slot& y = log.slots()[b.span->slot];
+  return x.stage != y.stage || !(x.activity == y.activity);
 }
 
-// Interval i of the engine's trace.
-Interval interval(const Engine& engine, std::size_t i, double makespan_s) {
-  const TraceSpan& s = engine.trace()[i];
-  return {&s, s.start_s, std::min(s.end_s, makespan_s)};
-}
-
-// The intervals the walk charges, latest first, by their index in the trace: from t = makespan
+// The intervals the walk charges, latest first, by their index in the log: from t = makespan
 // back, each time the first interval in walks_first order that ends by t (everything after t is
 // explained), then t = its start.
-std::vector<std::uint32_t> walk_sorted(const Engine& engine, double makespan_s) {
+std::vector<std::uint32_t> walk_sorted(const SpanLog& log, double makespan_s) {
   std::vector<Interval> all;
-  all.reserve(engine.trace().size());
-  for (std::size_t i = 0; i < engine.trace().size(); ++i) {
-    const Interval v = interval(engine, i, makespan_s);
+  all.reserve(log.size());
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const Interval v = interval(log, i, makespan_s);
     if (v.end_s > v.start_s) all.push_back(v);
   }
   std::sort(all.begin(), all.end(), walks_first);
@@ -93,7 +98,7 @@ std::vector<std::uint32_t> walk_sorted(const Engine& engine, double makespan_s) 
   for (const Interval& v : all) {
     if (t <= 0) break;
     if (v.end_s > t) continue;  // ends after t: not a predecessor
-    path.push_back(static_cast<std::uint32_t>(v.span - engine.trace().data()));
+    path.push_back(v.index);
     t = v.start_s;
   }
   return path;
@@ -104,14 +109,14 @@ std::vector<std::uint32_t> walk_sorted(const Engine& engine, double makespan_s) 
 // needs, at each step, the latest interval of each channel that ends by t. Sorting the tens of
 // thousands of intervals of a run was most of `tiersim run`'s time. The channels' lists are
 // links from each interval to the one before it on its channel (4 bytes an interval: copies of
-// the intervals touched megabytes, and page faults cost more than the walk). The trace is read
-// once, by time_breakdown, which hands each span to add(). walk() gives nullopt where a
+// the intervals touched megabytes, and page faults cost more than the walk). The log is read
+// once, by time_breakdown, which hands each interval to add(). walk() gives nullopt where a
 // channel's intervals are not in order (or the walk meets two intervals only a sort can order):
 // then walk_sorted.
 class ChannelWalk {
  public:
   ChannelWalk(const Engine& engine, double makespan_s)
-      : engine_(engine), trace_(engine.trace()), makespan_s_(makespan_s) {
+      : log_(engine.spans()), makespan_s_(makespan_s) {
     const auto& resources = engine.resources();
     first_channel_.assign(resources.size() + 1, 0);
     for (std::size_t r = 0; r < resources.size(); ++r)
@@ -120,26 +125,26 @@ class ChannelWalk {
     // A run with many channels (hundreds of GPUs) would scan them all at every step: sort
     // instead.
     constexpr std::size_t kMaxChannels = 64;
-    ok_ = first_channel_.back() <= kMaxChannels && trace_.size() < kNone;
+    ok_ = first_channel_.back() <= kMaxChannels && log_.size() < kNone;
     if (!ok_) return;
     latest_.assign(first_channel_.back(), kNone);
-    before_.resize(trace_.size());
+    before_.resize(log_.size());
   }
 
-  // Span i of the trace, in trace order.
+  // Interval i of the log, in log order.
   void add(std::size_t i) {
     if (!ok_) return;
-    const TraceSpan& s = trace_[i];
+    const SpanLog::Interval& s = log_[i];
     if (std::min(s.end_s, makespan_s_) <= s.start_s) return;
-    const auto r = static_cast<std::size_t>(s.resource);
+    const auto r = static_cast<std::size_t>(log_.slots()[s.slot].resource);
     const auto c = static_cast<std::size_t>(s.channel);
     if (r + 1 >= first_channel_.size() || c >= first_channel_[r + 1] - first_channel_[r]) {
       ok_ = false;
       return;
     }
     std::uint32_t& last = latest_[first_channel_[r] + c];
-    if (last != kNone && walks_first(interval(engine_, last, makespan_s_),
-                                     interval(engine_, i, makespan_s_))) {
+    if (last != kNone &&
+        walks_first(interval(log_, last, makespan_s_), interval(log_, i, makespan_s_))) {
       ok_ = false;  // out of order
       return;
     }
@@ -157,19 +162,18 @@ class ChannelWalk {
       Interval best_v;
       for (std::uint32_t& head : latest_) {
         // Ends after t: never a predecessor again.
-        while (head != kNone && std::min(trace_[head].end_s, makespan_s_) > t)
-          head = before_[head];
+        while (head != kNone && std::min(log_[head].end_s, makespan_s_) > t) head = before_[head];
         if (head == kNone) continue;
-        const Interval v = interval(engine_, head, makespan_s_);
+        const Interval v = interval(log_, head, makespan_s_);
         // Its channel's intervals that tie with it (none, but for equal ends).
         Interval at = v;
         for (std::uint32_t k = before_[head]; k != kNone; k = before_[k]) {
-          const Interval prev = interval(engine_, k, makespan_s_);
+          const Interval prev = interval(log_, k, makespan_s_);
           if (prev.end_s != at.end_s || walks_first(at, prev)) break;
-          if (ambiguous(v, prev)) return std::nullopt;
+          if (ambiguous(log_, v, prev)) return std::nullopt;
           at = prev;
         }
-        if (best != kNone && v.end_s == best_v.end_s && ambiguous(v, best_v))
+        if (best != kNone && v.end_s == best_v.end_s && ambiguous(log_, v, best_v))
           return std::nullopt;
         if (best == kNone || walks_first(v, best_v)) {
           best = head;
@@ -185,8 +189,7 @@ class ChannelWalk {
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  const Engine& engine_;
-  const std::vector<TraceSpan>& trace_;
+  const SpanLog& log_;
   double makespan_s_;
   bool ok_ = false;
   std::vector<std::size_t> first_channel_;  // per resource, its first channel's number
@@ -199,6 +202,7 @@ class ChannelWalk {
 
 std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
   if (!engine.spans_kept() || makespan_s <= 0) return {};
+  const SpanLog& log = engine.spans();
   std::map<PhaseKey, Accumulated> phases;
   const auto phase = [&](Stage stage, bool waiting, Activity activity) -> Accumulated& {
     Accumulated& a = phases[key_of(stage, waiting, activity)];
@@ -207,58 +211,28 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     a.activity = waiting ? Activity{} : activity;
     return a;
   };
-  // A span's phase and its seconds on the span's resource, looked up by the activity's name only
-  // the first time an activity (by its name's address), stage and resource come together: one
-  // lookup per span by name was much of the breakdown's cost.
-  struct Slot {
-    const char* name;
-    Stage stage;
-    int resource;
+  // Each slot of the log (an activity and stage on one resource) is one phase's work on one
+  // resource: its busy seconds were summed as the spans were recorded.
+  struct SlotPhase {
     Accumulated* phase;
-    double* busy_s;  // phase->busy_by_resource[resource]
     double* path_s;  // phase->path_by_resource[resource], created at the first path use
   };
-  // Per resource, the slots of the activities seen on it: a short search by address, the last
-  // one found first.
-  std::vector<Slot> slots;
-  std::vector<std::vector<std::uint32_t>> slots_of(engine.resources().size());
-  // The first span of an activity, stage and resource (rare: kept out of the search's way).
-  const std::function<Slot&(const TraceSpan&)> add_slot = [&](const TraceSpan& s) -> Slot& {
-    const auto r = static_cast<std::size_t>(s.resource);
-    if (r >= slots_of.size()) slots_of.resize(r + 1);
-    Accumulated& a = phase(s.stage, false, s.activity);
-    slots_of[r].push_back(static_cast<std::uint32_t>(slots.size()));
-    slots.push_back({s.activity.name(), s.stage, s.resource, &a, &a.busy_by_resource[s.resource],
-                     nullptr});
-    return slots.back();
-  };
-  const auto slot = [&](const TraceSpan& s) -> Slot& {
-    const auto r = static_cast<std::size_t>(s.resource);
-    if (r < slots_of.size()) {
-      auto& mine = slots_of[r];
-      for (std::size_t j = 0; j < mine.size(); ++j) {
-        Slot& x = slots[mine[j]];
-        if (x.name != s.activity.name() || x.stage != s.stage) continue;
-        if (j > 0) std::swap(mine[j], mine[0]);  // runs of one activity: found first next time
-        return x;
-      }
-    }
-    return add_slot(s);
-  };
-
-  // Busy time per phase and resource, and the channels' links for the walk, in one pass over
-  // the trace (megabytes: a second pass read it from memory again).
-  ChannelWalk channels(engine, makespan_s);
-  const auto& trace = engine.trace();
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    *slot(trace[i]).busy_s += trace[i].work_s;
-    channels.add(i);
+  std::vector<SlotPhase> slot_phase;
+  slot_phase.reserve(log.slots().size());
+  for (const SpanLog::Slot& x : log.slots()) {
+    Accumulated& a = phase(x.stage, false, x.activity);
+    a.busy_by_resource[x.resource] += x.busy_s;
+    slot_phase.push_back({&a, nullptr});
   }
+
+  // The channels' links for the walk, in one pass over the log.
+  ChannelWalk channels(engine, makespan_s);
+  for (std::size_t i = 0; i < log.size(); ++i) channels.add(i);
 
   // The walk: t is the moment explained so far (everything after it is charged).
   std::optional<std::vector<std::uint32_t>> walked = channels.walk();
   const std::vector<std::uint32_t> path =
-      walked ? std::move(*walked) : walk_sorted(engine, makespan_s);
+      walked ? std::move(*walked) : walk_sorted(log, makespan_s);
   // The waiting phase of each stage, looked up once.
   std::array<Accumulated*, kStageCount> waits{};
   const auto waiting = [&](Stage stage) -> Accumulated& {
@@ -266,18 +240,19 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     if (!w) w = &phase(stage, true, {});
     return *w;
   };
+  const auto stage_of = [&](std::uint32_t index) { return log.slots()[log[index].slot].stage; };
   double t = makespan_s;
-  Stage last_stage = path.empty() ? Stage::kNone : engine.trace()[path.front()].stage;
+  Stage last_stage = path.empty() ? Stage::kNone : stage_of(path.front());
   for (const std::uint32_t index : path) {
-    const Interval i = interval(engine, index, makespan_s);
-    const TraceSpan& s = *i.span;
+    const Interval i = interval(log, index, makespan_s);
+    const SpanLog::Interval& s = *i.span;
     if (i.end_s < t) waiting(last_stage).path_s += t - i.end_s;
-    Slot& x = slot(s);
-    if (!x.path_s) x.path_s = &x.phase->path_by_resource[s.resource];
+    SlotPhase& x = slot_phase[s.slot];
+    if (!x.path_s) x.path_s = &x.phase->path_by_resource[i.resource];
     const double d = i.end_s - s.start_s;
     x.phase->path_s += d;
     *x.path_s += d;
-    last_stage = s.stage;
+    last_stage = stage_of(index);
     t = s.start_s;
   }
   if (t > 0) waiting(last_stage).path_s += t;

@@ -24,6 +24,7 @@
 
 #include "sim/engine/frame_pool.hpp"
 #include "sim/engine/kinds.hpp"
+#include "sim/engine/span_log.hpp"
 
 namespace tiersim::sim {
 
@@ -233,7 +234,7 @@ class Engine {
     tracing_ = on;
     update_span_recording();
   }
-  // Keeps every busy interval (trace()) without tracing(): for the time breakdown
+  // Keeps every busy interval (spans()) without tracing(): for the time breakdown
   // (sim/breakdown.hpp), which reads the spans after the run. Unlike tracing, it changes no
   // workload's path (inference's run_direct stays on), so the results are the same with or
   // without it.
@@ -241,7 +242,7 @@ class Engine {
     keep_spans_ = on;
     update_span_recording();
   }
-  // Whether trace() holds every busy interval of the run (tracing or keep_spans).
+  // Whether spans() holds every busy interval of the run (tracing or keep_spans).
   bool spans_kept() const { return tracing_ || keep_spans_; }
   // Polls `*flag` every kStopPollEvents events while running and throws Interrupted once it is
   // set; null (the default): never stops early. The flag belongs to the caller (the Python
@@ -252,8 +253,16 @@ class Engine {
   // own (the serving scheduler books resources without events) to call once per step.
   void poll_stop() const;
   bool tracing() const { return tracing_; }
+  // Every busy interval with its phase and item numbers, while tracing (the timeline).
   const std::vector<TraceSpan>& trace() const { return trace_; }
-  void record(const TraceSpan& span) { trace_.push_back(span); }
+  // Every busy interval, compactly, while spans_kept() (the time breakdown's input).
+  const SpanLog& spans() const { return spans_; }
+  void record(const TraceSpan& span) {
+    if (tracing_) trace_.push_back(span);
+    if (spans_kept())
+      spans_.add(span.resource, span.channel, span.start_s, span.end_s, span.work_s,
+                 span.activity, span.stage);
+  }
 
   // Resumes `h` at absolute time `t_s` (>= now).
   void schedule(double t_s, std::coroutine_handle<> h);
@@ -386,17 +395,18 @@ class Engine {
   bool keep_spans_ = false;
   void update_span_recording() {
     for (auto& r : resources_) r->tracing_ = spans_kept();
-    // A run keeps tens of thousands of spans (41,184 for
+    // A traced run keeps tens of thousands of spans (41,184 for
     // scenarios/inference/llama3-70b-h200-4x-gen5-gds.yaml). Grown by doubling, the log was
     // copied a dozen times into fresh memory, and the page faults of touching twice its size
     // were a third of `tiersim run`'s time. Capacity reserved up front is address space until a
     // span is written into it, so the log fills it in place (beyond it, it grows as before).
-    if (spans_kept() && trace_.capacity() < kReservedSpans) trace_.reserve(kReservedSpans);
+    if (tracing_ && trace_.capacity() < kReservedSpans) trace_.reserve(kReservedSpans);
   }
   // 262,144 spans, 14 MiB of address space: six times the spans of that run, and little enough
   // to commit where the system does not overcommit memory.
   static constexpr std::size_t kReservedSpans = std::size_t{1} << 18;
   std::vector<TraceSpan> trace_;
+  SpanLog spans_;
 };
 
 inline void Resource::reserve(int channel, double start_s, double end_s, double work_s,

@@ -7,6 +7,7 @@
 #include "sim/workloads/checkpoint/names.hpp"
 #include "sim/workloads/inference/names.hpp"
 #include "sim/workloads/io/names.hpp"
+#include "sim/workloads/serving/names.hpp"
 #include "sim/workloads/training/names.hpp"
 
 namespace tiersim::sim {
@@ -45,7 +46,7 @@ struct ActivityEntry {
   Activity activity;
   const char* label;
 };
-constexpr std::array<ActivityEntry, 39> kActivities = {{
+constexpr std::array<ActivityEntry, 43> kActivities = {{
     {Activity{}, "untagged work"},
     // Shared, and the inference family's.
     {activity::kWeightsNvme, "weight stream from NVMe"},
@@ -60,6 +61,11 @@ constexpr std::array<ActivityEntry, 39> kActivities = {{
     {activity::kAllreduce, "tensor-parallel all-reduce"},
     {activity::kActivations, "activation transfers"},
     {activity::kAllgatherParams, "parameter all-gather"},
+    // Serving's KV tiers.
+    {activity::kKvLoadHost, "KV tier loads from host DRAM"},
+    {activity::kKvLoadNvme, "KV tier loads from NVMe"},
+    {activity::kKvStoreHost, "KV tier stores to host DRAM"},
+    {activity::kKvStoreNvme, "KV tier stores to NVMe"},
     // Training.
     {activity::kParamFetchFwd, "parameter fetch, forward"},
     {activity::kParamFetchBwd, "parameter fetch, backward"},

@@ -256,7 +256,9 @@ namespace {
 // latest end first (then earliest start, most work, first resource), and from the end back each
 // moment charged to the first interval in that order that ends by it. time_breakdown walks each
 // channel's intervals instead of sorting them all; it must charge exactly the same.
-std::vector<PhaseTime> breakdown_by_sorting(const Engine& e, double makespan_s) {
+// `recorded`: the spans the engine was given, in the order it was given them.
+std::vector<PhaseTime> breakdown_by_sorting(const Engine& e, const std::vector<TraceSpan>& recorded,
+                                            double makespan_s) {
   struct Acc {
     double path_s = 0, busy_s = 0;
     std::map<int, double> path_by, busy_by;
@@ -266,7 +268,7 @@ std::vector<PhaseTime> breakdown_by_sorting(const Engine& e, double makespan_s) 
     return std::make_tuple(static_cast<int>(st), waiting, std::string(waiting ? "" : a.name()));
   };
   std::vector<TraceSpan> spans;
-  for (const TraceSpan& s : e.trace()) {
+  for (const TraceSpan& s : recorded) {
     acc[key(s.stage, false, s.activity)].busy_by[s.resource] += s.work_s;
     TraceSpan c = s;
     c.end_s = std::min(s.end_s, makespan_s);
@@ -379,7 +381,7 @@ TEST_CASE("breakdown: the per-channel walk charges what sorting every interval c
     // Now and then a makespan that clips the last intervals.
     const double end = run % 5 == 0 && makespan > 1 ? makespan - 1 : makespan;
     if (end <= 0) continue;
-    check_same(time_breakdown(e, end), breakdown_by_sorting(e, end));
+    check_same(time_breakdown(e, end), breakdown_by_sorting(e, spans, end));
   }
 }
 }  // namespace sim_breakdown_test

@@ -123,17 +123,23 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
     kv_nvme_read_bytes = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
     kv_nvme_read_s = kv_nvme_read_bytes > 0 ? kv_nvme_.read_s(kv_nvme_read_bytes) : 0.0;
     kv_copy_s = host_s + nvme_copy_s;
+    c.kv_host_load_s = host_s;
+    c.kv_nvme_copy_s = nvme_copy_s;
+    c.kv_nvme_read_s = kv_nvme_read_s;
     c.kv_load_s = host_s + std::max(kv_nvme_read_s, nvme_copy_s);
     c.time_s += c.kv_load_s;
   }
   // Copies down to the tiers run on their own stream and threads after the blocks are computed
   // (SGLang HiCache's write_through, LMCache's store): they load the link and the drives but do
   // not hold up the iteration.
-  if (w.kv_store_host_tokens > 0)
-    c.d2h_s += w.kv_store_host_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+  if (w.kv_store_host_tokens > 0) {
+    c.kv_host_store_s = w.kv_store_host_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+    c.d2h_s += c.kv_host_store_s;
+  }
   const double kv_nvme_write_bytes = w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
   const double kv_nvme_write_s =
       kv_nvme_write_bytes > 0 ? kv_nvme_.write_s(kv_nvme_write_bytes) : 0.0;
+  c.kv_nvme_write_s = kv_nvme_write_s;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
   // The iteration's load: its modules' loads weighted by their time.
   c.gpu_load = c.gpu_s > 0 ? (emb_s * emb_run.load + L * layer_gpu_s * layer_run.load +
@@ -141,8 +147,11 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                                  c.gpu_s
                            : 0.0;
   c.peer_s = L * layer_peer_s;
-  c.h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s + kv_copy_s;
+  c.weights_h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s;
+  c.h2d_s = c.weights_h2d_s + kv_copy_s;
+  c.swap_out_d2h_s = swap_out_s;
   const double weights_nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;
+  c.weights_nvme_s = weights_nvme_s;
   c.nvme_s = weights_nvme_s + kv_nvme_read_s + kv_nvme_write_s;
   // The drives' load: each transfer's (model/power.hpp nvme_load, its rate over the rated rate
   // in its direction) weighted by its time.
@@ -150,12 +159,13 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
     const NvmeArray& a = s_.hardware.nvme;
     const double weights_bytes =
         embedding_nvme_bytes_ + L * layer_nvme_bytes_ + head_nvme_bytes_;
-    c.nvme_load =
-        (weights_nvme_s * nvme_load(a, IoDirection::kRead, weights_bytes, weights_nvme_s) +
-         kv_nvme_read_s * nvme_load(a, IoDirection::kRead, kv_nvme_read_bytes, kv_nvme_read_s) +
-         kv_nvme_write_s *
-             nvme_load(a, IoDirection::kWrite, kv_nvme_write_bytes, kv_nvme_write_s)) /
-        c.nvme_s;
+    c.weights_nvme_load = nvme_load(a, IoDirection::kRead, weights_bytes, weights_nvme_s);
+    c.kv_nvme_read_load = nvme_load(a, IoDirection::kRead, kv_nvme_read_bytes, kv_nvme_read_s);
+    c.kv_nvme_write_load =
+        nvme_load(a, IoDirection::kWrite, kv_nvme_write_bytes, kv_nvme_write_s);
+    c.nvme_load = (weights_nvme_s * c.weights_nvme_load + kv_nvme_read_s * c.kv_nvme_read_load +
+                   kv_nvme_write_s * c.kv_nvme_write_load) /
+                  c.nvme_s;
   }
   c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
   c.cpu_load = cpu_core_load(s_.hardware.host, 1.0);

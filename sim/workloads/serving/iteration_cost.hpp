@@ -52,6 +52,19 @@ struct IterationCost {
   // staging memcpy runs on the calling thread, one core.
   double cpu_load = 1;
   double kv_load_s = 0;  // of time_s: loading cached KV prefixes from host DRAM and NVMe
+  // The KV tiers' traffic (prefix caching), each part its own work in the run's breakdown
+  // (sim/workloads/serving/names.hpp):
+  double weights_h2d_s = 0;    // of h2d_s: the streamed weights and swapped-in KV
+  double swap_out_d2h_s = 0;   // of d2h_s: swapped-out KV
+  double weights_nvme_s = 0;   // of nvme_s: the streamed weights
+  double kv_host_load_s = 0;   // of h2d_s: cached blocks copied from host DRAM to the GPUs
+  double kv_nvme_copy_s = 0;   // of h2d_s: blocks read from NVMe, copied on to the GPUs
+  double kv_host_store_s = 0;  // of d2h_s: computed blocks copied down to host DRAM
+  double kv_nvme_read_s = 0;   // of nvme_s: cached blocks read from the drives
+  double kv_nvme_write_s = 0;  // of nvme_s: blocks written to the drives
+  // Shares of the array's dynamic power range (model/power.hpp nvme_load) of its three parts:
+  // the weights' reads (nvme_s less the KV tier's), the KV tier's reads and its writes.
+  double weights_nvme_load = 1, kv_nvme_read_load = 1, kv_nvme_write_load = 1;
 };
 
 class IterationModel {

@@ -27,7 +27,9 @@
 // prefix_stream.hpp): at admission a request's longest cached prefix is found in the replica's
 // KV tiers (kv_tiers.hpp: the GPU pool, host DRAM, NVMe); blocks from DRAM and NVMe are loaded in
 // that iteration through the same PCIe links and NVMe array the weights stream over
-// (iteration_cost.cpp), and prefill computes only the rest of the prompt. With
+// (iteration_cost.cpp), and prefill computes only the rest of the prompt. Their loads and the
+// copies down to DRAM and NVMe are work of their own on those resources (names.hpp: the time
+// breakdown's "KV tier loads from NVMe" and the like, not the weights' streams). With
 // workload.gpu_prefix_caching: false the GPU pool keeps no prefix blocks, so every hit comes from a
 // lower tier (vLLM with prefix caching off and a KV offloading connector). What is not modelled:
 // two running requests sharing one physical copy of a block (each takes its own blocks of the
@@ -51,6 +53,7 @@
 #include "sim/workloads/serving/iteration_cost.hpp"
 #include "sim/workloads/serving/kv_tiers.hpp"
 #include "sim/workloads/serving/metrics.hpp"
+#include "sim/workloads/serving/names.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
 #include "sim/workloads/workload.hpp"
 
@@ -212,17 +215,34 @@ class Replica {
     // Energy by phase: an iteration counts toward the phase of most of its tokens (chunked
     // prefill mixes prompt chunks with decodes in one forward pass).
     const Stage stage = shape.prefill_tokens > shape.decodes ? Stage::kPrefill : Stage::kDecode;
-    const auto book = [&](Resource* r, double busy_s, Activity activity, double load = 1.0) {
-      if (r && busy_s > 0)
-        r->reserve(0, start, std::min(end, start + busy_s), busy_s, busy_s,  // seconds of work
-                   Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
+    // A resource's work in the iteration, in parts one after the other from its start, each
+    // part its own activity; what runs past the iteration's end is cut there (its busy seconds
+    // still count). `from`: where the part starts; returns where the next one does.
+    const auto book = [&](Resource* r, double from, double busy_s, Activity activity,
+                          double load = 1.0) {
+      if (!r || !(busy_s > 0)) return from;
+      r->reserve(0, std::min(from, end), std::min(end, from + busy_s), busy_s,
+                 busy_s,  // seconds of work
+                 Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
+      return from + busy_s;
     };
-    book(res_.gpu, c.gpu_s, activity::kCompute, c.gpu_load);
-    book(res_.peer, c.peer_s, activity::kAllreduce);
-    book(res_.h2d, c.h2d_s, activity::kWeightsCpu);
-    book(res_.d2h, c.d2h_s, activity::kKvToHost);
-    book(res_.nvme, c.nvme_s, activity::kWeightsNvme, c.nvme_load);
-    book(res_.cpu, c.cpu_s, activity::kWeightsCpu, c.cpu_load);
+    book(res_.gpu, start, c.gpu_s, activity::kCompute, c.gpu_load);
+    book(res_.peer, start, c.peer_s, activity::kAllreduce);
+    // The KV tiers' loads come before the forward pass that streams the weights
+    // (iteration_cost.cpp), their copies down after the blocks are computed.
+    double at = book(res_.h2d, start, c.kv_host_load_s, activity::kKvLoadHost);
+    at = book(res_.h2d, at, c.kv_nvme_copy_s, activity::kKvLoadNvme);
+    book(res_.h2d, at, c.weights_h2d_s, activity::kWeightsCpu);
+    at = book(res_.d2h, start, c.swap_out_d2h_s, activity::kKvToHost);
+    book(res_.d2h, at, c.kv_host_store_s, activity::kKvStoreHost);
+    // The array's load over the whole of its iteration's work where that is the weights alone
+    // (the same number as theirs, and the same bits as before the KV tiers had parts of their own).
+    const bool weights_only = c.kv_nvme_read_s == 0 && c.kv_nvme_write_s == 0;
+    at = book(res_.nvme, start, c.kv_nvme_read_s, activity::kKvLoadNvme, c.kv_nvme_read_load);
+    at = book(res_.nvme, at, c.weights_nvme_s, activity::kWeightsNvme,
+              weights_only ? c.nvme_load : c.weights_nvme_load);
+    book(res_.nvme, at, c.kv_nvme_write_s, activity::kKvStoreNvme, c.kv_nvme_write_load);
+    book(res_.cpu, start, c.cpu_s, activity::kWeightsCpu, c.cpu_load);
     for (Live* r : scheduled)
       if (r->first_scheduled_s < 0) r->first_scheduled_s = start;
     totals_.kv_max_fraction = std::max(

@@ -9,6 +9,7 @@
 #include "sim/workloads/inference/names.hpp"
 #include "sim/workloads/io/names.hpp"
 #include "sim/workloads/names.hpp"
+#include "sim/workloads/serving/names.hpp"
 #include "sim/workloads/training/names.hpp"
 #include "tests/support.hpp"
 
@@ -106,7 +107,11 @@ TEST_CASE("every activity has a distinct name that reads back", "[workloads][nam
                           activity::kCkptD2hPinned,
                           activity::kCkptCopy,
                           activity::kRead,
-                          activity::kWrite};
+                          activity::kWrite,
+                          activity::kKvLoadHost,
+                          activity::kKvLoadNvme,
+                          activity::kKvStoreHost,
+                          activity::kKvStoreNvme};
   for (const Activity a : all) {
     const auto back = parse_activity(to_string(a));
     REQUIRE(back);
@@ -161,6 +166,8 @@ TEST_CASE("resources and activities read for people", "[workloads][names]") {
   CHECK(resource_label("no-such-thing") == "no-such-thing");
   CHECK(activity_label("kv-offload") == "KV cache write-back to host");
   CHECK(activity_label("weights-nvme") == "weight stream from NVMe");
+  CHECK(activity_label("kv-load-nvme") == "KV tier loads from NVMe");
+  CHECK(activity_label("kv-store-host") == "KV tier stores to host DRAM");
   CHECK(activity_label("") == "untagged work");
   CHECK(activity_label("no-such-activity") == "no-such-activity");
   // Every declared activity has a label of its own, and every resource kind one.

@@ -7,6 +7,7 @@
 
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/serving/names.hpp"
 #include "sim/workloads/serving/prefix_stream.hpp"
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
@@ -378,6 +379,54 @@ TEST_CASE("prefix caching over GPU, DRAM and NVMe: hits cut prefill, tiers add h
 }  // namespace tiersim
 
 namespace tiersim::sim_workloads_serving_prefix_stream_test {
+
+TEST_CASE("the KV tiers' traffic is its own work in the time breakdown, not the weights'",
+          "[workloads][serving][breakdown]") {
+  // Weights in GPU memory: every byte over the links and the drives is the KV tiers'.
+  sim::SimOptions o;
+  o.breakdown = true;
+  const auto load = [&](std::vector<std::string> sets) {
+    sets.push_back("workload.gpu_memory_utilization=0.26");
+    return sim::simulate(test::load_yaml(kSessionsYaml, std::move(sets)), o);
+  };
+  const sim::RunResult r = load({"workload.kv_host_cache=8GB", "workload.kv_nvme_cache=200GB"});
+  REQUIRE(r.fits);
+  const auto busy = [&](sim::Activity a) {
+    double s = 0;
+    for (const sim::PhaseTime& p : r.phases)
+      if (!p.waiting && p.activity == a) s += p.busy_s;
+    return s;
+  };
+  const auto resource_busy = [&](const std::string& name) {
+    for (const sim::ResourceUsage& u : r.utilization)
+      if (u.name == name) return u.busy_s;
+    return 0.0;
+  };
+  CHECK(busy(sim::activity::kKvLoadHost) > 0);
+  CHECK(busy(sim::activity::kKvLoadNvme) > 0);
+  CHECK(busy(sim::activity::kKvStoreHost) > 0);
+  CHECK(busy(sim::activity::kKvStoreNvme) > 0);
+  CHECK(busy(sim::activity::kWeightsNvme) == 0);
+  CHECK(busy(sim::activity::kWeightsCpu) == 0);
+  CHECK(busy(sim::activity::kKvToHost) == 0);
+  // Stores to host DRAM are the GPU-to-host link's only work; loads and NVMe stores are all of
+  // the drives' and the host-to-GPU link's.
+  CHECK(busy(sim::activity::kKvStoreHost) == Approx(resource_busy("pcie-d2h")));
+  CHECK(busy(sim::activity::kKvLoadHost) + busy(sim::activity::kKvLoadNvme) +
+            busy(sim::activity::kKvStoreNvme) ==
+        Approx(resource_busy("pcie-h2d") + resource_busy("nvme")));
+  // The phases still add up to the run.
+  double path = 0;
+  for (const sim::PhaseTime& p : r.phases) path += p.path_s;
+  CHECK(path == Approx(r.get("total_s")).epsilon(1e-9));
+  // Without the lower tiers, none of it.
+  const sim::RunResult gpu = load({});
+  for (const sim::PhaseTime& p : gpu.phases)
+    CHECK_FALSE((p.activity == sim::activity::kKvLoadHost ||
+                 p.activity == sim::activity::kKvLoadNvme ||
+                 p.activity == sim::activity::kKvStoreHost ||
+                 p.activity == sim::activity::kKvStoreNvme));
+}
 
 TEST_CASE("a Mooncake trace and a conversation CSV drive prefix caching end to end",
           "[workloads][serving]") {
