@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <type_traits>
+
+#include <dirent.h>
 
 #include "config/hf_config.hpp"
 #include "config/scenario_loader.hpp"
@@ -253,41 +256,68 @@ Texts read_texts(const std::string& dir) {
   return texts;
 }
 
-// The config.json files catalog models may point to (catalog/hf/*.json), by name: they are part
-// of what the snapshot was made from.
-std::string hf_texts(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "hf", ec))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::string all;
-  for (const auto& f : files) {
-    const auto text = read_text_file(f.string());
-    all += f.filename().string();
-    all += '\0';
-    all += text ? *text : std::string("<unreadable>");
-    all += '\0';
+// The names of the config.json files catalog models may point to (catalog/hf/*.json), sorted:
+// they are part of what the snapshot was made from. opendir rather than std::filesystem: every
+// start lists this folder, and the paths cost more than the listing.
+std::vector<std::string> hf_files(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir((dir + "/hf").c_str());
+  if (!d) return names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name(e->d_name);
+    // "x.json", as std::filesystem's extension() reads it: ".json" alone is a hidden file.
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") names.emplace_back(name);
   }
-  return all;
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Every file's name and text as the pieces of one string, passed to `piece` in order (each
+// config.json's name and text, then each catalog file's name, size and text) until it returns
+// false. False when a catalog file cannot be read (then there is no such string) or `piece`
+// stopped.
+template <class F>
+bool each_text_piece(const Texts& texts, const std::string& dir, F&& piece) {
+  static constexpr std::string_view kNul("\0", 1);
+  for (const std::string& name : hf_files(dir)) {
+    const auto text = read_text_file(dir + "/hf/" + name);
+    if (!piece(name) || !piece(kNul) || !piece(text ? *text : std::string_view("<unreadable>")) ||
+        !piece(kNul))
+      return false;
+  }
+  for (std::size_t i = 0; i < kFileCount; ++i) {
+    if (!texts[i]) return false;
+    if (!piece(kFiles[i]) || !piece(kNul) || !piece(std::to_string(texts[i]->size())) ||
+        !piece(kNul) || !piece(*texts[i]))
+      return false;
+  }
+  return true;
 }
 
 // Every file's name and text, in one string ("" when a catalog file cannot be read).
 std::string all_texts(const Texts& texts, const std::string& dir) {
-  std::string all = hf_texts(dir);
-  std::size_t size = all.size();
+  std::string all;
+  std::size_t size = 0;
   for (const auto& t : texts) size += t ? t->size() + 32 : 0;
   all.reserve(size);
-  for (std::size_t i = 0; i < kFileCount; ++i) {
-    if (!texts[i]) return "";
-    all += kFiles[i];
-    all += '\0';
-    all += std::to_string(texts[i]->size());
-    all += '\0';
-    all += *texts[i];
-  }
-  return all;
+  const bool whole = each_text_piece(texts, dir, [&all](std::string_view p) {
+    all += p;
+    return true;
+  });
+  return whole ? all : std::string();
+}
+
+// all_texts(texts, dir) == expected, without building the string: a start compares the files
+// with the snapshot's copy of them, and the concatenation (over 100 kB) was most of that cost.
+bool texts_equal(const Texts& texts, const std::string& dir, std::string_view expected) {
+  std::size_t at = 0;
+  const bool whole = each_text_piece(texts, dir, [&](std::string_view p) {
+    if (expected.substr(at, p.size()) != p) return false;
+    at += p.size();
+    return true;
+  });
+  return whole && at == expected.size();
 }
 
 std::string hash_texts(const Texts& texts, const std::string& dir) {
@@ -322,13 +352,17 @@ class TextWriter {
     count(v.size());
     for (const T& spec : v) {
       put(spec.name);
-      count(spec.sources.size());
+      // The rest of the entry as one field, so that a reader indexing the entries passes over
+      // each with one read (every start indexes the four lists; it read every field of each).
+      TextWriter body;
+      body.count(spec.sources.size());
       for (const auto& [key, text] : spec.sources) {
-        put(key);
-        put(text);
+        body.put(key);
+        body.put(text);
       }
       // field_text is canonical: reading it back gives the same value, bit for bit.
-      for (const auto& f : fields) put(field_text(f, spec));
+      for (const auto& f : fields) body.put(field_text(f, spec));
+      put(body.out_);
     }
   }
   void prices(const std::vector<PriceEntry>& v) {
@@ -386,22 +420,23 @@ class TextReader {
   T spec(const std::vector<SpecField<T>>& fields) {
     T spec;
     spec.name = text();
+    TextReader body(get());
     // Written from the map in key order: each entry goes at the end, without a search (an
     // out-of-order one, which the writer never makes, still lands where it belongs).
-    for (std::size_t n = count(); n > 0; --n) {
-      std::string key = text();
-      std::string value = text();
+    for (std::size_t n = body.count(); n > 0; --n) {
+      std::string key = body.text();
+      std::string value = body.text();
       spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
     }
-    for (const auto& f : fields) set_field(f, spec);
+    for (const auto& f : fields) body.set_field(f, spec);
+    if (!body.at_end())
+      throw ConfigError("built-in catalog snapshot", 0, "", "trailing data in '" + spec.name + "'");
     return spec;
   }
   // Passes over one entry written by TextWriter::specs, returning its name.
-  template <class T>
-  std::string_view skip_spec(const std::vector<SpecField<T>>& fields) {
+  std::string_view skip_spec() {
     const std::string_view name = get();
-    for (std::size_t n = 2 * count(); n > 0; --n) get();
-    for (std::size_t n = fields.size(); n > 0; --n) get();
+    get();
     return name;
   }
   // The inverse of field_text. No range checks: the value passed them when the snapshot was
@@ -448,13 +483,13 @@ struct LazyList {
   std::optional<std::vector<T>> all;               // every entry, once a command lists them
 
   // Notes each entry of a list written by TextWriter::specs.
-  void index(TextReader& r, const std::vector<SpecField<T>>& fields) {
+  void index(TextReader& r) {
     const std::size_t n = r.count();
     names.reserve(n);
     offsets.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       offsets.push_back(r.pos());
-      names.emplace_back(r.skip_spec(fields));
+      names.emplace_back(r.skip_spec());
     }
     decoded.resize(n);
   }
@@ -511,8 +546,7 @@ Catalog Catalog::load(const std::string& data_dir) {
   const std::string dir = catalog_dir(data_dir);
   const Texts texts = read_texts(dir);
   if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
-    const std::string all = all_texts(texts, dir);
-    if (!all.empty() && all == snap->texts) return from_snapshot(snap->data, dir);
+    if (texts_equal(texts, dir, snap->texts)) return from_snapshot(snap->data, dir);
   }
   return parse_texts(dir, texts);
 }
@@ -582,7 +616,7 @@ Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
 
 std::string Catalog::to_text() const {
   TextWriter w;
-  w.put("tiersim-catalog-2");
+  w.put("tiersim-catalog-3");
   w.specs(gpus(), gpu_fields());
   w.specs(drives(), drive_fields());
   w.specs(hosts(), host_fields());
@@ -612,17 +646,17 @@ Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
 
 Catalog Catalog::from_snapshot(std::string_view text, const std::string& dir) {
   TextReader r(text);
-  if (r.get() != "tiersim-catalog-2")
+  if (r.get() != "tiersim-catalog-3")
     throw ConfigError("built-in catalog snapshot", 0, "", "unknown format");
   Catalog c;
   c.dir_ = dir;
   c.lazy_ = std::make_shared<Lazy>();
   Lazy& lazy = *c.lazy_;
   lazy.text = text;
-  lazy.gpus.index(r, gpu_fields());
-  lazy.drives.index(r, drive_fields());
-  lazy.hosts.index(r, host_fields());
-  lazy.models.index(r, llm_fields());
+  lazy.gpus.index(r);
+  lazy.drives.index(r);
+  lazy.hosts.index(r);
+  lazy.models.index(r);
   c.gpu_prices_ = r.prices();
   c.platform_prices_ = r.prices();
   c.drive_prices_ = r.prices();
