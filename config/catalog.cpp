@@ -13,6 +13,11 @@
 #include <type_traits>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 
 #include "config/hf_config.hpp"
 #include "config/scenario_loader.hpp"
@@ -273,25 +278,21 @@ std::vector<std::string> hf_files(const std::string& dir) {
   return names;
 }
 
-// Every file's name and text as the pieces of one string, passed to `piece` in order (each
-// config.json's name and text, then each catalog file's name, size and text) until it returns
-// false. False when a catalog file cannot be read (then there is no such string) or `piece`
-// stopped.
-template <class F>
-bool each_text_piece(const Texts& texts, const std::string& dir, F&& piece) {
+// The snapshot's key: every file's name and text as the pieces of one string, in order (each
+// config.json's name and text, then each catalog file's name, size and text). `literal` gets the
+// names, sizes and separators; `file(path, catalog)` the text of one file (`catalog`: the index
+// in kFiles of a catalog file, whose text comes after its size; -1 for a config.json, which an
+// unreadable one leaves as "<unreadable>"). Either returns false to stop; then so does this.
+template <class Literal, class File>
+bool each_text_piece(const std::string& dir, Literal&& literal, File&& file) {
   static constexpr std::string_view kNul("\0", 1);
-  for (const std::string& name : hf_files(dir)) {
-    const auto text = read_text_file(dir + "/hf/" + name);
-    if (!piece(name) || !piece(kNul) || !piece(text ? *text : std::string_view("<unreadable>")) ||
-        !piece(kNul))
+  for (const std::string& name : hf_files(dir))
+    if (!literal(name) || !literal(kNul) || !file(dir + "/hf/" + name, -1) || !literal(kNul))
       return false;
-  }
-  for (std::size_t i = 0; i < kFileCount; ++i) {
-    if (!texts[i]) return false;
-    if (!piece(kFiles[i]) || !piece(kNul) || !piece(std::to_string(texts[i]->size())) ||
-        !piece(kNul) || !piece(*texts[i]))
+  for (std::size_t i = 0; i < kFileCount; ++i)
+    if (!literal(kFiles[i]) || !literal(kNul) ||
+        !file(dir + "/" + kFiles[i] + ".yaml", static_cast<int>(i)))
       return false;
-  }
   return true;
 }
 
@@ -301,23 +302,80 @@ std::string all_texts(const Texts& texts, const std::string& dir) {
   std::size_t size = 0;
   for (const auto& t : texts) size += t ? t->size() + 32 : 0;
   all.reserve(size);
-  const bool whole = each_text_piece(texts, dir, [&all](std::string_view p) {
+  const auto literal = [&all](std::string_view p) {
     all += p;
+    return true;
+  };
+  const bool whole = each_text_piece(dir, literal, [&](const std::string& path, int catalog) {
+    if (catalog < 0) {
+      const auto text = read_text_file(path);
+      all += text ? *text : std::string_view("<unreadable>");
+      return true;
+    }
+    const auto& text = texts[static_cast<std::size_t>(catalog)];
+    if (!text) return false;
+    all += std::to_string(text->size());
+    all += '\0';
+    all += *text;
     return true;
   });
   return whole ? all : std::string();
 }
 
-// all_texts(texts, dir) == expected, without building the string: a start compares the files
-// with the snapshot's copy of them, and the concatenation (over 100 kB) was most of that cost.
-bool texts_equal(const Texts& texts, const std::string& dir, std::string_view expected) {
+// True when the files in `dir` are byte for byte those the snapshot was made from: all_texts of
+// them would equal `expected`. Every start asks, so each file is compared with its part of
+// `expected` as it is read, through one small buffer: reading the catalogs (over 100 kB) into
+// strings and joining them into another was most of a start's catalog cost, in page faults as
+// much as in copying. Anything unexpected (a file that changed while read, a read error) answers
+// false, and the files are then parsed, which reports what is wrong with them.
+bool files_match(const std::string& dir, std::string_view expected) {
   std::size_t at = 0;
-  const bool whole = each_text_piece(texts, dir, [&](std::string_view p) {
+  const auto literal = [&](std::string_view p) {
     if (expected.substr(at, p.size()) != p) return false;
     at += p.size();
     return true;
-  });
-  return whole && at == expected.size();
+  };
+  const auto file = [&](const std::string& path, int catalog) {
+    // What read_input_file reads: a regular file within the size limit, its BOM stripped.
+    std::uint64_t size = 0;
+    try {
+      size = check_input_file(path, "file", kMaxInputFileBytes);
+    } catch (const ConfigError&) {
+      return catalog < 0 && literal("<unreadable>");
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return catalog < 0 && literal("<unreadable>");
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    char buf[16384];
+    std::uint64_t total = 0;
+    bool first = true;
+    while (true) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      if (n == 0) break;
+      std::string_view chunk(buf, static_cast<std::size_t>(n));
+      total += chunk.size();
+      if (first) {
+        first = false;
+        // Short first reads are not expected from a regular file; a BOM split by one is simply
+        // compared as text (and so does not match).
+        const bool bom = chunk.substr(0, 3) == "\xEF\xBB\xBF";
+        if (bom) chunk.remove_prefix(3);
+        if (catalog >= 0 &&
+            (!literal(std::to_string(size - (bom ? 3 : 0))) || !literal(std::string_view("\0", 1))))
+          return false;
+      }
+      if (!literal(chunk)) return false;
+    }
+    if (first && catalog >= 0 && (!literal("0") || !literal(std::string_view("\0", 1))))
+      return false;
+    return total == size;  // else it changed between stat and read
+  };
+  return each_text_piece(dir, literal, file) && at == expected.size();
 }
 
 std::string hash_texts(const Texts& texts, const std::string& dir) {
@@ -544,11 +602,14 @@ std::string default_data_dir() {
 
 Catalog Catalog::load(const std::string& data_dir) {
   const std::string dir = catalog_dir(data_dir);
-  const Texts texts = read_texts(dir);
-  if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
-    if (texts_equal(texts, dir, snap->texts)) return from_snapshot(snap->data, dir);
-  }
-  return parse_texts(dir, texts);
+  if (const CatalogSnapshot* snap = builtin_catalog_snapshot())
+    if (files_match(dir, snap->texts)) return from_snapshot(snap->data, dir);
+  return parse_texts(dir, read_texts(dir));
+}
+
+bool Catalog::matches_snapshot(const std::string& data_dir) {
+  const CatalogSnapshot* snap = builtin_catalog_snapshot();
+  return snap && files_match(catalog_dir(data_dir), snap->texts);
 }
 
 const Catalog& CatalogOnce::get() const {
