@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -76,6 +77,9 @@ std::vector<Option> build_table() {
   using VT = ValueType;
   const std::vector<std::string> tiers = {"gpu", "cpu", "nvme"};
   std::vector<Option> t;
+  // Room for every row at once (about 300): each regrowth moved every row, and a start builds
+  // the table.
+  t.reserve(512);
 
   t.push_back(required(opt("name", VT::kText, "", "", "scenario name (used in reports)", F(name))));
   t.push_back(optional(opt("description", VT::kText, "", "", "free text", F(description))));
@@ -181,8 +185,10 @@ std::vector<Option> build_table() {
   t.push_back(required(choice("workload.kind", workload_kind_names(), "", "what to simulate",
                               E(kind))));
   // Each workload's own keys, from sim/workloads/<name>/options.cpp in registry.def order.
-  const std::vector<WorkloadOptionRows> contributed = workload_option_rows();
-  for (const auto& w : contributed) t.insert(t.end(), w.workload.begin(), w.workload.end());
+  std::vector<WorkloadOptionRows> contributed = workload_option_rows();
+  for (auto& w : contributed)
+    t.insert(t.end(), std::make_move_iterator(w.workload.begin()),
+             std::make_move_iterator(w.workload.end()));
 
   // Policy.
   t.push_back(choices(opt("policy.weights", VT::kPlacement, "", "gpu",
@@ -280,7 +286,9 @@ std::vector<Option> build_table() {
   t.push_back(integer("policy.gpu_batches", 1, "1",
                       "flexgen-block: GPU batches served by each fetched layer",
                       F(policy.gpu_batches)));
-  for (const auto& w : contributed) t.insert(t.end(), w.policy.begin(), w.policy.end());
+  for (auto& w : contributed)
+    t.insert(t.end(), std::make_move_iterator(w.policy.begin()),
+             std::make_move_iterator(w.policy.end()));
 
   // Economics.
   t.push_back(number("economics.usd_per_kwh", "USD/kWh", 0, kInf, false, "0.12",
@@ -420,19 +428,21 @@ struct TableIndex {
 
 TableIndex build_index() {
   TableIndex idx;
-  idx.below[""];
-  for (const auto& o : scenario_options()) {
+  const std::vector<Option>& table = scenario_options();
+  idx.by_path.reserve(table.size());
+  for (const auto& o : table) {
     idx.by_path[o.path].push_back(&o);
     // Every prefix of the path is a section holding the next segment as a key.
-    std::string prefix;
+    const std::string_view path(o.path);
+    std::vector<std::string>* keys = &idx.below[""];
     std::size_t start = 0;
     while (true) {
-      const auto dot = o.path.find('.', start);
-      const std::string key = o.path.substr(start, dot == std::string::npos ? dot : dot - start);
-      auto& keys = idx.below[prefix];
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-      if (dot == std::string::npos) break;
-      prefix = o.path.substr(0, dot);
+      const auto dot = path.find('.', start);
+      const std::string_view key =
+          path.substr(start, dot == std::string_view::npos ? dot : dot - start);
+      if (std::find(keys->begin(), keys->end(), key) == keys->end()) keys->emplace_back(key);
+      if (dot == std::string_view::npos) break;
+      keys = &idx.below[o.path.substr(0, dot)];
       start = dot + 1;
     }
   }
