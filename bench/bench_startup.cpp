@@ -61,10 +61,14 @@ void process_loop(benchmark::State& state, const std::vector<std::string>& args)
   state.counters["cpu_ms"] = cpu_s * 1e3 / double(state.iterations());
 }
 
-void BM_ProcessHelp(benchmark::State& state) { process_loop(state, {"--help"}); }
+void BM_ProcessHelp(benchmark::State& state) {
+  process_loop(state, {"--help"});
+}
 BENCHMARK(BM_ProcessHelp)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-void BM_ProcessRun(benchmark::State& state) { process_loop(state, {"run", kScenario}); }
+void BM_ProcessRun(benchmark::State& state) {
+  process_loop(state, {"run", kScenario});
+}
 BENCHMARK(BM_ProcessRun)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Both side by side, alternating, so that a busy machine weighs on both alike; ratio: run's CPU

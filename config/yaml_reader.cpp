@@ -288,7 +288,8 @@ std::string read_input_file(const std::string& path, const std::string& what) {
   std::size_t used = 0;
   text.resize(static_cast<std::size_t>(size) + 1);
   while (true) {
-    if (used == text.size()) text.resize(std::min<std::size_t>(text.size() * 2, kMaxInputFileBytes + 1));
+    if (used == text.size())
+      text.resize(std::min<std::size_t>(text.size() * 2, kMaxInputFileBytes + 1));
     const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
