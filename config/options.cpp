@@ -5,6 +5,7 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "config/option_rows.hpp"
@@ -422,10 +423,11 @@ const std::vector<Option>& scenario_options() {
 namespace {
 
 // The table's paths and sections, indexed once (the table itself never changes after it is built).
+// Keys view the rows' own path strings, which live as long as the table: no copy of each path.
 struct TableIndex {
-  std::unordered_map<std::string, std::vector<const Option*>> by_path;
+  std::unordered_map<std::string_view, std::vector<const Option*>> by_path;
   // Section prefix ("" = top level) -> the keys directly below it, in table order.
-  std::unordered_map<std::string, std::vector<std::string>> below;
+  std::unordered_map<std::string_view, std::vector<std::string>> below;
 };
 
 TableIndex build_index() {
@@ -433,7 +435,7 @@ TableIndex build_index() {
   const std::vector<Option>& table = scenario_options();
   idx.by_path.reserve(table.size());
   for (const auto& o : table) {
-    idx.by_path[o.path].push_back(&o);
+    idx.by_path[std::string_view(o.path)].push_back(&o);
     // Every prefix of the path is a section holding the next segment as a key.
     const std::string_view path(o.path);
     std::vector<std::string>* keys = &idx.below[""];
@@ -444,7 +446,7 @@ TableIndex build_index() {
           path.substr(start, dot == std::string_view::npos ? dot : dot - start);
       if (std::find(keys->begin(), keys->end(), key) == keys->end()) keys->emplace_back(key);
       if (dot == std::string_view::npos) break;
-      keys = &idx.below[o.path.substr(0, dot)];
+      keys = &idx.below[path.substr(0, dot)];
       start = dot + 1;
     }
   }
@@ -462,7 +464,7 @@ const TableIndex& table_index() {
 const std::vector<const Option*>& find_options(const std::string& path) {
   static const std::vector<const Option*> kNone;
   const auto& idx = table_index().by_path;
-  const auto it = idx.find(path);
+  const auto it = idx.find(std::string_view(path));
   return it == idx.end() ? kNone : it->second;
 }
 
@@ -473,13 +475,13 @@ const Option* find_option(const std::string& path, WorkloadKind kind) {
 }
 
 bool is_section(const std::string& path) {
-  return !path.empty() && table_index().below.count(path) > 0;
+  return !path.empty() && table_index().below.count(std::string_view(path)) > 0;
 }
 
 const std::vector<std::string>& keys_below(const std::string& prefix) {
   static const std::vector<std::string> kNone;
   const auto& idx = table_index().below;
-  const auto it = idx.find(prefix);
+  const auto it = idx.find(std::string_view(prefix));
   return it == idx.end() ? kNone : it->second;
 }
 
