@@ -9,7 +9,15 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <type_traits>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 
 #include "config/hf_config.hpp"
 #include "config/scenario_loader.hpp"
@@ -253,41 +261,121 @@ Texts read_texts(const std::string& dir) {
   return texts;
 }
 
-// The config.json files catalog models may point to (catalog/hf/*.json), by name: they are part
-// of what the snapshot was made from.
-std::string hf_texts(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "hf", ec))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::string all;
-  for (const auto& f : files) {
-    const auto text = read_text_file(f.string());
-    all += f.filename().string();
-    all += '\0';
-    all += text ? *text : std::string("<unreadable>");
-    all += '\0';
+// The names of the config.json files catalog models may point to (catalog/hf/*.json), sorted:
+// they are part of what the snapshot was made from. opendir rather than std::filesystem: every
+// start lists this folder, and the paths cost more than the listing.
+std::vector<std::string> hf_files(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir((dir + "/hf").c_str());
+  if (!d) return names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name(e->d_name);
+    // "x.json", as std::filesystem's extension() reads it: ".json" alone is a hidden file.
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") names.emplace_back(name);
   }
-  return all;
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The snapshot's key: every file's name and text as the pieces of one string, in order (each
+// config.json's name and text, then each catalog file's name, size and text). `literal` gets the
+// names, sizes and separators; `file(path, catalog)` the text of one file (`catalog`: the index
+// in kFiles of a catalog file, whose text comes after its size; -1 for a config.json, which an
+// unreadable one leaves as "<unreadable>"). Either returns false to stop; then so does this.
+template <class Literal, class File>
+bool each_text_piece(const std::string& dir, Literal&& literal, File&& file) {
+  static constexpr std::string_view kNul("\0", 1);
+  for (const std::string& name : hf_files(dir))
+    if (!literal(name) || !literal(kNul) || !file(dir + "/hf/" + name, -1) || !literal(kNul))
+      return false;
+  for (std::size_t i = 0; i < kFileCount; ++i)
+    if (!literal(kFiles[i]) || !literal(kNul) ||
+        !file(dir + "/" + kFiles[i] + ".yaml", static_cast<int>(i)))
+      return false;
+  return true;
 }
 
 // Every file's name and text, in one string ("" when a catalog file cannot be read).
 std::string all_texts(const Texts& texts, const std::string& dir) {
-  std::string all = hf_texts(dir);
-  std::size_t size = all.size();
+  std::string all;
+  std::size_t size = 0;
   for (const auto& t : texts) size += t ? t->size() + 32 : 0;
   all.reserve(size);
-  for (std::size_t i = 0; i < kFileCount; ++i) {
-    if (!texts[i]) return "";
-    all += kFiles[i];
+  const auto literal = [&all](std::string_view p) {
+    all += p;
+    return true;
+  };
+  const bool whole = each_text_piece(dir, literal, [&](const std::string& path, int catalog) {
+    if (catalog < 0) {
+      const auto text = read_text_file(path);
+      all += text ? *text : std::string_view("<unreadable>");
+      return true;
+    }
+    const auto& text = texts[static_cast<std::size_t>(catalog)];
+    if (!text) return false;
+    all += std::to_string(text->size());
     all += '\0';
-    all += std::to_string(texts[i]->size());
-    all += '\0';
-    all += *texts[i];
-  }
-  return all;
+    all += *text;
+    return true;
+  });
+  return whole ? all : std::string();
+}
+
+// True when the files in `dir` are byte for byte those the snapshot was made from: all_texts of
+// them would equal `expected`. Every start asks, so each file is compared with its part of
+// `expected` as it is read, through one small buffer: reading the catalogs (over 100 kB) into
+// strings and joining them into another was most of a start's catalog cost, in page faults as
+// much as in copying. Anything unexpected (a file that changed while read, a read error) answers
+// false, and the files are then parsed, which reports what is wrong with them.
+bool files_match(const std::string& dir, std::string_view expected) {
+  std::size_t at = 0;
+  const auto literal = [&](std::string_view p) {
+    if (expected.substr(at, p.size()) != p) return false;
+    at += p.size();
+    return true;
+  };
+  const auto file = [&](const std::string& path, int catalog) {
+    // What read_input_file reads: a regular file within the size limit, its BOM stripped.
+    std::uint64_t size = 0;
+    try {
+      size = check_input_file(path, "file", kMaxInputFileBytes);
+    } catch (const ConfigError&) {
+      return catalog < 0 && literal("<unreadable>");
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return catalog < 0 && literal("<unreadable>");
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    char buf[16384];
+    std::uint64_t total = 0;
+    bool first = true;
+    while (true) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      if (n == 0) break;
+      std::string_view chunk(buf, static_cast<std::size_t>(n));
+      total += chunk.size();
+      if (first) {
+        first = false;
+        // Short first reads are not expected from a regular file; a BOM split by one is simply
+        // compared as text (and so does not match).
+        const bool bom = chunk.substr(0, 3) == "\xEF\xBB\xBF";
+        if (bom) chunk.remove_prefix(3);
+        if (catalog >= 0 &&
+            (!literal(std::to_string(size - (bom ? 3 : 0))) || !literal(std::string_view("\0", 1))))
+          return false;
+      }
+      if (!literal(chunk)) return false;
+    }
+    if (first && catalog >= 0 && (!literal("0") || !literal(std::string_view("\0", 1))))
+      return false;
+    return total == size;  // else it changed between stat and read
+  };
+  return each_text_piece(dir, literal, file) && at == expected.size();
 }
 
 std::string hash_texts(const Texts& texts, const std::string& dir) {
@@ -322,13 +410,17 @@ class TextWriter {
     count(v.size());
     for (const T& spec : v) {
       put(spec.name);
-      count(spec.sources.size());
+      // The rest of the entry as one field, so that a reader indexing the entries passes over
+      // each with one read (every start indexes the four lists; it read every field of each).
+      TextWriter body;
+      body.count(spec.sources.size());
       for (const auto& [key, text] : spec.sources) {
-        put(key);
-        put(text);
+        body.put(key);
+        body.put(text);
       }
       // field_text is canonical: reading it back gives the same value, bit for bit.
-      for (const auto& f : fields) put(field_text(f, spec));
+      for (const auto& f : fields) body.put(field_text(f, spec));
+      put(body.out_);
     }
   }
   void prices(const std::vector<PriceEntry>& v) {
@@ -386,22 +478,23 @@ class TextReader {
   T spec(const std::vector<SpecField<T>>& fields) {
     T spec;
     spec.name = text();
+    TextReader body(get());
     // Written from the map in key order: each entry goes at the end, without a search (an
     // out-of-order one, which the writer never makes, still lands where it belongs).
-    for (std::size_t n = count(); n > 0; --n) {
-      std::string key = text();
-      std::string value = text();
+    for (std::size_t n = body.count(); n > 0; --n) {
+      std::string key = body.text();
+      std::string value = body.text();
       spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
     }
-    for (const auto& f : fields) set_field(f, spec);
+    for (const auto& f : fields) body.set_field(f, spec);
+    if (!body.at_end())
+      throw ConfigError("built-in catalog snapshot", 0, "", "trailing data in '" + spec.name + "'");
     return spec;
   }
   // Passes over one entry written by TextWriter::specs, returning its name.
-  template <class T>
-  std::string_view skip_spec(const std::vector<SpecField<T>>& fields) {
+  std::string_view skip_spec() {
     const std::string_view name = get();
-    for (std::size_t n = 2 * count(); n > 0; --n) get();
-    for (std::size_t n = fields.size(); n > 0; --n) get();
+    get();
     return name;
   }
   // The inverse of field_text. No range checks: the value passed them when the snapshot was
@@ -448,13 +541,13 @@ struct LazyList {
   std::optional<std::vector<T>> all;               // every entry, once a command lists them
 
   // Notes each entry of a list written by TextWriter::specs.
-  void index(TextReader& r, const std::vector<SpecField<T>>& fields) {
+  void index(TextReader& r) {
     const std::size_t n = r.count();
     names.reserve(n);
     offsets.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       offsets.push_back(r.pos());
-      names.emplace_back(r.skip_spec(fields));
+      names.emplace_back(r.skip_spec());
     }
     decoded.resize(n);
   }
@@ -509,12 +602,14 @@ std::string default_data_dir() {
 
 Catalog Catalog::load(const std::string& data_dir) {
   const std::string dir = catalog_dir(data_dir);
-  const Texts texts = read_texts(dir);
-  if (const CatalogSnapshot* snap = builtin_catalog_snapshot()) {
-    const std::string all = all_texts(texts, dir);
-    if (!all.empty() && all == snap->texts) return from_snapshot(snap->data, dir);
-  }
-  return parse_texts(dir, texts);
+  if (const CatalogSnapshot* snap = builtin_catalog_snapshot())
+    if (files_match(dir, snap->texts)) return from_snapshot(snap->data, dir);
+  return parse_texts(dir, read_texts(dir));
+}
+
+bool Catalog::matches_snapshot(const std::string& data_dir) {
+  const CatalogSnapshot* snap = builtin_catalog_snapshot();
+  return snap && files_match(catalog_dir(data_dir), snap->texts);
 }
 
 const Catalog& CatalogOnce::get() const {
@@ -582,7 +677,7 @@ Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
 
 std::string Catalog::to_text() const {
   TextWriter w;
-  w.put("tiersim-catalog-2");
+  w.put("tiersim-catalog-3");
   w.specs(gpus(), gpu_fields());
   w.specs(drives(), drive_fields());
   w.specs(hosts(), host_fields());
@@ -612,17 +707,17 @@ Catalog Catalog::from_text(std::string_view text, const std::string& dir) {
 
 Catalog Catalog::from_snapshot(std::string_view text, const std::string& dir) {
   TextReader r(text);
-  if (r.get() != "tiersim-catalog-2")
+  if (r.get() != "tiersim-catalog-3")
     throw ConfigError("built-in catalog snapshot", 0, "", "unknown format");
   Catalog c;
   c.dir_ = dir;
   c.lazy_ = std::make_shared<Lazy>();
   Lazy& lazy = *c.lazy_;
   lazy.text = text;
-  lazy.gpus.index(r, gpu_fields());
-  lazy.drives.index(r, drive_fields());
-  lazy.hosts.index(r, host_fields());
-  lazy.models.index(r, llm_fields());
+  lazy.gpus.index(r);
+  lazy.drives.index(r);
+  lazy.hosts.index(r);
+  lazy.models.index(r);
   c.gpu_prices_ = r.prices();
   c.platform_prices_ = r.prices();
   c.drive_prices_ = r.prices();

@@ -46,6 +46,9 @@ class Catalog {
   static Catalog load(const std::string& data_dir = "");
   // Same, always parsing the files (the snapshot generator; tests comparing the two).
   static Catalog parse(const std::string& data_dir = "");
+  // True when load() serves the built-in snapshot for this folder: texts(data_dir) would equal
+  // the snapshot's texts. Each file is compared as it is read, without building that string.
+  static bool matches_snapshot(const std::string& data_dir = "");
 
   // Everything load() reads, as text: from_text(to_text(), dir) is an identical catalog.
   std::string to_text() const;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "config/option_rows.hpp"
@@ -76,6 +78,9 @@ std::vector<Option> build_table() {
   using VT = ValueType;
   const std::vector<std::string> tiers = {"gpu", "cpu", "nvme"};
   std::vector<Option> t;
+  // Room for every row at once (about 300): each regrowth moved every row, and a start builds
+  // the table.
+  t.reserve(512);
 
   t.push_back(required(opt("name", VT::kText, "", "", "scenario name (used in reports)", F(name))));
   t.push_back(optional(opt("description", VT::kText, "", "", "free text", F(description))));
@@ -181,8 +186,10 @@ std::vector<Option> build_table() {
   t.push_back(required(choice("workload.kind", workload_kind_names(), "", "what to simulate",
                               E(kind))));
   // Each workload's own keys, from sim/workloads/<name>/options.cpp in registry.def order.
-  const std::vector<WorkloadOptionRows> contributed = workload_option_rows();
-  for (const auto& w : contributed) t.insert(t.end(), w.workload.begin(), w.workload.end());
+  std::vector<WorkloadOptionRows> contributed = workload_option_rows();
+  for (auto& w : contributed)
+    t.insert(t.end(), std::make_move_iterator(w.workload.begin()),
+             std::make_move_iterator(w.workload.end()));
 
   // Policy.
   t.push_back(choices(opt("policy.weights", VT::kPlacement, "", "gpu",
@@ -280,7 +287,9 @@ std::vector<Option> build_table() {
   t.push_back(integer("policy.gpu_batches", 1, "1",
                       "flexgen-block: GPU batches served by each fetched layer",
                       F(policy.gpu_batches)));
-  for (const auto& w : contributed) t.insert(t.end(), w.policy.begin(), w.policy.end());
+  for (auto& w : contributed)
+    t.insert(t.end(), std::make_move_iterator(w.policy.begin()),
+             std::make_move_iterator(w.policy.end()));
 
   // Economics.
   t.push_back(number("economics.usd_per_kwh", "USD/kWh", 0, kInf, false, "0.12",
@@ -405,34 +414,39 @@ const std::vector<std::string>& workload_kind_names() {
 }
 
 const std::vector<Option>& scenario_options() {
-  static const std::vector<Option> kTable = build_table();
+  // Never destroyed: freeing some 300 rows (strings, functions) and the index below was a tenth
+  // of a short command's instructions, spent at exit on memory the system reclaims anyway.
+  static const std::vector<Option>& kTable = *new std::vector<Option>(build_table());
   return kTable;
 }
 
 namespace {
 
 // The table's paths and sections, indexed once (the table itself never changes after it is built).
+// Keys view the rows' own path strings, which live as long as the table: no copy of each path.
 struct TableIndex {
-  std::unordered_map<std::string, std::vector<const Option*>> by_path;
+  std::unordered_map<std::string_view, std::vector<const Option*>> by_path;
   // Section prefix ("" = top level) -> the keys directly below it, in table order.
-  std::unordered_map<std::string, std::vector<std::string>> below;
+  std::unordered_map<std::string_view, std::vector<std::string>> below;
 };
 
 TableIndex build_index() {
   TableIndex idx;
-  idx.below[""];
-  for (const auto& o : scenario_options()) {
-    idx.by_path[o.path].push_back(&o);
+  const std::vector<Option>& table = scenario_options();
+  idx.by_path.reserve(table.size());
+  for (const auto& o : table) {
+    idx.by_path[std::string_view(o.path)].push_back(&o);
     // Every prefix of the path is a section holding the next segment as a key.
-    std::string prefix;
+    const std::string_view path(o.path);
+    std::vector<std::string>* keys = &idx.below[""];
     std::size_t start = 0;
     while (true) {
-      const auto dot = o.path.find('.', start);
-      const std::string key = o.path.substr(start, dot == std::string::npos ? dot : dot - start);
-      auto& keys = idx.below[prefix];
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-      if (dot == std::string::npos) break;
-      prefix = o.path.substr(0, dot);
+      const auto dot = path.find('.', start);
+      const std::string_view key =
+          path.substr(start, dot == std::string_view::npos ? dot : dot - start);
+      if (std::find(keys->begin(), keys->end(), key) == keys->end()) keys->emplace_back(key);
+      if (dot == std::string_view::npos) break;
+      keys = &idx.below[path.substr(0, dot)];
       start = dot + 1;
     }
   }
@@ -440,7 +454,8 @@ TableIndex build_index() {
 }
 
 const TableIndex& table_index() {
-  static const TableIndex kIndex = build_index();
+  // Never destroyed, as the table.
+  static const TableIndex& kIndex = *new TableIndex(build_index());
   return kIndex;
 }
 
@@ -449,7 +464,7 @@ const TableIndex& table_index() {
 const std::vector<const Option*>& find_options(const std::string& path) {
   static const std::vector<const Option*> kNone;
   const auto& idx = table_index().by_path;
-  const auto it = idx.find(path);
+  const auto it = idx.find(std::string_view(path));
   return it == idx.end() ? kNone : it->second;
 }
 
@@ -460,13 +475,13 @@ const Option* find_option(const std::string& path, WorkloadKind kind) {
 }
 
 bool is_section(const std::string& path) {
-  return !path.empty() && table_index().below.count(path) > 0;
+  return !path.empty() && table_index().below.count(std::string_view(path)) > 0;
 }
 
 const std::vector<std::string>& keys_below(const std::string& prefix) {
   static const std::vector<std::string> kNone;
   const auto& idx = table_index().below;
-  const auto it = idx.find(prefix);
+  const auto it = idx.find(std::string_view(prefix));
   return it == idx.end() ? kNone : it->second;
 }
 

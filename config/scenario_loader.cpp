@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "config/device_profile.hpp"
 #include "config/hf_config.hpp"
@@ -308,29 +309,50 @@ YNode value_node(const std::string& text, const std::string& display_name) {
   return parse_yaml_text(text, display_name, false);
 }
 
+using DefaultValues = std::vector<std::optional<OptionValue>>;  // by table row
+
+// The plain-scalar defaults of the rows that apply to `kind`, read (none for the others).
+DefaultValues read_defaults(WorkloadKind kind) {
+  DefaultValues values;
+  for (const Option& opt : scenario_options()) {
+    std::optional<OptionValue> v;
+    if ((opt.kinds & kind_bit(kind)) && plain_scalar(opt.default_text)) {
+      try {
+        v = parse_option_value(value_node(opt.default_text, "default of " + opt.path), opt);
+      } catch (const ConfigError&) {
+        // Left to each load, which reports it as it always did.
+      }
+    }
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+// Read once per process and workload kind: a process loads scenarios of one kind or a few, and
+// the other kinds' rows (over a third of the table) are never applied. Never destroyed, as the
+// table (config/options.cpp scenario_options).
+template <int K>
+const DefaultValues& kind_defaults() {
+  static const DefaultValues& kValues =
+      *new DefaultValues(read_defaults(static_cast<WorkloadKind>(K)));
+  return kValues;
+}
+template <int... K>
+const DefaultValues& defaults_of(WorkloadKind kind, std::integer_sequence<int, K...>) {
+  static constexpr const DefaultValues& (*kByKind[])() = {&kind_defaults<K>...};
+  return kByKind[static_cast<std::size_t>(kind)]();
+}
+
 // The table's plain-scalar defaults read once per process (none for the others): every load
 // applies most defaults, and reading each default's text again at every load was a large share of
 // a sweep point's cost.
-const OptionValue* shared_default(const Option& o) {
-  static const std::vector<std::optional<OptionValue>> kDefaults = [] {
-    std::vector<std::optional<OptionValue>> values;
-    for (const Option& opt : scenario_options()) {
-      std::optional<OptionValue> v;
-      if (plain_scalar(opt.default_text)) {
-        try {
-          v = parse_option_value(value_node(opt.default_text, "default of " + opt.path), opt);
-        } catch (const ConfigError&) {
-          // Left to each load, which reports it as it always did.
-        }
-      }
-      values.push_back(std::move(v));
-    }
-    return values;
-  }();
+const OptionValue* shared_default(const Option& o, WorkloadKind kind) {
   const std::vector<Option>& table = scenario_options();
   const std::less<const Option*> before;
   if (before(&o, table.data()) || !before(&o, table.data() + table.size())) return nullptr;
-  const auto& v = kDefaults[static_cast<std::size_t>(&o - table.data())];
+  const DefaultValues& defaults =
+      defaults_of(kind, std::make_integer_sequence<int, kWorkloadKindCount>{});
+  const auto& v = defaults[static_cast<std::size_t>(&o - table.data())];
   return v ? &*v : nullptr;
 }
 
@@ -382,11 +404,11 @@ std::string field_name(const std::string& path) { return path.substr(path.rfind(
 
 // field_name of every row of the table, worked out once: every load asks for each catalog field's.
 const std::string& field_name_of(const Option& o) {
-  static const std::vector<std::string> kFields = [] {
+  static const std::vector<std::string>& kFields = *new auto([] {  // never destroyed, as above
     std::vector<std::string> fields;
     for (const Option& opt : scenario_options()) fields.push_back(field_name(opt.path));
     return fields;
-  }();
+  }());
   return kFields[static_cast<std::size_t>(&o - scenario_options().data())];
 }
 
@@ -433,7 +455,7 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
   } else if (o.required) {
     fail_missing(o);
   } else if (!o.default_text.empty()) {
-    if (const OptionValue* shared = shared_default(o))
+    if (const OptionValue* shared = shared_default(o, s_.kind))
       set_option(o, *shared, s_);
     else
       read_option(value_node(o.default_text, "default of " + o.path), o, s_);

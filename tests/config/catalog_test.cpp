@@ -274,6 +274,66 @@ TEST_CASE("an edited catalog is parsed, not served from the snapshot", "[config]
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the snapshot serves a catalog folder exactly when its texts are the snapshot's",
+          "[config][catalog]") {
+  namespace fs = std::filesystem;
+  const CatalogSnapshot* snap = builtin_catalog_snapshot();
+  REQUIRE(snap != nullptr);
+  CHECK(Catalog::matches_snapshot(kData));
+  std::ifstream in(kData + "/catalog/gpus.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  REQUIRE(text.size() > 1);
+  std::string edited = text;
+  edited[edited.size() / 2] = edited[edited.size() / 2] == 'x' ? 'y' : 'x';  // same size
+  // What load() compares piece by piece as it reads, against texts(), which builds the string.
+  const auto check = [&](const std::string& dir, bool expected) {
+    CHECK(Catalog::matches_snapshot(dir) == expected);
+    CHECK((Catalog::texts(dir) == snap->texts) == expected);
+    if (expected) CHECK(Catalog::load(dir).to_text() == Catalog::parse(dir).to_text());
+  };
+  struct Variant {
+    const char* what;
+    std::string gpus;
+    bool expected;
+  };
+  const Variant variants[] = {
+      {"unchanged", text, true},
+      {"with a byte order mark (read_input_file strips it)", "\xEF\xBB\xBF" + text, true},
+      {"one byte edited", edited, false},
+      {"one byte more", text + "\n", false},
+      {"one byte less", text.substr(0, text.size() - 1), false},
+      {"empty", "", false},
+  };
+  for (const Variant& v : variants) {
+    INFO(v.what);
+    const std::string dir = scratch_catalog("gpus.yaml", v.gpus);
+    check(dir, v.expected);
+    fs::remove_all(dir);
+  }
+  // The config.json files catalog models may name are part of the texts: one more or one fewer
+  // is another catalog.
+  std::string dir = scratch_catalog("gpus.yaml", text);
+  std::ofstream(fs::path(dir) / "catalog" / "hf" / "extra.json") << "{}";
+  check(dir, false);
+  fs::remove_all(dir);
+  dir = scratch_catalog("gpus.yaml", text);
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "catalog" / "hf"))
+    if (e.path().extension() == ".json") {
+      fs::remove(e.path());
+      break;
+    }
+  check(dir, false);
+  fs::remove_all(dir);
+  // A catalog file that cannot be read is parsed, which says why.
+  dir = scratch_catalog("gpus.yaml", text);
+  fs::remove(fs::path(dir) / "catalog" / "prices.yaml");
+  CHECK_FALSE(Catalog::matches_snapshot(dir));
+  CHECK_THROWS_AS(Catalog::load(dir), ConfigError);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a GPU without its own rate measurement inherits its measured sibling's, visibly",
           "[config][catalog]") {
   const Catalog c = Catalog::load(kData);
