@@ -98,6 +98,11 @@ void check_keys(const ScenarioCheck& c) {
     c.fail(tier_key,
            "prefix caching is modelled for the continuous and chunked schedulers (a paged KV "
            "cache), not for static batches");
+  if (w.warmup_requests >= w.requests)
+    c.fail("workload.warmup_requests",
+           std::to_string(w.warmup_requests) + " warm-up requests leave none of the " +
+               std::to_string(w.requests) +
+               " requests (workload.requests) to measure; give fewer than workload.requests");
   if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
     c.fail("workload.shared_prefix_tokens",
            "missing: workload.shared_prefixes needs the length of each shared prompt");
