@@ -115,6 +115,12 @@ int print_serving(const studies::CapacityOutcome& o, const capacity::SearchOptio
   std::printf(", bottleneck %s", r.bottleneck.c_str());
   if (!r.bottleneck.empty()) std::printf(" (%s)", sim::resource_label(r.bottleneck).c_str());
   std::printf("\n");
+  // How many requests the targets and the stability test counted at each rate.
+  if (r.find(sim::metric::kWarmupRequests).value_or(0) > 0)
+    std::printf("measured: %.0f of the %.0f requests of each run (the first %.0f are the warm-up, "
+                "workload.warmup_requests)\n",
+                r.get(sim::metric::kRequestsMeasured), r.get(sim::metric::kRequestsCompleted),
+                r.get(sim::metric::kWarmupRequests));
   if (!db.empty())
     std::printf("stored %zu runs in %s as sweep '%s'\n", c.points.size(), db.c_str(),
                 o.store_sweep.c_str());

@@ -579,6 +579,7 @@ bool option_unset(const Option& o, Scenario& s) {
   FieldRef ref = o.field(s);
   if (auto p = std::get_if<std::string*>(&ref)) return (*p)->empty();
   if (auto p = std::get_if<double*>(&ref)) return **p < 0;
+  if (auto p = std::get_if<int*>(&ref)) return **p < 0;
   if (auto p = std::get_if<std::vector<Reference>*>(&ref)) return (*p)->empty();
   return false;
 }

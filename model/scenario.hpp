@@ -207,6 +207,10 @@ struct ServingWorkload {
   double slo_ttft_s = -1;          // time-to-first-token target; -1 = none
   double slo_tbt_s = -1;           // time-between-tokens target (per-request mean); -1 = none
   int seed = 1;
+  // Requests, the first in arrival order, left out of the latency, SLO and prefix-hit metrics:
+  // the warm-up of the queue and the KV cache. -1 = unset: workload.requests / 20 where requests
+  // carry prefix structure, else 0 (sim/workloads/serving/serving.cpp warmup_requests).
+  int warmup_requests = -1;
   // Prefix reuse and the KV cache hierarchy (sim/workloads/serving/prefix_stream.hpp,
   // kv_tiers.hpp). Synthetic conversations: turns per session (geometric with this mean; 1 = none),
   // the mean think time between a turn's arrival and the next, and a pool of shared system prompts

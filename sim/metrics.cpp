@@ -36,6 +36,8 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kNvmeReadGbpsModel,
     metric::kPhaseS,
     metric::kRequestsCompleted,
+    metric::kWarmupRequests,
+    metric::kRequestsMeasured,
     metric::kRequestsPerS,
     metric::kGoodputRequestsPerS,
     metric::kSloAttainmentPct,

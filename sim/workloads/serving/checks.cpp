@@ -102,6 +102,11 @@ void check_keys(const ScenarioCheck& c) {
     c.fail("workload.gpu_prefix_caching",
            "false leaves no tier to cache prefixes in: give workload.kv_host_cache or "
            "kv_nvme_cache, or set workload.prefix_caching: false");
+  if (w.warmup_requests >= w.requests)
+    c.fail("workload.warmup_requests",
+           std::to_string(w.warmup_requests) + " warm-up requests leave none of the " +
+               std::to_string(w.requests) +
+               " requests (workload.requests) to measure; give fewer than workload.requests");
   if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
     c.fail("workload.shared_prefix_tokens",
            "missing: workload.shared_prefixes needs the length of each shared prompt");

@@ -7,23 +7,37 @@ namespace tiersim::sim::metric {
 
 // Serving (requests arriving over time; sim/workloads/serving/). Latencies are measured from
 
-// each request's arrival; percentiles are nearest-rank over the requests (TBT: over every gap
-
-// between consecutive output tokens of every request).
+// each request's arrival; percentiles are nearest-rank over the measured requests, those after
+// the warm-up (workload.warmup_requests) (TBT: over every gap between consecutive output tokens
+// of every measured request).
 inline constexpr MetricDecl kRequestsCompleted{
     "requests_completed", "requests",
     "requests served (all of them: the run ends when the last "
     "one finishes)",
+    "serving"};
+inline constexpr MetricDecl kWarmupRequests{
+    "warmup_requests", "requests",
+    "the first requests in arrival order left out of the latency, SLO, queue-stability and "
+    "prefix-hit metrics (workload.warmup_requests); present where the run has a warm-up or "
+    "prefix structure. Throughput, utilisation, energy and tier writes cover the whole run",
+    "serving"};
+inline constexpr MetricDecl kRequestsMeasured{
+    "requests_measured", "requests",
+    "requests the latency, SLO, queue-stability and prefix-hit metrics count: "
+    "requests_completed - warmup_requests",
     "serving"};
 inline constexpr MetricDecl kRequestsPerS{"requests_per_s", "requests/s",
                                           "requests_completed / total_s", "serving"};
 inline constexpr MetricDecl kGoodputRequestsPerS{
     "goodput_requests_per_s", "requests/s",
     "requests meeting every latency target given (workload.slo_ttft on TTFT, workload.slo_tbt on "
-    "the request's time per output token) / total_s (DistServe's goodput)",
+    "the request's time per output token) / total_s (DistServe's goodput); with a warm-up, the "
+    "measured requests' share within the targets x requests_per_s",
     "serving"};
 inline constexpr MetricDecl kSloAttainmentPct{
-    "slo_attainment_pct", "%", "share of requests meeting every latency target given", "serving"};
+    "slo_attainment_pct", "%",
+    "share of the measured requests (after the warm-up) meeting every latency target given",
+    "serving"};
 inline constexpr MetricDecl kOfferedRateRequestsPerS{
     "offered_rate_requests_per_s", "requests/s",
     "arrival rate offered to the server: workload.arrival_rate, or a trace's requests over the "

@@ -121,6 +121,17 @@ void serving_option_rows(WorkloadOptionRows& rows) {
       only(integer("workload.seed", 0, "1",
                    "random seed of the request stream (same seed, same requests)", F(serving.seed)),
            kServing));
+  t.push_back(only(optional(range(
+                       opt("workload.warmup_requests", VT::kInt, "requests", "",
+                           "the first requests in arrival order, left out of the latency, SLO, "
+                           "queue-stability and prefix-hit metrics (the warm-up of the queue and "
+                           "the KV cache); fewer than workload.requests. Unset: requests / 20 "
+                           "where requests carry prefix structure (turns, shared prefixes, a "
+                           "Mooncake or conversation trace), else 0 (a run from an empty server, "
+                           "as published serving benchmarks measure)",
+                           F(serving.warmup_requests)),
+                       0, kInf)),
+                   kServing));
 
   // Prefix reuse (sim/workloads/serving/prefix_stream.hpp) and the KV cache tiers
   // (sim/workloads/serving/kv_tiers.hpp).

@@ -316,7 +316,15 @@ std::vector<Request> read_conversation_trace(const std::string& path, int max_re
   return requests;
 }
 
-std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_tokens) {
+double session_burn_in_s(const ServingWorkload& w) {
+  // A session of two or more turns lasts a geometric number (mean w.turns) of exponential think
+  // times: exponential with mean think_time * turns. Of the sessions that started burn-in
+  // seconds before time 0, a share exp(-10) = 0.005% would still be live at 0.
+  return 10.0 * w.think_time_s * w.turns;
+}
+
+std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_tokens,
+                                        std::vector<Request>* past_turns) {
   const int B = w.prefix_block_tokens;
   // Streams of their own, so that each draw sequence depends on the seed alone.
   StreamRandom arrivals(static_cast<std::uint64_t>(w.seed) * 2 + 1);
@@ -331,23 +339,29 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
   const auto wanted = static_cast<std::size_t>(w.requests);
   std::vector<Request> out;
   out.reserve(wanted + wanted / 4);
-  double start = 0, cutoff = std::numeric_limits<double>::infinity();
+  // Session starts run from -burn_in, so that at time 0 the sessions in progress, their turns so
+  // far and the turn rate are those of a server that has been up for long: a stationary stream,
+  // as a trace cut from production traffic is (Mooncake's traces: an hour of a running
+  // service), not one where every conversation begins with the run (which starts with first
+  // turns only and reaches the configured turn rate after a few session lifetimes).
+  double start = -session_burn_in_s(w), cutoff = std::numeric_limits<double>::infinity();
+  std::size_t counted = 0;  // requests at time >= 0 so far
   for (std::uint64_t session = 0;; ++session) {
     start += w.arrival_cv == 1.0 ? arrivals.exponential(session_gap_s)
                                  : arrivals.gamma(session_gap_s, w.arrival_cv);
     // Sessions start in order: once one starts after the wanted-th arrival so far, no later one
     // can be among the first `wanted`.
     if (start > cutoff) break;
-    long history = 0;
+    long history_tokens = 0;
     std::uint64_t prefix_key = 0;
     if (!cdf.empty()) {
       const double u = sessions.uniform() * cdf.back();
       const auto rank = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
       prefix_key = mix(0x5a4ed0000ULL + static_cast<std::uint64_t>(rank));
-      history = w.shared_prefix_tokens;
+      history_tokens = w.shared_prefix_tokens;
     }
     const std::uint64_t key = mix(0xc0417e55a7e0ULL ^ mix(session + 1));
-    const auto shared_blocks = static_cast<std::size_t>(cdf.empty() ? 0 : history / B);
+    const auto shared_blocks = static_cast<std::size_t>(cdf.empty() ? 0 : history_tokens / B);
     double t = start;
     for (int turn = 0;; ++turn) {
       Request r;
@@ -356,7 +370,7 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
           draw_length(lengths, w.prompt_dist, w.prompt_tokens, w.prompt_tokens_min, w.prompt_sigma);
       r.output_tokens =
           draw_length(lengths, w.output_dist, w.output_tokens, w.output_tokens_min, w.output_sigma);
-      long prompt = history + fresh;
+      long prompt = history_tokens + fresh;
       if (context_tokens > 0 && prompt + r.output_tokens > context_tokens) {
         if (turn > 0) break;  // the conversation has filled the context window: it ends
         prompt = std::min<long>(prompt, context_tokens - 1);
@@ -364,15 +378,26 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
       }
       r.prompt_tokens = static_cast<int>(prompt);
       const long stream = prompt + r.output_tokens;
-      for (std::size_t i = 0; i < static_cast<std::size_t>(stream / B); ++i)
-        r.block_hashes.push_back(block_hash(i < shared_blocks ? prefix_key : key, i));
-      r.session = key | 1;
-      out.push_back(std::move(r));
-      history = stream;
+      history_tokens = stream;
+      // A turn before time 0 is not served; the caller may keep it to warm its cache (every one
+      // of the burn-in, ended sessions' too: their blocks take room in an LRU tier as they would
+      // on a server that has been up for long).
+      const bool before = t < 0;
+      if (!before || past_turns) {
+        for (std::size_t i = 0; i < static_cast<std::size_t>(stream / B); ++i)
+          r.block_hashes.push_back(block_hash(i < shared_blocks ? prefix_key : key, i));
+        r.session = key | 1;
+        if (before)
+          past_turns->push_back(std::move(r));
+        else {
+          out.push_back(std::move(r));
+          ++counted;
+        }
+      }
       if (sessions.uniform() < p_stop) break;
       t += sessions.exponential(w.think_time_s);
     }
-    if (out.size() >= wanted && std::isinf(cutoff)) {
+    if (counted >= wanted && std::isinf(cutoff)) {
       std::vector<double> times;
       times.reserve(out.size());
       for (const auto& r : out) times.push_back(r.arrival_s);
@@ -380,14 +405,18 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
       cutoff = times[wanted - 1];
     }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  const auto by_arrival = [](const Request& a, const Request& b) {
+    return a.arrival_s < b.arrival_s;
+  };
+  std::stable_sort(out.begin(), out.end(), by_arrival);
   out.resize(wanted);
+  if (past_turns) std::stable_sort(past_turns->begin(), past_turns->end(), by_arrival);
   return out;
 }
 
 std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload& w,
-                                                          int context_tokens) {
+                                                          int context_tokens,
+                                                          std::vector<Request>* past_turns) {
   if (!w.trace.empty()) {
     // The first line tells the format; read under the input-file rule, as the readers are.
     TraceLines lines(w.trace);
@@ -400,7 +429,8 @@ std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload&
       return read_conversation_trace(w.trace, w.requests, context_tokens, w.prefix_block_tokens);
     return std::nullopt;
   }
-  if (w.turns > 1 || w.shared_prefixes > 0) return synthetic_sessions(w, context_tokens);
+  if (w.turns > 1 || w.shared_prefixes > 0)
+    return synthetic_sessions(w, context_tokens, past_turns);
   return std::nullopt;
 }
 

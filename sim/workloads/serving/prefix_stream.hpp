@@ -9,7 +9,9 @@
 //     being the whole input of the turn (the history plus the new message), turns numbered 1, 2,
 //     ... in arrival order within a conversation;
 //   - synthetic sessions: conversations with a geometric number of turns and exponential think
-//     times, each opening with a system prompt drawn from a shared pool with a Zipf popularity.
+//     times, each opening with a system prompt drawn from a shared pool with a Zipf popularity;
+//     sessions start as a Poisson (or gamma) process that has been running since long before
+//     the first request, so the stream is stationary from its start, as a production trace is.
 // A conversation's token stream is append-only (each turn's prompt = the previous prompt, its
 // answer and the new message), so block i of a conversation has the same contents in every turn
 // that holds it: its hash is block_hash(conversation key, i). Blocks wholly inside a shared system
@@ -34,14 +36,23 @@ std::vector<Request> read_mooncake_trace(const std::string& path, int max_reques
 // Conversation CSV (header conversation_id,turn,arrival_s,prompt_tokens,output_tokens).
 std::vector<Request> read_conversation_trace(const std::string& path, int max_requests,
                                              int context_tokens, int block_tokens);
-// Synthetic sessions: the first `w.requests` turns, in arrival order, of sessions that start at
-// w.arrival_rate / w.turns per second (so that turns arrive at w.arrival_rate).
-std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_tokens);
+// Synthetic sessions: the first `w.requests` turns at or after time 0, in arrival order, of
+// sessions that start at w.arrival_rate / w.turns per second (so that turns arrive at
+// w.arrival_rate). Session starts begin session_burn_in_s(w) before time 0, so that the stream is
+// stationary from its first request: the sessions in progress, their histories and the turn rate
+// are those of a service that has been up for long. `past_turns`, where given, receives the turns
+// before time 0 (arrival_s < 0), in arrival order: the KV blocks a server has cached by time 0.
+std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_tokens,
+                                        std::vector<Request>* past_turns = nullptr);
+// How long before time 0 the session starts begin [s]: ten mean lifetimes of a multi-turn
+// session (think_time x turns), so that all but exp(-10) of the sessions live at 0 have begun.
+double session_burn_in_s(const ServingWorkload& w);
 
 // The requests of a scenario whose stream has prefix structure (a Mooncake or conversation trace,
 // or synthetic sessions: workload.turns > 1 or workload.shared_prefixes > 0); nullopt otherwise,
 // where the plain readers and generator of request_stream.hpp apply.
-std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload& w,
-                                                          int context_tokens);
+// `past_turns`: as for synthetic_sessions (traces have none).
+std::optional<std::vector<Request>> prefix_request_stream(
+    const ServingWorkload& w, int context_tokens, std::vector<Request>* past_turns = nullptr);
 
 }  // namespace tiersim::sim

@@ -273,11 +273,11 @@ int draw_length(StreamRandom& rng, ServingWorkload::Lengths dist, int value, int
   return value;
 }
 
-std::vector<Request> request_stream(const Scenario& s) {
+std::vector<Request> request_stream(const Scenario& s, std::vector<Request>* past_turns) {
   const ServingWorkload& w = s.serving;
   // The model's context window where the catalog gives it (HF config max_position_embeddings).
   const int context = s.model.sources.count("max_positions") ? s.model.max_positions : 0;
-  if (auto prefixed = prefix_request_stream(w, context)) return std::move(*prefixed);
+  if (auto prefixed = prefix_request_stream(w, context, past_turns)) return std::move(*prefixed);
   if (!w.trace.empty()) return read_trace(w.trace, w.requests, context);
 
   std::vector<Request> out;

@@ -49,8 +49,9 @@ int draw_length(StreamRandom& rng, ServingWorkload::Lengths dist, int value, int
 
 // The scenario's requests: read from workload.trace, or drawn from the arrival process and length
 // distributions. Throws ConfigError naming the trace file and line for a bad trace row, and the
-// key for lengths beyond the model's context.
-std::vector<Request> request_stream(const Scenario& s);
+// key for lengths beyond the model's context. `past_turns`, where given, receives the turns that
+// synthetic sessions made before time 0 (prefix_stream.hpp synthetic_sessions).
+std::vector<Request> request_stream(const Scenario& s, std::vector<Request>* past_turns = nullptr);
 
 // Reads a request trace: Azure's LLM inference trace (header TIMESTAMP, ContextTokens,
 // GeneratedTokens; the 2023 files' "2023-11-16 18:17:03.9799600" and the 2024 files'

@@ -62,6 +62,31 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The blocks of `r`'s prompt that may come from the cache: its full blocks of `block_tokens`
+// before the last prompt token, which is always computed (vLLM V1 get_computed_blocks).
+std::size_t cacheable_blocks(const Request& r, int block_tokens) {
+  return std::min(r.block_hashes.size(),
+                  static_cast<std::size_t>((r.prompt_tokens - 1) / block_tokens));
+}
+
+// A turn made before the run (prefix_stream.hpp synthetic_sessions' past turns) passes through
+// the replica's cache as a served request does: its cached prefix is taken, and its prompt's and
+// answer's full blocks are computed. Only the cache's contents are kept of it: no time passes and
+// the copies to the lower tiers it caused are not booked.
+void warm(KvHierarchy& kv, const Request& r, int block_tokens) {
+  const std::uint64_t* h = r.block_hashes.data();
+  const KvHierarchy::Match m = kv.match(h, cacheable_blocks(r, block_tokens));
+  kv.take(h, m);
+  // As Replica::take_prefix (the prompt's blocks at admission) and Replica::release (the prompt's
+  // and the answer's when it finishes) do.
+  const std::size_t n = r.block_hashes.size();
+  kv.computed(h, m.blocks(), std::min(n, static_cast<std::size_t>(r.prompt_tokens / block_tokens)));
+  kv.computed(h, 0,
+              std::min(n, static_cast<std::size_t>((long(r.prompt_tokens) + r.output_tokens) /
+                                                   block_tokens)));
+  kv.take_writes();
+}
+
 struct Live {
   Request req;
   int target = 0;     // tokens to prefill: the prompt, or prompt + generated after a preemption
@@ -74,6 +99,7 @@ struct Live {
   double last_token_s = -1;
   double done_s = -1;
   bool prefix_hit = false;  // admitted with a cached prefix (any tier)
+  bool measured = true;  // counted in the latency, SLO and prefix-hit metrics (not the warm-up)
   bool decoding() const { return prefilled == target; }
 };
 
@@ -255,7 +281,7 @@ class Replica {
   void emit_token(Live* r) {
     if (r->generated == 0)
       r->first_token_s = now_;
-    else
+    else if (r->measured)
       totals_.gaps.add(now_ - r->last_token_s);
     r->last_token_s = now_;
     if (++r->generated == r->req.output_tokens) r->done_s = now_;
@@ -277,9 +303,7 @@ class Replica {
   // prompt - 1: the last prompt token is always computed (vLLM V1 get_computed_blocks).
   KvHierarchy::Match cached_prefix(const Live* r) const {
     if (!kv_ || r->req.block_hashes.empty()) return {};
-    const auto n = std::min(r->req.block_hashes.size(),
-                            static_cast<std::size_t>((r->req.prompt_tokens - 1) /
-                                                     w_.prefix_block_tokens));
+    const std::size_t n = cacheable_blocks(r->req, w_.prefix_block_tokens);
     const KvHierarchy::Match m = kv_->match(r->req.block_hashes.data(), n);
     if (m.nvme == 0 || w_.kv_load != ServingWorkload::KvLoad::kIfFaster) return m;
     // Load or recompute (workload.kv_load: if_faster): the blocks from the first one only the
@@ -308,17 +332,19 @@ class Replica {
     if (!kv_ || r->req.block_hashes.empty()) return;
     const auto& h = r->req.block_hashes;
     const double B = w_.prefix_block_tokens;
-    totals_.prefix_lookup_blocks += static_cast<long>(std::min(
-        h.size(), static_cast<std::size_t>((r->req.prompt_tokens - 1) / w_.prefix_block_tokens)));
-    totals_.hit_gpu_blocks += static_cast<long>(m.gpu);
-    totals_.hit_host_blocks += static_cast<long>(m.host);
-    totals_.hit_nvme_blocks += static_cast<long>(m.nvme);
+    if (r->measured) {
+      totals_.prefix_lookup_blocks +=
+          static_cast<long>(cacheable_blocks(r->req, w_.prefix_block_tokens));
+      totals_.hit_gpu_blocks += static_cast<long>(m.gpu);
+      totals_.hit_host_blocks += static_cast<long>(m.host);
+      totals_.hit_nvme_blocks += static_cast<long>(m.nvme);
+    }
     kv_->take(h.data(), m);
     if (m.blocks() > 0) r->prefix_hit = true;
     shape.kv_load_host_tokens += double(m.host) * B;
     shape.kv_load_nvme_tokens += double(m.nvme) * B;
     r->prefilled = static_cast<int>(m.blocks()) * w_.prefix_block_tokens;
-    totals_.recompute_avoided_tokens += r->prefilled;
+    if (r->measured) totals_.recompute_avoided_tokens += r->prefilled;
     const auto prompt_blocks =
         static_cast<std::size_t>(r->req.prompt_tokens / w_.prefix_block_tokens);
     kv_->computed(h.data(), m.blocks(), std::min(prompt_blocks, h.size()));
@@ -661,7 +687,9 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   RunResult result;
   result.workload = "serving";
 
-  std::vector<Request> requests = request_stream(s);
+  // Synthetic sessions' turns before time 0 warm the KV cache (prefix_stream.hpp).
+  std::vector<Request> past_turns;
+  std::vector<Request> requests = request_stream(s, &past_turns);
   int max_prompt = 0, max_total = 0;
   for (const auto& r : requests) {
     max_prompt = std::max(max_prompt, r.prompt_tokens);
@@ -756,16 +784,41 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   // With prefix caching, a request of a known conversation goes to the replica its session key
   // picks, so that every turn finds its history there (session affinity; NVIDIA Dynamo's KV-aware
   // router and SGLang's cache-aware router send a request where its prefix is cached).
+  const auto replica_of = [&](const Request& r, std::size_t i) {
+    return caching && r.session != 0 ? static_cast<std::size_t>(r.session % std::uint64_t(replicas))
+                                     : i % static_cast<std::size_t>(replicas);
+  };
+  // The cache as the turns before time 0 left it: the run starts from a server that has been up
+  // for long, not from an empty cache. Multi-turn benchmarks of real servers warm it the same way
+  // before they measure: vLLM's benchmarks/multi_turn (--warmup-step, kept out of the reported
+  // runtime and throughput) and LMCache's multi-round QA benchmark (a warm-up that "preloads the
+  // user-specific chatting history", LMBenchmark synthetic-multi-round-qa README).
+  if (caching)
+    for (std::size_t i = 0; i < past_turns.size(); ++i)
+      warm(caches[replica_of(past_turns[i], i)], past_turns[i], w.prefix_block_tokens);
+  past_turns = {};
+  // The warm-up left out of the latency, SLO and prefix-hit metrics (workload.warmup_requests):
+  // unset, a twentieth of the requests where they carry prefix structure. The session stream is
+  // stationary and the cache warm from the start; the twentieth lets the queue and the running
+  // batch fill (at the multi-turn scenarios' capacities, 300 of 6,000 requests are about a minute
+  // of traffic, several request lifetimes). Plain streams keep every request, as the published
+  // serving benchmarks they are compared with count a run from an empty server.
+  const std::size_t warmup =
+      w.warmup_requests >= 0 ? static_cast<std::size_t>(w.warmup_requests)
+      : prefixes             ? requests.size() / 20
+                             : 0;
+  if (warmup >= requests.size())
+    throw ConfigError(s.file, 0, "workload.warmup_requests",
+                      std::to_string(warmup) + " warm-up requests leave none of the trace's " +
+                          std::to_string(requests.size()) +
+                          " requests to measure; give fewer than that");
   std::vector<Live> live(requests.size());
   std::vector<std::vector<Live*>> streams(static_cast<std::size_t>(replicas));
   for (std::size_t i = 0; i < requests.size(); ++i) {
     live[i].req = std::move(requests[i]);
     live[i].target = live[i].req.prompt_tokens;
-    const std::uint64_t session = live[i].req.session;
-    const std::size_t replica = caching && session != 0
-                                    ? static_cast<std::size_t>(session % std::uint64_t(replicas))
-                                    : i % static_cast<std::size_t>(replicas);
-    streams[replica].push_back(&live[i]);
+    live[i].measured = i >= warmup;
+    streams[replica_of(live[i].req, i)].push_back(&live[i]);
   }
   Totals totals;
   double total_s = 0;
@@ -789,6 +842,8 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   double ttft_hit_sum = 0, ttft_miss_sum = 0;
   long ttft_hits = 0;
   for (const Live& r : live) {
+    generated += r.req.output_tokens;
+    if (!r.measured) continue;
     queue.push_back(r.first_scheduled_s - r.req.arrival_s);
     ttft.push_back(r.first_token_s - r.req.arrival_s);
     (r.prefix_hit ? ttft_hit_sum : ttft_miss_sum) += ttft.back();
@@ -798,22 +853,28 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     const double per_token =
         r.req.output_tokens > 1 ? (r.done_s - r.first_token_s) / (r.req.output_tokens - 1) : 0.0;
     if (r.req.output_tokens > 1) tpot.push_back(per_token);
-    generated += r.req.output_tokens;
     const bool ttft_ok = w.slo_ttft_s < 0 || ttft.back() <= w.slo_ttft_s;
     const bool tbt_ok = w.slo_tbt_s < 0 || per_token <= w.slo_tbt_s;
     if (ttft_ok && tbt_ok) ++good;
   }
   const double n = double(live.size());
+  const double measured = double(queue.size());
   result.set(metric::kTotalS, total_s);
   result.set(metric::kRequestsCompleted, n);
+  if (warmup > 0 || prefixes) {
+    result.set(metric::kWarmupRequests, double(warmup));
+    result.set(metric::kRequestsMeasured, measured);
+  }
   result.work.requests_completed = n;
   result.set(metric::kRequestsPerS, n / total_s);
   result.set(metric::kGeneratedTokens, generated);
   result.work.generated_tokens = generated;
   result.set(metric::kThroughputTokensPerS, generated / total_s);
   if (w.slo_ttft_s > 0 || w.slo_tbt_s > 0) {
-    result.set(metric::kGoodputRequestsPerS, double(good) / total_s);
-    result.set(metric::kSloAttainmentPct, 100.0 * double(good) / n);
+    // The share of the measured requests within the targets, at the run's request rate (without
+    // a warm-up: good / total_s).
+    result.set(metric::kGoodputRequestsPerS, double(good) / measured * n / total_s);
+    result.set(metric::kSloAttainmentPct, 100.0 * double(good) / measured);
   }
   // The offered load (the x axis of latency-vs-load curves): the configured rate, or a trace's
   // requests over the span of its arrivals.
@@ -822,10 +883,11 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
                          : span_s > 0    ? double(live.size() - 1) / span_s
                                          : 0.0;
   result.set(metric::kOfferedRateRequestsPerS, offered);
-  // Whether the queue keeps up: the mean queueing delay of the last third of the requests (in
-  // arrival order) minus that of the middle third (the first third is the warm-up from an empty
-  // system). A stable queue gives about 0; one that arrivals outpace gives a delay that grows
-  // with the run (the comparison of Law, "Simulation Modeling and Analysis", ch. 9, on thirds).
+  // Whether the queue keeps up: the mean queueing delay of the last third of the measured
+  // requests (in arrival order) minus that of the middle third (the first third is left out as
+  // the rest of the warm-up). A stable queue gives about 0; one that arrivals outpace gives a
+  // delay that grows with the run (the comparison of Law, "Simulation Modeling and Analysis",
+  // ch. 9, on thirds).
   const std::size_t third = queue.size() / 3;
   double mid = 0, late = 0;
   for (std::size_t i = third; i < 2 * third; ++i) mid += queue[i];
