@@ -20,6 +20,7 @@ hardware:
 model: {name: llama-3.1-8b}
 workload:
   kind: serving
+  arrival_rate: 1
   requests: 1
   prompt_tokens: 256
   output_tokens: 1
