@@ -45,6 +45,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
        "achieved pinned host-to-device copy rate; 0 = derive from the link"},
       {"pcie_d2h_gbps", &G::pcie_d2h_gbps, "GB/s", 0, kNoLimit, false,
        "achieved pinned device-to-host copy rate; 0 = derive from the link"},
+      {"pcie_copy_overhead_us", &G::pcie_copy_overhead_us, "us", 0, kNoLimit, false,
+       "fixed cost of one pinned host<->GPU copy on top of its bytes at the copy rate (optional; "
+       "charged per KV block a serving KV tier copies; unset = none)"},
       {"nvlink_gbps", &G::nvlink_gbps, "GB/s", 0, kNoLimit, false,
        "GPU-to-GPU bandwidth per direction; 0 = no NVLink"},
       {"tdp_w", &G::tdp_w, "W", 0, kNoLimit, false, "board power limit"},

@@ -51,6 +51,13 @@ struct GpuSpec {
   int pcie_lanes = 16;       // lanes of the host link
   double pcie_h2d_gbps = 0;  // achieved pinned host-to-device copy rate; 0 = derive from link
   double pcie_d2h_gbps = 0;  // achieved pinned device-to-host copy rate; 0 = derive from link
+  // Fixed cost of one pinned host<->GPU copy [us] (cudaMemcpyAsync launch and DMA set-up, paid
+  // per copy on top of bytes / the rates above); what many small copies cost beyond one large
+  // copy of the same bytes. Fitted on the project's own pinned copy measurements
+  // (tools/gpu/copy_bandwidth.cu; the catalog source says which rows). < 0 = not measured: a
+  // copy costs its bytes at the rate only. Used where the modelled system makes one copy per KV
+  // block (sim/workloads/serving/iteration_cost.cpp).
+  double pcie_copy_overhead_us = -1;
   double nvlink_gbps = 0;    // GPU-to-GPU bandwidth per direction; 0 = no NVLink (use PCIe)
   double tdp_w = 0;          // board power limit
   double idle_w = 0;         // idle power with a CUDA context open

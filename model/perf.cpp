@@ -98,6 +98,13 @@ double d2h_gbps(const GpuSpec& gpu, const HostSpec& host) {
   return gpu.pcie_d2h_gbps > 0 ? std::min(gpu.pcie_d2h_gbps, cap / 0.8) : cap;
 }
 
+double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double bytes_per_s) {
+  if (bytes <= 0) return 0.0;
+  const double fixed_s =
+      gpu.pcie_copy_overhead_us > 0 ? copies * gpu.pcie_copy_overhead_us * units::kMicro : 0.0;
+  return fixed_s + bytes / bytes_per_s;
+}
+
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host) {
   if (gpu.nvlink_gbps > 0) return gpu.nvlink_gbps;
   // Peer-to-peer over PCIe through the root complex or a switch: about the host-copy rate.

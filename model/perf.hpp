@@ -185,6 +185,11 @@ double cpu_threads(const HostSpec& host);
 // the slower of the GPU's and the host's PCIe generation.
 double h2d_gbps(const GpuSpec& gpu, const HostSpec& host);
 double d2h_gbps(const GpuSpec& gpu, const HostSpec& host);
+// Seconds for `copies` pinned copies that move `bytes` in all over one GPU's link at
+// `bytes_per_s` (h2d_gbps or d2h_gbps), one after another on one stream: each copy's fixed cost
+// (GpuSpec::pcie_copy_overhead_us; none where the catalog has no measurement) plus the bytes at
+// the rate. 0 bytes cost nothing.
+double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double bytes_per_s);
 // GPU-to-GPU bandwidth per direction (NVLink, or peer-to-peer over PCIe).
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
 

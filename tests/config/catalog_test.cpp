@@ -378,4 +378,70 @@ TEST_CASE("a command's catalogs are loaded once, at the first use", "[config][ca
   CHECK_THROWS_WITH(broken.get(), Catch::Contains("did you mean 'memory_mib'?"));
   std::filesystem::remove_all(dir);
 }
+namespace {
+
+// Weighted least squares of t = fixed + bytes / rate(direction) over the pinned rows of a
+// tools/gpu/copy_bandwidth.cu CSV (memory,direction,bytes,gbps), each row weighted by 1 / its
+// time; returns the fixed cost [us]. The derivation the catalog's pcie_copy_overhead_us sources
+// describe.
+double fitted_copy_overhead_us(const std::string& csv) {
+  std::ifstream in(csv);
+  REQUIRE(in);
+  double n[3][3] = {}, v[3] = {};
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("pinned,", 0) != 0) continue;
+    std::stringstream ss(line);
+    std::string memory, direction, bytes_text, gbps_text;
+    std::getline(ss, memory, ',');
+    std::getline(ss, direction, ',');
+    std::getline(ss, bytes_text, ',');
+    std::getline(ss, gbps_text, ',');
+    const double bytes = std::stod(bytes_text), t = bytes / (std::stod(gbps_text) * 1e9);
+    const double x[3] = {1.0, direction == "h2d" ? bytes : 0.0, direction == "d2h" ? bytes : 0.0};
+    const double w2 = 1.0 / (t * t);
+    for (int a = 0; a < 3; ++a) {
+      v[a] += w2 * x[a] * t;
+      for (int b = 0; b < 3; ++b) n[a][b] += w2 * x[a] * x[b];
+    }
+    ++rows;
+  }
+  REQUIRE(rows == 12);
+  // Cramer's rule for the fixed cost (the first unknown).
+  auto det = [](const double m[3][3]) {
+    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  };
+  double m0[3][3];
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) m0[a][b] = b == 0 ? v[a] : n[a][b];
+  return det(m0) / det(n) * 1e6;
+}
+
+}  // namespace
+
+TEST_CASE("the fixed cost per pinned copy is the fit of the project's own copy measurements",
+          "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  const std::string tools = std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/";
+  const double h100 = fitted_copy_overhead_us(tools + "h100-copy-bandwidth.csv");
+  const double h200 = fitted_copy_overhead_us(tools + "h200-copy-bandwidth.csv");
+  CHECK(h100 == Approx(8.44).margin(0.01));
+  CHECK(h200 == Approx(7.65).margin(0.01));
+  CHECK(c.gpu("H100-SXM").pcie_copy_overhead_us == Approx(h100).margin(0.05));
+  CHECK(c.gpu("H200").pcie_copy_overhead_us == Approx(h200).margin(0.05));
+  // Hopper boards without a measurement take the H100 SXM's, saying so; no other GPU has one.
+  for (const GpuSpec& g : c.gpus()) {
+    INFO(g.name);
+    if (g.name == "H100-SXM" || g.name == "H200") continue;
+    if (g.name == "H100-PCIe" || g.name == "H100-NVL") {
+      CHECK(g.pcie_copy_overhead_us == c.gpu("H100-SXM").pcie_copy_overhead_us);
+      CHECK(g.sources.at("pcie_copy_overhead_us").find("H100 SXM") != std::string::npos);
+    } else {
+      CHECK(g.pcie_copy_overhead_us < 0);
+    }
+  }
+}
+
 }  // namespace config_catalog_test

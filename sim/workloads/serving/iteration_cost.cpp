@@ -55,6 +55,13 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   head_ = fetch(head, head_nvme_bytes_);
 }
 
+double IterationModel::kv_copies_s(double tokens, double bytes_per_s) const {
+  // Each GPU copies its tensor-parallel share of every block over its own link, so the copies
+  // per GPU are the blocks.
+  return pinned_copies_s(s_.hardware.gpu, tokens / s_.serving.prefix_block_tokens,
+                         tokens * kv_token_layer_bytes_ * s_.model.layers, bytes_per_s);
+}
+
 IterationCost IterationModel::cost(const IterationShape& w) const {
   const LlmSpec& m = s_.model;
   const GpuSpec& gpu = s_.hardware.gpu;
@@ -113,13 +120,16 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   c.d2h_s = swap_out_s;
   // Cached prefixes from the lower tiers are loaded whole before the forward pass that prefills
   // the rest of the prompt (vLLM's KV connectors, LMCache's retrieve: start_load_kv before the
-  // model runs; layer-wise overlap is not modelled). Host DRAM: a pinned copy over each GPU's
-  // link. NVMe: the array reads the replica's blocks while the bounce buffers' copies to the GPUs
-  // overlap the next reads (the weights' AIO path), or one flow at the slower rate with GDS.
+  // model runs; layer-wise overlap is not modelled). Host DRAM: pinned copies over each GPU's
+  // link, one per KV block of the tiers (workload.prefix_block_tokens, all layers of the block
+  // together: vLLM's offloading connector issues one cudaMemcpyAsync per block of its contiguous
+  // cross-layer layout), each with the GPU's fixed cost per copy (kv_copies_s). NVMe: the array
+  // reads the replica's blocks while the bounce buffers' copies to the GPUs overlap the next
+  // reads (the weights' AIO path), or one flow at the slower rate with GDS.
   double kv_copy_s = 0, kv_nvme_read_s = 0, kv_nvme_read_bytes = 0;
   if (w.kv_load_host_tokens > 0 || w.kv_load_nvme_tokens > 0) {
-    const double host_s = w.kv_load_host_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
-    const double nvme_copy_s = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
+    const double host_s = kv_copies_s(w.kv_load_host_tokens, h2d_bps_);
+    const double nvme_copy_s = kv_copies_s(w.kv_load_nvme_tokens, h2d_bps_);
     kv_nvme_read_bytes = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
     kv_nvme_read_s = kv_nvme_read_bytes > 0 ? kv_nvme_.read_s(kv_nvme_read_bytes) : 0.0;
     kv_copy_s = host_s + nvme_copy_s;
@@ -133,7 +143,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // (SGLang HiCache's write_through, LMCache's store): they load the link and the drives but do
   // not hold up the iteration.
   if (w.kv_store_host_tokens > 0) {
-    c.kv_host_store_s = w.kv_store_host_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+    c.kv_host_store_s = kv_copies_s(w.kv_store_host_tokens, d2h_bps_);
     c.d2h_s += c.kv_host_store_s;
   }
   const double kv_nvme_write_bytes = w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;

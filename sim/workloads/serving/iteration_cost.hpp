@@ -77,6 +77,9 @@ class IterationModel {
   double nvme_read_gbps() const { return nvme_read_gbps_; }
 
  private:
+  // Seconds one GPU spends copying `tokens` (whole KV tier blocks) of the KV cache between host
+  // DRAM and the GPU at `bytes_per_s`: one pinned copy per block (model/perf.hpp pinned_copies_s).
+  double kv_copies_s(double tokens, double bytes_per_s) const;
   const Scenario& s_;
   ExecutionModel em_;
   double tp_ = 1;

@@ -1,0 +1,120 @@
+// The cost of a serving iteration: the KV tiers' copies between host DRAM and the GPU pay the
+// GPU's fixed cost per pinned copy once per KV block, and nothing else does.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "model/perf.hpp"
+#include "sim/workloads/serving/iteration_cost.hpp"
+#include "tests/support.hpp"
+
+namespace tiersim::sim_workloads_serving_iteration_cost_test {
+namespace {
+
+// Llama-3.1-8B on one H100 SXM with a host DRAM tier, vLLM's 16-token blocks.
+const char* kYaml = R"(
+name: iteration-cost-test
+hardware:
+  gpu: {model: H100-SXM}
+model: {name: llama-3.1-8b}
+workload:
+  kind: serving
+  arrival_rate: 1
+  requests: 1
+  prompt_tokens: 256
+  output_tokens: 1
+  prefix_block_tokens: 16
+  kv_host_cache: 100GB
+)";
+
+sim::IterationCost cost(const sim::IterationShape& shape, std::vector<std::string> sets = {}) {
+  const Scenario s = test::load_yaml(kYaml, std::move(sets));
+  const sim::IterationModel model(s, ExecutionModel{});
+  return model.cost(shape);
+}
+
+}  // namespace
+
+TEST_CASE("a KV tier load pays the GPU's fixed cost once per block copied",
+          "[workloads][serving][kv]") {
+  // 624 blocks of 16 tokens (a 10,000-token prompt's cached prefix in vLLM's offloading
+  // connector) against the same tokens as one block: the same bytes, 623 copies fewer.
+  const double blocks = 624, tokens = blocks * 16;
+  sim::IterationShape load;
+  load.kv_load_host_tokens = tokens;
+  const Scenario s = test::load_yaml(kYaml);
+  const double fixed_s = s.hardware.gpu.pcie_copy_overhead_us * 1e-6;
+  REQUIRE(fixed_s > 0);  // the H100 SXM's measured cost (catalog)
+  const sim::IterationCost per_block = cost(load);
+  const sim::IterationCost one_copy = cost(load, {"workload.prefix_block_tokens=9984"});
+  CHECK(per_block.kv_load_s - one_copy.kv_load_s == Approx((blocks - 1) * fixed_s));
+  CHECK(per_block.time_s - one_copy.time_s == Approx((blocks - 1) * fixed_s));
+  CHECK(per_block.h2d_s - one_copy.h2d_s == Approx((blocks - 1) * fixed_s));
+  // The link's bytes at its large-copy rate, plus the copies.
+  const double bytes = tokens * kv_bytes_per_token_layer(s.model, 2.0) * s.model.layers;
+  const double rate = h2d_gbps(s.hardware.gpu, s.hardware.host) * 1e9;
+  CHECK(per_block.kv_load_s == Approx(blocks * fixed_s + bytes / rate));
+
+  // Blocks staged from NVMe cross the link the same way.
+  sim::IterationShape nvme;
+  nvme.kv_load_nvme_tokens = tokens;
+  const std::vector<std::string> drive = {"hardware.nvme.model=generic-gen4",
+                                          "hardware.nvme.count=1"};
+  auto with_blocks = [&](const std::string& block) {
+    auto sets = drive;
+    sets.push_back("workload.prefix_block_tokens=" + block);
+    return cost(nvme, sets);
+  };
+  CHECK(with_blocks("16").h2d_s - with_blocks("9984").h2d_s == Approx((blocks - 1) * fixed_s));
+}
+
+TEST_CASE("a KV tier store pays the fixed cost once per block on the device-to-host link",
+          "[workloads][serving][kv]") {
+  sim::IterationShape store;
+  store.kv_store_host_tokens = 100 * 16;
+  const Scenario s = test::load_yaml(kYaml);
+  const double fixed_s = s.hardware.gpu.pcie_copy_overhead_us * 1e-6;
+  const sim::IterationCost per_block = cost(store);
+  const sim::IterationCost one_copy = cost(store, {"workload.prefix_block_tokens=1600"});
+  CHECK(per_block.d2h_s - one_copy.d2h_s == Approx(99 * fixed_s));
+  // Stores run beside the iteration and do not hold it up.
+  CHECK(per_block.time_s == one_copy.time_s);
+}
+
+TEST_CASE("without a measured cost per copy, or outside the KV tiers, nothing changes",
+          "[workloads][serving][kv]") {
+  sim::IterationShape load;
+  load.kv_load_host_tokens = 624 * 16;
+  // A GPU whose copies were not measured (or a cost set to 0) copies at the rate alone.
+  const std::vector<std::string> none = {"hardware.gpu.pcie_copy_overhead_us=0"};
+  auto with_none = [&](const std::string& block) {
+    auto sets = none;
+    sets.push_back("workload.prefix_block_tokens=" + block);
+    return cost(load, sets);
+  };
+  CHECK(with_none("16").kv_load_s == with_none("9984").kv_load_s);
+  CHECK(test::load_yaml(kYaml, {"hardware.gpu.model=A100-80GB"}).hardware.gpu
+            .pcie_copy_overhead_us < 0);
+
+  // Weights streamed from host DRAM and swap preemption's copies keep their cost: the rule is
+  // the KV tiers' one copy per block.
+  sim::IterationShape other;
+  other.prefill_tokens = 512;
+  other.prefill_pairs = 512.0 * 256.5;
+  other.swap_in_tokens = 1600;
+  other.swap_out_tokens = 1600;
+  const std::vector<std::string> streamed = {"policy.weights=cpu", "hardware.host.dram_gb=512"};
+  auto streamed_with = [&](std::vector<std::string> extra) {
+    auto sets = streamed;
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    return cost(other, sets);
+  };
+  const sim::IterationCost measured = streamed_with({});
+  const sim::IterationCost without = streamed_with(none);
+  CHECK(measured.time_s == without.time_s);
+  CHECK(measured.h2d_s == without.h2d_s);
+  CHECK(measured.d2h_s == without.d2h_s);
+}
+
+}  // namespace tiersim::sim_workloads_serving_iteration_cost_test
