@@ -1,6 +1,7 @@
 #include "calibrate/fit.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -100,6 +101,48 @@ FitReport fit_with_holdout(const std::vector<FitPoint>& points, int heldout_ever
   r.fit_error_pct = mean_abs_error_pct(r.model, train);
   r.heldout_error_pct = held.empty() ? 0.0 : mean_abs_error_pct(r.model, held);
   return r;
+}
+
+MixedFitReport fit_mix_interference(const SsdModel& drive,
+                                    const std::vector<MixedFitPoint>& points) {
+  double gg = 0, gr = 0;
+  std::vector<const MixedFitPoint*> used;
+  for (const MixedFitPoint& p : points) {
+    const double total = p.read_gbps + p.write_gbps;
+    const double r = drive.read.bandwidth_gbps(p.block_bytes, p.queue_depth);
+    const double w = drive.write.bandwidth_gbps(p.block_bytes, p.queue_depth);
+    if (!(p.read_gbps > 0) || !(p.write_gbps > 0) || !(r > 0) || !(w > 0)) continue;
+    const double f = p.read_gbps / total;
+    const double measured = 1.0 / total;  // seconds per 1e9 bytes, as below
+    const double shared = f / r + (1.0 - f) / w;
+    const double g = 4.0 * f * (1.0 - f) * shared / measured;
+    gg += g * g;
+    gr += g * (measured - shared) / measured;
+    used.push_back(&p);
+  }
+  if (used.empty())
+    throw ModelError("no mixed point with both reads and writes to fit the interference on");
+  MixedFitReport rep;
+  rep.points = static_cast<int>(used.size());
+  rep.interference = std::max(-1.0, gr / gg);
+  SsdModel fitted = drive;
+  fitted.mix_interference = rep.interference;
+  int latency_points = 0;
+  for (const MixedFitPoint* p : used) {
+    const double total = p->read_gbps + p->write_gbps;
+    const double f = p->read_gbps / total;
+    rep.fit_error_pct +=
+        std::abs(fitted.mixed_bandwidth_gbps(p->block_bytes, p->queue_depth, f) - total) / total;
+    if (p->read_latency_us > 0) {
+      const double predicted_us =
+          fitted.mixed_latency_s(p->block_bytes, p->queue_depth, f).read_s * 1e6;
+      rep.read_latency_error_pct += std::abs(predicted_us - p->read_latency_us) / p->read_latency_us;
+      ++latency_points;
+    }
+  }
+  rep.fit_error_pct *= 100.0 / rep.points;
+  if (latency_points > 0) rep.read_latency_error_pct *= 100.0 / latency_points;
+  return rep;
 }
 
 }  // namespace tiersim::calibrate
