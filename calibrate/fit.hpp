@@ -59,8 +59,10 @@ struct MixedFitReport {
 // At a point with read fraction f (by bytes, as measured), the pure models give the shared time
 // t_s = f t_read + (1 - f) t_write per byte; the model adds x 4 f (1 - f) t_s, linear in x, so x
 // is the least-squares solution in relative error (rows divided by the measured time, as the
-// direction fit). x below -1 (negative shared time) is clamped to -1. Points with only one
-// direction carry no information on x and are left out. Throws ModelError when no point has both.
+// direction fit), over the points where the model is not held at its full-duplex bound (there x
+// changes nothing; which points those are depends on x, so the fit repeats until they settle).
+// x below -1 (negative shared time) is clamped to -1. Points with only one direction carry no
+// information on x and are left out. Throws ModelError when no point has both.
 MixedFitReport fit_mix_interference(const SsdModel& drive, const std::vector<MixedFitPoint>& points);
 
 }  // namespace tiersim::calibrate

@@ -69,7 +69,7 @@ TEST_CASE("engines read back what was written, through prepare/submit/reap", "[c
       auto engine = make_engine(kind, setup);
       CHECK(((engine->caps() & kCapAsync) != 0) == (kind == EngineKind::io_uring));
       for (std::uint32_t s = 0; s < 2; ++s) {
-        REQUIRE(engine->prepare({s, file.region_offset_bytes() + s * 4096, 4096, static_cast<char*>(buf.data()) + s * 4096}));
+        REQUIRE(engine->prepare({s, file.region_offset_bytes() + s * 4096, 4096, static_cast<char*>(buf.data()) + s * 4096, std::nullopt}));
       }
       REQUIRE(engine->submit(2) == 0);
       IoCompletion c[4];
