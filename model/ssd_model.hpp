@@ -73,9 +73,13 @@ struct SsdModel {
   // takes alone at its share of the depth (at most the mean of the whole stream); the reads wait
   // for the flash the writes keep busy, and take the rest of Little's law for the whole queue:
   // queue_depth = read rate x read latency + write rate x write latency. A published fio randrw run
-  // at 50/50, 4 KiB, depth 32 shows that asymmetry (reads 496 us, writes 54 us mean completion
-  // latency at 57.5k IOPS each: 57.5k x 496 us + 57.6k x 54 us = 31.6 requests in flight;
-  // gist brunsgaard/83cff3e8b2a7d46275c4cd49c43331ef, "Checking IOPS with fio").
+  // at 50/50 and 8 KiB on an unnamed SSD shows that asymmetry: reads 496 us and writes 54 us mean
+  // completion latency at 57.5k and 57.6k IOPS, which by Little's law is 57.5k x 496 us + 57.6k x
+  // 54 us = 31.6 requests in flight, most of them reads (GitHub gist
+  // brunsgaard/83cff3e8b2a7d46275c4cd49c43331ef, "Checking IOPS with fio"). One run of one drive:
+  // `tiersim calibrate --rwmix-read` reports how far this split is from a measured drive
+  // (read_latency_error_pct); a drive without a power-loss-protected buffer (a virtual disk) does
+  // not acknowledge writes early, and the split misses it.
   struct MixedLatency {
     double read_s = 0;
     double write_s = 0;
