@@ -25,6 +25,8 @@ constexpr const char* kExamples =
     "  tiersim calibrate --target /mnt/nvme0 --quick --db tiersim-results.db --out device.yaml\n"
     "  tiersim calibrate --target /mnt/nvme0 --target /mnt/nvme1 --full --db tiersim-results.db --out raid.yaml\n"
     "  tiersim calibrate --target /mnt/nvme0 --point --rw randread --bs 4KiB --qd 64 --seconds 10 --json\n"
+    "  tiersim calibrate --target /mnt/nvme0 --quick --rwmix-read 70 --db tiersim-results.db --out device.yaml\n"
+    "  tiersim calibrate --target /mnt/nvme0 --point --rw randrw70 --bs 256KiB --qd 16 --seconds 5\n"
     "  tiersim calibrate --raw-device /dev/nvme1n1 --i-understand-this-destroys /dev/nvme1n1 --quick --out d.yaml\n"
     "then in a scenario:  hardware: {nvme: {profile: device.yaml, count: 4}}\n";
 
@@ -52,6 +54,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   std::vector<std::string> targets;
   std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, rw, bs, file_size, pattern, min_free;
   std::string catalog_drive;
+  std::vector<int> rwmix_read;
+  std::string mixed_bs;
   unsigned qd = 32, threads = 1;
   double seconds = 10, warmup_s = 0.5, interface_gbps = 0;
   int heldout_every = 5;
@@ -67,7 +71,17 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "quick", po::bool_switch(), "short sweep, about a minute (the default)")(
       "full", po::bool_switch(), "full sweep: 4KiB..16MiB x queue depth 1..256 x threads 1,4 (long)")(
       "point", po::bool_switch(), "measure one point (--rw --bs --qd --threads --seconds) instead of a sweep")(
-      "rw", po::value(&rw)->default_value("read"), "--point direction: read, write, randread or randwrite")(
+      "rw", po::value(&rw)->default_value("read"),
+      "--point direction: read, write, randread, randwrite, or randrw<read percent> (randrw70: each "
+      "request a read with probability 70%, else a write, in one queue, as fio's randrw --rwmixread 70; "
+      "prints each direction)")(
+      "rwmix-read", po::value(&rwmix_read)->composing(),
+      "sweeps: also measure mixed reads and writes with this read percentage (0..100; repeat for "
+      "several): random offsets at the KV cache's block sizes (--mixed-bs) and the sweep's queue "
+      "depths, each direction's bandwidth and latency stored (rw randrw70-read, randrw70-write), and "
+      "the device model's read/write interference fitted on them (the profile's mixed: line)")(
+      "mixed-bs", po::value(&mixed_bs)->default_value("16KiB,64KiB,256KiB,1MiB,2MiB"),
+      "block sizes of the --rwmix-read sweep, comma-separated")(
       "bs", po::value(&bs)->default_value("1MiB"), "--point block size (4KiB, 1MiB, ...)")(
       "qd", po::value(&qd)->default_value(32), "--point queue depth per thread")(
       "threads", po::value(&threads)->default_value(1), "--point threads (one io_uring each) per target")(
@@ -122,6 +136,18 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   if (full && vm["quick"].as<bool>()) throw Error("--quick and --full exclude each other");
   o.mode = point ? "point" : full ? "full" : "quick";
   o.plan = full ? cal::full_plan() : cal::quick_plan();
+  for (const int pct : rwmix_read) {
+    if (pct < 0 || pct > 100) throw Error("--rwmix-read must be a read percentage in 0..100, got " + std::to_string(pct));
+    o.plan.rwmix_read_pcts.push_back(pct);
+  }
+  o.plan.mixed_block_bytes.clear();
+  for (std::size_t start = 0; start <= mixed_bs.size();) {
+    const std::size_t comma = std::min(mixed_bs.find(',', start), mixed_bs.size());
+    const std::uint64_t b = cal::parse_size_bytes(mixed_bs.substr(start, comma - start));
+    if (b > (1u << 30)) throw Error("--mixed-bs sizes must be at most 1GiB");
+    o.plan.mixed_block_bytes.push_back(static_cast<std::uint32_t>(b));
+    start = comma + 1;
+  }
   if (pattern == "seq" || pattern == "sequential") {
     o.plan.pattern = cal::Pattern::sequential;
   } else if (pattern != "rand" && pattern != "random") {
@@ -155,6 +181,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     else if (v.type() == typeid(double)) opts[key] = value.as<double>();
     else if (v.type() == typeid(std::uint64_t)) opts[key] = value.as<std::uint64_t>();
     else if (v.type() == typeid(std::vector<std::string>)) opts[key] = value.as<std::vector<std::string>>();
+    else if (v.type() == typeid(std::vector<int>)) opts[key] = value.as<std::vector<int>>();
   }
   o.options_json = opts.dump();
 
@@ -184,10 +211,19 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       limits.max_s = seconds;
       limits.stop_on_convergence = false;
       limits.window_s = 0.1;
-      const store::CalibrationPoint p = cal::run_single_point(o, job, limits, guard.flag());
+      const std::vector<store::CalibrationPoint> rows = cal::run_single_point(o, job, limits, guard.flag());
       if (vm["json"].as<bool>()) {
-        std::cout << point_json(p).dump(2) << "\n";
-      } else {
+        // One object as before; a mixed point is an array of its reads and its writes.
+        if (rows.size() == 1) {
+          std::cout << point_json(rows.front()).dump(2) << "\n";
+        } else {
+          nlohmann::json all = nlohmann::json::array();
+          for (const auto& p : rows) all.push_back(point_json(p));
+          std::cout << all.dump(2) << "\n";
+        }
+        return kExitOk;
+      }
+      for (const store::CalibrationPoint& p : rows) {
         std::cout << std::fixed << std::setprecision(3) << p.rw << " bs=" << cal::size_text(static_cast<std::uint64_t>(p.block_bytes))
                   << " qd=" << p.queue_depth << " threads=" << p.threads << " engine=" << p.engine << ": "
                   << p.bandwidth_gbps << " GB/s, " << std::setprecision(0) << p.iops << " IOPS, latency us: mean "
@@ -208,6 +244,11 @@ int cmd_calibrate(const std::vector<std::string>& args) {
               << "  write: peak " << m.write.peak_gbps << " GB/s, io_overhead " << m.write.io_overhead_us
               << " us, latency " << m.write.latency_us << " us, stream " << m.write.stream_gbps << " GB/s; error "
               << f.write_fit_error_pct << "% fitted, " << f.write_heldout_error_pct << "% held out\n";
+    if (f.mixed_points > 0) {
+      std::cout << "  mixed: interference " << m.mix_interference << " (" << f.mixed_points
+                << " points); error " << f.mixed_fit_error_pct << "% bandwidth, "
+                << f.mixed_read_latency_error_pct << "% read latency\n";
+    }
     for (const auto& w : r.profile.warnings) {
       std::cerr << "tiersim calibrate: warning: " << w << "\n";
     }

@@ -154,10 +154,7 @@ PointTarget point_target(const CalibrationFile& f) {
   return PointTarget{f.fd(), f.region_offset_bytes(), f.region_bytes()};
 }
 
-struct PlannedPoint {
-  std::vector<std::size_t> targets;  // indices into the open targets
-  JobSpec job;
-};
+}  // namespace
 
 std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n_targets, std::uint64_t region_bytes) {
   const SweepPlan& p = o.plan;
@@ -168,7 +165,9 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
     return inflight <= p.max_inflight_bytes && inflight <= region_bytes / 2;
   };
   std::vector<PlannedPoint> out;
-  auto add = [&](std::vector<std::size_t> targets, IoDirection d, unsigned t, unsigned q, std::uint32_t b) {
+  // `rwmix_read_pct` >= 0: a mixed point at random offsets (JobSpec::rwmix_read_pct).
+  auto add = [&](std::vector<std::size_t> targets, IoDirection d, unsigned t, unsigned q, std::uint32_t b,
+                 int rwmix_read_pct = -1) {
     if (!fits(b, q, t)) return;
     PlannedPoint pp;
     pp.targets = std::move(targets);
@@ -178,6 +177,10 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
     pp.job.queue_depth = q;
     pp.job.threads = t;
     pp.job.buffer_pages = o.buffer_pages;
+    if (rwmix_read_pct >= 0) {
+      pp.job.rwmix_read_pct = rwmix_read_pct;
+      pp.job.pattern = Pattern::random;
+    }
     out.push_back(std::move(pp));
   };
   for (std::size_t i = 0; i < n_targets; ++i) {
@@ -185,6 +188,15 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
       for (unsigned t : p.threads) {
         for (unsigned q : depths) {
           for (std::uint32_t b : p.block_bytes) add({i}, d, t, q, b);
+        }
+      }
+    }
+    // Mixed reads and writes at KV block sizes, random offsets whatever the sweep's pattern: the
+    // KV tier's loads and stores land wherever their blocks are.
+    for (int pct : p.rwmix_read_pcts) {
+      for (unsigned t : p.threads) {
+        for (unsigned q : depths) {
+          for (std::uint32_t b : p.mixed_block_bytes) add({i}, IoDirection::read, t, q, b, pct);
         }
       }
     }
@@ -206,8 +218,12 @@ std::vector<PlannedPoint> plan_points(const CalibrationOptions& o, std::size_t n
   return out;
 }
 
-store::CalibrationPoint to_point(const PointResult& r, const JobSpec& job, EngineKind engine,
-                          const std::vector<const OpenTarget*>& targets) {
+namespace {
+
+// The stored rows of a point: one, or for a mixed point its reads and its writes, each with that
+// direction's bandwidth, IOPS, bytes and latency over the same interval.
+std::vector<store::CalibrationPoint> to_points(const PointResult& r, const JobSpec& job, EngineKind engine,
+                                               const std::vector<const OpenTarget*>& targets) {
   store::CalibrationPoint p;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     p.target += (i ? "," : "") + targets[i]->name;
@@ -238,7 +254,25 @@ store::CalibrationPoint to_point(const PointResult& r, const JobSpec& job, Engin
   p.converged = r.converged;
   p.buffer_pages = buffer_pages_name(job.buffer_pages);
   p.buffer_huge_fraction = r.buffer_huge_fraction;
-  return p;
+  if (!job.mixed()) return {p};
+  std::vector<store::CalibrationPoint> rows;
+  for (const bool read : {true, false}) {
+    const DirectionResult& d = read ? r.read : r.write;
+    store::CalibrationPoint row = p;
+    row.rw = p.rw + (read ? "-read" : "-write");
+    row.bytes = static_cast<std::int64_t>(d.bytes);
+    row.ios = static_cast<std::int64_t>(d.ios);
+    row.bandwidth_gbps = d.bandwidth_gbps;
+    row.iops = d.iops;
+    row.lat_mean_us = d.lat_mean_us;
+    row.lat_p50_us = d.lat_p50_us;
+    row.lat_p90_us = d.lat_p90_us;
+    row.lat_p99_us = d.lat_p99_us;
+    row.lat_p999_us = d.lat_p999_us;
+    row.lat_max_us = d.lat_max_us;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 store::CalibrationRun make_run(const CalibrationOptions& o) {
@@ -332,6 +366,10 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   progress.begin(planned.size(), o.plan.limits.warmup_s + o.plan.limits.max_s * 0.8);
   std::uint64_t seed = o.file.seed;
   std::vector<std::int64_t> point_ids;
+  // Mixed points for the interference fit, and the index of each one's read row in outcome.points
+  // (its write row follows).
+  std::vector<MixedFitPoint> mixed;
+  std::vector<std::size_t> mixed_rows;
   for (const auto& pp : planned) {
     std::vector<PointTarget> pts;
     std::vector<const OpenTarget*> named;
@@ -340,11 +378,18 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
       named.push_back(&targets[i]);
     }
     const PointResult r = run_point(o.engine, pts, pp.job, o.plan.limits, stop, ++seed);
-    store::CalibrationPoint cp = to_point(r, pp.job, o.engine, named);
-    cp.run_id = outcome.run_id;
-    cp.fit_role = "none";
-    if (db) cp.id = insert_point(*db, cp);
-    outcome.points.push_back(cp);
+    if (pp.job.mixed() && pp.targets.size() == 1) {
+      mixed.push_back({static_cast<double>(pp.job.block_bytes),
+                       static_cast<double>(r.effective_queue_depth * pp.job.threads),
+                       r.read.bandwidth_gbps, r.write.bandwidth_gbps, r.read.lat_mean_us});
+      mixed_rows.push_back(outcome.points.size());
+    }
+    for (store::CalibrationPoint& cp : to_points(r, pp.job, o.engine, named)) {
+      cp.run_id = outcome.run_id;
+      cp.fit_role = "none";
+      if (db) cp.id = insert_point(*db, cp);
+      outcome.points.push_back(cp);
+    }
     progress.point_done(point_label(pp, targets), r);
   }
   progress.finish();
@@ -356,7 +401,7 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
     std::vector<FitPoint> fp;
     std::vector<store::CalibrationPoint*> owners;
     for (auto& p : outcome.points) {
-      if (p.target_count != 1 || p.is_read() != read) continue;
+      if (p.target_count != 1 || p.is_mixed() || p.is_read() != read) continue;
       fp.push_back({static_cast<double>(p.block_bytes), static_cast<double>(p.queue_depth * p.threads), p.bandwidth_gbps});
       owners.push_back(&p);
     }
@@ -378,6 +423,28 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   fit_direction_points(true, profile.model.read, profile.fit.read_fit_error_pct, profile.fit.read_heldout_error_pct);
   fit_direction_points(false, profile.model.write, profile.fit.write_fit_error_pct,
                        profile.fit.write_heldout_error_pct);
+  // The interference of reads and writes, on the pure models just fitted (calibrate/fit.hpp).
+  // Every mixed point is fitted (one coefficient; its error is reported over all of them).
+  if (!mixed.empty() && profile.model.read.peak_gbps > 0 && profile.model.write.peak_gbps > 0) {
+    const MixedFitReport rep = fit_mix_interference(profile.model, mixed);
+    profile.model.mix_interference = rep.interference;
+    profile.fit.mixed_points = rep.points;
+    profile.fit.mixed_fit_error_pct = rep.fit_error_pct;
+    profile.fit.mixed_read_latency_error_pct = rep.read_latency_error_pct;
+    for (std::size_t i = 0; i < mixed.size(); ++i) {
+      const MixedFitPoint& m = mixed[i];
+      const double total = m.read_gbps + m.write_gbps;
+      if (!(total > 0)) continue;
+      const double f = m.read_gbps / total;
+      const double model_gbps = profile.model.mixed_bandwidth_gbps(m.block_bytes, m.queue_depth, f);
+      for (std::size_t k = 0; k < 2; ++k) {
+        store::CalibrationPoint& row = outcome.points[mixed_rows[i] + k];
+        row.fit_role = "fit";
+        row.model_bandwidth_gbps = model_gbps * (k == 0 ? f : 1.0 - f);
+        if (db) update_point_fit(*db, row.id, row.fit_role, row.model_bandwidth_gbps);
+      }
+    }
+  }
 
   const TargetDescription& first = targets.front().where;
   profile.model.name = o.name.empty() ? "calibrated " + first.device : o.name;
@@ -420,8 +487,8 @@ CalibrationOutcome run_calibration(const CalibrationOptions& o, const std::atomi
   return outcome;
 }
 
-store::CalibrationPoint run_single_point(const CalibrationOptions& o, const JobSpec& job, const RunLimits& limits,
-                                  const std::atomic<bool>* stop) {
+std::vector<store::CalibrationPoint> run_single_point(const CalibrationOptions& o, const JobSpec& job,
+                                                     const RunLimits& limits, const std::atomic<bool>* stop) {
   std::optional<store::Database> db;
   if (!o.db_path.empty()) {
     db.emplace(o.db_path);
@@ -435,13 +502,16 @@ store::CalibrationPoint run_single_point(const CalibrationOptions& o, const JobS
     named.push_back(&t);
   }
   const PointResult r = run_point(o.engine, pts, job, limits, stop, o.file.seed);
-  store::CalibrationPoint cp = to_point(r, job, o.engine, named);
+  std::vector<store::CalibrationPoint> rows = to_points(r, job, o.engine, named);
   if (db) {
-    cp.run_id = insert_run(*db, make_run(o));
-    cp.id = insert_point(*db, cp);
-    set_run_profile(*db, cp.run_id, "", store::utc_timestamp());
+    const std::int64_t run_id = insert_run(*db, make_run(o));
+    for (store::CalibrationPoint& cp : rows) {
+      cp.run_id = run_id;
+      cp.id = insert_point(*db, cp);
+    }
+    set_run_profile(*db, run_id, "", store::utc_timestamp());
   }
-  return cp;
+  return rows;
 }
 
 }  // namespace tiersim::calibrate

@@ -32,9 +32,29 @@ struct SweepPlan {
   // Points whose buffers in flight (block x depth x threads) exceed this are skipped: they
   // measure memory pinning, not the drive, and 16 MiB x 256 would need 4 GiB of buffers.
   std::uint64_t max_inflight_bytes = 512ull << 20;
+  // Mixed reads and writes (`--rwmix-read`): for each read percentage, a random-offset stream
+  // whose requests are reads with that probability, swept over `mixed_block_bytes` and the plan's
+  // queue depths and threads, each target alone. Empty: no mixed points. The block sizes are the
+  // KV cache's transfers (one block of one layer or layer group: tens of KiB to a few MiB; the
+  // serving KV tiers, sim/workloads/serving/kv_tiers.hpp).
+  std::vector<int> rwmix_read_pcts;
+  std::vector<std::uint32_t> mixed_block_bytes{16u << 10, 64u << 10, 256u << 10, 1u << 20, 2u << 20};
 };
 SweepPlan quick_plan();  // ~1 minute: 7 block sizes x 4 depths x 1 thread x read/write
 SweepPlan full_plan();   // 4 KiB..16 MiB x depth 1..256 x threads 1, 4
+
+struct CalibrationOptions;
+
+// One point of a sweep: the targets measured together and the job.
+struct PlannedPoint {
+  std::vector<std::size_t> targets;  // indices into the open targets
+  JobSpec job;
+};
+// The points `options.plan` measures on `n_targets` targets whose measured regions hold
+// `region_bytes` each, in measurement order: each target alone in each direction, then its mixed
+// points, then all targets together.
+std::vector<PlannedPoint> plan_points(const CalibrationOptions& options, std::size_t n_targets,
+                                      std::uint64_t region_bytes);
 
 struct CalibrationOptions {
   std::vector<std::string> targets;  // directories or files
@@ -88,8 +108,9 @@ struct CalibrationOutcome {
 CalibrationOutcome run_calibration(const CalibrationOptions& options, const std::atomic<bool>* stop,
                                    Progress& progress);
 
-// One point (`tiersim calibrate --point`): same safety rules, stored when db_path is set.
-store::CalibrationPoint run_single_point(const CalibrationOptions& options, const JobSpec& job, const RunLimits& limits,
+// One point (`tiersim calibrate --point`): same safety rules, stored when db_path is set. A mixed
+// job gives two rows, its reads and its writes (rw randrw70-read, randrw70-write); any other one.
+std::vector<store::CalibrationPoint> run_single_point(const CalibrationOptions& options, const JobSpec& job, const RunLimits& limits,
                                   const std::atomic<bool>* stop);
 
 }  // namespace tiersim::calibrate

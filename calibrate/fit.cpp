@@ -1,6 +1,7 @@
 #include "calibrate/fit.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -100,6 +101,74 @@ FitReport fit_with_holdout(const std::vector<FitPoint>& points, int heldout_ever
   r.fit_error_pct = mean_abs_error_pct(r.model, train);
   r.heldout_error_pct = held.empty() ? 0.0 : mean_abs_error_pct(r.model, held);
   return r;
+}
+
+MixedFitReport fit_mix_interference(const SsdModel& drive,
+                                    const std::vector<MixedFitPoint>& points) {
+  // Per point: the read fraction, the measured and the shared seconds per 1e9 bytes, and the
+  // bound (each direction's own share) below which no x can take the model.
+  struct Row {
+    const MixedFitPoint* p;
+    double f, measured, shared, bound;
+  };
+  std::vector<Row> rows;
+  for (const MixedFitPoint& p : points) {
+    const double total = p.read_gbps + p.write_gbps;
+    const double r = drive.read.bandwidth_gbps(p.block_bytes, p.queue_depth);
+    const double w = drive.write.bandwidth_gbps(p.block_bytes, p.queue_depth);
+    if (!(p.read_gbps > 0) || !(p.write_gbps > 0) || !(r > 0) || !(w > 0)) continue;
+    const double f = p.read_gbps / total;
+    rows.push_back({&p, f, 1.0 / total, f / r + (1.0 - f) / w, std::max(f / r, (1.0 - f) / w)});
+  }
+  if (rows.empty())
+    throw ModelError("no mixed point with both reads and writes to fit the interference on");
+  // Least squares over the points where the bound does not hold the model (there x changes
+  // nothing); which those are depends on x, so refit until the set settles.
+  double x = 0;
+  std::vector<bool> unbound(rows.size(), true);
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    double gg = 0, gr = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!unbound[i]) continue;
+      const Row& row = rows[i];
+      const double g = 4.0 * row.f * (1.0 - row.f) * row.shared / row.measured;
+      gg += g * g;
+      gr += g * (row.measured - row.shared) / row.measured;
+    }
+    if (!(gg > 0)) break;
+    x = std::max(-1.0, gr / gg);
+    bool changed = false;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& row = rows[i];
+      const bool is_unbound = row.shared * (1.0 + 4.0 * row.f * (1.0 - row.f) * x) >= row.bound;
+      changed = changed || is_unbound != unbound[i];
+      unbound[i] = is_unbound;
+    }
+    if (!changed) break;
+  }
+  std::vector<const MixedFitPoint*> used;
+  for (const Row& row : rows) used.push_back(row.p);
+  MixedFitReport rep;
+  rep.points = static_cast<int>(used.size());
+  rep.interference = x;
+  SsdModel fitted = drive;
+  fitted.mix_interference = rep.interference;
+  int latency_points = 0;
+  for (const MixedFitPoint* p : used) {
+    const double total = p->read_gbps + p->write_gbps;
+    const double f = p->read_gbps / total;
+    rep.fit_error_pct +=
+        std::abs(fitted.mixed_bandwidth_gbps(p->block_bytes, p->queue_depth, f) - total) / total;
+    if (p->read_latency_us > 0) {
+      const double predicted_us =
+          fitted.mixed_latency_s(p->block_bytes, p->queue_depth, f).read_s * 1e6;
+      rep.read_latency_error_pct += std::abs(predicted_us - p->read_latency_us) / p->read_latency_us;
+      ++latency_points;
+    }
+  }
+  rep.fit_error_pct *= 100.0 / rep.points;
+  if (latency_points > 0) rep.read_latency_error_pct *= 100.0 / latency_points;
+  return rep;
 }
 
 }  // namespace tiersim::calibrate

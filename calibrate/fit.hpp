@@ -37,4 +37,32 @@ struct FitReport {
 // reports both errors.
 FitReport fit_with_holdout(const std::vector<FitPoint>& points, int heldout_every);
 
+// One mixed point (`--rwmix-read`): each direction's bandwidth over the same interval and the
+// reads' mean completion latency.
+struct MixedFitPoint {
+  double block_bytes = 0;
+  double queue_depth = 0;    // requests in flight, reads and writes together
+  double read_gbps = 0;
+  double write_gbps = 0;
+  double read_latency_us = 0;  // mean; 0 = not measured
+};
+
+struct MixedFitReport {
+  double interference = 0;   // SsdModel::mix_interference
+  int points = 0;            // mixed points with both directions present
+  double fit_error_pct = 0;  // mean |predicted - measured| / measured of the total bandwidth
+  double read_latency_error_pct = 0;  // the same for the reads' mean latency (mixed_latency_s)
+};
+
+// Fits the interference x of model/ssd_model.hpp mixed_seconds_per_byte to mixed points, given the
+// pure read and write models fitted on the same drive (`drive`; its mix_interference is ignored).
+// At a point with read fraction f (by bytes, as measured), the pure models give the shared time
+// t_s = f t_read + (1 - f) t_write per byte; the model adds x 4 f (1 - f) t_s, linear in x, so x
+// is the least-squares solution in relative error (rows divided by the measured time, as the
+// direction fit), over the points where the model is not held at its full-duplex bound (there x
+// changes nothing; which points those are depends on x, so the fit repeats until they settle).
+// x below -1 (negative shared time) is clamped to -1. Points with only one direction carry no
+// information on x and are left out. Throws ModelError when no point has both.
+MixedFitReport fit_mix_interference(const SsdModel& drive, const std::vector<MixedFitPoint>& points);
+
 }  // namespace tiersim::calibrate

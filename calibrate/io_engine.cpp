@@ -62,16 +62,17 @@ class UringEngine final : public IoEngine {
   bool prepare(const IoRequest& r) override {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) return false;
+    const bool read = r.direction.value_or(direction_) == IoDirection::read;
     const bool fixed_file = (caps_ & kCapRegisteredFiles) != 0;
     const int fd = fixed_file ? 0 : fd_;
     if (caps_ & kCapRegisteredBuffers) {
       const int index = static_cast<int>(r.slot);
-      if (direction_ == IoDirection::read) {
+      if (read) {
         io_uring_prep_read_fixed(sqe, fd, r.buffer, r.length_bytes, r.offset_bytes, index);
       } else {
         io_uring_prep_write_fixed(sqe, fd, r.buffer, r.length_bytes, r.offset_bytes, index);
       }
-    } else if (direction_ == IoDirection::read) {
+    } else if (read) {
       io_uring_prep_read(sqe, fd, r.buffer, r.length_bytes, r.offset_bytes);
     } else {
       io_uring_prep_write(sqe, fd, r.buffer, r.length_bytes, r.offset_bytes);
@@ -129,7 +130,7 @@ class SyncEngine final : public IoEngine {
   // shared loop handles it exactly as it does for io_uring.
   int submit(unsigned) override {
     for (const auto& r : pending_) {
-      const ssize_t n = direction_ == IoDirection::read
+      const ssize_t n = r.direction.value_or(direction_) == IoDirection::read
                             ? ::pread(fd_, r.buffer, r.length_bytes, static_cast<off_t>(r.offset_bytes))
                             : ::pwrite(fd_, r.buffer, r.length_bytes, static_cast<off_t>(r.offset_bytes));
       done_.push_back({r.slot, n < 0 ? -errno : static_cast<std::int32_t>(n)});

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct IoRequest {
   std::uint64_t offset_bytes = 0;
   std::uint32_t length_bytes = 0;
   void* buffer = nullptr;           // inside buffer `slot`
+  // This request's direction; unset: the engine's (EngineSetup::direction). A mixed stream sets it
+  // per request, as fio's randrw does.
+  std::optional<IoDirection> direction;
 };
 
 struct IoCompletion {

@@ -15,7 +15,8 @@ std::vector<std::string> cache_warnings(const std::vector<store::CalibrationPoin
   double max_read_gbps = 0, max_write_gbps = 0;
   const store::CalibrationPoint* fastest = nullptr;
   for (const auto& p : points) {
-    if (p.target_count != 1) continue;
+    // A mixed point's rows are one direction's share of the drive: no direction's best.
+    if (p.target_count != 1 || p.is_mixed()) continue;
     double& best = p.is_read() ? max_read_gbps : max_write_gbps;
     best = std::max(best, p.bandwidth_gbps);
     if (!fastest || p.bandwidth_gbps > fastest->bandwidth_gbps) fastest = &p;

@@ -32,14 +32,25 @@ JobSpec parse_rw(const std::string& rw) {
   } else if (rw == "randwrite") {
     j.direction = IoDirection::write;
     j.pattern = Pattern::random;
+  } else if (const std::size_t digits = rw.find_first_of("0123456789");
+             digits != std::string::npos && (rw.substr(0, digits) == "randrw" ||
+                                             rw.substr(0, digits) == "rw")) {
+    const std::string pct = rw.substr(digits);
+    if (pct.size() > 3 || pct.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(pct) > 100)
+      throw Error("--rw '" + rw + "': the read percentage after randrw must be 0..100 (randrw70)");
+    j.pattern = rw[0] == 'r' && rw[1] == 'a' ? Pattern::random : Pattern::sequential;
+    j.rwmix_read_pct = std::stoi(pct);
   } else {
-    throw Error("unknown --rw '" + rw + "' (valid: read, write, randread, randwrite)");
+    throw Error("unknown --rw '" + rw +
+                "' (valid: read, write, randread, randwrite, randrw<read percent> as randrw70)");
   }
   return j;
 }
 
 std::string rw_name(const JobSpec& job) {
   std::string s = job.pattern == Pattern::random ? "rand" : "";
+  if (job.mixed()) return s + "rw" + std::to_string(job.rwmix_read_pct);
   return s + (job.direction == IoDirection::read ? "read" : "write");
 }
 
@@ -56,6 +67,8 @@ std::uint64_t now_ns() {
 struct alignas(64) WorkerCounters {
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> ios{0};
+  std::atomic<std::uint64_t> read_bytes{0};  // of bytes, the reads' (a mixed point's split)
+  std::atomic<std::uint64_t> read_ios{0};
 };
 
 struct Shared {
@@ -67,7 +80,8 @@ class Worker {
  public:
   Worker(EngineKind kind, const PointTarget& target, const JobSpec& job, unsigned index, std::uint64_t seed,
          Shared& shared, WorkerCounters& counters)
-      : kind_(kind), target_(target), job_(job), shared_(shared), counters_(counters), rng_(seed) {
+      : kind_(kind), target_(target), job_(job), shared_(shared), counters_(counters), rng_(seed),
+        mix_rng_(seed ^ 0x6d69786564ull) {
     // The sync engine has one request in flight per thread, whatever the queue depth asked for.
     depth_ = kind == EngineKind::sync ? 1u : std::max(1u, job.queue_depth);
     buffer_ = AlignedBuffer(static_cast<std::size_t>(depth_) * job.block_bytes, job.buffer_pages);
@@ -102,6 +116,9 @@ class Worker {
     if (error_) std::rethrow_exception(error_);
   }
   const LatencyHistogram& histogram() const { return hist_; }
+  const LatencyHistogram& histogram(IoDirection d) const {
+    return d == IoDirection::read ? read_hist_ : write_hist_;
+  }
   unsigned depth() const { return depth_; }
   unsigned caps() const { return caps_; }
   std::uint64_t short_ios() const { return short_ios_; }
@@ -114,6 +131,7 @@ class Worker {
     std::uint32_t length = 0;
     std::uint32_t done = 0;
     std::uint64_t start_ns = 0;
+    IoDirection direction = IoDirection::read;
   };
 
   std::uint64_t next_offset() {
@@ -134,6 +152,7 @@ class Worker {
     r.offset_bytes = s.offset + s.done;
     r.length_bytes = s.length - s.done;
     r.buffer = static_cast<char*>(buffer_.data()) + static_cast<std::size_t>(slot) * job_.block_bytes + s.done;
+    r.direction = s.direction;
     return r;
   }
 
@@ -156,11 +175,17 @@ class Worker {
     s.length = job_.block_bytes;
     s.done = 0;
     s.start_ns = t_ns;
+    // A mixed stream draws each request's direction, so reads and writes interleave in the queue
+    // in the asked proportion (fio's rwmixread draws the same way).
+    s.direction = job_.mixed() ? (mix_rng_.below(100) < static_cast<std::uint64_t>(job_.rwmix_read_pct)
+                                      ? IoDirection::read
+                                      : IoDirection::write)
+                               : job_.direction;
     queued_.push_back(slot);
   }
 
   [[noreturn]] void fail(const Slot& s, int err) const {
-    const char* op = job_.direction == IoDirection::read ? "read" : "write";
+    const char* op = s.direction == IoDirection::read ? "read" : "write";
     std::string msg = std::string(op) + " of " + std::to_string(s.length - s.done) + " bytes at offset " +
                       std::to_string(s.offset + s.done) + " failed: " + std::strerror(err) + " (errno " +
                       std::to_string(err) + ")";
@@ -183,17 +208,22 @@ class Worker {
       fail(s, err);
     }
     if (c.result == 0) {
-      fail(s, job_.direction == IoDirection::read ? EIO : ENOSPC);  // end of file / no progress
+      fail(s, s.direction == IoDirection::read ? EIO : ENOSPC);  // end of file / no progress
     }
     s.done += static_cast<std::uint32_t>(c.result);
     bytes_ += static_cast<std::uint64_t>(c.result);
+    if (s.direction == IoDirection::read) read_bytes_ += static_cast<std::uint64_t>(c.result);
     if (s.done < s.length) {
       ++short_ios_;
       queued_.push_back(c.slot);
       return;
     }
     ++ios_;
-    if (measuring) hist_.record_ns(t_ns - s.start_ns);
+    if (s.direction == IoDirection::read) ++read_ios_;
+    if (measuring) {
+      hist_.record_ns(t_ns - s.start_ns);
+      (s.direction == IoDirection::read ? read_hist_ : write_hist_).record_ns(t_ns - s.start_ns);
+    }
     if (!shared_.stop.load(std::memory_order_relaxed)) start_new(c.slot, t_ns);
   }
 
@@ -225,6 +255,8 @@ class Worker {
       for (unsigned i = 0; i < n; ++i) complete(done[i], t, measuring);
       counters_.bytes.store(bytes_, std::memory_order_relaxed);
       counters_.ios.store(ios_, std::memory_order_relaxed);
+      counters_.read_bytes.store(read_bytes_, std::memory_order_relaxed);
+      counters_.read_ios.store(read_ios_, std::memory_order_relaxed);
     }
   }
 
@@ -248,6 +280,7 @@ class Worker {
   Shared& shared_;
   WorkerCounters& counters_;
   Rng rng_;
+  Rng mix_rng_;  // directions of a mixed stream, apart from the offsets
   unsigned depth_ = 1;
   AlignedBuffer buffer_;
   std::uint64_t blocks_ = 0, first_block_ = 0, end_block_ = 0, cursor_ = 0;
@@ -257,14 +290,24 @@ class Worker {
   std::unique_ptr<IoEngine> engine_;
   unsigned caps_ = 0;
   std::uint64_t bytes_ = 0, ios_ = 0, short_ios_ = 0, retries_ = 0;
-  LatencyHistogram hist_;
+  std::uint64_t read_bytes_ = 0, read_ios_ = 0;
+  LatencyHistogram hist_, read_hist_, write_hist_;
   double huge_fraction_ = 0;
   std::exception_ptr error_;
 };
 
 struct Sample {
-  std::uint64_t t_ns, bytes, ios;
+  std::uint64_t t_ns, bytes, ios, read_bytes, read_ios;
 };
+
+void set_latency(DirectionResult& d, const LatencyHistogram& h) {
+  d.lat_mean_us = h.mean_ns() / 1e3;
+  d.lat_p50_us = h.percentile_ns(50) / 1e3;
+  d.lat_p90_us = h.percentile_ns(90) / 1e3;
+  d.lat_p99_us = h.percentile_ns(99) / 1e3;
+  d.lat_p999_us = h.percentile_ns(99.9) / 1e3;
+  d.lat_max_us = h.max_ns() / 1e3;
+}
 
 }  // namespace
 
@@ -290,10 +333,12 @@ PointResult run_point(EngineKind engine, const std::vector<PointTarget>& targets
   for (auto& w : workers) pool.emplace_back([&w] { w->run(); });
 
   auto sample = [&] {
-    Sample s{now_ns(), 0, 0};
+    Sample s{now_ns(), 0, 0, 0, 0};
     for (const auto& c : counters) {
       s.bytes += c.bytes.load(std::memory_order_relaxed);
       s.ios += c.ios.load(std::memory_order_relaxed);
+      s.read_bytes += c.read_bytes.load(std::memory_order_relaxed);
+      s.read_ios += c.read_ios.load(std::memory_order_relaxed);
     }
     return s;
   };
@@ -339,9 +384,11 @@ PointResult run_point(EngineKind engine, const std::vector<PointTarget>& targets
   r.bandwidth_gbps = r.duration_s > 0 ? static_cast<double>(r.bytes) / r.duration_s / 1e9 : 0;
   r.iops = r.duration_s > 0 ? static_cast<double>(r.ios) / r.duration_s : 0;
   r.converged = converged;
-  LatencyHistogram hist;
+  LatencyHistogram hist, read_hist, write_hist;
   for (const auto& w : workers) {
     hist.merge(w->histogram());
+    read_hist.merge(w->histogram(IoDirection::read));
+    write_hist.merge(w->histogram(IoDirection::write));
     r.short_ios += w->short_ios();
     r.retries += w->retries();
     // Every worker's buffer has the same size: the plain mean is the share of all buffer bytes.
@@ -355,6 +402,17 @@ PointResult run_point(EngineKind engine, const std::vector<PointTarget>& targets
   r.lat_p99_us = hist.percentile_ns(99) / 1e3;
   r.lat_p999_us = hist.percentile_ns(99.9) / 1e3;
   r.lat_max_us = hist.max_ns() / 1e3;
+  // Each direction's share: its bytes and completions over the same interval, its own latency.
+  r.read.bytes = last.read_bytes - s0.read_bytes;
+  r.read.ios = last.read_ios - s0.read_ios;
+  r.write.bytes = r.bytes - r.read.bytes;
+  r.write.ios = r.ios - r.read.ios;
+  for (DirectionResult* d : {&r.read, &r.write}) {
+    d->bandwidth_gbps = r.duration_s > 0 ? static_cast<double>(d->bytes) / r.duration_s / 1e9 : 0;
+    d->iops = r.duration_s > 0 ? static_cast<double>(d->ios) / r.duration_s : 0;
+  }
+  set_latency(r.read, read_hist);
+  set_latency(r.write, write_hist);
   return r;
 }
 

@@ -24,9 +24,15 @@ struct JobSpec {
   unsigned queue_depth = 1;   // per thread; the sync engine always runs 1
   unsigned threads = 1;       // per target
   BufferPages buffer_pages = BufferPages::automatic;  // pages under each worker's buffers
+  // Mixed reads and writes (fio's randrw with rwmixread): each new request is a read with this
+  // probability in percent, else a write, over the same queue; `direction` is then ignored.
+  // -1 = every request in `direction`.
+  int rwmix_read_pct = -1;
+  bool mixed() const { return rwmix_read_pct >= 0; }
 };
 
-// "read", "write", "randread", "randwrite" (fio's names) <-> direction and pattern.
+// "read", "write", "randread", "randwrite" (fio's names) <-> direction and pattern. A mixed job's
+// name is "randrw<pct>" ("rw<pct>" sequential): randrw70 is 70% reads.
 JobSpec parse_rw(const std::string& rw);
 std::string rw_name(const JobSpec& job);
 
@@ -47,7 +53,19 @@ struct PointTarget {
   std::uint64_t region_bytes = 0;
 };
 
+// What one direction of a point did (a mixed point has both): bandwidth and IOPS of its
+// completions over the whole measured interval, and its completion latency.
+struct DirectionResult {
+  std::uint64_t bytes = 0;
+  std::uint64_t ios = 0;
+  double bandwidth_gbps = 0;
+  double iops = 0;
+  double lat_mean_us = 0, lat_p50_us = 0, lat_p90_us = 0, lat_p99_us = 0, lat_p999_us = 0,
+         lat_max_us = 0;
+};
+
 struct PointResult {
+  DirectionResult read, write;  // each direction's share of the totals below
   double duration_s = 0;
   std::uint64_t bytes = 0;
   std::uint64_t ios = 0;

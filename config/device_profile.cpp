@@ -150,19 +150,33 @@ class ProfileReader {
     return f;
   }
 
+  void mixed(const YAML::Node& map, DeviceProfile& p) const {
+    check_keys(map, "mixed", {"interference", "points", "fit_error_pct", "read_latency_error_pct"});
+    // Below -1 the shared time of an even mix would be negative (model/ssd_model.hpp).
+    p.model.mix_interference =
+        number(required(map, "mixed", "interference"), "mixed.interference", -1, false);
+    if (const YAML::Node n = map["points"]) p.fit.mixed_points = count(n, "mixed.points");
+    if (const YAML::Node n = map["fit_error_pct"])
+      p.fit.mixed_fit_error_pct = number(n, "mixed.fit_error_pct", 0, false);
+    if (const YAML::Node n = map["read_latency_error_pct"])
+      p.fit.mixed_read_latency_error_pct = number(n, "mixed.read_latency_error_pct", 0, false);
+  }
+
   DeviceProfile read() const {
     return read(config::parse_yaml_text(config::read_input_file(path_, "device profile"), path_).raw());
   }
 
   DeviceProfile read(const YAML::Node& root) const {
     if (!root || root.IsNull()) throw ConfigError(path_, 0, "", "empty device profile");
-    check_keys(root, "", {"name", "measured", "read", "write", "fit", "warnings", "catalog_drive"});
+    check_keys(root, "",
+               {"name", "measured", "read", "write", "fit", "mixed", "warnings", "catalog_drive"});
     DeviceProfile p;
     p.model.name = text(required(root, "", "name"), "name");
     p.model.read = direction(required(root, "", "read"), "read");
     p.model.write = direction(required(root, "", "write"), "write");
     if (const YAML::Node m = root["measured"]) p.measured = provenance(m);
     if (const YAML::Node f = root["fit"]) p.fit = fit(f);
+    if (const YAML::Node x = root["mixed"]) mixed(x, p);
     if (const YAML::Node w = root["warnings"]) {
       if (!w.IsSequence()) fail(w, "warnings", "expected a list of texts");
       for (const auto& item : w) p.warnings.push_back(text(item, "warnings"));
@@ -256,6 +270,10 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile,
      << ", read_heldout_error_pct: " << num(f.read_heldout_error_pct)
      << ", write_fit_error_pct: " << num(f.write_fit_error_pct)
      << ", write_heldout_error_pct: " << num(f.write_heldout_error_pct) << "}\n";
+  if (f.mixed_points > 0)
+    os << "mixed: {interference: " << num(profile.model.mix_interference)
+       << ", points: " << f.mixed_points << ", fit_error_pct: " << num(f.mixed_fit_error_pct)
+       << ", read_latency_error_pct: " << num(f.mixed_read_latency_error_pct) << "}\n";
   if (!profile.catalog_drive.empty())
     os << "catalog_drive: " << quoted(profile.catalog_drive) << "\n";
   if (!profile.warnings.empty()) {

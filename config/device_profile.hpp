@@ -9,6 +9,8 @@
 //   write: {peak_gbps, io_overhead_us, latency_us, stream_gbps}
 //   fit:   {points, heldout_points, read_fit_error_pct, read_heldout_error_pct,
 //           write_fit_error_pct, write_heldout_error_pct}
+//   mixed: {interference, points, fit_error_pct, read_latency_error_pct}
+//                             # only when the calibration measured mixed reads and writes
 //   warnings: [<text>, ...]   # only when calibrate/plausibility.hpp doubted the measurements
 //   catalog_drive: <name>     # optional: the catalog drive (tiersim catalog drives) measured
 //
@@ -47,6 +49,12 @@ struct DeviceProfileFit {
   double read_heldout_error_pct = 0;
   double write_fit_error_pct = 0;
   double write_heldout_error_pct = 0;
+  // Mixed reads and writes (`tiersim calibrate --rwmix-read`): the points the interference
+  // (SsdModel::mix_interference) was fitted on, 0 = none measured; the mean error of the mixed
+  // bandwidth and of the reads' mean latency (SsdModel::mixed_latency_s) over them, percent.
+  int mixed_points = 0;
+  double mixed_fit_error_pct = 0;
+  double mixed_read_latency_error_pct = 0;
 };
 
 struct DeviceProfile {

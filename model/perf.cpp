@@ -202,7 +202,34 @@ NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, c
   t.write_gbps = array_gbps(nvme.model.write);
   t.read_latency_s = nvme.model.read.latency_s(piece, 1);
   t.write_latency_s = nvme.model.write.latency_s(piece, 1);
+  t.mix_interference = nvme.model.mix_interference;
   return t;
+}
+
+NvmeArrayTiming::Mixed NvmeArrayTiming::mixed_s(double read_bytes, double write_bytes) const {
+  Mixed m;
+  const bool reads = read_bytes > 0, writes = write_bytes > 0;
+  if (!reads) {
+    m.write_busy_s = writes ? write_s(write_bytes) : 0.0;
+    return m;
+  }
+  if (!writes) {
+    m.read_done_s = m.read_busy_s = read_s(read_bytes);
+    return m;
+  }
+  const double t_read = 1.0 / units::gbps_to_bytes_per_s(read_gbps);
+  const double t_write = 1.0 / units::gbps_to_bytes_per_s(write_gbps);
+  const double shared_writes = std::min(read_bytes, write_bytes);
+  const double f = read_bytes / (read_bytes + shared_writes);
+  const double window_s = (read_bytes + shared_writes) *
+                          mixed_seconds_per_byte(f, t_read, t_write, mix_interference);
+  m.read_done_s = read_latency_s + window_s;
+  // The window's time goes to each direction in proportion to what it would take alone.
+  const double read_alone = read_bytes * t_read, write_alone = shared_writes * t_write;
+  m.read_busy_s = read_latency_s + window_s * read_alone / (read_alone + write_alone);
+  m.write_busy_s = window_s * write_alone / (read_alone + write_alone) +
+                   (write_bytes - shared_writes) * t_write;
+  return m;
 }
 
 double nvme_drained_read_s(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,

@@ -257,6 +257,23 @@ struct NvmeArrayTiming {
   double write_s(double bytes) const {
     return write_latency_s + bytes / units::gbps_to_bytes_per_s(write_gbps);
   }
+  // The drives' read/write interference (model/ssd_model.hpp SsdModel::mix_interference).
+  double mix_interference = 0;
+  // Reads of `read_bytes` and writes of `write_bytes` issued together by two streams that each
+  // keep the reader's depth in flight (the serving KV tier's prefix loads and its write-through
+  // stores). Same block size and depth: the drives complete them request by request in equal
+  // numbers while both run, as one mixed stream (mixed_seconds_per_byte) of the reads and as many
+  // write bytes; the writes left over then run alone. With no writes this is read_s, with no reads
+  // write_s; with both, the drives' busy time at x = 0 is that of each direction alone (less the
+  // writes' first-request latency, which the reads cover), and the reads finish later by the
+  // writes they shared the drives with.
+  struct Mixed {
+    double read_done_s = 0;   // from the start until the last read completes
+    double read_busy_s = 0;   // of the drives' busy time, the reads' share
+    double write_busy_s = 0;  // and the writes'
+    double busy_s() const { return read_busy_s + write_busy_s; }
+  };
+  Mixed mixed_s(double read_bytes, double write_bytes) const;
 };
 NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
                                   double transfer_bytes);

@@ -70,6 +70,47 @@ double SsdDirectionModel::latency_s(double block_bytes, double queue_depth) cons
   return queue_depth * block_bytes * seconds_per_byte(*this, block_bytes, queue_depth);
 }
 
+double mixed_seconds_per_byte(double read_fraction, double read_s_per_byte,
+                              double write_s_per_byte, double interference) {
+  const double f = std::clamp(read_fraction, 0.0, 1.0);
+  const double read_share = f * read_s_per_byte;
+  const double write_share = (1.0 - f) * write_s_per_byte;
+  const double shared = (read_share + write_share) * (1.0 + 4.0 * f * (1.0 - f) * interference);
+  return std::max({shared, read_share, write_share});
+}
+
+double SsdModel::mixed_bandwidth_gbps(double block_bytes, double queue_depth,
+                                      double read_fraction) const {
+  const double r = read.bandwidth_gbps(block_bytes, queue_depth);
+  const double w = write.bandwidth_gbps(block_bytes, queue_depth);
+  const double f = std::clamp(read_fraction, 0.0, 1.0);
+  if ((f > 0 && !(r > 0)) || (f < 1 && !(w > 0))) return 0.0;
+  // In 1e9 B/s throughout: the seconds per byte here are per 1e9 bytes, and the ratio is the same.
+  const double t = mixed_seconds_per_byte(f, f > 0 ? 1.0 / r : 0.0, f < 1 ? 1.0 / w : 0.0,
+                                          mix_interference);
+  return t > 0 ? 1.0 / t : 0.0;
+}
+
+SsdModel::MixedLatency SsdModel::mixed_latency_s(double block_bytes, double queue_depth,
+                                                 double read_fraction) const {
+  MixedLatency l;
+  const double gbps = mixed_bandwidth_gbps(block_bytes, queue_depth, read_fraction);
+  if (!(gbps > 0) || !(queue_depth > 0)) {
+    l.read_s = l.write_s = std::numeric_limits<double>::infinity();
+    return l;
+  }
+  const double f = std::clamp(read_fraction, 0.0, 1.0);
+  // Little's law over the whole queue: requests complete at `iops`, each in `mean_s` on average.
+  const double iops = units::gbps_to_bytes_per_s(gbps) / block_bytes;
+  const double mean_s = queue_depth / iops;
+  if (f >= 1.0) return {mean_s, 0.0};
+  if (f <= 0.0) return {0.0, mean_s};
+  l.write_s = std::min(mean_s, write.latency_s(block_bytes, std::max(1.0, (1.0 - f) * queue_depth)));
+  // queue_depth = f iops read_s + (1 - f) iops write_s.
+  l.read_s = (queue_depth - (1.0 - f) * iops * l.write_s) / (f * iops);
+  return l;
+}
+
 SsdModel ssd_model_from_datasheet(const NvmeSpec& spec) {
   SsdModel m;
   m.name = spec.name;

@@ -17,7 +17,9 @@ struct CalibrationPoint {
   int target_count = 1;        // > 1: all targets at once (RAID-0 case), bandwidth is the sum
   std::string filesystem;
   std::string device;
-  std::string rw;              // read, write, randread, randwrite
+  // read, write, randread, randwrite; one direction of a mixed point (`--rwmix-read`, 70% reads):
+  // randrw70-read, randrw70-write (rw70-... sequential)
+  std::string rw;
   std::string engine;          // io_uring or sync
   std::int64_t block_bytes = 0;
   int queue_depth = 0;         // per thread
@@ -36,6 +38,7 @@ struct CalibrationPoint {
   double buffer_huge_fraction = 0;    // share of the I/O buffers the kernel put on huge pages
 
   bool is_read() const { return rw == "read" || rw == "randread"; }
+  bool is_mixed() const { return rw.find('-') != std::string::npos; }
 };
 
 // Id of the most recent run in the store, 0 when there is none (or no calibration tables).

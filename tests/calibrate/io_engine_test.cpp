@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <fstream>
 
 #include "calibrate/io_engine.hpp"
@@ -67,7 +69,7 @@ TEST_CASE("engines read back what was written, through prepare/submit/reap", "[c
       auto engine = make_engine(kind, setup);
       CHECK(((engine->caps() & kCapAsync) != 0) == (kind == EngineKind::io_uring));
       for (std::uint32_t s = 0; s < 2; ++s) {
-        REQUIRE(engine->prepare({s, file.region_offset_bytes() + s * 4096, 4096, static_cast<char*>(buf.data()) + s * 4096}));
+        REQUIRE(engine->prepare({s, file.region_offset_bytes() + s * 4096, 4096, static_cast<char*>(buf.data()) + s * 4096, std::nullopt}));
       }
       REQUIRE(engine->submit(2) == 0);
       IoCompletion c[4];
@@ -159,4 +161,74 @@ TEST_CASE("buffer pages: 4k refuses huge pages, huge rounds to 2 MiB and asks fo
   CHECK(small.size() == (8u << 20));
   CHECK(huge_page_fraction(small.data(), small.size()) == 0.0);
 }
+}  // namespace calibrate_io_engine_test
+
+namespace calibrate_io_engine_test {
+
+TEST_CASE("a request's own direction overrides the engine's", "[calibrate][engine]") {
+  tiersim::test::TempDir dir;
+  auto file = scratch_file(dir, 8 << 20);
+  for (EngineKind kind : {EngineKind::io_uring, EngineKind::sync}) {
+    if (kind == EngineKind::io_uring && !uring_available()) continue;
+    INFO(engine_name(kind));
+    AlignedBuffer buf(2 * 4096);
+    std::memset(buf.data(), 0x5a, 4096);
+    std::memset(static_cast<char*>(buf.data()) + 4096, 0, 4096);
+    EngineSetup setup;
+    setup.fd = file.fd();
+    setup.direction = IoDirection::read;  // the engine's default; the first request writes
+    setup.queue_depth = 2;
+    setup.buffers = {{buf.data(), 4096}, {static_cast<char*>(buf.data()) + 4096, 4096}};
+    auto engine = make_engine(kind, setup);
+    const std::uint64_t at = file.region_offset_bytes() + 8 * 4096;
+    IoCompletion c[2];
+    IoRequest write{0, at, 4096, buf.data(), IoDirection::write};
+    REQUIRE(engine->prepare(write));
+    REQUIRE(engine->submit(1) == 0);
+    unsigned got = 0;
+    while (got < 1) got += engine->reap(std::span<IoCompletion>(c, 1));
+    REQUIRE(c[0].result == 4096);
+    IoRequest read{1, at, 4096, static_cast<char*>(buf.data()) + 4096, std::nullopt};
+    REQUIRE(engine->prepare(read));
+    REQUIRE(engine->submit(1) == 0);
+    got = 0;
+    while (got < 1) got += engine->reap(std::span<IoCompletion>(c, 1));
+    REQUIRE(c[0].result == 4096);
+    CHECK(std::memcmp(buf.data(), static_cast<char*>(buf.data()) + 4096, 4096) == 0);
+  }
+}
+
+TEST_CASE("run_point of a mixed stream splits bandwidth and latency by direction",
+          "[calibrate][engine]") {
+  tiersim::test::TempDir dir;
+  auto file = scratch_file(dir, 32 << 20);
+  const PointTarget target{file.fd(), file.region_offset_bytes(), file.region_bytes()};
+  for (EngineKind kind : {EngineKind::io_uring, EngineKind::sync}) {
+    if (kind == EngineKind::io_uring && !uring_available()) continue;
+    INFO(engine_name(kind));
+    JobSpec job = parse_rw("randrw70");
+    job.block_bytes = 16 * 1024;
+    job.queue_depth = 8;
+    job.threads = 2;
+    RunLimits limits = short_limits();
+    limits.stop_on_convergence = false;
+    const PointResult r = run_point(kind, {target}, job, limits, nullptr, 3);
+    REQUIRE(r.ios >= 200);
+    CHECK(r.read.ios + r.write.ios == r.ios);
+    CHECK(r.read.bytes + r.write.bytes == r.bytes);
+    CHECK(r.read.bytes == r.read.ios * job.block_bytes);
+    CHECK(r.read.bandwidth_gbps + r.write.bandwidth_gbps == Approx(r.bandwidth_gbps).epsilon(1e-9));
+    // Each request is a read with probability 0.7: the share of reads is within five standard
+    // deviations of a binomial draw of that many requests.
+    const double n = static_cast<double>(r.ios);
+    const double share = static_cast<double>(r.read.ios) / n;
+    CHECK(std::abs(share - 0.7) < 5 * std::sqrt(0.7 * 0.3 / n) + 0.02);
+    for (const DirectionResult* d : {&r.read, &r.write}) {
+      CHECK(d->lat_p50_us > 0);
+      CHECK(d->lat_p50_us <= d->lat_p99_us);
+      CHECK(d->lat_p99_us <= d->lat_max_us);
+    }
+  }
+}
+
 }  // namespace calibrate_io_engine_test

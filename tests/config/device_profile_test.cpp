@@ -129,6 +129,35 @@ TEST_CASE("device profile: a profile without warnings has none, and is written w
   CHECK(text.find("warnings") == std::string::npos);
 }
 
+TEST_CASE("device profile: the mixed read/write fit round-trips, and is checked",
+          "[calibrate][profile]") {
+  tiersim::test::TempDir dir;
+  write(dir.file("p.yaml"), kValid);
+  tiersim::DeviceProfile p = tiersim::read_device_profile(dir.file("p.yaml"));
+  CHECK(p.model.mix_interference == 0);
+  CHECK(p.fit.mixed_points == 0);
+  p.model.mix_interference = 0.375;
+  p.fit.mixed_points = 12;
+  p.fit.mixed_fit_error_pct = 4.5;
+  p.fit.mixed_read_latency_error_pct = 22;
+  tiersim::write_device_profile(dir.file("m.yaml"), p);
+  const tiersim::DeviceProfile q = tiersim::read_device_profile(dir.file("m.yaml"));
+  CHECK(q.model.mix_interference == Approx(0.375));
+  CHECK(q.fit.mixed_points == 12);
+  CHECK(q.fit.mixed_fit_error_pct == Approx(4.5));
+  CHECK(q.fit.mixed_read_latency_error_pct == Approx(22));
+  write(dir.file("bad.yaml"), std::string(kValid) + "mixed: {interference: -2}\n");
+  try {
+    tiersim::read_device_profile(dir.file("bad.yaml"));
+    FAIL("interference below -1 accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.line() == 5);
+    CHECK(e.key_path() == "mixed.interference");
+  }
+  write(dir.file("bad2.yaml"), std::string(kValid) + "mixed: {points: 3}\n");
+  CHECK_THROWS_AS(tiersim::read_device_profile(dir.file("bad2.yaml")), ConfigError);
+}
+
 TEST_CASE("device profile: missing file", "[calibrate][profile]") {
   CHECK_THROWS_AS(tiersim::load_device_profile("no/such/device.yaml"), ConfigError);
 }

@@ -326,3 +326,39 @@ TEST_CASE("a striped request reaches each drive in chunk-size pieces, so its fir
   CHECK(many.read_latency_s < four.read_latency_s);
 }
 }  // namespace model_perf_test
+
+namespace model_perf_test {
+
+TEST_CASE("NVMe array: reads and writes issued together share the drives request by request",
+          "[model][perf]") {
+  tiersim::NvmeArrayTiming t;
+  t.read_gbps = 6.0;
+  t.write_gbps = 3.0;
+  t.read_latency_s = 80e-6;
+  t.write_latency_s = 15e-6;
+  const double r = 1.2e9, w = 0.3e9;
+  // One direction alone is what it was.
+  CHECK(t.mixed_s(r, 0).read_done_s == Approx(t.read_s(r)));
+  CHECK(t.mixed_s(r, 0).busy_s() == Approx(t.read_s(r)));
+  CHECK(t.mixed_s(0, w).busy_s() == Approx(t.write_s(w)));
+  CHECK(t.mixed_s(0, w).read_done_s == 0);
+  // Fewer writes than reads: the reads finish after all of them (shared time, no interference),
+  // and the drives are busy as long as each direction alone.
+  const auto m = t.mixed_s(r, w);
+  CHECK(m.read_done_s == Approx(t.read_latency_s + r / 6e9 + w / 3e9));
+  CHECK(m.read_busy_s == Approx(t.read_s(r)));
+  CHECK(m.write_busy_s == Approx(w / 3e9));
+  // More writes than reads: the reads wait for as many write bytes as they read; the rest of the
+  // writes run alone after them.
+  const auto big = t.mixed_s(r, 4 * r);
+  CHECK(big.read_done_s == Approx(t.read_latency_s + r / 6e9 + r / 3e9));
+  CHECK(big.busy_s() == Approx(t.read_latency_s + r / 6e9 + 4 * r / 3e9));
+  // Interference lengthens the shared window by 4 f (1 - f) x of it.
+  tiersim::NvmeArrayTiming x = t;
+  x.mix_interference = 0.5;
+  const double f = r / (r + w), window = r / 6e9 + w / 3e9;
+  CHECK(x.mixed_s(r, w).read_done_s ==
+        Approx(t.read_latency_s + window * (1 + 4 * f * (1 - f) * 0.5)));
+}
+
+}  // namespace model_perf_test

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "model/errors.hpp"
 #include "model/hardware.hpp"
 #include "model/ssd_model.hpp"
@@ -60,4 +62,89 @@ TEST_CASE("ssd model from datasheet reproduces IOPS, QD1 latency and peak", "[ca
     CHECK_THROWS_AS(tiersim::ssd_model_from_datasheet(spec), tiersim::ModelError);
   }
 }
+}  // namespace model_ssd_model_test
+
+namespace model_ssd_model_test {
+
+// A drive whose reads are faster than its writes at KV block sizes (the datasheet shape of every
+// catalog drive).
+tiersim::SsdModel mixed_drive(double interference) {
+  tiersim::NvmeSpec spec;
+  spec.name = "mixed drive";
+  spec.read_gbps = 7.0;
+  spec.write_gbps = 4.0;
+  spec.rand_read_kiops = 1000;
+  spec.rand_write_kiops = 200;
+  spec.read_latency_us = 70;
+  spec.write_latency_us = 15;
+  tiersim::SsdModel m = tiersim::ssd_model_from_datasheet(spec);
+  m.mix_interference = interference;
+  return m;
+}
+
+TEST_CASE("ssd model: mixed reads and writes share the drive's time", "[calibrate][ssd_model]") {
+  const tiersim::SsdModel m = mixed_drive(0.0);
+  for (const double block : {16.0 * 1024, 128.0 * 1024, 2.0 * 1024 * 1024}) {
+    for (const double q : {1.0, 8.0, 64.0}) {
+      const double r = m.read.bandwidth_gbps(block, q), w = m.write.bandwidth_gbps(block, q);
+      CAPTURE(block, q, r, w);
+      // The pure streams are the two directions alone.
+      CHECK(m.mixed_bandwidth_gbps(block, q, 1.0) == Approx(r).epsilon(1e-12));
+      CHECK(m.mixed_bandwidth_gbps(block, q, 0.0) == Approx(w).epsilon(1e-12));
+      // Reads are the faster direction at depth (datasheet IOPS), writes at QD1 (a write is
+      // acknowledged from the drive's buffer: 15 us against 70 us).
+      const double toward_reads = r >= w ? 1.0 : -1.0;
+      double last = w;
+      for (int pct = 0; pct <= 100; pct += 10) {
+        const double f = pct / 100.0;
+        const double mix = m.mixed_bandwidth_gbps(block, q, f);
+        CAPTURE(pct, mix);
+        // Between the pure rates, monotone in the read fraction toward the faster direction...
+        CHECK(mix >= std::min(r, w) * (1 - 1e-12));
+        CHECK(mix <= std::max(r, w) * (1 + 1e-12));
+        CHECK(toward_reads * (mix - last) >= -1e-12 * mix);
+        last = mix;
+        // ... and exactly the harmonic mix: each byte costs its own direction's time.
+        CHECK(1.0 / mix == Approx(f / r + (1 - f) / w).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("ssd model: interference lowers an even mix below both pure rates, not a pure stream",
+          "[calibrate][ssd_model]") {
+  const double block = 64 * 1024.0, q = 32;
+  const tiersim::SsdModel shared = mixed_drive(0.0), bathtub = mixed_drive(1.0);
+  CHECK(bathtub.mixed_bandwidth_gbps(block, q, 1.0) == shared.mixed_bandwidth_gbps(block, q, 1.0));
+  CHECK(bathtub.mixed_bandwidth_gbps(block, q, 0.0) == shared.mixed_bandwidth_gbps(block, q, 0.0));
+  // x = 1 doubles the busy time of an even mix.
+  CHECK(bathtub.mixed_bandwidth_gbps(block, q, 0.5) ==
+        Approx(shared.mixed_bandwidth_gbps(block, q, 0.5) / 2).epsilon(1e-12));
+  CHECK(bathtub.mixed_bandwidth_gbps(block, q, 0.5) <
+        std::min(bathtub.read.bandwidth_gbps(block, q), bathtub.write.bandwidth_gbps(block, q)));
+  // Negative interference (the directions overlap) cannot beat a full-duplex drive: each
+  // direction still needs its own share of the time.
+  const tiersim::SsdModel duplex = mixed_drive(-1.0);
+  const double f = 0.5, r = duplex.read.bandwidth_gbps(block, q),
+               w = duplex.write.bandwidth_gbps(block, q);
+  CHECK(duplex.mixed_bandwidth_gbps(block, q, f) == Approx(1 / std::max(f / r, (1 - f) / w)));
+}
+
+TEST_CASE("ssd model: under a mix the reads wait, the writes do not, and Little's law holds",
+          "[calibrate][ssd_model]") {
+  const tiersim::SsdModel m = mixed_drive(0.0);
+  const double block = 4096, q = 32;
+  const auto pure_read = m.mixed_latency_s(block, q, 1.0);
+  CHECK(pure_read.read_s == Approx(m.read.latency_s(block, q)).epsilon(1e-12));
+  for (const double f : {0.3, 0.5, 0.7, 0.9}) {
+    CAPTURE(f);
+    const auto l = m.mixed_latency_s(block, q, f);
+    const double iops = m.mixed_bandwidth_gbps(block, q, f) * 1e9 / block;
+    CHECK(f * iops * l.read_s + (1 - f) * iops * l.write_s == Approx(q).epsilon(1e-9));
+    CHECK(l.write_s <= l.read_s);
+    // A write takes what it takes alone at its share of the depth.
+    CHECK(l.write_s <= m.write.latency_s(block, std::max(1.0, (1 - f) * q)) * (1 + 1e-12));
+  }
+}
+
 }  // namespace model_ssd_model_test

@@ -126,29 +126,30 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // cross-layer layout), each with the GPU's fixed cost per copy (kv_copies_s). NVMe: the array
   // reads the replica's blocks while the bounce buffers' copies to the GPUs overlap the next
   // reads (the weights' AIO path), or one flow at the slower rate with GDS.
-  double kv_copy_s = 0, kv_nvme_read_s = 0, kv_nvme_read_bytes = 0;
+  // Copies down to the tiers run on their own stream and threads after the blocks are computed
+  // (SGLang HiCache's write_through, LMCache's store): they load the link and the drives but do
+  // not hold up the iteration, except that the prefix loads' reads share the drives with the
+  // stores' writes issued at the same time (NvmeArrayTiming::mixed_s, model/ssd_model.hpp
+  // mixed_seconds_per_byte): a load finishes later by the writes it shared the drives with.
+  const double kv_nvme_read_bytes = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
+  const double kv_nvme_write_bytes = w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
+  const NvmeArrayTiming::Mixed kv_nvme = kv_nvme_.mixed_s(kv_nvme_read_bytes, kv_nvme_write_bytes);
+  const double kv_nvme_read_s = kv_nvme.read_busy_s, kv_nvme_write_s = kv_nvme.write_busy_s;
+  double kv_copy_s = 0;
   if (w.kv_load_host_tokens > 0 || w.kv_load_nvme_tokens > 0) {
     const double host_s = kv_copies_s(w.kv_load_host_tokens, h2d_bps_);
     const double nvme_copy_s = kv_copies_s(w.kv_load_nvme_tokens, h2d_bps_);
-    kv_nvme_read_bytes = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
-    kv_nvme_read_s = kv_nvme_read_bytes > 0 ? kv_nvme_.read_s(kv_nvme_read_bytes) : 0.0;
     kv_copy_s = host_s + nvme_copy_s;
     c.kv_host_load_s = host_s;
     c.kv_nvme_copy_s = nvme_copy_s;
     c.kv_nvme_read_s = kv_nvme_read_s;
-    c.kv_load_s = host_s + std::max(kv_nvme_read_s, nvme_copy_s);
+    c.kv_load_s = host_s + std::max(kv_nvme.read_done_s, nvme_copy_s);
     c.time_s += c.kv_load_s;
   }
-  // Copies down to the tiers run on their own stream and threads after the blocks are computed
-  // (SGLang HiCache's write_through, LMCache's store): they load the link and the drives but do
-  // not hold up the iteration.
   if (w.kv_store_host_tokens > 0) {
     c.kv_host_store_s = kv_copies_s(w.kv_store_host_tokens, d2h_bps_);
     c.d2h_s += c.kv_host_store_s;
   }
-  const double kv_nvme_write_bytes = w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
-  const double kv_nvme_write_s =
-      kv_nvme_write_bytes > 0 ? kv_nvme_.write_s(kv_nvme_write_bytes) : 0.0;
   c.kv_nvme_write_s = kv_nvme_write_s;
   c.gpu_s = emb_s + L * layer_gpu_s + head_s;
   // The iteration's load: its modules' loads weighted by their time.
