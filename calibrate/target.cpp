@@ -221,7 +221,9 @@ int FileRegistry::remove_stale_files() {
   return removed;
 }
 
-void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
+void AlignedBuffer::Unmap::operator()(void* p) const {
+  if (p != nullptr) ::munmap(p, bytes);
+}
 
 const char* buffer_pages_name(BufferPages pages) {
   switch (pages) {
@@ -275,17 +277,30 @@ AlignedBuffer::AlignedBuffer(std::size_t size_bytes, BufferPages pages) {
   const bool huge =
       pages == BufferPages::huge || (pages == BufferPages::automatic && size_bytes >= kHuge);
   const std::size_t align = huge ? kHuge : 4096;
-  std::size_t rounded = (std::max<std::size_t>(size_bytes, 1) + align - 1) / align * align;
-  void* p = nullptr;
-  if (::posix_memalign(&p, align, rounded) != 0) {
-    throw IoError("cannot allocate " + std::to_string(rounded) + " bytes of aligned I/O buffer");
+  const std::size_t rounded = (std::max<std::size_t>(size_bytes, 1) + align - 1) / align * align;
+  // A mapping of its own, not the heap: a heap block may reuse memory that already sits on huge
+  // pages (glibc raises its mmap threshold after large frees, so even 8 MiB can come from the
+  // heap), and advice given after the first touch does not split them. Over-map by the alignment
+  // and trim, so a 2 MiB buffer starts on a 2 MiB boundary.
+  const std::size_t mapped = rounded + (align > 4096 ? align : 0);
+  void* raw = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) {
+    throw IoError("cannot allocate " + std::to_string(rounded) + " bytes of aligned I/O buffer: " +
+                  errno_text(errno));
   }
-  // Hints; failure is harmless (huge_page_fraction tells what the kernel did). NOHUGEPAGE matters
-  // when transparent huge pages are "always" on: 4 KiB pages must then be asked for.
+  const auto base = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t start = (base + align - 1) / align * align;
+  if (start > base) ::munmap(raw, start - base);
+  const std::uintptr_t end = start + rounded;
+  if (base + mapped > end) ::munmap(reinterpret_cast<void*>(end), base + mapped - end);
+  void* p = reinterpret_cast<void*>(start);
+  // Hints, before the first touch; failure is harmless (huge_page_fraction tells what the kernel
+  // did). NOHUGEPAGE matters when transparent huge pages are "always" on: 4 KiB pages must then
+  // be asked for.
   if (huge) ::madvise(p, rounded, MADV_HUGEPAGE);
   if (pages == BufferPages::small) ::madvise(p, rounded, MADV_NOHUGEPAGE);
+  data_ = std::unique_ptr<void, Unmap>(p, Unmap{rounded});
   std::memset(p, 0, rounded);  // touch the pages before timing anything
-  data_.reset(p);
   size_ = rounded;
 }
 

@@ -138,10 +138,11 @@ class AlignedBuffer {
   std::size_t size() const { return size_; }
 
  private:
-  struct Free {
+  struct Unmap {
+    std::size_t bytes;  // the whole mapping, alignment slack trimmed (value-initialised: 0)
     void operator()(void* p) const;
   };
-  std::unique_ptr<void, Free> data_;
+  std::unique_ptr<void, Unmap> data_;
   std::size_t size_ = 0;
 };
 
