@@ -222,6 +222,21 @@ namespace {
 
 // The stored rows of a point: one, or for a mixed point its reads and its writes, each with that
 // direction's bandwidth, IOPS, bytes and latency over the same interval.
+// A measurement's throughput and latency fields, from the whole point or one direction of it.
+template <class Measured>
+void set_measured(store::CalibrationPoint& p, const Measured& m) {
+  p.bytes = static_cast<std::int64_t>(m.bytes);
+  p.ios = static_cast<std::int64_t>(m.ios);
+  p.bandwidth_gbps = m.bandwidth_gbps;
+  p.iops = m.iops;
+  p.lat_mean_us = m.lat_mean_us;
+  p.lat_p50_us = m.lat_p50_us;
+  p.lat_p90_us = m.lat_p90_us;
+  p.lat_p99_us = m.lat_p99_us;
+  p.lat_p999_us = m.lat_p999_us;
+  p.lat_max_us = m.lat_max_us;
+}
+
 std::vector<store::CalibrationPoint> to_points(const PointResult& r, const JobSpec& job, EngineKind engine,
                                                const std::vector<const OpenTarget*>& targets) {
   store::CalibrationPoint p;
@@ -241,16 +256,7 @@ std::vector<store::CalibrationPoint> to_points(const PointResult& r, const JobSp
   p.queue_depth = static_cast<int>(r.effective_queue_depth);
   p.threads = static_cast<int>(job.threads);
   p.duration_s = r.duration_s;
-  p.bytes = static_cast<std::int64_t>(r.bytes);
-  p.ios = static_cast<std::int64_t>(r.ios);
-  p.bandwidth_gbps = r.bandwidth_gbps;
-  p.iops = r.iops;
-  p.lat_mean_us = r.lat_mean_us;
-  p.lat_p50_us = r.lat_p50_us;
-  p.lat_p90_us = r.lat_p90_us;
-  p.lat_p99_us = r.lat_p99_us;
-  p.lat_p999_us = r.lat_p999_us;
-  p.lat_max_us = r.lat_max_us;
+  set_measured(p, r);
   p.converged = r.converged;
   p.buffer_pages = buffer_pages_name(job.buffer_pages);
   p.buffer_huge_fraction = r.buffer_huge_fraction;
@@ -260,16 +266,7 @@ std::vector<store::CalibrationPoint> to_points(const PointResult& r, const JobSp
     const DirectionResult& d = read ? r.read : r.write;
     store::CalibrationPoint row = p;
     row.rw = p.rw + (read ? "-read" : "-write");
-    row.bytes = static_cast<std::int64_t>(d.bytes);
-    row.ios = static_cast<std::int64_t>(d.ios);
-    row.bandwidth_gbps = d.bandwidth_gbps;
-    row.iops = d.iops;
-    row.lat_mean_us = d.lat_mean_us;
-    row.lat_p50_us = d.lat_p50_us;
-    row.lat_p90_us = d.lat_p90_us;
-    row.lat_p99_us = d.lat_p99_us;
-    row.lat_p999_us = d.lat_p999_us;
-    row.lat_max_us = d.lat_max_us;
+    set_measured(row, d);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -300,7 +300,9 @@ struct Sample {
   std::uint64_t t_ns, bytes, ios, read_bytes, read_ios;
 };
 
-void set_latency(DirectionResult& d, const LatencyHistogram& h) {
+// The latency fields of a whole point (PointResult) or of one direction (DirectionResult).
+template <class Result>
+void set_latency(Result& d, const LatencyHistogram& h) {
   d.lat_mean_us = h.mean_ns() / 1e3;
   d.lat_p50_us = h.percentile_ns(50) / 1e3;
   d.lat_p90_us = h.percentile_ns(90) / 1e3;
@@ -396,12 +398,7 @@ PointResult run_point(EngineKind engine, const std::vector<PointTarget>& targets
   }
   r.effective_queue_depth = workers.front()->depth();
   r.engine_caps = workers.front()->caps();
-  r.lat_mean_us = hist.mean_ns() / 1e3;
-  r.lat_p50_us = hist.percentile_ns(50) / 1e3;
-  r.lat_p90_us = hist.percentile_ns(90) / 1e3;
-  r.lat_p99_us = hist.percentile_ns(99) / 1e3;
-  r.lat_p999_us = hist.percentile_ns(99.9) / 1e3;
-  r.lat_max_us = hist.max_ns() / 1e3;
+  set_latency(r, hist);
   // Each direction's share: its bytes and completions over the same interval, its own latency.
   r.read.bytes = last.read_bytes - s0.read_bytes;
   r.read.ios = last.read_ios - s0.read_ios;
