@@ -31,6 +31,16 @@ std::string error_of(F f) {
   return "(no error)";
 }
 
+// A Mooncake trace of ten requests sharing their first two 512-token blocks, one second apart.
+void write_shared_prefix_trace(const std::string& path) {
+  std::string jsonl;
+  for (int i = 0; i < 10; ++i)
+    jsonl += "{\"timestamp\": " + std::to_string(1000 * i) +
+             ", \"input_length\": 1500, \"output_length\": 20, \"hash_ids\": [0, 1, " +
+             std::to_string(100 + i) + "]}\n";
+  write(path, jsonl);
+}
+
 // Llama-3-8B on one H100 serving multi-turn sessions (the KV pool is limited below to make the
 // GPU tier small against the sessions' history).
 const char* kSessionsYaml = R"(
@@ -439,13 +449,7 @@ TEST_CASE("the KV tiers' traffic is its own work in the time breakdown, not the 
 TEST_CASE("a Mooncake trace and a conversation CSV drive prefix caching end to end",
           "[workloads][serving]") {
   test::TempDir dir;
-  // Ten requests sharing their first two 512-token blocks, one second apart.
-  std::string jsonl;
-  for (int i = 0; i < 10; ++i)
-    jsonl += "{\"timestamp\": " + std::to_string(1000 * i) +
-             ", \"input_length\": 1500, \"output_length\": 20, \"hash_ids\": [0, 1, " +
-             std::to_string(100 + i) + "]}\n";
-  write(dir.file("m.jsonl"), jsonl);
+  write_shared_prefix_trace(dir.file("m.jsonl"));
   const std::string yaml = R"(
 name: mooncake-test
 hardware:
@@ -607,14 +611,7 @@ TEST_CASE("a short multi-turn run starts from a warm cache", "[workloads][servin
 
 TEST_CASE("the warm-up is left out of the metrics and reported", "[workloads][serving]") {
   test::TempDir dir;
-  // Ten requests sharing their first two 512-token blocks, one second apart: only the first
-  // misses them.
-  std::string jsonl;
-  for (int i = 0; i < 10; ++i)
-    jsonl += "{\"timestamp\": " + std::to_string(1000 * i) +
-             ", \"input_length\": 1500, \"output_length\": 20, \"hash_ids\": [0, 1, " +
-             std::to_string(100 + i) + "]}\n";
-  write(dir.file("m.jsonl"), jsonl);
+  write_shared_prefix_trace(dir.file("m.jsonl"));  // only the first request misses
   const std::string yaml = R"(
 name: warmup-test
 hardware:
