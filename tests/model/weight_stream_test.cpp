@@ -208,7 +208,8 @@ TEST_CASE("DeepSpeed v0.7's one-GPU gather holds the fetch for two GPU copies of
     const ModuleStreamTime time = module_stream_time(pt, layer);
     CHECK(time.time_s == Approx(std::max(serial, link)));
     CHECK(time.h2d_s == Approx(link));
-    if (copies > 0) CHECK(time.time_s > link + em.fetch_overhead_s * layer.tensors.size());
+    if (copies > 0)
+      CHECK(time.time_s > link + em.fetch_overhead_s * static_cast<double>(layer.tensors.size()));
   }
   // With data-parallel ranks the gather is a real all-gather, modelled apart
   // (zero3_gather_traffic): no copies charged here.
