@@ -131,6 +131,28 @@ const std::vector<ExecutionStack>& stack_table() {
     v06.step_overhead_s = 0.0;
     v06.step_overhead_per_sequence_s = 0.0;
     t.push_back(v06);
+
+    // The same with DeepSpeed v0.7.7, the release FlexGen's DeepSpeed baseline ran (FlexGen
+    // benchmark/third_party/README.md: "microsoft/DeepSpeed: v0.7.7", forked in
+    // benchmark/third_party/DeepSpeed). Its ZeRO-3 gather has no one-GPU shortcut:
+    // partition_parameters.py all_gather_coalesced copies each parameter's partition to the GPU
+    // (`p.ds_tensor.to(torch.cuda.current_device())`, blocking), torch.cat's the module's
+    // partitions into one flat buffer (copy 1), all-gathers it in place (world size 1: nothing
+    // moves), and AllGatherCoalescedHandle.wait torch.cat's each parameter out of the flat buffer
+    // (copy 2; torch.cat of one tensor still makes a new one). All of it runs on the coordinator's
+    // one gather stream (partitioned_param_coordinator.py __all_gather_params and
+    // fetch_sub_module: `with torch.cuda.stream(self.__allgather_stream)`), and the next
+    // blocking host copy on that stream waits for both copies, so the link idles while they run.
+    // Later releases give one GPU NoGatherHandle / NoGatherCoalescedHandle (`if
+    // self.num_partitions == 1: return _no_gather_coalesced(params)`): one non-blocking copy
+    // straight into the parameter, no device copies (the default stack).
+    ExecutionStack ds07 = hf;
+    ds07.name = "hf-deepspeed-0.7";
+    ds07.description =
+        "eager PyTorch with DeepSpeed v0.7 ZeRO-3 (two GPU copies per gathered parameter on one "
+        "GPU)";
+    ds07.zero3_gather_device_copies = 2;
+    t.push_back(ds07);
     return t;
   }();
   return kStacks;

@@ -56,6 +56,12 @@ struct ExecutionStack {
   // once the weights and the activation workspace are placed; the rest stays free. 0: no pool,
   // the cache is allocated for the batch as it runs (PyTorch eager, static engines).
   double kv_pool_free_fraction = 0;
+  // ZeRO-3 on one GPU: full copies in GPU memory that the parameter gather makes of each
+  // fetched parameter after its copy from the host, on the gather stream, so the next
+  // parameter's host copy waits for them (each copy reads and writes the bytes once). 0 where the
+  // gather is the host copy itself (DeepSpeed's NoGatherHandle); DeepSpeed v0.7 copies twice
+  // (stack.cpp).
+  double zero3_gather_device_copies = 0;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

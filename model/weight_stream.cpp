@@ -33,6 +33,11 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
   pt.small_limit_bytes = resident_param_limit_bytes(em, p.aio);
   pt.fetch_overhead_s = em.fetch_overhead_s;
   pt.swap_in_overhead_s = em.swap_in_overhead_s;
+  // Each of the gather's copies reads and writes the bytes once in GPU memory (model/stack.cpp
+  // hf-deepspeed-0.7); a plain copy kernel, timed like any memory-bound kernel.
+  if (p.stack.zero3_gather_device_copies > 0 && p.parallelism.data <= 1)
+    pt.gather_copy_s_per_byte =
+        gpu_kernel_s(s.hardware.gpu, em, 0, 2.0 * p.stack.zero3_gather_device_copies);
   pt.gds = p.io_path == IoPath::kGds;
   pt.pinned = p.pin_memory;
   pt.weights = p.weights;
@@ -68,6 +73,7 @@ TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
   f.nvme_link_s = f.nvme_link_bytes / pt.link_bytes_per_s;
   f.host_link_s = f.host_link_bytes / pt.link_bytes_per_s;
   f.pageable_copy_s = f.host_link_bytes / pt.pageable_bytes_per_s;
+  f.gather_copy_s = f.host_link_bytes * pt.gather_copy_s_per_byte;
   return f;
 }
 
@@ -103,7 +109,7 @@ ModuleStreamTime module_stream_time(const WeightStreamPoint& pt, const ModuleStr
       serial_s += pt.gds ? std::max(t.read_s, t.nvme_link_s) : t.read_s;
     }
     if (t.cpu_bytes > 0) {
-      serial_s += t.host_copy_s(pt);
+      serial_s += t.host_fetch_s(pt);
       f.h2d_s += t.host_link_s;
       // Pageable memory: one CPU thread stages the copy through the driver's pinned buffers.
       if (!pt.pinned) f.cpu_s += t.pageable_copy_s;

@@ -28,7 +28,12 @@
 //   copies at the link's rate, pageable memory is staged by a CPU thread no faster than the
 //   execution model's pageable_copy_gbps (model/perf.hpp ExecutionModel);
 // - every tensor moved costs the fetch process ExecutionModel::fetch_overhead_s, and every NVMe
-//   swap-in ExecutionModel::swap_in_overhead_s more; the next read waits for both.
+//   swap-in ExecutionModel::swap_in_overhead_s more; the next read waits for both;
+// - a stack whose one-GPU ZeRO-3 gather copies each parameter in GPU memory after its host copy
+//   (ExecutionStack::zero3_gather_device_copies, DeepSpeed v0.7) holds the fetch process for those
+//   copies, at the GPU's memory rate (gpu_kernel), after each synchronous host copy: they run on
+//   the gather stream that the next host copy waits for. Charged on the host part only: the
+//   NVMe part's bounce copy is asynchronous here, and no row on that stack streams from NVMe.
 #include <limits>
 #include <vector>
 
@@ -57,6 +62,7 @@ struct WeightStreamPoint {
   double small_limit_bytes = 0;       // [bytes] DeepSpeed's small-tensor limit (layout.hpp)
   double fetch_overhead_s = 0;        // [s] the fetch process's cost per tensor moved
   double swap_in_overhead_s = 0;      // [s] and per NVMe swap-in, beyond that
+  double gather_copy_s_per_byte = 0;  // [s/byte] the gather's GPU copies of a host-fetched byte
   bool gds = false;                   // NVMe straight into GPU memory (else AIO bounce buffers)
   bool pinned = true;                 // host-resident weights pinned (else pageable)
   Placement weights;                  // the policy's weight placement
@@ -79,11 +85,16 @@ struct TensorStream {
   double nvme_link_s = 0;      // [s] nvme_link_bytes at the link's rate
   double host_link_s = 0;      // [s] host_link_bytes at the link's rate (the pinned copy)
   double pageable_copy_s = 0;  // [s] host_link_bytes staged by a CPU thread (pageable memory)
+  // [s] the gather's copies of host_link_bytes in GPU memory after the host copy, which the
+  // fetch process waits for (WeightStreamPoint::gather_copy_s_per_byte; 0 on most stacks)
+  double gather_copy_s = 0;
   // [s] the fetch process's synchronous copy of the host part: pinned at the link's rate,
   // pageable at the staging rate (and the CPU busy for as long).
   double host_copy_s(const WeightStreamPoint& pt) const {
     return pt.pinned ? host_link_s : pageable_copy_s;
   }
+  // [s] the fetch process's whole hold for the host part: the copy, then the gather's copies.
+  double host_fetch_s(const WeightStreamPoint& pt) const { return host_copy_s(pt) + gather_copy_s; }
 };
 
 // Distinct experts every layer's routed experts a pass of `tokens` tokens hits, as the policy's

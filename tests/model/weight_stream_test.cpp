@@ -178,4 +178,45 @@ TEST_CASE("a module's fetch by the fetch process alone", "[model][weight_stream]
     }
   }
 }
+TEST_CASE("DeepSpeed v0.7's one-GPU gather holds the fetch for two GPU copies of each host byte",
+          "[model][weight_stream][stack]") {
+  // model/stack.cpp hf-deepspeed-0.7: the flat buffer's torch.cat and the unflattening
+  // torch.cat, each reading and writing the bytes once at the GPU's memory rate.
+  const ExecutionModel em;
+  const std::vector<std::string> t4 = {"hardware.gpu.model=T4", "hardware.nvme.count=0",
+                                       "policy.weights=cpu"};
+  for (const char* stack : {"hf-deepspeed", "hf-deepspeed-0.7"}) {
+    INFO(stack);
+    std::vector<std::string> sets = t4;
+    sets.push_back(std::string("policy.stack=") + stack);
+    const Scenario s = load(sets);
+    const auto modules = weight_modules(s.model, s.policy);
+    const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+    const double copies = std::string(stack) == "hf-deepspeed" ? 0.0 : 2.0;
+    const double per_byte =
+        2.0 * copies / (units::gbps_to_bytes_per_s(s.hardware.gpu.hbm_gbps) * em.hbm_efficiency);
+    CHECK(pt.gather_copy_s_per_byte == Approx(per_byte));
+    const ModuleStream layer = module_stream(pt, modules[1]);
+    REQUIRE_FALSE(layer.tensors.empty());
+    double serial = 0, link = 0;
+    for (const auto& t : layer.tensors) {
+      CHECK(t.gather_copy_s == Approx(t.host_link_bytes * per_byte));
+      CHECK(t.host_fetch_s(pt) == Approx(t.host_copy_s(pt) + t.gather_copy_s));
+      serial += em.fetch_overhead_s + t.host_copy_s(pt) + t.gather_copy_s;
+      link += t.host_link_s;
+    }
+    const ModuleStreamTime time = module_stream_time(pt, layer);
+    CHECK(time.time_s == Approx(std::max(serial, link)));
+    CHECK(time.h2d_s == Approx(link));
+    if (copies > 0)
+      CHECK(time.time_s > link + em.fetch_overhead_s * static_cast<double>(layer.tensors.size()));
+  }
+  // With data-parallel ranks the gather is a real all-gather, modelled apart
+  // (zero3_gather_traffic): no copies charged here.
+  std::vector<std::string> dp = t4;
+  dp.insert(dp.end(), {"policy.stack=hf-deepspeed-0.7", "hardware.gpu.count=2",
+                       "policy.parallelism.data=2"});
+  const Scenario s = load(dp);
+  CHECK(weight_stream_point(s, em, weight_modules(s.model, s.policy)).gather_copy_s_per_byte == 0);
+}
 }  // namespace model_weight_stream_test

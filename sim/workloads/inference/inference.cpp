@@ -194,6 +194,12 @@ class InferenceSim {
     tag.load = cpu_core_load(s_.hardware.host, 1.0);
     return engine_.reserve_work_from(ready_s, h2d, t.host_link_work, *cpu_, t.host_cpu_work, tag);
   }
+  // The fetch process's synchronous hold for a tensor's host-DRAM part: the copy above, then the
+  // gather's copies in GPU memory that the next copy waits for (TensorStream::gather_copy_s, on
+  // the gather stream: the link idles, the compute stream does not wait).
+  double host_fetch_end(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
+    return reserve_host_copy_work(ready_s, h2d, t, tag) + t.gather_copy_s;
+  }
   template <bool bounces>
   double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     // The load is the drives'; the power model reads a link's bytes, not its load.
@@ -493,7 +499,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
                                         !p_.pin_memory,
                                         pass_tag(activity::kWeightsCpu, pass, module), reads));
     else if (t.cpu_bytes > 0)
-      co_await engine_.until(reserve_host_copy_work(
+      co_await engine_.until(host_fetch_end(
           engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsCpu, pass, module)));
   }
   if (dp_ > 1)
@@ -543,7 +549,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     clock = clock + (t.nvme_bytes > 0 ? swap_in_s_ : overhead_s);
     if constexpr (bounces) bounce_landed_by(clock);
     if (t.nvme_bytes <= 0) {
-      clock = reserve_host_copy_work(clock, h2d, t, host_tag);
+      clock = host_fetch_end(clock, h2d, t, host_tag);
       continue;
     }
     if (reads_.full()) {
@@ -555,7 +561,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     }
     // A split tensor's read reserves after the synchronous host copy, as in fetch_module.
     const double issued = clock;
-    if (t.cpu_bytes > 0) clock = reserve_host_copy_work(clock, h2d, t, host_tag);
+    if (t.cpu_bytes > 0) clock = host_fetch_end(clock, h2d, t, host_tag);
     ReadInFlight& r = reads_.push_back();
     r.lands_s = reserve_read_work<bounces>(issued, h2d, t, read_tag);
     st.read_lands_s = r.lands_s;

@@ -427,6 +427,9 @@ TEST_CASE("a module's reads reserved in one step give the timeline of an event p
       {"policy.weights=gpu"},
       {"policy.io_path=aio", "policy.schedule=flexgen-block", "policy.gpu_batches=2"},
       {"policy.io_path=gds", "policy.aio.swap_buffers=1", "policy.prefetch_layers=0"},
+      {"policy.weights=cpu", "policy.stack=hf-deepspeed-0.7"},
+      {"policy.io_path=aio", "policy.weights={cpu: 0.5, nvme: 0.5}",
+       "policy.stack=hf-deepspeed-0.7"},
   };
   for (const auto& sets : cases) {
     std::vector<std::string> all = small;
@@ -655,17 +658,27 @@ TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module
   const sim::RunResult resident = sim::simulate(with({"policy.weights=gpu"}));
   REQUIRE(resident.fits);
   const ExecutionModel em;
-  for (const char* pinned : {"true", "false"}) {
-    INFO("host DRAM, pinned " << pinned);
-    const Scenario s = with({"policy.weights=cpu", std::string("policy.pin_memory=") + pinned});
-    const auto modules = weight_modules(s.model, s.policy);
-    const WeightStreamPoint pt = weight_stream_point(s, em, modules);
-    double pass_s = 0;
-    for (const auto& mod : modules) pass_s += module_stream_time(pt, module_stream(pt, mod)).time_s;
-    const sim::RunResult r = sim::simulate(s);
-    REQUIRE(r.fits);
-    CHECK(r.get("total_s") - resident.get("total_s") == Approx(3 * pass_s).epsilon(1e-9));
-  }
+  // DeepSpeed v0.7's gather copies (model/stack.cpp hf-deepspeed-0.7) hold the fetcher after
+  // each host copy, in the engine as in the weight-stream model.
+  for (const char* stack : {"hf-deepspeed", "hf-deepspeed-0.7"})
+    for (const char* pinned : {"true", "false"}) {
+      INFO("host DRAM, pinned " << pinned << ", " << stack);
+      const Scenario s = with({"policy.weights=cpu", std::string("policy.pin_memory=") + pinned,
+                               std::string("policy.stack=") + stack});
+      const auto modules = weight_modules(s.model, s.policy);
+      const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+      double pass_s = 0, copies_s = 0;
+      for (const auto& mod : modules) {
+        const ModuleStream m = module_stream(pt, mod);
+        pass_s += module_stream_time(pt, m).time_s;
+        for (const TensorStream& t : m.tensors) copies_s += t.gather_copy_s;
+      }
+      if (std::string(stack) == "hf-deepspeed") CHECK(copies_s == 0);
+      else CHECK(copies_s > 0);
+      const sim::RunResult r = sim::simulate(s);
+      REQUIRE(r.fits);
+      CHECK(r.get("total_s") - resident.get("total_s") == Approx(3 * pass_s).epsilon(1e-9));
+    }
   {
     const Scenario s = with({"policy.weights=nvme", "policy.io_path=gds"});
     const auto modules = weight_modules(s.model, s.policy);
