@@ -379,6 +379,11 @@ TEST_CASE("auto KV tiers take the DRAM and drive space the serving run leaves",
   const TierMemory& cpu = mem.report.tiers[1];
   CHECK(cpu.required_bytes <= cpu.capacity_bytes);
   CHECK(cpu.capacity_bytes - cpu.required_bytes < units::kMiB);
+  // Weights stored on the drives come out of the NVMe tier.
+  const Scenario on_nvme =
+      test::load_yaml(yaml + "policy:\n  weights: {gpu: 0.5, nvme: 0.5}\n", hw);
+  CHECK(serving_kv_room(on_nvme, em).tiers.nvme_bytes ==
+        mib_below(array - 0.5 * model_weight_bytes(on_nvme.model, on_nvme.policy)));
   // A given size stays as given.
   const Scenario given = test::load_yaml(yaml, {hw[0], hw[1], hw[2], "workload.kv_host_cache=8GB"});
   CHECK(serving_kv_room(given, em).tiers.host_bytes == 8e9);

@@ -79,11 +79,12 @@ void check_keys(const ScenarioCheck& c) {
     return text.empty() ? std::string("nothing else") : text;
   };
   const auto check_tier = [&](const char* key, double given, double tier_bytes,
-                              const TierMemory& t, const std::string& capacity_text) {
+                              const TierMemory& t, const std::string& capacity_text,
+                              const char* remedy) {
     if (given == 0) return;
     if (given < 0 && tier_bytes <= 0)
       c.fail(key, "auto leaves no room for the tier: the " + capacity_text + " holds " +
-                      held(t) + "; give more capacity or a smaller model placement there");
+                      held(t) + "; " + remedy);
     if (given > 0 && given + t.required_bytes > t.capacity_bytes)
       c.fail(key, gb(given) + " GB of KV tier exceeds the " + gb(t.capacity_bytes - t.required_bytes) +
                       " GB the " + capacity_text + " leaves after " + held(t) +
@@ -92,9 +93,11 @@ void check_keys(const ScenarioCheck& c) {
   if (w.kv_nvme_cache_bytes != 0 && s.hardware.nvme.count <= 0)
     c.fail("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
   check_tier("workload.kv_host_cache", w.kv_host_cache_bytes, room.tiers.host_bytes, room.host,
-             "host's " + gb(room.host.capacity_bytes) + " GB of DRAM (hardware.host)");
+             "host's " + gb(room.host.capacity_bytes) + " GB of DRAM (hardware.host)",
+             "raise hardware.host.dram_gb or keep fewer weights on the host (policy.weights)");
   check_tier("workload.kv_nvme_cache", w.kv_nvme_cache_bytes, room.tiers.nvme_bytes, room.nvme,
-             gb(room.nvme.capacity_bytes) + " GB of the NVMe array (hardware.nvme)");
+             gb(room.nvme.capacity_bytes) + " GB of the NVMe array (hardware.nvme)",
+             "add drives (hardware.nvme.count) or keep fewer weights on them (policy.weights)");
   // The tiers hold prefix blocks: without prefix caching they would hold nothing.
   const bool tiers = w.kv_host_cache_bytes != 0 || w.kv_nvme_cache_bytes != 0;
   const char* tier_key =
