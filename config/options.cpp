@@ -523,6 +523,8 @@ OptionValue parse_option_value(const YNode& node, const Option& o) {
     case ValueType::kNumber:
       return check_magnitude(node, node.as_double(o.min, o.max, o.min_exclusive));
     case ValueType::kSize:
+      if (o.accepts_auto && node.is_scalar() && node.scalar("a size or auto") == "auto")
+        return kAutoSize;
       return check_magnitude(node, node.as_size_bytes(!o.min_exclusive));
     case ValueType::kDuration:
       return node.as_duration_s(o.min, o.max, o.min_exclusive);
@@ -593,6 +595,10 @@ bool option_scalar(const Option& o, Scenario& s, std::string& text) {
       return true;
     case ValueType::kNumber:
     case ValueType::kSize:
+      if (o.accepts_auto && *std::get<double*>(ref) < 0) {
+        text = "auto";
+        return true;
+      }
       text = format_number(*std::get<double*>(ref));
       return true;
     case ValueType::kDuration:
@@ -684,7 +690,8 @@ std::string range_text(const Option& o) {
   const bool has_max = o.max < kNoLimit;
   if (has_min && has_max) return (o.min_exclusive ? "(" : "[") + format_number(o.min) + ", " +
                                  format_number(o.max) + "]";
-  if (has_min) return (o.min_exclusive ? "> " : ">= ") + format_number(o.min);
+  if (has_min)
+    return (o.min_exclusive ? "> " : ">= ") + format_number(o.min) + (o.accepts_auto ? " or auto" : "");
   if (has_max) return "<= " + format_number(o.max);
   return "";
 }

@@ -69,7 +69,13 @@ struct Option {
   // hash, of every scenario that does not use it as it was). Reading the resolved YAML back
   // gives the same value: the default, or the catalog's.
   std::function<bool(const Scenario&)> emit_when;
+  // kSize only: the word `auto` is accepted too, stored as kAutoSize (a negative size) and written
+  // back as `auto`; the workload resolves it from its memory model (workload.kv_host_cache).
+  bool accepts_auto = false;
 };
+
+// What a size option that accepts `auto` holds for it (Option::accepts_auto).
+inline constexpr double kAutoSize = -1.0;
 
 // The table, in application order (catalog names before the fields that override them).
 const std::vector<Option>& scenario_options();

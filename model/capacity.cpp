@@ -310,6 +310,49 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   return r;
 }
 
+namespace {
+
+// What a serving run keeps in host DRAM besides the weights (add_weight_items) and its KV tiers.
+void add_serving_host_reserves(const Scenario& s, const ExecutionModel& em, TierMemory& cpu) {
+  cpu.add("operating system and framework", em.host_reserved_bytes);
+  // vLLM's V0 engine allocates swap_space of pinned host memory per GPU for preempted requests'
+  // blocks (vLLM EngineArgs --swap-space, "CPU swap space size (GiB) per GPU").
+  if (s.serving.preemption == ServingWorkload::Preemption::kSwap)
+    cpu.add("kv swap space (workload.swap_space x GPUs)",
+            s.serving.swap_space_bytes * s.hardware.gpu_count);
+}
+
+// The KV tiers' sizes: a given size as given; `auto` (negative) what the tier's capacity has left
+// after what `cpu` and `nvme` already hold, rounded down to whole MiB (so that the tier plus the
+// rest never exceeds the capacity by a rounding error), 0 where nothing is left.
+ServingKvTiers kv_tiers_left(const ServingWorkload& w, const TierMemory& cpu,
+                             const TierMemory& nvme) {
+  const auto left = [](const TierMemory& t) {
+    return std::max(0.0, std::floor((t.capacity_bytes - t.required_bytes) / units::kMiB)) *
+           units::kMiB;
+  };
+  ServingKvTiers out;
+  out.host_bytes = w.kv_host_cache_bytes < 0 ? left(cpu) : w.kv_host_cache_bytes;
+  out.nvme_bytes = w.kv_nvme_cache_bytes < 0 ? left(nvme) : w.kv_nvme_cache_bytes;
+  return out;
+}
+
+}  // namespace
+
+ServingKvRoom serving_kv_room(const Scenario& s, const ExecutionModel& em) {
+  TierMemory gpu{"gpu", 0, 0, {}};
+  TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
+  TierMemory nvme{"nvme", 0, s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
+  add_weight_items(s.policy, weight_footprint(s.model, s.policy), s.policy.parallelism.tensor, gpu,
+                   cpu, nvme);
+  add_serving_host_reserves(s, em, cpu);
+  ServingKvRoom room;
+  room.host = cpu;
+  room.nvme = nvme;
+  room.tiers = kv_tiers_left(s.serving, cpu, nvme);
+  return room;
+}
+
 ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, double token_budget,
                                int max_sequences, double min_kv_tokens) {
   const Policy& p = s.policy;
@@ -348,13 +391,19 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   } else {
     gpu.add("kv cache (paged block pool)", out.kv_pool_bytes);
   }
-  cpu.add("operating system and framework", em.host_reserved_bytes);
+  add_serving_host_reserves(s, em, cpu);
   // Host DRAM and drive space set aside for the prefix cache's KV tiers
   // (sim/workloads/serving/kv_tiers.hpp): sized, powered and paid for like any other use.
-  if (s.serving.kv_host_cache_bytes > 0)
-    cpu.add("kv cache tier (workload.kv_host_cache)", s.serving.kv_host_cache_bytes);
-  if (s.serving.kv_nvme_cache_bytes > 0)
-    nvme.add("kv cache tier (workload.kv_nvme_cache)", s.serving.kv_nvme_cache_bytes);
+  out.kv_tiers = kv_tiers_left(s.serving, cpu, nvme);
+  const auto label = [](const char* key, double given) {
+    return std::string("kv cache tier (") + key + (given < 0 ? ": auto)" : ")");
+  };
+  if (out.kv_tiers.host_bytes > 0)
+    cpu.add(label("workload.kv_host_cache", s.serving.kv_host_cache_bytes),
+            out.kv_tiers.host_bytes);
+  if (out.kv_tiers.nvme_bytes > 0)
+    nvme.add(label("workload.kv_nvme_cache", s.serving.kv_nvme_cache_bytes),
+             out.kv_tiers.nvme_bytes);
   out.report.tiers = {gpu, cpu, nvme};
   finish_capacity(out.report);
   return out;

@@ -80,8 +80,27 @@ CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em);
 // sampled rows, and the non-torch memory the profile adds; the rest of the GPU's usable share is
 // the paged KV cache. It does not fit when that pool cannot hold `min_kv_tokens`
 // (the longest request).
+// The serving workload's KV cache tiers per server [bytes] (workload.kv_host_cache,
+// kv_nvme_cache), with `auto` resolved: the host's DRAM (hardware.host.dram_gb) less what the run
+// keeps there (weights on cpu, pinned AIO buffers, vLLM's swap space with preemption: swap, the
+// OS and framework reserve, ExecutionModel::host_reserved_bytes), and the array's capacity
+// (hardware.nvme.count x the drive's capacity_tb) less the weights stored on it; whole MiB, 0
+// where nothing is left. 0 = no tier.
+struct ServingKvTiers {
+  double host_bytes = 0;
+  double nvme_bytes = 0;
+};
+// The host and NVMe tiers as the run fills them before its KV tiers (what a given tier must fit
+// next to), and the tiers' sizes; the scenario's load-time checks and serving_capacity share it.
+struct ServingKvRoom {
+  TierMemory host, nvme;
+  ServingKvTiers tiers;
+};
+ServingKvRoom serving_kv_room(const Scenario& s, const ExecutionModel& em);
+
 struct ServingMemory {
   CapacityReport report;
+  ServingKvTiers kv_tiers;
   double kv_pool_bytes = 0;       // per GPU
   double kv_bytes_per_token = 0;  // per GPU, all layers
 };

@@ -226,8 +226,10 @@ struct ServingWorkload {
   // tier: every hit comes from a lower tier (vLLM with prefix caching off and a KV offloading
   // connector on, as the connector's published benchmarks run).
   bool gpu_prefix_caching = true;
-  double kv_host_cache_bytes = 0;  // host DRAM tier for KV blocks, per server; 0 = none
-  double kv_nvme_cache_bytes = 0;  // NVMe tier for KV blocks, per server; 0 = none
+  // Host DRAM and NVMe tiers for KV blocks, per server [bytes]; 0 = none, negative = `auto` (what
+  // the server has left, model/capacity.hpp serving_kv_tiers).
+  double kv_host_cache_bytes = 0;
+  double kv_nvme_cache_bytes = 0;
   enum class KvWrite { kWriteThrough, kWriteBack } kv_write = KvWrite::kWriteThrough;
   // Whether a prefix cached only on NVMe is always loaded, or loaded only when the array reads it
   // faster than the GPUs recompute it (sim/workloads/serving/serving.cpp cached_prefix).

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "model/llm.hpp"
 #include "model/perf.hpp"
 #include "model/training_memory.hpp"
@@ -342,3 +344,49 @@ TEST_CASE("sized DRAM is a balanced population, at least the platform's floor", 
 }
 
 }  // namespace tiersim
+
+namespace tiersim::model_capacity_test {
+
+TEST_CASE("auto KV tiers take the DRAM and drive space the serving run leaves",
+          "[model][capacity][kv_tiers]") {
+  const std::string yaml = std::string(kVllmH100) +
+                           "  kv_host_cache: auto\n"
+                           "  kv_nvme_cache: auto\n"
+                           "  turns: 4\n";
+  const std::vector<std::string> hw = {"hardware.host.model=generic-2s-ddr5",
+                                       "hardware.nvme.model=generic-gen4", "hardware.nvme.count=2"};
+  const Scenario s = test::load_yaml(yaml, hw);
+  const ExecutionModel em;
+  const double dram = s.hardware.host.dram_gb * 1e9;
+  const double array = 2 * s.hardware.nvme.drive.capacity_tb * 1e12;
+  const auto mib_below = [](double bytes) { return std::floor(bytes / units::kMiB) * units::kMiB; };
+  // Weights on the GPU: the host keeps only the OS and framework reserve, the drives nothing.
+  const ServingKvRoom room = serving_kv_room(s, em);
+  CHECK(room.tiers.host_bytes == mib_below(dram - em.host_reserved_bytes));
+  CHECK(room.tiers.nvme_bytes == mib_below(array));
+  // Half the weights in host DRAM and vLLM's swap space for preempted requests come out of it.
+  std::vector<std::string> more = hw;
+  more.insert(more.end(), {"workload.preemption=swap", "workload.swap_space=4GiB"});
+  const Scenario half =
+      test::load_yaml(yaml + "policy:\n  weights: {gpu: 0.5, cpu: 0.5}\n", more);
+  const double weights = model_weight_bytes(half.model, half.policy);
+  CHECK(serving_kv_room(half, em).tiers.host_bytes ==
+        mib_below(dram - em.host_reserved_bytes - 0.5 * weights - 4 * units::kGiB));
+  // The run's memory report charges the tiers as resolved, and the host then just fits.
+  const ServingMemory mem = serving_capacity(half, em, 8192, 1024, 0);
+  CHECK(mem.kv_tiers.host_bytes == serving_kv_room(half, em).tiers.host_bytes);
+  CHECK(mem.report.fits);
+  const TierMemory& cpu = mem.report.tiers[1];
+  CHECK(cpu.required_bytes <= cpu.capacity_bytes);
+  CHECK(cpu.capacity_bytes - cpu.required_bytes < units::kMiB);
+  // Weights stored on the drives come out of the NVMe tier.
+  const Scenario on_nvme =
+      test::load_yaml(yaml + "policy:\n  weights: {gpu: 0.5, nvme: 0.5}\n", hw);
+  CHECK(serving_kv_room(on_nvme, em).tiers.nvme_bytes ==
+        mib_below(array - 0.5 * model_weight_bytes(on_nvme.model, on_nvme.policy)));
+  // A given size stays as given.
+  const Scenario given = test::load_yaml(yaml, {hw[0], hw[1], hw[2], "workload.kv_host_cache=8GB"});
+  CHECK(serving_kv_room(given, em).tiers.host_bytes == 8e9);
+}
+
+}  // namespace tiersim::model_capacity_test

@@ -6,6 +6,7 @@
 
 #include "config/scenario_check.hpp"
 #include "model/capacity.hpp"
+#include "model/perf.hpp"
 
 namespace tiersim::config {
 
@@ -61,37 +62,46 @@ void check_keys(const ScenarioCheck& c) {
     c.fail("hardware.gpu.count",
            "replicas that share one NVMe array are not modelled; use one "
            "replica (gpu count = tensor) with weights on nvme");
-  // The KV cache tiers must fit in what the server has, next to the weights kept there.
+  // The KV cache tiers must fit in what the server has, next to what the run keeps there; `auto`
+  // takes what is left (model/capacity.hpp, serving_kv_room: the one rule for both). The
+  // execution model's host reserve is not a scenario key, so its default is the run's.
   const auto gb = [](double bytes) {
     char text[32];
     std::snprintf(text, sizeof text, "%.4g", bytes / 1e9);
     return std::string(text);
   };
-  const double weights = model_weight_bytes(s.model, s.policy);
-  const double dram = s.hardware.host.dram_gb * 1e9;
-  const double host_weights = weights * s.policy.weights.cpu;
-  if (w.kv_host_cache_bytes > 0 && w.kv_host_cache_bytes + host_weights > dram)
-    c.fail("workload.kv_host_cache",
-           gb(w.kv_host_cache_bytes) + " GB of KV tier" +
-               (host_weights > 0 ? " plus " + gb(host_weights) + " GB of weights in host memory"
-                                 : std::string()) +
-               " exceeds the host's " + gb(dram) + " GB of DRAM (hardware.host)");
-  if (w.kv_nvme_cache_bytes > 0) {
-    const NvmeArray& a = s.hardware.nvme;
-    if (a.count <= 0)
-      c.fail("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
-    const double array_bytes = a.count * a.drive.capacity_tb * 1e12;
-    const double nvme_weights = weights * s.policy.weights.nvme;
-    if (w.kv_nvme_cache_bytes + nvme_weights > array_bytes)
-      c.fail("workload.kv_nvme_cache",
-             gb(w.kv_nvme_cache_bytes) + " GB of KV tier exceeds the " + gb(array_bytes) +
-                 " GB of the NVMe array" +
-                 (nvme_weights > 0 ? " less the weights stored on it" : ""));
-  }
+  const ServingKvRoom room = serving_kv_room(s, ExecutionModel{});
+  // "10 GB of weights, 16 GB of operating system and framework"
+  const auto held = [&](const TierMemory& t) {
+    std::string text;
+    for (const MemoryItem& i : t.items)
+      text += (text.empty() ? "" : ", ") + gb(i.bytes) + " GB of " + i.what;
+    return text.empty() ? std::string("nothing else") : text;
+  };
+  const auto check_tier = [&](const char* key, double given, double tier_bytes,
+                              const TierMemory& t, const std::string& capacity_text,
+                              const char* remedy) {
+    if (given == 0) return;
+    if (given < 0 && tier_bytes <= 0)
+      c.fail(key, "auto leaves no room for the tier: the " + capacity_text + " holds " +
+                      held(t) + "; " + remedy);
+    if (given > 0 && given + t.required_bytes > t.capacity_bytes)
+      c.fail(key, gb(given) + " GB of KV tier exceeds the " + gb(t.capacity_bytes - t.required_bytes) +
+                      " GB the " + capacity_text + " leaves after " + held(t) +
+                      " (use auto for all of it)");
+  };
+  if (w.kv_nvme_cache_bytes != 0 && s.hardware.nvme.count <= 0)
+    c.fail("workload.kv_nvme_cache", "an NVMe tier needs drives (hardware.nvme.model, count)");
+  check_tier("workload.kv_host_cache", w.kv_host_cache_bytes, room.tiers.host_bytes, room.host,
+             "host's " + gb(room.host.capacity_bytes) + " GB of DRAM (hardware.host)",
+             "raise hardware.host.dram_gb or keep fewer weights on the host (policy.weights)");
+  check_tier("workload.kv_nvme_cache", w.kv_nvme_cache_bytes, room.tiers.nvme_bytes, room.nvme,
+             gb(room.nvme.capacity_bytes) + " GB of the NVMe array (hardware.nvme)",
+             "add drives (hardware.nvme.count) or keep fewer weights on them (policy.weights)");
   // The tiers hold prefix blocks: without prefix caching they would hold nothing.
-  const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
+  const bool tiers = w.kv_host_cache_bytes != 0 || w.kv_nvme_cache_bytes != 0;
   const char* tier_key =
-      w.kv_host_cache_bytes > 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
+      w.kv_host_cache_bytes != 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
   if (tiers && !w.prefix_caching)
     c.fail(tier_key, "a KV tier holds cached prefixes: it needs workload.prefix_caching: true");
   if (tiers && w.scheduler == ServingWorkload::Scheduler::kStatic)

@@ -174,12 +174,14 @@ inline constexpr MetricDecl kKvNvmeTierBlocks{
     "serving"};
 inline constexpr MetricDecl kKvHostTierBytes{
     "kv_host_tier_bytes", "bytes",
-    "capacity of the host DRAM KV tier per server (workload.kv_host_cache; 0 = none): the x axis "
+    "capacity of the host DRAM KV tier per server (workload.kv_host_cache, auto resolved; 0 = "
+    "none): the x axis "
     "of the report's hit rate and TTFT against tier size",
     "serving"};
 inline constexpr MetricDecl kKvNvmeTierBytes{
     "kv_nvme_tier_bytes", "bytes",
-    "capacity of the NVMe KV tier per server (workload.kv_nvme_cache; 0 = none)", "serving"};
+    "capacity of the NVMe KV tier per server (workload.kv_nvme_cache, auto resolved; 0 = none)",
+    "serving"};
 inline constexpr MetricDecl kKvHostReadBytes{"kv_host_read_bytes", "bytes",
                                              "KV bytes loaded from the host DRAM tier to the GPUs",
                                              "serving"};

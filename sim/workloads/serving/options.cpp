@@ -178,16 +178,30 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                         "--no-enable-prefix-caching with a KV offloading connector)",
                         F(serving.gpu_prefix_caching)),
                    kServing));
-  t.push_back(only(range(opt("workload.kv_host_cache", VT::kSize, "bytes", "0",
-                             "host DRAM tier for KV blocks, per server (0 = none)",
-                             F(serving.kv_host_cache_bytes)),
-                         0, kInf),
+  // `auto` sizes a tier from the memory model (model/capacity.hpp, serving_kv_tiers): all the
+  // DRAM or drive space the run leaves free. None of the modelled systems sizes its tier so by
+  // default: LMCache's max_local_cpu_size defaults to 5 GB and max_local_disk_size to 0 (LMCache
+  // docs, configuration); vLLM's OffloadingConnector requires cpu_bytes_to_use
+  // (vllm/v1/kv_offload/cpu.py, CPUOffloadingSpec); SGLang HiCache sizes its host pool as
+  // --hicache-ratio x the GPU's KV pool, or --hicache-size GB (SGLang docs, "HiCache Best
+  // Practices"). `auto` answers "the most this server could hold".
+  const auto auto_size = [](Option o) {
+    o.accepts_auto = true;
+    return o;
+  };
+  t.push_back(only(auto_size(range(opt("workload.kv_host_cache", VT::kSize, "bytes", "0",
+                                       "host DRAM tier for KV blocks, per server (0 = none); "
+                                       "auto = the host's DRAM less what the run keeps there "
+                                       "(weights, pinned buffers, swap space, the OS reserve)",
+                                       F(serving.kv_host_cache_bytes)),
+                                   0, kInf)),
                    kServing));
-  t.push_back(only(range(opt("workload.kv_nvme_cache", VT::kSize, "bytes", "0",
-                             "NVMe tier for KV blocks, per server, on the hardware.nvme array "
-                             "(0 = none)",
-                             F(serving.kv_nvme_cache_bytes)),
-                         0, kInf),
+  t.push_back(only(auto_size(range(opt("workload.kv_nvme_cache", VT::kSize, "bytes", "0",
+                                       "NVMe tier for KV blocks, per server, on the hardware.nvme "
+                                       "array (0 = none); auto = the drives' capacity less the "
+                                       "weights stored on them",
+                                       F(serving.kv_nvme_cache_bytes)),
+                                   0, kInf)),
                    kServing));
   t.push_back(only(choice("workload.kv_write", {"write_through", "write_back"}, "write_through",
                           "when a block reaches the lower tiers: write_through: as soon as it is "

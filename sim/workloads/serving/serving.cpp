@@ -716,6 +716,8 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   result.fits = mem.report.fits;
   result.shortfall = mem.report.shortfall;
   if (!result.fits) return result;
+  // The KV tiers' sizes with `auto` resolved (workload.kv_host_cache, kv_nvme_cache).
+  const ServingKvTiers& kv = mem.kv_tiers;
   const long blocks =
       static_cast<long>(std::floor(mem.kv_pool_bytes / (mem.kv_bytes_per_token * w.block_tokens)));
   // Without a whole block no request is ever admitted (and the KV metrics divided by zero: "not
@@ -748,10 +750,10 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     auto& r = res[static_cast<std::size_t>(i)];
     r.gpu = seconds(resource::kGpu, index);
     const bool swap = w.preemption == ServingWorkload::Preemption::kSwap;
-    const bool tiers = w.kv_host_cache_bytes > 0 || w.kv_nvme_cache_bytes > 0;
+    const bool tiers = kv.host_bytes > 0 || kv.nvme_bytes > 0;
     if (p.weights.cpu + p.weights.nvme > 0 || swap || tiers)
       r.h2d = seconds(resource::kPcieH2d, index);
-    if (swap || w.kv_host_cache_bytes > 0) r.d2h = seconds(resource::kPcieD2h, index);
+    if (swap || kv.host_bytes > 0) r.d2h = seconds(resource::kPcieD2h, index);
     if (tp > 1) r.peer = seconds(resource::kGpuPeer, index);
     r.nvme = nvme;
     r.cpu = cpu;
@@ -776,8 +778,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   std::vector<KvHierarchy> caches;
   if (caching)
     for (int i = 0; i < replicas; ++i)
-      caches.emplace_back(gpu_tier_blocks, tier_blocks(w.kv_host_cache_bytes),
-                          tier_blocks(w.kv_nvme_cache_bytes),
+      caches.emplace_back(gpu_tier_blocks, tier_blocks(kv.host_bytes), tier_blocks(kv.nvme_bytes),
                           w.kv_write == ServingWorkload::KvWrite::kWriteBack);
 
   // Round-robin dispatch over the replicas (a load balancer that knows nothing of their queues).
@@ -937,16 +938,16 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     if (ttft_hits > 0) result.set(metric::kTtftPrefixHitMeanS, ttft_hit_sum / double(ttft_hits));
     if (misses > 0) result.set(metric::kTtftPrefixMissMeanS, ttft_miss_sum / double(misses));
     result.set(metric::kKvGpuTierBlocks, double(gpu_tier_blocks) * replicas);
-    result.set(metric::kKvHostTierBlocks, double(tier_blocks(w.kv_host_cache_bytes)) * replicas);
-    result.set(metric::kKvNvmeTierBlocks, double(tier_blocks(w.kv_nvme_cache_bytes)) * replicas);
-    result.set(metric::kKvHostTierBytes, w.kv_host_cache_bytes);
-    result.set(metric::kKvNvmeTierBytes, w.kv_nvme_cache_bytes);
+    result.set(metric::kKvHostTierBlocks, double(tier_blocks(kv.host_bytes)) * replicas);
+    result.set(metric::kKvNvmeTierBlocks, double(tier_blocks(kv.nvme_bytes)) * replicas);
+    result.set(metric::kKvHostTierBytes, kv.host_bytes);
+    result.set(metric::kKvNvmeTierBytes, kv.nvme_bytes);
     result.set(metric::kKvHostReadBytes, double(totals.hit_host_blocks) * prefix_block_bytes);
     result.set(metric::kKvNvmeReadBytes, double(totals.hit_nvme_blocks) * prefix_block_bytes);
     result.set(metric::kKvHostWriteBytes, double(totals.host_write_blocks) * prefix_block_bytes);
     const double nvme_written = double(totals.nvme_write_blocks) * prefix_block_bytes;
     result.set(metric::kKvNvmeWriteBytes, nvme_written);
-    if (w.kv_nvme_cache_bytes > 0) {
+    if (kv.nvme_bytes > 0) {
       // Drive writes per day at this write rate: bytes written a day over the array's capacity
       // (the unit of a drive's endurance rating, DWPD, over its warranty).
       const NvmeArray& a = s.hardware.nvme;

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <set>
 
+#include "model/capacity.hpp"
 #include "model/errors.hpp"
+#include "model/perf.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/serving/names.hpp"
 #include "sim/workloads/serving/prefix_stream.hpp"
@@ -667,3 +669,59 @@ TEST_CASE("a bad warm-up names the file, the line and the key", "[workloads][ser
 }
 
 }  // namespace tiersim
+
+namespace tiersim::sim_workloads_serving_prefix_stream_test {
+
+TEST_CASE("auto KV tiers: sized from the memory model, shown in the results, errors named",
+          "[workloads][serving][kv_tiers]") {
+  const std::vector<std::string> small = {"workload.gpu_memory_utilization=0.26"};
+  const std::string yaml = std::string(kSessionsYaml) + "  kv_host_cache: auto\n";
+  const Scenario s = test::load_yaml(yaml, {"workload.kv_nvme_cache=auto"});
+  // The resolved scenario keeps the word: a host with more DRAM gets a larger tier.
+  CHECK_THAT(s.resolved_yaml, Catch::Contains("kv_host_cache: auto"));
+  CHECK_THAT(s.resolved_yaml, Catch::Contains("kv_nvme_cache: auto"));
+  const ServingKvRoom room = serving_kv_room(s, ExecutionModel{});
+  REQUIRE(room.tiers.host_bytes > 0);
+  REQUIRE(room.tiers.nvme_bytes > 0);
+  // The run reports the sizes it used (kv_host_tier_bytes, kv_nvme_tier_bytes, and the memory
+  // table's rows) and the tiers catch hits.
+  const sim::RunResult r = sim::simulate(
+      test::load_yaml(yaml, {"workload.kv_nvme_cache=auto", small[0]}));
+  REQUIRE(r.fits);
+  CHECK(r.get("kv_host_tier_bytes") == room.tiers.host_bytes);
+  CHECK(r.get("kv_nvme_tier_bytes") == room.tiers.nvme_bytes);
+  CHECK(r.get("kv_hit_host_pct") > 0);
+  bool row = false;
+  for (const TierMemory& t : r.memory)
+    for (const MemoryItem& i : t.items)
+      row = row || (i.what == "kv cache tier (workload.kv_host_cache: auto)" &&
+                    i.bytes == room.tiers.host_bytes);
+  CHECK(row);
+
+  // A host whose DRAM the OS reserve takes whole: no room, named by file, line and key.
+  std::string e = error_of([&] { test::load_yaml(yaml, {"hardware.host.dram_gb=16"}); });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_host_cache"));
+  CHECK_THAT(e, Catch::Contains("auto leaves no room"));
+  CHECK_THAT(e, Catch::Contains("operating system and framework"));
+  // auto on NVMe without drives.
+  e = error_of([&] {
+    test::load_yaml(std::string(kSessionsYaml) + "  kv_nvme_cache: auto\n",
+                    {"hardware.nvme.count=0"});
+  });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_nvme_cache"));
+  CHECK_THAT(e, Catch::Contains("needs drives"));
+  // A given tier must fit next to what the run keeps on the host, the OS reserve included: 90 GB
+  // on a 100 GB host leaves less than the 16 GB reserve.
+  e = error_of([&] {
+    test::load_yaml(std::string(kSessionsYaml) + "  kv_host_cache: 90GB\n",
+                    {"hardware.host.dram_gb=100"});
+  });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.kv_host_cache"));
+  CHECK_THAT(e, Catch::Contains("exceeds the 84 GB"));
+  // Another word is still an error that says what is expected.
+  e = error_of([&] { test::load_yaml(std::string(kSessionsYaml) + "  kv_host_cache: all\n"); });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19"));
+  CHECK_THAT(e, Catch::Contains("size"));
+}
+
+}  // namespace tiersim::sim_workloads_serving_prefix_stream_test
