@@ -217,6 +217,10 @@ struct ServingWorkload {
   // drawn with a Zipf popularity.
   double turns = 1;
   double think_time_s = 30;
+  // The shortest of those gaps [s]: a gap is think_time_min_s plus an exponential with mean
+  // think_time_s - think_time_min_s (0: a plain exponential). A coding agent's next call cannot
+  // come before its answer is generated and its tool has run.
+  double think_time_min_s = 0;
   int shared_prefixes = 0;
   int shared_prefix_tokens = 0;
   double prefix_zipf = 1.0;

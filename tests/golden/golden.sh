@@ -55,11 +55,12 @@ for f in scenarios/training/dgx2-zero3.yaml scenarios/training/dgx2-zero-offload
   spawn capture "capacity--$(basename "$f").txt" "$bin" capacity "$f"
 done
 # Serving capacity searches (every rate tried, the capacity and its cost per served request).
-# Under the sanitizers the multi-turn ones are left out (6,000 requests at each of about ten
-# rates: 27 s of the test's 118 s of CPU there); their runs above and the other searches still
-# take the same code through AddressSanitizer.
+# Under the sanitizers the multi-turn and coding-agent ones are left out (thousands of
+# requests at each of about ten rates: 27 s of the test's 118 s of CPU there for the multi-turn
+# ones); their runs above and the other searches still take the same code through
+# AddressSanitizer.
 for f in $(find scenarios/serving -name '*.yaml' | sort); do
-  [[ $sanitized == 1 && $f == */llama3-70b-multiturn-* ]] && continue
+  [[ $sanitized == 1 && ( $f == */llama3-70b-multiturn-* || $f == */llama31-70b-agent-* ) ]] && continue
   spawn capture "capacity--$(basename "$f").txt" "$bin" capacity "$f" -q
 done
 spawn capture validate.json "$bin" validate --json
@@ -141,6 +142,7 @@ skipped=()
 if [[ $sanitized == 1 ]]; then
   skipped=(-x plan--opt30b-chatbot-capacity.txt -x plan-files--opt30b-chatbot-capacity.txt
            -x plan--llama3-70b-multiturn-kv-tiers.txt -x 'capacity--llama3-70b-multiturn-*'
+           -x 'capacity--llama31-70b-agent-*'
            -x sweep--llama3-70b-multiturn-kv-tiers.yaml.txt)
 fi
 if diff -ru "${skipped[@]}" "$expected" "$out" >"$out.diff"; then

@@ -23,6 +23,10 @@ void check_keys(const ScenarioCheck& c) {
     c.fail("workload.arrival_rate",
            "a trace gives the arrivals; remove workload.arrival_rate "
            "or workload.trace");
+  if (w.think_time_min_s > w.think_time_s)
+    c.fail("workload.think_time_min",
+           "must not exceed workload.think_time (" + std::to_string(w.think_time_s) +
+               " s), the mean gap between a session's turns");
   const std::pair<const char*, std::pair<int, int>> bounds[] = {
       {"workload.prompt_tokens", {w.prompt_tokens_min, w.prompt_tokens}},
       {"workload.output_tokens", {w.output_tokens_min, w.output_tokens}}};

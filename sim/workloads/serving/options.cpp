@@ -147,6 +147,15 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                              F(serving.think_time_s)),
                          0, kInf),
                    kServing));
+  const std::size_t think_min_row = t.size();
+  t.push_back(only(range(opt("workload.think_time_min", VT::kDuration, "s", "0s",
+                             "synthetic conversations: shortest time from a turn's arrival to "
+                             "the next turn's; a gap is think_time_min plus an exponential with "
+                             "mean think_time - think_time_min (a coding agent's next call waits "
+                             "for its answer and its tool); at most think_time",
+                             F(serving.think_time_min_s)),
+                         0, kInf),
+                   kServing));
   t.push_back(only(integer("workload.shared_prefixes", 0, "0",
                            "synthetic: shared system prompts in the pool (0 = none); each session "
                            "draws one with a Zipf popularity",
@@ -234,9 +243,10 @@ void serving_option_rows(WorkloadOptionRows& rows) {
            w.kv_load != d.kv_load;
   };
   for (std::size_t i = first_prefix_row; i < t.size(); ++i) t[i].emit_when = in_use;
-  // Added later than the others: it goes in only where it is off, so that the scenarios that set
-  // the other keys keep their hashes.
+  // Added later than the others: each goes in only where it is not at its default, so that the
+  // scenarios that set the other keys keep their hashes.
   t[gpu_prefix_row].emit_when = [](const Scenario& s) { return !s.serving.gpu_prefix_caching; };
+  t[think_min_row].emit_when = [](const Scenario& s) { return s.serving.think_time_min_s > 0; };
 }
 
 }  // namespace tiersim::config

@@ -395,7 +395,8 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
         }
       }
       if (sessions.uniform() < p_stop) break;
-      t += sessions.exponential(w.think_time_s);
+      // A floor, then an exponential: the mean stays think_time.
+      t += w.think_time_min_s + sessions.exponential(w.think_time_s - w.think_time_min_s);
     }
     if (counted >= wanted && std::isinf(cutoff)) {
       std::vector<double> times;

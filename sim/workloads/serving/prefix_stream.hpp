@@ -9,7 +9,7 @@
 //     being the whole input of the turn (the history plus the new message), turns numbered 1, 2,
 //     ... in arrival order within a conversation;
 //   - synthetic sessions: conversations with a geometric number of turns and exponential think
-//     times, each opening with a system prompt drawn from a shared pool with a Zipf popularity;
+//     times (above a floor, workload.think_time_min, where given), each opening with a system prompt drawn from a shared pool with a Zipf popularity;
 //     sessions start as a Poisson (or gamma) process that has been running since long before
 //     the first request, so the stream is stationary from its start, as a production trace is.
 // A conversation's token stream is append-only (each turn's prompt = the previous prompt, its

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "model/capacity.hpp"
@@ -599,6 +601,59 @@ TEST_CASE("synthetic sessions are stationary from the first request", "[workload
   for (std::size_t i = 0; same && i < r.size(); ++i)
     same = again[i].arrival_s == r[i].arrival_s && again[i].block_hashes == r[i].block_hashes;
   CHECK(same);
+}
+
+TEST_CASE("think_time_min is a floor under a session's gaps and keeps their mean",
+          "[workloads][serving]") {
+  // Gaps between consecutive turns of each session: a plain exponential has many shorter than
+  // 10 s (1 - exp(-10/30) = 28%); with a 10 s floor none is, and the mean stays 30 s.
+  const auto gaps = [](const std::vector<std::string>& sets) {
+    const Scenario s = test::load_yaml(
+        kSessionsYaml, [&] {
+          std::vector<std::string> v{"workload.requests=4000", "workload.turns=20",
+                                     "workload.think_time=30s"};
+          v.insert(v.end(), sets.begin(), sets.end());
+          return v;
+        }());
+    std::map<std::uint64_t, double> last;
+    std::vector<double> out;
+    for (const auto& r : sim::synthetic_sessions(s.serving, 0)) {
+      const auto it = last.find(r.session);
+      if (it != last.end()) out.push_back(r.arrival_s - it->second);
+      last[r.session] = r.arrival_s;
+    }
+    return out;
+  };
+  const auto plain = gaps({});
+  const auto floored = gaps({"workload.think_time_min=10s"});
+  REQUIRE(plain.size() > 2000);
+  REQUIRE(floored.size() > 2000);
+  const auto short_share = [](const std::vector<double>& g) {
+    return double(std::count_if(g.begin(), g.end(), [](double x) { return x < 10; })) /
+           double(g.size());
+  };
+  const auto mean = [](const std::vector<double>& g) {
+    double m = 0;
+    for (double x : g) m += x / double(g.size());
+    return m;
+  };
+  CHECK(short_share(plain) == Approx(1 - std::exp(-10.0 / 30)).margin(0.03));
+  CHECK(short_share(floored) == 0);
+  CHECK(*std::min_element(floored.begin(), floored.end()) >= 10);
+  CHECK(mean(plain) == Approx(30).epsilon(0.06));
+  CHECK(mean(floored) == Approx(30).epsilon(0.06));
+  // A floor equal to the mean: every gap is the mean.
+  for (double g : gaps({"workload.think_time_min=30s"})) CHECK(g == Approx(30));
+}
+
+TEST_CASE("a think_time_min above think_time names the file, the line and the key",
+          "[workloads][serving]") {
+  const std::string e = error_of(
+      [] { test::load_yaml(std::string(kSessionsYaml) + "  think_time_min: 40s\n"); });
+  CHECK_THAT(e, Catch::Contains("test.yaml:19: workload.think_time_min"));
+  CHECK_THAT(e, Catch::Contains("must not exceed workload.think_time"));
+  CHECK_THAT(error_of([] { test::load_yaml(kSessionsYaml, {"workload.think_time_min=-1s"}); }),
+             Catch::Contains("workload.think_time_min"));
 }
 
 TEST_CASE("a short multi-turn run starts from a warm cache", "[workloads][serving]") {
