@@ -1,9 +1,67 @@
 #include "sim/workloads/serving/kv_tiers.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace tiersim::sim {
 
+const std::uint32_t* BlockIndex::find(std::uint64_t key) const {
+  if (size_ == 0) return nullptr;
+  for (std::size_t i = home(key);; i = (i + 1) & mask_) {
+    const Slot& s = slots_[i];
+    if (s.value == kEmpty) return nullptr;
+    if (s.key == key) return &s.value;
+  }
+}
+
+void BlockIndex::reserve(std::size_t n) {
+  // At most half full: linear probing's expected probe count stays under 2.5 for a miss.
+  std::size_t want = 16;
+  while (want < 2 * n) want *= 2;
+  if (want > slots_.size()) rehash(want);
+}
+
+void BlockIndex::rehash(std::size_t slots) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(slots, Slot{});
+  mask_ = slots - 1;
+  shift_ = 64;
+  for (std::size_t s = slots; s > 1; s /= 2) --shift_;
+  size_ = 0;
+  for (const Slot& s : old)
+    if (s.value != kEmpty) insert(s.key, s.value);
+}
+
+void BlockIndex::insert(std::uint64_t key, std::uint32_t value) {
+  if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+  std::size_t i = home(key);
+  while (slots_[i].value != kEmpty) i = (i + 1) & mask_;
+  slots_[i] = Slot{key, value};
+  ++size_;
+}
+
+void BlockIndex::erase(std::uint64_t key) {
+  if (size_ == 0) return;
+  std::size_t i = home(key);
+  while (slots_[i].key != key || slots_[i].value == kEmpty) {
+    if (slots_[i].value == kEmpty) return;
+    i = (i + 1) & mask_;
+  }
+  // Backward shift: move later members of the run into the hole when the hole lies between
+  // their home slot and where they sit, so that every key stays reachable from its home.
+  for (std::size_t j = (i + 1) & mask_; slots_[j].value != kEmpty; j = (j + 1) & mask_) {
+    const std::size_t k = home(slots_[j].key);
+    const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+    if (stays) continue;
+    slots_[i] = slots_[j];
+    i = j;
+  }
+  slots_[i] = Slot{};
+  --size_;
+}
+
 LruBlockSet::LruBlockSet(std::size_t capacity_blocks) : capacity_(capacity_blocks), nodes_(1) {
-  index_.reserve(std::min<std::size_t>(capacity_blocks, std::size_t(1) << 20));
+  index_.reserve(std::min<std::size_t>(capacity_blocks, std::size_t(1) << 16));
 }
 
 void LruBlockSet::unlink(std::uint32_t n) {
@@ -21,10 +79,10 @@ void LruBlockSet::push_front(std::uint32_t n) {
 }
 
 bool LruBlockSet::touch(std::uint64_t hash) {
-  const auto it = index_.find(hash);
-  if (it == index_.end()) return false;
-  unlink(it->second);
-  push_front(it->second);
+  const std::uint32_t* n = index_.find(hash);
+  if (!n) return false;
+  unlink(*n);
+  push_front(*n);
   return true;
 }
 
@@ -47,7 +105,7 @@ std::optional<std::uint64_t> LruBlockSet::insert(std::uint64_t hash) {
   }
   nodes_[n].hash = hash;
   push_front(n);
-  index_.emplace(hash, n);
+  index_.insert(hash, n);
   return evicted;
 }
 

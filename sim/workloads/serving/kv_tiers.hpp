@@ -27,10 +27,42 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 namespace tiersim::sim {
+
+// A map from a block hash to a node index, open addressing with linear probing and
+// backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R). The KV tiers look up every
+// block of every prompt; a node-based std::unordered_map spent most of a multi-turn run in its
+// lookups, allocations and frees. Keys may be any 64-bit value (a trace's block ids are small
+// integers), so each is scrambled by Fibonacci hashing before it picks a slot.
+class BlockIndex {
+ public:
+  std::size_t size() const { return size_; }
+  // The value stored for `key`, or nullptr.
+  const std::uint32_t* find(std::uint64_t key) const;
+  // Adds `key` -> `value`; `key` must be absent.
+  void insert(std::uint64_t key, std::uint32_t value);
+  // Removes `key` if present.
+  void erase(std::uint64_t key);
+  // Room for `n` keys without growing.
+  void reserve(std::size_t n);
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  struct Slot {
+    std::uint64_t key = 0;
+    std::uint32_t value = kEmpty;
+  };
+  std::size_t home(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+  void rehash(std::size_t slots);
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 64;
+  std::size_t size_ = 0;
+};
 
 // An LRU set of block hashes with a capacity in blocks.
 class LruBlockSet {
@@ -38,7 +70,7 @@ class LruBlockSet {
   explicit LruBlockSet(std::size_t capacity_blocks);
   std::size_t capacity() const { return capacity_; }
   std::size_t size() const { return index_.size(); }
-  bool contains(std::uint64_t hash) const { return index_.count(hash) > 0; }
+  bool contains(std::uint64_t hash) const { return index_.find(hash) != nullptr; }
   // Makes `hash` the most recently used; false when absent.
   bool touch(std::uint64_t hash);
   // Adds `hash` as the most recently used (or touches it). When the set was full, the least
@@ -55,7 +87,7 @@ class LruBlockSet {
   std::size_t capacity_;
   std::vector<Node> nodes_;  // nodes_[0] is the sentinel: next = most, prev = least recent
   std::vector<std::uint32_t> free_;
-  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  BlockIndex index_;
 };
 
 class KvHierarchy {

@@ -2,7 +2,10 @@
 // the write-through / write-back bookkeeping of the hierarchy.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/workloads/serving/kv_tiers.hpp"
@@ -89,6 +92,38 @@ TEST_CASE("an LRU block set evicts the least recently used block", "[workloads][
   sim::LruBlockSet none(0);
   CHECK(none.insert(5) == std::optional<std::uint64_t>(5));
   CHECK(none.size() == 0);
+}
+
+TEST_CASE("the block index agrees with a standard map under random inserts and erases",
+          "[workloads][serving][kv]") {
+  // Small integer keys (a trace's block ids) crowd into runs of neighbouring slots, which is
+  // where backward-shift deletion can lose a key; random 64-bit keys exercise the rest.
+  for (const std::uint64_t key_range : {std::uint64_t(64), std::uint64_t(5000), ~std::uint64_t(0)}) {
+    sim::BlockIndex index;
+    std::unordered_map<std::uint64_t, std::uint32_t> reference;
+    std::mt19937_64 rng(key_range);
+    for (std::uint32_t step = 0; step < 200000; ++step) {
+      const std::uint64_t key = key_range == ~std::uint64_t(0) ? rng() : rng() % key_range;
+      if (rng() % 3 == 0) {
+        index.erase(key);
+        reference.erase(key);
+      } else if (!reference.count(key)) {
+        index.insert(key, step);
+        reference.emplace(key, step);
+      }
+      if (step % 9973 == 0) {
+        REQUIRE(index.size() == reference.size());
+        for (const auto& [k, v] : reference) {
+          const std::uint32_t* found = index.find(k);
+          REQUIRE(found);
+          REQUIRE(*found == v);
+        }
+      }
+    }
+    REQUIRE(index.size() == reference.size());
+    for (std::uint64_t k = 0; k < std::min<std::uint64_t>(key_range, 100000); ++k)
+      REQUIRE((index.find(k) != nullptr) == (reference.count(k) > 0));
+  }
 }
 
 TEST_CASE("write-through copies computed blocks down; write-back on eviction",
