@@ -254,7 +254,9 @@ std::vector<Option> build_table() {
         "layer, native FP8 GEMMs where the GPU has them) or trtllm-v0.6 (optimized "
         "with the per-query-head decode attention of TensorRT-LLM's published "
         "v0.5/v0.6 tables) or hf-deepspeed-0.7 (hf-deepspeed with DeepSpeed v0.7's "
-        "one-GPU ZeRO-3 gather, two GPU copies per fetched parameter)",
+        "one-GPU ZeRO-3 gather, two GPU copies per fetched parameter) or trtllm-bench "
+        "(optimized as TensorRT-LLM's trtllm-bench serves: a KV pool of 90% of the free "
+        "memory, GUARANTEED_NO_EVICT admission)",
         [](Scenario& s) -> FieldRef {
           ExecutionStack* st = &s.policy.stack;
           return EnumRef{

@@ -366,8 +366,12 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   // vLLM's share is of the total CUDA reports (torch.cuda.mem_get_info), which leaves out the
   // driver's reserve; the CUDA context is charged inside the (1 - utilization) headroom
   // (model/perf.hpp, vllm_*).
-  TierMemory gpu{"gpu", 0, s.serving.gpu_memory_utilization * gpu_allocatable_bytes(s.hardware.gpu),
-                 {}};
+  // A stack that sizes its pool from the free memory (ExecutionStack::
+  // serving_pool_from_free_memory, TensorRT-LLM) may use all of it; its KV pool is a share of
+  // what is left (below).
+  const bool free_share = p.stack.serving_pool_from_free_memory;
+  const double usable = free_share ? 1.0 : s.serving.gpu_memory_utilization;
+  TierMemory gpu{"gpu", 0, usable * gpu_allocatable_bytes(s.hardware.gpu), {}};
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   TierMemory nvme{"nvme", 0,
                   s.hardware.nvme.count * s.hardware.nvme.drive.capacity_tb * 1e12, {}};
@@ -385,6 +389,10 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
           tp > 1 ? em.vllm_non_torch_tp_bytes : em.vllm_non_torch_bytes);
   out.kv_bytes_per_token = m.layers * kv_bytes_per_token_layer(m, p.kv_bits / 8.0) / tp;
   out.kv_pool_bytes = std::max(0.0, gpu.capacity_bytes - gpu.required_bytes);
+  // TensorRT-LLM gives the pool KvCacheConfig free_gpu_memory_fraction of the memory free once
+  // the model and its runtime buffers are placed (the same profiled activations and runtime
+  // memory as above stand for those buffers); the rest stays free.
+  if (free_share) out.kv_pool_bytes *= p.stack.kv_pool_free_fraction;
   if (out.kv_pool_bytes < min_kv_tokens * out.kv_bytes_per_token) {
     gpu.add("kv cache (the longest request)", min_kv_tokens * out.kv_bytes_per_token);
     out.kv_pool_bytes = 0;

@@ -194,7 +194,12 @@ struct ServingWorkload {
   int output_tokens = 128;
   int output_tokens_min = 1;
   double output_sigma = 1;
-  enum class Scheduler { kStatic, kContinuous, kChunked } scheduler = Scheduler::kContinuous;
+  enum class Scheduler {
+    kStatic,
+    kContinuous,
+    kChunked,
+    kInflight
+  } scheduler = Scheduler::kContinuous;
   int max_batch = 256;             // requests in one batch (static) or running at once
   double max_wait_s = 0;           // static: longest the oldest request waits for a full batch
   int token_budget = 0;            // tokens per iteration; 0 = the scheduler's default
@@ -203,6 +208,14 @@ struct ServingWorkload {
   // What a preempted request loses: recompute drops its KV cache and prefills again; swap copies
   // its KV blocks to host DRAM and back before it resumes (vLLM's preemption_mode).
   enum class Preemption { kRecompute, kSwap } preemption = Preemption::kRecompute;
+  // How requests are admitted into the KV pool: the execution stack's rule
+  // (ExecutionStack::kv_admission), or one named here (a TensorRT-LLM run's
+  // capacity_scheduler_policy, a what-if).
+  enum class Admission {
+    kStack,
+    kPromptBlocks,
+    kGuaranteedNoEvict
+  } kv_admission = Admission::kStack;
   double swap_space_bytes = 4.0 * 1024 * 1024 * 1024;  // host DRAM for swapped KV, per GPU
   double slo_ttft_s = -1;          // time-to-first-token target; -1 = none
   double slo_tbt_s = -1;           // time-between-tokens target (per-request mean); -1 = none

@@ -153,6 +153,34 @@ const std::vector<ExecutionStack>& stack_table() {
         "GPU)";
     ds07.zero3_gather_device_copies = 2;
     t.push_back(ds07);
+
+    // TensorRT-LLM as `trtllm-bench throughput` runs it in 2025 (PyTorch backend, releases
+    // 0.19-1.0; the throughput tables of docs/source/performance/perf-overview.md): the optimized
+    // stack (XQA decode attention, FP8 GEMMs, CUDA graphs; the overlap scheduler, on by default
+    // in the PyTorch backend, prepares the next iteration while this one runs, so no host step is
+    // serialised) with in-flight batching whose capacity scheduler runs its default policy,
+    // GUARANTEED_NO_EVICT (SchedulerConfig capacity_scheduler_policy, default GUARANTEED_NO_EVICT;
+    // docs/source/performance/performance-tuning-guide/useful-runtime-flags.md: "guarantee that
+    // a started request is never paused"). cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp
+    // GuaranteedNoEvictScheduler: the requests in progress are scheduled and the blocks they
+    // still need to complete are reserved; pending requests are then taken in order while the
+    // blocks of their prompt plus max_tokens fit in what is left (the first that does not stops
+    // the scan), with no watermark. MAX_UTILIZATION, which may pause started requests, is the
+    // other policy; trtllm-bench leaves the default.
+    ExecutionStack bench = opt;
+    bench.name = "trtllm-bench";
+    bench.description =
+        "TensorRT-LLM 0.19-1.0 PyTorch backend as trtllm-bench runs it: optimized, KV pool of "
+        "90% of free memory, GUARANTEED_NO_EVICT admission (no running request is ever evicted)";
+    bench.kv_admission = KvAdmission::kGuaranteedNoEvict;
+    // The pool is KvCacheConfig free_gpu_memory_fraction of the memory free after the model and
+    // the runtime's buffers (trtllm-bench --kv_cache_free_gpu_mem_fraction, default 0.90;
+    // perf-overview.md: "we also use a higher KV cache percentage by setting
+    // --kv_cache_free_gpu_mem_fraction 0.95 ... We fall back to 0.90 or lower if out-of-memory
+    // errors are encountered", without saying which rows ran which; the default is taken).
+    bench.kv_pool_free_fraction = 0.90;
+    bench.serving_pool_from_free_memory = true;
+    t.push_back(bench);
     return t;
   }();
   return kStacks;

@@ -12,6 +12,17 @@
 
 namespace tiersim {
 
+// How a serving engine admits requests into its paged KV cache (sim/workloads/serving/).
+enum class KvAdmission {
+  // vLLM: a request is admitted when its prompt's blocks are free (less a 1% watermark); a decode
+  // that finds no free block preempts the most recently admitted running request.
+  kPromptBlocks,
+  // TensorRT-LLM's default capacity scheduler policy, GUARANTEED_NO_EVICT: a request is admitted
+  // only when the blocks of its prompt plus its maximum output are free beyond what the running
+  // requests still need to finish, so no running request is ever paused or evicted.
+  kGuaranteedNoEvict,
+};
+
 struct ExecutionStack {
   std::string name;
   std::string description;
@@ -56,6 +67,14 @@ struct ExecutionStack {
   // once the weights and the activation workspace are placed; the rest stays free. 0: no pool,
   // the cache is allocated for the batch as it runs (PyTorch eager, static engines).
   double kv_pool_free_fraction = 0;
+  // The serving workload's paged KV pool (model/capacity.cpp serving_capacity). False: vLLM's
+  // rule, workload.gpu_memory_utilization of the GPU's memory less the weights and the profiled
+  // activations. True: kv_pool_free_fraction of the memory still free once the weights, the
+  // activations and the runtime are placed (TensorRT-LLM's KvCacheConfig
+  // free_gpu_memory_fraction); workload.gpu_memory_utilization is then not used.
+  bool serving_pool_from_free_memory = false;
+  // How the serving scheduler admits requests into the KV pool.
+  KvAdmission kv_admission = KvAdmission::kPromptBlocks;
   // ZeRO-3 on one GPU: full copies in GPU memory that the parameter gather makes of each
   // fetched parameter after its copy from the host, on the gather stream, so the next
   // parameter's host copy waits for them (each copy reads and writes the bytes once). 0 where the

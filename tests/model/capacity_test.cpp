@@ -55,6 +55,25 @@ TEST_CASE("the serving KV pool is what vLLM's start-up profile leaves", "[model]
   CHECK(pool_gib(tp2) == Approx(75.23 - 11.47).epsilon(0.01));
 }
 
+TEST_CASE("TensorRT-LLM's KV pool is its share of the memory left free", "[model][capacity]") {
+  // The trtllm-bench stack sizes the pool as KvCacheConfig free_gpu_memory_fraction (0.90) of what
+  // the weights and the runtime leave of the whole GPU; workload.gpu_memory_utilization (vLLM's
+  // share) does not apply to it.
+  const std::vector<std::string> trt = {"policy.stack=trtllm-bench"};
+  const Scenario s = test::load_yaml(kVllmH100, trt);
+  const ExecutionModel em;
+  const ServingMemory mem = serving_capacity(s, em, 8192, 1024, 0);
+  const TierMemory& gpu = mem.report.tiers.at(0);
+  const double held = gpu.required_bytes - mem.kv_pool_bytes;  // weights, activations, runtime
+  CHECK(gpu.capacity_bytes == Approx(gpu_allocatable_bytes(s.hardware.gpu)));
+  CHECK(mem.kv_pool_bytes == Approx(0.90 * (gpu.capacity_bytes - held)));
+  auto other = trt;
+  other.push_back("workload.gpu_memory_utilization=0.5");
+  CHECK(pool_gib(test::load_yaml(kVllmH100, other)) == Approx(pool_gib(s)));
+  // vLLM's rule on the same scenario is unchanged by the stack's property.
+  CHECK(pool_gib(test::load_yaml(kVllmH100)) == Approx(58.11).epsilon(0.01));
+}
+
 TEST_CASE("vLLM's profiled peak follows the vocabulary and the sampled rows", "[model][capacity]") {
   const Scenario s = test::load_yaml(kVllmH100);
   const ExecutionModel em;

@@ -151,4 +151,20 @@ TEST_CASE("no stack charges per-step host work without a published, serialised f
   CHECK(v06.step_overhead_s == 0);
   CHECK(v06.step_overhead_per_sequence_s == 0);
 }
+TEST_CASE("only the trtllm-bench stack admits requests with GUARANTEED_NO_EVICT",
+          "[model][stack]") {
+  // The admission rule and the pool's sizing are data of the stack (model/stack.cpp), read by the
+  // serving workload and model/capacity.cpp; every older stack keeps vLLM's rule.
+  for (const std::string& name : stack_names()) {
+    const ExecutionStack& st = execution_stack(name);
+    const bool bench = name == "trtllm-bench";
+    INFO(name);
+    CHECK((st.kv_admission == KvAdmission::kGuaranteedNoEvict) == bench);
+    CHECK(st.serving_pool_from_free_memory == bench);
+  }
+  const ExecutionStack& bench = execution_stack("trtllm-bench");
+  CHECK(bench.kv_pool_free_fraction == 0.90);  // trtllm-bench --kv_cache_free_gpu_mem_fraction
+  CHECK_FALSE(bench.kv_read_per_query_head);   // XQA
+}
+
 }  // namespace model_stack_test

@@ -65,12 +65,15 @@ void serving_option_rows(WorkloadOptionRows& rows) {
       only(number("workload.output_sigma", "", 0, kInf, false, "1",
                   "lognormal: standard deviation of ln(output length)", F(serving.output_sigma)),
            kServing));
-  t.push_back(only(choice("workload.scheduler", {"static", "continuous", "chunked"}, "continuous",
-                          "static: batches run to completion (ZeRO-Inference, FlexGen); "
-                          "continuous: iteration-level batching with a paged KV cache (Orca, "
-                          "vLLM); chunked: continuous with chunked prefill (Sarathi-Serve)",
-                          E(serving.scheduler)),
-                   kServing));
+  t.push_back(only(
+      choice("workload.scheduler", {"static", "continuous", "chunked", "inflight"}, "continuous",
+             "static: batches run to completion (ZeRO-Inference, FlexGen); "
+             "continuous: iteration-level batching with a paged KV cache (Orca, "
+             "vLLM); chunked: continuous with chunked prefill (Sarathi-Serve); "
+             "inflight: TensorRT-LLM's in-flight batching without context chunking "
+             "(decodes, then whole prompts, up to token_budget = max_num_tokens)",
+             E(serving.scheduler)),
+      kServing));
   t.push_back(only(integer("workload.max_batch", 1, "256",
                            "requests per batch (static) or running at once (vLLM max_num_seqs)",
                            F(serving.max_batch)),
@@ -82,7 +85,7 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                    kServing));
   t.push_back(only(integer("workload.token_budget", 0, "0",
                            "tokens per iteration; 0 = the scheduler's default (chunked: 512; "
-                           "continuous: max(context, 2048))",
+                           "continuous: max(context, 2048); inflight: 8192)",
                            F(serving.token_budget)),
                    kServing));
   t.push_back(only(integer("workload.block_tokens", 1, "16", "tokens per paged KV cache block",
@@ -100,6 +103,17 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                           "(vLLM's V0 engine; V1 always recomputes)",
                           E(serving.preemption)),
                    kServing));
+  const std::size_t admission_row = t.size();
+  t.push_back(only(
+      choice("workload.kv_admission", {"stack", "prompt_blocks", "guaranteed_no_evict"}, "stack",
+             "how requests enter the KV pool: stack: policy.stack's rule; "
+             "prompt_blocks: when the prompt's blocks are free, preempting the newest "
+             "request when a decode finds none (vLLM); guaranteed_no_evict: only when "
+             "the prompt's and the whole output's blocks are free beyond the running "
+             "requests' needs, never preempting (TensorRT-LLM's default capacity "
+             "scheduler policy)",
+             E(serving.kv_admission)),
+      kServing));
   t.push_back(only(range(opt("workload.swap_space", VT::kSize, "bytes", "4GiB",
                              "host DRAM per GPU for swapped KV blocks (vLLM swap_space, 4 GiB "
                              "default); a swap-out that does not fit aborts the run, as vLLM does",
@@ -247,6 +261,9 @@ void serving_option_rows(WorkloadOptionRows& rows) {
   // scenarios that set the other keys keep their hashes.
   t[gpu_prefix_row].emit_when = [](const Scenario& s) { return !s.serving.gpu_prefix_caching; };
   t[think_min_row].emit_when = [](const Scenario& s) { return s.serving.think_time_min_s > 0; };
+  t[admission_row].emit_when = [](const Scenario& s) {
+    return s.serving.kv_admission != ServingWorkload::Admission::kStack;
+  };
 }
 
 }  // namespace tiersim::config

@@ -22,6 +22,19 @@
 //   chunked     Sarathi-Serve (Agrawal et al., OSDI 2024): each iteration has a token budget
 //               (default 512, the artifact's chunk size); decodes first, then the prompts in
 //               progress and new prompts in chunks that fill the budget.
+//   inflight    TensorRT-LLM's in-flight batching without context chunking (trtllm-bench's
+//               default, enable_chunked_prefill false): the micro-batch scheduler
+//               (cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp) takes the requests the
+//               capacity scheduler let through in order, the generating ones first, one token
+//               each, then whole prompts, until max_batch requests or token_budget
+//               (max_num_tokens, default 8192) tokens; the first prompt that does not fit stops
+//               the scan.
+//
+// Admission into the KV pool is the execution stack's (ExecutionStack::kv_admission): vLLM's
+// (the prompt's blocks, a 1% watermark, preemption when a decode finds no free block, as above)
+// or TensorRT-LLM's GUARANTEED_NO_EVICT, which admits a request only when the blocks of its prompt
+// plus its whole output are free beyond what the running requests still need to finish, so no
+// request is ever preempted (capacityScheduler.cpp GuaranteedNoEvictScheduler; no watermark).
 //
 // Prefix caching (continuous and chunked schedulers, where the requests carry block hashes:
 // prefix_stream.hpp): at admission a request's longest cached prefix is found in the replica's
@@ -93,6 +106,9 @@ struct Live {
   int prefilled = 0;  // of target
   int generated = 0;
   long blocks = 0;
+  // GUARANTEED_NO_EVICT: blocks set aside for the tokens it has still to produce (taken from the
+  // free pool by no other request).
+  long reserved_blocks = 0;
   long swapped_blocks = 0;  // in host DRAM while swapped out
   double first_scheduled_s = -1;
   double first_token_s = -1;
@@ -170,10 +186,12 @@ struct ReplicaResources {
 class Replica {
  public:
   // `block_bytes`: one KV block on each GPU of the replica; `gpus`: the replica's GPUs.
-  Replica(const ServingWorkload& w, const IterationModel& model, ReplicaResources res,
-          long kv_blocks, int token_budget, double block_bytes, int gpus, Totals& totals,
-          KvHierarchy* prefix_cache = nullptr)
+  // `admission`: the run's rule (the stack's, or workload.kv_admission).
+  Replica(const ServingWorkload& w, KvAdmission admission, const IterationModel& model,
+          ReplicaResources res, long kv_blocks, int token_budget, double block_bytes, int gpus,
+          Totals& totals, KvHierarchy* prefix_cache = nullptr)
       : w_(w),
+        admission_(admission),
         model_(model),
         res_(res),
         total_blocks_(kv_blocks),
@@ -189,14 +207,19 @@ class Replica {
     watermark_ = static_cast<long>(std::ceil(0.01 * double(kv_blocks)));
   }
 
+  // Admission that reserves each request's whole output (GUARANTEED_NO_EVICT).
+  bool no_evict() const { return admission_ == KvAdmission::kGuaranteedNoEvict; }
+
   // `engine`: polled once per step for a stop request (Engine::poll_stop).
   void run(std::vector<Live*> arrivals, const Engine& engine) {
     arrivals_ = std::move(arrivals);
     while (true) {
       engine.poll_stop();
-      const bool ran = w_.scheduler == ServingWorkload::Scheduler::kStatic    ? static_step()
-                       : w_.scheduler == ServingWorkload::Scheduler::kChunked ? chunked_step()
-                                                                              : continuous_step();
+      const bool ran = w_.scheduler == ServingWorkload::Scheduler::kStatic ? static_step()
+                       : w_.scheduler == ServingWorkload::Scheduler::kChunked ||
+                               w_.scheduler == ServingWorkload::Scheduler::kInflight
+                           ? chunked_step()
+                           : continuous_step();
       if (!totals_.swap_abort.empty()) break;
       if (ran) continue;
       if (next_ >= arrivals_.size()) break;
@@ -290,6 +313,8 @@ class Replica {
   void release(Live* r) {
     free_blocks_ += r->blocks;
     r->blocks = 0;
+    reserved_blocks_ -= r->reserved_blocks;
+    r->reserved_blocks = 0;
     // Its blocks stay cached (vLLM keeps a freed block's hash until the block is reused): the
     // prompt's and the output's full blocks, which a conversation's next turn holds.
     if (kv_ && !r->req.block_hashes.empty()) {
@@ -429,6 +454,12 @@ class Replica {
       Live* r = running_[i];
       if (!r->decoding()) continue;
       const long need = blocks_for(r->req.prompt_tokens + r->generated) - r->blocks;
+      if (no_evict() && need > 0) {
+        // The block comes out of the request's own reservation: it is free, and no one else's.
+        const long from_reserve = std::min(need, r->reserved_blocks);
+        r->reserved_blocks -= from_reserve;
+        reserved_blocks_ -= from_reserve;
+      }
       bool preempted_self = false;
       while (need > free_blocks_) {
         Live* victim = running_.back();
@@ -456,10 +487,29 @@ class Replica {
     }
   }
 
-  // Whether `r`'s prompt blocks can be taken now, keeping the watermark unless nothing runs.
+  // Blocks `r` will hold when its last token is computed: its prompt and its whole output.
+  long final_blocks(const Live* r) const {
+    return blocks_for(double(r->req.prompt_tokens) + r->req.output_tokens);
+  }
+
+  // Whether `r` may be admitted now. vLLM: its prompt's blocks are free, keeping the watermark
+  // unless nothing runs. GUARANTEED_NO_EVICT: the blocks of its prompt and whole output are free
+  // beyond those the running requests have reserved to finish.
   bool can_admit(const Live* r, std::size_t admitted_now) const {
+    if (no_evict()) return free_blocks_ - reserved_blocks_ >= final_blocks(r);
     const long reserve = running_.empty() && admitted_now == 0 ? 0 : watermark_;
     return free_blocks_ - blocks_for(r->target) >= reserve;
+  }
+
+  // Takes the blocks of `r`'s prompt (and, GUARANTEED_NO_EVICT, reserves those of the rest of its
+  // output) as it is admitted.
+  void take_blocks(Live* r) {
+    r->blocks = blocks_for(r->target);
+    free_blocks_ -= r->blocks;
+    if (no_evict()) {
+      r->reserved_blocks = std::max(0L, final_blocks(r) - r->blocks);
+      reserved_blocks_ += r->reserved_blocks;
+    }
   }
 
   bool continuous_step() {
@@ -478,8 +528,7 @@ class Replica {
       if (r->target - cached > budget || !can_admit(r, prefills.size())) break;
       waiting_.pop_front();
       budget -= r->target - cached;
-      r->blocks = blocks_for(r->target);
-      free_blocks_ -= r->blocks;
+      take_blocks(r);
       if (kv_) {
         // Prefill after the cached prefix: its tokens attend to the prefix's KV as well.
         take_prefix(r, m, shape);
@@ -550,16 +599,21 @@ class Replica {
     // admission, as Sarathi-Serve's scheduler does).
     for (Live* r : running_)
       if (!r->decoding() && budget > 0) add_chunk(r);
+    // In-flight batching without chunking takes a prompt only whole: the first that does not
+    // fit in what is left of the budget stops the scan (microBatchScheduler.cpp).
+    const bool whole = w_.scheduler == ServingWorkload::Scheduler::kInflight;
     std::size_t admitted = 0;
     while (budget > 0 && !waiting_.empty() && running_.size() < std::size_t(w_.max_batch)) {
       Live* r = waiting_.front();
       if (!can_admit(r, admitted)) break;
+      const KvHierarchy::Match m = cached_prefix(r);
+      if (whole && r->target - static_cast<long>(m.blocks()) * w_.prefix_block_tokens > budget)
+        break;
       waiting_.pop_front();
-      r->blocks = blocks_for(r->target);
-      free_blocks_ -= r->blocks;
+      take_blocks(r);
       running_.push_back(r);
       ++admitted;
-      take_prefix(r, cached_prefix(r), shape);
+      take_prefix(r, m, shape);
       add_chunk(r);
     }
     if (scheduled.empty()) {
@@ -636,9 +690,11 @@ class Replica {
   }
 
   const ServingWorkload& w_;
+  KvAdmission admission_;
   const IterationModel& model_;
   ReplicaResources res_;
   long total_blocks_, free_blocks_, watermark_ = 0;
+  long reserved_blocks_ = 0;  // GUARANTEED_NO_EVICT: the running requests' reservations
   double block_bytes_ = 0;
   int gpus_ = 1;
   long free_swap_blocks_ = 0, pending_swap_out_blocks_ = 0;
@@ -698,17 +754,27 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   // Token budget per iteration: Sarathi-Serve's chunk size 512 (artifact default); vLLM's
   // max_num_batched_tokens without chunking, max(max_model_len, 2048) (vllm/config.py
   // SchedulerConfig); a static batch prefills every prompt at once.
+  // TensorRT-LLM's in-flight batching: max_num_tokens, 8192 by default (BuildConfig and the LLM
+  // API's max_num_tokens).
+  using Sched = ServingWorkload::Scheduler;
   int budget = w.token_budget;
   if (budget == 0)
-    budget = w.scheduler == ServingWorkload::Scheduler::kChunked ? 512
-             : w.scheduler == ServingWorkload::Scheduler::kContinuous
-                 ? std::max({m.max_positions, 2048, max_total})
-                 : w.max_batch * max_prompt;
-  if (w.scheduler == ServingWorkload::Scheduler::kContinuous && budget < max_total)
+    budget = w.scheduler == Sched::kChunked      ? 512
+             : w.scheduler == Sched::kInflight   ? 8192
+             : w.scheduler == Sched::kContinuous ? std::max({m.max_positions, 2048, max_total})
+                                                 : w.max_batch * max_prompt;
+  if (w.scheduler == Sched::kContinuous && budget < max_total)
     throw ModelError("workload.token_budget " + std::to_string(budget) +
                      " is below the longest request (" + std::to_string(max_total) +
                      " tokens with its output): the continuous scheduler prefills a prompt in "
                      "one iteration; raise it or use scheduler: chunked");
+  // Without chunking a prompt runs whole in one iteration (TensorRT-LLM checks it against
+  // max_num_tokens; trtllm-bench raises max_num_tokens to at least the longest prompt).
+  if (w.scheduler == Sched::kInflight && budget < max_prompt)
+    throw ModelError("workload.token_budget " + std::to_string(budget) +
+                     " is below the longest prompt (" + std::to_string(max_prompt) +
+                     " tokens): in-flight batching without chunking runs a prompt whole in one "
+                     "iteration; raise it to at least the longest prompt");
 
   const ExecutionModel& em = options.exec;
   const ServingMemory mem = serving_capacity(s, em, budget, w.max_batch, max_total);
@@ -730,6 +796,35 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
                      std::to_string(mem.kv_pool_bytes / 1e9) +
                      " GB); use smaller blocks (vLLM's default is 16 tokens)");
 
+  // The admission rule: the stack's unless the workload names one (workload.kv_admission).
+  const KvAdmission admission = w.kv_admission == ServingWorkload::Admission::kStack
+                                    ? p.stack.kv_admission
+                                : w.kv_admission == ServingWorkload::Admission::kGuaranteedNoEvict
+                                    ? KvAdmission::kGuaranteedNoEvict
+                                    : KvAdmission::kPromptBlocks;
+  // A request preempted for recompute comes back with its prompt and the tokens it had made; in
+  // in-flight batching without chunking that must run whole in one iteration, so one longer than
+  // the budget would wait forever.
+  if (w.scheduler == Sched::kInflight && admission == KvAdmission::kPromptBlocks &&
+      w.preemption == ServingWorkload::Preemption::kRecompute && budget < max_total)
+    throw ModelError("workload.token_budget " + std::to_string(budget) +
+                     " is below the longest request (" + std::to_string(max_total) +
+                     " tokens with its output): a request preempted for recompute runs its "
+                     "prompt and output again in one iteration of in-flight batching; raise the "
+                     "budget, use workload.kv_admission: guaranteed_no_evict or "
+                     "workload.preemption: swap");
+  // GUARANTEED_NO_EVICT admits a request only when its whole output fits: one that does not fit
+  // in the empty pool would never start.
+  if (admission == KvAdmission::kGuaranteedNoEvict) {
+    const long need = static_cast<long>(std::ceil(double(max_total) / double(w.block_tokens)));
+    if (need > blocks)
+      throw ModelError("the longest request (" + std::to_string(max_total) +
+                       " tokens with its output) needs " + std::to_string(need) +
+                       " KV blocks, more than the pool's " + std::to_string(blocks) +
+                       "; GUARANTEED_NO_EVICT admission (policy.stack " + p.stack.name +
+                       ", workload.kv_admission) starts a request only when its whole output "
+                       "fits, so it would never start");
+  }
   const IterationModel model(s, em);
   Engine engine;
   engine.enable_trace(options.trace);
@@ -824,7 +919,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   Totals totals;
   double total_s = 0;
   for (int i = 0; i < replicas; ++i) {
-    Replica replica(w, model, res[static_cast<std::size_t>(i)], blocks, budget,
+    Replica replica(w, admission, model, res[static_cast<std::size_t>(i)], blocks, budget,
                     mem.kv_bytes_per_token * w.block_tokens, tp, totals,
                     caching ? &caches[static_cast<std::size_t>(i)] : nullptr);
     replica.run(std::move(streams[static_cast<std::size_t>(i)]), engine);
@@ -836,6 +931,13 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     }
   }
 
+  // Every request must have finished: the metrics below count them all as served.
+  const auto unfinished = std::count_if(live.begin(), live.end(), [](const Live& r) {
+    return r.done_s < 0;
+  });
+  if (unfinished > 0)
+    throw ModelError("serving: " + std::to_string(unfinished) +
+                     " requests never finished (a scheduler could not run them)");
   std::vector<double> queue, ttft, e2e, tpot;
   double generated = 0;
   long good = 0;

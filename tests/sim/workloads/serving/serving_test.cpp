@@ -153,6 +153,90 @@ TEST_CASE("continuous batching preempts when the KV cache runs out and still ser
   CHECK(r.get("kv_cache_max_pct") > 90);
 }
 
+// Requests that all arrive at once, 1,024 prompt and 1,024 output tokens each, on the scheduler
+// and stack given; `n` of them.
+sim::RunResult burst(const std::string& stack, const std::string& scheduler, long n,
+                     const std::string& admission = "stack") {
+  return run({"policy.stack=" + stack, "workload.scheduler=" + scheduler,
+              "workload.arrival_rate=1000000", "workload.arrival_cv=0",
+              "workload.prompt_tokens=1024", "workload.output_tokens=1024",
+              "workload.max_batch=4096", "workload.token_budget=8192",
+              "workload.requests=" + std::to_string(n), "workload.kv_admission=" + admission});
+}
+
+// How many such requests the pool holds to the end of their outputs: 2,048 tokens in 16-token
+// blocks each.
+long whole_requests(const sim::RunResult& r) {
+  return static_cast<long>(r.get("kv_cache_blocks")) / (2048 / 16);
+}
+
+TEST_CASE("GUARANTEED_NO_EVICT admits only what can finish and never preempts",
+          "[workloads][serving][no_evict]") {
+  // TensorRT-LLM's default capacity policy (stack trtllm-bench): a request starts only when the
+  // blocks of its prompt and its whole output are free beyond the running requests' reservations.
+  // The pool holds K whole requests: K arriving at once start together; one more waits for the
+  // first of them to finish (about their whole lifetime) before its first token, and nobody is
+  // preempted.
+  const long k = whole_requests(burst("trtllm-bench", "inflight", 1));
+  REQUIRE(k > 8);
+  const sim::RunResult fit = burst("trtllm-bench", "inflight", k);
+  const sim::RunResult over = burst("trtllm-bench", "inflight", k + 1);
+  CHECK(fit.get("preemptions") == 0);
+  CHECK(over.get("preemptions") == 0);
+  CHECK(over.get("requests_completed") == double(k + 1));
+  CHECK(fit.get("ttft_max_s") < 0.2 * fit.get("e2e_max_s"));
+  CHECK(over.get("ttft_max_s") > 0.9 * fit.get("e2e_max_s"));
+  // The same holds under the other schedulers that keep a paged pool.
+  for (const char* sched : {"continuous", "chunked"}) {
+    const sim::RunResult r = burst("trtllm-bench", sched, 2 * k);
+    INFO(sched);
+    CHECK(r.get("preemptions") == 0);
+    CHECK(r.get("requests_completed") == double(2 * k));
+  }
+}
+
+TEST_CASE("vLLM's admission on prompt blocks is unchanged: it overcommits and preempts",
+          "[workloads][serving][no_evict]") {
+  // The optimized stack admits on the prompt's blocks: twice the requests its pool holds whole
+  // all start at once (their prompts fit), and decodes that run out of blocks preempt.
+  const long k = whole_requests(burst("optimized", "continuous", 1));
+  REQUIRE(k > 8);
+  const sim::RunResult fit = burst("optimized", "continuous", k);
+  const sim::RunResult over = burst("optimized", "continuous", 2 * k);
+  CHECK(fit.get("preemptions") == 0);
+  CHECK(over.get("preemptions") > 0);
+  CHECK(over.get("requests_completed") == double(2 * k));
+  // workload.kv_admission overrides the stack's rule either way.
+  CHECK(burst("optimized", "continuous", 2 * k, "guaranteed_no_evict").get("preemptions") == 0);
+  const long k_trt = whole_requests(burst("trtllm-bench", "inflight", 1));
+  CHECK(burst("trtllm-bench", "inflight", 2 * k_trt, "prompt_blocks").get("preemptions") > 0);
+}
+
+TEST_CASE("in-flight batching takes prompts whole, after the decodes, within the token budget",
+          "[workloads][serving][no_evict]") {
+  // 1,024-token prompts and a budget of 2,048: at most two prompts an iteration, never a part of
+  // one; the chunked scheduler with the same budget splits them.
+  const auto with_budget = [](const std::string& sched, int budget) {
+    return run({"policy.stack=trtllm-bench", "workload.scheduler=" + sched,
+                "workload.arrival_rate=1000000", "workload.arrival_cv=0",
+                "workload.prompt_tokens=1024", "workload.output_tokens=2", "workload.max_batch=64",
+                "workload.requests=8", "workload.token_budget=" + std::to_string(budget)});
+  };
+  // 8 prompts arriving 1 us apart: the first iteration starts with the first alone; from then on
+  // each iteration decodes the request that started in the one before (one token) and takes one
+  // whole prompt: the 2,047 tokens left hold one, not two (a decode's token counts against
+  // max_num_tokens). 8 iterations with a prompt, and one last decode.
+  CHECK(with_budget("inflight", 2048).get("iterations") == 9);
+  // A budget below the longest prompt cannot run it whole.
+  CHECK_THROWS_WITH(with_budget("inflight", 1000), Catch::Contains("below the longest prompt"));
+  CHECK(with_budget("chunked", 1000).get("iterations") > 5);
+  // A request preempted for recompute would come back longer than the budget and wait forever.
+  CHECK_THROWS_WITH(run({"workload.scheduler=inflight", "workload.kv_admission=prompt_blocks",
+                         "workload.prompt_tokens=1024", "workload.output_tokens=1024",
+                         "workload.token_budget=1536"}),
+                    Catch::Contains("preempted for recompute"));
+}
+
 TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling them again",
           "[workloads][serving]") {
   // Long requests and a KV pool that holds a few of them: every preemption either prefills
