@@ -50,6 +50,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
        "charged per KV block a serving KV tier copies; unset = none)"},
       {"nvlink_gbps", &G::nvlink_gbps, "GB/s", 0, kNoLimit, false,
        "GPU-to-GPU bandwidth per direction; 0 = no NVLink"},
+      {"pcie_p2p", &G::pcie_p2p, "", 0, 1, false,
+       "two boards without NVLink reach each other's memory over PCIe (CUDA peer access); false "
+       "= collectives go through host memory (GeForce boards)"},
       {"tdp_w", &G::tdp_w, "W", 0, kNoLimit, false, "board power limit"},
       {"idle_w", &G::idle_w, "W", 0, kNoLimit, false, "idle power with a CUDA context open"},
       {"memory_power_fraction", &G::memory_power_fraction, "", 0, 1, false,
@@ -126,6 +129,9 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
       {"pcie_switch_uplink_gbps", &H::pcie_switch_uplink_gbps, "GB/s", 0, kNoLimit, false,
        "achieved per-direction rate of a PCIe switch's uplink; 0 = x16 of the host's PCIe "
        "generation at the GPU links' efficiency"},
+      {"gpu_p2p", &H::gpu_p2p, "", 0, 1, false,
+       "the platform allows GPU peer access over PCIe; false = collectives between GPUs without "
+       "NVLink go through host memory even where the boards support peer access"},
   };
   return kFields;
 }

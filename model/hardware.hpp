@@ -59,6 +59,11 @@ struct GpuSpec {
   // block (sim/workloads/serving/iteration_cost.cpp).
   double pcie_copy_overhead_us = -1;
   double nvlink_gbps = 0;    // GPU-to-GPU bandwidth per direction; 0 = no NVLink (use PCIe)
+  // Two of these boards can reach each other's memory directly over PCIe (CUDA peer access)
+  // when they have no NVLink. false for GeForce boards whose driver refuses peer access between
+  // them: NCCL then routes each transfer through pinned host memory (its SHM transport) and
+  // vLLM's custom all-reduce is off (model/perf.hpp PeerLinkKind). The catalog gives the source.
+  bool pcie_p2p = true;
   double tdp_w = 0;          // board power limit
   double idle_w = 0;         // idle power with a CUDA context open
   // Fraction of the dynamic power range (tdp_w - idle_w) a kernel streaming device memory at the
@@ -158,6 +163,11 @@ struct HostSpec {
   // Achieved per-direction rate of one switch's uplink [1e9 B/s]; 0 = an x16 link of the host's
   // PCIe generation at the GPU links' copy efficiency (pcie_switch_uplink_gbps()).
   double pcie_switch_uplink_gbps = 0;
+  // The platform lets GPUs without NVLink reach each other directly over PCIe. false where it
+  // blocks peer access (a VM without it, IOMMU or ACS redirecting peer traffic through the root
+  // complex): collectives then go through host memory even between boards that support it
+  // (GpuSpec::pcie_p2p; model/perf.hpp peer_link_kind).
+  bool gpu_p2p = true;
   SourceMap sources;
   // Not a catalog field: hardware.host.size_dram. When true and dram_gb is the catalog's (not
   // overridden), energy and cost count the DRAM the configuration needs (model/capacity.hpp,

@@ -124,8 +124,66 @@ double ring_allreduce_bytes(double bytes, double ranks) {
   return ranks > 1 ? 2 * bytes * (ranks - 1) / ranks : 0.0;
 }
 
+PeerLinkKind peer_link_kind(const GpuSpec& gpu, const HostSpec& host) {
+  if (gpu.nvlink_gbps > 0) return PeerLinkKind::kNvlink;
+  return gpu.pcie_p2p && host.gpu_p2p ? PeerLinkKind::kPcieP2p : PeerLinkKind::kPcieHost;
+}
+
+const char* to_string(PeerLinkKind kind) {
+  switch (kind) {
+    case PeerLinkKind::kNvlink: return "nvlink";
+    case PeerLinkKind::kPcieP2p: return "pcie-p2p";
+    case PeerLinkKind::kPcieHost: return "pcie-host";
+  }
+  return "?";
+}
+
+namespace {
+// [us] NCCL's base latency of a ring collective at its low-latency (LL) protocol, the one it
+// picks for the small messages of decode: NCCL 2.18-2.19 src/graph/tuning.cc, baseLat[Ring][LL]
+// = 6.6 us.
+constexpr double kNcclRingBaseUs = 6.6;
+// [us] Hardware latency of one ring step by link kind:
+// - NVLink: NCCL 2.18-2.19 tuning.cc hwLat[NVLINK][Ring][LL] = 0.6 us. Two H100 SXM GPUs measure
+//   about 6 us per small all-reduce under CUDA graphs (NVIDIA/nccl#1259, NCCL 2.20.5, NVLSTree),
+//   against 6.6 + 2 x 0.6 = 7.8 us here.
+// - PCIe peer-to-peer: derived from one published measurement, not NCCL's 1.0 us
+//   (hwLat[PCI][Ring][LL]), which undershoots it: NCCL all-reduces of 256 B to 64 KB on eight
+//   RTX PRO 6000 Blackwell boards with PCIe Gen5 P2P behind switches take 24.1-24.6 us
+//   (voipmonitor/rtx6kpro hardware/pcie-bandwidth.md, "Custom Allreduce vs NCCL"): (24.35 - 6.6)
+//   / 14 steps = 1.27 us. Four V100s behind a PLX switch with P2P measure 19.4 us at 4 KB under
+//   a CUDA graph (haohervchb/sglang-V100#2), against 6.6 + 6 x 1.27 = 14.2 us here.
+// - PCIe through host memory: derived from one published measurement: an 8-byte NCCL ring
+//   all-reduce on eight GeForce RTX 4090s (no peer access) takes 42.14-42.56 us
+//   (NVIDIA/nccl#1530): (42.35 - 6.6) / 14 = 2.55 us. Two RTX 4090s without P2P exchange 8 bytes
+//   (alltoall_perf, one step each way) in 11.3-11.9 us (tinygrad/open-gpu-kernel-modules#17),
+//   against 6.6 + 2 x 2.55 = 11.7 us here.
+constexpr double kRingStepUs[] = {0.6, 1.27, 2.55};
+// All-reduces per transformer layer under Megatron-LM tensor parallelism (after attention and
+// after the FFN; Shoeybi et al., 2019, section 3).
+constexpr double kTensorParallelAllreducesPerLayer = 2.0;
+}  // namespace
+
+double ring_allreduce_latency_s(PeerLinkKind kind, double ranks) {
+  if (ranks <= 1) return 0.0;
+  const double step_us = kRingStepUs[static_cast<int>(kind)];
+  return (kNcclRingBaseUs + 2.0 * (ranks - 1) * step_us) * units::kMicro;
+}
+
+TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec& host,
+                                              const LlmSpec& m, double tokens, double tp) {
+  TensorParallelComm c;
+  c.link = peer_link_kind(gpu, host);
+  if (tp <= 1) return c;
+  c.collectives = kTensorParallelAllreducesPerLayer;
+  c.bytes = tensor_parallel_layer_bytes(m, tokens, tp);
+  c.latency_s = c.collectives * ring_allreduce_latency_s(c.link, tp);
+  return c;
+}
+
 double tensor_parallel_layer_bytes(const LlmSpec& m, double tokens, double tp) {
-  return 2.0 * ring_allreduce_bytes(tokens * m.hidden * 2.0, tp);
+  // Each all-reduce is of the layer's fp16 hidden states.
+  return kTensorParallelAllreducesPerLayer * ring_allreduce_bytes(tokens * m.hidden * 2.0, tp);
 }
 
 double pcie_switch_uplink_gbps(const GpuSpec& gpu, const HostSpec& host) {

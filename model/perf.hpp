@@ -190,7 +190,9 @@ double d2h_gbps(const GpuSpec& gpu, const HostSpec& host);
 // (GpuSpec::pcie_copy_overhead_us; none where the catalog has no measurement) plus the bytes at
 // the rate. 0 bytes cost nothing.
 double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double bytes_per_s);
-// GPU-to-GPU bandwidth per direction (NVLink, or peer-to-peer over PCIe).
+// GPU-to-GPU bandwidth per direction: NVLink's, or over PCIe (peer-to-peer, or through host
+// memory: either way each byte crosses each GPU's own link once per direction) the GPU's copy
+// rate over its link.
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
 
 // Bytes each rank sends (and receives) in a ring collective over `ranks` ranks of a buffer of
@@ -203,11 +205,44 @@ double ring_allgather_bytes(double bytes, double ranks);
 double ring_reduce_scatter_bytes(double bytes, double ranks);
 double ring_allreduce_bytes(double bytes, double ranks);
 
-// Bytes each GPU sends over its peer link for one transformer layer of `tokens` tokens under
-// Megatron-LM tensor parallelism over `tp` GPUs: two ring all-reduces of the layer's fp16 hidden
-// states (tokens x hidden x 2 bytes), one after attention and one after the FFN (Shoeybi et al.,
-// 2019, section 3). 0 for one GPU. The one place this is worked out: the inference workload's
-// stages and the serving workload's iteration cost both use it.
+// How the GPUs of one node reach each other for a collective: over NVLink (GpuSpec::nvlink_gbps
+// > 0), directly over PCIe (peer-to-peer: the boards support it, GpuSpec::pcie_p2p, and the
+// platform allows it, HostSpec::gpu_p2p), or else over PCIe through pinned host memory (NCCL's
+// SHM transport, each transfer written to host memory by the sender and read back by the
+// receiver).
+enum class PeerLinkKind { kNvlink, kPcieP2p, kPcieHost };
+PeerLinkKind peer_link_kind(const GpuSpec& gpu, const HostSpec& host);
+const char* to_string(PeerLinkKind kind);
+
+// [s] The fixed cost of one ring all-reduce over `ranks` GPUs of one node on `kind` links, however
+// small the message: NCCL's own latency model of its ring algorithm (src/graph/tuning.cc,
+// ncclTopoTuneModel: the base latency of the protocol plus one hardware latency per step, 2 x
+// (ranks - 1) steps for an all-reduce), at the low-latency protocol NCCL picks for small messages.
+// 0 for one rank. The per-step latencies are in model/perf.cpp with their sources.
+double ring_allreduce_latency_s(PeerLinkKind kind, double ranks);
+
+// The link time of Megatron-LM tensor parallelism over `tp` GPUs for one transformer layer of
+// `tokens` tokens: two ring all-reduces of the layer's fp16 hidden states (tokens x hidden x 2
+// bytes), one after attention and one after the FFN (Shoeybi et al., 2019, section 3). Each
+// all-reduce costs its latency (ring_allreduce_latency_s, by the link kind) plus the bytes each
+// GPU sends (ring_allreduce_bytes) at the peer link's rate (gpu_peer_gbps): time = latency + ring
+// bytes / bus rate, nccl-tests' bus bandwidth being exactly that rate (PERFORMANCE.md). Nothing
+// for one GPU. The one place this is worked out: the inference workload's stages (which hand
+// bytes and latency to the peer link resource) and the serving workload's iteration cost both
+// use it.
+struct TensorParallelComm {
+  PeerLinkKind link = PeerLinkKind::kNvlink;
+  double collectives = 0;  // all-reduces per layer (2, none for one GPU)
+  double bytes = 0;        // [bytes] each GPU sends over its peer link per layer
+  double latency_s = 0;    // [s] the all-reduces' fixed costs per layer
+  // [s] the layer's link time at the peer link's rate `bytes_per_s`.
+  double seconds(double bytes_per_s) const {
+    return bytes > 0 ? latency_s + bytes / bytes_per_s : latency_s;
+  }
+};
+TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec& host,
+                                              const LlmSpec& m, double tokens, double tp);
+// Its bytes alone (TensorParallelComm::bytes).
 double tensor_parallel_layer_bytes(const LlmSpec& m, double tokens, double tp);
 
 // Achieved per-direction rate [1e9 B/s] of a PCIe switch's uplink to the CPU: the host's

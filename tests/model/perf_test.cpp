@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
 
 #include "model/perf.hpp"
 #include "model/stack.hpp"
@@ -148,6 +149,71 @@ TEST_CASE("a tensor-parallel layer all-reduces its fp16 hidden states twice",
   CHECK(tensor_parallel_layer_bytes(m, 10, 4) == Approx(2 * 2 * 0.75 * 10 * 4096 * 2));
   CHECK(tensor_parallel_layer_bytes(m, 10, 4) == 2 * ring_allreduce_bytes(10 * 4096 * 2.0, 4));
   CHECK(tensor_parallel_layer_bytes(m, 10, 1) == 0.0);
+}
+
+TEST_CASE("the GPUs' link kind comes from the catalog's NVLink and peer-access data",
+          "[perf][collective]") {
+  GpuSpec gpu = a100();
+  HostSpec host;
+  gpu.nvlink_gbps = 300;
+  CHECK(peer_link_kind(gpu, host) == PeerLinkKind::kNvlink);
+  gpu.pcie_p2p = false;  // NVLink does not need PCIe peer access
+  CHECK(peer_link_kind(gpu, host) == PeerLinkKind::kNvlink);
+  gpu.nvlink_gbps = 0;
+  CHECK(peer_link_kind(gpu, host) == PeerLinkKind::kPcieHost);
+  gpu.pcie_p2p = true;
+  CHECK(peer_link_kind(gpu, host) == PeerLinkKind::kPcieP2p);
+  // A platform that blocks peer access sends even capable boards through host memory.
+  host.gpu_p2p = false;
+  CHECK(peer_link_kind(gpu, host) == PeerLinkKind::kPcieHost);
+  CHECK(std::string(to_string(PeerLinkKind::kPcieHost)) == "pcie-host");
+}
+
+TEST_CASE("a ring all-reduce's latency follows NCCL's ring model by link kind",
+          "[perf][collective]") {
+  // One rank exchanges nothing.
+  CHECK(ring_allreduce_latency_s(PeerLinkKind::kPcieHost, 1) == 0.0);
+  // 6.6 us base + 2 x (ranks - 1) steps.
+  CHECK(ring_allreduce_latency_s(PeerLinkKind::kNvlink, 2) == Approx(7.8e-6));
+  // The published measurements the PCIe step latencies come from, eight GPUs each: 24.1-24.6 us
+  // with peer access (RTX PRO 6000), 42.1-42.6 us through host memory (RTX 4090).
+  CHECK(ring_allreduce_latency_s(PeerLinkKind::kPcieP2p, 8) * 1e6 == Approx(24.35).margin(0.3));
+  CHECK(ring_allreduce_latency_s(PeerLinkKind::kPcieHost, 8) * 1e6 == Approx(42.35).margin(0.3));
+  for (double ranks : {2.0, 4.0, 8.0}) {
+    CHECK(ring_allreduce_latency_s(PeerLinkKind::kNvlink, ranks) <
+          ring_allreduce_latency_s(PeerLinkKind::kPcieP2p, ranks));
+    CHECK(ring_allreduce_latency_s(PeerLinkKind::kPcieP2p, ranks) <
+          ring_allreduce_latency_s(PeerLinkKind::kPcieHost, ranks));
+  }
+  CHECK(ring_allreduce_latency_s(PeerLinkKind::kPcieP2p, 4) <
+        ring_allreduce_latency_s(PeerLinkKind::kPcieP2p, 8));
+}
+
+TEST_CASE("a tensor-parallel layer pays two all-reduces' latency on top of their bytes",
+          "[perf][collective]") {
+  LlmSpec m;
+  m.hidden = 5120;  // Qwen3-32B
+  GpuSpec gpu = a100();
+  gpu.pcie_p2p = false;
+  const HostSpec host;
+  const double bytes_per_s = 25e9;
+  const TensorParallelComm decode = tensor_parallel_layer_comm(gpu, host, m, 8, 2);
+  CHECK(decode.link == PeerLinkKind::kPcieHost);
+  CHECK(decode.collectives == 2);
+  CHECK(decode.bytes == tensor_parallel_layer_bytes(m, 8, 2));
+  CHECK(decode.latency_s == Approx(2 * ring_allreduce_latency_s(PeerLinkKind::kPcieHost, 2)));
+  CHECK(decode.seconds(bytes_per_s) == Approx(decode.latency_s + decode.bytes / bytes_per_s));
+  // Eight decode tokens move 80 KB per all-reduce (6.6 us for both at 25 GB/s): the latency
+  // (2 x 11.7 us) is most of the link time.
+  CHECK(decode.latency_s > 3 * decode.bytes / bytes_per_s);
+  // A 2,048-token prefill chunk moves 256 times the bytes: there the bytes are.
+  const TensorParallelComm prefill = tensor_parallel_layer_comm(gpu, host, m, 2048, 2);
+  CHECK(prefill.latency_s == decode.latency_s);
+  CHECK(prefill.bytes / bytes_per_s > 5 * prefill.latency_s);
+  // One GPU pays nothing.
+  const TensorParallelComm one = tensor_parallel_layer_comm(gpu, host, m, 8, 1);
+  CHECK(one.collectives == 0);
+  CHECK(one.seconds(bytes_per_s) == 0.0);
 }
 
 TEST_CASE("a ZeRO-3 all-gather takes (N-1)/N of the gathered bytes on each GPU's link",

@@ -859,9 +859,13 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     }
   }
   if (tp_ > 1) {
-    // Two ring all-reduces of the hidden states per layer (after attention and after the FFN).
-    co_await st.peer->use(tensor_parallel_layer_bytes(m_, tokens, tp_),
-                          pass_tag(activity::kAllreduce, pass, module));
+    // Two ring all-reduces of the hidden states per layer (after attention and after the FFN):
+    // their bytes at the peer link's rate plus their latency by the link kind
+    // (TensorParallelComm::seconds, the serving workload's rule).
+    const TensorParallelComm comm =
+        tensor_parallel_layer_comm(s_.hardware.gpu, s_.hardware.host, m_, tokens, tp_);
+    co_await st.peer->use(comm.bytes, pass_tag(activity::kAllreduce, pass, module),
+                          comm.latency_s);
   }
 }
 

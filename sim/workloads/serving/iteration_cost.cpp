@@ -89,9 +89,10 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   const LimitedKernels layer_run = gpu_power_limited(gpu, layer_k);
   const double layer_gpu_s = layer_run.s;
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
-  // after the kernels, as in the inference workload.
+  // after the kernels, as in the inference workload: each its latency by the link kind (NVLink,
+  // PCIe peer-to-peer, PCIe through host memory) and its bytes at the peer rate.
   const double layer_peer_s =
-      tp_ > 1 ? tensor_parallel_layer_bytes(m, tokens, tp_) / peer_bps_ : 0.0;
+      tensor_parallel_layer_comm(gpu, s_.hardware.host, m, tokens, tp_).seconds(peer_bps_);
   const double layer_s = layer_gpu_s + layer_peer_s;
   const KernelTime emb_k = edge_module(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
   const KernelTime head_k = edge_module(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);

@@ -131,6 +131,38 @@ policy: {weights: gpu, parallelism: {tensor: 4}}
   CHECK(saw_peer);
 }
 
+TEST_CASE("tensor-parallel all-reduces through host memory take longer than peer-to-peer ones",
+          "[inference][tp]") {
+  const char* yaml = R"(
+name: tp
+hardware:
+  gpu: {model: L40S, count: 4}
+model: {name: opt-13b}
+workload: {kind: inference, batch: 16, prompt_tokens: 256, gen_tokens: 8}
+policy: {weights: gpu, parallelism: {tensor: 4}}
+)";
+  auto peer = [](const sim::RunResult& r) {
+    sim::ResourceUsage out;
+    for (const auto& u : r.utilization)
+      if (u.name == "gpu-peer") out = u;
+    return out;
+  };
+  const auto p2p = sim::simulate(load(yaml));
+  const auto host = sim::simulate(load(yaml, {"hardware.gpu.pcie_p2p=false"}));
+  REQUIRE(p2p.fits);
+  REQUIRE(host.fits);
+  // The same bytes cross the link; each all-reduce's fixed cost is larger through host memory
+  // (model/perf.hpp ring_allreduce_latency_s), the rule the serving workload uses too.
+  CHECK(peer(host).amount == Approx(peer(p2p).amount));
+  CHECK(peer(host).busy_s > peer(p2p).busy_s);
+  CHECK(sim::metric_value(host.metrics, "total_s") > sim::metric_value(p2p.metrics, "total_s"));
+  // The latency difference of a layer's two 4-rank all-reduces, 2 x 6 steps x (2.55 - 1.27) us,
+  // in each of OPT-13B's 40 layers and 8 passes (the prefill and 7 decode steps).
+  const double per_layer_s = 2 * (ring_allreduce_latency_s(PeerLinkKind::kPcieHost, 4) -
+                                  ring_allreduce_latency_s(PeerLinkKind::kPcieP2p, 4));
+  CHECK(peer(host).busy_s - peer(p2p).busy_s == Approx(per_layer_s * 40 * 8).epsilon(0.01));
+}
+
 TEST_CASE("NVMe reads run ahead of the bounce copies and across modules, up to the swap buffers",
           "[inference][nvme]") {
   // DeepSpeed's swapper issues reads asynchronously while buffers are free: an I/O-bound AIO run

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/perf.hpp"
+#include "model/units.hpp"
 #include "sim/workloads/serving/iteration_cost.hpp"
 #include "tests/support.hpp"
 
@@ -51,7 +52,74 @@ workload:
   output_tokens: 32
   prefix_block_tokens: 256
 )";
+
+// Qwen3-32B over two RTX PRO 6000 boards (PCIe Gen5, no NVLink) with tensor parallelism.
+const char* kTpYaml = R"(
+name: iteration-cost-tp-test
+hardware:
+  gpu: {model: RTX-PRO-6000-Blackwell-Server, count: 2}
+model: {name: qwen3-32b}
+workload:
+  kind: serving
+  arrival_rate: 1
+  requests: 1
+  prompt_tokens: 256
+  output_tokens: 16
+policy:
+  weights: gpu
+  kv_cache: gpu
+  parallelism: {tensor: 2, pipeline: 1}
+)";
+
+// A decode iteration of 32 requests with 1,000 tokens of context each.
+sim::IterationShape decode_batch() {
+  sim::IterationShape d;
+  d.decodes = 32;
+  d.decode_context_tokens = 32 * 1000;
+  d.sampled = 32;
+  return d;
+}
+
+sim::IterationCost tp_cost(const sim::IterationShape& shape, std::vector<std::string> sets = {}) {
+  const Scenario s = test::load_yaml(kTpYaml, std::move(sets));
+  const sim::IterationModel model(s, ExecutionModel{});
+  return model.cost(shape);
+}
 }  // namespace
+
+TEST_CASE("a decode iteration's all-reduces cost more over PCIe without peer access",
+          "[workloads][serving][tp]") {
+  const sim::IterationShape d = decode_batch();
+  const sim::IterationCost p2p = tp_cost(d);
+  const sim::IterationCost host = tp_cost(d, {"hardware.gpu.pcie_p2p=false"});
+  const sim::IterationCost blocked = tp_cost(d, {"hardware.host.gpu_p2p=false"});
+  const sim::IterationCost nvlink = tp_cost(d, {"hardware.gpu.nvlink_gbps=900"});
+  // The same kernels on each GPU; only the link differs.
+  CHECK(host.gpu_s == Approx(p2p.gpu_s));
+  CHECK(nvlink.gpu_s == Approx(p2p.gpu_s));
+  CHECK(nvlink.peer_s < p2p.peer_s);
+  CHECK(p2p.peer_s < host.peer_s);
+  CHECK(blocked.peer_s == Approx(host.peer_s));
+  CHECK(nvlink.time_s < p2p.time_s);
+  CHECK(p2p.time_s < host.time_s);
+
+  // Each of the 64 layers pays two all-reduces' latency plus their bytes at the copy rate.
+  const Scenario s = test::load_yaml(kTpYaml, {"hardware.gpu.pcie_p2p=false"});
+  const TensorParallelComm comm =
+      tensor_parallel_layer_comm(s.hardware.gpu, s.hardware.host, s.model, 32, 2);
+  CHECK(comm.link == PeerLinkKind::kPcieHost);
+  const double rate = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, s.hardware.host));
+  CHECK(host.peer_s == Approx(s.model.layers * comm.seconds(rate)));
+  // 32 tokens of 5,120 fp16 values are 328 KB an all-reduce, 6 us at 55 GB/s; the latency,
+  // 11.7 us each, is most of it.
+  CHECK(s.model.layers * comm.latency_s > 0.5 * host.peer_s);
+}
+
+TEST_CASE("one GPU pays no all-reduce", "[workloads][serving][tp]") {
+  const sim::IterationCost one =
+      tp_cost(decode_batch(), {"hardware.gpu.count=1", "policy.parallelism.tensor=1"});
+  CHECK(one.peer_s == 0.0);
+}
 
 TEST_CASE("a KV tier load pays the GPU's fixed cost once per block copied",
           "[workloads][serving][kv]") {
