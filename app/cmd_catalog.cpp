@@ -7,6 +7,7 @@
 #include "config/catalog.hpp"
 #include "config/catalog_json.hpp"
 #include "config/spec_fields.hpp"
+#include "model/attention_kernel.hpp"
 #include "model/errors.hpp"
 
 namespace tiersim::app {
@@ -39,6 +40,16 @@ void print_table(std::ostream& os, const std::string& title, const Row& header,
 std::string num(double v) { return format_number(v); }
 std::string price(const PriceQuote& q) { return q.known() ? num(q.usd) : "-"; }
 
+// Where a fused stack's prefill attention rates on `g` come from (model/attention_kernel.hpp):
+// measured on this board, inherited from the generation's measured board (its name), or "-" where
+// no published table covers the generation (the stack's GEMM rate).
+std::string attention_from(const GpuSpec& g) {
+  const std::string board =
+      fused_attention_measured_on(FusedAttentionKernel::kFlashAttention, g.arch);
+  if (board.empty()) return "-";
+  return board == g.name ? "measured" : board;
+}
+
 void print_gpus(std::ostream& os, const Catalog& c) {
   std::vector<Row> rows;
   for (const auto& g : c.gpus())
@@ -53,10 +64,10 @@ void print_gpus(std::ostream& os, const Catalog& c) {
                             g.l2_shared_read_gbps >= 0
                         ? std::string("measured")
                         : std::string("none"),
-                    price(c.gpu_price(g.name))});
+                    attention_from(g), price(c.gpu_price(g.name))});
   print_table(os, "GPUs",
               {"name", "memory_mib", "label", "arch", "hbm_gbps", "fp16_tflops", "pcie", "h2d_gbps",
-               "nvlink_gbps", "tdp_w", "gds", "rates_from", "usd"},
+               "nvlink_gbps", "tdp_w", "gds", "rates_from", "attention_from", "usd"},
               rows);
 }
 

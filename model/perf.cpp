@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "model/attention_kernel.hpp"
 #include "model/layout.hpp"
 #include "model/units.hpp"
 
@@ -38,14 +40,18 @@ double eager_kernel_s(const ExecutionModel& em) {
   return em.layer_overhead_s / kEagerKernelsPerLayer;
 }
 
-KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
+double gemm_flops_per_s(const GpuSpec& gpu, const ExecutionModel& em) {
   // The stack's share of the peak, capped by what the board sustains where that is measured
   // (a power-capped T4 holds far less than its boost-clock peak; model/hardware.hpp).
-  double gemm_flops_per_s = units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency;
+  double rate = units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency;
   if (gpu.fp16_achieved_tflops > 0)
-    gemm_flops_per_s = std::min(gemm_flops_per_s, units::tflops_to_flops(gpu.fp16_achieved_tflops));
+    rate = std::min(rate, units::tflops_to_flops(gpu.fp16_achieved_tflops));
+  return rate;
+}
+
+KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
   KernelTime k;
-  k.compute_s = flops / gemm_flops_per_s;
+  k.compute_s = flops / gemm_flops_per_s(gpu, em);
   k.memory_s = bytes / (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
   k.s = std::max(k.compute_s, k.memory_s);
   return k;
@@ -320,6 +326,35 @@ double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Polic
       module_elements * (bytes_per_weight(p.weight_bits, p.quant_group_size) + 2.0) / tp);
 }
 
+double prefill_pairs(const PrefillChunk& c) {
+  return c.sequences * c.queries * (c.offset + (c.queries + 1) / 2);
+}
+
+double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                           const ExecutionStack& stack, const PrefillChunk& c, double tp) {
+  if (c.queries <= 0 || c.sequences <= 0) return 0;
+  const double gemm_rate = gemm_flops_per_s(gpu, em);
+  // The new tokens against themselves (causal) and against the offset (every pair).
+  const double diagonal_flops =
+      attention_flops(m, c.sequences * c.queries, (c.queries + 1) / 2) / tp;
+  const double offset_flops = attention_flops(m, c.sequences * c.queries, c.offset) / tp;
+  // The kernel's rate for `keys` keys per query, with the mask or without; the GEMM rate where
+  // no published rate covers this GPU.
+  auto rate = [&](bool causal, double keys) {
+    if (!stack.fused_attention) return gemm_rate;
+    const std::optional<double> fraction = fused_attention_peak_fraction(
+        stack.prefill_attention_kernel, gpu.arch, m.head_dim(), causal, keys);
+    if (!fraction) return gemm_rate;
+    double r = units::tflops_to_flops(gpu.fp16_tflops) * *fraction;
+    if (gpu.fp16_achieved_tflops > 0)
+      r = std::min(r, units::tflops_to_flops(gpu.fp16_achieved_tflops));
+    return r;
+  };
+  double s = diagonal_flops / rate(true, c.queries);
+  if (offset_flops > 0) s += offset_flops / rate(false, c.offset);
+  return s;
+}
+
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                       const LayerPass& pass, double tp, const GemmPath& gemm) {
   return layer_kernel(m, gpu, em, pass, tp, gemm).s;
@@ -355,6 +390,10 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
     const double attention_bytes = pass.kv_read_bytes + pass.kv_write_bytes + pass.score_bytes;
     attention = gpu_kernel(gpu, em, pass.attention_flops / tp, attention_bytes);
   }
+  // Prefill attention's math at its own kernel's rate, in the same kernel as the rest (one
+  // launch over the pass's sequences in a serving engine), so under the same roofline.
+  attention.compute_s += pass.prefill_attention_s;
+  attention.s = std::max(attention.s, attention.compute_s);
   // FP8 GEMMs at their own rate.
   const double gemm_math_s =
       gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)

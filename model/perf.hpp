@@ -147,6 +147,10 @@ struct KernelTime {
   KernelTime plus_gap(double gap_s) const { return {s + gap_s, compute_s, memory_s}; }
 };
 
+// [FLOP/s] The fp16 math rate of the stack's GEMMs on `gpu`: its share of the dense peak
+// (em.gemm_efficiency), capped by what the board sustains where that is measured
+// (GpuSpec::fp16_achieved_tflops).
+double gemm_flops_per_s(const GpuSpec& gpu, const ExecutionModel& em);
 // A GPU kernel group doing `flops` FLOPs and moving `bytes` through device memory: the roofline
 // with the efficiencies above.
 KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
@@ -336,7 +340,34 @@ struct LayerPass {
   // head reads it again (decode_kv_reads): the other heads' reads hit in L2 where the GPU gives
   // its rate for that (GpuSpec::l2_shared_read_gbps).
   double kv_distinct_read_bytes = -1;
+  // [s] Math of the pass's prefill attention on this GPU (prefill_attention_s, summed over its
+  // chunks), whose FLOPs are not in attention_flops: it runs at the rate of the stack's fused
+  // kernel, which attention_flops (at the GEMM rate) does not.
+  double prefill_attention_s = 0;
 };
+// One prefill chunk in a forward pass: `sequences` sequences, each computing `queries` new tokens
+// after `offset` tokens already in its KV cache (earlier chunks of the prompt, a cached prefix).
+struct PrefillChunk {
+  double queries = 0;
+  double offset = 0;
+  double sequences = 1;
+};
+// Query-key pairs the chunk's causal attention computes, over all its sequences: each new token
+// attends to the offset and to itself and the new tokens before it,
+// queries x (offset + (queries + 1) / 2) per sequence.
+double prefill_pairs(const PrefillChunk& c);
+// [s] The math of the chunk's causal attention in one layer on one of `tp` GPUs (each holding
+// 1/tp of the heads). Where the stack fuses attention into a kernel with a published rate on this
+// GPU's generation (ExecutionStack::prefill_attention_kernel, model/attention_kernel.hpp), the
+// chunk runs as that kernel runs it: the block of its new tokens against themselves with the
+// causal mask at the kernel's causal rate for `queries` keys, the block against the offset
+// without a mask at its unmasked rate for `offset` keys; each at that fraction of the GPU's
+// dense fp16 peak (capped by fp16_achieved_tflops where measured). Elsewhere its FLOPs run at
+// the GEMM rate (gemm_flops_per_s). The one place prefill attention's math is priced: the
+// serving iteration and the inference workload's prefill with fused attention use it (eager
+// stacks in the inference workload compute the whole score matrix instead: attention_flops).
+double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                           const ExecutionStack& stack, const PrefillChunk& c, double tp);
 // Weight bytes one GPU reads per layer pass from an fp16 (or dequantised fp16) copy of its shard.
 double layer_weight_read_bytes(const LlmSpec& m, double tp);
 // Activation traffic of one layer for `tokens` tokens on one GPU (hidden states in and out of the
@@ -348,8 +379,8 @@ double layer_activation_bytes(const LlmSpec& m, double tokens, double tp);
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
                        double module_elements, double tp);
 // One layer's kernels with every operand in GPU memory (no launch overhead): the weight GEMMs on
-// `gemm` (gemm_path) and the attention kernel at the fp16 rate, one after the other, each at its
-// own roofline.
+// `gemm` (gemm_path) and the attention kernel at the fp16 rate (its prefill math at
+// pass.prefill_attention_s), one after the other, each at its own roofline.
 KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                         const LayerPass& pass, double tp, const GemmPath& gemm);
 double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,

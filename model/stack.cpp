@@ -32,6 +32,11 @@ const std::vector<ExecutionStack>& stack_table() {
     // writes the N x N score matrix to HBM (Dao et al., NeurIPS 2022, section 3.1); vLLM uses
     // FlashAttention and PagedAttention (Kwon et al., SOSP 2023, section 4).
     opt.fused_attention = true;
+    // Its prefill attention runs at FlashAttention's published rates (FA3 on Hopper, FA2
+    // elsewhere, as vLLM selects them: model/attention_kernel.hpp). Most rows on this stack run
+    // vLLM (0.11-0.23, FA3 on Hopper); TensorRT-LLM's own context FMHA publishes no rate by
+    // sequence length, and is taken to be of FlashAttention's class.
+    opt.prefill_attention_kernel = FusedAttentionKernel::kFlashAttention;
     // Maximum achievable matmul rates of a tuned GEMM (stas00/ml-engineering,
     // compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table"): BF16
     // A100 SXM 271.2 of 312 TFLOPS (86.9%), A100 PCIe 252.9 (81.1%), H100 SXM 794.5 of 989
@@ -108,6 +113,9 @@ const std::vector<ExecutionStack>& stack_table() {
     // the repeated reads hit in L2: layer_kernel_s charges them at the GPU's L2 rate where the
     // catalog gives one (GpuSpec::l2_shared_read_gbps), else at the memory rate.
     v06.kv_read_per_query_head = true;
+    // Its context FMHA kernels (2023) predate FlashAttention-3 and publish no achieved rate:
+    // prefill attention stays at the GEMM rate.
+    v06.prefill_attention_kernel = FusedAttentionKernel::kUnpublished;
     // Its GEMMs did not hide the weight stream under the math. The A100 FP16 first-token
     // latencies of the same performance.md (batch 1, v0.5) grow linearly with the prompt, and the
     // line's intercept is the time to stream the GPU's weights once (fp16, at 80% of 2039 GB/s),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/attention_kernel.hpp"
 #include "model/hardware.hpp"
 
 namespace tiersim {
@@ -29,6 +30,10 @@ struct ExecutionStack {
   // Attention as one fused kernel (FlashAttention, TensorRT-LLM's context FMHA): the s x s score
   // and probability matrices stay in on-chip memory, so prefill neither stores nor streams them.
   bool fused_attention = false;
+  // The fused kernel's published achieved rate, by GPU generation, head size, mask and sequence
+  // length (model/attention_kernel.hpp), at which prefill attention runs instead of the GEMM rate
+  // (model/perf.hpp prefill_attention_s). kUnpublished: the GEMM rate.
+  FusedAttentionKernel prefill_attention_kernel = FusedAttentionKernel::kUnpublished;
   // Fraction of the dense fp16 tensor peak its GEMMs reach, with the layer's elementwise work
   // fused into them. Unset: the eager figure of ExecutionModel (model/perf.hpp).
   std::optional<double> gemm_efficiency;

@@ -391,6 +391,104 @@ TEST_CASE("a striped request reaches each drive in chunk-size pieces, so its fir
         Approx(array.model.read.latency_s(aio.block_size_bytes / 64, 1)).epsilon(1e-12));
   CHECK(many.read_latency_s < four.read_latency_s);
 }
+
+namespace {
+
+// An H100 SXM as the catalog gives it (the FlashAttention-3 benchmark's board).
+GpuSpec h100() {
+  GpuSpec g;
+  g.name = "h100-like";
+  g.memory_mib = 81559;
+  g.arch = "hopper";
+  g.sm_count = 132;
+  g.hbm_gbps = 3350;
+  g.fp16_tflops = 989;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("long-context prefill attention of a fused stack runs at the kernel's published rate",
+          "[model][perf][attention]") {
+  const LlmSpec m = llama7b();
+  REQUIRE(m.head_dim() == 128);
+  const ExecutionStack& opt = execution_stack("optimized");
+  const ExecutionModel em = with_stack(ExecutionModel{}, opt);
+  const GpuSpec gpu = h100();
+  // One 16,384-token prompt in one chunk: FlashAttention-3's causal rate at 16K keys, 616 TFLOPS
+  // (Shah et al. 2024, Figure 5(d)), below the stack's GEMM rate (80% of 989).
+  const double whole_flops = attention_flops(m, 16384, 16385 / 2.0);
+  CHECK(prefill_attention_s(m, gpu, em, opt, PrefillChunk{16384, 0, 1}, 1) ==
+        Approx(whole_flops / 616e12));
+  CHECK(whole_flops / 616e12 > 1.25 * whole_flops / gemm_flops_per_s(gpu, em));
+  // A chunk after 83,616 cached tokens (the last chunk of a 100K prompt): its causal block at
+  // the causal rate for 16K keys, its pairs with the cached tokens unmasked at the 16K+ rate
+  // (648, Figure 5(c)).
+  CHECK(prefill_attention_s(m, gpu, em, opt, PrefillChunk{16384, 83616, 1}, 1) ==
+        Approx(whole_flops / 616e12 + attention_flops(m, 16384, 83616) / 648e12));
+  // Short chunks run further below: 1,024 tokens at 423 TFLOPS; eight sequences of them eight
+  // times as long; under tensor parallelism each GPU holds half the heads.
+  const double short_s = attention_flops(m, 1024, 1025 / 2.0) / 423e12;
+  CHECK(prefill_attention_s(m, gpu, em, opt, PrefillChunk{1024, 0, 1}, 1) == Approx(short_s));
+  CHECK(prefill_attention_s(m, gpu, em, opt, PrefillChunk{1024, 0, 8}, 1) ==
+        Approx(8 * short_s));
+  CHECK(prefill_attention_s(m, gpu, em, opt, PrefillChunk{1024, 0, 1}, 2) ==
+        Approx(short_s / 2));
+  // A board whose sustained rate is measured below the kernel's share of its peak is capped.
+  GpuSpec capped = gpu;
+  capped.fp16_achieved_tflops = 300;
+  CHECK(prefill_attention_s(m, capped, em, opt, PrefillChunk{16384, 0, 1}, 1) ==
+        Approx(whole_flops / 300e12));
+}
+
+TEST_CASE("eager stacks and GPUs without a published attention rate keep the GEMM rate",
+          "[model][perf][attention]") {
+  const LlmSpec m = llama7b();
+  const PrefillChunk chunk{8192, 4096, 2};
+  const double flops = 2 * attention_flops(m, 8192, 4096 + 8193 / 2.0);
+  // Eager PyTorch on Hopper: no fused kernel, whatever the table holds.
+  ExecutionStack eager = execution_stack(kDefaultStackName);
+  eager.prefill_attention_kernel = FusedAttentionKernel::kFlashAttention;
+  const ExecutionModel eager_em = with_stack(ExecutionModel{}, eager);
+  CHECK(prefill_attention_s(m, h100(), eager_em, eager, chunk, 1) ==
+        Approx(flops / gemm_flops_per_s(h100(), eager_em)));
+  // The optimized stack on an A100 (no FlashAttention-2 table by sequence length) and
+  // TensorRT-LLM v0.6 on Hopper (no published rate of its kernels).
+  const ExecutionStack& opt = execution_stack("optimized");
+  const ExecutionModel opt_em = with_stack(ExecutionModel{}, opt);
+  CHECK(prefill_attention_s(m, a100(), opt_em, opt, chunk, 1) ==
+        Approx(flops / gemm_flops_per_s(a100(), opt_em)));
+  const ExecutionStack& v06 = execution_stack("trtllm-v0.6");
+  CHECK(prefill_attention_s(m, h100(), opt_em, v06, chunk, 1) ==
+        Approx(flops / gemm_flops_per_s(h100(), opt_em)));
+}
+
+TEST_CASE("a layer's prefill attention math adds to its attention kernel under the roofline",
+          "[model][perf][attention]") {
+  const LlmSpec m = llama7b();
+  const GpuSpec gpu = h100();
+  const ExecutionStack& opt = execution_stack("optimized");
+  const ExecutionModel em = with_stack(ExecutionModel{}, opt);
+  Policy p;
+  p.stack = opt;
+  const GemmPath gemm = gemm_path(gpu, em, p);
+  LayerPass pass{4096, 0, 0, 0, 0};
+  const KernelTime without = layer_kernel(m, gpu, em, pass, 1, gemm);
+  pass.prefill_attention_s = prefill_attention_s(m, gpu, em, opt, PrefillChunk{4096, 0, 1}, 1);
+  const KernelTime with = layer_kernel(m, gpu, em, pass, 1, gemm);
+  // The math is the attention kernel's time, and it counts as math for the power model.
+  CHECK(with.s - without.s == Approx(pass.prefill_attention_s));
+  CHECK(with.compute_s - without.compute_s == Approx(pass.prefill_attention_s));
+  CHECK(with.memory_s == without.memory_s);
+  // Where the kernel's memory traffic takes longer (a large KV read beside it), the math hides
+  // under it: the kernel's roofline.
+  pass.kv_read_bytes = 10 * pass.prefill_attention_s * 3350e9;
+  pass.kv_distinct_read_bytes = pass.kv_read_bytes;
+  LayerPass read_only = pass;
+  read_only.prefill_attention_s = 0;
+  CHECK(layer_kernel(m, gpu, em, pass, 1, gemm).s ==
+        Approx(layer_kernel(m, gpu, em, read_only, 1, gemm).s));
+}
 }  // namespace model_perf_test
 
 namespace model_perf_test {

@@ -727,7 +727,10 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
   const double gpu_kv = p_.kv_cache.gpu;
   const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
   const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
-  const double attn_flops = attention_flops(m_, tokens, context);
+  // Fused prefill attention runs the causal half at its kernel's rate (prefill_attention_s);
+  // eager attention computes the whole score matrix at the GEMM rate.
+  const bool fused_prefill = prefill && p_.stack.fused_attention;
+  const double attn_flops = fused_prefill ? 0.0 : attention_flops(m_, tokens, context);
   const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
   const double kv_read = kv_distinct * decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
   double kv_write = tokens * kv_tok / tp_;
@@ -738,6 +741,9 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
                            : 0.0;
   LayerPass layer{tokens, attn_flops, kv_read, kv_write, score_bytes};
   layer.kv_distinct_read_bytes = kv_distinct;
+  if (fused_prefill)
+    layer.prefill_attention_s = prefill_attention_s(
+        m_, gpu, em_, p_.stack, PrefillChunk{double(w_.prompt_tokens), 0.0, sub_batch}, tp_);
   // The dequantisation kernel only streams memory.
   KernelTime k{dequant_s, 0, dequant_s};
   k += layer_kernel(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));

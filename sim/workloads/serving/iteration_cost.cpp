@@ -69,10 +69,13 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   IterationCost c;
   // Fused attention (FlashAttention, vLLM's PagedAttention) reads the KV cache once and keeps no
   // score matrix (Kwon et al., SOSP 2023, section 4); causal prefill attends to half a chunk on
-  // average.
+  // average. Decode attention's FLOPs run at the GEMM rate (it is bound by its KV reads); each
+  // prefill chunk's at the rate of the stack's attention kernel for its length.
   LayerPass pass;
   pass.tokens = tokens;
-  pass.attention_flops = attention_flops(m, 1.0, w.prefill_pairs + w.decode_context_tokens);
+  pass.attention_flops = attention_flops(m, 1.0, w.decode_context_tokens);
+  for (const PrefillChunk& chunk : w.prefill_chunks)
+    pass.prefill_attention_s += prefill_attention_s(m, gpu, em_, s_.policy.stack, chunk, tp_);
   const double decode_reads = decode_kv_reads(s_.policy.stack, m.heads, m.kv_heads);
   pass.kv_distinct_read_bytes =
       (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_;

@@ -4,19 +4,27 @@
 // weights come from their tier (GPU memory, or streamed from host DRAM or NVMe once per iteration
 // and shared by every request in it) while the previous layer computes; each layer's kernels run
 // at the roofline for the iteration's tokens plus attention over the requests' KV cache.
+#include <vector>
+
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
 #include "model/weight_stream.hpp"
 
 namespace tiersim::sim {
 
-// What an iteration processes. Prefill chunks are counted by their tokens, the query-key pairs
-// their causal attention computes and the earlier chunks' KV they read; decodes by their count and
-// the sum of their context lengths.
+// What an iteration processes. Prefill chunks are kept one by one (their attention's rate depends
+// on each chunk's length, model/perf.hpp prefill_attention_s) and counted by their tokens and the
+// earlier chunks' KV they read; decodes by their count and the sum of their context lengths.
 struct IterationShape {
-  double prefill_tokens = 0;
-  double prefill_pairs = 0;           // sum over chunks of c * (offset + (c + 1) / 2)
-  double prefill_kv_read_tokens = 0;  // sum over chunks of offset (KV of earlier chunks)
+  std::vector<PrefillChunk> prefill_chunks;  // added with add_prefill
+  double prefill_tokens = 0;                 // sum over chunks of queries x sequences
+  double prefill_kv_read_tokens = 0;         // sum over chunks of offset x sequences
+  // A chunk of `queries` new tokens after `offset` cached ones, for each of `sequences` sequences.
+  void add_prefill(double queries, double offset, double sequences = 1) {
+    prefill_chunks.push_back({queries, offset, sequences});
+    prefill_tokens += queries * sequences;
+    prefill_kv_read_tokens += offset * sequences;
+  }
   double decodes = 0;
   double decode_context_tokens = 0;  // sum of context lengths, the new token included
   double sampled = 0;                // requests that produce a token (the head's rows)

@@ -344,9 +344,7 @@ class Replica {
     const double tail = double(m.blocks() - kept.blocks()) * B;
     const double offset = double(kept.blocks()) * B;
     IterationShape recompute;
-    recompute.prefill_tokens = tail;
-    recompute.prefill_pairs = tail * (offset + (tail + 1) / 2);
-    recompute.prefill_kv_read_tokens = offset;
+    recompute.add_prefill(tail, offset);
     return model_.cost(load).kv_load_s <= model_.cost(recompute).time_s ? m : kept;
   }
 
@@ -532,13 +530,9 @@ class Replica {
       if (kv_) {
         // Prefill after the cached prefix: its tokens attend to the prefix's KV as well.
         take_prefix(r, m, shape);
-        const double c = r->target - r->prefilled;
-        shape.prefill_tokens += c;
-        shape.prefill_pairs += c * (double(r->prefilled) + (c + 1) / 2);
-        shape.prefill_kv_read_tokens += r->prefilled;
+        shape.add_prefill(r->target - r->prefilled, r->prefilled);
       } else {
-        shape.prefill_tokens += r->target;
-        shape.prefill_pairs += double(r->target) * (double(r->target) + 1) / 2;
+        shape.add_prefill(r->target, 0);
       }
       shape.sampled += 1;
       prefills.push_back(r);
@@ -587,9 +581,7 @@ class Replica {
     auto add_chunk = [&](Live* r) {
       const int c = static_cast<int>(std::min<long>(r->target - r->prefilled, budget));
       if (c <= 0) return;
-      shape.prefill_tokens += c;
-      shape.prefill_pairs += double(c) * (double(r->prefilled) + (double(c) + 1) / 2);
-      shape.prefill_kv_read_tokens += r->prefilled;
+      shape.add_prefill(c, r->prefilled);
       if (r->prefilled + c == r->target) shape.sampled += 1;
       budget -= c;
       chunks.emplace_back(r, c);
@@ -665,8 +657,7 @@ class Replica {
     // Prefill of the padded batch, then decode steps until its longest output is done; requests
     // with shorter outputs leave when they have their tokens but their rows keep running.
     IterationShape prefill;
-    prefill.prefill_tokens = n * max_prompt;
-    prefill.prefill_pairs = n * double(max_prompt) * (double(max_prompt) + 1) / 2;
+    prefill.add_prefill(max_prompt, 0, n);
     prefill.sampled = n;
     iterate(prefill, batch);
     for (Live* r : batch) emit_token(r);

@@ -753,4 +753,46 @@ policy: {weights: gpu, kv_cache: gpu}
   CHECK(capped.get("gpu_avg_power_w") <= 600.0);
   CHECK(capped.get("gpu_avg_power_w") < full.get("gpu_avg_power_w"));
 }
+TEST_CASE("fused prefill attention runs its causal half at the kernel's rate; eager and decode do "
+          "not change",
+          "[inference][attention]") {
+  // One 16,384-token prompt of Llama-3.1-8B on an H100 SXM, weights on the GPU.
+  const char* yaml = R"(
+name: fa
+hardware:
+  gpu: {model: H100-SXM, count: 1}
+model: {name: llama-3.1-8b, max_positions: 32768}
+workload: {kind: inference, batch: 1, prompt_tokens: 16384, gen_tokens: 4}
+policy: {weights: gpu, kv_cache: gpu, stack: optimized}
+)";
+  const Scenario fa = load(yaml);
+  Scenario gemm_rate = fa;
+  gemm_rate.policy.stack.prefill_attention_kernel = FusedAttentionKernel::kUnpublished;
+  const sim::RunResult with_fa = sim::simulate(fa);
+  const sim::RunResult at_gemm = sim::simulate(gemm_rate);
+  REQUIRE(with_fa.fits);
+  // The causal attention's math at FlashAttention-3's 616 TFLOPS instead of the GEMMs' 791:
+  // 32 layers x the difference, before any power-limit slowdown (which can only lengthen it).
+  const LlmSpec& m = fa.model;
+  const ExecutionModel em = with_stack(ExecutionModel{}, fa.policy.stack);
+  const PrefillChunk prompt{16384, 0, 1};
+  const double extra_s =
+      m.layers * (prefill_attention_s(m, fa.hardware.gpu, em, fa.policy.stack, prompt, 1) -
+                  prefill_attention_s(m, fa.hardware.gpu, em, gemm_rate.policy.stack, prompt, 1));
+  REQUIRE(extra_s > 0.02);
+  CHECK(with_fa.get("prefill_s") - at_gemm.get("prefill_s") >= 0.99 * extra_s);
+  CHECK(with_fa.get("prefill_s") - at_gemm.get("prefill_s") <= 1.3 * extra_s);
+  // Decode steps keep their cost.
+  CHECK(with_fa.get("decode_s_per_token") == Approx(at_gemm.get("decode_s_per_token")));
+  // Eager PyTorch computes the whole score matrix at the GEMM rate: the table does not apply.
+  // (A 2,048-token prompt: eager attention's 16K x 16K score matrices would not fit.)
+  Scenario eager = load(yaml, {"policy.stack=hf-deepspeed", "workload.prompt_tokens=2048"});
+  Scenario eager_fa = eager;
+  eager_fa.policy.stack.prefill_attention_kernel = FusedAttentionKernel::kFlashAttention;
+  const sim::RunResult eager_r = sim::simulate(eager);
+  REQUIRE(eager_r.fits);
+  CHECK(eager_r.get("prefill_s") > 0);
+  CHECK(eager_r.get("prefill_s") == sim::simulate(eager_fa).get("prefill_s"));
+}
+
 }  // namespace sim_workloads_inference_inference_test

@@ -185,8 +185,7 @@ TEST_CASE("without a measured cost per copy, or outside the KV tiers, nothing ch
   // Weights streamed from host DRAM and swap preemption's copies keep their cost: the rule is
   // the KV tiers' one copy per block.
   sim::IterationShape other;
-  other.prefill_tokens = 512;
-  other.prefill_pairs = 512.0 * 256.5;
+  other.add_prefill(512, 0);
   other.swap_in_tokens = 1600;
   other.swap_out_tokens = 1600;
   const std::vector<std::string> streamed = {"policy.weights=cpu", "hardware.host.dram_gb=512"};
@@ -230,6 +229,48 @@ TEST_CASE("a KV prefix load shares the drives with the stores issued beside it",
   equal.kv_store_nvme_tokens = load.kv_load_nvme_tokens;
   CHECK(model.cost(more).kv_load_s == Approx(model.cost(equal).kv_load_s).epsilon(1e-12));
   CHECK(model.cost(more).nvme_s > model.cost(equal).nvme_s);
+}
+
+TEST_CASE("prefill attention runs at the fused kernel's rate; decode and eager stacks do not",
+          "[workloads][serving][attention]") {
+  // Llama-3.1-8B on an H100 SXM under the optimized stack (FlashAttention-3 rates on Hopper),
+  // against the same stack with its prefill attention at the GEMM rate.
+  const Scenario fa = test::load_yaml(kYaml, {"policy.stack=optimized"});
+  Scenario gemm_rate = fa;
+  gemm_rate.policy.stack.prefill_attention_kernel = FusedAttentionKernel::kUnpublished;
+  const sim::IterationModel with_fa(fa, ExecutionModel{});
+  const sim::IterationModel at_gemm(gemm_rate, ExecutionModel{});
+  // Decode attention is bound by its KV reads and keeps its cost: 64 sequences of 100K tokens.
+  sim::IterationShape decode;
+  decode.decodes = 64;
+  decode.decode_context_tokens = 64 * 100000.0;
+  decode.sampled = 64;
+  CHECK(with_fa.cost(decode).time_s == at_gemm.cost(decode).time_s);
+  // The last 16,384-token chunk of a 100K prompt: attention is most of its math, and the causal
+  // kernel runs below the GEMM rate, so the iteration is longer.
+  sim::IterationShape chunk;
+  chunk.add_prefill(16384, 83616);
+  chunk.sampled = 1;
+  CHECK(with_fa.cost(chunk).time_s > 1.1 * at_gemm.cost(chunk).time_s);
+  // A chunk beside a few short decodes runs in the same attention kernel, whose math is the
+  // longer part: the chunk's rate shows. Beside 64 decodes of 100K tokens the kernel is bound by
+  // their KV reads, and a short chunk's math hides under them at either rate.
+  sim::IterationShape mixed;
+  mixed.decodes = 8;
+  mixed.decode_context_tokens = 8 * 2000.0;
+  mixed.sampled = 9;
+  mixed.add_prefill(8192, 0);
+  CHECK(with_fa.cost(mixed).time_s > at_gemm.cost(mixed).time_s);
+  sim::IterationShape long_decodes = decode;
+  long_decodes.add_prefill(512, 0);
+  CHECK(with_fa.cost(long_decodes).time_s == at_gemm.cost(long_decodes).time_s);
+  // Eager PyTorch has no fused kernel: the table does not apply to it.
+  const Scenario eager = test::load_yaml(kYaml);
+  REQUIRE_FALSE(eager.policy.stack.fused_attention);
+  Scenario eager_fa = eager;
+  eager_fa.policy.stack.prefill_attention_kernel = FusedAttentionKernel::kFlashAttention;
+  CHECK(sim::IterationModel(eager, ExecutionModel{}).cost(chunk).time_s ==
+        sim::IterationModel(eager_fa, ExecutionModel{}).cost(chunk).time_s);
 }
 
 }  // namespace tiersim::sim_workloads_serving_iteration_cost_test
