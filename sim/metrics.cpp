@@ -122,6 +122,7 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kTokensPerS,
     metric::kAchievedTflopsPerGpu,
     metric::kOptimizerStepS,
+    metric::kForwardBackwardS,
     metric::kParamGatherWaitS,
     metric::kDataParallel,
     metric::kCheckpointStallS,
