@@ -123,6 +123,7 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kAchievedTflopsPerGpu,
     metric::kOptimizerStepS,
     metric::kForwardBackwardS,
+    metric::kCpuAdamS,
     metric::kParamGatherWaitS,
     metric::kDataParallel,
     metric::kCheckpointStallS,

@@ -61,6 +61,12 @@ class TrainingSim {
   double gather_wait_s() const { return gather_wait_s_; }
   double optimizer_s() const { return optimizer_s_; }
   double passes_s() const { return passes_s_; }
+  // [s] of the node's CPUs for the Adam pass over one iteration's partition (0: GPU optimizer).
+  double cpu_adam_s() const {
+    if (!cpu_step_) return 0;
+    const double partition = w_.zero_stage >= 1 ? total_params_ / dp_ : total_params_;
+    return rpn_ * partition / cpu_adam_node_params_per_s_;
+  }
 
  private:
   Task fetcher(int iter);
@@ -422,6 +428,7 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
   result.set(metric::kAchievedTflopsPerGpu, model_flops / iter_s / units::kTera);
   result.set(metric::kOptimizerStepS, base.optimizer_s());
   result.set(metric::kForwardBackwardS, base.passes_s());
+  if (base.cpu_adam_s() > 0) result.set(metric::kCpuAdamS, base.cpu_adam_s());
   result.set(metric::kParamGatherWaitS, base.gather_wait_s() / 2);
   result.set(metric::kDataParallel, layout.data_parallel);
   collect_usage(base.engine(), base_end, result);
