@@ -57,6 +57,40 @@ KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops
   return k;
 }
 
+namespace {
+struct TrainingPassEfficiency {
+  const char* arch;
+  double fraction;  // achieved hardware FLOPs / dense fp16 peak
+};
+// Published end-to-end training rates, FLOPs counted with the recompute:
+// - volta: NVIDIA ADLR, "MegatronLM's Supercharged V1.0" (nv-adlr.github.io/MegatronLMV1, 2020):
+//   the 1.2B GPT-2 baseline on one V100 of a DGX-2H "achieves 62.4 teraFLOPs which is 48% of the
+//   theoretical peak FLOPS for a single GPU". The same post's weak-scaling table gives that run's
+//   iteration (1,288 ms at batch 8 of 1,024 tokens): 8 FLOPs per parameter and token (forward,
+//   its recompute and the backward's two) x 1.2e9 x 8,192 / 1.288 s = 61 TFLOPS, so the figure
+//   counts the recompute.
+// - ampere: NVIDIA/Megatron-LM README, table of model and hardware FLOPs utilization on Selene's
+//   A100 80GB (Korthikanti et al. 2022 define HFU as counting the recompute): 43.7% HFU for the
+//   22B GPT, the smallest model of the table (the larger ones, on more GPUs, reach 52.8-57.0%).
+// - hopper: MosaicML llm-foundry, scripts/train/benchmarking/README.md, "H100 80GB BF16" table
+//   (HFU counts the recompute of activation checkpointing): the rows with checkpointing on, one
+//   node of 8 GPUs and sequences of at most 2,048 tokens, 7B-30B MPT models: 50.82, 51.68, 59.03
+//   and 57.11%, mean 54.7%. Another stack (Composer/FSDP with FlashAttention), the one hardware-
+//   FLOPs figure for Hopper found; its A100 rows reach 73.7-79.3% where Megatron-LM's reach 43.7%,
+//   so on Hopper this share is as much the stack's as the GPU's.
+constexpr TrainingPassEfficiency kTrainingPassEfficiency[] = {
+    {"volta", 0.48},
+    {"ampere", 0.437},
+    {"hopper", 0.547},
+};
+}  // namespace
+
+double training_pass_efficiency(const GpuSpec& gpu, const ExecutionModel& em) {
+  for (const auto& e : kTrainingPassEfficiency)
+    if (gpu.arch == e.arch) return e.fraction;
+  return em.gemm_efficiency;
+}
+
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes) {
   return gpu_kernel(gpu, em, flops, bytes).s;
 }

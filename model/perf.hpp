@@ -157,6 +157,18 @@ KernelTime gpu_kernel(const GpuSpec& gpu, const ExecutionModel& em, double flops
 // Its seconds.
 double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, double bytes);
 
+// The share of the dense fp16 tensor peak (GpuSpec::fp16_tflops) that training's forward and
+// backward passes reach, by GPU generation (GpuSpec::arch): published end-to-end training rates of
+// GPT models in Megatron-LM, with activation checkpointing's recompute counted as work (hardware
+// FLOPs, not model FLOPs), divided by the board's peak. The training workload runs its passes at
+// this share instead of the inference stacks' GEMM efficiency (ExecutionModel::gemm_efficiency,
+// derived from ZeRO-Inference rows), which a training step's backward GEMMs, recompute and
+// elementwise kernels do not reach. A generation with no published figure gets
+// em.gemm_efficiency. The figures (model/perf.cpp kTrainingPassEfficiency) include everything
+// their runs did besides the passes (a GPU optimizer step, data loading), so they are a floor on
+// the passes' own share.
+double training_pass_efficiency(const GpuSpec& gpu, const ExecutionModel& em);
+
 // How one GPU runs a layer's weight GEMMs under the policy's stack and weight precision.
 struct GemmPath {
   // The GEMMs run on FP8 tensor cores (native_fp8_gemm); otherwise at the fp16 rate.

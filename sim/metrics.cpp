@@ -122,6 +122,8 @@ const std::vector<MetricDecl> kMetrics = {
     metric::kTokensPerS,
     metric::kAchievedTflopsPerGpu,
     metric::kOptimizerStepS,
+    metric::kForwardBackwardS,
+    metric::kCpuAdamS,
     metric::kParamGatherWaitS,
     metric::kDataParallel,
     metric::kCheckpointStallS,

@@ -525,4 +525,22 @@ TEST_CASE("NVMe array: reads and writes issued together share the drives request
         Approx(t.read_latency_s + window * (1 + 4 * f * (1 - f) * 0.5)));
 }
 
+TEST_CASE("training passes run at the published training share of each generation's peak",
+          "[perf][training]") {
+  // End-to-end rates with the recompute counted: 48% on a V100 (MegatronLM V1.0), 43.7% HFU on an
+  // A100 (Megatron-LM README), 54.7% HFU on an H100 (llm-foundry); GPUs of other generations keep
+  // the execution model's GEMM efficiency.
+  const ExecutionModel em;
+  GpuSpec v100 = a100();
+  v100.arch = "volta";
+  CHECK(training_pass_efficiency(v100, em) == Approx(0.48));
+  CHECK(training_pass_efficiency(a100(), em) == Approx(0.437));
+  GpuSpec h100 = a100();
+  h100.arch = "hopper";
+  CHECK(training_pass_efficiency(h100, em) == Approx(0.547));
+  GpuSpec a6000 = a100();
+  a6000.arch = "ampere-ga10x";
+  CHECK(training_pass_efficiency(a6000, em) == em.gemm_efficiency);
+}
+
 }  // namespace model_perf_test

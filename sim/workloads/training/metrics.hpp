@@ -38,6 +38,16 @@ inline constexpr MetricDecl kAchievedTflopsPerGpu{
     "training"};
 inline constexpr MetricDecl kOptimizerStepS{
     "optimizer_step_s", "s", "time of the optimizer step within one iteration", "training"};
+inline constexpr MetricDecl kForwardBackwardS{
+    "forward_backward_s", "s",
+    "time of the forward and backward passes within one iteration, until the last gradient has "
+    "reached its tier (DeepSpeed's forward + backward timers)",
+    "training"};
+inline constexpr MetricDecl kCpuAdamS{
+    "cpu_adam_s", "s",
+    "CPU Adam's pass over one iteration's optimizer partition on the node's CPUs, without the "
+    "gradient unscaling and the copies around it (the latency ZeRO-Offload's Table 4 measures)",
+    "training"};
 inline constexpr MetricDecl kParamGatherWaitS{
     "param_gather_wait_s", "s",
     "time per iteration compute waited for ZeRO-3 parameter gathers (not hidden by prefetch)",

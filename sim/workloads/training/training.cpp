@@ -35,10 +35,21 @@ struct Module {
   double fwd_bytes = 0;   // forward device-memory traffic
 };
 
+// The execution model of a training step: the passes run at the share of the tensor peak that
+// published training runs reach on the GPU's generation (model/perf.hpp training_pass_efficiency).
+ExecutionModel training_exec(ExecutionModel em, const GpuSpec& gpu) {
+  em.gemm_efficiency = training_pass_efficiency(gpu, em);
+  return em;
+}
+
 class TrainingSim {
  public:
   TrainingSim(const Scenario& s, const SimOptions& o, int iterations, bool checkpoint)
-      : s_(s), w_(s.training), em_(o.exec), iterations_(iterations), checkpoint_(checkpoint) {
+      : s_(s),
+        w_(s.training),
+        em_(training_exec(o.exec, s.hardware.gpu)),
+        iterations_(iterations),
+        checkpoint_(checkpoint) {
     engine_.enable_trace(o.trace);
     engine_.keep_spans(o.breakdown);
     engine_.stop_when(o.stop);
@@ -49,6 +60,13 @@ class TrainingSim {
   Engine& engine() { return engine_; }
   double gather_wait_s() const { return gather_wait_s_; }
   double optimizer_s() const { return optimizer_s_; }
+  double passes_s() const { return passes_s_; }
+  // [s] of the node's CPUs for the Adam pass over one iteration's partition (0: GPU optimizer).
+  double cpu_adam_s() const {
+    if (!cpu_step_) return 0;
+    const double partition = w_.zero_stage >= 1 ? total_params_ / dp_ : total_params_;
+    return rpn_ * partition / cpu_adam_node_params_per_s_;
+  }
 
  private:
   Task fetcher(int iter);
@@ -80,11 +98,12 @@ class TrainingSim {
   TrainingLayout layout_;
   double dp_ = 1, rpn_ = 1, nodes_ = 1, total_params_ = 0;
   double nvme_read_bps_ = 0, nvme_write_bps_ = 0, cpu_adam_node_params_per_s_ = 0;
+  double cpu_unscale_node_params_per_s_ = 0;
   // The drives' load reading and writing at those rates (model/power.hpp nvme_load).
   double nvme_read_load_ = 1, nvme_write_load_ = 1;
   bool cpu_step_ = false;
   double last_iteration_s_ = 0;
-  double gather_wait_s_ = 0, optimizer_s_ = 0;
+  double gather_wait_s_ = 0, optimizer_s_ = 0, passes_s_ = 0;
   std::unique_ptr<Flag> checkpoint_done_;
   std::unique_ptr<CheckpointRun> checkpoint_run_;
 };
@@ -156,6 +175,11 @@ Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, 
                         Tag{activity::kGradSwapIn, 2, index, nvme_read_load_});
   if (w_.gradients == Tier::kGpu)
     co_await d2h_->use(params * sb_.grads, Tag{activity::kGradToHost, 2, index});
+  // DeepSpeed unscales (and clips) the fp32 gradients in host memory in place before CPU Adam
+  // steps them: stage_1_and_2.py and stage3.py unscale_and_clip_grads, grad.data.mul_(1 /
+  // combined_scale), a pass of its own over the partition (DeepSpeed 0.3 to today; its timer is
+  // optimizer_gradients).
+  co_await cpu_->use(rpn_ * params / cpu_unscale_node_params_per_s_, tag);
   co_await cpu_->use(rpn_ * params / cpu_adam_node_params_per_s_, tag);
   if (w_.optimizer == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_write_bps_,
@@ -173,6 +197,7 @@ Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, 
 Task TrainingSim::iteration(int iter) {
   const bool zero3 = w_.zero_stage >= 3;
   const double recompute = w_.activation_checkpointing ? 1.0 : 0.0;
+  const double iteration_start = engine_.now();
   if (zero3) {
     engine_.spawn(fetcher(iter));
   }
@@ -195,6 +220,7 @@ Task TrainingSim::iteration(int iter) {
     }
   }
   co_await grads.wait();
+  passes_s_ = engine_.now() - iteration_start;
   // The optimizer must not change the states a checkpoint is still saving.
   if (checkpoint_done_ && iter > 0) co_await checkpoint_done_->wait();
 
@@ -293,6 +319,10 @@ double TrainingSim::run() {
     nvme_write_load_ = nvme_load(s_.hardware.nvme, IoDirection::kWrite, nvme_write_bps_, 1.0);
   }
   cpu_ = &engine_.add_resource(resource::kCpu.at(), WorkUnit::kSeconds, 1.0);
+  const double cpu_dram_bytes_per_s =
+      units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency;
+  // The gradient unscaling reads and writes each fp32 gradient once.
+  cpu_unscale_node_params_per_s_ = cpu_dram_bytes_per_s / (2 * 4.0);
   if (w_.cpu_adam_params_per_s > 0) {
     cpu_adam_node_params_per_s_ = w_.cpu_adam_params_per_s;
   } else {
@@ -300,8 +330,7 @@ double TrainingSim::run() {
     // moments, reads the fp32 gradients and writes the fp16 parameters; its vectorised arithmetic
     // (~12 FLOPs per parameter) is rarely the limit.
     const double bytes = 2 * sb_.optimizer + 4.0 + sb_.params;
-    const double memory_rate =
-        units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency / bytes;
+    const double memory_rate = cpu_dram_bytes_per_s / bytes;
     const double compute_rate = host.cpu_fp32_gflops * units::kGiga * std::max(1, host.sockets) / 12.0;
     cpu_adam_node_params_per_s_ = compute_rate > 0 ? std::min(memory_rate, compute_rate) : memory_rate;
   }
@@ -398,6 +427,8 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
              double(s.training.global_batch) * s.training.sequence_tokens / iter_s);
   result.set(metric::kAchievedTflopsPerGpu, model_flops / iter_s / units::kTera);
   result.set(metric::kOptimizerStepS, base.optimizer_s());
+  result.set(metric::kForwardBackwardS, base.passes_s());
+  if (base.cpu_adam_s() > 0) result.set(metric::kCpuAdamS, base.cpu_adam_s());
   result.set(metric::kParamGatherWaitS, base.gather_wait_s() / 2);
   result.set(metric::kDataParallel, layout.data_parallel);
   collect_usage(base.engine(), base_end, result);
