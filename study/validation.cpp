@@ -39,13 +39,13 @@ std::string provisional_reason(const GroupDef& g, double mape_pct, double max_ab
   // established only once they meet issue 14's bound.
   if (g.probation.empty()) return "";
   if (mape_pct <= kProbationMeanPct && max_abs_error_pct <= kProbationMaxPct) return "";
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "modelled (%s) but outside the bound for a newly modelled group (mean %.1f%% > "
-                "%.0f%% or max %.1f%% > %.0f%%)",
-                g.probation.c_str(), mape_pct, kProbationMeanPct, max_abs_error_pct,
-                kProbationMaxPct);
-  return buf;
+  // The group's own text in full (a fixed buffer once cut long notes off at 255 characters).
+  char bound[128];
+  std::snprintf(bound, sizeof bound,
+                ") but outside the bound for a newly modelled group (mean %.1f%% > %.0f%% or max "
+                "%.1f%% > %.0f%%)",
+                mape_pct, kProbationMeanPct, max_abs_error_pct, kProbationMaxPct);
+  return "modelled (" + g.probation + bound;
 }
 
 const GroupDef* ValidationData::group(const std::string& name) const {

@@ -138,6 +138,11 @@ TEST_CASE("a group on probation is established only within issue 14's bound", "[
   CHECK(validation::provisional_reason(zero, 14.0, 43.0).empty());
   validation::GroupDef unmodelled{"x", "", "its mechanism is not modelled"};
   CHECK(validation::provisional_reason(unmodelled, 1.0, 1.0) == "its mechanism is not modelled");
+  // A long probation note is quoted whole, with the bound after it.
+  validation::GroupDef wordy{"training", std::string(400, 'w') + " end of note", ""};
+  const std::string why = validation::provisional_reason(wordy, 20.7, 58.9);
+  CHECK(why.find(" end of note) but outside the bound") != std::string::npos);
+  CHECK(why.find("max 58.9% > 30%)") != std::string::npos);
 }
 
 TEST_CASE("a gate fails when an established group is over the limit, not a provisional one",
