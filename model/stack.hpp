@@ -86,6 +86,12 @@ struct ExecutionStack {
   // gather is the host copy itself (DeepSpeed's NoGatherHandle); DeepSpeed v0.7 copies twice
   // (stack.cpp).
   double zero3_gather_device_copies = 0;
+  // ZeRO-3 on one GPU: the gather itself moves a parameter swapped in from NVMe to the GPU, with
+  // a blocking copy out of its swap buffer followed by the device copies above, and the fetch
+  // process issues the next swap-in only after that gather (DeepSpeed v0.7, stack.cpp). So each
+  // tensor's NVMe read, its copy over the link and the device copies run one after another.
+  // False: the swap buffer's copy to the GPU is asynchronous and overlaps the next read.
+  bool zero3_swap_in_copy_in_gather = false;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

@@ -39,6 +39,7 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
     pt.gather_copy_s_per_byte =
         gpu_kernel_s(s.hardware.gpu, em, 0, 2.0 * p.stack.zero3_gather_device_copies);
   pt.gds = p.io_path == IoPath::kGds;
+  pt.bounce_in_gather = p.stack.zero3_swap_in_copy_in_gather && !pt.gds && p.parallelism.data <= 1;
   pt.pinned = p.pin_memory;
   pt.weights = p.weights;
   pt.moe_fetch = p.moe_fetch;
@@ -74,6 +75,7 @@ TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
   f.host_link_s = f.host_link_bytes / pt.link_bytes_per_s;
   f.pageable_copy_s = f.host_link_bytes / pt.pageable_bytes_per_s;
   f.gather_copy_s = f.host_link_bytes * pt.gather_copy_s_per_byte;
+  if (pt.bounce_in_gather) f.bounce_gather_copy_s = f.nvme_link_bytes * pt.gather_copy_s_per_byte;
   return f;
 }
 
@@ -105,8 +107,14 @@ ModuleStreamTime module_stream_time(const WeightStreamPoint& pt, const ModuleStr
       f.nvme_s += t.read_s;
       f.h2d_s += t.nvme_link_s;
       // GDS: drive to GPU in one flow at the slower rate. AIO: the read lands in a pinned
-      // bounce buffer and its copy to the GPU overlaps the next read.
-      serial_s += pt.gds ? std::max(t.read_s, t.nvme_link_s) : t.read_s;
+      // bounce buffer and its copy to the GPU overlaps the next read, unless the gather makes
+      // that copy (then read, copy and the gather's device copies in series).
+      if (pt.gds)
+        serial_s += std::max(t.read_s, t.nvme_link_s);
+      else if (pt.bounce_in_gather)
+        serial_s += t.read_s + t.nvme_link_s + t.bounce_gather_copy_s;
+      else
+        serial_s += t.read_s;
     }
     if (t.cpu_bytes > 0) {
       serial_s += t.host_fetch_s(pt);

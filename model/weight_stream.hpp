@@ -32,8 +32,11 @@
 // - a stack whose one-GPU ZeRO-3 gather copies each parameter in GPU memory after its host copy
 //   (ExecutionStack::zero3_gather_device_copies, DeepSpeed v0.7) holds the fetch process for those
 //   copies, at the GPU's memory rate (gpu_kernel), after each synchronous host copy: they run on
-//   the gather stream that the next host copy waits for. Charged on the host part only: the
-//   NVMe part's bounce copy is asynchronous here, and no row on that stack streams from NVMe.
+//   the gather stream that the next host copy waits for. On the same stack the NVMe part's copy
+//   out of its swap buffer is the gather's own blocking copy (ExecutionStack::
+//   zero3_swap_in_copy_in_gather): the fetch process waits for the read, then for that copy and
+//   the device copies, before the next swap-in. Elsewhere the bounce copy is asynchronous and
+//   overlaps the next read.
 #include <limits>
 #include <vector>
 
@@ -64,6 +67,9 @@ struct WeightStreamPoint {
   double swap_in_overhead_s = 0;      // [s] and per NVMe swap-in, beyond that
   double gather_copy_s_per_byte = 0;  // [s/byte] the gather's GPU copies of a host-fetched byte
   bool gds = false;                   // NVMe straight into GPU memory (else AIO bounce buffers)
+  // AIO on one GPU with a stack whose gather copies the swap buffer to the GPU
+  // (ExecutionStack::zero3_swap_in_copy_in_gather): read, copy and device copies in series.
+  bool bounce_in_gather = false;
   bool pinned = true;                 // host-resident weights pinned (else pageable)
   Placement weights;                  // the policy's weight placement
   MoeFetch moe_fetch = MoeFetch::kAll;
@@ -88,6 +94,9 @@ struct TensorStream {
   // [s] the gather's copies of host_link_bytes in GPU memory after the host copy, which the
   // fetch process waits for (WeightStreamPoint::gather_copy_s_per_byte; 0 on most stacks)
   double gather_copy_s = 0;
+  // [s] the same copies of nvme_link_bytes after the swap buffer's copy to the GPU, where the
+  // gather makes that copy (WeightStreamPoint::bounce_in_gather; 0 elsewhere)
+  double bounce_gather_copy_s = 0;
   // [s] the fetch process's synchronous copy of the host part: pinned at the link's rate,
   // pageable at the staging rate (and the CPU busy for as long).
   double host_copy_s(const WeightStreamPoint& pt) const {

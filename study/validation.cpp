@@ -30,6 +30,9 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   // PyTorch without offload shares neither their kernels nor ZeRO-Inference's transfers.
   if (p.weights.gpu >= 1.0 && p.kv_cache.gpu >= 1.0)
     return p.stack.fused_attention ? "serving stack" : "eager, no offload";
+  // Several ranks fetch partitions over their own links and all-gather them (ZeRO-3 data
+  // parallel): a mechanism the one-GPU rows do not test.
+  if (p.parallelism.data > 1) return "ZeRO-Inference data parallel";
   return "ZeRO-Inference";
 }
 

@@ -133,7 +133,8 @@ struct ValidationSummary {
 
 // The group a reference row belongs to: its `group` key, else derived from the scenario
 // (workload kind; for inference: FlexGen's block schedule, no offload at all = serving stack,
-// otherwise ZeRO-Inference).
+// offload over several data-parallel ranks = ZeRO-Inference data parallel, otherwise
+// ZeRO-Inference).
 std::string reference_group(const Scenario& s, const Reference& r);
 
 // Issue 14's bound for a group whose mechanism has just been modelled: mean absolute error at

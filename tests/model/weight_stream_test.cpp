@@ -178,6 +178,45 @@ TEST_CASE("a module's fetch by the fetch process alone", "[model][weight_stream]
     }
   }
 }
+TEST_CASE("DeepSpeed v0.7's one-GPU gather copies the NVMe swap buffer: read, copy, copies in series",
+          "[model][weight_stream][stack]") {
+  // model/stack.cpp hf-deepspeed-0.7 (zero3_swap_in_copy_in_gather): all_gather_coalesced copies
+  // the swapped-in partition to the GPU, then makes its two device copies, before the next
+  // swap-in is issued. GDS has no swap buffer, and with data-parallel ranks the gather is the
+  // all-gather modelled apart: neither is charged.
+  const ExecutionModel em;
+  const auto point = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> sets = {"hardware.gpu.model=T4", "hardware.nvme.count=2",
+                                     "policy.weights=nvme"};
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    const Scenario s = load(sets);
+    return std::make_pair(s, weight_stream_point(s, em, weight_modules(s.model, s.policy)));
+  };
+  const auto [s, pt] = point({"policy.io_path=aio", "policy.stack=hf-deepspeed-0.7"});
+  REQUIRE(pt.bounce_in_gather);
+  CHECK_FALSE(point({"policy.io_path=aio"}).second.bounce_in_gather);
+  CHECK_FALSE(point({"policy.io_path=gds", "policy.stack=hf-deepspeed-0.7"}).second.bounce_in_gather);
+  const ModuleStream layer = module_stream(pt, weight_modules(s.model, s.policy)[1]);
+  REQUIRE(layer.nvme_reads > 0);
+  double serial = 0, link = 0;
+  for (const auto& t : layer.tensors) {
+    serial += em.fetch_overhead_s;
+    if (t.nvme_bytes > 0) {
+      CHECK(t.bounce_gather_copy_s == Approx(t.nvme_link_bytes * pt.gather_copy_s_per_byte));
+      CHECK(t.bounce_gather_copy_s > 0);
+      serial += em.swap_in_overhead_s + t.read_s + t.nvme_link_s + t.bounce_gather_copy_s;
+      link += t.nvme_link_s;
+    }
+    if (t.cpu_bytes > 0) {
+      serial += t.host_fetch_s(pt);
+      link += t.host_link_s;
+    }
+  }
+  const ModuleStreamTime time = module_stream_time(pt, layer);
+  CHECK(time.time_s == Approx(std::max(serial, link)));
+  CHECK(time.h2d_s == Approx(link));
+}
+
 TEST_CASE("DeepSpeed v0.7's one-GPU gather holds the fetch for two GPU copies of each host byte",
           "[model][weight_stream][stack]") {
   // model/stack.cpp hf-deepspeed-0.7: the flat buffer's torch.cat and the unflattening

@@ -110,6 +110,9 @@ policy: {weights: nvme, kv_cache: gpu}
   Reference r;
   Scenario s = test::load_yaml(nvme);
   CHECK(validation::reference_group(s, r) == "ZeRO-Inference");
+  // Offloaded weights partitioned over data-parallel ranks and all-gathered: a group of its own.
+  s = test::load_yaml(nvme, {"hardware.gpu.count=2", "policy.parallelism.data=2"});
+  CHECK(validation::reference_group(s, r) == "ZeRO-Inference data parallel");
   // No offload: an optimised engine is the serving-stack group; eager PyTorch is not covered by
   // its (TensorRT-LLM) rows.
   s = test::load_yaml(nvme, {"policy.weights=gpu"});
@@ -125,7 +128,8 @@ policy: {weights: nvme, kv_cache: gpu}
   // Every group reference_group derives is defined in groups.yaml.
   const validation::ValidationData data = validation::load_validation_data("");
   for (const char* g : {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load",
-                        "eager, no offload", "I/O", "checkpoint", "training"})
+                        "eager, no offload", "ZeRO-Inference data parallel", "I/O",
+                        "checkpoint", "training"})
     CHECK(data.group(g));
 }
 

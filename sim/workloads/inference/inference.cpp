@@ -200,6 +200,12 @@ class InferenceSim {
   double host_fetch_end(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     return reserve_host_copy_work(ready_s, h2d, t, tag) + t.gather_copy_s;
   }
+  // Where the gather copies each swap buffer to the GPU (WeightStreamPoint::bounce_in_gather):
+  // the fetch process's hold for a landed read's copy over the link `h2d`, then the gather's
+  // copies in GPU memory, as host_fetch_end for the host part.
+  double bounce_fetch_end(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
+    return engine_.reserve_work_from(ready_s, h2d, t.link_work, tag) + t.bounce_gather_copy_s;
+  }
   template <bool bounces>
   double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     // The load is the drives'; the power model reads a link's bytes, not its load.
@@ -485,6 +491,22 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     if (t.nvme_bytes > 0 && st.read_lands_s > engine_.now())
       co_await engine_.until(st.read_lands_s);
     co_await engine_.delay(t.nvme_bytes > 0 ? swap_in_s_ : em_.fetch_overhead_s);
+    if (t.nvme_bytes > 0 && stream_.bounce_in_gather) {
+      // The gather copies the swap buffer to the GPU: this process waits for the read, then
+      // for that copy and the gather's device copies (model/stack.cpp hf-deepspeed-0.7).
+      co_await swap_buffers_->acquire();
+      const double lands_s = reserve_read_work<true>(
+          engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsNvme, pass, module));
+      st.read_lands_s = lands_s;
+      if (t.cpu_bytes > 0)
+        co_await engine_.until(host_fetch_end(engine_.now(), *st.h2d, t,
+                                              pass_tag(activity::kWeightsCpu, pass, module)));
+      co_await engine_.until(bounce_fetch_end(std::max(engine_.now(), lands_s), *st.h2d, t,
+                                              pass_tag(activity::kWeightsBounce, pass, module)));
+      swap_buffers_->release();
+      reads->count_down();
+      continue;
+    }
     if (t.nvme_bytes > 0) {
       co_await swap_buffers_->acquire();
       // A tensor split between NVMe and host DRAM: its read reserves after this process's
@@ -552,6 +574,19 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
       clock = host_fetch_end(clock, h2d, t, host_tag);
       continue;
     }
+    if constexpr (bounces) {
+      if (stream_.bounce_in_gather) {
+        // As fetch_module: the read, then (a split tensor) the host copy, then the gather's copy
+        // of the swap buffer and its device copies, all before the next tensor. Nothing stays in
+        // flight, so reads_ stays empty.
+        const double lands_s = reserve_read_work<true>(clock, h2d, t, read_tag);
+        st.read_lands_s = lands_s;
+        if (t.cpu_bytes > 0) clock = host_fetch_end(clock, h2d, t, host_tag);
+        clock = bounce_fetch_end(std::max(clock, lands_s), h2d, t,
+                                 pass_tag(activity::kWeightsBounce, pass, module));
+        continue;
+      }
+    }
     if (reads_.full()) {
       if constexpr (bounces) bounce_through(0);
       clock = std::max(clock, reads_.front().free_s);
@@ -578,7 +613,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     }
   }
   // fetch_module's signal_ready starts when the fetcher is done and waits for the last read.
-  if (plan.nvme_reads == 0) {
+  if (plan.nvme_reads == 0 || stream_.bounce_in_gather) {
     weights_ready_at(ready_flag, clock);
   } else if (bounced_ == reads_.size()) {
     weights_ready_at(ready_flag, std::max(reads_.back().free_s, clock));
