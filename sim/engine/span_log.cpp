@@ -2,10 +2,12 @@
 
 namespace tiersim::sim {
 
-// First seen on this resource with this name pointer: the slot of an equal name, or a new one.
-std::uint32_t SpanLog::new_slot(int resource, Activity activity, Stage stage) {
+// The slot of this work on this resource: by the name pointer, by an equal name, or a new one.
+std::uint32_t SpanLog::slot_of(int resource, Activity activity, Stage stage) {
   const auto r = static_cast<std::size_t>(resource);
-  if (r >= resources_.size()) resources_.resize(r + 1);
+  std::vector<Seen>& seen = resources_[r].seen;
+  for (const Seen& s : seen)
+    if (s.name == activity.name() && s.stage == stage) return s.slot;
   std::uint32_t slot = static_cast<std::uint32_t>(slots_.size());
   for (std::size_t k = 0; k < slots_.size(); ++k)
     if (slots_[k].resource == resource && slots_[k].stage == stage &&
@@ -14,16 +16,19 @@ std::uint32_t SpanLog::new_slot(int resource, Activity activity, Stage stage) {
       break;
     }
   if (slot == slots_.size()) slots_.push_back({resource, activity, stage, 0.0});
-  resources_[r].seen.push_back(Seen{activity.name(), stage, slot});
+  seen.push_back(Seen{activity.name(), stage, slot});
   return slot;
 }
 
 std::uint32_t SpanLog::new_channel(int resource, int channel) {
-  std::vector<std::uint32_t>& mine = resources_[static_cast<std::size_t>(resource)].channels;
+  const auto r = static_cast<std::size_t>(resource);
+  if (r >= resources_.size()) resources_.resize(r + 1);
+  std::vector<std::uint32_t>& mine = resources_[r].channels;
   const auto c = static_cast<std::size_t>(channel);
   if (c >= mine.size()) mine.resize(c + 1, kNone);
   mine[c] = static_cast<std::uint32_t>(channels_.size());
   channels_.push_back({resource, channel, kNone});
+  last_slot_.emplace_back();
   return mine[c];
 }
 
@@ -32,7 +37,8 @@ std::size_t SpanLog::bytes() const {
   for (const auto& r : resources_)
     per_resource += r.seen.capacity() * sizeof(Seen) + r.channels.capacity() * sizeof(r.channels[0]);
   return chunks_.size() * kChunk * sizeof(Interval) + chunks_.capacity() * sizeof(chunks_[0]) +
-         slots_.capacity() * sizeof(Slot) + channels_.capacity() * sizeof(Channel) + per_resource;
+         slots_.capacity() * sizeof(Slot) + channels_.capacity() * sizeof(Channel) +
+         last_slot_.capacity() * sizeof(Seen) + per_resource;
 }
 
 }  // namespace tiersim::sim

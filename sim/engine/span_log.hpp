@@ -83,7 +83,8 @@ class SpanLog {
   WalkKey key(std::size_t i, double end_s) const;
   // Every slot a span was recorded in (zero-length spans too), in the order first seen.
   const std::vector<Slot>& slots() const { return slots_; }
-  // Every channel with kept intervals, in the order first seen.
+  // Every channel a span was recorded on, in the order first seen (latest: kNone where all its
+  // spans had zero length).
   const std::vector<Channel>& channels() const { return channels_; }
   // Whether each channel's intervals were recorded in the walk's order backwards: every interval
   // comes strictly before (walks_first) the one kept before it on its channel, by their recorded
@@ -96,7 +97,7 @@ class SpanLog {
   static constexpr unsigned kChunkBits = 16;  // 65,536 intervals, 2 MiB a chunk
   static constexpr std::size_t kChunk = std::size_t{1} << kChunkBits;
   static constexpr std::size_t kMask = kChunk - 1;
-  std::uint32_t new_slot(int resource, Activity activity, Stage stage);
+  std::uint32_t slot_of(int resource, Activity activity, Stage stage);
   std::uint32_t new_channel(int resource, int channel);
 
   std::vector<std::unique_ptr<Interval[]>> chunks_;
@@ -108,10 +109,11 @@ class SpanLog {
   // kinds of work: a short search), and its channels' indices into channels_ (kNone: none yet).
   // Two pointers to equal names share one slot.
   struct Seen {
-    const char* name;
-    Stage stage;
-    std::uint32_t slot;
+    const char* name = nullptr;
+    Stage stage = Stage::kNone;
+    std::uint32_t slot = kNone;
   };
+  std::vector<Seen> last_slot_;  // per channel, the slot of its last span
   struct PerResource {
     std::vector<Seen> seen;
     std::vector<std::uint32_t> channels;
@@ -124,28 +126,24 @@ inline void SpanLog::add(int resource, int channel, double start_s, double end_s
                          Activity activity, Stage stage) {
   const auto r = static_cast<std::size_t>(resource);
   const auto c = static_cast<std::size_t>(channel);
-  std::uint32_t slot = kNone;
-  if (r < resources_.size())
-    for (const Seen& s : resources_[r].seen)
-      if (s.name == activity.name() && s.stage == stage) {
-        slot = s.slot;
-        break;
-      }
-  if (slot == kNone) slot = new_slot(resource, activity, stage);
-  slots_[slot].busy_s += work_s;
+  std::uint32_t ch = kNone;
+  if (r < resources_.size() && c < resources_[r].channels.size()) ch = resources_[r].channels[c];
+  if (ch == kNone) ch = new_channel(resource, channel);
+  // A channel mostly does one kind of work after another: its last slot, or a search.
+  Seen& last = last_slot_[ch];
+  if (last.name != activity.name() || last.stage != stage)
+    last = {activity.name(), stage, slot_of(resource, activity, stage)};
+  slots_[last.slot].busy_s += work_s;
   if (end_s <= start_s) return;
-  const std::vector<std::uint32_t>& mine = resources_[r].channels;
-  const std::uint32_t ch =
-      c < mine.size() && mine[c] != kNone ? mine[c] : new_channel(resource, channel);
   if ((size_ & kMask) == 0 && (size_ >> kChunkBits) == chunks_.size())
     chunks_.push_back(std::make_unique_for_overwrite<Interval[]>(kChunk));
   std::uint32_t& latest = channels_[ch].latest;
   if (latest != kNone && in_order_) {
-    const Interval& last = (*this)[latest];
+    const Interval& before = (*this)[latest];
     in_order_ = walks_first({end_s, start_s, work_s, resource},
-                            {last.end_s, last.start_s, last.work_s, resource});
+                            {before.end_s, before.start_s, before.work_s, resource});
   }
-  chunks_[size_ >> kChunkBits][size_ & kMask] = Interval{start_s, end_s, work_s, slot, latest};
+  chunks_[size_ >> kChunkBits][size_ & kMask] = Interval{start_s, end_s, work_s, last.slot, latest};
   latest = static_cast<std::uint32_t>(size_);
   ++size_;
 }
