@@ -129,7 +129,9 @@ std::optional<std::vector<std::uint32_t>> walk_channels(const SpanLog& log, doub
     Head h{{0, 0, 0, c.resource}, kNone};
     if (seek(h, c.latest, makespan_s)) heads.push_back(h);
   }
+  // At most every interval, and only the pages it fills are touched: no copies as it grows.
   std::vector<std::uint32_t> path;
+  path.reserve(log.size());
   double t = makespan_s;
   while (t > 0 && !heads.empty()) {
     Head* best = nullptr;
