@@ -46,8 +46,9 @@ const char* stage_prefix(Stage stage) {
   return "";
 }
 
-// Two intervals the walk's order does not tell apart, taken for different work: which one a sort
-// puts first is unspecified, so only the sort itself can say which the walk charges.
+// Whether two intervals the walk's order does not tell apart were taken for different work: then
+// which one a sort puts first is unspecified, so only the sort itself can say which the walk
+// charges.
 bool ambiguous(const SpanLog& log, std::uint32_t a, std::uint32_t b) {
   const SpanLog::Slot& x = log.slots()[log[a].slot];
   const SpanLog::Slot& y = log.slots()[log[b].slot];

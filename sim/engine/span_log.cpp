@@ -35,7 +35,8 @@ std::uint32_t SpanLog::new_channel(int resource, int channel) {
 std::size_t SpanLog::bytes() const {
   std::size_t per_resource = resources_.capacity() * sizeof(PerResource);
   for (const auto& r : resources_)
-    per_resource += r.seen.capacity() * sizeof(Seen) + r.channels.capacity() * sizeof(r.channels[0]);
+    per_resource +=
+        r.seen.capacity() * sizeof(Seen) + r.channels.capacity() * sizeof(r.channels[0]);
   return chunks_.size() * kChunk * sizeof(Interval) + chunks_.capacity() * sizeof(chunks_[0]) +
          slots_.capacity() * sizeof(Slot) + channels_.capacity() * sizeof(Channel) +
          last_slot_.capacity() * sizeof(Seen) + per_resource;

@@ -62,9 +62,9 @@ class SpanLog {
   struct Interval {
     double start_s;
     double end_s;
-    double work_s;          // [s] the resource's own work in it (TraceSpan::work_s)
-    std::uint32_t slot;     // index into slots()
-    std::uint32_t before;   // the interval kept before it on its channel (index), or kNone
+    double work_s;         // [s] the resource's own work in it (TraceSpan::work_s)
+    std::uint32_t slot;    // index into slots()
+    std::uint32_t before;  // the interval kept before it on its channel (index), or kNone
   };
   // A resource channel that kept intervals.
   struct Channel {

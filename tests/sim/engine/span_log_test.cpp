@@ -23,8 +23,8 @@ TEST_CASE("span log: a slot per resource, activity and stage, busy summed as rec
   log.add(0, 0, 0.0, 1.0, 1.0, fetch, Stage::kPrefill);
   log.add(0, 0, 1.0, 3.0, 0.5, compute, Stage::kPrefill);
   log.add(0, 1, 1.0, 2.0, 0.25, fetch_copy, Stage::kPrefill);
-  log.add(1, 0, 1.0, 2.0, 2.0, fetch, Stage::kPrefill);   // another resource
-  log.add(0, 0, 3.0, 4.0, 1.0, fetch, Stage::kDecode);    // another stage
+  log.add(1, 0, 1.0, 2.0, 2.0, fetch, Stage::kPrefill);    // another resource
+  log.add(0, 0, 3.0, 4.0, 1.0, fetch, Stage::kDecode);     // another stage
   log.add(0, 0, 4.0, 4.0, 0.125, fetch, Stage::kPrefill);  // zero length: busy, not kept
   REQUIRE(log.slots().size() == 4);
   CHECK(log.slots()[0].busy_s == 1.0 + 0.25 + 0.125);
@@ -57,8 +57,7 @@ TEST_CASE("span log: a slot per resource, activity and stage, busy summed as rec
   CHECK(log.key(3, 10.0).resource == 1);
 }
 
-TEST_CASE("span log: the slot of a span is found by its name pointer or its name, per resource "
-          "and stage, and sums every span of it in the order recorded",
+TEST_CASE("span log: a span's slot, found by name pointer or name, sums its spans as recorded",
           "[engine][span-log]") {
   // Many spans over three resources and activities alternating, each activity by two pointers
   // to one name: the slots' sums are those of a plain sum per (resource, activity, stage) in
@@ -92,11 +91,11 @@ TEST_CASE("span log: whether each channel's intervals came in the walk's order",
     return log.in_order();
   };
   CHECK(in_order({{0, 1, 1}, {1, 2, 1}, {2, 5, 1}}));
-  CHECK_FALSE(in_order({{1, 2, 1}, {0, 1, 1}}));           // ends earlier
-  CHECK(in_order({{1, 2, 1}, {0, 2, 1}}));                 // ends with it, longer: walked first
-  CHECK_FALSE(in_order({{0, 2, 1}, {1, 2, 1}}));           // ends with it, shorter
-  CHECK(in_order({{0, 2, 0.5}, {0, 2, 1}}));               // the same times, more work
-  CHECK_FALSE(in_order({{0, 2, 1}, {0, 2, 1}}));           // a tie: only a sort can order them
+  CHECK_FALSE(in_order({{1, 2, 1}, {0, 1, 1}}));  // ends earlier
+  CHECK(in_order({{1, 2, 1}, {0, 2, 1}}));        // ends with it, longer: walked first
+  CHECK_FALSE(in_order({{0, 2, 1}, {1, 2, 1}}));  // ends with it, shorter
+  CHECK(in_order({{0, 2, 0.5}, {0, 2, 1}}));      // the same times, more work
+  CHECK_FALSE(in_order({{0, 2, 1}, {0, 2, 1}}));  // a tie: only a sort can order them
   // Another channel or resource is another list.
   SpanLog log;
   log.add(0, 0, 1, 2, 1, a, Stage::kNone);
