@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -47,38 +46,12 @@ const char* stage_prefix(Stage stage) {
   return "";
 }
 
-// An interval within the run: an interval of the engine's span log, its end clipped to the
-// makespan.
-struct Interval {
-  const SpanLog::Interval* span = nullptr;
-  std::uint32_t index = 0;  // in the log
-  int resource = 0;
-  double start_s = 0;
-  double end_s = 0;
-};
-
-// The order of the walk: latest end first; among equal ends the longest interval, the most work,
-// the first resource.
-bool walks_first(const Interval& a, const Interval& b) {
-  if (a.end_s != b.end_s) return a.end_s > b.end_s;
-  if (a.start_s != b.start_s) return a.start_s < b.start_s;
-  if (a.span->work_s != b.span->work_s) return a.span->work_s > b.span->work_s;
-  return a.resource < b.resource;
-}
-
-// Interval i of the engine's span log.
-Interval interval(const SpanLog& log, std::size_t i, double makespan_s) {
-  const SpanLog::Interval& s = log[i];
-  return {&s, static_cast<std::uint32_t>(i), log.slots()[s.slot].resource, s.start_s,
-          std::min(s.end_s, makespan_s)};
-}
-
-// Two intervals the walk's order does not tell apart, taken for different work: which one a sort
-// puts first is unspecified, so only the sort itself can say which the walk charges.
-bool ambiguous(const SpanLog& log, const Interval& a, const Interval& b) {
-  if (a.end_s != b.end_s || walks_first(a, b) || walks_first(b, a)) return false;
-  const SpanLog::Slot& x = log.slots()[a.span->slot];
-  const SpanLog::Slot& y = log.slots()[b.span->slot];
+// Whether two intervals the walk's order does not tell apart were taken for different work: then
+// which one a sort puts first is unspecified, so only the sort itself can say which the walk
+// charges.
+bool ambiguous(const SpanLog& log, std::uint32_t a, std::uint32_t b) {
+  const SpanLog::Slot& x = log.slots()[log[a].slot];
+  const SpanLog::Slot& y = log.slots()[log[b].slot];
   return x.stage != y.stage || !(x.activity == y.activity);
 }
 
@@ -86,117 +59,110 @@ bool ambiguous(const SpanLog& log, const Interval& a, const Interval& b) {
 // back, each time the first interval in walks_first order that ends by t (everything after t is
 // explained), then t = its start.
 std::vector<std::uint32_t> walk_sorted(const SpanLog& log, double makespan_s) {
-  std::vector<Interval> all;
+  struct Keyed {
+    WalkKey key;
+    std::uint32_t index;
+  };
+  std::vector<Keyed> all;
   all.reserve(log.size());
   for (std::size_t i = 0; i < log.size(); ++i) {
-    const Interval v = interval(log, i, makespan_s);
-    if (v.end_s > v.start_s) all.push_back(v);
+    const WalkKey k = log.key(i, makespan_s);
+    if (k.end_s > k.start_s) all.push_back({k, static_cast<std::uint32_t>(i)});
   }
-  std::sort(all.begin(), all.end(), walks_first);
+  std::sort(all.begin(), all.end(),
+            [](const Keyed& a, const Keyed& b) { return walks_first(a.key, b.key); });
   std::vector<std::uint32_t> path;
   double t = makespan_s;
-  for (const Interval& v : all) {
+  for (const Keyed& v : all) {
     if (t <= 0) break;
-    if (v.end_s > t) continue;  // ends after t: not a predecessor
+    if (v.key.end_s > t) continue;  // ends after t: not a predecessor
     path.push_back(v.index);
-    t = v.start_s;
+    t = v.key.start_s;
   }
   return path;
 }
 
 // The same walk without sorting every interval: a resource channel's intervals are recorded one
-// after the other, so each channel's list is already in walk order backwards, and the walk only
-// needs, at each step, the latest interval of each channel that ends by t. Sorting the tens of
-// thousands of intervals of a run was most of `tiersim run`'s time. The channels' lists are
-// links from each interval to the one before it on its channel (4 bytes an interval: copies of
-// the intervals touched megabytes, and page faults cost more than the walk). The log is read
-// once, by time_breakdown, which hands each interval to add(). walk() gives nullopt where a
-// channel's intervals are not in order (or the walk meets two intervals only a sort can order):
-// then walk_sorted.
-class ChannelWalk {
- public:
-  ChannelWalk(const Engine& engine, double makespan_s)
-      : log_(engine.spans()), makespan_s_(makespan_s) {
-    const auto& resources = engine.resources();
-    first_channel_.assign(resources.size() + 1, 0);
-    for (std::size_t r = 0; r < resources.size(); ++r)
-      first_channel_[r + 1] =
-          first_channel_[r] + static_cast<std::size_t>(resources[r]->channels());
-    // A run with many channels (hundreds of GPUs) would scan them all at every step: sort
-    // instead.
-    constexpr std::size_t kMaxChannels = 64;
-    ok_ = first_channel_.back() <= kMaxChannels && log_.size() < kNone;
-    if (!ok_) return;
-    latest_.assign(first_channel_.back(), kNone);
-    before_.resize(log_.size());
-  }
-
-  // Interval i of the log, in log order.
-  void add(std::size_t i) {
-    if (!ok_) return;
-    const SpanLog::Interval& s = log_[i];
-    if (std::min(s.end_s, makespan_s_) <= s.start_s) return;
-    const auto r = static_cast<std::size_t>(log_.slots()[s.slot].resource);
-    const auto c = static_cast<std::size_t>(s.channel);
-    if (r + 1 >= first_channel_.size() || c >= first_channel_[r + 1] - first_channel_[r]) {
-      ok_ = false;
-      return;
-    }
-    std::uint32_t& last = latest_[first_channel_[r] + c];
-    if (last != kNone &&
-        walks_first(interval(log_, last, makespan_s_), interval(log_, i, makespan_s_))) {
-      ok_ = false;  // out of order
-      return;
-    }
-    before_[i] = last;
-    last = static_cast<std::uint32_t>(i);
-  }
-
-  std::optional<std::vector<std::uint32_t>> walk() {
-    if (!ok_) return std::nullopt;
-    std::erase(latest_, kNone);  // channels without intervals
-    std::vector<std::uint32_t> path;
-    double t = makespan_s_;
-    while (t > 0) {
-      std::uint32_t best = kNone;
-      Interval best_v;
-      for (std::uint32_t& head : latest_) {
-        // Ends after t: never a predecessor again.
-        while (head != kNone && std::min(log_[head].end_s, makespan_s_) > t) head = before_[head];
-        if (head == kNone) continue;
-        const Interval v = interval(log_, head, makespan_s_);
-        // Its channel's intervals that tie with it (none, but for equal ends).
-        Interval at = v;
-        for (std::uint32_t k = before_[head]; k != kNone; k = before_[k]) {
-          const Interval prev = interval(log_, k, makespan_s_);
-          if (prev.end_s != at.end_s || walks_first(at, prev)) break;
-          if (ambiguous(log_, v, prev)) return std::nullopt;
-          at = prev;
-        }
-        if (best != kNone && v.end_s == best_v.end_s && ambiguous(log_, v, best_v))
-          return std::nullopt;
-        if (best == kNone || walks_first(v, best_v)) {
-          best = head;
-          best_v = v;
-        }
+// after the other, so each channel's list is already in walk order backwards (SpanLog's links),
+// and the walk only needs, at each step, the latest interval of each channel that ends by t: a
+// head per channel, which only moves back. Sorting the tens of thousands of intervals of a run
+// was most of `tiersim run`'s time, and then linking them here still most of the breakdown's.
+// nullopt where a channel's intervals are not in strict walk order (no two on one channel tie),
+// or the walk meets two intervals only a sort can order: then walk_sorted.
+std::optional<std::vector<std::uint32_t>> walk_channels(const SpanLog& log, double makespan_s) {
+  // A run with many channels (hundreds of GPUs) would scan them all at every step: sort instead.
+  constexpr std::size_t kMaxChannels = 64;
+  if (!log.in_order() || log.channels().size() > kMaxChannels) return std::nullopt;
+  constexpr std::uint32_t kNone = SpanLog::kNone;
+  struct Head {
+    WalkKey key;  // of `index`, its end clipped to the makespan
+    std::uint32_t index;
+  };
+  // Moves `h` back along its channel from interval i to the first that ends by t (its end clipped
+  // to the makespan) and is not clipped away; false when none is left.
+  const auto seek = [&](Head& h, std::uint32_t i, double t) {
+    for (; i != kNone; i = log[i].before) {
+      const SpanLog::Interval& s = log[i];
+      const double end_s = std::min(s.end_s, makespan_s);
+      if (end_s <= t && end_s > s.start_s) {
+        h.key.end_s = end_s;
+        h.key.start_s = s.start_s;
+        h.key.work_s = s.work_s;
+        h.index = i;
+        return true;
       }
-      if (best == kNone) break;
-      path.push_back(best);
-      t = best_v.start_s;
     }
-    return path;
+    return false;
+  };
+  std::vector<Head> heads;
+  heads.reserve(log.channels().size());
+  for (const SpanLog::Channel& c : log.channels()) {
+    // The log checked the order with the recorded ends; the intervals that end after the
+    // makespan all end at it once clipped, and the rest of the order must still hold.
+    std::optional<WalkKey> later;
+    for (std::uint32_t i = c.latest; i != kNone; i = log[i].before) {
+      const WalkKey k = log.key(i, makespan_s);
+      if (k.end_s <= k.start_s) continue;  // clipped away
+      if (later && !walks_first(*later, k)) return std::nullopt;
+      later = k;
+      if (log[i].end_s <= makespan_s) break;
+    }
+    Head h{{0, 0, 0, c.resource}, kNone};
+    if (seek(h, c.latest, makespan_s)) heads.push_back(h);
   }
-
- private:
-  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  const SpanLog& log_;
-  double makespan_s_;
-  bool ok_ = false;
-  std::vector<std::size_t> first_channel_;  // per resource, its first channel's number
-  std::vector<std::uint32_t> latest_;       // per channel, its latest interval so far
-  std::vector<std::uint32_t> before_;       // per interval, its channel's previous one (added
-                                            // intervals only)
-};
+  // At most every interval, and only the pages it fills are touched: no copies as it grows.
+  std::vector<std::uint32_t> path;
+  path.reserve(log.size());
+  double t = makespan_s;
+  while (t > 0 && !heads.empty()) {
+    Head* best = nullptr;
+    // Whether a head ties with `best` for other work. An interval that ties with the one taken is
+    // the latest by t of another channel (no two of one channel tie); one that tied with an
+    // earlier best comes after the one that beat it.
+    bool tied = false;
+    for (std::size_t j = 0; j < heads.size();) {
+      Head& h = heads[j];
+      // Ends after t: never a predecessor again.
+      if (h.key.end_s > t && !seek(h, log[h.index].before, t)) {
+        h = heads.back();  // this channel has nothing left by t
+        heads.pop_back();
+        continue;
+      }
+      if (!best || walks_first(h.key, best->key)) {
+        best = &h;
+        tied = false;
+      } else if (!walks_first(best->key, h.key) && ambiguous(log, h.index, best->index)) {
+        tied = true;
+      }
+      ++j;
+    }
+    if (!best) break;
+    if (tied) return std::nullopt;
+    path.push_back(best->index);
+    t = best->key.start_s;
+  }
+  return path;
+}
 
 }  // namespace
 
@@ -225,12 +191,8 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     slot_phase.push_back({&a, nullptr});
   }
 
-  // The channels' links for the walk, in one pass over the log.
-  ChannelWalk channels(engine, makespan_s);
-  for (std::size_t i = 0; i < log.size(); ++i) channels.add(i);
-
   // The walk: t is the moment explained so far (everything after it is charged).
-  std::optional<std::vector<std::uint32_t>> walked = channels.walk();
+  std::optional<std::vector<std::uint32_t>> walked = walk_channels(log, makespan_s);
   const std::vector<std::uint32_t> path =
       walked ? std::move(*walked) : walk_sorted(log, makespan_s);
   // The waiting phase of each stage, looked up once.
@@ -244,16 +206,15 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
   double t = makespan_s;
   Stage last_stage = path.empty() ? Stage::kNone : stage_of(path.front());
   for (const std::uint32_t index : path) {
-    const Interval i = interval(log, index, makespan_s);
-    const SpanLog::Interval& s = *i.span;
+    const WalkKey i = log.key(index, makespan_s);
     if (i.end_s < t) waiting(last_stage).path_s += t - i.end_s;
-    SlotPhase& x = slot_phase[s.slot];
+    SlotPhase& x = slot_phase[log[index].slot];
     if (!x.path_s) x.path_s = &x.phase->path_by_resource[i.resource];
-    const double d = i.end_s - s.start_s;
+    const double d = i.end_s - i.start_s;
     x.phase->path_s += d;
     *x.path_s += d;
     last_stage = stage_of(index);
-    t = s.start_s;
+    t = i.start_s;
   }
   if (t > 0) waiting(last_stage).path_s += t;
 
