@@ -114,8 +114,8 @@ TEST_CASE("CPU attention appears when the KV cache lives in host DRAM", "[infere
   CHECK(r.get("cpu_attention_s") > 0);
 }
 
-TEST_CASE("tensor parallelism splits compute and adds all-reduce traffic", "[inference]") {
-  const char* yaml = R"(
+// OPT-13B on four L40S boards (no NVLink) with tensor parallelism over all four.
+constexpr const char* kTensorParallel4 = R"(
 name: tp
 hardware:
   gpu: {model: L40S, count: 4}
@@ -123,6 +123,9 @@ model: {name: opt-13b}
 workload: {kind: inference, batch: 16, prompt_tokens: 256, gen_tokens: 8}
 policy: {weights: gpu, parallelism: {tensor: 4}}
 )";
+
+TEST_CASE("tensor parallelism splits compute and adds all-reduce traffic", "[inference]") {
+  const char* yaml = kTensorParallel4;
   const auto r = sim::simulate(load(yaml));
   REQUIRE(r.fits);
   bool saw_peer = false;
@@ -133,14 +136,7 @@ policy: {weights: gpu, parallelism: {tensor: 4}}
 
 TEST_CASE("tensor-parallel all-reduces through host memory take longer than peer-to-peer ones",
           "[inference][tp]") {
-  const char* yaml = R"(
-name: tp
-hardware:
-  gpu: {model: L40S, count: 4}
-model: {name: opt-13b}
-workload: {kind: inference, batch: 16, prompt_tokens: 256, gen_tokens: 8}
-policy: {weights: gpu, parallelism: {tensor: 4}}
-)";
+  const char* yaml = kTensorParallel4;
   auto peer = [](const sim::RunResult& r) {
     sim::ResourceUsage out;
     for (const auto& u : r.utilization)
