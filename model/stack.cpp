@@ -19,6 +19,18 @@ const std::vector<ExecutionStack>& stack_table() {
     ExecutionStack hf;
     hf.name = kDefaultStackName;
     hf.description = "eager PyTorch (Hugging Face transformers + DeepSpeed ZeRO-Inference)";
+    // DeepSpeed's multi-GPU ZeRO-3 gather is one chain on the coordinator's gather stream, in
+    // v0.7.2 (the ZeRO-Inference blog's release) as in the 2025 master:
+    // partitioned_param_coordinator.py __all_gather_params calls all_gather_coalesced inside
+    // `with torch.cuda.stream(self.__allgather_stream)`; partition_parameters.py
+    // all_gather_coalesced (master: _all_gather_dtype) copies each parameter's partition with
+    // `p.ds_tensor.to(torch.cuda.current_device())`, a blocking copy (no non_blocking: the host
+    // synchronises that stream), torch.cat's them into the flat buffer and starts the NCCL
+    // all-gather (async_op=True, which waits for that stream). fetch_sub_module waits for the
+    // module's handle on the same stream (`with torch.cuda.stream(self.__allgather_stream)`:
+    // handle.wait()) before it prefetches the next modules, so the next module's first blocking
+    // copy waits for this module's all-gather. Only the compute stream runs beside the chain.
+    hf.zero3_gather_serial_stream = true;
     t.push_back(hf);
 
     // TensorRT-LLM / vLLM class engines.

@@ -92,6 +92,14 @@ struct ExecutionStack {
   // tensor's NVMe read, its copy over the link and the device copies run one after another.
   // False: the swap buffer's copy to the GPU is asynchronous and overlaps the next read.
   bool zero3_swap_in_copy_in_gather = false;
+  // ZeRO-3 with data-parallel ranks (policy.parallelism.data > 1): a module's gather is one chain
+  // on one stream. Each partition's copy to the GPU is blocking (the host waits for it and for
+  // everything queued on the gather stream before it, the previous module's all-gather
+  // included), and the all-gather follows the copies; so within a module the copies run one
+  // after another, then the all-gather, and the next module's copies start only once that
+  // all-gather is done. Compute still overlaps the chain (prefetch). False: the partition copies
+  // are asynchronous and overlap each other and the previous module's all-gather (stack.cpp).
+  bool zero3_gather_serial_stream = false;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

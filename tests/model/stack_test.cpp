@@ -167,4 +167,14 @@ TEST_CASE("only the trtllm-bench stack admits requests with GUARANTEED_NO_EVICT"
   CHECK_FALSE(bench.kv_read_per_query_head);   // XQA
 }
 
+TEST_CASE("DeepSpeed stacks gather a module's partitions and all-gather on one stream",
+          "[model][stack]") {
+  // partition_parameters.py all_gather_coalesced's blocking `.to()` on the coordinator's gather
+  // stream, in v0.7.2 and in current DeepSpeed alike (stack.cpp); engines without ZeRO-3 have
+  // no such stream.
+  CHECK(execution_stack(kDefaultStackName).zero3_gather_serial_stream);
+  CHECK(execution_stack("hf-deepspeed-0.7").zero3_gather_serial_stream);
+  CHECK_FALSE(execution_stack("optimized").zero3_gather_serial_stream);
+}
+
 }  // namespace model_stack_test

@@ -479,9 +479,12 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
-  // Data-parallel ranks copy their host partitions asynchronously too (ZeRO-3 moves an offloaded
-  // partition to the GPU with a non-blocking copy before the all-gather): the module is gathered
-  // once every read and copy has landed.
+  // Data-parallel ranks: the module is gathered once every read and copy has landed. Where the
+  // stack's gather is one stream (ExecutionStack::zero3_gather_serial_stream, DeepSpeed), each
+  // host partition's copy is blocking, so this process waits for it, and for the module's
+  // all-gather before it fetches the next module. Elsewhere the copies are asynchronous and
+  // overlap each other and the all-gather.
+  const bool serial_gather = dp_ > 1 && p_.stack.zero3_gather_serial_stream;
   int host_copies = 0;
   if (dp_ > 1)
     for (const TensorFetch& t : pass_plan.of(plan)) host_copies += t.cpu_bytes > 0 ? 1 : 0;
@@ -516,7 +519,11 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       else
         issue_nvme_read(st, t, pass, module, reads);
     }
-    if (t.cpu_bytes > 0 && dp_ > 1)
+    if (t.cpu_bytes > 0 && serial_gather) {
+      co_await partition_copy(st.h2d, t.dp_host_bytes, t.host_uplink_bytes, !p_.pin_memory,
+                              pass_tag(activity::kWeightsCpu, pass, module));
+      reads->count_down();
+    } else if (t.cpu_bytes > 0 && dp_ > 1)
       engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
                                         !p_.pin_memory,
                                         pass_tag(activity::kWeightsCpu, pass, module), reads));
@@ -524,7 +531,9 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       co_await engine_.until(host_fetch_end(
           engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsCpu, pass, module)));
   }
-  if (dp_ > 1)
+  if (serial_gather)
+    co_await gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag));
+  else if (dp_ > 1)
     engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
   else
     engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
