@@ -233,7 +233,11 @@ TEST_CASE("every constant derived from published rows names them", "[validate][p
   }
 }
 
-TEST_CASE("rows that fed a constant and rows whose source did are told apart", "[validate]") {
+// [every-scenario]: these read the shipped validation run (every reference scenario, about 27 s
+// of CPU under the sanitizers); the Release run checks them, and the golden test still takes
+// `validate` through the sanitizers.
+TEST_CASE("rows that fed a constant and rows whose source did are told apart",
+          "[validate][every-scenario]") {
   // The A100 VM's storage cap came from its 4-drive read (a calibration row); the 4-drive write,
   // same source and host, fed nothing but its source fed a constant it uses.
   const auto& cal = row("a100-vm-4x-gen4", "read_gibps");
@@ -348,7 +352,8 @@ TEST_CASE("a group is added as data; an unknown group or row is an error", "[val
                     Catch::Contains("hardware.host.modle"));
 }
 
-TEST_CASE("a GPU or stack no published row runs on is named unvalidated", "[validate]") {
+TEST_CASE("a GPU or stack no published row runs on is named unvalidated",
+          "[validate][every-scenario]") {
   const char* yaml = R"(name: t
 hardware:
   gpu: {model: A100-80GB, count: 1}
