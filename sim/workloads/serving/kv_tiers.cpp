@@ -5,13 +5,17 @@
 
 namespace tiersim::sim {
 
-const std::uint32_t* BlockIndex::find(std::uint64_t key) const {
-  if (size_ == 0) return nullptr;
+std::size_t BlockIndex::slot_of(std::uint64_t key) const {
+  if (size_ == 0) return kNone;
   for (std::size_t i = home(key);; i = (i + 1) & mask_) {
-    const Slot& s = slots_[i];
-    if (s.value == kEmpty) return nullptr;
-    if (s.key == key) return &s.value;
+    if (slots_[i].value == kEmpty) return kNone;
+    if (slots_[i].key == key) return i;
   }
+}
+
+const std::uint32_t* BlockIndex::find(std::uint64_t key) const {
+  const std::size_t i = slot_of(key);
+  return i == kNone ? nullptr : &slots_[i].value;
 }
 
 void BlockIndex::reserve(std::size_t n) {
@@ -41,12 +45,8 @@ void BlockIndex::insert(std::uint64_t key, std::uint32_t value) {
 }
 
 void BlockIndex::erase(std::uint64_t key) {
-  if (size_ == 0) return;
-  std::size_t i = home(key);
-  while (slots_[i].key != key || slots_[i].value == kEmpty) {
-    if (slots_[i].value == kEmpty) return;
-    i = (i + 1) & mask_;
-  }
+  std::size_t i = slot_of(key);
+  if (i == kNone) return;
   // Backward shift: move later members of the run into the hole when the hole lies between
   // their home slot and where they sit, so that every key stays reachable from its home.
   for (std::size_t j = (i + 1) & mask_; slots_[j].value != kEmpty; j = (j + 1) & mask_) {

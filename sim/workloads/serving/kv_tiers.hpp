@@ -57,6 +57,9 @@ class BlockIndex {
   std::size_t home(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_);
   }
+  // The slot holding `key`, or kNone: the probe find and erase share.
+  static constexpr std::size_t kNone = ~std::size_t(0);
+  std::size_t slot_of(std::uint64_t key) const;
   void rehash(std::size_t slots);
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
