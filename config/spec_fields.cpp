@@ -19,6 +19,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"sm_count", &G::sm_count, "", 1, 100000, false,
        "streaming multiprocessors (compute units): the CUDA context reserves local memory for "
        "every resident thread of each"},
+      {"cuda_context_mib", &G::cuda_context_mib, "MiB", 0, kNoLimit, false,
+       "measured GPU memory a PyTorch process holds outside its tensors after its first GEMMs "
+       "(optional; replaces the modelled CUDA context; tools/gpu/context_memory_probe.py)"},
       {"rates_from", &G::rates_from, "", 0, 0, false,
        "catalog GPU whose achieved rates this entry inherits, not having measured its own"},
       {"hbm_gbps", &G::hbm_gbps, "GB/s", 0, kNoLimit, true, "device memory bandwidth"},

@@ -13,6 +13,7 @@ namespace tiersim {
 std::string format_gb(double bytes) { return format::gigabytes(bytes); }
 
 double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em) {
+  if (g.cuda_context_mib >= 0) return g.cuda_context_mib * units::kMiB;
   const GpuArchInfo& arch = gpu_arch_info(g.arch);
   return em.cuda_context_base_bytes +
          double(g.sm_count) * arch.max_threads_per_sm * em.cuda_stack_bytes_per_thread;

@@ -41,7 +41,9 @@ struct CapacityReport {
 // (gpu_arch_info). Stack-specific shares (vLLM's gpu_memory_utilization, TensorRT-LLM's KV pool
 // fraction) are applied by the checks that model those stacks.
 TierMemory gpu_tier(const GpuSpec& g, const ExecutionModel& em);
-// The CUDA context: the driver's base plus the stack reserved for every resident thread.
+// The CUDA context: the board's measurement where the catalog has one (GpuSpec::cuda_context_mib,
+// which also holds the library kernels loaded at the first GEMMs), else the driver's base plus
+// the stack reserved for every resident thread.
 double cuda_context_bytes(const GpuSpec& g, const ExecutionModel& em);
 // A process that talks to other GPUs holds NCCL's communicator buffers outside PyTorch's
 // allocator: added to `gpu` when `gpus` > 1 (training ranks, tensor/pipeline shards). vLLM's own

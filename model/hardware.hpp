@@ -26,6 +26,11 @@ struct GpuSpec {
   // per SM size the CUDA context's local memory and its library workspaces (gpu_arch_info).
   std::string arch;
   int sm_count = 0;  // streaming multiprocessors (compute units on AMD)
+  // GPU memory a PyTorch process holds outside its tensors once its first GEMMs have run
+  // (nvidia-smi's per-process used memory less torch.cuda.memory_reserved(): the CUDA context and
+  // the library kernels loaded lazily), measured on this board [MiB]. < 0 = not measured: the
+  // context is modelled from the architecture (model/capacity.hpp cuda_context_bytes).
+  double cuda_context_mib = -1;
   // Catalog name of the measured sibling whose achieved rates (fp16_achieved_tflops,
   // fp16_decode_achieved_tflops, l2_shared_read_gbps) this entry inherits because none were
   // measured on it; "" = its own (config/catalog.cpp resolves it; `tiersim catalog` prints it).

@@ -444,4 +444,31 @@ TEST_CASE("the fixed cost per pinned copy is the fit of the project's own copy m
   }
 }
 
+// The number after `"key": ` at the first occurrence of key at or after `from` in a probe's JSON.
+double json_number_after(const std::string& text, std::size_t from, const std::string& key) {
+  const std::size_t at = text.find("\"" + key + "\": ", from);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + key.size() + 4));
+}
+
+TEST_CASE("a measured CUDA context is the project's own measurement", "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  std::ifstream in(std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/h100-2026-11-27-context.json");
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // PyTorch's default lazy module loading: what the process holds outside its tensors once its
+  // first GEMM has loaded cuBLAS's kernels.
+  const std::size_t lazy = text.find("\"mode\": \"LAZY\"");
+  REQUIRE(lazy != std::string::npos);
+  const double outside_tensors_mib = json_number_after(text, lazy, "after_gemm_used_mib") -
+                                     json_number_after(text, lazy, "after_gemm_torch_reserved_mib");
+  CHECK(outside_tensors_mib == 676.0);
+  CHECK(c.gpu("H100-SXM").cuda_context_mib == outside_tensors_mib);
+  // No other board has a measurement: the rest keep the architecture's model.
+  for (const GpuSpec& g : c.gpus()) {
+    INFO(g.name);
+    if (g.name != "H100-SXM") CHECK(g.cuda_context_mib < 0);
+  }
+}
+
 }  // namespace config_catalog_test

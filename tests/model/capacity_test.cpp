@@ -115,6 +115,21 @@ policy: {weights: gpu, kv_cache: gpu}
   ada.arch = "ada";
   ada.sm_count = 142;
   CHECK(cuda_context_bytes(ada, em) == Approx(426.0 * units::kMiB));
+  // A board whose catalog entry has a measured context uses it instead of the model: the H100
+  // SXM's 676 MiB (tools/gpu/h100-2026-11-27.md), more than the model's 477 MiB for its SMs.
+  const Scenario h100 = test::load_yaml(R"(
+name: h100
+hardware: {gpu: {model: H100-SXM}}
+model: {name: llama-3-8b}
+workload: {kind: inference, batch: 1, prompt_tokens: 16, gen_tokens: 1}
+policy: {weights: gpu, kv_cache: gpu}
+)");
+  CHECK(cuda_context_bytes(h100.hardware.gpu, em) == 676.0 * units::kMiB);
+  GpuSpec unmeasured = h100.hardware.gpu;
+  unmeasured.cuda_context_mib = -1;
+  CHECK(cuda_context_bytes(unmeasured, em) == Approx(em.cuda_context_base_bytes +
+                                                      132.0 * 2048 * 1024));
+  CHECK(gpu_tier(h100.hardware.gpu, em).items[1].bytes == 676.0 * units::kMiB);
 }
 
 TEST_CASE("TensorRT-LLM's KV pool takes 90% of what is free", "[model][capacity]") {
