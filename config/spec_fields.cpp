@@ -36,6 +36,15 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"l2_shared_read_gbps", &G::l2_shared_read_gbps, "GB/s", 0, kNoLimit, true,
        "achieved L2 read rate when many SMs read the same lines (optional; re-reads of the KV "
        "cache by the query heads of one KV head are served from L2 at this rate)"},
+      {"fp8_achieved_tflops", &G::fp8_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
+       "achieved dense FP8 GEMM rate of large products (optional; caps fp8_tflops x the stack's "
+       "FP8 efficiency)"},
+      {"gemm_exposed_weight_gbps", &G::gemm_exposed_weight_gbps, "GB/s", 0, kNoLimit, true,
+       "rate at which an fp16/bf16 GEMM's weight bytes add to its math time, the loads its "
+       "pipeline does not hide (optional; fitted on the board's GEMM shape sweep; unset = the "
+       "math hides them)"},
+      {"fp8_gemm_exposed_weight_gbps", &G::fp8_gemm_exposed_weight_gbps, "GB/s", 0, kNoLimit, true,
+       "the same for FP8 GEMMs (optional)"},
       {"int8_tops", &G::int8_tops, "TOP/s", 0, kNoLimit, false,
        "dense INT8 (or FP8) tensor throughput"},
       {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,

@@ -32,7 +32,8 @@ struct GpuSpec {
   // context is modelled from the architecture (model/capacity.hpp cuda_context_bytes).
   double cuda_context_mib = -1;
   // Catalog name of the measured sibling whose achieved rates (fp16_achieved_tflops,
-  // fp16_decode_achieved_tflops, l2_shared_read_gbps) this entry inherits because none were
+  // fp16_decode_achieved_tflops, l2_shared_read_gbps, fp8_achieved_tflops and the GEMMs'
+  // exposed weight-load rates) this entry inherits because none were
   // measured on it; "" = its own (config/catalog.cpp resolves it; `tiersim catalog` prints it).
   std::string rates_from;
   double hbm_gbps = 0;     // device memory bandwidth
@@ -49,6 +50,17 @@ struct GpuSpec {
   // attention kernel whose query heads each re-read their KV head); < 0 = not given, and such
   // re-reads are charged at the device-memory rate.
   double l2_shared_read_gbps = -1;
+  // Achieved dense FP8 GEMM rate of large products, measured on the board; < 0 = not given, and
+  // FP8 GEMMs run at fp8_tflops x the stack's fp8_gemm_efficiency (capped by this where given).
+  double fp8_achieved_tflops = -1;
+  // A GEMM's weight loads that its pipeline does not hide under the math, as a rate [1e9 B/s of
+  // weight bytes]: a layer's GEMMs take their math at the achieved rate plus their weight bytes
+  // at this rate, never less than the weight stream at the device-memory rate (model/perf.cpp
+  // layer_kernel). Fitted on the board's own GEMM sweep over the shapes of transformer layers
+  // (tools/gpu/gemm_shape_sweep.py); < 0 = not measured: the math hides the weight loads
+  // (the longer of the two). For fp16/bf16 GEMMs and for FP8 GEMMs.
+  double gemm_exposed_weight_gbps = -1;
+  double fp8_gemm_exposed_weight_gbps = -1;
   double int8_tops = 0;      // dense INT8 (or FP8 where INT8 is not offered)
   double fp8_tflops = 0;     // dense FP8 tensor throughput; 0 = no FP8 tensor cores
   double fp32_tflops = 0;    // non-tensor FP32, used for elementwise work

@@ -428,16 +428,31 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
   // launch over the pass's sequences in a serving engine), so under the same roofline.
   attention.compute_s += pass.prefill_attention_s;
   attention.s = std::max(attention.s, attention.compute_s);
-  // FP8 GEMMs at their own rate.
+  // FP8 GEMMs at their own rate, capped by what the board reaches where that is measured.
+  double fp8_rate = units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency;
+  if (gpu.fp8_achieved_tflops > 0)
+    fp8_rate = std::min(fp8_rate, units::tflops_to_flops(gpu.fp8_achieved_tflops));
   const double gemm_math_s =
-      gemm.fp8 ? gemm_flops / (units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency)
-               : gpu_kernel_s(gpu, em, gemm_flops, 0);
+      gemm.fp8 ? gemm_flops / fp8_rate : gpu_kernel_s(gpu, em, gemm_flops, 0);
   const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, gemm_bytes);
   KernelTime gemm_k;
   gemm_k.compute_s = gemm_math_s;
   gemm_k.memory_s = gemm_memory_s;
-  gemm_k.s =
-      gemm.hides_weight_reads ? std::max(gemm_math_s, gemm_memory_s) : gemm_math_s + gemm_memory_s;
+  if (gemm.hides_weight_reads) {
+    // Each output tile's K loop loads its panel of the weights; where the board's sweep shows
+    // that the math does not hide all of those loads, the exposed part adds to the math
+    // (GpuSpec::gemm_exposed_weight_gbps: measured t = math + weight bytes / that rate over
+    // 280 shapes on an H100, tools/gpu/h100-2026-11-27.md). A thin GEMM is still bound by
+    // streaming its weights from device memory once.
+    const double exposed_gbps =
+        gemm.fp8 ? gpu.fp8_gemm_exposed_weight_gbps : gpu.gemm_exposed_weight_gbps;
+    const double weight_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp;
+    const double exposed_s =
+        exposed_gbps > 0 ? weight_bytes / units::gbps_to_bytes_per_s(exposed_gbps) : 0.0;
+    gemm_k.s = std::max(gemm_math_s + exposed_s, gemm_memory_s);
+  } else {
+    gemm_k.s = gemm_math_s + gemm_memory_s;
+  }
   gemm_k += attention;
   return gemm_k;
 }

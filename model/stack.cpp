@@ -54,12 +54,15 @@ const std::vector<ExecutionStack>& stack_table() {
     // A100 SXM 271.2 of 312 TFLOPS (86.9%), A100 PCIe 252.9 (81.1%), H100 SXM 794.5 of 989
     // (80.3%); measured on an H100 SXM here, 776-779 TFLOPS bf16 at 4096-8192 rows (78-79%,
     // tools/gpu/h100-2026-11-26.md). The lower end, since a model's GEMM shapes are not the
-    // sweep's best shape. The
+    // sweep's best shape. A board whose catalog entry has its own GEMM sweep
+    // (fp16_achieved_tflops, gemm_exposed_weight_gbps: the H100 SXM's, 730 TFLOP/s of math plus
+    // the weight loads it does not hide) runs at that instead where it is lower. The
     // elementwise work eager mode runs between GEMMs is fused into their epilogues, so the GEMM
     // rate is the layer's rate.
     opt.gemm_efficiency = 0.80;
     // Same table, FP8 e4m3: H100 SXM 1402.6 of 1979 TFLOPS (70.9%), H200 1453.4 (73.4%); measured
-    // here 1341-1372 on an H100 SXM (68-69%, torch._scaled_mm, the same record).
+    // here 1341-1372 on an H100 SXM (68-69%, torch._scaled_mm, the same record). The H100's shape
+    // sweep (catalog fp8_achieved_tflops, 1,322) caps it on that board and its siblings.
     opt.fp8_gemm_efficiency = 0.71;
     // Estimate: a TensorRT-LLM Llama layer is about a dozen kernels (RMSNorm, fused QKV GEMM,
     // the attention plugin with rotary embedding and KV write, output GEMM, residual + RMSNorm,

@@ -3,9 +3,12 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
@@ -440,6 +443,86 @@ TEST_CASE("the fixed cost per pinned copy is the fit of the project's own copy m
       CHECK(g.sources.at("pcie_copy_overhead_us").find("H100 SXM") != std::string::npos);
     } else {
       CHECK(g.pcie_copy_overhead_us < 0);
+    }
+  }
+}
+
+// Weighted least squares of t = 2MNK / rate + N K bytes / exposed + c M N + fixed over the rows of
+// one precision in tools/gpu/gemm_shape_sweep.py CSVs (dtype,m,n,k,ms,tflops), each row weighted
+// by 1 / its time: the derivation the catalog's GEMM rate sources describe. Returns {rate
+// [TFLOP/s], exposed [GB/s of weight bytes]}.
+std::pair<double, double> fitted_gemm_rates(const std::vector<std::string>& csvs,
+                                            const std::string& dtype) {
+  const double bytes_per_elem = dtype == "fp8" ? 1.0 : 2.0;
+  double n[4][5] = {};
+  int rows = 0;
+  for (const std::string& csv : csvs) {
+    std::ifstream in(csv);
+    REQUIRE(in);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(dtype + ",", 0) != 0) continue;
+      std::stringstream ss(line);
+      std::string f[5];
+      for (auto& x : f) std::getline(ss, x, ',');
+      const double m = std::stod(f[1]), nn = std::stod(f[2]), k = std::stod(f[3]);
+      const double t = std::stod(f[4]) * 1e-3;
+      const double x[4] = {2.0 * m * nn * k, nn * k, m * nn, 1.0};
+      const double w2 = 1.0 / (t * t);
+      for (int a = 0; a < 4; ++a) {
+        n[a][4] += w2 * x[a] * t;
+        for (int b = 0; b < 4; ++b) n[a][b] += w2 * x[a] * x[b];
+      }
+      ++rows;
+    }
+  }
+  REQUIRE(rows == 280);
+  // Gauss-Jordan elimination with partial pivoting on the normal equations.
+  for (int c = 0; c < 4; ++c) {
+    int p = c;
+    for (int r = c + 1; r < 4; ++r)
+      if (std::abs(n[r][c]) > std::abs(n[p][c])) p = r;
+    for (int j = 0; j < 5; ++j) std::swap(n[c][j], n[p][j]);
+    for (int r = 0; r < 4; ++r) {
+      if (r == c) continue;
+      const double f = n[r][c] / n[c][c];
+      for (int j = c; j < 5; ++j) n[r][j] -= f * n[c][j];
+    }
+  }
+  const double per_flop = n[0][4] / n[0][0], per_weight = n[1][4] / n[1][1];
+  return {1.0 / per_flop / 1e12, bytes_per_elem / per_weight / 1e9};
+}
+
+TEST_CASE("the H100's GEMM rates are the fit of the project's own shape sweep",
+          "[config][catalog]") {
+  const Catalog c = Catalog::load(kData);
+  const std::string tools = std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/";
+  const std::vector<std::string> runs = {tools + "h100-2026-11-27-gemm-shapes.csv",
+                                         tools + "h100-2026-11-27-gemm-shapes-rerun.csv"};
+  const auto [bf16_rate, bf16_exposed] = fitted_gemm_rates(runs, "bf16");
+  const auto [fp8_rate, fp8_exposed] = fitted_gemm_rates(runs, "fp8");
+  CHECK(bf16_rate == Approx(729.6).margin(0.1));
+  CHECK(bf16_exposed == Approx(5846).margin(1));
+  CHECK(fp8_rate == Approx(1321.7).margin(0.1));
+  CHECK(fp8_exposed == Approx(8740).margin(1));
+  const GpuSpec& h100 = c.gpu("H100-SXM");
+  CHECK(h100.fp16_achieved_tflops == Approx(bf16_rate).epsilon(0.001));
+  CHECK(h100.gemm_exposed_weight_gbps == Approx(bf16_exposed).epsilon(0.001));
+  CHECK(h100.fp8_achieved_tflops == Approx(fp8_rate).epsilon(0.001));
+  CHECK(h100.fp8_gemm_exposed_weight_gbps == Approx(fp8_exposed).epsilon(0.001));
+  // Its Hopper siblings inherit them at their share of its peak, saying so; no other GPU has them.
+  for (const GpuSpec& g : c.gpus()) {
+    INFO(g.name);
+    if (g.name == "H100-SXM") continue;
+    if (g.name == "H200" || g.name == "H100-PCIe" || g.name == "H100-NVL") {
+      const double scale = g.fp16_tflops / h100.fp16_tflops;
+      CHECK(g.fp8_achieved_tflops == Approx(h100.fp8_achieved_tflops * scale));
+      CHECK(g.gemm_exposed_weight_gbps == Approx(h100.gemm_exposed_weight_gbps * scale));
+      CHECK(g.sources.at("fp8_gemm_exposed_weight_gbps").find("inherited from H100-SXM") !=
+            std::string::npos);
+    } else {
+      CHECK(g.fp8_achieved_tflops < 0);
+      CHECK(g.gemm_exposed_weight_gbps < 0);
+      CHECK(g.fp8_gemm_exposed_weight_gbps < 0);
     }
   }
 }

@@ -463,6 +463,49 @@ TEST_CASE("eager stacks and GPUs without a published attention rate keep the GEM
         Approx(flops / gemm_flops_per_s(h100(), opt_em)));
 }
 
+TEST_CASE("a measured board's GEMMs add their exposed weight loads to the math, never below the "
+          "weight stream",
+          "[model][perf][gemm]") {
+  const LlmSpec m = llama7b();
+  GpuSpec gpu = h100();
+  gpu.fp8_tflops = 1979;
+  const ExecutionStack& opt = execution_stack("optimized");
+  const ExecutionModel em = with_stack(ExecutionModel{}, opt);
+  Policy p;
+  p.stack = opt;
+  const GemmPath gemm = gemm_path(gpu, em, p);
+  REQUIRE(gemm.hides_weight_reads);
+  const LayerPass prefill{8192, 0, 0, 0, 0};
+  const LayerPass decode{8, 0, 0, 0, 0};
+  const KernelTime p0 = layer_kernel(m, gpu, em, prefill, 1, gemm);
+  const KernelTime d0 = layer_kernel(m, gpu, em, decode, 1, gemm);
+  // Unmeasured: the longer of math and weight stream.
+  CHECK(p0.s == Approx(std::max(p0.compute_s, p0.memory_s)));
+  CHECK(d0.s == Approx(std::max(d0.compute_s, d0.memory_s)));
+  GpuSpec measured = gpu;
+  measured.fp16_achieved_tflops = 730;
+  measured.gemm_exposed_weight_gbps = 5850;
+  const KernelTime p1 = layer_kernel(m, measured, em, prefill, 1, gemm);
+  const KernelTime d1 = layer_kernel(m, measured, em, decode, 1, gemm);
+  const double weight_bytes = layer_active_params(m) * 2.0;
+  // A long prefill: math at the achieved rate plus the weights at the exposed rate.
+  CHECK(p1.compute_s == Approx(layer_gemm_flops(m, 8192) / 730e12));
+  CHECK(p1.s == Approx(p1.compute_s + weight_bytes / 5850e9));
+  // A thin decode GEMM: still the weight stream from device memory.
+  CHECK(d1.s == Approx(d1.memory_s));
+  CHECK(d1.s == Approx(d0.s));
+  // FP8 GEMMs read their own rates: the achieved FP8 rate caps the stack's share of the peak.
+  Policy fp8 = p;
+  fp8.weight_bits = 8;
+  const GemmPath g8 = gemm_path(gpu, em, fp8);
+  REQUIRE(g8.fp8);
+  measured.fp8_achieved_tflops = 1322;
+  measured.fp8_gemm_exposed_weight_gbps = 8740;
+  const KernelTime p8 = layer_kernel(m, measured, em, prefill, 1, g8);
+  CHECK(p8.compute_s == Approx(layer_gemm_flops(m, 8192) / 1322e12));
+  CHECK(p8.s == Approx(p8.compute_s + layer_active_params(m) / 8740e9));
+}
+
 TEST_CASE("a layer's prefill attention math adds to its attention kernel under the roofline",
           "[model][perf][attention]") {
   const LlmSpec m = llama7b();

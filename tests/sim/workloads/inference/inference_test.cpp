@@ -836,15 +836,16 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
   const sim::RunResult with_fa = sim::simulate(fa);
   const sim::RunResult at_gemm = sim::simulate(gemm_rate);
   REQUIRE(with_fa.fits);
-  // The causal attention's math at FlashAttention-3's 616 TFLOPS instead of the GEMMs' 791:
-  // 32 layers x the difference, before any power-limit slowdown (which can only lengthen it).
+  // The causal attention's math at FlashAttention-3's 616 TFLOPS instead of the GEMMs' 730 (the
+  // board's measured bf16 rate): 32 layers x the difference, before any power-limit slowdown
+  // (which can only lengthen it).
   const LlmSpec& m = fa.model;
   const ExecutionModel em = with_stack(ExecutionModel{}, fa.policy.stack);
   const PrefillChunk prompt{16384, 0, 1};
   const double extra_s =
       m.layers * (prefill_attention_s(m, fa.hardware.gpu, em, fa.policy.stack, prompt, 1) -
                   prefill_attention_s(m, fa.hardware.gpu, em, gemm_rate.policy.stack, prompt, 1));
-  REQUIRE(extra_s > 0.02);
+  REQUIRE(extra_s > 0.015);
   CHECK(with_fa.get("prefill_s") - at_gemm.get("prefill_s") >= 0.99 * extra_s);
   CHECK(with_fa.get("prefill_s") - at_gemm.get("prefill_s") <= 1.3 * extra_s);
   // Decode steps keep their cost.
