@@ -353,7 +353,8 @@ double TrainingSim::run() {
   nodes_ = std::max(1, w_.nodes);
   sb_ = state_bytes_per_param(w_.precision, w_.optimizer_kind);
   cpu_step_ = w_.optimizer_on_cpu || w_.optimizer != Tier::kGpu;
-  zero12_cpu_offload_ = cpu_step_ && w_.zero_stage >= 1 && w_.zero_stage <= 2 &&
+  // (DeepSpeed offloads the optimizer of stages 1-2 to host memory only, never to NVMe.)
+  zero12_cpu_offload_ = w_.optimizer == Tier::kCpu && w_.zero_stage >= 1 && w_.zero_stage <= 2 &&
                         w_.gradients == Tier::kCpu &&
                         w_.precision == TrainingWorkload::Precision::kMixed;
 
