@@ -46,7 +46,7 @@ struct ActivityEntry {
   Activity activity;
   const char* label;
 };
-constexpr std::array<ActivityEntry, 43> kActivities = {{
+constexpr std::array<ActivityEntry, 44> kActivities = {{
     {Activity{}, "untagged work"},
     // Shared, and the inference family's.
     {activity::kWeightsNvme, "weight stream from NVMe"},
@@ -72,6 +72,7 @@ constexpr std::array<ActivityEntry, 43> kActivities = {{
     {activity::kReduceScatterGrads, "gradient reduce-scatter"},
     {activity::kAllreduceGrads, "gradient all-reduce"},
     {activity::kGradOffload, "gradient offload to host"},
+    {activity::kGradOffloadChecks, "gradient norm, overflow check and fp32 cast before offload"},
     {activity::kGradSwapOut, "gradient swap-out to NVMe"},
     {activity::kOptimizer, "optimizer step"},
     {activity::kOptimSwapIn, "optimizer state swap-in"},

@@ -16,6 +16,7 @@ inline constexpr Activity kParamFetchBwd{"param-fetch-bwd"};
 inline constexpr Activity kReduceScatterGrads{"reduce-scatter-grads"};
 inline constexpr Activity kAllreduceGrads{"allreduce-grads"};
 inline constexpr Activity kGradOffload{"grad-offload"};
+inline constexpr Activity kGradOffloadChecks{"grad-offload-checks"};
 inline constexpr Activity kGradSwapOut{"grad-swap-out"};
 inline constexpr Activity kOptimizer{"optimizer"};
 inline constexpr Activity kOptimSwapIn{"optim-swap-in"};

@@ -8,7 +8,9 @@
 // sub-groups streamed from NVMe, and the updated parameters' way back. ZeRO-3 fetches each
 // module's partition from its tier (NVMe -> host -> PCIe) and all-gathers it before forward and
 // again before backward, in a separate prefetching process, so transfers overlap compute and the
-// bottleneck is read off the timeline.
+// bottleneck is read off the timeline. DeepSpeed's stage 1-2 CPU offload differs (see
+// kOffloadGradGpuBytesPerParam): its gradient offload holds up the backward, and its step unscales
+// the pinned gradients, then runs CPU Adam by tiles whose fp32 results a GPU kernel reads.
 #include "sim/workloads/training/training.hpp"
 #include "sim/workloads/training/names.hpp"
 #include "sim/workloads/workload.hpp"
@@ -34,6 +36,36 @@ struct Module {
   double fwd_flops = 0;   // forward FLOPs for the rank's tokens
   double fwd_bytes = 0;   // forward device-memory traffic
 };
+
+// DeepSpeed's ZeRO stage 1-2 CPU offload (cpu_offload: true; offload_optimizer: cpu later), as
+// the code of DeepSpeed v0.3.0 (the ZeRO-Offload tutorial's, 2020-09) does it; file:line at that
+// tag. The same path holds through v0.8 (stage_1_and_2.py) except where noted.
+//
+// [bytes] of HBM traffic per parameter of the GPU passes the offload path adds in the backward
+// (runtime/zero/stage2.py). Over every gradient: the copy into the contiguous bucket (645: read
+// and write fp16; cpu_offload forces contiguous_gradients, 303) and the bucket's division by the
+// data-parallel degree (733).
+constexpr double kBucketGradGpuBytesPerParam = 4 + 4;
+// Over the rank's partition: the gradient norm in fp64 (set_norm_for_param_grad_in_gpu, 847:
+// .double().norm(2): read fp16, write and read fp64, 18 B), the overflow check (_has_inf_or_nan,
+// 1561: float(x.float().sum()): read fp16, write and read fp32, 10 B) and the fp32 cast of the
+// copy to the host (async_inplace_copy_grad_to_fp32_buffer_from_gpu, 879: read fp16, write fp32,
+// 6 B).
+constexpr double kOffloadGradGpuBytesPerParam = 18 + 10 + 6;
+// [bytes] per parameter that go to the host: the fp32 cast (879-880), into the pinned fp32
+// gradient partition (426).
+constexpr double kOffloadGradHostBytesPerParam = 4;
+// CPU Adam steps the partition in tiles of this many parameters; after each tile it launches a GPU
+// kernel that reads the tile's updated fp32 parameters from a pinned staging buffer and writes
+// them as fp16 (csrc/includes/cpu_adam.h:23 TILE = 1024 * 1024 * 1024 and 63-64 cudaMallocHost of
+// two such buffers; csrc/adam/cpu_adam.cpp:549-555 launch_param_update per tile;
+// csrc/adam/custom_cuda_kernel.cu param_update_kernel reads float4 from the host pointer). v0.5
+// cut TILE to 128 Mi.
+constexpr double kCpuAdamTileParams = 1024.0 * 1024.0 * 1024.0;
+// [bytes] per parameter the copy kernel reads over PCIe: the fp32 values, cast on the GPU. Its
+// reads are coalesced and aligned (a warp reads 512 contiguous bytes), which keep a PCIe link
+// nearly as busy as a copy engine does (Min et al., "EMOGI", VLDB 2021): they run at the H2D rate.
+constexpr double kCpuAdamStagedParamBytes = 4;
 
 // The execution model of a training step: the passes run at the share of the tensor peak that
 // published training runs reach on the GPU's generation (model/perf.hpp training_pass_efficiency).
@@ -102,6 +134,12 @@ class TrainingSim {
   // The drives' load reading and writing at those rates (model/power.hpp nvme_load).
   double nvme_read_load_ = 1, nvme_write_load_ = 1;
   bool cpu_step_ = false;
+  // DeepSpeed's stage 1-2 CPU offload path (see kOffloadGradGpuBytesPerParam): the gradient
+  // offload holds up the backward pass, and the step unscales the pinned gradient partition, then
+  // runs CPU Adam by tiles that stage fp32 parameters for the GPU.
+  bool zero12_cpu_offload_ = false;
+  // [params/s] of the node for unscaling the pinned gradient partitions (zero12_cpu_offload_).
+  double pinned_unscale_node_params_per_s_ = 0;
   double last_iteration_s_ = 0;
   double gather_wait_s_ = 0, optimizer_s_ = 0, passes_s_ = 0;
   std::unique_ptr<Flag> checkpoint_done_;
@@ -149,7 +187,16 @@ Task TrainingSim::fetcher(int iter) {
 }
 
 Task TrainingSim::reduce_grads(int module, Latch* done) {
-  const double g = modules_[static_cast<std::size_t>(module)].params * sb_.grads;
+  const double params = modules_[static_cast<std::size_t>(module)].params;
+  const double g = params * sb_.grads;
+  if (zero12_cpu_offload_) {
+    // The GPU passes over the gradients before they leave: every gradient is bucketed, the rank's
+    // partition checked and cast (kBucketGradGpuBytesPerParam, kOffloadGradGpuBytesPerParam).
+    const double bytes =
+        params * (kBucketGradGpuBytesPerParam + kOffloadGradGpuBytesPerParam / dp_);
+    co_await gpu_->use(gpu_kernel_s(s_.hardware.gpu, em_, 0, bytes),
+                       Tag{activity::kGradOffloadChecks, 1, module});
+  }
   if (w_.zero_stage >= 2) {
     co_await collective(ring_reduce_scatter_bytes(g, dp_), ring_reduce_scatter_bytes(g, nodes_),
                         Tag{activity::kReduceScatterGrads, 1, module});
@@ -158,7 +205,11 @@ Task TrainingSim::reduce_grads(int module, Latch* done) {
                         Tag{activity::kAllreduceGrads, 1, module});
   }
   const double held = w_.zero_stage >= 2 ? g / dp_ : g;
-  if (w_.gradients != Tier::kGpu) co_await d2h_->use(held, Tag{activity::kGradOffload, 1, module});
+  // The offload path sends the rank's partition as fp32 (kOffloadGradHostBytesPerParam).
+  const double offloaded =
+      zero12_cpu_offload_ ? params / dp_ * kOffloadGradHostBytesPerParam : held;
+  if (w_.gradients != Tier::kGpu)
+    co_await d2h_->use(offloaded, Tag{activity::kGradOffload, 1, module});
   if (w_.gradients == Tier::kNvme)
     co_await nvme_->use(rpn_ * held / nvme_write_bps_,
                         Tag{activity::kGradSwapOut, 1, module, nvme_write_load_});
@@ -179,7 +230,8 @@ Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, 
   // steps them: stage_1_and_2.py and stage3.py unscale_and_clip_grads, grad.data.mul_(1 /
   // combined_scale), a pass of its own over the partition (DeepSpeed 0.3 to today; its timer is
   // optimizer_gradients).
-  co_await cpu_->use(rpn_ * params / cpu_unscale_node_params_per_s_, tag);
+  // The offload path of stages 1-2 unscales the whole partition before the step (iteration()).
+  if (!zero12_cpu_offload_) co_await cpu_->use(rpn_ * params / cpu_unscale_node_params_per_s_, tag);
   co_await cpu_->use(rpn_ * params / cpu_adam_node_params_per_s_, tag);
   if (w_.optimizer == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.optimizer / nvme_write_bps_,
@@ -187,7 +239,8 @@ Task TrainingSim::optimizer_chunk(double params, int index, Semaphore* buffers, 
   if (buffers) buffers->release();
   // Updated working-precision parameters go back to where they live.
   if (w_.params == Tier::kGpu)
-    co_await h2d_->use(params * sb_.params, Tag{activity::kParamUpdate, 2, index});
+    co_await h2d_->use(params * (zero12_cpu_offload_ ? kCpuAdamStagedParamBytes : sb_.params),
+                       Tag{activity::kParamUpdate, 2, index});
   if (w_.params == Tier::kNvme)
     co_await nvme_->use(rpn_ * params * sb_.params / nvme_write_bps_,
                         Tag{activity::kParamSwapOut, 2, index, nvme_write_load_});
@@ -216,7 +269,19 @@ Task TrainingSim::iteration(int iter) {
       co_await gpu_->use(t + em_.layer_overhead_s * factor,
                          Tag{pass == 0 ? activity::kForward : activity::kBackward, pass, module});
       if (zero3) slots_->release();
-      if (pass == 1) engine_.spawn(reduce_grads(module, &grads));
+      if (pass == 1) {
+        if (zero12_cpu_offload_) {
+          // The offload path holds up the backward pass: the hook that fills the bucket runs on the
+          // autograd thread; with overlap_comm it first waits for the whole device
+          // (stage2.py:683-686 average_tensor, torch.cuda.synchronize()), then the overflow check
+          // of every parameter (1561, float() of a device sum) waits on the reduction stream for
+          // the previous parameter's copy to the host. No backward kernel is launched meanwhile.
+          // (v0.8 drops the synchronize; the per-parameter check stays.)
+          co_await reduce_grads(module, &grads);
+        } else {
+          engine_.spawn(reduce_grads(module, &grads));
+        }
+      }
     }
   }
   co_await grads.wait();
@@ -233,8 +298,16 @@ Task TrainingSim::iteration(int iter) {
     co_await gpu_->use(gpu_kernel_s(s_.hardware.gpu, em_, 0, bytes),
                        Tag{activity::kOptimizer, 2, 0});
   } else {
+    if (zero12_cpu_offload_) {
+      // unscale_and_clip_grads over the pinned fp32 gradient partition before CPU Adam
+      // (stage2.py:1372-1414, timer optimizer_gradients; 1506-1508 mul_).
+      co_await cpu_->use(rpn_ * partition / pinned_unscale_node_params_per_s_,
+                         Tag{activity::kOptimizer, 2, 0});
+    }
     const ZeroBuffers zb;
-    const double sub = w_.optimizer == Tier::kNvme ? zb.nvme_sub_group_params : zb.sub_group_params;
+    const double sub = zero12_cpu_offload_           ? kCpuAdamTileParams
+                       : w_.optimizer == Tier::kNvme ? zb.nvme_sub_group_params
+                                                     : zb.sub_group_params;
     const int chunks = std::max(1, int(std::ceil(partition / sub)));
     Latch done(engine_, chunks);
     // NVMe swapping streams sub-groups through two pinned buffers, so reading the next overlaps
@@ -280,6 +353,10 @@ double TrainingSim::run() {
   nodes_ = std::max(1, w_.nodes);
   sb_ = state_bytes_per_param(w_.precision, w_.optimizer_kind);
   cpu_step_ = w_.optimizer_on_cpu || w_.optimizer != Tier::kGpu;
+  // (DeepSpeed offloads the optimizer of stages 1-2 to host memory only, never to NVMe.)
+  zero12_cpu_offload_ = w_.optimizer == Tier::kCpu && w_.zero_stage >= 1 && w_.zero_stage <= 2 &&
+                        w_.gradients == Tier::kCpu &&
+                        w_.precision == TrainingWorkload::Precision::kMixed;
 
   // Modules: embedding (a gather), the layers, the head (one GEMM over the vocabulary).
   const ParamCounts pc = count_params(m);
@@ -323,6 +400,16 @@ double TrainingSim::run() {
       units::gbps_to_bytes_per_s(host.dram_gbps) * em_.cpu_dram_efficiency;
   // The gradient unscaling reads and writes each fp32 gradient once.
   cpu_unscale_node_params_per_s_ = cpu_dram_bytes_per_s / (2 * 4.0);
+  // A pinned buffer lives on one socket: the CUDA driver allocates and locks its pages when the
+  // buffer is created (stage2.py:426 pin_memory()), from the creating thread, and Linux's default
+  // policy takes them from that thread's node (numa(7), MPOL_DEFAULT: local allocation). A pass
+  // over it runs at that socket's DRAM rate, whichever cores run it; each rank pins its own, so
+  // the node's ranks spread over up to all sockets.
+  {
+    const double sockets = std::max(1, host.sockets);
+    const double used = std::min(sockets, std::max(1.0, rpn_));
+    pinned_unscale_node_params_per_s_ = cpu_unscale_node_params_per_s_ * used / sockets;
+  }
   if (w_.cpu_adam_params_per_s > 0) {
     cpu_adam_node_params_per_s_ = w_.cpu_adam_params_per_s;
   } else {

@@ -87,6 +87,7 @@ TEST_CASE("every activity has a distinct name that reads back", "[workloads][nam
                           activity::kReduceScatterGrads,
                           activity::kAllreduceGrads,
                           activity::kGradOffload,
+                          activity::kGradOffloadChecks,
                           activity::kGradSwapOut,
                           activity::kOptimizer,
                           activity::kOptimSwapIn,
