@@ -1,5 +1,6 @@
-"""Timing shared by the GPU probes: CUDA events around each call, median of repeats."""
+"""Timing shared by the GPU probes: median of repeats, by CUDA events or by the wall clock."""
 import statistics
+import time
 
 import torch
 
@@ -19,3 +20,18 @@ def median_ms(fn, reps=20, warmups=2):
         end.synchronize()
         ms.append(start.elapsed_time(end))
     return statistics.median(ms)
+
+
+def median_wall_s(fn, reps=7, warmups=1):
+    """Median wall-clock seconds of fn() until the device is idle, over `reps` runs after
+    `warmups` untimed runs: for work whose host side counts (dispatch, blocking copies)."""
+    for _ in range(warmups):
+        fn()
+        torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)

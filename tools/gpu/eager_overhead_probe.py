@@ -31,26 +31,14 @@ import time
 
 import torch
 
+from cuda_timing import median_wall_s as wall
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HF_DIR = os.path.join(HERE, "..", "..", "scenarios", "catalog", "hf")
 
 
 def log(*a):
     print(*a, flush=True)
-
-
-def wall(fn, reps, warmups=1):
-    """Median wall seconds of fn() (each run ends in a device synchronisation)."""
-    for _ in range(warmups):
-        fn()
-        torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def make_config(name, **override):

@@ -18,28 +18,16 @@ Needs PyTorch with CUDA. Not run in CI (no GPU there). Usage:
 """
 import argparse
 import json
-import statistics
-import time
 
 import torch
+
+from cuda_timing import median_wall_s as median_s
 
 H, F = 7168, 28672
 # OPT decoder layer (transformers OPTDecoderLayer): q, k, v, out projections with biases, the
 # attention and final layer norms (weight, bias), fc1 and fc2 with biases.
 SHAPES = [(H, H), (H,), (H, H), (H,), (H, H), (H,), (H, H), (H,), (H,), (H,),
           (F, H), (F,), (H, F), (H,), (H,), (H,)]
-
-
-def median_s(fn, reps=7):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def main():
