@@ -515,11 +515,12 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
-  // Data-parallel ranks: the module is gathered once every read and copy has landed. Where the
-  // stack's gather is one stream (ExecutionStack::zero3_gather_serial_stream, DeepSpeed), each
-  // host partition's copy is blocking, so this process waits for it, and for the module's
-  // all-gather before it fetches the next module. Elsewhere the copies are asynchronous and
-  // overlap each other and the all-gather.
+  // Data-parallel ranks: where the stack's gather is one stream
+  // (ExecutionStack::zero3_gather_serial_stream, DeepSpeed), each partition's copy is blocking,
+  // so this process waits for it; each tensor is all-gathered once its copy is on the GPU, and
+  // the next copy waits for that all-gather (the module is ready after its last one). Elsewhere
+  // the copies are asynchronous, overlap each other, and the module is gathered once every read
+  // and copy has landed.
   const bool serial_gather = dp_ > 1 && p_.stack.zero3_gather_serial_stream;
   // On that stream a blocking copy waits for the all-gather launched before it (DeepSpeed v0.7.2
   // partitioned_param_coordinator.py fetch_sub_module: __all_gather_params of the prefetch runs
