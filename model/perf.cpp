@@ -267,15 +267,17 @@ constexpr double kDrivePieceBytes = 512.0 * 1024.0;
 }  // namespace
 
 NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
-                                  double transfer_bytes) {
+                                  double transfer_bytes, int readers) {
   NvmeArrayTiming t;
   if (nvme.count <= 0) return t;
   const double drives = nvme.count;
   const double block = std::max(4096.0, aio.block_size_bytes);
-  // A transfer smaller than the reader's window cannot keep every slot busy.
-  const double requests = std::max(1.0, std::ceil(transfer_bytes / block));
-  const double outstanding =
-      std::min(requests, std::max(1.0, double(aio.threads) * double(aio.queue_depth)));
+  // A transfer smaller than the reader's window cannot keep every slot busy. Independent readers
+  // each keep their own window full, so the array sees all their requests together.
+  const double n_readers = std::max(1, readers);
+  const double requests = n_readers * std::max(1.0, std::ceil(transfer_bytes / block));
+  const double outstanding = std::min(
+      requests, n_readers * std::max(1.0, double(aio.threads) * double(aio.queue_depth)));
   // RAID-0 stripes each request over every drive: each drive sees a 1/N share of every request,
   // and gets it in pieces of at most one chunk (Linux md RAID-0 maps a request chunk by chunk and
   // submits every piece at once; md's default chunk is 512 KiB, mdadm(8) --chunk). A lone drive's

@@ -326,8 +326,12 @@ struct NvmeArrayTiming {
   };
   Mixed mixed_s(double read_bytes, double write_bytes) const;
 };
+// `readers` processes, each with a reader of its own at that operating point, each reading a
+// transfer of `transfer_bytes` at the same time: the array serves all their requests at once
+// (ZeRO-3's data-parallel ranks, each with its own DeepSpeed swapper and aio handle; the
+// weight-stream model's WeightStreamPoint::nvme). One reader: the plain array.
 NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, const AioConfig& aio,
-                                  double transfer_bytes);
+                                  double transfer_bytes, int readers = 1);
 // Seconds to read `bytes` when the reader's queue drains at the end: each request completes at
 // the array rate for the requests still outstanding (nvme_array_timing of the bytes left), so the
 // last few run at falling depth (Little's law on the device model). The replay uses this form:

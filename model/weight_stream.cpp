@@ -8,9 +8,10 @@
 
 namespace tiersim {
 
-NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes) {
+NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes, int readers) {
   if (s.hardware.nvme.count <= 0) return {};
-  return nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer_bytes);
+  return nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer_bytes,
+                           readers);
 }
 
 WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& em,
@@ -23,8 +24,14 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
     for (const auto& t : mod.tensors) largest = std::max(largest, t.bytes);
   // The reader's window is bounded by the requests of one transfer; the largest tensor's NVMe
   // share is the largest transfer the fetch issues.
-  pt.nvme_transfer_bytes = largest * p.weights.nvme;
-  pt.nvme = nvme_transfer_timing(s, pt.nvme_transfer_bytes);
+  // With ZeRO-3 data-parallel ranks every rank swaps in its own partition of each tensor, with a
+  // swapper and aio handle of its own (DeepSpeed v0.7.2 partitioned_param_swapper.py
+  // AsyncPartitionedParameterSwapper._configure_aio: aio_read_handle built from the aio config's
+  // block size, queue depth and thread count in every process, files under rank<N>/), and the
+  // ranks fetch the same module at once: the array serves `data` readers' windows together.
+  const int readers = std::max(1, p.parallelism.data);
+  pt.nvme_transfer_bytes = largest * p.weights.nvme / readers;
+  pt.nvme = nvme_transfer_timing(s, pt.nvme_transfer_bytes, readers);
   pt.link_bytes_per_s = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
   pt.pageable_bytes_per_s =
       std::min(pt.link_bytes_per_s, units::gbps_to_bytes_per_s(em.pageable_copy_gbps));
@@ -39,7 +46,10 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
     pt.gather_copy_s_per_byte =
         gpu_kernel_s(s.hardware.gpu, em, 0, 2.0 * p.stack.zero3_gather_device_copies);
   pt.gds = p.io_path == IoPath::kGds;
-  pt.bounce_in_gather = p.stack.zero3_swap_in_copy_in_gather && !pt.gds && p.parallelism.data <= 1;
+  // With data-parallel ranks too: v0.7.2's all_gather_coalesced takes the same steps for any
+  // world size (swap in and wait, then each partition's blocking `.to()` out of its swap buffer,
+  // then the all-gather), so each rank's reads and its copies of what was read alternate.
+  pt.bounce_in_gather = p.stack.zero3_swap_in_copy_in_gather && !pt.gds;
   pt.pinned = p.pin_memory;
   pt.weights = p.weights;
   pt.moe_fetch = p.moe_fetch;

@@ -20,8 +20,9 @@
 // - MoE models whose runtime fetches only routed experts fetch the share of each expert a pass's
 //   tokens hit (model/llm.hpp expected_distinct_experts);
 // - the NVMe array reads at the reader's operating point: policy.aio's block size, threads x
-//   queue depth, bounded by the requests of the largest transfer (the largest tensor's NVMe share),
-//   on the drive model of hardware.nvme.model (datasheet or calibrated profile), model/perf.hpp
+//   queue depth, bounded by the requests of the largest transfer (the largest tensor's NVMe share;
+//   with ZeRO-3 data-parallel ranks each rank's partition of it, read by every rank's own reader
+//   at once), on the drive model of hardware.nvme.model (datasheet or calibrated profile), model/perf.hpp
 //   nvme_array_timing; a read costs the first request's latency, then the sustained rate;
 // - each GPU's link carries its tensor-parallel (and, with data-parallel ranks, its partition's)
 //   share of the NVMe part and its tensor-parallel share of the host part; pinned host memory
@@ -51,13 +52,17 @@ namespace tiersim {
 // for one transfer of `transfer_bytes`; zero without drives. Every streamed NVMe transfer is
 // timed by it: ZeRO-Inference's tensor reads (WeightStreamPoint::nvme) and FlexGen's disk reads
 // and writes (sim/workloads/inference/flexgen.cpp).
-NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes);
+// `readers`: processes reading transfers of that size at once, each with its own reader
+// (nvme_array_timing).
+NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes, int readers = 1);
 
 // The operating point of a scenario's weight stream: the array at the reader's operating point
 // and the rates of one GPU's link, with the policy's placement and the runtime's rules.
 struct WeightStreamPoint {
   NvmeArrayTiming nvme;               // the array at the reader's operating point (zero: no NVMe)
-  double nvme_transfer_bytes = 0;     // [bytes] the transfer that sets it: largest tensor's NVMe share
+  // [bytes] the transfer that sets it: the largest tensor's NVMe share, or with ZeRO-3
+  // data-parallel ranks its partition, which each rank reads with its own reader at once
+  double nvme_transfer_bytes = 0;
   double link_bytes_per_s = 0;        // [bytes/s] pinned host-to-device copies over one GPU's link
   double pageable_bytes_per_s = 0;    // [bytes/s] pageable copies: min(link, CPU staging memcpy)
   double tp = 1;                      // tensor-parallel GPUs sharing each tensor
@@ -67,8 +72,9 @@ struct WeightStreamPoint {
   double swap_in_overhead_s = 0;      // [s] and per NVMe swap-in, beyond that
   double gather_copy_s_per_byte = 0;  // [s/byte] the gather's GPU copies of a host-fetched byte
   bool gds = false;                   // NVMe straight into GPU memory (else AIO bounce buffers)
-  // AIO on one GPU with a stack whose gather copies the swap buffer to the GPU
-  // (ExecutionStack::zero3_swap_in_copy_in_gather): read, copy and device copies in series.
+  // AIO with a stack whose gather copies the swap buffer to the GPU
+  // (ExecutionStack::zero3_swap_in_copy_in_gather), on one GPU or on each data-parallel rank:
+  // read, copy and device copies in series.
   bool bounce_in_gather = false;
   bool pinned = true;                 // host-resident weights pinned (else pageable)
   Placement weights;                  // the policy's weight placement

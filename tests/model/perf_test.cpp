@@ -392,6 +392,40 @@ TEST_CASE("a striped request reaches each drive in chunk-size pieces, so its fir
   CHECK(many.read_latency_s < four.read_latency_s);
 }
 
+TEST_CASE("independent readers fill the array's queues together", "[model][perf][nvme]") {
+  // ZeRO-3's data-parallel ranks each swap in their own partition through their own aio handle:
+  // N readers of a partition each keep their window of requests in flight at once.
+  NvmeArray array;
+  array.count = 8;
+  array.model.read.peak_gbps = 3.5;
+  array.model.read.stream_gbps = 3.5;
+  array.model.read.latency_us = 80;
+  array.model.write = array.model.read;
+  HostSpec host;
+  AioConfig aio;  // DeepSpeed's defaults: 1 MiB, depth 8, one thread
+  aio.block_size_bytes = 1024.0 * 1024.0;
+  aio.queue_depth = 8;
+  aio.threads = 1;
+  const double tensor = 400e6;
+  const NvmeArrayTiming one = nvme_array_timing(array, host, aio, tensor);
+  const NvmeArrayTiming four = nvme_array_timing(array, host, aio, tensor / 4, 4);
+  // The same operating point as one reader with four times the window.
+  AioConfig wide = aio;
+  wide.threads = 4;
+  const NvmeArrayTiming one_wide = nvme_array_timing(array, host, wide, tensor);
+  CHECK(four.read_gbps == Approx(one_wide.read_gbps).epsilon(1e-12));
+  CHECK(four.read_gbps > 1.2 * one.read_gbps);
+  CHECK(four.read_gbps <= 8 * 3.5);
+  CHECK(four.read_latency_s == Approx(one.read_latency_s).epsilon(1e-12));
+  // A partition of fewer requests than the window: all readers' requests, and no more.
+  const NvmeArrayTiming small = nvme_array_timing(array, host, aio, 2 * aio.block_size_bytes, 4);
+  const NvmeArrayTiming eight_requests =
+      nvme_array_timing(array, host, aio, 8 * aio.block_size_bytes);
+  CHECK(small.read_gbps == Approx(eight_requests.read_gbps).epsilon(1e-12));
+  // One reader: as before.
+  CHECK(nvme_array_timing(array, host, aio, tensor, 1).read_gbps == one.read_gbps);
+}
+
 namespace {
 
 // An H100 SXM as the catalog gives it (the FlashAttention-3 benchmark's board).

@@ -126,6 +126,57 @@ TEST_CASE("tensor and data parallelism share out the link bytes", "[model][weigh
   CHECK(tensor_stream(pt, norm).cpu_bytes == 8192);  // one rank: fetched
 }
 
+TEST_CASE("data-parallel ranks read their partitions at once, each with its own reader",
+          "[model][weight_stream]") {
+  // DeepSpeed v0.7.2: every rank builds its own AsyncPartitionedParameterSwapper with an aio
+  // handle of the policy's block size, queue depth and threads, and swaps in its own partition
+  // of each tensor: the array serves `data` readers' windows, each of a partition.
+  const ExecutionModel em;
+  const std::vector<std::string> one_window = {"policy.aio.block_size=1MiB",
+                                               "policy.aio.queue_depth=1", "policy.aio.threads=1"};
+  std::vector<std::string> four_sets = one_window;
+  for (const char* set : {"policy.parallelism.data=4", "hardware.gpu.count=4", "workload.batch=4"})
+    four_sets.push_back(set);
+  const Scenario one = load(one_window);
+  const Scenario four = load(four_sets);
+  const auto modules = weight_modules(one.model, one.policy);
+  const double transfer = largest_tensor(modules).bytes * 0.75;
+  const WeightStreamPoint pt1 = weight_stream_point(one, em, modules);
+  const WeightStreamPoint pt4 = weight_stream_point(four, em, modules);
+  CHECK(pt4.nvme_transfer_bytes == transfer / 4);
+  const NvmeArrayTiming expected =
+      nvme_array_timing(four.hardware.nvme, four.hardware.host, four.policy.aio, transfer / 4, 4);
+  CHECK(pt4.nvme.read_gbps == expected.read_gbps);
+  CHECK(pt4.nvme.read_latency_s == expected.read_latency_s);
+  // Four windows of one request keep the drives busier than one: a faster array.
+  CHECK(pt4.nvme.read_gbps > 1.1 * pt1.nvme.read_gbps);
+  // The array still reads every rank's partition of a tensor: the whole tensor at that rate.
+  const WeightTensor& big = largest_tensor(modules);
+  CHECK(tensor_stream(pt4, big).read_s == pt4.nvme.read_s(big.bytes * 0.75));
+}
+
+TEST_CASE("DeepSpeed v0.7's gather copies each rank's swap buffer, as on one GPU",
+          "[model][weight_stream]") {
+  // v0.7.2 all_gather_coalesced swaps in and waits, then copies each partition out of its swap
+  // buffer with a blocking `.to()`, whatever the world size (model/stack.cpp hf-deepspeed-0.7).
+  const ExecutionModel em;
+  const Scenario dp = load({"policy.parallelism.data=2", "hardware.gpu.count=2", "workload.batch=4",
+                            "policy.stack=hf-deepspeed-0.7"});
+  const auto modules = weight_modules(dp.model, dp.policy);
+  const WeightStreamPoint pt = weight_stream_point(dp, em, modules);
+  CHECK(pt.bounce_in_gather);
+  // Read, then this rank's copy of its half, in series; no device copies with several ranks.
+  ModuleStream m;
+  m.tensors.push_back(tensor_stream(pt, largest_tensor(modules)));
+  const TensorStream& t = m.tensors.front();
+  CHECK(t.bounce_gather_copy_s == 0);
+  CHECK(module_stream_time(pt, m).time_s >= t.read_s + t.nvme_link_s + t.host_link_s);
+  // The stack whose copy is asynchronous overlaps it with the next read.
+  const Scenario async = load({"policy.parallelism.data=2", "hardware.gpu.count=2",
+                               "workload.batch=4"});
+  CHECK_FALSE(weight_stream_point(async, em, modules).bounce_in_gather);
+}
+
 TEST_CASE("a routed-expert runtime fetches the share of the experts a pass hits",
           "[model][weight_stream]") {
   const ExecutionModel em;

@@ -107,6 +107,10 @@ struct StageResources {
   // [s] when this stage's latest NVMe read lands: the fetcher issues its next read no earlier
   // (InferenceSim::fetch_module, DeepSpeed's swap-in waits).
   double read_lands_s = 0;
+  // Data-parallel ranks on a serial gather stream (ExecutionStack::zero3_gather_serial_stream):
+  // the module's all-gather last launched; the next blocking partition copy waits for it, the
+  // next NVMe read does not (InferenceSim::fetch_module).
+  std::shared_ptr<Latch> gather_pending;
   // This stage's input, one flag per (pass, micro-batch): number pass * micro-batches + micro.
   std::unique_ptr<FlagQueue> input;
 };
@@ -146,12 +150,19 @@ class InferenceSim {
     // of the host part over its own link, and what the PCIe switch's uplink carries for the host
     // part and for the NVMe part's bounce, all ranks behind it together (zero3_gather_traffic).
     double dp_host_bytes = 0, host_uplink_bytes = 0, bounce_uplink_bytes = 0;
+    // On a serial gather stream (ExecutionStack::zero3_gather_serial_stream) the all-gather of
+    // this tensor's partitions, launched once its copies are on the GPU: DeepSpeed gathers what
+    // one hook fetches, a submodule's parameters (a Linear's weight; its bias is persistent).
+    Zero3GatherTraffic gather{};
   };
   struct ModuleFetch {
     // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
     // first + count) of the pass's FetchPlan, which holds every module's in one allocation.
     std::size_t first = 0, count = 0;
     int nvme_reads = 0;
+    // On a serial gather stream: what the module gathers beyond its tensors' own all-gathers
+    // (partitioned parameters that are not offloaded), after them.
+    Zero3GatherTraffic rest_gather{};
   };
   struct FetchPlan {
     std::vector<TensorFetch> tensors;
@@ -224,6 +235,10 @@ class InferenceSim {
   // partitioned parameters; then its weights are ready.
   Task gather_then_ready(std::shared_ptr<Latch> reads, int stage, int module, int pass,
                          Flag* ready);
+  // The same on a serial gather stream, for a tensor or the module's rest (see there).
+  Task gather_in_series(std::shared_ptr<Latch> reads, std::shared_ptr<Latch> after, int stage,
+                        Zero3GatherTraffic g, int module, int pass, std::shared_ptr<Latch> done,
+                        std::shared_ptr<Latch> module_done, Flag* ready);
   // One copy of a data-parallel rank: `own_bytes` over its own link (`own`), while the PCIe
   // switch's uplink, where there is one, carries `uplink_bytes` for all the ranks behind it and,
   // for pageable host memory, the CPUs stage every rank's copy (see there).
@@ -445,6 +460,27 @@ Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, in
   ready->set();
 }
 
+// One all-gather on a serial gather stream (fetch_module): after `reads` and `after` (where given),
+// the ring over
+// the ranks as gather_then_ready's; then `done` (the next blocking copy waits for it), the
+// module's count of its tensors' gathers, and the module's ready flag, where given.
+Task InferenceSim::gather_in_series(std::shared_ptr<Latch> reads, std::shared_ptr<Latch> after,
+                                    int stage, Zero3GatherTraffic g, int module, int pass,
+                                    std::shared_ptr<Latch> done,
+                                    std::shared_ptr<Latch> module_done, Flag* ready) {
+  if (reads) co_await reads->wait();
+  if (after) co_await after->wait();
+  StageResources& st = stages_[static_cast<std::size_t>(stage)];
+  allgather_bytes_ += g.gather_bytes;
+  if (g.gather_bytes > 0)
+    co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
+                            g.uplink_bytes, false,
+                            pass_tag(activity::kAllgatherParams, pass, module));
+  done->count_down();
+  if (module_done) module_done->count_down();
+  if (ready) ready->set();
+}
+
 // Issues a module's tensor fetches in order. NVMe reads are asynchronous, as DeepSpeed's
 // AsyncPartitionedParameterSwapper issues them (swap_in(..., async_op=True) for every partition
 // the coordinator prefetches, deepspeed/runtime/zero/partitioned_param_coordinator.py
@@ -479,12 +515,32 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
   const ModuleFetch& plan = pass_plan.modules[static_cast<std::size_t>(module)];
-  // Data-parallel ranks: the module is gathered once every read and copy has landed. Where the
-  // stack's gather is one stream (ExecutionStack::zero3_gather_serial_stream, DeepSpeed), each
-  // host partition's copy is blocking, so this process waits for it, and for the module's
-  // all-gather before it fetches the next module. Elsewhere the copies are asynchronous and
-  // overlap each other and the all-gather.
+  // Data-parallel ranks: where the stack's gather is one stream
+  // (ExecutionStack::zero3_gather_serial_stream, DeepSpeed), each partition's copy is blocking,
+  // so this process waits for it; each tensor is all-gathered once its copy is on the GPU, and
+  // the next copy waits for that all-gather (the module is ready after its last one). Elsewhere
+  // the copies are asynchronous, overlap each other, and the module is gathered once every read
+  // and copy has landed.
   const bool serial_gather = dp_ > 1 && p_.stack.zero3_gather_serial_stream;
+  // On that stream a blocking copy waits for the all-gather launched before it (DeepSpeed v0.7.2
+  // partitioned_param_coordinator.py fetch_sub_module: __all_gather_params of the prefetch runs
+  // the copies and launches the all-gather, then __prefetch_nvme_param_partitions issues the
+  // next swap-ins; the next hook's copies, after synchronize_reads, queue behind that
+  // all-gather). So an NVMe read overlaps the all-gather before it; a copy does not.
+  const auto after_gather = [&]() -> Task {
+    if (serial_gather && st.gather_pending) co_await st.gather_pending->wait();
+  };
+  int tensor_gathers = 0;
+  if (serial_gather)
+    for (const TensorFetch& t : pass_plan.of(plan)) tensor_gathers += t.gather.gather_bytes > 0;
+  auto module_gathers = std::make_shared<Latch>(engine_, tensor_gathers);
+  // Launches the tensor's all-gather once its copies are on the GPU.
+  const auto launch_gather = [&](const TensorFetch& t) {
+    if (!serial_gather || !(t.gather.gather_bytes > 0)) return;
+    st.gather_pending = std::make_shared<Latch>(engine_, 1);
+    engine_.spawn(gather_in_series(nullptr, nullptr, stage, t.gather, module, pass,
+                                   st.gather_pending, module_gathers, nullptr));
+  };
   int host_copies = 0;
   if (dp_ > 1)
     for (const TensorFetch& t : pass_plan.of(plan)) host_copies += t.cpu_bytes > 0 ? 1 : 0;
@@ -496,18 +552,34 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     co_await engine_.delay(t.nvme_bytes > 0 ? swap_in_s_ : em_.fetch_overhead_s);
     if (t.nvme_bytes > 0 && stream_.bounce_in_gather) {
       // The gather copies the swap buffer to the GPU: this process waits for the read, then
-      // for that copy and the gather's device copies (model/stack.cpp hf-deepspeed-0.7).
+      // for that copy and the gather's device copies (model/stack.cpp hf-deepspeed-0.7). With
+      // data-parallel ranks each rank does so for its partition while the others do for theirs:
+      // the array reads every rank's partition (read_s of the whole tensor, at the operating
+      // point of all their readers), each rank's link carries its own.
       co_await swap_buffers_->acquire();
       const double lands_s = reserve_read_work<true>(
           engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsNvme, pass, module));
       st.read_lands_s = lands_s;
-      if (t.cpu_bytes > 0)
+      co_await after_gather();
+      if (t.cpu_bytes > 0 && dp_ > 1)
+        co_await partition_copy(st.h2d, t.dp_host_bytes, t.host_uplink_bytes, !p_.pin_memory,
+                                pass_tag(activity::kWeightsCpu, pass, module));
+      else if (t.cpu_bytes > 0)
         co_await engine_.until(host_fetch_end(engine_.now(), *st.h2d, t,
                                               pass_tag(activity::kWeightsCpu, pass, module)));
-      co_await engine_.until(bounce_fetch_end(std::max(engine_.now(), lands_s), *st.h2d, t,
-                                              pass_tag(activity::kWeightsBounce, pass, module)));
+      if (t.bounce_uplink_bytes > 0) {
+        // Data-parallel ranks behind a shared switch: this rank's partition over its own link,
+        // every rank's over the uplink (no device copies: they are the one-GPU gather's).
+        co_await engine_.until(std::max(engine_.now(), lands_s));
+        co_await partition_copy(st.h2d, t.nvme_link_bytes, t.bounce_uplink_bytes, false,
+                                pass_tag(activity::kWeightsBounce, pass, module));
+      } else {
+        co_await engine_.until(bounce_fetch_end(std::max(engine_.now(), lands_s), *st.h2d, t,
+                                                pass_tag(activity::kWeightsBounce, pass, module)));
+      }
       swap_buffers_->release();
       reads->count_down();
+      launch_gather(t);
       continue;
     }
     if (t.nvme_bytes > 0) {
@@ -520,9 +592,11 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
         issue_nvme_read(st, t, pass, module, reads);
     }
     if (t.cpu_bytes > 0 && serial_gather) {
+      co_await after_gather();
       co_await partition_copy(st.h2d, t.dp_host_bytes, t.host_uplink_bytes, !p_.pin_memory,
                               pass_tag(activity::kWeightsCpu, pass, module));
       reads->count_down();
+      if (t.nvme_bytes <= 0) launch_gather(t);
     } else if (t.cpu_bytes > 0 && dp_ > 1)
       engine_.spawn(partition_copy_then(st.h2d, t.dp_host_bytes, t.host_uplink_bytes,
                                         !p_.pin_memory,
@@ -531,8 +605,15 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       co_await engine_.until(host_fetch_end(
           engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsCpu, pass, module)));
   }
-  if (serial_gather)
-    co_await gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag));
+  if (serial_gather) {
+    // The rest after the tensors' gathers; the module is ready when it is done. (The NVMe part of
+    // a tensor split with host DRAM is read asynchronously off this path: its gather joins the
+    // rest.)
+    st.gather_pending = std::make_shared<Latch>(engine_, 1);
+    engine_.spawn(gather_in_series(reads, module_gathers, stage, plan.rest_gather, module, pass,
+                                   st.gather_pending, nullptr,
+                                   &st.weights_ready->at(ready_flag)));
+  }
   else if (dp_ > 1)
     engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
   else
@@ -701,10 +782,18 @@ void InferenceSim::plan_fetches() {
         }
         plan.modules[m].count = before.count;
         plan.modules[m].nvme_reads = before.nvme_reads;
+        plan.modules[m].rest_gather = before.rest_gather;
         continue;
       }
       const ModuleStream stream = module_stream(stream_, modules_[m], experts_hit);
       plan.modules[m].nvme_reads = stream.nvme_reads;
+      // A serial gather stream gathers each tensor once its copies are on the GPU (fetch_module):
+      // its whole bytes, every rank's partition. The module's other partitioned bytes follow.
+      const bool serial = dp_ > 1 && p_.stack.zero3_gather_serial_stream;
+      double module_gathered = 0, tensors_gathered = 0;
+      if (serial)
+        for (const auto& t : modules_[m].tensors)
+          if (!zero3_persistent(t, p_.zero3)) module_gathered += t.bytes;
       for (const TensorStream& ts : stream.tensors) {
         TensorFetch f;
         static_cast<TensorStream&>(f) = ts;
@@ -718,6 +807,13 @@ void InferenceSim::plan_fetches() {
           f.dp_host_bytes = host.partition_bytes;
           f.host_uplink_bytes = host.uplink_bytes;
           f.bounce_uplink_bytes = p_.io_path == IoPath::kGds ? 0.0 : bounce.uplink_bytes;
+          // Where fetch_module launches it: after a host copy, or after a swap buffer's copy
+          // in the gather; an asynchronous read's tensor joins the module's rest.
+          if (serial && (stream_.bounce_in_gather || f.nvme_bytes <= 0)) {
+            const double whole = f.nvme_bytes + f.cpu_bytes;
+            f.gather = zero3_gather_traffic(s_.hardware.gpu, s_.hardware.host, int(dp_), 0, whole);
+            tensors_gathered += whole;
+          }
         }
         const Resource& h2d = *stages_.front().h2d;
         if (nvme_) {
@@ -730,6 +826,10 @@ void InferenceSim::plan_fetches() {
         plan.tensors.push_back(f);
       }
       plan.modules[m].count = plan.tensors.size() - plan.modules[m].first;
+      if (serial)
+        plan.modules[m].rest_gather =
+            zero3_gather_traffic(s_.hardware.gpu, s_.hardware.host, int(dp_), 0,
+                                 std::max(0.0, module_gathered - tensors_gathered));
     }
   }
 }
