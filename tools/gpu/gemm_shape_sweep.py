@@ -6,7 +6,7 @@ gemm_efficiency or fp8_gemm_efficiency x the dense peak, model/stack.cpp), taken
 products. LLM layers of a 4096-wide model multiply by K = 4096 and produce N = 4096-14336 columns;
 on an H100 the 2048 x 14336 x 4096 product ran 17-20% below the 8192-cube one
 (tools/gpu/h100-2026-11-26.md). This sweep times M x N x K over the ranges a transformer layer
-has, in bf16 (torch.matmul) and FP8 e4m3 (torch._scaled_mm, per-tensor scales, bf16 output), so
+has, in bf16 (torch.matmul; fp16 with --dtypes) and FP8 e4m3 (torch._scaled_mm, per-tensor scales, bf16 output), so
 that a shape rule (waves of output tiles over the SMs, the K loop's fixed cost per tile) can be
 checked against measurements of one board rather than fitted to published runs.
 
@@ -30,24 +30,26 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--csv")
+    ap.add_argument("--dtypes", default="bf16,fp8", help="any of fp16, bf16, fp8")
     args = ap.parse_args()
     torch.manual_seed(0)
     rows = []
     one = torch.ones((), device="cuda")
-    for dtype in ("bf16", "fp8"):
+    for dtype in args.dtypes.split(","):
         for k in KS:
             for n in NS:
                 if dtype == "fp8":
                     b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
                 else:
-                    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+                    dt = torch.float16 if dtype == "fp16" else torch.bfloat16
+                    b = torch.randn(k, n, device="cuda", dtype=dt)
                 for m in MS:
                     if dtype == "fp8":
                         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
                         fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
                                                       out_dtype=torch.bfloat16)
                     else:
-                        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+                        a = torch.randn(m, k, device="cuda", dtype=b.dtype)
                         fn = lambda: torch.matmul(a, b)
                     try:
                         ms = median_ms(fn, 20, warmups=3)
