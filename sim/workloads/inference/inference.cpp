@@ -235,6 +235,8 @@ class InferenceSim {
   // partitioned parameters; then its weights are ready.
   Task gather_then_ready(std::shared_ptr<Latch> reads, int stage, int module, int pass,
                          Flag* ready);
+  // The all-gather ring itself (see there).
+  Task ring_gather(int stage, const Zero3GatherTraffic& g, int module, int pass);
   // The same on a serial gather stream, for a tensor or the module's rest (see there).
   Task gather_in_series(std::shared_ptr<Latch> reads, std::shared_ptr<Latch> after, int stage,
                         Zero3GatherTraffic g, int module, int pass, std::shared_ptr<Latch> done,
@@ -450,14 +452,20 @@ Task InferenceSim::partition_copy_then(Resource* own, double own_bytes, double u
 Task InferenceSim::gather_then_ready(std::shared_ptr<Latch> reads, int stage, int module, int pass,
                                      Flag* ready) {
   co_await reads->wait();
+  co_await ring_gather(stage, gathers_[static_cast<std::size_t>(module)], module, pass);
+  ready->set();
+}
+
+// The ring over the ranks on the GPU's peer link where it has one, else on its PCIe link and the
+// switch uplinks (`g`, zero3_gather_traffic). `g` outlives the ring: a member, or a parameter of
+// the awaiting coroutine's frame.
+Task InferenceSim::ring_gather(int stage, const Zero3GatherTraffic& g, int module, int pass) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
-  const Zero3GatherTraffic& g = gathers_[static_cast<std::size_t>(module)];
   allgather_bytes_ += g.gather_bytes;
   if (g.gather_bytes > 0)
     co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
                             g.uplink_bytes, false,
                             pass_tag(activity::kAllgatherParams, pass, module));
-  ready->set();
 }
 
 // One all-gather on a serial gather stream (fetch_module): after `reads` and `after` (where given),
@@ -470,12 +478,7 @@ Task InferenceSim::gather_in_series(std::shared_ptr<Latch> reads, std::shared_pt
                                     std::shared_ptr<Latch> module_done, Flag* ready) {
   if (reads) co_await reads->wait();
   if (after) co_await after->wait();
-  StageResources& st = stages_[static_cast<std::size_t>(stage)];
-  allgather_bytes_ += g.gather_bytes;
-  if (g.gather_bytes > 0)
-    co_await partition_copy(g.gather_on_peer_link ? st.peer : st.h2d, g.gather_bytes,
-                            g.uplink_bytes, false,
-                            pass_tag(activity::kAllgatherParams, pass, module));
+  co_await ring_gather(stage, g, module, pass);
   done->count_down();
   if (module_done) module_done->count_down();
   if (ready) ready->set();
