@@ -444,8 +444,8 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
     // Each output tile's K loop loads its panel of the weights; where the board's sweep shows
     // that the math does not hide all of those loads, the exposed part adds to the math
     // (GpuSpec::gemm_exposed_weight_gbps: measured t = math + weight bytes / that rate over
-    // 280 shapes on an H100, tools/gpu/h100-2026-11-27.md). A thin GEMM is still bound by
-    // streaming its weights from device memory once.
+    // 140 shapes, each timed twice, on an H100, tools/gpu/h100-2026-11-27.md). A thin GEMM is
+    // still bound by streaming its weights from device memory once.
     const double exposed_gbps =
         gemm.fp8 ? gpu.fp8_gemm_exposed_weight_gbps : gpu.gemm_exposed_weight_gbps;
     const double weight_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp;

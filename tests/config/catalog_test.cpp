@@ -475,7 +475,7 @@ std::pair<double, double> fitted_gemm_rates(const std::vector<std::string>& csvs
       ++rows;
     }
   }
-  REQUIRE(rows == 280);
+  REQUIRE(rows == 280);  // 140 shapes, each in both runs
   // Gauss-Jordan elimination with partial pivoting on the normal equations.
   for (int c = 0; c < 4; ++c) {
     int p = c;
