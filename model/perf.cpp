@@ -276,8 +276,8 @@ NvmeArrayTiming nvme_array_timing(const NvmeArray& nvme, const HostSpec& host, c
   // each keep their own window full, so the array sees all their requests together.
   const double n_readers = std::max(1, readers);
   const double requests = n_readers * std::max(1.0, std::ceil(transfer_bytes / block));
-  const double outstanding = std::min(
-      requests, n_readers * std::max(1.0, double(aio.threads) * double(aio.queue_depth)));
+  const double outstanding =
+      std::min(requests, n_readers * std::max(1.0, double(aio.threads) * double(aio.queue_depth)));
   // RAID-0 stripes each request over every drive: each drive sees a 1/N share of every request,
   // and gets it in pieces of at most one chunk (Linux md RAID-0 maps a request chunk by chunk and
   // submits every piece at once; md's default chunk is 512 KiB, mdadm(8) --chunk). A lone drive's

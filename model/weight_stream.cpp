@@ -10,8 +10,7 @@ namespace tiersim {
 
 NvmeArrayTiming nvme_transfer_timing(const Scenario& s, double transfer_bytes, int readers) {
   if (s.hardware.nvme.count <= 0) return {};
-  return nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer_bytes,
-                           readers);
+  return nvme_array_timing(s.hardware.nvme, s.hardware.host, s.policy.aio, transfer_bytes, readers);
 }
 
 WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& em,

@@ -22,8 +22,9 @@
 // - the NVMe array reads at the reader's operating point: policy.aio's block size, threads x
 //   queue depth, bounded by the requests of the largest transfer (the largest tensor's NVMe share;
 //   with ZeRO-3 data-parallel ranks each rank's partition of it, read by every rank's own reader
-//   at once), on the drive model of hardware.nvme.model (datasheet or calibrated profile), model/perf.hpp
-//   nvme_array_timing; a read costs the first request's latency, then the sustained rate;
+//   at once), on the drive model of hardware.nvme.model (datasheet or calibrated profile;
+//   model/perf.hpp nvme_array_timing); a read costs the first request's latency, then the
+//   sustained rate;
 // - each GPU's link carries its tensor-parallel (and, with data-parallel ranks, its partition's)
 //   share of the NVMe part and its tensor-parallel share of the host part; pinned host memory
 //   copies at the link's rate, pageable memory is staged by a CPU thread no faster than the

@@ -127,8 +127,8 @@ policy: {weights: gpu, kv_cache: gpu}
   CHECK(cuda_context_bytes(h100.hardware.gpu, em) == 676.0 * units::kMiB);
   GpuSpec unmeasured = h100.hardware.gpu;
   unmeasured.cuda_context_mib = -1;
-  CHECK(cuda_context_bytes(unmeasured, em) == Approx(em.cuda_context_base_bytes +
-                                                      132.0 * 2048 * 1024));
+  CHECK(cuda_context_bytes(unmeasured, em) ==
+        Approx(em.cuda_context_base_bytes + 132.0 * 2048 * 1024));
   CHECK(gpu_tier(h100.hardware.gpu, em).items[1].bytes == 676.0 * units::kMiB);
 }
 

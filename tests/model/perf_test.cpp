@@ -497,9 +497,10 @@ TEST_CASE("eager stacks and GPUs without a published attention rate keep the GEM
         Approx(flops / gemm_flops_per_s(h100(), opt_em)));
 }
 
-TEST_CASE("a measured board's GEMMs add their exposed weight loads to the math, never below the "
-          "weight stream",
-          "[model][perf][gemm]") {
+TEST_CASE(
+    "a measured board's GEMMs add their exposed weight loads to the math, never below the "
+    "weight stream",
+    "[model][perf][gemm]") {
   const LlmSpec m = llama7b();
   GpuSpec gpu = h100();
   gpu.fp8_tflops = 1979;

@@ -172,8 +172,8 @@ TEST_CASE("DeepSpeed v0.7's gather copies each rank's swap buffer, as on one GPU
   CHECK(t.bounce_gather_copy_s == 0);
   CHECK(module_stream_time(pt, m).time_s >= t.read_s + t.nvme_link_s + t.host_link_s);
   // The stack whose copy is asynchronous overlaps it with the next read.
-  const Scenario async = load({"policy.parallelism.data=2", "hardware.gpu.count=2",
-                               "workload.batch=4"});
+  const Scenario async =
+      load({"policy.parallelism.data=2", "hardware.gpu.count=2", "workload.batch=4"});
   CHECK_FALSE(weight_stream_point(async, em, modules).bounce_in_gather);
 }
 

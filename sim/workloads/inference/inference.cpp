@@ -358,6 +358,9 @@ class InferenceSim {
   // them, with its own batch; the NVMe array, the CPUs and a PCIe switch's uplink are shared, so
   // what they do is charged for every rank at once.
   double dp_ = 1;
+  // Its ranks gather on one stream (ExecutionStack::zero3_gather_serial_stream): each tensor is
+  // all-gathered once its copies are on the GPU (fetch_module, plan_fetches).
+  bool serial_gather() const { return dp_ > 1 && p_.stack.zero3_gather_serial_stream; }
   double rank_batch_ = 1;     // sequences this GPU runs: workload.batch / data
   int prefetch_ = 1;          // modules fetched ahead of the one computing
   // [s] the fetcher's work for a tensor swapped in from NVMe: ExecutionModel::fetch_overhead_s
@@ -469,13 +472,12 @@ Task InferenceSim::ring_gather(int stage, const Zero3GatherTraffic& g, int modul
 }
 
 // One all-gather on a serial gather stream (fetch_module): after `reads` and `after` (where given),
-// the ring over
-// the ranks as gather_then_ready's; then `done` (the next blocking copy waits for it), the
+// the ring over the ranks (ring_gather); then `done` (the next blocking copy waits for it), the
 // module's count of its tensors' gathers, and the module's ready flag, where given.
 Task InferenceSim::gather_in_series(std::shared_ptr<Latch> reads, std::shared_ptr<Latch> after,
                                     int stage, Zero3GatherTraffic g, int module, int pass,
-                                    std::shared_ptr<Latch> done,
-                                    std::shared_ptr<Latch> module_done, Flag* ready) {
+                                    std::shared_ptr<Latch> done, std::shared_ptr<Latch> module_done,
+                                    Flag* ready) {
   if (reads) co_await reads->wait();
   if (after) co_await after->wait();
   co_await ring_gather(stage, g, module, pass);
@@ -524,7 +526,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
   // the next copy waits for that all-gather (the module is ready after its last one). Elsewhere
   // the copies are asynchronous, overlap each other, and the module is gathered once every read
   // and copy has landed.
-  const bool serial_gather = dp_ > 1 && p_.stack.zero3_gather_serial_stream;
+  const bool serial_gather = this->serial_gather();
   // On that stream a blocking copy waits for the all-gather launched before it (DeepSpeed v0.7.2
   // partitioned_param_coordinator.py fetch_sub_module: __all_gather_params of the prefetch runs
   // the copies and launches the all-gather, then __prefetch_nvme_param_partitions issues the
@@ -614,10 +616,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     // rest.)
     st.gather_pending = std::make_shared<Latch>(engine_, 1);
     engine_.spawn(gather_in_series(reads, module_gathers, stage, plan.rest_gather, module, pass,
-                                   st.gather_pending, nullptr,
-                                   &st.weights_ready->at(ready_flag)));
-  }
-  else if (dp_ > 1)
+                                   st.gather_pending, nullptr, &st.weights_ready->at(ready_flag)));
+  } else if (dp_ > 1)
     engine_.spawn(gather_then_ready(reads, stage, module, pass, &st.weights_ready->at(ready_flag)));
   else
     engine_.spawn(signal_ready(reads, &st.weights_ready->at(ready_flag)));
@@ -792,7 +792,7 @@ void InferenceSim::plan_fetches() {
       plan.modules[m].nvme_reads = stream.nvme_reads;
       // A serial gather stream gathers each tensor once its copies are on the GPU (fetch_module):
       // its whole bytes, every rank's partition. The module's other partitioned bytes follow.
-      const bool serial = dp_ > 1 && p_.stack.zero3_gather_serial_stream;
+      const bool serial = serial_gather();
       double module_gathered = 0, tensors_gathered = 0;
       if (serial)
         for (const auto& t : modules_[m].tensors)

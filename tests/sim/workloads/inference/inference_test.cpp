@@ -670,8 +670,8 @@ TEST_CASE("DeepSpeed v0.7's data-parallel ranks copy what they read only after t
       read_s += t.read_s;
       copy_s += t.nvme_link_s;
     }
-  const double gather_s =
-      partitioned_bytes(s) / 2 / units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, s.hardware.host));
+  const double gather_s = partitioned_bytes(s) / 2 /
+                          units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, s.hardware.host));
   // Each tensor's all-gather runs while the next tensor is read (fetch_sub_module issues the
   // swap-ins after launching it); the next copy waits for it. So the pass takes at least every
   // read and copy, and at most those and the all-gathers. (Per-tensor swap-in overheads and the
@@ -689,8 +689,8 @@ TEST_CASE("DeepSpeed v0.7's data-parallel ranks copy what they read only after t
   const ExecutionModel em;
   double overhead_s = 0;
   for (const auto& mod : modules)
-    overhead_s += double(module_stream(pt, mod).nvme_reads) *
-                  (em.fetch_overhead_s + em.swap_in_overhead_s);
+    overhead_s +=
+        double(module_stream(pt, mod).nvme_reads) * (em.fetch_overhead_s + em.swap_in_overhead_s);
   CHECK(slow.get("decode_s_per_token") >= (read_s + copy_s) * 0.999);
   CHECK(slow.get("decode_s_per_token") <= read_s + copy_s + 1.5 * overhead_s + 0.1 * slow_gather_s);
   // DeepSpeed's later gather copies a landed buffer while the next partition is read.
