@@ -405,8 +405,8 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
   // CACM 52(4), 2009), so a compute-bound GEMM does not hide a memory-bound attention kernel:
   // the layer takes the sum of the kernels' rooflines, not the roofline of their sum.
   const double gemm_flops = layer_gemm_flops(m, pass.tokens) / tp;
-  const double gemm_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp +
-                            layer_activation_bytes(m, pass.tokens, tp);
+  const double weight_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp;
+  const double gemm_bytes = weight_bytes + layer_activation_bytes(m, pass.tokens, tp);
   // Attention runs at the fp16 rate.
   KernelTime attention;
   if (pass.kv_distinct_read_bytes >= 0 && pass.kv_distinct_read_bytes < pass.kv_read_bytes &&
@@ -448,7 +448,6 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
     // still bound by streaming its weights from device memory once.
     const double exposed_gbps =
         gemm.fp8 ? gpu.fp8_gemm_exposed_weight_gbps : gpu.gemm_exposed_weight_gbps;
-    const double weight_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp;
     const double exposed_s =
         exposed_gbps > 0 ? weight_bytes / units::gbps_to_bytes_per_s(exposed_gbps) : 0.0;
     gemm_k.s = std::max(gemm_math_s + exposed_s, gemm_memory_s);
