@@ -50,7 +50,9 @@
 // Component power is attached by role (sim/engine/kinds.hpp ResourceRole: gpu, cpu, nvme, and the
 // PCIe links' bytes as DRAM traffic), never by resource name, as SimGrid's energy plugin attaches
 // a host's power profile to the host.
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/perf.hpp"
@@ -87,6 +89,11 @@ struct LimitedKernels {
 // alone exceeds the cap keeps its time, its load held at the cap share. Throws ModelError for
 // a power_limit_w above tdp_w or not above idle_w.
 LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k);
+
+// The clock ratio search of gpu_power_limited: [lo, hi] after sixty halvings of [0, 1], lo the
+// largest point they reach with load(lo) <= cap. `load` must never decrease with its argument
+// (and exceed cap at 1); the result is the plain halvings' to the bit, in fewer evaluations.
+std::pair<double, double> power_cap_bisection(const std::function<double(double)>& load, double cap);
 
 // Which way an NVMe transfer moves data.
 enum class IoDirection { kRead, kWrite };

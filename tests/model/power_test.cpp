@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
+#include <random>
 
 #include "model/errors.hpp"
 #include "model/power.hpp"
@@ -105,6 +107,46 @@ TEST_CASE("a power limit lowers the clock until the kernels draw the limit", "[p
   gpu.power_limit_w = 100;
   CHECK_THROWS_WITH(gpu_power_limited(gpu, KernelTime{1.0, 1.0, 0.0}),
                     Catch::Contains("idle_w"));
+}
+
+TEST_CASE("the clock search gives the plain sixty halvings' result to the bit", "[power]") {
+  // The search gpu_power_limited ran before it started near the crossing: sixty halvings of
+  // [0, 1], lo the last point that drew no more than the cap.
+  const auto halvings = [](const std::function<double(double)>& load, double cap) {
+    double lo = 0, hi = 1;
+    for (int i = 0; i < 60; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (load(mid) > cap ? hi : lo) = mid;
+    }
+    return lo;
+  };
+  // The loads gpu_power_limited searches: math at the clock's power law over a time the math may
+  // stop bounding (a kink), memory at a fixed energy, launch gaps; drawn over wide ranges, with
+  // caps near both ends of the range (crossings near 0 and near 1).
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int searched = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double compute_s = std::exp(-8 + 10 * u(rng)), memory_s = std::exp(-8 + 10 * u(rng));
+    const double gap_s = u(rng) < 0.3 ? 0.0 : std::exp(-10 + 10 * u(rng));
+    const double bound_s = std::max(compute_s, memory_s), s = bound_s + gap_s;
+    const double exponent = 1 + 3 * u(rng), memory_fraction = u(rng);
+    const auto load = [&](double r) {
+      const double t = s + std::max(0.0, compute_s / r - bound_s);
+      return (compute_s * std::pow(r, exponent - 1) + memory_fraction * memory_s) / t;
+    };
+    const double demand = load(1);
+    const double cap = demand * (i % 3 == 0 ? 1e-3 + u(rng) * 0.05 : u(rng));
+    if (!(cap < demand)) continue;
+    INFO("compute " << compute_s << " memory " << memory_s << " gap " << gap_s << " exponent "
+                    << exponent << " cap " << cap);
+    CHECK(power_cap_bisection(load, cap).first == halvings(load, cap));
+    ++searched;
+  }
+  CHECK(searched > 19000);
+  // A load that is a step: no Newton step lands near it, and the plain halvings decide.
+  const auto step = [](double r) { return r < 0.3 ? 0.1 : 0.9; };
+  CHECK(power_cap_bisection(step, 0.5).first == halvings(step, 0.5));
 }
 
 TEST_CASE("GPU work that does not say its load draws the power limit, not tdp_w", "[power]") {
