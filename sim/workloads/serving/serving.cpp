@@ -124,8 +124,13 @@ struct Live {
 class GapHistogram {
  public:
   void add(double gap_s) {
-    const double x = std::max(gap_s, kMin);
-    const auto bin = static_cast<std::size_t>(std::log(x / kMin) / kLogWidth);
+    // The requests of one decode batch emit together, most of them after the same gap (the
+    // iteration's time): the logarithm is taken once per distinct gap in a row.
+    if (!(gap_s == last_gap_s_)) {
+      last_gap_s_ = gap_s;
+      last_bin_ = static_cast<std::size_t>(std::log(std::max(gap_s, kMin) / kMin) / kLogWidth);
+    }
+    const std::size_t bin = last_bin_;
     if (bin >= counts_.size()) counts_.resize(bin + 1, 0);
     ++counts_[bin];
     ++n_;
@@ -153,6 +158,8 @@ class GapHistogram {
   std::vector<long> counts_;
   long n_ = 0;
   double sum_ = 0, max_ = 0;
+  double last_gap_s_ = std::numeric_limits<double>::quiet_NaN();  // [s] the gap last binned
+  std::size_t last_bin_ = 0;                                      // its bin
 };
 
 struct Totals {
