@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# shellcheck source=scripts/generator.sh
+source scripts/generator.sh
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build $(generator_args build) -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 mkdir -p out
 rm -f out/tiersim-results.db out/tiersim-results.db-wal out/tiersim-results.db-shm

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git ccache
+  build-essential cmake ninja-build pkg-config git ccache
   libeigen3-dev libboost-program-options-dev libyaml-cpp-dev libsqlite3-dev sqlite3
   liburing-dev nlohmann-json3-dev catch2 libbenchmark-dev
   libopenmpi-dev openmpi-bin

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# shellcheck source=scripts/generator.sh
+source scripts/generator.sh
 
 jobs=$(nproc)
 # ccache (installed by install-deps.sh) keeps compiled objects between runs on the same machine,
@@ -17,12 +19,12 @@ if command -v ccache >/dev/null 2>&1 && [[ "${TIERSIM_NO_CCACHE:-0}" != 1 ]]; th
   export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
   export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTIERSIM_BENCH=ON "${launcher[@]}" >/dev/null
+cmake -S . -B build $(generator_args build) -DCMAKE_BUILD_TYPE=Release -DTIERSIM_BENCH=ON "${launcher[@]}" >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 
 if [[ "${TIERSIM_SKIP_SANITIZERS:-0}" != 1 ]]; then
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTIERSIM_SANITIZE=ON -DTIERSIM_BENCH=OFF \
+  cmake -S . -B build-asan $(generator_args build-asan) -DCMAKE_BUILD_TYPE=Debug -DTIERSIM_SANITIZE=ON -DTIERSIM_BENCH=OFF \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DTIERSIM_FUZZ_SECONDS=20 "${launcher[@]}" >/dev/null
   # The program, the test binary and the fuzz targets only: benchmarks do not run under the
   # sanitizers. Each fuzz test mutates its inputs for 20 s there (tests/fuzz/README.md): CI must
