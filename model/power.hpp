@@ -93,7 +93,8 @@ LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k);
 // The clock ratio search of gpu_power_limited: [lo, hi] after sixty halvings of [0, 1], lo the
 // largest point they reach with load(lo) <= cap. `load` must never decrease with its argument
 // (and exceed cap at 1); the result is the plain halvings' to the bit, in fewer evaluations.
-std::pair<double, double> power_cap_bisection(const std::function<double(double)>& load, double cap);
+std::pair<double, double> power_cap_bisection(const std::function<double(double)>& load,
+                                              double cap);
 
 // Which way an NVMe transfer moves data.
 enum class IoDirection { kRead, kWrite };

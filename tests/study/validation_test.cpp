@@ -287,8 +287,7 @@ TEST_CASE("rows that fed a constant and rows whose source did are told apart",
 }
 
 // [every-scenario]: reads the shipped validation run, as the test above.
-TEST_CASE("a ratio row compares the metric over another scenario's",
-          "[validate][every-scenario]") {
+TEST_CASE("a ratio row compares the metric over another scenario's", "[validate][every-scenario]") {
   const auto& r = row("micron-gen5-vs-gen4", "throughput_tokens_per_s");
   CHECK(r.ratio_to == "micron-l40s-opt30b-9400.yaml");
   config::LoadOptions load;
