@@ -145,10 +145,29 @@ double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double b
   return fixed_s + bytes / bytes_per_s;
 }
 
+namespace {
+// Share of one GPU's link copy rate that each direction keeps when collectives run through host
+// memory (no peer access: NCCL's SHM transport, each byte written to pinned host memory by the
+// sender and read back by the receiver), where every rank sends and receives at once. Derived
+// from one published measurement (NVIDIA/nccl#384, NCCL 2.4.8, two GPUs on PCIe Gen3 x16 with
+// NCCL_P2P_DISABLE=1, one channel): all-reduce 3.9 GB/s bus bandwidth against 10.31 GB/s for
+// broadcast (reduce 9.62), which moves the same bytes per GPU in one direction only; the NCCL
+// maintainer's answer there: broadcast and reduce on two GPUs "only flow in one direction,
+// contrary to other operations which are bidirectional. Some components (in particular some
+// CPUs) do not handle bidirectional traffic well". 3.9 / 10.31 = 0.378. The one-direction figure
+// is 82% of Gen3 x16's 12.6 GB/s, the share a copy engine reaches (link_cap_gbps), so the
+// bidirectional share applies to the link's copy rate. No two-GPU measurement of a GeForce
+// RTX 4090 pair through host memory was found to check it on Gen4.
+constexpr double kHostPathBidirectionalShare = 3.9 / 10.31;
+}  // namespace
+
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host) {
   if (gpu.nvlink_gbps > 0) return gpu.nvlink_gbps;
   // Peer-to-peer over PCIe through the root complex or a switch: about the host-copy rate.
-  return std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+  const double copy_gbps = std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+  if (peer_link_kind(gpu, host) == PeerLinkKind::kPcieHost)
+    return copy_gbps * kHostPathBidirectionalShare;
+  return copy_gbps;
 }
 
 double ring_allgather_bytes(double bytes, double ranks) {

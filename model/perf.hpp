@@ -206,9 +206,11 @@ double d2h_gbps(const GpuSpec& gpu, const HostSpec& host);
 // (GpuSpec::pcie_copy_overhead_us; none where the catalog has no measurement) plus the bytes at
 // the rate. 0 bytes cost nothing.
 double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double bytes_per_s);
-// GPU-to-GPU bandwidth per direction: NVLink's, or over PCIe (peer-to-peer, or through host
-// memory: either way each byte crosses each GPU's own link once per direction) the GPU's copy
-// rate over its link.
+// GPU-to-GPU bandwidth per direction of a collective (every rank sending and receiving at once):
+// NVLink's; over PCIe peer-to-peer the GPU's copy rate over its link; through host memory (no
+// peer access, peer_link_kind kPcieHost) the share of that copy rate each direction keeps under
+// bidirectional traffic through the host (model/perf.cpp, NVIDIA/nccl#384). Each byte crosses
+// each GPU's own link once per direction either way.
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
 
 // Bytes each rank sends (and receives) in a ring collective over `ranks` ranks of a buffer of

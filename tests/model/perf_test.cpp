@@ -169,6 +169,28 @@ TEST_CASE("the GPUs' link kind comes from the catalog's NVLink and peer-access d
   CHECK(std::string(to_string(PeerLinkKind::kPcieHost)) == "pcie-host");
 }
 
+TEST_CASE("collectives through host memory keep a share of the link's rate in each direction",
+          "[perf][collective]") {
+  GpuSpec gpu = a100();
+  gpu.nvlink_gbps = 0;
+  HostSpec host;
+  const double copy_gbps = std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+  // Peer-to-peer over PCIe: the link's copy rate.
+  gpu.pcie_p2p = true;
+  CHECK(gpu_peer_gbps(gpu, host) == Approx(copy_gbps));
+  // Through host memory (no peer access on the boards, or the platform blocks it): every rank
+  // sends and receives at once through the host, which keeps 3.9 of the 10.31 GB/s one
+  // direction alone gets (NVIDIA/nccl#384, two GPUs over NCCL's SHM transport).
+  gpu.pcie_p2p = false;
+  CHECK(gpu_peer_gbps(gpu, host) == Approx(copy_gbps * 3.9 / 10.31));
+  gpu.pcie_p2p = true;
+  host.gpu_p2p = false;
+  CHECK(gpu_peer_gbps(gpu, host) == Approx(copy_gbps * 3.9 / 10.31));
+  // NVLink is its own link, peer access or not.
+  gpu.nvlink_gbps = 300;
+  CHECK(gpu_peer_gbps(gpu, host) == 300);
+}
+
 TEST_CASE("a ring all-reduce's latency follows NCCL's ring model by link kind",
           "[perf][collective]") {
   // One rank exchanges nothing.
