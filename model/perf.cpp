@@ -223,10 +223,21 @@ constexpr double kRingStepUs[] = {0.6, 1.27, 2.55};
 constexpr double kTensorParallelAllreducesPerLayer = 2.0;
 }  // namespace
 
+namespace {
+// NCCL's ring latency model for `steps` ring steps on `kind` links.
+double ring_latency_s(PeerLinkKind kind, double steps) {
+  return (kNcclRingBaseUs + steps * kRingStepUs[static_cast<int>(kind)]) * units::kMicro;
+}
+}  // namespace
+
 double ring_allreduce_latency_s(PeerLinkKind kind, double ranks) {
   if (ranks <= 1) return 0.0;
-  const double step_us = kRingStepUs[static_cast<int>(kind)];
-  return (kNcclRingBaseUs + 2.0 * (ranks - 1) * step_us) * units::kMicro;
+  return ring_latency_s(kind, 2.0 * (ranks - 1));
+}
+
+double ring_allgather_latency_s(PeerLinkKind kind, double ranks) {
+  if (ranks <= 1) return 0.0;
+  return ring_latency_s(kind, ranks - 1);
 }
 
 TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec& host,
@@ -237,6 +248,21 @@ TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec
   c.collectives = kTensorParallelAllreducesPerLayer;
   c.bytes = tensor_parallel_layer_bytes(m, tokens, tp);
   c.latency_s = c.collectives * ring_allreduce_latency_s(c.link, tp);
+  return c;
+}
+
+TensorParallelComm tensor_parallel_logits_comm(const GpuSpec& gpu, const HostSpec& host,
+                                               const LlmSpec& m, double rows, double tp) {
+  TensorParallelComm c;
+  c.link = peer_link_kind(gpu, host);
+  if (tp <= 1 || rows <= 0) return c;
+  c.collectives = 1;
+  // vLLM's LogitsProcessor._get_logits runs the vocab-parallel head on the sampled rows only and
+  // gathers the shards (tensor_model_parallel_all_gather, or tensor_model_parallel_gather to rank
+  // 0 where the platform asks for it: each rank's shard crosses the ring once either way) in the
+  // model's dtype, before the sampler casts them to fp32: rows x vocab x 2 bytes.
+  c.bytes = ring_allgather_bytes(rows * m.vocab * 2.0, tp);
+  c.latency_s = ring_allgather_latency_s(c.link, tp);
   return c;
 }
 
