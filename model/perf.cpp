@@ -145,10 +145,29 @@ double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double b
   return fixed_s + bytes / bytes_per_s;
 }
 
+namespace {
+// Share of one GPU's link copy rate that each direction keeps when collectives run through host
+// memory (no peer access: NCCL's SHM transport, each byte written to pinned host memory by the
+// sender and read back by the receiver), where every rank sends and receives at once. Derived
+// from one published measurement (NVIDIA/nccl#384, NCCL 2.4.8, two GPUs on PCIe Gen3 x16 with
+// NCCL_P2P_DISABLE=1, one channel): all-reduce 3.9 GB/s bus bandwidth against 10.31 GB/s for
+// broadcast (reduce 9.62), which moves the same bytes per GPU in one direction only; the NCCL
+// maintainer's answer there: broadcast and reduce on two GPUs "only flow in one direction,
+// contrary to other operations which are bidirectional. Some components (in particular some
+// CPUs) do not handle bidirectional traffic well". 3.9 / 10.31 = 0.378. The one-direction figure
+// is 82% of Gen3 x16's 12.6 GB/s, the share a copy engine reaches (link_cap_gbps), so the
+// bidirectional share applies to the link's copy rate. No two-GPU measurement of a GeForce
+// RTX 4090 pair through host memory was found to check it on Gen4.
+constexpr double kHostPathBidirectionalShare = 3.9 / 10.31;
+}  // namespace
+
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host) {
   if (gpu.nvlink_gbps > 0) return gpu.nvlink_gbps;
   // Peer-to-peer over PCIe through the root complex or a switch: about the host-copy rate.
-  return std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+  const double copy_gbps = std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+  if (peer_link_kind(gpu, host) == PeerLinkKind::kPcieHost)
+    return copy_gbps * kHostPathBidirectionalShare;
+  return copy_gbps;
 }
 
 double ring_allgather_bytes(double bytes, double ranks) {
@@ -204,10 +223,21 @@ constexpr double kRingStepUs[] = {0.6, 1.27, 2.55};
 constexpr double kTensorParallelAllreducesPerLayer = 2.0;
 }  // namespace
 
+namespace {
+// NCCL's ring latency model for `steps` ring steps on `kind` links.
+double ring_latency_s(PeerLinkKind kind, double steps) {
+  return (kNcclRingBaseUs + steps * kRingStepUs[static_cast<int>(kind)]) * units::kMicro;
+}
+}  // namespace
+
 double ring_allreduce_latency_s(PeerLinkKind kind, double ranks) {
   if (ranks <= 1) return 0.0;
-  const double step_us = kRingStepUs[static_cast<int>(kind)];
-  return (kNcclRingBaseUs + 2.0 * (ranks - 1) * step_us) * units::kMicro;
+  return ring_latency_s(kind, 2.0 * (ranks - 1));
+}
+
+double ring_allgather_latency_s(PeerLinkKind kind, double ranks) {
+  if (ranks <= 1) return 0.0;
+  return ring_latency_s(kind, ranks - 1);
 }
 
 TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec& host,
@@ -218,6 +248,21 @@ TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec
   c.collectives = kTensorParallelAllreducesPerLayer;
   c.bytes = tensor_parallel_layer_bytes(m, tokens, tp);
   c.latency_s = c.collectives * ring_allreduce_latency_s(c.link, tp);
+  return c;
+}
+
+TensorParallelComm tensor_parallel_logits_comm(const GpuSpec& gpu, const HostSpec& host,
+                                               const LlmSpec& m, double rows, double tp) {
+  TensorParallelComm c;
+  c.link = peer_link_kind(gpu, host);
+  if (tp <= 1 || rows <= 0) return c;
+  c.collectives = 1;
+  // vLLM's LogitsProcessor._get_logits runs the vocab-parallel head on the sampled rows only and
+  // gathers the shards (tensor_model_parallel_all_gather, or tensor_model_parallel_gather to rank
+  // 0 where the platform asks for it: each rank's shard crosses the ring once either way) in the
+  // model's dtype, before the sampler casts them to fp32: rows x vocab x 2 bytes.
+  c.bytes = ring_allgather_bytes(rows * m.vocab * 2.0, tp);
+  c.latency_s = ring_allgather_latency_s(c.link, tp);
   return c;
 }
 

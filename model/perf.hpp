@@ -206,9 +206,11 @@ double d2h_gbps(const GpuSpec& gpu, const HostSpec& host);
 // (GpuSpec::pcie_copy_overhead_us; none where the catalog has no measurement) plus the bytes at
 // the rate. 0 bytes cost nothing.
 double pinned_copies_s(const GpuSpec& gpu, double copies, double bytes, double bytes_per_s);
-// GPU-to-GPU bandwidth per direction: NVLink's, or over PCIe (peer-to-peer, or through host
-// memory: either way each byte crosses each GPU's own link once per direction) the GPU's copy
-// rate over its link.
+// GPU-to-GPU bandwidth per direction of a collective (every rank sending and receiving at once):
+// NVLink's; over PCIe peer-to-peer the GPU's copy rate over its link; through host memory (no
+// peer access, peer_link_kind kPcieHost) the share of that copy rate each direction keeps under
+// bidirectional traffic through the host (model/perf.cpp, NVIDIA/nccl#384). Each byte crosses
+// each GPU's own link once per direction either way.
 double gpu_peer_gbps(const GpuSpec& gpu, const HostSpec& host);
 
 // Bytes each rank sends (and receives) in a ring collective over `ranks` ranks of a buffer of
@@ -236,6 +238,8 @@ const char* to_string(PeerLinkKind kind);
 // (ranks - 1) steps for an all-reduce), at the low-latency protocol NCCL picks for small messages.
 // 0 for one rank. The per-step latencies are in model/perf.cpp with their sources.
 double ring_allreduce_latency_s(PeerLinkKind kind, double ranks);
+// [s] The same for a ring all-gather: NCCL's base latency plus (ranks - 1) steps. 0 for one rank.
+double ring_allgather_latency_s(PeerLinkKind kind, double ranks);
 
 // The link time of Megatron-LM tensor parallelism over `tp` GPUs for one transformer layer of
 // `tokens` tokens: two ring all-reduces of the layer's fp16 hidden states (tokens x hidden x 2
@@ -260,6 +264,12 @@ TensorParallelComm tensor_parallel_layer_comm(const GpuSpec& gpu, const HostSpec
                                               const LlmSpec& m, double tokens, double tp);
 // Its bytes alone (TensorParallelComm::bytes).
 double tensor_parallel_layer_bytes(const LlmSpec& m, double tokens, double tp);
+// The link time of gathering the logits of a vocab-parallel head (each GPU computes its share of
+// the vocabulary) for the `rows` rows the pass samples from: one ring all-gather of rows x vocab
+// fp16 logits (vLLM's LogitsProcessor: the head's output is gathered before the sampler), its
+// latency by the link kind plus its ring bytes at the peer link's rate. Nothing for one GPU.
+TensorParallelComm tensor_parallel_logits_comm(const GpuSpec& gpu, const HostSpec& host,
+                                               const LlmSpec& m, double rows, double tp);
 
 // Achieved per-direction rate [1e9 B/s] of a PCIe switch's uplink to the CPU: the host's
 // pcie_switch_uplink_gbps, else an x16 link of the host's PCIe generation at the same share of

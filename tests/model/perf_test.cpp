@@ -169,6 +169,54 @@ TEST_CASE("the GPUs' link kind comes from the catalog's NVLink and peer-access d
   CHECK(std::string(to_string(PeerLinkKind::kPcieHost)) == "pcie-host");
 }
 
+TEST_CASE("collectives through host memory keep a share of the link's rate in each direction",
+          "[perf][collective]") {
+  GpuSpec gpu = a100();
+  gpu.nvlink_gbps = 0;
+  HostSpec host;
+  const double copy_gbps = std::min(h2d_gbps(gpu, host), d2h_gbps(gpu, host));
+  // Peer-to-peer over PCIe: the link's copy rate.
+  gpu.pcie_p2p = true;
+  CHECK(gpu_peer_gbps(gpu, host) == Approx(copy_gbps));
+  // Through host memory (no peer access on the boards, or the platform blocks it): every rank
+  // sends and receives at once through the host, which keeps 3.9 of the 10.31 GB/s one
+  // direction alone gets (NVIDIA/nccl#384, two GPUs over NCCL's SHM transport).
+  gpu.pcie_p2p = false;
+  CHECK(gpu_peer_gbps(gpu, host) == Approx(copy_gbps * 3.9 / 10.31));
+  gpu.pcie_p2p = true;
+  host.gpu_p2p = false;
+  CHECK(gpu_peer_gbps(gpu, host) == Approx(copy_gbps * 3.9 / 10.31));
+  // NVLink is its own link, peer access or not.
+  gpu.nvlink_gbps = 300;
+  CHECK(gpu_peer_gbps(gpu, host) == 300);
+}
+
+TEST_CASE("a vocab-parallel head's logits are gathered once per pass for the sampled rows",
+          "[perf][collective]") {
+  LlmSpec m;
+  m.vocab = 128256;  // Llama-3.1-8B
+  GpuSpec gpu = a100();
+  gpu.nvlink_gbps = 0;
+  gpu.pcie_p2p = false;
+  const HostSpec host;
+  // 256 sampled rows of fp16 logits; on two GPUs each sends its half of the vocabulary.
+  const TensorParallelComm two = tensor_parallel_logits_comm(gpu, host, m, 256, 2);
+  CHECK(two.link == PeerLinkKind::kPcieHost);
+  CHECK(two.collectives == 1);
+  CHECK(two.bytes == Approx(256 * 128256 * 2.0 / 2));
+  CHECK(two.bytes == ring_allgather_bytes(256 * 128256 * 2.0, 2));
+  // An all-gather is half an all-reduce's ring steps: NCCL's base plus (ranks - 1) steps.
+  CHECK(two.latency_s == Approx(ring_allgather_latency_s(PeerLinkKind::kPcieHost, 2)));
+  CHECK(ring_allgather_latency_s(PeerLinkKind::kPcieHost, 2) * 1e6 == Approx(6.6 + 2.55));
+  CHECK(ring_allgather_latency_s(PeerLinkKind::kNvlink, 8) <
+        ring_allreduce_latency_s(PeerLinkKind::kNvlink, 8));
+  // Four GPUs send three quarters of the rows each; nothing without sampled rows or for one GPU.
+  CHECK(tensor_parallel_logits_comm(gpu, host, m, 256, 4).bytes == Approx(256 * 128256 * 1.5));
+  CHECK(tensor_parallel_logits_comm(gpu, host, m, 0, 2).seconds(25e9) == 0.0);
+  CHECK(tensor_parallel_logits_comm(gpu, host, m, 256, 1).seconds(25e9) == 0.0);
+  CHECK(ring_allgather_latency_s(PeerLinkKind::kPcieHost, 1) == 0.0);
+}
+
 TEST_CASE("a ring all-reduce's latency follows NCCL's ring model by link kind",
           "[perf][collective]") {
   // One rank exchanges nothing.

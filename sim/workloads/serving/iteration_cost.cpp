@@ -99,6 +99,10 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   const double layer_s = layer_gpu_s + layer_peer_s;
   const KernelTime emb_k = edge_module(m, gpu, em_, false, tokens, 0, embedding_elements_, tp_);
   const KernelTime head_k = edge_module(m, gpu, em_, true, tokens, w.sampled, head_elements_, tp_);
+  // The head's logits, one shard of the vocabulary per GPU, are gathered for the sampler after
+  // the head (vLLM's LogitsProcessor), at the same link rate as the all-reduces.
+  const double logits_peer_s =
+      tensor_parallel_logits_comm(gpu, s_.hardware.host, m, w.sampled, tp_).seconds(peer_bps_);
   const LimitedKernels emb_run = gpu_power_limited(gpu, emb_k);
   const LimitedKernels head_run = gpu_power_limited(gpu, head_k);
   const double emb_s = emb_run.s;
@@ -120,6 +124,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // swap_in / swap_out; V0 engine). Each GPU copies its tensor-parallel share over its own link.
   const double swap_in_s = w.swap_in_tokens * kv_token_layer_bytes_ * L / h2d_bps_;
   const double swap_out_s = w.swap_out_tokens * kv_token_layer_bytes_ * L / d2h_bps_;
+  c.time_s += logits_peer_s;
   c.time_s += swap_in_s + swap_out_s;
   c.d2h_s = swap_out_s;
   // Cached prefixes from the lower tiers are loaded whole before the forward pass that prefills
@@ -161,7 +166,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                               head_s * head_run.load) /
                                  c.gpu_s
                            : 0.0;
-  c.peer_s = L * layer_peer_s;
+  c.peer_s = L * layer_peer_s + logits_peer_s;
   c.weights_h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s;
   c.h2d_s = c.weights_h2d_s + kv_copy_s;
   c.swap_out_d2h_s = swap_out_s;

@@ -3,6 +3,7 @@
 // reads share the drives with the stores issued beside it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -103,16 +104,46 @@ TEST_CASE("a decode iteration's all-reduces cost more over PCIe without peer acc
   CHECK(nvlink.time_s < p2p.time_s);
   CHECK(p2p.time_s < host.time_s);
 
-  // Each of the 64 layers pays two all-reduces' latency plus their bytes at the copy rate.
+  // Each of the 64 layers pays two all-reduces' latency plus their bytes at the host path's
+  // rate, which is below the copy rate peer-to-peer gets (model/perf.cpp gpu_peer_gbps).
   const Scenario s = test::load_yaml(kTpYaml, {"hardware.gpu.pcie_p2p=false"});
   const TensorParallelComm comm =
       tensor_parallel_layer_comm(s.hardware.gpu, s.hardware.host, s.model, 32, 2);
   CHECK(comm.link == PeerLinkKind::kPcieHost);
   const double rate = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, s.hardware.host));
-  CHECK(host.peer_s == Approx(s.model.layers * comm.seconds(rate)));
-  // 32 tokens of 5,120 fp16 values are 328 KB an all-reduce, 6 us at 55 GB/s; the latency,
-  // 11.7 us each, is most of it.
-  CHECK(s.model.layers * comm.latency_s > 0.5 * host.peer_s);
+  // Plus one gather of the head's logits for the 32 sampled rows.
+  const TensorParallelComm logits =
+      tensor_parallel_logits_comm(s.hardware.gpu, s.hardware.host, s.model, 32, 2);
+  CHECK(host.peer_s == Approx(s.model.layers * comm.seconds(rate) + logits.seconds(rate)));
+  CHECK(rate < units::gbps_to_bytes_per_s(std::min(h2d_gbps(s.hardware.gpu, s.hardware.host),
+                                                    d2h_gbps(s.hardware.gpu, s.hardware.host))));
+  // 32 tokens of 5,120 fp16 values are 328 KB an all-reduce, 16 us at the host path's 21 GB/s
+  // (55 GB/s x 3.9 / 10.31); the latency, 11.7 us each, is still over a third of it.
+  CHECK(s.model.layers * comm.latency_s > 0.35 * host.peer_s);
+}
+
+TEST_CASE("an iteration gathers the vocab-parallel head's logits of the rows it samples",
+          "[workloads][serving][tp]") {
+  const Scenario s = test::load_yaml(kTpYaml, {"hardware.gpu.pcie_p2p=false"});
+  const double rate = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, s.hardware.host));
+  sim::IterationShape sampled = decode_batch();
+  sim::IterationShape unsampled = decode_batch();
+  unsampled.sampled = 0;
+  const sim::IterationCost with = tp_cost(sampled, {"hardware.gpu.pcie_p2p=false"});
+  const sim::IterationCost without = tp_cost(unsampled, {"hardware.gpu.pcie_p2p=false"});
+  // 32 rows of Qwen3-32B's 151,936 logits in fp16, half of them crossing the ring: 4.9 MB.
+  const TensorParallelComm logits =
+      tensor_parallel_logits_comm(s.hardware.gpu, s.hardware.host, s.model, 32, 2);
+  CHECK(logits.bytes == Approx(32 * 151936 * 2.0 / 2));
+  const double logits_s = logits.seconds(rate);
+  // The gather adds to the link's time and to the iteration's: at 32 rows the head's kernels are
+  // bound by reading its weights, sampled rows or not, so the gather is the whole difference.
+  CHECK(with.peer_s - without.peer_s == Approx(logits_s));
+  CHECK(with.time_s - without.time_s == Approx(logits_s));
+  // Without the logits to gather a tensor-parallel iteration pays the layers' all-reduces alone.
+  const TensorParallelComm layer =
+      tensor_parallel_layer_comm(s.hardware.gpu, s.hardware.host, s.model, 32, 2);
+  CHECK(without.peer_s == Approx(s.model.layers * layer.seconds(rate)));
 }
 
 TEST_CASE("one GPU pays no all-reduce", "[workloads][serving][tp]") {
