@@ -498,7 +498,10 @@ Task InferenceSim::gather_in_series(std::shared_ptr<Latch> reads, std::shared_pt
   if (ready) ready->set();
 }
 
-// Issues a module's tensor fetches in order. NVMe reads are asynchronous, as DeepSpeed's
+// Issues a module's tensor fetches in order. Where the gather copies each swap buffer
+// (hf-deepspeed-0.7) with prefetching on, the reads, waits and copies follow DeepSpeed v0.7's
+// coordinator (plan_swap_schedule); what follows here is the rule elsewhere. NVMe reads are
+// asynchronous, as DeepSpeed's
 // AsyncPartitionedParameterSwapper issues them (swap_in(..., async_op=True) for every partition
 // the coordinator prefetches, deepspeed/runtime/zero/partitioned_param_coordinator.py
 // __prefetch_nvme_param_partitions): this process goes on to the next module while a read is in
