@@ -307,7 +307,7 @@ class InferenceSim {
   // Data-parallel ranks: each module's all-gather as this rank sees it (zero3_gather_traffic).
   std::vector<Zero3GatherTraffic> gathers_;
   std::array<FetchPlan, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes if they differ
-  // DeepSpeed v0.7's swap-in order on one GPU (model/zero3_swap.hpp), where it applies
+  // DeepSpeed v0.7's swap-in order (model/zero3_swap.hpp), where it applies
   // (plan_swap_schedule): for each tensor of the pass plan, what the fetch process does before
   // its gather copies it from its swap buffer (fetch_module). Empty where it does not apply.
   struct SwapTurn {
@@ -570,8 +570,8 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       // DeepSpeed v0.7's coordinator with prefetching (plan_swap_schedule): the reads
       // its hooks issue before this gather, each after the swapper's host work, then (where the
       // parameter's read is still in flight) the wait for every read, then the gather's copy
-      // out of the swap buffer and its device copies. A read issued here lands while the hooks'
-      // other work and the copies of the parameters before it run.
+      // out of the swap buffer and (one GPU) its device copies. A read issued here lands while
+      // the hooks' other work and the copies of the parameters before it run.
       const SwapTurn& turn =
           swap_turns_[static_cast<std::size_t>(&t - pass_plan.tensors.data())];
       for (std::size_t j : turn.issue) {
@@ -886,9 +886,9 @@ void InferenceSim::plan_fetches() {
   }
 }
 
-// DeepSpeed v0.7 on one GPU with its parameters on NVMe and prefetching on (the bucket and the
-// NVMe swap-in prefetch of partitioned_param_coordinator.py fetch_sub_module): the order in which
-// its fetch thread issues reads, waits for them and gathers, from the coordinator's rules
+// DeepSpeed v0.7 with its parameters on NVMe and prefetching on (the bucket and the NVMe swap-in
+// prefetch of partitioned_param_coordinator.py fetch_sub_module): the order in which its fetch
+// thread issues reads, waits for them and gathers, from the coordinator's rules
 // (model/zero3_swap.hpp zero3_v07_swap_schedule) over the Hugging Face module hooks of the pass
 // (zero3_hook_steps). Every hook, param-less ones too, runs the prefetch; a parameter gathered
 // ahead keeps its swap buffer until its module ran, so with few buffers the reads go one at a
