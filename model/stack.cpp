@@ -178,12 +178,11 @@ const std::vector<ExecutionStack>& stack_table() {
     // A parameter offloaded to NVMe takes the same gather: swap_in reads its partition into a
     // pinned swap buffer and points ds_tensor at it, and all_gather_coalesced copies it to the
     // GPU with the same blocking `.to()` and the two copies (v0.7.2 partition_parameters.py:
-    // _ensure_availability_of_partitioned_params, then all_gather_coalesced). The coordinator
-    // swaps in what comes next only after that (partitioned_param_coordinator.py fetch_sub_module:
-    // the module's gather and its wait, then __all_gather_params of the prefetch, which waits for
-    // any swap-in still in flight through synchronize_reads, then
-    // __prefetch_nvme_param_partitions), so in v0.7.2, the release of the ZeRO-Inference blog
-    // (2022-09), as in v0.7.7, a read and the copy of what was read never overlap.
+    // _ensure_availability_of_partitioned_params, then all_gather_coalesced), so in v0.7.2, the
+    // release of the ZeRO-Inference blog (2022-09), as in v0.7.7, a read and the copy of what was
+    // read never overlap. With prefetching, the reads of later parameters that the hooks issue
+    // (__prefetch_nvme_param_partitions) run beside those copies as far as the swap buffers allow:
+    // model/zero3_swap.hpp, which the inference workload follows.
     ds07.zero3_swap_in_copy_in_gather = true;
     t.push_back(ds07);
 

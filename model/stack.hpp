@@ -87,9 +87,11 @@ struct ExecutionStack {
   // (stack.cpp).
   double zero3_gather_device_copies = 0;
   // ZeRO-3 on one GPU: the gather itself moves a parameter swapped in from NVMe to the GPU, with
-  // a blocking copy out of its swap buffer followed by the device copies above, and the fetch
-  // process issues the next swap-in only after that gather (DeepSpeed v0.7, stack.cpp). So each
-  // tensor's NVMe read, its copy over the link and the device copies run one after another.
+  // a blocking copy out of its swap buffer followed by the device copies above (DeepSpeed v0.7,
+  // stack.cpp). So each tensor's NVMe read, its copy over the link and the device copies run one
+  // after another; with prefetching, reads of later parameters run beside them as far as the
+  // coordinator's rules and the swap buffers allow (model/zero3_swap.hpp; the inference
+  // workload follows them, the weight-stream model's serial sum is the case without prefetch).
   // False: the swap buffer's copy to the GPU is asynchronous and overlaps the next read.
   bool zero3_swap_in_copy_in_gather = false;
   // ZeRO-3 with data-parallel ranks (policy.parallelism.data > 1): a module's gather is one chain

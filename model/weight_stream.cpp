@@ -97,10 +97,11 @@ double ModuleStream::nvme_bytes() const {
 ModuleStream module_stream(const WeightStreamPoint& pt, const WeightModule& mod,
                            double experts_hit) {
   ModuleStream m;
-  for (const auto& t : mod.tensors) {
-    const TensorStream f = tensor_stream(pt, t, experts_hit);
+  for (std::size_t i = 0; i < mod.tensors.size(); ++i) {
+    TensorStream f = tensor_stream(pt, mod.tensors[i], experts_hit);
     if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
     if (f.nvme_bytes > 0) ++m.nvme_reads;
+    f.tensor = static_cast<int>(i);
     m.tensors.push_back(f);
   }
   return m;

@@ -90,6 +90,7 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
 
 // One tensor's fetch: the bytes from each tier and what moving them costs, before contention.
 struct TensorStream {
+  int tensor = -1;             // its index in the module's tensors (WeightModule::tensors)
   double nvme_bytes = 0;       // [bytes] read from the NVMe array (every rank's partition)
   double cpu_bytes = 0;        // [bytes] copied from host DRAM (every rank's partition)
   double read_s = 0;           // [s] the array's read of nvme_bytes at the point (0: none)

@@ -26,6 +26,7 @@
 #include "model/power.hpp"
 #include "model/units.hpp"
 #include "model/weight_stream.hpp"
+#include "model/zero3_swap.hpp"
 #include "sim/workloads/inference/flexgen.hpp"
 #include "sim/workloads/inference/inference.hpp"
 #include "sim/workloads/inference/metrics.hpp"
@@ -176,6 +177,7 @@ class InferenceSim {
     return fetch_plans_[pass == 0 || !decode_plan_differs_ ? 0 : 1];
   }
   void plan_fetches();
+  void plan_swap_schedule();
   Task fetch_stage(int stage);
   Task compute_stage(int stage);
   Task fetch_module(int stage, int module, int pass, std::uint64_t ready_flag);
@@ -305,6 +307,16 @@ class InferenceSim {
   // Data-parallel ranks: each module's all-gather as this rank sees it (zero3_gather_traffic).
   std::vector<Zero3GatherTraffic> gathers_;
   std::array<FetchPlan, 2> fetch_plans_;  // [0] prefill pass, [1] decode passes if they differ
+  // DeepSpeed v0.7's swap-in order (model/zero3_swap.hpp), where it applies
+  // (plan_swap_schedule): for each tensor of the pass plan, what the fetch process does before
+  // its gather copies it from its swap buffer (fetch_module). Empty where it does not apply.
+  struct SwapTurn {
+    std::vector<std::size_t> issue;  // tensors of the pass plan whose reads it issues first
+    bool wait = false;               // then it waits for every read in flight
+  };
+  std::vector<SwapTurn> swap_turns_;
+  std::vector<int> plan_module_;            // the module of each tensor of the pass plan
+  std::vector<double> swap_reads_lands_s_;  // [s] reads issued and not yet waited for
   bool decode_plan_differs_ = false;
   WeightStreamPoint stream_;  // the weights' operating point (model/weight_stream.hpp)
   // fetch_module_reserved's reads, in issue order, from the oldest whose swap buffer is still in
@@ -486,7 +498,10 @@ Task InferenceSim::gather_in_series(std::shared_ptr<Latch> reads, std::shared_pt
   if (ready) ready->set();
 }
 
-// Issues a module's tensor fetches in order. NVMe reads are asynchronous, as DeepSpeed's
+// Issues a module's tensor fetches in order. Where the gather copies each swap buffer
+// (hf-deepspeed-0.7) with prefetching on, the reads, waits and copies follow DeepSpeed v0.7's
+// coordinator (plan_swap_schedule); what follows here is the rule elsewhere. NVMe reads are
+// asynchronous, as DeepSpeed's
 // AsyncPartitionedParameterSwapper issues them (swap_in(..., async_op=True) for every partition
 // the coordinator prefetches, deepspeed/runtime/zero/partitioned_param_coordinator.py
 // __prefetch_nvme_param_partitions): this process goes on to the next module while a read is in
@@ -551,6 +566,40 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
     for (const TensorFetch& t : pass_plan.of(plan)) host_copies += t.cpu_bytes > 0 ? 1 : 0;
   auto reads = std::make_shared<Latch>(engine_, plan.nvme_reads + host_copies);
   for (const TensorFetch& t : pass_plan.of(plan)) {
+    if (t.nvme_bytes > 0 && !swap_turns_.empty()) {
+      // DeepSpeed v0.7's coordinator with prefetching (plan_swap_schedule): the reads
+      // its hooks issue before this gather, each after the swapper's host work, then (where the
+      // parameter's read is still in flight) the wait for every read, then the gather's copy
+      // out of the swap buffer and (one GPU) its device copies. A read issued here lands while
+      // the hooks' other work and the copies of the parameters before it run.
+      const SwapTurn& turn =
+          swap_turns_[static_cast<std::size_t>(&t - pass_plan.tensors.data())];
+      for (std::size_t j : turn.issue) {
+        co_await engine_.delay(em_.swap_in_overhead_s);
+        swap_reads_lands_s_.push_back(reserve_read_work<true>(
+            engine_.now(), *st.h2d, pass_plan.tensors[j],
+            pass_tag(activity::kWeightsNvme, pass, plan_module_[j])));
+      }
+      if (turn.wait) {
+        double lands_s = engine_.now();
+        for (double l : swap_reads_lands_s_) lands_s = std::max(lands_s, l);
+        swap_reads_lands_s_.clear();
+        co_await engine_.until(lands_s);
+      }
+      co_await engine_.delay(em_.fetch_overhead_s);
+      // Data-parallel ranks: each its partition, after the all-gather launched before it, and
+      // the tensor's all-gather launched once the copy is on the GPU (as below).
+      co_await after_gather();
+      if (t.bounce_uplink_bytes > 0)
+        co_await partition_copy(st.h2d, t.nvme_link_bytes, t.bounce_uplink_bytes, false,
+                                pass_tag(activity::kWeightsBounce, pass, module));
+      else
+        co_await engine_.until(bounce_fetch_end(engine_.now(), *st.h2d, t,
+                                                pass_tag(activity::kWeightsBounce, pass, module)));
+      reads->count_down();
+      launch_gather(t);
+      continue;
+    }
     // The next swap-in waits for the read before it to land (see above the function).
     if (t.nvme_bytes > 0 && st.read_lands_s > engine_.now())
       co_await engine_.until(st.read_lands_s);
@@ -835,6 +884,101 @@ void InferenceSim::plan_fetches() {
                                  std::max(0.0, module_gathered - tensors_gathered));
     }
   }
+}
+
+// DeepSpeed v0.7 with its parameters on NVMe and prefetching on (the bucket and the NVMe swap-in
+// prefetch of partitioned_param_coordinator.py fetch_sub_module): the order in which its fetch
+// thread issues reads, waits for them and gathers, from the coordinator's rules
+// (model/zero3_swap.hpp zero3_v07_swap_schedule) over the Hugging Face module hooks of the pass
+// (zero3_hook_steps). Every hook, param-less ones too, runs the prefetch; a parameter gathered
+// ahead keeps its swap buffer until its module ran, so with few buffers the reads go one at a
+// time and alternate with the copies, while where stage3_max_live_parameters stops the gather
+// prefetch (two of BLOOM-176B's FFN matrices are 1.6e9 elements against the default 1e9) the
+// free buffers let several reads run beside the copies.
+// It applies where the gather copies each swap buffer (WeightStreamPoint::bounce_in_gather), on
+// one GPU or on data-parallel ranks whose gathers run on one stream (each rank has a swapper of
+// its own with its own buffers and the same coordinator: partitioned_param_swapper.py
+// _configure_aio, a folder and an aio handle per rank; the element counts it compares are whole
+// parameters', ds_numel), on one stage, every fetched tensor either wholly on NVMe or in host
+// memory, every pass fetching the same tensors, and the model's hooks described
+// (zero3_hook_steps). Without prefetching each parameter is swapped in and gathered in its own
+// hook, which is fetch_module's path without the schedule. DeepSpeed's defaults for the
+// one-GPU case (policy.zero3 is set only for data-parallel ranks).
+void InferenceSim::plan_swap_schedule() {
+  swap_turns_.clear();
+  if (!stream_.bounce_in_gather || !nvme_ || (dp_ > 1 && !serial_gather()) || tp_ > 1 ||
+      n_stages_ != 1 || prefetch_ <= 0 || decode_plan_differs_ ||
+      !(p_.zero3.prefetch_bucket_size > 0))
+    return;
+  const FetchPlan& plan = fetch_plans_[0];
+  std::vector<double> elements;
+  std::vector<int> hooks;
+  std::vector<std::vector<std::size_t>> param_tensors;  // each parameter's tensors of the plan
+  std::vector<int> module_of(plan.tensors.size(), 0);
+  for (int m : stages_.front().modules) {
+    const ModuleFetch& mf = plan.modules[static_cast<std::size_t>(m)];
+    const WeightModule& mod = modules_[static_cast<std::size_t>(m)];
+    // The plan's tensors by the module's tensor they fetch (those with nothing to move are left
+    // out of the plan).
+    std::vector<std::size_t> of_tensor(mod.tensors.size(), plan.tensors.size());
+    for (std::size_t i = 0; i < mf.count; ++i) {
+      module_of[mf.first + i] = m;
+      const int t = plan.tensors[mf.first + i].tensor;
+      if (t >= 0) of_tensor[static_cast<std::size_t>(t)] = mf.first + i;
+    }
+    if (mf.count == 0) continue;
+    const auto steps = zero3_hook_steps(m_, mod);
+    if (!steps) return;
+    std::size_t covered = 0;
+    for (const auto& hook : *steps) {
+      std::vector<std::size_t> tensors;
+      double hook_elements = 0;
+      for (int i : hook) {
+        const std::size_t k = of_tensor[static_cast<std::size_t>(i)];
+        if (k >= plan.tensors.size() || !(plan.tensors[k].nvme_bytes > 0)) continue;
+        tensors.push_back(k);
+        hook_elements += mod.tensors[static_cast<std::size_t>(i)].elements;
+      }
+      if (tensors.empty()) {
+        hooks.push_back(-1);
+        continue;
+      }
+      covered += tensors.size();
+      hooks.push_back(static_cast<int>(param_tensors.size()));
+      param_tensors.push_back(std::move(tensors));
+      elements.push_back(hook_elements);
+    }
+    std::size_t on_nvme = 0;
+    for (std::size_t i = 0; i < mf.count; ++i) {
+      const TensorFetch& t = plan.tensors[mf.first + i];
+      if (t.nvme_bytes > 0 && t.cpu_bytes > 0) return;  // split between the tiers
+      on_nvme += t.nvme_bytes > 0;
+    }
+    if (covered != on_nvme) return;  // an NVMe tensor no hook fetches
+  }
+  const std::vector<Zero3SwapAction> actions =
+      zero3_v07_swap_schedule(elements, hooks, p_.zero3, p_.aio.swap_buffers);
+  std::vector<SwapTurn> turns(plan.tensors.size());
+  SwapTurn next;
+  for (const Zero3SwapAction& a : actions) {
+    const auto param = static_cast<std::size_t>(std::max(0, a.param));
+    switch (a.kind) {
+      case Zero3SwapAction::Kind::kIssue:
+        // A gather's own synchronous swap-in comes before its wait; nothing is issued between
+        // a wait and its gather.
+        if (next.wait) throw std::logic_error("plan_swap_schedule: a read issued after a wait");
+        next.issue.insert(next.issue.end(), param_tensors[param].begin(),
+                          param_tensors[param].end());
+        break;
+      case Zero3SwapAction::Kind::kWait: next.wait = true; break;
+      case Zero3SwapAction::Kind::kGather:
+        turns[param_tensors[param].front()] = std::move(next);
+        next = SwapTurn{};
+        break;
+    }
+  }
+  swap_turns_ = std::move(turns);
+  plan_module_ = std::move(module_of);
 }
 
 Task InferenceSim::fetch_stage(int stage) {
@@ -1222,10 +1366,13 @@ RunResult InferenceSim::run() {
   reads_.reset(static_cast<std::size_t>(std::max(1, p_.aio.swap_buffers)));
   stream_ = weight_stream_point(s_, em_, modules_);
   plan_fetches();
+  plan_swap_schedule();
   // The fetcher has the NVMe array, the link to the GPU, the CPU and the swap buffers to itself
   // unless several stages fetch or CPU attention uses the links and the CPU
   // (fetch_module_reserved).
-  reserve_ahead_ = !event_per_tensor_ && n_stages_ == 1 && p_.kv_cache.cpu <= 0 && !(dp_ > 1);
+  // (DeepSpeed v0.7's swap-in schedule runs on the events: plan_swap_schedule.)
+  reserve_ahead_ = !event_per_tensor_ && n_stages_ == 1 && p_.kv_cache.cpu <= 0 && !(dp_ > 1) &&
+                   swap_turns_.empty();
   // Without events where compute is one GPU step per module (run_direct). A trace keeps the
   // processes: its spans come out in the order the events make them.
   direct_ = reserve_ahead_ && n_micro_ == 1 && !(tp_ > 1) && !engine_.tracing() &&
