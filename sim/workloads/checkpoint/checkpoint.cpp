@@ -120,6 +120,11 @@ Task CheckpointRun::store(double bytes, bool direct, Latch* written, Semaphore* 
   written->count_down();
 }
 
+Task CheckpointRun::pageable_dma(Resource* d2h, double bytes, int chunk, Latch* done) {
+  co_await d2h->use(bytes, Tag{activity::kCkptD2hPageable, 0, chunk});
+  done->count_down();
+}
+
 Task CheckpointRun::pickle(Resource* thread) {
   // The object graph is pickled before the first storage is written, on the writer's thread.
   if (plan_.pickled_source_bytes > 0)
@@ -189,9 +194,13 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
       const double thread_s = from_gpu / bytes_per_s(sw_.pageable_copy_gbps) +
                               from_gpu / bytes_per_s(sw_.fresh_allocation_gbps);
       if (sw_.staged_copy_overlaps_dma) {
-        // The link's DMA runs under the thread's copy (CheckpointSoftware).
-        co_await engine_.use_pair(Demand{d2h, from_gpu}, Demand{thread, thread_s},
-                                  Tag{activity::kCkptStagingCopy, 0, i});
+        // The link's DMA runs under the thread's copy (CheckpointSoftware). Two bookings, not one
+        // flow over both: the link carries only the bytes, so other transfers sharing it (the
+        // training's, for writer 0) are not held up for the thread's whole copy.
+        Latch dma_done(engine_, 1);
+        engine_.spawn(pageable_dma(d2h, from_gpu, i, &dma_done));
+        co_await thread->use(thread_s, Tag{activity::kCkptStagingCopy, 0, i});
+        co_await dma_done.wait();
       } else {
         co_await d2h->use(from_gpu, Tag{activity::kCkptD2hPageable, 0, i});
         co_await thread->use(thread_s, Tag{activity::kCkptStagingCopy, 0, i});

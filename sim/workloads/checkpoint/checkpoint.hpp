@@ -112,6 +112,8 @@ class CheckpointRun {
   Task fast_persist_writer(int w, Latch* finished);
   Task store(double bytes, bool direct, Latch* written, Semaphore* buffer);
   Task pickle(Resource* thread);
+  // torch.save's DMA into the driver's staging buffers, alongside the thread's copy out of them.
+  Task pageable_dma(Resource* d2h, double bytes, int chunk, Latch* done);
   Engine& engine_;
   CheckpointPlan plan_;
   CheckpointResources res_;
