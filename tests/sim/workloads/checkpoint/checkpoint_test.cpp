@@ -109,4 +109,18 @@ TEST_CASE("torch.save's pageable copy overlaps the link's DMA with the thread's 
   CHECK(r.get("checkpoint_s") == Approx(expected_s).epsilon(0.02));
 }
 
+TEST_CASE("torch.save's DMA holds a shared link for its bytes only, not the thread's copy",
+          "[checkpoint][workloads]") {
+  // Two writers on one GPU share its link. Each thread copies and faults at ~1.1 GB/s while the
+  // link moves ~50 GB/s, so the writers run side by side: each takes its half of the bytes at
+  // the one-thread rate. A link held for each thread's whole copy would run them one at a time.
+  const Scenario s = test::load_yaml(kTorchSaveH200, {"workload.writers_per_node=2"});
+  const sim::RunResult r = sim::simulate(s);
+  const double bytes = r.get("checkpoint_bytes");
+  const sim::CheckpointSoftware sw = sim::checkpoint_software(s.hardware.host);
+  const double per_byte_s = 1 / (sw.pageable_copy_gbps * 1e9) + 1 / (sw.fresh_allocation_gbps * 1e9) +
+                            1 / (sw.page_cache_write_gbps * 1e9);
+  CHECK(r.get("checkpoint_s") == Approx(bytes / 2 * per_byte_s).epsilon(0.03));
+}
+
 }  // namespace sim_workloads_checkpoint_checkpoint_test
