@@ -135,6 +135,9 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
       {"page_fault_gbps", &H::page_fault_gbps, "GB/s", 0, kNoLimit, false,
        "per-thread rate of first touch (fault-in and zeroing) of fresh pages; 0 = the measured "
        "VM figure"},
+      {"pageable_copy_gbps", &H::pageable_copy_gbps, "GB/s", 0, kNoLimit, false,
+       "measured device-to-host copy into warm pageable memory on one thread (the driver's "
+       "staging); 0 = not measured, each workload's default"},
       {"gpus_per_pcie_switch", &H::gpus_per_pcie_switch, "", 0, 64, false,
        "GPUs behind one PCIe switch, sharing its uplink to the CPU (peer traffic between them "
        "stays in the switch); 0 = each GPU on a root port of its own"},

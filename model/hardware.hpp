@@ -172,6 +172,11 @@ struct HostSpec {
   int pcie_gen = 5;                 // host's PCIe generation (caps GPU and drive links)
   double nvme_io_gbps = 0;     // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
   double page_fault_gbps = 0;  // per-thread first touch of fresh pages; 0 = ExecutionModel's
+  // A device-to-host copy into pageable memory on one host thread [1e9 B/s]: the CUDA driver's
+  // DMA into its pinned staging buffers and the thread's copy out of them, measured into warm
+  // (already faulted-in) pages; it also bounds that thread's memcpy from below. 0 = not measured
+  // on this host (each workload's default: model/perf.hpp pageable_copy_gbps).
+  double pageable_copy_gbps = 0;
   // PCIe topology of the GPU slots: GPUs that sit behind one PCIe switch share its uplink to the
   // CPU (host copies into all of them, and their peer traffic with GPUs behind other switches);
   // peer traffic between GPUs behind the same switch stays in the switch (PCIe peer-to-peer).

@@ -110,6 +110,10 @@ double cpu_threads(const HostSpec& host) {
   return double(std::max(1, host.cores_per_socket)) * std::max(1, host.sockets);
 }
 
+double pageable_copy_gbps(const HostSpec& host, double unmeasured_gbps) {
+  return host.pageable_copy_gbps > 0 ? host.pageable_copy_gbps : unmeasured_gbps;
+}
+
 double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads) {
   if (bytes <= 0) return 0;
   const double per_thread_gbps =

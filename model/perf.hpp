@@ -196,6 +196,12 @@ double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const Cpu
 double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads);
 // Threads of PyTorch's intra-op pool on the host: one per physical core.
 double cpu_threads(const HostSpec& host);
+// Rate [1e9 B/s] of a device-to-host or host-to-device copy through pageable memory on one host
+// thread (the driver stages it through pinned buffers): the host's measurement
+// (HostSpec::pageable_copy_gbps) where the catalog has one, else `unmeasured_gbps`, the caller's
+// default (ExecutionModel::pageable_copy_gbps for the inference workloads, CheckpointSoftware's for
+// torch.save).
+double pageable_copy_gbps(const HostSpec& host, double unmeasured_gbps);
 
 // Achieved host-to-device and device-to-host copy rates (1e9 B/s) of one GPU's link, limited by
 // the slower of the GPU's and the host's PCIe generation.

@@ -242,6 +242,7 @@ double predict_checkpoint_s(const CheckpointReplayOptions& o, const SsdModel& dr
   aio.threads = writers;
   sim::CheckpointSoftware sw;
   sw.pageable_copy_gbps = host.memcpy_gbps;
+  sw.staged_copy_overlaps_dma = false;  // the DMA stand-in is a memcpy on the writer's thread
   sw.crc32_gbps = host.memcpy_gbps;  // the replay's serialisation pass is one memcpy
   // The replay allocates its buffers once: no fresh pages per tensor.
   sw.fresh_allocation_gbps = std::numeric_limits<double>::infinity();

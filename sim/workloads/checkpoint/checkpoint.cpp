@@ -43,6 +43,15 @@ double average_tensor_bytes(const LlmSpec& m, double bytes_per_param) {
   return tensors > 0 ? elements / tensors * bytes_per_param : 64e6;
 }
 
+CheckpointSoftware checkpoint_software(const HostSpec& host) {
+  CheckpointSoftware sw;
+  const double copy_gbps = pageable_copy_gbps(host, sw.pageable_copy_gbps);
+  const double page_cache_s_per_gb = 1.0 / sw.page_cache_write_gbps - 1.0 / sw.pageable_copy_gbps;
+  sw.pageable_copy_gbps = copy_gbps;
+  sw.page_cache_write_gbps = 1.0 / (1.0 / copy_gbps + page_cache_s_per_gb);
+  return sw;
+}
+
 CheckpointPlan plan_for(const CheckpointWorkload& c, int writers) {
   CheckpointPlan plan;
   plan.writer = c.writer;
@@ -111,6 +120,11 @@ Task CheckpointRun::store(double bytes, bool direct, Latch* written, Semaphore* 
   written->count_down();
 }
 
+Task CheckpointRun::pageable_dma(Resource* d2h, double bytes, int chunk, Latch* done) {
+  co_await d2h->use(bytes, Tag{activity::kCkptD2hPageable, 0, chunk});
+  done->count_down();
+}
+
 Task CheckpointRun::pickle(Resource* thread) {
   // The object graph is pickled before the first storage is written, on the writer's thread.
   if (plan_.pickled_source_bytes > 0)
@@ -175,12 +189,22 @@ Task CheckpointRun::torch_save_writer(int w, Latch* finished) {
   for (int i = 0; i < walk.chunks; ++i) {
     const auto [b, from_gpu, from_host, from_nvme] = walk.next();
     if (from_gpu > 0) {
-      co_await d2h->use(from_gpu, Tag{activity::kCkptD2hPageable, 0, i});
       // The driver's staging memcpy lands in a fresh CPU storage: every page faults in, and is
       // unmapped again when the storage is freed after its write.
-      co_await thread->use(from_gpu / bytes_per_s(sw_.pageable_copy_gbps) +
-                               from_gpu / bytes_per_s(sw_.fresh_allocation_gbps),
-                           Tag{activity::kCkptStagingCopy, 0, i});
+      const double thread_s = from_gpu / bytes_per_s(sw_.pageable_copy_gbps) +
+                              from_gpu / bytes_per_s(sw_.fresh_allocation_gbps);
+      if (sw_.staged_copy_overlaps_dma) {
+        // The link's DMA runs under the thread's copy (CheckpointSoftware). Two bookings, not one
+        // flow over both: the link carries only the bytes, so other transfers sharing it (the
+        // training's, for writer 0) are not held up for the thread's whole copy.
+        Latch dma_done(engine_, 1);
+        engine_.spawn(pageable_dma(d2h, from_gpu, i, &dma_done));
+        co_await thread->use(thread_s, Tag{activity::kCkptStagingCopy, 0, i});
+        co_await dma_done.wait();
+      } else {
+        co_await d2h->use(from_gpu, Tag{activity::kCkptD2hPageable, 0, i});
+        co_await thread->use(thread_s, Tag{activity::kCkptStagingCopy, 0, i});
+      }
     }
     if (from_nvme > 0)
       co_await res_.nvme->use(from_nvme / bytes_per_s(res_.read_gbps),
@@ -254,7 +278,7 @@ RunResult simulate_checkpoint(const Scenario& s, const SimOptions& options) {
                                                WorkUnit::kSeconds, 1.0));
   }
   const CheckpointResources used = res;
-  CheckpointRun run(engine, plan, used);
+  CheckpointRun run(engine, plan, used, checkpoint_software(s.hardware.host));
   Flag done(engine);
   engine.spawn(run.run(&done));
   engine.run();

@@ -16,12 +16,20 @@
 namespace tiersim::sim {
 
 // Single-core rates of the torch.save path. Properties of the software stack (PyTorch's
-// serialisers, glibc, the Linux page cache, CPython), not of any one published case. Estimates,
-// or measured where the comment says so.
+// serialisers, glibc, the Linux page cache, CPython) on a core of the host, not of any one
+// published case. Estimates, or measured where the comment says so; checkpoint_software() puts in
+// what the host's catalog entry measures.
 struct CheckpointSoftware {
-  // A pageable device-to-host copy lands in the driver's pinned staging buffer and is then copied
-  // by one CPU thread into the pageable destination: one core's large memcpy, ~8 GB/s.
+  // A pageable device-to-host copy lands in the driver's pinned staging buffers and is copied by
+  // one CPU thread into the pageable destination: one core's large memcpy, ~8 GB/s (estimate,
+  // for hosts without a measured pageable copy rate, HostSpec::pageable_copy_gbps).
   double pageable_copy_gbps = 8.0;
+  // The driver DMAs the next staging chunk while the thread copies the last one out, so the copy
+  // runs at the slower of the link and the thread's memcpy, not at their sum (the measured
+  // pageable rates of an H200 and an H100 host, 10-16 GB/s, are far below their pinned 55 GB/s:
+  // tools/gpu/h200-copy-bandwidth.csv, h100-copy-bandwidth.csv). The replay's stand-in for the
+  // DMA is a memcpy on the writer's own thread, which does not overlap (replay/ckpt_writer.cpp).
+  bool staged_copy_overlaps_dma = true;
   // torch.save's zip writer (miniz) computes a table-driven, byte-at-a-time CRC-32 over every
   // record: a dependent table lookup per byte, ~1-1.5 GB/s on a 2-3.5 GHz server core. The
   // legacy format has no CRC.
@@ -36,12 +44,20 @@ struct CheckpointSoftware {
   // 12-120 kB, same guest): per-run medians 350-470 ns per byte of the defining file.
   double source_parse_s_per_byte = 400e-9;
   // Buffered write(): copying into freshly allocated page-cache pages (allocation, LRU insertion,
-  // dirty accounting) runs at ~3 GB/s on one core, below a plain memcpy.
+  // dirty accounting) runs at ~3 GB/s on one core, below a plain memcpy (estimate, with the
+  // memcpy at pageable_copy_gbps: the kernel's work per page is the rest, 1/3 - 1/8 s/GB).
   double page_cache_write_gbps = 3.0;
   // Kernel writeback of one file: the flusher submits merged requests of up to max_sectors_kb
   // (1 MiB) with a modest number in flight.
   AioConfig writeback{1024.0 * 1024.0, 32, 1, 1};
 };
+
+// The torch.save rates on a core of `host`. Where the catalog measures the host's pageable copy
+// (HostSpec::pageable_copy_gbps), its staging copy runs at that rate and so does the copy part of
+// a buffered write(): the page cache's own work per page (allocation, LRU insertion, dirty
+// accounting) stays what the estimates leave for it, 1/page_cache_write_gbps - 1/pageable_copy_gbps
+// of the defaults.
+CheckpointSoftware checkpoint_software(const HostSpec& host);
 
 // What one node writes, split over its writers.
 struct CheckpointPlan {
@@ -88,7 +104,7 @@ class CheckpointRun {
   // Throws ModelError (naming workload.io_buffer) when a writer's chunks would be more than one
   // simulated transfer may have (sim/workloads/workload.hpp), before any event is scheduled.
   CheckpointRun(Engine& engine, CheckpointPlan plan, CheckpointResources res,
-                CheckpointSoftware sw = {});
+                CheckpointSoftware sw);
   Task run(Flag* done);
 
  private:
@@ -96,6 +112,8 @@ class CheckpointRun {
   Task fast_persist_writer(int w, Latch* finished);
   Task store(double bytes, bool direct, Latch* written, Semaphore* buffer);
   Task pickle(Resource* thread);
+  // torch.save's DMA into the driver's staging buffers, alongside the thread's copy out of them.
+  Task pageable_dma(Resource* d2h, double bytes, int chunk, Latch* done);
   Engine& engine_;
   CheckpointPlan plan_;
   CheckpointResources res_;

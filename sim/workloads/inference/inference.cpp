@@ -1141,7 +1141,8 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         // On the calling thread (one core): the driver's copy and the temporary's page faults.
         const double one_thread_s =
             staged / std::min(st.d2h->rate_per_s(),
-                              units::gbps_to_bytes_per_s(em_.pageable_copy_gbps)) +
+                              units::gbps_to_bytes_per_s(
+                                  pageable_copy_gbps(host, em_.pageable_copy_gbps))) +
             fresh_pages_s(host, em_, staged, 1.0);
         // On the intra-op pool (every core): the copy into the buffer and its page faults.
         double pool_s = (staged + stored) /

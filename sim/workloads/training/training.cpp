@@ -439,7 +439,8 @@ double TrainingSim::run() {
     plan.nvme_bytes = (weights * share(w_.params, Tier::kNvme) + optim * share(w_.optimizer, Tier::kNvme)) / writers;
     plan.tensor_bytes = average_tensor_bytes(m, sb_.params);
     CheckpointResources res = make_checkpoint_resources(engine_, s_, writers, d2h_, nvme_);
-    checkpoint_run_ = std::make_unique<CheckpointRun>(engine_, plan, std::move(res));
+    checkpoint_run_ = std::make_unique<CheckpointRun>(engine_, plan, std::move(res),
+                                                      checkpoint_software(s_.hardware.host));
     checkpoint_done_ = std::make_unique<Flag>(engine_);
   }
 
