@@ -286,6 +286,16 @@ struct TrainingWorkload {
   // Linear is split into this many tiles (in_splits x out_splits) that ZeRO-3 gathers and releases
   // one at a time, so the largest operator's parameters in GPU memory shrink by this factor.
   int linear_tiles = 1;
+  // The host gradient buffers of ZeRO-3 with the optimizer on the CPU, which changed between
+  // DeepSpeed releases (model/training_memory.hpp host_grad_partition_bytes):
+  // kFlatFp16: today's stage3.py: a flat gradient partition at the model dtype (2 B/param) plus
+  //   one fp32 sub-group the step converts into.
+  // kFp32Partition: DeepSpeed 0.3.15-0.5 (ZeRO-Infinity's releases, the SC21 paper's runs):
+  //   stage3.py initialize_optimizer_states gives every sub-group its own fp32 gradient buffer
+  //   (subgroup_gradient_buffer, 4 B/param over the partition) that the backward copies into;
+  //   a sub-group whose optimizer states are on NVMe swaps its fp32 gradients out instead
+  //   (partition_previous_reduced_grads: optimizer_swapper.swap_out_gradients) and holds none.
+  enum class Zero3HostGrads { kFlatFp16, kFp32Partition } zero3_host_grads = Zero3HostGrads::kFlatFp16;
   bool optimizer_on_cpu = false;  // CPU Adam instead of GPU Adam
   double cpu_adam_params_per_s = 0;  // 0 = from host catalog estimate
   bool params_auto = false;       // find the largest model of this shape family that fits

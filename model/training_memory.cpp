@@ -99,7 +99,15 @@ double largest_sub_group_params(double partition_params, const TrainingWorkload&
 
 double host_grad_partition_bytes(double partition_params, const TrainingWorkload& w) {
   if (w.zero_stage <= 2) return partition_params * 4.0;
+  if (w.zero3_host_grads == TrainingWorkload::Zero3HostGrads::kFp32Partition)
+    return w.optimizer == Tier::kNvme ? 0.0 : partition_params * 4.0;
   return partition_params * state_bytes_per_param(w.precision, w.optimizer_kind).grads;
+}
+
+bool host_grads_are_fp32(const TrainingWorkload& w) {
+  return w.zero_stage <= 2 ||
+         (w.zero3_host_grads == TrainingWorkload::Zero3HostGrads::kFp32Partition &&
+          w.optimizer != Tier::kNvme);
 }
 
 double fp32_grad_sub_group_bytes(double partition_params, const TrainingWorkload& w,
@@ -166,15 +174,21 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   const bool deepspeed_grads = cpu_step && mixed && w.zero_stage >= 1;
   TierMemory cpu{"cpu", 0, s.hardware.host.dram_gb * units::kGB, {}};
   if (w.params == Tier::kCpu) cpu.add("parameters", rpn * rs.params);
-  if (w.gradients == Tier::kCpu && deepspeed_grads)
-    cpu.add(w.zero_stage <= 2 ? "fp32 gradient partition" : "gradient partitions (flat buffer)",
-            rpn * host_grad_partition_bytes(partition, w));
-  else if (w.gradients == Tier::kCpu)
+  const bool fp32_host_grads = deepspeed_grads && host_grads_are_fp32(w);
+  if (w.gradients == Tier::kCpu && deepspeed_grads) {
+    const double bytes = host_grad_partition_bytes(partition, w);
+    if (bytes > 0)
+      cpu.add(fp32_host_grads ? "fp32 gradient partition" : "gradient partitions (flat buffer)",
+              rpn * bytes);
+  } else if (w.gradients == Tier::kCpu) {
     cpu.add("gradients", rpn * rs.grads);
+  }
   if (w.optimizer == Tier::kCpu) cpu.add("optimizer states", rpn * rs.optimizer);
-  // Stage 1/2 step straight from the fp32 gradient partition; stage 3 (or gradients kept on the
-  // GPU) converts one sub-group at a time into an fp32 buffer.
-  if (cpu_step && mixed && !(deepspeed_grads && w.zero_stage <= 2 && w.gradients == Tier::kCpu))
+  // CPU Adam steps straight from an fp32 gradient partition where one is kept (stages 1-2;
+  // DeepSpeed 0.3.15-0.5's stage 3 with the optimizer in host memory); otherwise (today's stage
+  // 3, the NVMe optimizer, gradients kept on the GPU) it converts one sub-group at a time into an
+  // fp32 buffer.
+  if (cpu_step && mixed && !(fp32_host_grads && w.gradients == Tier::kCpu))
     cpu.add("fp32 gradient buffer (one sub-group)",
             rpn * fp32_grad_sub_group_bytes(partition, w, zb));
   if (w.optimizer == Tier::kNvme)

@@ -107,7 +107,12 @@ double largest_sub_group_params(double partition_params, const TrainingWorkload&
 //   gradient_accumulation_dtype, which engine.get_data_types sets to the model dtype (fp16/bf16,
 //   2 B) unless data_types.grad_accum_dtype says otherwise. The fp32 gradients are never held
 //   whole: see fp32_grad_sub_group_bytes.
+// - ZeRO stage 3 of DeepSpeed 0.3.15-0.5 (w.zero3_host_grads kFp32Partition): an fp32 buffer per
+//   sub-group over the whole partition, 4 B per element; none when the optimizer states are on
+//   NVMe (the fp32 gradients are swapped out with them).
 double host_grad_partition_bytes(double partition_params, const TrainingWorkload& w);
+// Whether the host gradient partition above is fp32 (CPU Adam steps from it directly).
+bool host_grads_are_fp32(const TrainingWorkload& w);
 // Host bytes per rank of the fp32 gradient buffer of one (the largest) sub-group that stage 3
 // converts each sub-group's gradients into for CPU Adam (stage3.py initialize_optimizer_states:
 // gradient_buffer = zeros(largest_numel), pinned).

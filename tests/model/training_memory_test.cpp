@@ -172,6 +172,48 @@ TEST_CASE("ZeRO-Infinity NVMe keeps no per-parameter fp32 state in host memory",
   CHECK(row_bytes(r, "nvme", "parameters") == Approx(2 * n));
 }
 
+TEST_CASE("DeepSpeed 0.3.15-0.5 keeps fp32 gradients over the partition, or swaps them to NVMe",
+          "[training][zero-infinity]") {
+  const ExecutionModel em;
+  // ZeRO-Infinity CPU: every sub-group's own fp32 gradient buffer (stage3.py
+  // initialize_optimizer_states, subgroup_gradient_buffer): 18 B/param on the host, no fp16 flat
+  // partition and no separate fp32 sub-group buffer.
+  Scenario cpu = with_strategy("zero_infinity_cpu", {"workload.zero3_host_grads=fp32_partition"});
+  REQUIRE(cpu.training.zero3_host_grads == TrainingWorkload::Zero3HostGrads::kFp32Partition);
+  const CapacityReport r = training_capacity(cpu, em);
+  const double n = count_params(cpu.model).total;
+  CHECK(row_bytes(r, "cpu", "fp32 gradient partition") == Approx(4 * n));
+  CHECK(row_bytes(r, "cpu", "gradient partitions (flat buffer)") == 0);
+  CHECK(row_bytes(r, "cpu", "fp32 gradient buffer (one sub-group)") == 0);
+  CHECK(row_bytes(r, "cpu", "parameters") + row_bytes(r, "cpu", "optimizer states") +
+            row_bytes(r, "cpu", "fp32 gradient partition") ==
+        Approx(18 * n));
+  // Today's rule on the same scenario holds 2 B/param less per parameter but one fp32 sub-group
+  // more, so the release trains a smaller model on the host-bound node.
+  const Scenario today = with_strategy("zero_infinity_cpu");
+  CHECK(largest_trainable(cpu, em).params < largest_trainable(today, em).params);
+
+  // ZeRO-Infinity NVMe: the fp32 gradients go to NVMe with the optimizer states
+  // (partition_previous_reduced_grads: swap_out_gradients); the host keeps one sub-group buffer.
+  const Scenario nvme =
+      with_strategy("zero_infinity_nvme", {"workload.zero3_host_grads=fp32_partition"});
+  const CapacityReport rn = training_capacity(nvme, em);
+  const double nn = count_params(nvme.model).total;
+  CHECK(host_grad_partition_bytes(nn / 16, nvme.training) == 0);
+  CHECK(row_bytes(rn, "cpu", "gradient partitions (flat buffer)") == 0);
+  CHECK(row_bytes(rn, "cpu", "fp32 gradient partition") == 0);
+  CHECK(row_bytes(rn, "cpu", "fp32 gradient buffer (one sub-group)") ==
+        Approx(16 * 4 * std::min(nn / 16, ZeroBuffers{}.nvme_sub_group_params)));
+  CHECK(row_bytes(rn, "nvme", "fp32 gradients (swapped sub-groups)") == Approx(4 * nn));
+
+  // Stages 1-2 are the same in both releases (an fp32 partition).
+  TrainingWorkload w;
+  w.zero_stage = 2;
+  w.zero3_host_grads = TrainingWorkload::Zero3HostGrads::kFp32Partition;
+  CHECK(host_grad_partition_bytes(1e9, w) == Approx(4e9));
+  CHECK(host_grads_are_fp32(w));
+}
+
 // Largest model per strategy, in zero_strategies() order.
 static std::vector<double> capacities(std::vector<std::string> sets) {
   const ExecutionModel em;

@@ -54,6 +54,14 @@ void training_option_rows(WorkloadOptionRows& rows) {
                            "in_splits x out_splits) that ZeRO-3 gathers one at a time",
                            F(training.linear_tiles)),
                    kTraining));
+  t.push_back(only(choice("workload.zero3_host_grads", {"flat_fp16", "fp32_partition"},
+                          "flat_fp16",
+                          "ZeRO-3 with CPU Adam: DeepSpeed's host gradient buffers; flat_fp16: "
+                          "today's (a flat fp16 partition and one fp32 sub-group), "
+                          "fp32_partition: DeepSpeed 0.3.15-0.5's (fp32 over the partition, "
+                          "none on the host when the optimizer is on NVMe)",
+                          E(training.zero3_host_grads)),
+                   kTraining));
   t.push_back(only(flag("workload.optimizer_on_cpu", "false",
                         "CPU Adam instead of GPU Adam (implied when the optimizer states are on "
                         "cpu or nvme)",
