@@ -97,17 +97,17 @@ double largest_sub_group_params(double partition_params, const TrainingWorkload&
   return std::min(partition_params, sub_group);
 }
 
-double host_grad_partition_bytes(double partition_params, const TrainingWorkload& w) {
-  if (w.zero_stage <= 2) return partition_params * 4.0;
-  if (w.zero3_host_grads == TrainingWorkload::Zero3HostGrads::kFp32Partition)
-    return w.optimizer == Tier::kNvme ? 0.0 : partition_params * 4.0;
-  return partition_params * state_bytes_per_param(w.precision, w.optimizer_kind).grads;
-}
-
 bool host_grads_are_fp32(const TrainingWorkload& w) {
   return w.zero_stage <= 2 ||
          (w.zero3_host_grads == TrainingWorkload::Zero3HostGrads::kFp32Partition &&
           w.optimizer != Tier::kNvme);
+}
+
+double host_grad_partition_bytes(double partition_params, const TrainingWorkload& w) {
+  if (host_grads_are_fp32(w)) return partition_params * 4.0;
+  // DeepSpeed 0.3.15-0.5 with the optimizer on NVMe swaps the fp32 partition out with it.
+  if (w.zero3_host_grads == TrainingWorkload::Zero3HostGrads::kFp32Partition) return 0.0;
+  return partition_params * state_bytes_per_param(w.precision, w.optimizer_kind).grads;
 }
 
 double fp32_grad_sub_group_bytes(double partition_params, const TrainingWorkload& w,
