@@ -323,6 +323,10 @@ Task TrainingSim::iteration(int iter) {
     Latch done(engine_, chunks);
     // NVMe swapping streams sub-groups through two pinned buffers, so reading the next overlaps
     // stepping and writing back the current one.
+    // The stage 1-2 offload path's tiles wait for nothing but the CPU: v0.3.0 launches each
+    // tile's copy kernel on the current stream, flips its two staging buffers and steps the next
+    // tile at once (cpu_adam.cpp:550-556; no stream synchronisation until v0.4.0's
+    // SynchronizeStreams), so a tile's copy runs beside the next tiles' Adam.
     Semaphore buffers(engine_, 2);
     for (int c = 0; c < chunks; ++c) {
       if (w_.optimizer == Tier::kNvme) co_await buffers.acquire();
