@@ -66,6 +66,17 @@ constexpr double kCpuAdamTileParams = 1024.0 * 1024.0 * 1024.0;
 // reads are coalesced and aligned (a warp reads 512 contiguous bytes), which keep a PCIe link
 // nearly as busy as a copy engine does (Min et al., "EMOGI", VLDB 2021): they run at the H2D rate.
 constexpr double kCpuAdamStagedParamBytes = 4;
+// Device copies of the fp16 parameters, in units of the parameter bytes (each copy reads and
+// writes them once), that the all-gather of the updated partitions costs on the GPU besides its
+// transfers. The step gathers by shards of allgather_bucket_size (5e8) parameters with
+// dist.all_gather over a list of per-rank views (stage2.py:1439-1472; so through v0.6, while
+// v0.7's all_gather_dp_groups gathers into one flat tensor). torch's ProcessGroupNCCL::allgather (torch/lib/c10d of 2020)
+// gathers into a new flat buffer and then copies it back into the list
+// (outputTensors[i][j].copy_(outputFlattened[i][j])): one copy of the whole parameters. With one
+// rank NCCL's all-gather moves nothing between GPUs but copies the input into that buffer on the
+// device (NCCL 2.7 src/enqueue.cc:430-433, cudaMemcpyAsync device to device): a second copy.
+constexpr double kAllgatherCopyBackCopies = 1;
+constexpr double kOneRankAllgatherCopies = 1;
 
 // The execution model of a training step: the passes run at the share of the tensor peak that
 // published training runs reach on the GPU's generation (model/perf.hpp training_pass_efficiency).
@@ -312,6 +323,10 @@ Task TrainingSim::iteration(int iter) {
     Latch done(engine_, chunks);
     // NVMe swapping streams sub-groups through two pinned buffers, so reading the next overlaps
     // stepping and writing back the current one.
+    // The stage 1-2 offload path's tiles wait for nothing but the CPU: v0.3.0 launches each
+    // tile's copy kernel on the current stream, flips its two staging buffers and steps the next
+    // tile at once (cpu_adam.cpp:550-556; no stream synchronisation until v0.4.0's
+    // SynchronizeStreams), so a tile's copy runs beside the next tiles' Adam.
     Semaphore buffers(engine_, 2);
     for (int c = 0; c < chunks; ++c) {
       if (w_.optimizer == Tier::kNvme) co_await buffers.acquire();
@@ -325,6 +340,15 @@ Task TrainingSim::iteration(int iter) {
     const double full = total_params_ * sb_.params;
     co_await collective(ring_allgather_bytes(full, dp_), ring_allgather_bytes(full, nodes_),
                         Tag{activity::kAllgatherUpdated, 2, 0});
+    if (zero12_cpu_offload_) {
+      // The gather's own device copies (kAllgatherCopyBackCopies, kOneRankAllgatherCopies), which
+      // run even on one GPU. Only on the offload path, which this file models at v0.3.0; other
+      // stage 1-2 runs name no DeepSpeed version and may gather into one flat tensor.
+      const double copies =
+          kAllgatherCopyBackCopies + (dp_ > 1 ? 0.0 : kOneRankAllgatherCopies);
+      co_await gpu_->use(gpu_kernel_s(s_.hardware.gpu, em_, 0, copies * 2 * full),
+                         Tag{activity::kAllgatherUpdated, 2, 0});
+    }
   }
   optimizer_s_ = engine_.now() - step_start;
 }

@@ -6,6 +6,7 @@
 #include "model/training_memory.hpp"
 #include "sim/workloads/checkpoint/checkpoint.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/training/names.hpp"
 #include "tests/support.hpp"
 
 namespace sim_workloads_training_training_test {
@@ -114,7 +115,8 @@ TEST_CASE("ZeRO-2 CPU offload: unscaling on one socket, then CPU Adam tiles stag
   // fp32 gradient partition (read and write 4 B per parameter; pinned pages sit on one socket),
   // then CPU Adam steps tiles of 2^30 parameters, each followed by a GPU kernel that reads the
   // tile's fp32 parameters from pinned host memory (4 B per parameter over PCIe). The copies
-  // outlast each next tile's Adam, so the step is the unscale, one tile's Adam and every copy.
+  // outlast each next tile's Adam, so the step is the unscale, one tile's Adam and every copy,
+  // then the all-gather's two device copies of the fp16 parameters (read and write 2 B each).
   const Scenario s = load(kOffloadV100);
   const sim::RunResult r = sim::simulate(s);
   REQUIRE(r.fits);
@@ -125,9 +127,40 @@ TEST_CASE("ZeRO-2 CPU offload: unscaling on one socket, then CPU Adam tiles stag
   const double tiles = std::ceil(n / (1024.0 * 1024.0 * 1024.0));
   const double unscale_s = n * 8.0 / socket_bytes_per_s;
   const double copies_s = n * 4.0 / (h2d_gbps(s.hardware.gpu, host) * 1e9);
+  const double gather_copies_s =
+      n * 2 * 2 * 2.0 / (s.hardware.gpu.hbm_gbps * 1e9 * ExecutionModel{}.hbm_efficiency);
   REQUIRE(copies_s / tiles > r.get("cpu_adam_s") / tiles);
   CHECK(r.get("optimizer_step_s") ==
-        Approx(unscale_s + r.get("cpu_adam_s") / tiles + copies_s).epsilon(0.01));
+        Approx(unscale_s + r.get("cpu_adam_s") / tiles + copies_s + gather_copies_s)
+            .epsilon(0.005));
+}
+
+TEST_CASE("ZeRO-2 CPU offload: the all-gather copies the parameters on the GPU, even on one rank",
+          "[training]") {
+  // Regression (issue 31): the all-gather of the updated partitions cost nothing on one GPU and
+  // only its transfers on several. DeepSpeed v0.3.0's step all-gathers by shards into a list of
+  // views, which torch gathers into a flat buffer and copies back (one read and write of every
+  // fp16 parameter on the GPU); with one rank NCCL's all-gather is itself such a copy.
+  sim::SimOptions o;
+  o.breakdown = true;
+  auto gather_busy_s = [&](const Scenario& s) {
+    const sim::RunResult r = sim::simulate(s, o);
+    REQUIRE(r.fits);
+    double busy = 0;
+    for (const auto& p : r.phases)
+      if (!p.waiting && p.activity == sim::activity::kAllgatherUpdated) busy += p.busy_s;
+    return busy / 2;  // the run simulates two iterations
+  };
+  const Scenario one = load(kOffloadV100, {"model.layers=20"});
+  const Scenario two = load(kOffloadV100, {"model.layers=20", "hardware.gpu.count=2"});
+  const double n = count_params(one.model).total;
+  const GpuSpec& gpu = one.hardware.gpu;
+  const double hbm_bytes_per_s = gpu.hbm_gbps * 1e9 * ExecutionModel{}.hbm_efficiency;
+  // One rank: NCCL's copy into the flat buffer and torch's copy back.
+  CHECK(gather_busy_s(one) == Approx(2 * n * 2 * 2.0 / hbm_bytes_per_s).epsilon(1e-6));
+  // Two ranks: half of the fp16 parameters over NVLink, then the copy back.
+  const double peer_s = n * 2.0 / 2 / (gpu_peer_gbps(gpu, two.hardware.host) * 1e9);
+  CHECK(gather_busy_s(two) == Approx(peer_s + n * 2 * 2.0 / hbm_bytes_per_s).epsilon(1e-6));
 }
 
 TEST_CASE("state bytes per parameter by precision and optimizer", "[training]") {
