@@ -153,4 +153,188 @@ std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
   return std::nullopt;
 }
 
+std::vector<std::vector<Zero3Param>> zero3_module_params(const LlmSpec& m,
+                                                         const WeightModule& mod) {
+  using Hooks = std::vector<std::vector<Zero3Param>>;
+  const auto at = [&](const char* name) {
+    for (std::size_t i = 0; i < mod.tensors.size(); ++i)
+      if (std::strcmp(mod.tensors[i].name, name) == 0) return static_cast<int>(i);
+    return -1;
+  };
+  const auto of = [&](const char* name) {
+    const int i = at(name);
+    return i < 0 ? std::vector<int>{} : std::vector<int>{i};
+  };
+  const auto elements = [&](const char* name) {
+    const int i = at(name);
+    return i < 0 ? 0.0 : mod.tensors[static_cast<std::size_t>(i)].elements;
+  };
+  // Any module not described below: one hook per tensor, the tensor one parameter.
+  const auto per_tensor = [&] {
+    Hooks hooks;
+    for (std::size_t i = 0; i < mod.tensors.size(); ++i)
+      hooks.push_back({Zero3Param{mod.tensors[i].elements, {static_cast<int>(i)}}});
+    return hooks;
+  };
+  const bool opt = m.family == "opt", bloom = m.family == "bloom";
+  if ((!opt && !bloom) || !zero3_hook_steps(m, mod)) return per_tensor();
+  const double h = m.hidden;
+  switch (mod.kind) {
+    case WeightModule::Kind::kEmbedding: {
+      const double positions = m.learned_positions ? m.max_positions * h : 0.0;
+      const Zero3Param tokens{elements("embedding") - positions, of("embedding")};
+      if (opt)  // OPTForCausalLM, OPTModel, OPTDecoder, embed_tokens, embed_positions
+        return Hooks{{}, {}, {}, {tokens}, {Zero3Param{positions, of("embedding")}}};
+      // BloomForCausalLM, BloomModel, word_embeddings, word_embeddings_layernorm (not among
+      // weight_modules' tensors)
+      return Hooks{{}, {}, {tokens}, {Zero3Param{h, {}}, Zero3Param{h, {}}}};
+    }
+    case WeightModule::Kind::kHead: {
+      // The final layer norm (OPTDecoder final_layer_norm, Bloom ln_f), then lm_head (no bias).
+      const Zero3Param norm{h, of("final_norm")};
+      return Hooks{{norm, norm}, {Zero3Param{elements("lm_head"), of("lm_head")}}};
+    }
+    case WeightModule::Kind::kLayer: break;
+  }
+  // The layer's hooks in zero3_hook_steps' order, now with each Linear's bias and each layer
+  // norm's weight and bias (the layer's "norms_biases").
+  const std::vector<int> small = of("norms_biases");
+  const auto bias = [&](double n) { return Zero3Param{n, small}; };
+  const auto weight = [&](const char* name) { return Zero3Param{elements(name), of(name)}; };
+  const Zero3Param norm_w = bias(h), norm_b = bias(h);
+  const double q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
+  if (opt)
+    return Hooks{{},
+                 {norm_w, norm_b},
+                 {},
+                 {weight("q_proj"), bias(q)},
+                 {weight("k_proj"), bias(kv)},
+                 {weight("v_proj"), bias(kv)},
+                 {weight("o_proj"), bias(h)},
+                 {norm_w, norm_b},
+                 {weight("ffn_up"), bias(f)},
+                 {},
+                 {weight("ffn_down"), bias(h)}};
+  const Zero3Param qkv{elements("q_proj") + elements("k_proj") + elements("v_proj"),
+                       {at("q_proj"), at("k_proj"), at("v_proj")}};
+  return Hooks{{},
+               {norm_w, norm_b},
+               {},
+               {qkv, bias(q + 2 * kv)},
+               {},
+               {weight("o_proj"), bias(h)},
+               {norm_w, norm_b},
+               {},
+               {weight("ffn_up"), bias(f)},
+               {},
+               {weight("ffn_down"), bias(h)}};
+}
+
+std::vector<int> zero3_v07_gather_call_sizes(const std::vector<std::vector<double>>& hooks,
+                                             const Zero3Settings& z) {
+  std::vector<double> elements;
+  std::vector<std::size_t> hook_end;  // one past each hook's last parameter
+  for (const auto& hook : hooks) {
+    elements.insert(elements.end(), hook.begin(), hook.end());
+    hook_end.push_back(elements.size());
+  }
+  const std::size_t n = elements.size();
+  std::vector<bool> persistent(n), gathered(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    WeightTensor t{};
+    t.elements = elements[i];
+    persistent[i] = zero3_persistent(t, z);
+    gathered[i] = persistent[i];  // on the GPU since their first gather
+  }
+  std::vector<int> sizes(n, 0);
+  double live = 0;        // __n_available_params
+  std::size_t next = 0;   // the head of the trace's parameter queue
+  const auto call = [&](const std::vector<std::size_t>& params) {
+    for (std::size_t p : params) {
+      sizes[p] = static_cast<int>(params.size());
+      gathered[p] = true;
+      live += elements[p];
+    }
+  };
+  std::size_t begin = 0;
+  for (std::size_t h = 0; h < hooks.size(); ++h) {
+    const std::size_t end = hook_end[h];
+    std::vector<std::size_t> own;
+    for (std::size_t p = begin; p < end; ++p)
+      if (!gathered[p]) own.push_back(p);
+    if (!own.empty()) call(own);
+    next = std::max(next, end);  // the hook's own parameters leave the queue
+    if (z.prefetch_bucket_size > 0) {
+      const double room = std::min(z.max_live_parameters - live, z.prefetch_bucket_size);
+      double taken = 0;
+      std::vector<std::size_t> prefetch;
+      while (next < n && taken < room) {
+        if (!gathered[next]) {
+          prefetch.push_back(next);
+          taken += elements[next];
+        }
+        ++next;
+      }
+      if (!prefetch.empty()) call(prefetch);
+    }
+    for (std::size_t p = begin; p < end; ++p)  // release_sub_module
+      if (!persistent[p]) {
+        gathered[p] = false;
+        live -= elements[p];
+      }
+    begin = end;
+  }
+  return sizes;
+}
+
+double zero3_v07_gather_copies(int call_params, int ranks) {
+  const double r = std::max(1, ranks);
+  if (call_params <= 0) return 0;
+  if (call_params == 1) return r == 1 ? 1.0 : 0.0;
+  return 1.0 + 1.0 / r;
+}
+
+std::array<std::vector<double>, 3> zero3_v07_tensor_gather_copies(
+    const LlmSpec& m, const std::vector<WeightModule>& modules, const Zero3Settings& z,
+    int ranks) {
+  // The pass's hooks, module after module (the prefetch crosses module boundaries), and where
+  // each parameter's elements go.
+  std::vector<std::vector<double>> hooks;
+  struct Owner {
+    std::size_t module;
+    std::vector<int> tensors;
+    double elements;
+  };
+  std::vector<Owner> owners;
+  for (std::size_t mi = 0; mi < modules.size(); ++mi)
+    for (const auto& hook : zero3_module_params(m, modules[mi])) {
+      hooks.emplace_back();
+      for (const Zero3Param& p : hook) {
+        hooks.back().push_back(p.elements);
+        owners.push_back({mi, p.tensors, p.elements});
+      }
+    }
+  const std::vector<int> sizes = zero3_v07_gather_call_sizes(hooks, z);
+  // Elements-weighted copies of each tensor, summed over the modules of its kind.
+  std::array<std::vector<double>, 3> copies, weight;
+  for (const auto& mod : modules) {
+    const auto k = static_cast<std::size_t>(mod.kind);
+    copies[k].resize(std::max(copies[k].size(), mod.tensors.size()), 0.0);
+    weight[k].resize(copies[k].size(), 0.0);
+  }
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    const auto k = static_cast<std::size_t>(modules[owners[i].module].kind);
+    for (int t : owners[i].tensors) {
+      if (t < 0) continue;
+      const auto ti = static_cast<std::size_t>(t);
+      copies[k][ti] += owners[i].elements * zero3_v07_gather_copies(sizes[i], ranks);
+      weight[k][ti] += owners[i].elements;
+    }
+  }
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::size_t t = 0; t < copies[k].size(); ++t)
+      copies[k][t] = weight[k][t] > 0 ? copies[k][t] / weight[k][t] : 0.0;
+  return copies;
+}
+
 }  // namespace tiersim

@@ -852,6 +852,10 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
       config_error([] { load(kBase, {"policy.zero3.param_persistence_threshold=7168"}); });
   CHECK(alone.key_path() == "policy.zero3.param_persistence_threshold");
   CHECK_THAT(alone.what(), Catch::Contains("policy.parallelism.data > 1 only"));
+  // ... unless the stack's one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they
+  // set (model/stack.hpp zero3_gather_copies_v07).
+  CHECK_NOTHROW(load(kBase, {"policy.stack=hf-deepspeed-0.7",
+                             "policy.zero3.param_persistence_threshold=0"}));
 }
 
 TEST_CASE("a setting gives what the same --set gives, errors included", "[config][scenario][setting]") {
