@@ -915,8 +915,8 @@ void InferenceSim::plan_fetches() {
 // parameters', ds_numel), on one stage, every fetched tensor either wholly on NVMe or in host
 // memory, every pass fetching the same tensors, and the model's hooks described
 // (zero3_hook_steps). Without prefetching each parameter is swapped in and gathered in its own
-// hook, which is fetch_module's path without the schedule. DeepSpeed's defaults for the
-// one-GPU case (policy.zero3 is set only for data-parallel ranks).
+// hook, which is fetch_module's path without the schedule. policy.zero3 gives the coordinator's
+// settings (DeepSpeed's defaults unless the scenario sets them).
 void InferenceSim::plan_swap_schedule() {
   swap_turns_.clear();
   if (!stream_.bounce_in_gather || !nvme_ || (dp_ > 1 && !serial_gather()) || tp_ > 1 ||
