@@ -116,15 +116,73 @@ std::vector<Zero3SwapAction> zero3_v07_swap_schedule(std::span<const double> par
   return c.take();
 }
 
+namespace {
+
+// The module's tensor index by name (model/layout.cpp weight_modules); -1: missing.
+int tensor_index(const WeightModule& mod, const char* name) {
+  for (std::size_t i = 0; i < mod.tensors.size(); ++i)
+    if (std::strcmp(mod.tensors[i].name, name) == 0) return static_cast<int>(i);
+  return -1;
+}
+
+// A layer of OPT or BLOOM as its forward pre-hooks fire under Hugging Face transformers, each
+// hook with the parameters of its submodule (weight, then bias), the layer norms' too; nullopt
+// for any other layer (another family, MoE, a gated FFN).
+std::optional<std::vector<std::vector<Zero3Param>>> hf_layer_params(const LlmSpec& m,
+                                                                    const WeightModule& mod) {
+  const auto at = [&](const char* name) { return tensor_index(mod, name); };
+  const int q = at("q_proj"), k = at("k_proj"), v = at("v_proj"), o = at("o_proj"),
+            up = at("ffn_up"), down = at("ffn_down");
+  if (mod.kind != WeightModule::Kind::kLayer || q < 0 || k < 0 || v < 0 || o < 0 || up < 0 ||
+      down < 0 || m.experts > 1 || at("ffn_gate") >= 0 || (m.family != "opt" && m.family != "bloom"))
+    return std::nullopt;
+  const auto elements = [&](int i) { return mod.tensors[static_cast<std::size_t>(i)].elements; };
+  // The biases and the layer norms' parameters are the layer's "norms_biases".
+  const int small = at("norms_biases");
+  const std::vector<int> small_of = small < 0 ? std::vector<int>{} : std::vector<int>{small};
+  const double h = m.hidden;
+  const auto bias = [&](double n) { return Zero3Param{n, small_of}; };
+  const auto weight = [&](int i) { return Zero3Param{elements(i), {i}}; };
+  const std::vector<Zero3Param> norm = {bias(h), bias(h)};
+  if (m.family == "opt")
+    // transformers OPTDecoderLayer.forward (pre-LN, the 6.7B, 30B and 175B configs): the layer,
+    // its self_attn_layer_norm, self_attn (OPTAttention: q_proj, k_proj, v_proj, out_proj in that
+    // order), final_layer_norm, fc1, activation_fn (an nn.Module from ACT2FN), fc2.
+    return std::vector<std::vector<Zero3Param>>{{},
+                                                norm,
+                                                {},
+                                                {weight(q), bias(m.q_dim())},
+                                                {weight(k), bias(m.kv_dim())},
+                                                {weight(v), bias(m.kv_dim())},
+                                                {weight(o), bias(h)},
+                                                norm,
+                                                {weight(up), bias(m.ffn)},
+                                                {},
+                                                {weight(down), bias(h)}};
+  // transformers BloomBlock.forward: the block, input_layernorm, self_attention (BloomAttention:
+  // query_key_value, one parameter for q, k and v; attention_dropout, an nn.Dropout; dense),
+  // post_attention_layernorm, mlp (BloomMLP: dense_h_to_4h, gelu_impl, a BloomGelu module,
+  // dense_4h_to_h).
+  const Zero3Param qkv{elements(q) + elements(k) + elements(v), {q, k, v}};
+  return std::vector<std::vector<Zero3Param>>{{},
+                                              norm,
+                                              {},
+                                              {qkv, bias(m.q_dim() + 2 * m.kv_dim())},
+                                              {},
+                                              {weight(o), bias(h)},
+                                              norm,
+                                              {},
+                                              {weight(up), bias(m.ffn)},
+                                              {},
+                                              {weight(down), bias(h)}};
+}
+
+}  // namespace
+
 std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
                                                               const WeightModule& mod) {
   using Hooks = std::vector<std::vector<int>>;
-  // The module's tensors by name (model/layout.cpp weight_modules); a name missing: unknown.
-  const auto at = [&](const char* name) {
-    for (std::size_t i = 0; i < mod.tensors.size(); ++i)
-      if (std::strcmp(mod.tensors[i].name, name) == 0) return static_cast<int>(i);
-    return -1;
-  };
+  const auto at = [&](const char* name) { return tensor_index(mod, name); };
   switch (mod.kind) {
     case WeightModule::Kind::kEmbedding:  // the embedding's own hook
       if (at("embedding") < 0) return std::nullopt;
@@ -134,100 +192,60 @@ std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
       return Hooks{{}, {at("lm_head")}};
     case WeightModule::Kind::kLayer: break;
   }
-  const int q = at("q_proj"), k = at("k_proj"), v = at("v_proj"), o = at("o_proj"),
-            up = at("ffn_up"), down = at("ffn_down");
-  if (q < 0 || k < 0 || v < 0 || o < 0 || up < 0 || down < 0 || m.experts > 1 ||
-      at("ffn_gate") >= 0)
-    return std::nullopt;
-  if (m.family == "opt")
-    // transformers OPTDecoderLayer.forward (pre-LN, the 30B and 175B configs): the layer, its
-    // self_attn_layer_norm, self_attn (OPTAttention: q_proj, k_proj, v_proj, out_proj in that
-    // order), final_layer_norm, fc1, activation_fn (an nn.Module from ACT2FN), fc2.
-    return Hooks{{}, {}, {}, {q}, {k}, {v}, {o}, {}, {up}, {}, {down}};
-  if (m.family == "bloom")
-    // transformers BloomBlock.forward: the block, input_layernorm, self_attention
-    // (BloomAttention: query_key_value, one parameter for q, k and v; attention_dropout, an
-    // nn.Dropout; dense), post_attention_layernorm, mlp (BloomMLP: dense_h_to_4h, gelu_impl, a
-    // BloomGelu module, dense_4h_to_h).
-    return Hooks{{}, {}, {}, {q, k, v}, {}, {o}, {}, {}, {up}, {}, {down}};
-  return std::nullopt;
+  // The layer's hooks, each with the weights it fetches: the biases and norms ("norms_biases")
+  // persist under DeepSpeed's default threshold.
+  const auto params = hf_layer_params(m, mod);
+  if (!params) return std::nullopt;
+  const int small = at("norms_biases");
+  Hooks hooks;
+  for (const auto& hook : *params) {
+    hooks.emplace_back();
+    for (const Zero3Param& p : hook)
+      for (int t : p.tensors)
+        if (t != small) hooks.back().push_back(t);
+  }
+  return hooks;
 }
 
 std::vector<std::vector<Zero3Param>> zero3_module_params(const LlmSpec& m,
                                                          const WeightModule& mod) {
   using Hooks = std::vector<std::vector<Zero3Param>>;
-  const auto at = [&](const char* name) {
-    for (std::size_t i = 0; i < mod.tensors.size(); ++i)
-      if (std::strcmp(mod.tensors[i].name, name) == 0) return static_cast<int>(i);
-    return -1;
-  };
   const auto of = [&](const char* name) {
-    const int i = at(name);
+    const int i = tensor_index(mod, name);
     return i < 0 ? std::vector<int>{} : std::vector<int>{i};
   };
   const auto elements = [&](const char* name) {
-    const int i = at(name);
+    const int i = tensor_index(mod, name);
     return i < 0 ? 0.0 : mod.tensors[static_cast<std::size_t>(i)].elements;
   };
-  // Any module not described below: one hook per tensor, the tensor one parameter.
-  const auto per_tensor = [&] {
-    Hooks hooks;
-    for (std::size_t i = 0; i < mod.tensors.size(); ++i)
-      hooks.push_back({Zero3Param{mod.tensors[i].elements, {static_cast<int>(i)}}});
-    return hooks;
-  };
   const bool opt = m.family == "opt", bloom = m.family == "bloom";
-  if ((!opt && !bloom) || !zero3_hook_steps(m, mod)) return per_tensor();
   const double h = m.hidden;
-  switch (mod.kind) {
-    case WeightModule::Kind::kEmbedding: {
-      const double positions = m.learned_positions ? m.max_positions * h : 0.0;
-      const Zero3Param tokens{elements("embedding") - positions, of("embedding")};
-      if (opt)  // OPTForCausalLM, OPTModel, OPTDecoder, embed_tokens, embed_positions
-        return Hooks{{}, {}, {}, {tokens}, {Zero3Param{positions, of("embedding")}}};
-      // BloomForCausalLM, BloomModel, word_embeddings, word_embeddings_layernorm (not among
-      // weight_modules' tensors)
-      return Hooks{{}, {}, {tokens}, {Zero3Param{h, {}}, Zero3Param{h, {}}}};
+  if (opt || bloom) switch (mod.kind) {
+      case WeightModule::Kind::kEmbedding: {
+        if (tensor_index(mod, "embedding") < 0) break;
+        const double positions = m.learned_positions ? m.max_positions * h : 0.0;
+        const Zero3Param tokens{elements("embedding") - positions, of("embedding")};
+        if (opt)  // OPTForCausalLM, OPTModel, OPTDecoder, embed_tokens, embed_positions
+          return Hooks{{}, {}, {}, {tokens}, {Zero3Param{positions, of("embedding")}}};
+        // BloomForCausalLM, BloomModel, word_embeddings, word_embeddings_layernorm (not among
+        // weight_modules' tensors)
+        return Hooks{{}, {}, {tokens}, {Zero3Param{h, {}}, Zero3Param{h, {}}}};
+      }
+      case WeightModule::Kind::kHead: {
+        if (tensor_index(mod, "lm_head") < 0) break;
+        // The final layer norm (OPTDecoder final_layer_norm, Bloom ln_f), then lm_head (no bias).
+        const Zero3Param norm{h, of("final_norm")};
+        return Hooks{{norm, norm}, {Zero3Param{elements("lm_head"), of("lm_head")}}};
+      }
+      case WeightModule::Kind::kLayer:
+        if (auto layer = hf_layer_params(m, mod)) return *layer;
+        break;
     }
-    case WeightModule::Kind::kHead: {
-      // The final layer norm (OPTDecoder final_layer_norm, Bloom ln_f), then lm_head (no bias).
-      const Zero3Param norm{h, of("final_norm")};
-      return Hooks{{norm, norm}, {Zero3Param{elements("lm_head"), of("lm_head")}}};
-    }
-    case WeightModule::Kind::kLayer: break;
-  }
-  // The layer's hooks in zero3_hook_steps' order, now with each Linear's bias and each layer
-  // norm's weight and bias (the layer's "norms_biases").
-  const std::vector<int> small = of("norms_biases");
-  const auto bias = [&](double n) { return Zero3Param{n, small}; };
-  const auto weight = [&](const char* name) { return Zero3Param{elements(name), of(name)}; };
-  const Zero3Param norm_w = bias(h), norm_b = bias(h);
-  const double q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
-  if (opt)
-    return Hooks{{},
-                 {norm_w, norm_b},
-                 {},
-                 {weight("q_proj"), bias(q)},
-                 {weight("k_proj"), bias(kv)},
-                 {weight("v_proj"), bias(kv)},
-                 {weight("o_proj"), bias(h)},
-                 {norm_w, norm_b},
-                 {weight("ffn_up"), bias(f)},
-                 {},
-                 {weight("ffn_down"), bias(h)}};
-  const Zero3Param qkv{elements("q_proj") + elements("k_proj") + elements("v_proj"),
-                       {at("q_proj"), at("k_proj"), at("v_proj")}};
-  return Hooks{{},
-               {norm_w, norm_b},
-               {},
-               {qkv, bias(q + 2 * kv)},
-               {},
-               {weight("o_proj"), bias(h)},
-               {norm_w, norm_b},
-               {},
-               {weight("ffn_up"), bias(f)},
-               {},
-               {weight("ffn_down"), bias(h)}};
+  // Any module not described: one hook per tensor, the tensor one parameter.
+  Hooks hooks;
+  for (std::size_t i = 0; i < mod.tensors.size(); ++i)
+    hooks.push_back({Zero3Param{mod.tensors[i].elements, {static_cast<int>(i)}}});
+  return hooks;
 }
 
 std::vector<int> zero3_v07_gather_call_sizes(const std::vector<std::vector<double>>& hooks,
