@@ -95,8 +95,10 @@ std::vector<std::vector<Zero3Param>> zero3_module_params(const LlmSpec& m, const
 //   still NOT_AVAILABLE (persistent and in-flight ones are popped and skipped), and gathers them
 //   all in one call;
 // - a module's parameters are released after it ran, persistent ones never
-//   (parameter_offload.py mark_persistent_parameters: ds_numel < threshold; model/layout.hpp
-//   zero3_persistent).
+//   (partitioned_param_coordinator.py __params_to_release leaves out ds_persist;
+//   parameter_offload.py mark_persistent_parameters: ds_numel < threshold, where
+//   model/layout.hpp zero3_persistent, the one rule here, takes later releases' <=: they differ
+//   only for a parameter of exactly the threshold's size).
 // Left out: with parameters on NVMe the prefetch stops at the first one not yet swapped in
 // (model/zero3_swap.hpp zero3_v07_swap_schedule); the calls are taken as with every partition
 // available. Where each non-persistent parameter has at least a bucket's elements (the DGX-2
