@@ -155,29 +155,36 @@ const std::vector<ExecutionStack>& stack_table() {
     v06.step_overhead_per_sequence_s = 0.0;
     t.push_back(v06);
 
-    // The same with DeepSpeed v0.7.7, the release FlexGen's DeepSpeed baseline ran (FlexGen
+    // The same with DeepSpeed v0.7: v0.7.2, the release of the ZeRO-Inference blog (2022-09), and
+    // v0.7.7, the release FlexGen's DeepSpeed baseline ran (FlexGen
     // benchmark/third_party/README.md: "microsoft/DeepSpeed: v0.7.7", forked in
-    // benchmark/third_party/DeepSpeed). Its ZeRO-3 gather has no one-GPU shortcut:
-    // partition_parameters.py all_gather_coalesced copies each parameter's partition to the GPU
-    // (`p.ds_tensor.to(torch.cuda.current_device())`, blocking), torch.cat's the module's
-    // partitions into one flat buffer (copy 1), all-gathers it in place (world size 1: nothing
-    // moves), and AllGatherCoalescedHandle.wait torch.cat's each parameter out of the flat buffer
-    // (copy 2; torch.cat of one tensor still makes a new one). All of it runs on the coordinator's
-    // one gather stream (partitioned_param_coordinator.py __all_gather_params and
-    // fetch_sub_module: `with torch.cuda.stream(self.__allgather_stream)`), and the next
-    // blocking host copy on that stream waits for both copies, so the link idles while they run.
+    // benchmark/third_party/DeepSpeed); their gather is the same code. It has no one-GPU
+    // shortcut: partition_parameters.py all_gather_coalesced copies each parameter's partition to
+    // the GPU (`p.ds_tensor.to(torch.cuda.current_device())`, blocking) and then copies in GPU
+    // memory by the path its call takes. A call of one parameter all-gathers that copy into a new
+    // buffer the parameter views: with several ranks the all-gather is the only move, with one
+    // NCCL copies input to output (one copy). A call of several torch.cat's their partitions into
+    // the flat buffer (1/ranks of each parameter), all-gathers in place, and
+    // AllGatherCoalescedHandle.wait torch.cat's each parameter out of it (one copy; torch.cat of
+    // one tensor still makes a new one). Which calls happen is the coordinator's affair
+    // (model/zero3_swap.hpp zero3_v07_gather_call_sizes): under DeepSpeed's default persistence
+    // threshold a Linear whose bias stays on the GPU gathers its weight alone; with threshold 0
+    // (FlexGen's hf_opt.py) weight and bias go together. All of it runs on the coordinator's one
+    // gather stream (partitioned_param_coordinator.py __all_gather_params and fetch_sub_module:
+    // `with torch.cuda.stream(self.__allgather_stream)`), and the next blocking host copy on that
+    // stream waits for the copies, so the link idles while they run.
     // Later releases give one GPU NoGatherHandle / NoGatherCoalescedHandle (`if
     // self.num_partitions == 1: return _no_gather_coalesced(params)`): one non-blocking copy
     // straight into the parameter, no device copies (the default stack).
     ExecutionStack ds07 = hf;
     ds07.name = "hf-deepspeed-0.7";
     ds07.description =
-        "eager PyTorch with DeepSpeed v0.7 ZeRO-3 (two GPU copies per gathered parameter on one "
-        "GPU)";
-    ds07.zero3_gather_device_copies = 2;
+        "eager PyTorch with DeepSpeed v0.7 ZeRO-3 (GPU copies in the parameter gather: one per "
+        "parameter gathered alone on one GPU, 1 + 1/ranks per parameter gathered with others)";
+    ds07.zero3_gather_copies_v07 = true;
     // A parameter offloaded to NVMe takes the same gather: swap_in reads its partition into a
     // pinned swap buffer and points ds_tensor at it, and all_gather_coalesced copies it to the
-    // GPU with the same blocking `.to()` and the two copies (v0.7.2 partition_parameters.py:
+    // GPU with the same blocking `.to()` and the copies above (v0.7.2 partition_parameters.py:
     // _ensure_availability_of_partitioned_params, then all_gather_coalesced), so in v0.7.2, the
     // release of the ZeRO-Inference blog (2022-09), as in v0.7.7, a read and the copy of what was
     // read never overlap. With prefetching, the reads of later parameters that the hooks issue

@@ -80,12 +80,14 @@ struct ExecutionStack {
   bool serving_pool_from_free_memory = false;
   // How the serving scheduler admits requests into the KV pool.
   KvAdmission kv_admission = KvAdmission::kPromptBlocks;
-  // ZeRO-3 on one GPU: full copies in GPU memory that the parameter gather makes of each
-  // fetched parameter after its copy from the host, on the gather stream, so the next
-  // parameter's host copy waits for them (each copy reads and writes the bytes once). 0 where the
-  // gather is the host copy itself (DeepSpeed's NoGatherHandle); DeepSpeed v0.7 copies twice
-  // (stack.cpp).
-  double zero3_gather_device_copies = 0;
+  // ZeRO-3's gather copies each fetched parameter in GPU memory as DeepSpeed v0.7's
+  // all_gather_coalesced does, on the gather stream, so the next parameter's host copy waits for
+  // them (each copy reads and writes the bytes once). How many depends on the call that gathers
+  // the parameter, alone or with others, and on the rank count (model/zero3_swap.hpp
+  // zero3_v07_gather_copies, zero3_v07_gather_call_sizes). False where the one-GPU gather is the
+  // host copy itself and the all-gather writes the parameter in place (DeepSpeed's later
+  // NoGatherHandle, the default stack).
+  bool zero3_gather_copies_v07 = false;
   // ZeRO-3 on one GPU: the gather itself moves a parameter swapped in from NVMe to the GPU, with
   // a blocking copy out of its swap buffer followed by the device copies above (DeepSpeed v0.7,
   // stack.cpp). So each tensor's NVMe read, its copy over the link and the device copies run one

@@ -5,6 +5,7 @@
 
 #include "model/llm.hpp"
 #include "model/units.hpp"
+#include "model/zero3_swap.hpp"
 
 namespace tiersim {
 
@@ -41,10 +42,17 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
   pt.fetch_overhead_s = em.fetch_overhead_s;
   pt.swap_in_overhead_s = em.swap_in_overhead_s;
   // Each of the gather's copies reads and writes the bytes once in GPU memory (model/stack.cpp
-  // hf-deepspeed-0.7); a plain copy kernel, timed like any memory-bound kernel.
-  if (p.stack.zero3_gather_device_copies > 0 && p.parallelism.data <= 1)
-    pt.gather_copy_s_per_byte =
-        gpu_kernel_s(s.hardware.gpu, em, 0, 2.0 * p.stack.zero3_gather_device_copies);
+  // hf-deepspeed-0.7); a plain copy kernel, timed like any memory-bound kernel. How many a tensor
+  // takes is its gather call's, with one rank or with the data-parallel ranks
+  // (model/zero3_swap.hpp).
+  if (p.stack.zero3_gather_copies_v07) {
+    pt.device_copy_s_per_byte = gpu_kernel_s(s.hardware.gpu, em, 0, 2.0);
+    // On one GPU no prefetch is spelled policy.prefetch_layers 0 (the coordinator's bucket 0,
+    // as the inference workload's swap schedule reads it).
+    Zero3Settings z = p.zero3;
+    if (p.parallelism.data <= 1 && p.prefetch_layers <= 0) z.prefetch_bucket_size = 0;
+    pt.gather_copies = zero3_v07_tensor_gather_copies(s.model, modules, z, readers);
+  }
   pt.gds = p.io_path == IoPath::kGds;
   // With data-parallel ranks too: v0.7.2's all_gather_coalesced takes the same steps for any
   // world size (swap in and wait, then each partition's blocking `.to()` out of its swap buffer,
@@ -63,7 +71,7 @@ double stream_experts_hit(const LlmSpec& m, const Policy& p, double tokens) {
 }
 
 TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
-                           double experts_hit) {
+                           double experts_hit, double gather_copies) {
   TensorStream f;
   // A routed expert is fetched for the share of passes that hit it: experts 0..n-1 in full and a
   // share of the next (the expected number of distinct experts hit).
@@ -84,8 +92,9 @@ TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
   f.nvme_link_s = f.nvme_link_bytes / pt.link_bytes_per_s;
   f.host_link_s = f.host_link_bytes / pt.link_bytes_per_s;
   f.pageable_copy_s = f.host_link_bytes / pt.pageable_bytes_per_s;
-  f.gather_copy_s = f.host_link_bytes * pt.gather_copy_s_per_byte;
-  if (pt.bounce_in_gather) f.bounce_gather_copy_s = f.nvme_link_bytes * pt.gather_copy_s_per_byte;
+  const double copy_s_per_byte = gather_copies * pt.device_copy_s_per_byte;
+  f.gather_copy_s = f.host_link_bytes * copy_s_per_byte;
+  if (pt.bounce_in_gather) f.bounce_gather_copy_s = f.nvme_bytes / pt.tp * copy_s_per_byte;
   return f;
 }
 
@@ -99,7 +108,7 @@ ModuleStream module_stream(const WeightStreamPoint& pt, const WeightModule& mod,
                            double experts_hit) {
   ModuleStream m;
   for (std::size_t i = 0; i < mod.tensors.size(); ++i) {
-    TensorStream f = tensor_stream(pt, mod.tensors[i], experts_hit);
+    TensorStream f = tensor_stream(pt, mod.tensors[i], experts_hit, pt.gather_copies_of(mod, i));
     if (f.nvme_bytes <= 0 && f.cpu_bytes <= 0) continue;
     if (f.nvme_bytes > 0) ++m.nvme_reads;
     f.tensor = static_cast<int>(i);

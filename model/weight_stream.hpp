@@ -31,14 +31,19 @@
 //   execution model's pageable_copy_gbps (model/perf.hpp ExecutionModel);
 // - every tensor moved costs the fetch process ExecutionModel::fetch_overhead_s, and every NVMe
 //   swap-in ExecutionModel::swap_in_overhead_s more; the next read waits for both;
-// - a stack whose one-GPU ZeRO-3 gather copies each parameter in GPU memory after its host copy
-//   (ExecutionStack::zero3_gather_device_copies, DeepSpeed v0.7) holds the fetch process for those
+// - a stack whose ZeRO-3 gather copies each parameter in GPU memory after its host copy
+//   (ExecutionStack::zero3_gather_copies_v07, DeepSpeed v0.7) holds the fetch process for those
 //   copies, at the GPU's memory rate (gpu_kernel), after each synchronous host copy: they run on
-//   the gather stream that the next host copy waits for. On the same stack the NVMe part's copy
+//   the gather stream that the next host copy waits for. Their number per byte is the gather
+//   call's (model/zero3_swap.hpp zero3_v07_tensor_gather_copies: one for a parameter gathered
+//   alone on one GPU, none with several ranks, 1 + 1/ranks for one gathered with others). On the
+//   same stack the NVMe part's copy
 //   out of its swap buffer is the gather's own blocking copy (ExecutionStack::
 //   zero3_swap_in_copy_in_gather): the fetch process waits for the read, then for that copy and
 //   the device copies, before the next swap-in. Elsewhere the bounce copy is asynchronous and
 //   overlaps the next read.
+#include <array>
+#include <cstddef>
 #include <limits>
 #include <vector>
 
@@ -71,7 +76,15 @@ struct WeightStreamPoint {
   double small_limit_bytes = 0;       // [bytes] DeepSpeed's small-tensor limit (layout.hpp)
   double fetch_overhead_s = 0;        // [s] the fetch process's cost per tensor moved
   double swap_in_overhead_s = 0;      // [s] and per NVMe swap-in, beyond that
-  double gather_copy_s_per_byte = 0;  // [s/byte] the gather's GPU copies of a host-fetched byte
+  double device_copy_s_per_byte = 0;  // [s/byte] one copy of a byte in GPU memory (read, write)
+  // The gather's copies in GPU memory per fetched byte of each tensor, indexed by
+  // WeightModule::Kind and tensor index (model/zero3_swap.hpp zero3_v07_tensor_gather_copies);
+  // empty where the stack makes none.
+  std::array<std::vector<double>, 3> gather_copies;
+  double gather_copies_of(const WeightModule& mod, std::size_t tensor) const {
+    const auto& k = gather_copies[static_cast<std::size_t>(mod.kind)];
+    return tensor < k.size() ? k[tensor] : 0.0;
+  }
   bool gds = false;                   // NVMe straight into GPU memory (else AIO bounce buffers)
   // AIO with a stack whose gather copies the swap buffer to the GPU
   // (ExecutionStack::zero3_swap_in_copy_in_gather), on one GPU or on each data-parallel rank:
@@ -99,11 +112,12 @@ struct TensorStream {
   double nvme_link_s = 0;      // [s] nvme_link_bytes at the link's rate
   double host_link_s = 0;      // [s] host_link_bytes at the link's rate (the pinned copy)
   double pageable_copy_s = 0;  // [s] host_link_bytes staged by a CPU thread (pageable memory)
-  // [s] the gather's copies of host_link_bytes in GPU memory after the host copy, which the
-  // fetch process waits for (WeightStreamPoint::gather_copy_s_per_byte; 0 on most stacks)
+  // [s] the gather's copies in GPU memory of the host part (cpu_bytes / tp, the whole tensor's:
+  // the copies' count is in units of it) after the host copy, which the fetch process waits for
+  // (WeightStreamPoint::gather_copies; 0 on most stacks)
   double gather_copy_s = 0;
-  // [s] the same copies of nvme_link_bytes after the swap buffer's copy to the GPU, where the
-  // gather makes that copy (WeightStreamPoint::bounce_in_gather; 0 elsewhere)
+  // [s] the same copies of the NVMe part (nvme_bytes / tp) after the swap buffer's copy to the
+  // GPU, where the gather makes that copy (WeightStreamPoint::bounce_in_gather; 0 elsewhere)
   double bounce_gather_copy_s = 0;
   // [s] the fetch process's synchronous copy of the host part: pinned at the link's rate,
   // pageable at the staging rate (and the CPU busy for as long).
@@ -120,9 +134,11 @@ double stream_experts_hit(const LlmSpec& m, const Policy& p, double tokens);
 inline constexpr double kEveryExpert = std::numeric_limits<double>::infinity();
 
 // One tensor's fetch at the point, for a pass that hits `experts_hit` experts per layer (the
-// share of an expert's tensor fetched: clamp(experts_hit - expert, 0, 1)).
+// share of an expert's tensor fetched: clamp(experts_hit - expert, 0, 1)); `gather_copies`: the
+// gather's copies in GPU memory per byte of it (WeightStreamPoint::gather_copies_of, which
+// module_stream passes).
 TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
-                           double experts_hit = kEveryExpert);
+                           double experts_hit = kEveryExpert, double gather_copies = 0);
 
 // One module's fetch: its tensors with something to move, in fetch order.
 struct ModuleStream {

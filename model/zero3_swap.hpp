@@ -26,6 +26,7 @@
 //   gathered in its own hook.
 // Left out: parameters that are never swapped (persistent or below the aio size): they are
 // available throughout and add only their few elements to `numel_considered`.
+#include <array>
 #include <optional>
 #include <span>
 #include <vector>
@@ -64,5 +65,69 @@ std::vector<Zero3SwapAction> zero3_v07_swap_schedule(std::span<const double> par
 // FFNs).
 std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
                                                               const WeightModule& mod);
+
+}  // namespace tiersim
+
+namespace tiersim {
+
+// One parameter of a module as DeepSpeed's hooks see it: its size and the tensor of
+// weight_modules' module it belongs to (a bias or a norm joins the layer's "norms_biases"; BLOOM's
+// fused query_key_value weight stands for q_proj, k_proj and v_proj together).
+struct Zero3Param {
+  double elements = 0;
+  std::vector<int> tensors;  // indices into WeightModule::tensors
+};
+// The forward pre-hooks of one module in firing order, each with the parameters it fetches
+// (iter_params of the hooked submodule: weight, then bias), persistent ones included. Modules of
+// a family described by zero3_hook_steps get their Hugging Face structure (OPT, BLOOM); any other
+// module one hook per tensor.
+std::vector<std::vector<Zero3Param>> zero3_module_params(const LlmSpec& m, const WeightModule& mod);
+
+// DeepSpeed v0.7's ZeRO-3 gather calls over one forward pass, steady state (the trace complete,
+// persistent parameters on the GPU since their first gather): for each parameter, in the order
+// of `hooks` (each hook the element counts of its parameters), the number of parameters in the
+// all_gather_coalesced call that gathers it; 0 for a persistent one, which no call gathers.
+// v0.7.2 and v0.7.7 alike (partitioned_param_coordinator.py fetch_sub_module and
+// __all_gather_params, unchanged between them):
+// - a hook gathers, in one call, those of its own parameters that nothing has gathered yet;
+// - then (trace complete, stage3_prefetch_bucket_size > 0) the prefetch pops the trace's queue
+//   while the elements taken are under min(bucket, max_live - gathered), taking the parameters
+//   still NOT_AVAILABLE (persistent and in-flight ones are popped and skipped), and gathers them
+//   all in one call;
+// - a module's parameters are released after it ran, persistent ones never
+//   (partitioned_param_coordinator.py __params_to_release leaves out ds_persist;
+//   parameter_offload.py mark_persistent_parameters: ds_numel < threshold, where
+//   model/layout.hpp zero3_persistent, the one rule here, takes later releases' <=: they differ
+//   only for a parameter of exactly the threshold's size).
+// Left out: with parameters on NVMe the prefetch stops at the first one not yet swapped in
+// (model/zero3_swap.hpp zero3_v07_swap_schedule); the calls are taken as with every partition
+// available. Where each non-persistent parameter has at least a bucket's elements (the DGX-2
+// ZeRO-Inference models at the default 5e7) every call holds one parameter either way.
+std::vector<int> zero3_v07_gather_call_sizes(const std::vector<std::vector<double>>& hooks,
+                                             const Zero3Settings& z);
+
+// The copies in GPU memory that v0.7's all_gather_coalesced (partition_parameters.py, v0.7.2
+// and v0.7.7 alike) makes of a parameter gathered in a call of `call_params` parameters by
+// `ranks` ranks, in units of the parameter's whole bytes (each copy reads and writes them once):
+// - one parameter: the partition's `.to(cuda)` (the host copy) is the all-gather's input and the
+//   parameter a view of its output. With several ranks the all-gather moves the data (timed
+//   apart): no copy. With one rank NCCL copies the input to the output with one
+//   device-to-device cudaMemcpyAsync (src/enqueue.cc: with nRanks == 1 and sendbuff !=
+//   recvbuff, the collective is that copy): 1;
+// - several: torch.cat of the partitions' `.to(cuda)` into this rank's slice of the flat buffer
+//   (1/ranks), the all-gather in place (one rank: send and receive buffers are the same, nothing
+//   moves), and AllGatherCoalescedHandle.wait's torch.cat of each parameter out of the flat
+//   buffer (1): 1 + 1/ranks;
+// - none (persistent): 0.
+double zero3_v07_gather_copies(int call_params, int ranks);
+
+// The copies of v0.7's gather per byte of each tensor fetched (zero3_v07_gather_copies),
+// indexed by WeightModule::Kind and tensor index: the calls of one forward pass over `modules`
+// (weight_modules' pass, zero3_v07_gather_call_sizes over zero3_module_params), weighted by the
+// elements of the tensor's parameters and averaged over the modules of a kind (the layers of a
+// model share one value, as the simulator's fetch plans share their layers' fetches).
+std::array<std::vector<double>, 3> zero3_v07_tensor_gather_copies(
+    const LlmSpec& m, const std::vector<WeightModule>& modules, const Zero3Settings& z,
+    int ranks);
 
 }  // namespace tiersim

@@ -852,6 +852,19 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
       config_error([] { load(kBase, {"policy.zero3.param_persistence_threshold=7168"}); });
   CHECK(alone.key_path() == "policy.zero3.param_persistence_threshold");
   CHECK_THAT(alone.what(), Catch::Contains("policy.parallelism.data > 1 only"));
+  // ... unless the stack's one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they
+  // set (model/stack.hpp zero3_gather_copies_v07).
+  CHECK_NOTHROW(load(kBase, {"policy.stack=hf-deepspeed-0.7",
+                             "policy.zero3.param_persistence_threshold=0"}));
+  // Given in the file, they stay in its resolved scenario, which loads to the same.
+  const std::string v07 = std::string(kBase) +
+                          "  stack: hf-deepspeed-0.7\n"
+                          "  zero3: {param_persistence_threshold: 0}\n";
+  const Scenario one = load_scenario_text(v07, "v07", with_data({}));
+  CHECK(one.policy.zero3.param_persistence_threshold == 0);
+  const Scenario reloaded = load_scenario_text(one.resolved_yaml, "resolved", with_data({}));
+  CHECK(reloaded.policy.zero3.param_persistence_threshold == 0);
+  CHECK(reloaded.hash == one.hash);
 }
 
 TEST_CASE("a setting gives what the same --set gives, errors included", "[config][scenario][setting]") {

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "model/layout.hpp"
 #include "model/units.hpp"
@@ -247,13 +249,16 @@ TEST_CASE("DeepSpeed v0.7's one-GPU gather copies the NVMe swap buffer: read, co
   REQUIRE(pt.bounce_in_gather);
   CHECK_FALSE(point({"policy.io_path=aio"}).second.bounce_in_gather);
   CHECK_FALSE(point({"policy.io_path=gds", "policy.stack=hf-deepspeed-0.7"}).second.bounce_in_gather);
-  const ModuleStream layer = module_stream(pt, weight_modules(s.model, s.policy)[1]);
+  const WeightModule mod = weight_modules(s.model, s.policy)[1];
+  const ModuleStream layer = module_stream(pt, mod);
   REQUIRE(layer.nvme_reads > 0);
   double serial = 0, link = 0;
   for (const auto& t : layer.tensors) {
     serial += em.fetch_overhead_s;
     if (t.nvme_bytes > 0) {
-      CHECK(t.bounce_gather_copy_s == Approx(t.nvme_link_bytes * pt.gather_copy_s_per_byte));
+      CHECK(t.bounce_gather_copy_s ==
+            Approx(t.nvme_bytes * pt.gather_copies_of(mod, static_cast<std::size_t>(t.tensor)) *
+                   pt.device_copy_s_per_byte));
       CHECK(t.bounce_gather_copy_s > 0);
       serial += em.swap_in_overhead_s + t.read_s + t.nvme_link_s + t.bounce_gather_copy_s;
       link += t.nvme_link_s;
@@ -268,10 +273,10 @@ TEST_CASE("DeepSpeed v0.7's one-GPU gather copies the NVMe swap buffer: read, co
   CHECK(time.h2d_s == Approx(link));
 }
 
-TEST_CASE("DeepSpeed v0.7's one-GPU gather holds the fetch for two GPU copies of each host byte",
+TEST_CASE("DeepSpeed v0.7's gather holds the fetch for its GPU copies of each host byte",
           "[model][weight_stream][stack]") {
-  // model/stack.cpp hf-deepspeed-0.7: the flat buffer's torch.cat and the unflattening
-  // torch.cat, each reading and writing the bytes once at the GPU's memory rate.
+  // model/stack.cpp hf-deepspeed-0.7: each copy reads and writes the bytes once at the GPU's
+  // memory rate; how many each tensor takes is its gather call's (model/zero3_swap.hpp).
   const ExecutionModel em;
   const std::vector<std::string> t4 = {"hardware.gpu.model=T4", "hardware.nvme.count=0",
                                        "policy.weights=cpu"};
@@ -282,31 +287,63 @@ TEST_CASE("DeepSpeed v0.7's one-GPU gather holds the fetch for two GPU copies of
     const Scenario s = load(sets);
     const auto modules = weight_modules(s.model, s.policy);
     const WeightStreamPoint pt = weight_stream_point(s, em, modules);
-    const double copies = std::string(stack) == "hf-deepspeed" ? 0.0 : 2.0;
+    const bool v07 = std::string(stack) != "hf-deepspeed";
     const double per_byte =
-        2.0 * copies / (units::gbps_to_bytes_per_s(s.hardware.gpu.hbm_gbps) * em.hbm_efficiency);
-    CHECK(pt.gather_copy_s_per_byte == Approx(per_byte));
+        v07 ? 2.0 / (units::gbps_to_bytes_per_s(s.hardware.gpu.hbm_gbps) * em.hbm_efficiency) : 0;
+    CHECK(pt.device_copy_s_per_byte == Approx(per_byte));
     const ModuleStream layer = module_stream(pt, modules[1]);
     REQUIRE_FALSE(layer.tensors.empty());
-    double serial = 0, link = 0;
+    double serial = 0, link = 0, copies = 0;
     for (const auto& t : layer.tensors) {
-      CHECK(t.gather_copy_s == Approx(t.host_link_bytes * per_byte));
+      const double n = pt.gather_copies_of(modules[1], static_cast<std::size_t>(t.tensor));
+      copies += n;
+      CHECK(t.gather_copy_s == Approx(t.host_link_bytes * n * per_byte));
       CHECK(t.host_fetch_s(pt) == Approx(t.host_copy_s(pt) + t.gather_copy_s));
       serial += em.fetch_overhead_s + t.host_copy_s(pt) + t.gather_copy_s;
       link += t.host_link_s;
     }
+    if (v07) CHECK(copies > 0);
+    else CHECK(copies == 0);
     const ModuleStreamTime time = module_stream_time(pt, layer);
     CHECK(time.time_s == Approx(std::max(serial, link)));
     CHECK(time.h2d_s == Approx(link));
-    if (copies > 0)
+    if (v07)
       CHECK(time.time_s > link + em.fetch_overhead_s * static_cast<double>(layer.tensors.size()));
   }
-  // With data-parallel ranks the gather is a real all-gather, modelled apart
-  // (zero3_gather_traffic): no copies charged here.
-  std::vector<std::string> dp = t4;
-  dp.insert(dp.end(), {"policy.stack=hf-deepspeed-0.7", "hardware.gpu.count=2",
-                       "policy.parallelism.data=2"});
-  const Scenario s = load(dp);
-  CHECK(weight_stream_point(s, em, weight_modules(s.model, s.policy)).gather_copy_s_per_byte == 0);
+}
+
+TEST_CASE("DeepSpeed v0.7's gather copies follow the call, with one rank or several",
+          "[model][weight_stream][stack]") {
+  // OPT-30B's fc2: at DeepSpeed's defaults each weight is gathered alone (one NCCL copy on
+  // one GPU, none with data-parallel ranks); without prefetch and persistence each Linear's
+  // weight and bias go in one call (two copies on one GPU, 1 + 1/ranks with several). On one GPU
+  // policy.zero3 is accepted for this stack, whose gather calls it sets.
+  const ExecutionModel em;
+  const auto fc2_copies = [&](std::vector<std::string> sets) {
+    sets.insert(sets.end(), {"model.name=opt-30b", "hardware.nvme.count=0", "policy.weights=cpu",
+                             "policy.stack=hf-deepspeed-0.7"});
+    const Scenario s = load(sets);
+    const auto modules = weight_modules(s.model, s.policy);
+    const WeightStreamPoint pt = weight_stream_point(s, em, modules);
+    // fc2 (ffn_down): layer 0's q_proj shares a call with the position table (zero3_swap_test).
+    for (const TensorStream& t : module_stream(pt, modules[1]).tensors) {
+      const auto i = static_cast<std::size_t>(t.tensor);
+      if (std::string(modules[1].tensors[i].name) != "ffn_down") continue;
+      const double n = pt.gather_copies_of(modules[1], i);
+      CHECK(t.gather_copy_s == Approx(t.host_link_bytes * n * pt.device_copy_s_per_byte));
+      return n;
+    }
+    FAIL("no ffn_down fetched");
+    return -1.0;
+  };
+  const std::vector<std::string> two = {"hardware.gpu.count=2", "policy.parallelism.data=2"};
+  const std::vector<std::string> coalesced = {"policy.zero3.param_persistence_threshold=0",
+                                              "policy.zero3.prefetch_bucket_size=0"};
+  CHECK(fc2_copies({}) == 1);
+  CHECK(fc2_copies(two) == 0);
+  CHECK(fc2_copies(coalesced) == 2);
+  std::vector<std::string> both = two;
+  both.insert(both.end(), coalesced.begin(), coalesced.end());
+  CHECK(fc2_copies(both) == Approx(1.5));
 }
 }  // namespace model_weight_stream_test

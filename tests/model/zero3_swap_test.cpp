@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "model/errors.hpp"
@@ -153,6 +154,84 @@ TEST_CASE("module hooks follow the Hugging Face module structure", "[model][zero
   llama.family = "llama";
   CHECK_FALSE(zero3_hook_steps(llama, modules[1]));
   CHECK(zero3_hook_steps(llama, modules.front()));  // the embedding's hook is the same
+}
+
+TEST_CASE("v0.7's gather calls: own parameters not yet gathered, then the bucket's prefetch",
+          "[model][zero3]") {
+  // A param-less hook, then two Linears of 6e7-element weights with 7168-element biases
+  // (parameters numbered weight, bias, weight, bias).
+  const std::vector<std::vector<double>> hooks = {{}, {6e7, 7168}, {6e7, 7168}};
+  Zero3Settings z;  // DeepSpeed's defaults: persistence 1e5, bucket 5e7, max live 1e9
+  // The biases persist: the prefetch of each hook takes the next weight, alone (a bucket full).
+  CHECK(zero3_v07_gather_call_sizes(hooks, z) == std::vector<int>{1, 0, 1, 0});
+  // A bucket of two weights takes both in one call, skipping the persistent bias between.
+  Zero3Settings wide = z;
+  wide.prefetch_bucket_size = 1.3e8;
+  CHECK(zero3_v07_gather_call_sizes(hooks, wide) == std::vector<int>{2, 0, 2, 0});
+  // Persistence 0 (FlexGen's hf_opt.py): the prefetch still takes each weight alone, and the
+  // Linear's own hook gathers the bias it left behind, alone too.
+  Zero3Settings none = z;
+  none.param_persistence_threshold = 0;
+  CHECK(zero3_v07_gather_call_sizes(hooks, none) == std::vector<int>{1, 1, 1, 1});
+  // Without prefetch each Linear's hook gathers weight and bias in one call.
+  none.prefetch_bucket_size = 0;
+  CHECK(zero3_v07_gather_call_sizes(hooks, none) == std::vector<int>{2, 2, 2, 2});
+  // max_live_parameters bounds the prefetch by what the gathered parameters leave.
+  Zero3Settings tight = wide;
+  tight.max_live_parameters = 6e7;
+  CHECK(zero3_v07_gather_call_sizes(hooks, tight) == std::vector<int>{1, 0, 1, 0});
+}
+
+TEST_CASE("v0.7's gather copies depend on the call's parameters and the ranks",
+          "[model][zero3]") {
+  CHECK(zero3_v07_gather_copies(0, 1) == 0);  // persistent: never gathered
+  CHECK(zero3_v07_gather_copies(1, 1) == 1);  // NCCL's one-rank copy, input to output
+  CHECK(zero3_v07_gather_copies(1, 4) == 0);  // the all-gather writes the parameter's buffer
+  CHECK(zero3_v07_gather_copies(2, 1) == 2);  // both torch.cat's, whole
+  CHECK(zero3_v07_gather_copies(3, 4) == Approx(1.25));  // a quarter in, the whole out
+}
+
+TEST_CASE("v0.7's gather copies per tensor follow the pass's calls", "[model][zero3]") {
+  Policy pol;
+  LlmSpec opt;
+  opt.family = "opt";
+  opt.layers = 4;
+  opt.hidden = 7168;  // OPT-30B's layer
+  opt.heads = 56;
+  opt.kv_heads = 56;
+  opt.ffn = 4 * 7168;
+  opt.vocab = 50272;
+  opt.learned_positions = true;
+  const auto modules = weight_modules(opt, pol);
+  // The layer's parameters as the hooks fetch them add up to the layer.
+  double layer_elements = 0;
+  for (const auto& hook : zero3_module_params(opt, modules[1]))
+    for (const auto& p : hook) layer_elements += p.elements;
+  CHECK(layer_elements == Approx(modules[1].elements()));
+  const auto index = [&](const char* name) {
+    for (std::size_t i = 0; i < modules[1].tensors.size(); ++i)
+      if (std::string(modules[1].tensors[i].name) == name) return i;
+    FAIL("no tensor " << name);
+    return std::size_t{0};
+  };
+  const auto layer = static_cast<std::size_t>(WeightModule::Kind::kLayer);
+  Zero3Settings z;
+  // DeepSpeed's defaults: every weight is gathered alone (each at least a bucket), the biases
+  // and norms persist; but the position table (2048 x 7168, under a bucket) is prefetched with
+  // layer 0's q_proj in one call, so one q_proj of the four layers takes 1 + 1/ranks copies.
+  for (int ranks : {1, 2, 4}) {
+    const auto copies = zero3_v07_tensor_gather_copies(opt, modules, z, ranks);
+    const double alone = ranks == 1 ? 1.0 : 0.0, with_table = 1.0 + 1.0 / ranks;
+    CHECK(copies[layer][index("q_proj")] == Approx((3 * alone + with_table) / 4));
+    CHECK(copies[layer][index("ffn_down")] == alone);
+    CHECK(copies[layer][index("norms_biases")] == 0);
+  }
+  // Without prefetch and persistence each Linear gathers weight and bias together.
+  z.param_persistence_threshold = 0;
+  z.prefetch_bucket_size = 0;
+  const auto together = zero3_v07_tensor_gather_copies(opt, modules, z, 4);
+  CHECK(together[layer][index("q_proj")] == Approx(1.25));
+  CHECK(together[layer][index("norms_biases")] == Approx(1.25));
 }
 
 }  // namespace model_zero3_swap_test

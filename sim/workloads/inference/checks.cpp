@@ -91,16 +91,19 @@ void check_layout(const ScenarioCheck& c) {
   const Policy& pol = s.policy;
   const LlmSpec& m = s.model;
   // ZeRO-Inference's data-parallel ranks: one source for the prefetch depth (the ZeRO-3 bucket),
-  // and the ZeRO-3 settings only where there are partitions to gather.
+  // and the ZeRO-3 settings only where there are partitions to gather, or where the stack's
+  // one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they set (model/stack.hpp
+  // zero3_gather_copies_v07).
   if (pol.parallelism.data > 1 && c.given("policy.prefetch_layers"))
     c.fail("policy.prefetch_layers",
            "not used with policy.parallelism.data > 1: the gathers run ahead as DeepSpeed's "
            "policy.zero3.prefetch_bucket_size and policy.zero3.max_live_parameters allow");
-  if (pol.parallelism.data == 1)
+  if (pol.parallelism.data == 1 && !pol.stack.zero3_gather_copies_v07)
     for (const std::string& path : c.given_under("policy.zero3."))
       c.fail(path,
              "applies to policy.parallelism.data > 1 only (ZeRO-Inference's "
-             "partitioned weights over several GPUs)");
+             "partitioned weights over several GPUs), or to a stack whose one-GPU gather "
+             "follows DeepSpeed v0.7's coordinator (policy.stack hf-deepspeed-0.7)");
   check_flexgen(c);
   if (pol.schedule == Schedule::kFlexGenBlock && s.inference.batch % pol.gpu_batches != 0)
     c.fail("policy.gpu_batches",

@@ -219,6 +219,15 @@ class InferenceSim {
   double bounce_fetch_end(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     return engine_.reserve_work_from(ready_s, h2d, t.link_work, tag) + t.bounce_gather_copy_s;
   }
+  // Data-parallel ranks on a serial gather stream: after a partition's copy, the gather's copies
+  // in GPU memory that the stack's gather call makes (TensorStream::gather_copy_s,
+  // bounce_gather_copy_s; DeepSpeed v0.7 with several parameters in one call: the flat buffer's
+  // torch.cat before the all-gather and the unflattening one after). They hold the gather stream,
+  // so this process waits for them. Both are placed here, before the all-gather, as the one-GPU
+  // copies are placed after the host copy.
+  Task gather_copies(double copies_s) {
+    if (copies_s > 0) co_await engine_.delay(copies_s);
+  }
   template <bool bounces>
   double reserve_read_work(double ready_s, Resource& h2d, const TensorFetch& t, Tag tag) {
     // The load is the drives'; the power model reads a link's bytes, not its load.
@@ -590,10 +599,11 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       // Data-parallel ranks: each its partition, after the all-gather launched before it, and
       // the tensor's all-gather launched once the copy is on the GPU (as below).
       co_await after_gather();
-      if (t.bounce_uplink_bytes > 0)
+      if (t.bounce_uplink_bytes > 0) {
         co_await partition_copy(st.h2d, t.nvme_link_bytes, t.bounce_uplink_bytes, false,
                                 pass_tag(activity::kWeightsBounce, pass, module));
-      else
+        co_await gather_copies(t.bounce_gather_copy_s);
+      } else
         co_await engine_.until(bounce_fetch_end(engine_.now(), *st.h2d, t,
                                                 pass_tag(activity::kWeightsBounce, pass, module)));
       reads->count_down();
@@ -615,18 +625,20 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
           engine_.now(), *st.h2d, t, pass_tag(activity::kWeightsNvme, pass, module));
       st.read_lands_s = lands_s;
       co_await after_gather();
-      if (t.cpu_bytes > 0 && dp_ > 1)
+      if (t.cpu_bytes > 0 && dp_ > 1) {
         co_await partition_copy(st.h2d, t.dp_host_bytes, t.host_uplink_bytes, !p_.pin_memory,
                                 pass_tag(activity::kWeightsCpu, pass, module));
-      else if (t.cpu_bytes > 0)
+        co_await gather_copies(t.gather_copy_s);
+      } else if (t.cpu_bytes > 0)
         co_await engine_.until(host_fetch_end(engine_.now(), *st.h2d, t,
                                               pass_tag(activity::kWeightsCpu, pass, module)));
       if (t.bounce_uplink_bytes > 0) {
         // Data-parallel ranks behind a shared switch: this rank's partition over its own link,
-        // every rank's over the uplink (no device copies: they are the one-GPU gather's).
+        // every rank's over the uplink, then the gather's device copies where its call makes any.
         co_await engine_.until(std::max(engine_.now(), lands_s));
         co_await partition_copy(st.h2d, t.nvme_link_bytes, t.bounce_uplink_bytes, false,
                                 pass_tag(activity::kWeightsBounce, pass, module));
+        co_await gather_copies(t.bounce_gather_copy_s);
       } else {
         co_await engine_.until(bounce_fetch_end(std::max(engine_.now(), lands_s), *st.h2d, t,
                                                 pass_tag(activity::kWeightsBounce, pass, module)));
@@ -649,6 +661,7 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       co_await after_gather();
       co_await partition_copy(st.h2d, t.dp_host_bytes, t.host_uplink_bytes, !p_.pin_memory,
                               pass_tag(activity::kWeightsCpu, pass, module));
+      co_await gather_copies(t.gather_copy_s);
       reads->count_down();
       if (t.nvme_bytes <= 0) launch_gather(t);
     } else if (t.cpu_bytes > 0 && dp_ > 1)
@@ -902,8 +915,8 @@ void InferenceSim::plan_fetches() {
 // parameters', ds_numel), on one stage, every fetched tensor either wholly on NVMe or in host
 // memory, every pass fetching the same tensors, and the model's hooks described
 // (zero3_hook_steps). Without prefetching each parameter is swapped in and gathered in its own
-// hook, which is fetch_module's path without the schedule. DeepSpeed's defaults for the
-// one-GPU case (policy.zero3 is set only for data-parallel ranks).
+// hook, which is fetch_module's path without the schedule. policy.zero3 gives the coordinator's
+// settings (DeepSpeed's defaults unless the scenario sets them).
 void InferenceSim::plan_swap_schedule() {
   swap_turns_.clear();
   if (!stream_.bounce_in_gather || !nvme_ || (dp_ > 1 && !serial_gather()) || tp_ > 1 ||

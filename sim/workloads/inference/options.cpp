@@ -61,7 +61,9 @@ void inference_option_rows(WorkloadOptionRows& rows) {
     const std::string key = r.key;
     o.emit_when = [key](const Scenario& s) {
       const auto it = s.provenance.find(key);
-      return s.policy.parallelism.data != 1 ||
+      // One GPU: only for a stack whose gather follows DeepSpeed v0.7's coordinator
+      // (model/stack.hpp zero3_gather_copies_v07), or where the scenario set it.
+      return s.policy.parallelism.data != 1 || s.policy.stack.zero3_gather_copies_v07 ||
              (it != s.provenance.end() && it->second == "override");
     };
     p.push_back(std::move(o));

@@ -895,6 +895,44 @@ TEST_CASE("the engine's uncontended fetch takes the weight-stream model's module
   }
 }
 
+TEST_CASE("DeepSpeed v0.7's gather copies hold data-parallel ranks' fetch too",
+          "[inference][zero3][stack]") {
+  // Two data-parallel ranks, OPT-6.7B from host DRAM, no prefetch and no persistence: each
+  // Linear's hook gathers weight and bias in one call, so v0.7's all_gather_coalesced copies a
+  // rank's partition into the flat buffer and each parameter out of it (model/zero3_swap.hpp
+  // zero3_v07_gather_copies: 1 + 1/2 per byte). On the serial gather stream the fetch waits for
+  // them after each partition copy; the default stack makes none, and nothing else differs.
+  const char* yaml = R"(
+name: t
+hardware:
+  gpu: {model: A100-80GB, count: 2}
+  host: {model: generic-2s-ddr5}
+model: {name: opt-6.7b}
+workload: {kind: inference, batch: 8, prompt_tokens: 16, gen_tokens: 3}
+policy:
+  weights: cpu
+  kv_cache: gpu
+  parallelism: {data: 2}
+  zero3: {param_persistence_threshold: 0, prefetch_bucket_size: 0}
+)";
+  const Scenario v07 = load(yaml, {"policy.stack=hf-deepspeed-0.7"});
+  const ExecutionModel em;
+  const auto modules = weight_modules(v07.model, v07.policy);
+  const WeightStreamPoint pt = weight_stream_point(v07, em, modules);
+  double copies_s = 0;
+  for (const auto& mod : modules)
+    for (const TensorStream& t : module_stream(pt, mod).tensors) copies_s += t.gather_copy_s;
+  REQUIRE(copies_s > 0);
+  const sim::RunResult r07 = sim::simulate(v07);
+  const sim::RunResult plain = sim::simulate(load(yaml, {"policy.stack=hf-deepspeed"}));
+  REQUIRE(r07.fits);
+  REQUIRE(plain.fits);
+  // Three passes, each fetch-bound at this batch: every pass waits for all of its copies.
+  const double added_s = r07.get("total_s") - plain.get("total_s");
+  CHECK(added_s > 0.9 * 3 * copies_s);
+  CHECK(added_s < 1.1 * 3 * copies_s);
+}
+
 TEST_CASE("a power limit slows compute-bound prefill, not memory-bound decode", "[inference][power]") {
   // Llama-3-8B resident on one 700 W H100: prefill GEMMs at the full math rate would draw the
   // whole 700 W, decode steps streaming weights ~65% of the range (~500 W).
