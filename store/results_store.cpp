@@ -187,16 +187,27 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
 // digest is compared entry by entry before it is used, so a digest collision is an error, never
 // another run's provenance.
 std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::string>& provenance) {
+  if (db_.rollbacks() != provenance_sets_rollbacks_) {
+    provenance_sets_.clear();  // a rollback may have taken a cached set back
+    last_set_.reset();
+    provenance_sets_rollbacks_ = db_.rollbacks();
+  }
+  // A sweep's points mostly share their provenance with the point stored before: comparing the
+  // entries is cheaper than joining them into the key below and hashing it.
+  if (last_set_ && last_set_->first == provenance) return last_set_->second;
+  const std::int64_t id = provenance_set_of(provenance);
+  last_set_.emplace(provenance, id);
+  return id;
+}
+
+std::int64_t ResultsStore::provenance_set_of(
+    const std::map<std::string, std::string>& provenance) {
   std::string entries;
   for (const auto& [key, source] : provenance) {
     entries += key;
     entries += '\0';
     entries += source;
     entries += '\0';
-  }
-  if (db_.rollbacks() != provenance_sets_rollbacks_) {
-    provenance_sets_.clear();  // a rollback may have taken a cached set back
-    provenance_sets_rollbacks_ = db_.rollbacks();
   }
   if (const auto it = provenance_sets_.find(entries); it != provenance_sets_.end())
     return it->second;
