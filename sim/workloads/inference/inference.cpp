@@ -157,8 +157,9 @@ class InferenceSim {
     Zero3GatherTraffic gather{};
   };
   struct ModuleFetch {
-    // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
-    // first + count) of the pass's FetchPlan, which holds every module's in one allocation.
+      // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
+    // first + count) of the pass's FetchPlan, which holds every module's in one allocation
+    // (modules with the same tensors may share one range: plan_fetches).
     std::size_t first = 0, count = 0;
     int nvme_reads = 0;
     // On a serial gather stream: what the module gathers beyond its tensors' own all-gathers
@@ -814,12 +815,19 @@ void InferenceSim::plan_fetches() {
     const double pass_tokens = phase == 0 ? rank_batch_ * w_.prompt_tokens : rank_batch_;
     const double experts_hit = stream_experts_hit(m_, p_, pass_tokens);
     FetchPlan& plan = fetch_plans_[static_cast<std::size_t>(phase)];
-    std::size_t tensors = 0;
-    for (const auto& mod : modules_) tensors += mod.tensors.size();
-    plan.tensors.reserve(tensors);
-    plan.modules.assign(modules_.size(), ModuleFetch{});
     // A module whose tensors have the sizes and experts of the one before (the layers of a
-    // model) fetches what that one does: its fetches are copied, the same values.
+    // model) fetches what that one does: it shares that module's fetches (the same values),
+    // which the plan then holds once rather than once per layer (copying them was most of this
+    // function's time on every sweep point). Only DeepSpeed v0.7's swap-in schedule
+    // (plan_swap_schedule, where the gather copies the swap buffers) tells tensors apart by their
+    // place in the plan: there each module keeps a copy of its own.
+    const bool share = !stream_.bounce_in_gather;
+    if (!share) {
+      std::size_t tensors = 0;
+      for (const auto& mod : modules_) tensors += mod.tensors.size();
+      plan.tensors.reserve(tensors);
+    }
+    plan.modules.assign(modules_.size(), ModuleFetch{});
     const auto same_tensors = [](const WeightModule& a, const WeightModule& b) {
       if (a.tensors.size() != b.tensors.size()) return false;
       for (std::size_t i = 0; i < a.tensors.size(); ++i)
@@ -831,6 +839,10 @@ void InferenceSim::plan_fetches() {
       plan.modules[m].first = plan.tensors.size();
       if (m > 0 && same_tensors(modules_[m], modules_[m - 1])) {
         const ModuleFetch before = plan.modules[m - 1];
+        if (share) {
+          plan.modules[m] = before;
+          continue;
+        }
         for (std::size_t i = 0; i < before.count; ++i) {
           const TensorFetch copy = plan.tensors[before.first + i];  // the vector may grow
           plan.tensors.push_back(copy);
