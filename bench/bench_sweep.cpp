@@ -59,6 +59,14 @@ void BM_SimulateGenTokens(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateGenTokens)->Arg(8)->Arg(16)->Arg(32)->Arg(64)->Arg(128)->Unit(benchmark::kMillisecond);
 
+// The base scenario (4 Gen5 drives, 32 tokens) by I/O path: AIO bounces each read through a
+// pinned buffer (InferenceSim's fetch loop with bounce copies), GDS reads straight into the GPU.
+// Arg: 0 = gds, 1 = aio.
+void BM_SimulateIoPath(benchmark::State& state) {
+  simulate_loop(state, scenario({std::string("policy.io_path=") + (state.range(0) ? "aio" : "gds")}));
+}
+BENCHMARK(BM_SimulateIoPath)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 void BM_SimulateBatch(benchmark::State& state) {
   simulate_loop(state, scenario({"workload.batch=" + std::to_string(state.range(0))}));
 }

@@ -263,7 +263,10 @@ std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left
   // A profile without a catalog drive has no catalog values: write only the fields set by hand
   // (the struct defaults, e.g. read_gbps 0, would not pass the range checks on reload).
   const bool profile_only = has_nvme && s.hardware.nvme.drive.name.empty();
-  Scenario blank;
+  // The struct defaults to compare with, made only for such a profile: every sweep point's load
+  // emits its YAML, and building (and freeing) a whole Scenario it never reads was a cost of each.
+  std::optional<Scenario> blank;
+  if (profile_only) blank.emplace();
   for (const Option& o : scenario_options()) {
     if (!(o.kinds & kind_bit(s.kind)) || option_unset(o, s)) continue;
     if (o.emit_when && !o.emit_when(s)) continue;
@@ -272,7 +275,7 @@ std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left
     const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
       continue;
-    if (profile_only && drive_field && value_text(o, s) == value_text(o, blank)) continue;
+    if (profile_only && drive_field && value_text(o, s) == value_text(o, *blank)) continue;
     // FlexGen's keys belong to its schedule only; other scenarios' resolved YAML (and hash) stay
     // as they were before the keys existed.
     if (o.path.rfind("policy.flexgen.", 0) == 0 && s.policy.schedule != Schedule::kFlexGen)

@@ -236,9 +236,12 @@ std::string dram_note(const Scenario& s, const RunResult& r) {
 void add_energy_and_cost(const Scenario& s, RunResult& r) {
   // Energy and cost count the DRAM the configuration needs (dram_sizing); the run itself was
   // simulated with the catalog's, which sizing never makes a difference to (see DramSizing).
-  Hardware sized_hw = s.hardware;
+  // A copy only where the DRAM is sized: copying the whole Hardware (names, catalog entries) for
+  // every sweep point that keeps the catalog's was a cost of each.
+  std::optional<Hardware> sized_hw;
   if (const DramSizing d = dram_sizing(s, r); d.sized) {
-    sized_hw.host.dram_gb = d.dram_gb;
+    sized_hw = s.hardware;
+    sized_hw->host.dram_gb = d.dram_gb;
     r.set(metric::kDramSizedGb, d.dram_gb);
     for (auto& t : r.memory)
       if (t.tier == "cpu") t.capacity_bytes = d.dram_gb * units::kGB;
@@ -246,7 +249,7 @@ void add_energy_and_cost(const Scenario& s, RunResult& r) {
     if (const TierMemory* cpu = find_tier(r, "cpu"); cpu && r.has(metric::kPageCacheBytes))
       r.set(metric::kPageCacheBytes, std::max(0.0, cpu->capacity_bytes - cpu->required_bytes));
   }
-  const Hardware& hw = sized_hw;
+  const Hardware& hw = sized_hw ? *sized_hw : s.hardware;
   check_power_inputs(hw);
   check_economics(s.economics);
   const bool prices_known = missing_prices(hw, s.economics.prices).empty();

@@ -21,6 +21,20 @@ void bind_or_null(store::Statement& st, int index, const std::string& text) {
     st.bind(index, text);
 }
 
+// The run with a scenario hash in a sweep ("" outside one), by find() and save()'s duplicate check.
+constexpr std::string_view kFindRunSql =
+    "SELECT id FROM runs WHERE scenario_hash = ? AND ifnull(sweep, '') = ?";
+
+// The id `st` (kFindRunSql, freshly reset) finds; the statement is reset again for its next use.
+std::optional<std::int64_t> find_with(store::Statement& st, const std::string& scenario_hash,
+                                      const std::string& sweep) {
+  st.bind(1, scenario_hash).bind(2, sweep);
+  std::optional<std::int64_t> id;
+  if (st.step()) id = st.column_int(0);
+  st.reset();
+  return id;
+}
+
 }  // namespace
 
 std::vector<sim::TimelineSpan> representative_step(const std::vector<sim::TimelineSpan>& spans,
@@ -96,14 +110,17 @@ struct ResultsStore::Inserts {
         add_set(db, "INSERT INTO provenance_sets (digest) VALUES (?)"),
         set_entry(db, "INSERT INTO provenance_entries (set_id, key, source) VALUES (?,?,?)"),
         set_entries(db,
-                    "SELECT key, source FROM provenance_entries WHERE set_id = ? ORDER BY key") {}
+                    "SELECT key, source FROM provenance_entries WHERE set_id = ? ORDER BY key"),
+        find_run(db, kFindRunSql) {}
   void reset() {
     for (store::Statement* st : {&run, &metric, &memory, &utilization, &timeline, &find_set,
-                                 &add_set, &set_entry, &set_entries})
+                                 &add_set, &set_entry, &set_entries, &find_run})
       st->reset();
   }
   store::Statement run, metric, memory, utilization, timeline;
   store::Statement find_set, add_set, set_entry, set_entries;
+  // save()'s duplicate check (find), here rather than prepared on every save.
+  store::Statement find_run;
 };
 
 ResultsStore::~ResultsStore() = default;
@@ -116,15 +133,15 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
                      "' has no hash (was it built by the scenario loader?)");
   // BEGIN IMMEDIATE takes the write lock first, so check-then-insert is atomic across processes.
   store::Transaction tx(db_);
-  if (auto existing = find(scenario.hash, sweep)) {
+  if (!inserts_) inserts_ = std::make_unique<Inserts>(db_);
+  inserts_->reset();  // a save that failed part-way may have left one stepped
+  if (auto existing = find_with(inserts_->find_run, scenario.hash, sweep)) {
     if (on_duplicate == OnDuplicate::kSkip) {
       tx.commit();
       return *existing;
     }
     db_.prepare("DELETE FROM runs WHERE id = ?").bind(1, *existing).run();
   }
-  if (!inserts_) inserts_ = std::make_unique<Inserts>(db_);
-  inserts_->reset();  // a save that failed part-way may have left one stepped
   const std::int64_t set_id = provenance_set(scenario.provenance);
   auto& ins = inserts_->run;
   ins.bind(1, store::utc_timestamp())
@@ -170,16 +187,27 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
 // digest is compared entry by entry before it is used, so a digest collision is an error, never
 // another run's provenance.
 std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::string>& provenance) {
+  if (db_.rollbacks() != provenance_sets_rollbacks_) {
+    provenance_sets_.clear();  // a rollback may have taken a cached set back
+    last_set_.reset();
+    provenance_sets_rollbacks_ = db_.rollbacks();
+  }
+  // A sweep's points mostly share their provenance with the point stored before: comparing the
+  // entries is cheaper than joining them into the key below and hashing it.
+  if (last_set_ && last_set_->first == provenance) return last_set_->second;
+  const std::int64_t id = provenance_set_of(provenance);
+  last_set_.emplace(provenance, id);
+  return id;
+}
+
+std::int64_t ResultsStore::provenance_set_of(
+    const std::map<std::string, std::string>& provenance) {
   std::string entries;
   for (const auto& [key, source] : provenance) {
     entries += key;
     entries += '\0';
     entries += source;
     entries += '\0';
-  }
-  if (db_.rollbacks() != provenance_sets_rollbacks_) {
-    provenance_sets_.clear();  // a rollback may have taken a cached set back
-    provenance_sets_rollbacks_ = db_.rollbacks();
   }
   if (const auto it = provenance_sets_.find(entries); it != provenance_sets_.end())
     return it->second;
@@ -216,10 +244,8 @@ std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::strin
 
 std::optional<std::int64_t> ResultsStore::find(const std::string& scenario_hash,
                                                const std::string& sweep) const {
-  auto st = db_.prepare("SELECT id FROM runs WHERE scenario_hash = ? AND ifnull(sweep, '') = ?");
-  st.bind(1, scenario_hash).bind(2, sweep);
-  if (st.step()) return st.column_int(0);
-  return std::nullopt;
+  auto st = db_.prepare(kFindRunSql);
+  return find_with(st, scenario_hash, sweep);
 }
 
 bool ResultsStore::has(const std::string& scenario_hash, const std::string& sweep) const {

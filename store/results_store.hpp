@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model/scenario.hpp"
@@ -135,6 +136,10 @@ class ResultsStore {
   // Database::rollbacks() moves on from provenance_sets_rollbacks_.
   std::unordered_map<std::string, std::int64_t> provenance_sets_;
   std::uint64_t provenance_sets_rollbacks_ = 0;
+  // provenance_set's work past the last set's check: the cache above, then the file.
+  std::int64_t provenance_set_of(const std::map<std::string, std::string>& provenance);
+  // The entries and id of the set provenance_set returned last (emptied with the cache above).
+  std::optional<std::pair<std::map<std::string, std::string>, std::int64_t>> last_set_;
 };
 
 // The spans save() keeps: those overlapping the time window of one representative phase.

@@ -109,7 +109,16 @@ Database::Database(const std::string& path, Access access)
 }
 
 Database::~Database() {
+  // The cached statements first: a connection closes only once its statements are finalized.
+  savepoint_.reset();
+  release_.reset();
   sqlite3_close_v2(db_);
+}
+
+void Database::run_cached(std::unique_ptr<Statement>& cached, std::string_view sql) {
+  if (!cached) cached = std::make_unique<Statement>(*this, sql);
+  else cached->reset();  // a run that failed part-way (a busy database) left it stepped
+  cached->run();
 }
 
 void Database::refuse(const std::string& why) const {
@@ -286,7 +295,10 @@ std::string utc_timestamp(const char* format) {
 
 Transaction::Transaction(Database& db)
     : db_(db), nested_(sqlite3_get_autocommit(db.handle()) == 0) {
-  db_.exec(nested_ ? "SAVEPOINT tiersim_nested" : "BEGIN IMMEDIATE");
+  if (nested_)
+    db_.run_cached(db_.savepoint_, "SAVEPOINT tiersim_nested");
+  else
+    db_.exec("BEGIN IMMEDIATE");
 }
 Transaction::~Transaction() {
   if (!done_) {
@@ -298,7 +310,10 @@ Transaction::~Transaction() {
   }
 }
 void Transaction::commit() {
-  db_.exec(nested_ ? "RELEASE tiersim_nested" : "COMMIT");
+  if (nested_)
+    db_.run_cached(db_.release_, "RELEASE tiersim_nested");
+  else
+    db_.exec("COMMIT");
   done_ = true;
 }
 

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -118,7 +119,12 @@ class Database {
   bool read_only_ = false;
   std::uint64_t rollbacks_ = 0;
   void count_rollback() { ++rollbacks_; }
-  friend class Transaction;  // counts the savepoints it rolls back
+  // Transaction's nested savepoint and its release, prepared on first use and reused: a sweep
+  // opens one per stored point inside its batch, and compiling both statements each time
+  // (sqlite3_exec) was a sixth of the storing thread's time outside the inserts.
+  std::unique_ptr<Statement> savepoint_, release_;
+  void run_cached(std::unique_ptr<Statement>& cached, std::string_view sql);
+  friend class Transaction;  // counts the savepoints it rolls back; runs the cached statements
 };
 
 // The current time in UTC, formatted with strftime's `format`; the default is the ISO 8601 form

@@ -527,6 +527,11 @@ SweepStore::SweepStore(const std::string& path)
   // cache); only a power loss can drop the last commits, which a re-run then recomputes. FULL
   // would fsync every point and dominate short simulations.
   db.exec("PRAGMA synchronous=NORMAL");
+  // Each point is stored in a savepoint inside its batch (ResultsStore::save), whose statement
+  // journal keeps every page the point changes; past 64 KiB SQLite spills it to a temporary file,
+  // which a point's rows reached, so every point wrote that file page by page. In memory: temporary
+  // files (that journal, sorts) hold nothing that must outlive the connection.
+  db.exec("PRAGMA temp_store=MEMORY");
   store::ensure_schema(db, store::SchemaPart::kSweeps);
 }
 

@@ -127,6 +127,11 @@ void Engine::poll_stop() const {
                       std::to_string(now_s_) + " s");
 }
 
+void Resource::record(int channel, double start_s, double end_s, double work_s, const Tag& tag) {
+  engine_.record(
+      TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item, tag.stage, work_s});
+}
+
 void Engine::run() {
   run_until(std::numeric_limits<double>::infinity());
 }

@@ -157,8 +157,9 @@ class InferenceSim {
     Zero3GatherTraffic gather{};
   };
   struct ModuleFetch {
-    // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
-    // first + count) of the pass's FetchPlan, which holds every module's in one allocation.
+      // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
+    // first + count) of the pass's FetchPlan, which holds every module's in one allocation
+    // (modules with the same tensors may share one range: plan_fetches).
     std::size_t first = 0, count = 0;
     int nvme_reads = 0;
     // On a serial gather stream: what the module gathers beyond its tensors' own all-gathers
@@ -333,9 +334,13 @@ class InferenceSim {
   // GPU is not reserved yet (AIO).
   struct ReadInFlight {
     double lands_s = 0;       // [s] on the GPU (GDS) or in its swap buffer (AIO)
-    Work bounce_work;         // AIO: the copy to the GPU once landed, on the link
+    Work bounce_work;         // AIO: the copy to the GPU once landed, on the link (and its tag)
     double free_s = 0;        // [s] its buffer is free: the data is on the GPU
-    int pass = 0, module = 0;
+    // The bounce copy's pass_tag, made once per module rather than from a pass and module number
+    // read back here: the copy's stage (prefill or decode) indexes the link's per-stage sums, and
+    // deriving it from numbers stored a few tensors earlier put that load on the fetcher's
+    // critical path (a third of the AIO loop's samples sat on it).
+    Tag bounce_tag;
     std::uint64_t fetch_index = 0;  // the module's number in fetch order
     bool sets_ready = false;        // the module's last read: its landing makes it ready
     double ready_not_before_s = 0;  // [s] when the fetcher was done with that module
@@ -718,7 +723,8 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
   Resource& h2d = *stages_.front().h2d;  // the path runs where there is one stage
   double clock = start_s;  // where fetch_module's process would be
   const Tag host_tag = pass_tag(activity::kWeightsCpu, pass, module),
-            read_tag = pass_tag(activity::kWeightsNvme, pass, module);
+            read_tag = pass_tag(activity::kWeightsNvme, pass, module),
+            bounce_tag = pass_tag(activity::kWeightsBounce, pass, module);
   StageResources& st = stages_.front();
   for (const TensorFetch& t : pass_plan.of(plan)) {
     // The next swap-in waits for the read before it to land, as in fetch_module.
@@ -737,8 +743,7 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
         const double lands_s = reserve_read_work<true>(clock, h2d, t, read_tag);
         st.read_lands_s = lands_s;
         if (t.cpu_bytes > 0) clock = host_fetch_end(clock, h2d, t, host_tag);
-        clock = bounce_fetch_end(std::max(clock, lands_s), h2d, t,
-                                 pass_tag(activity::kWeightsBounce, pass, module));
+        clock = bounce_fetch_end(std::max(clock, lands_s), h2d, t, bounce_tag);
         continue;
       }
     }
@@ -755,12 +760,11 @@ double InferenceSim::fetch_module_reserved_as(int module, int pass, std::uint64_
     ReadInFlight& r = reads_.push_back();
     r.lands_s = reserve_read_work<bounces>(issued, h2d, t, read_tag);
     st.read_lands_s = r.lands_s;
-    r.pass = pass;
-    r.module = module;
     r.fetch_index = ready_flag;
     r.sets_ready = false;
     if constexpr (bounces) {
       r.bounce_work = t.link_work;
+      r.bounce_tag = bounce_tag;
       if (bounced_ + 1 == reads_.size()) next_landing_s_ = r.lands_s;  // the next to bounce
     } else {
       r.free_s = r.lands_s;  // on the GPU already: nothing to bounce
@@ -788,7 +792,7 @@ void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
 
 void InferenceSim::bounce(ReadInFlight& r) {
   r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work,
-                                       pass_tag(activity::kWeightsBounce, r.pass, r.module));
+                                       r.bounce_tag);
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
@@ -824,12 +828,19 @@ void InferenceSim::plan_fetches() {
     const double pass_tokens = phase == 0 ? rank_batch_ * w_.prompt_tokens : rank_batch_;
     const double experts_hit = stream_experts_hit(m_, p_, pass_tokens);
     FetchPlan& plan = fetch_plans_[static_cast<std::size_t>(phase)];
-    std::size_t tensors = 0;
-    for (const auto& mod : modules_) tensors += mod.tensors.size();
-    plan.tensors.reserve(tensors);
-    plan.modules.assign(modules_.size(), ModuleFetch{});
     // A module whose tensors have the sizes and experts of the one before (the layers of a
-    // model) fetches what that one does: its fetches are copied, the same values.
+    // model) fetches what that one does: it shares that module's fetches (the same values),
+    // which the plan then holds once rather than once per layer (copying them was most of this
+    // function's time on every sweep point). Only DeepSpeed v0.7's swap-in schedule
+    // (plan_swap_schedule, where the gather copies the swap buffers) tells tensors apart by their
+    // place in the plan: there each module keeps a copy of its own.
+    const bool share = !stream_.bounce_in_gather;
+    if (!share) {
+      std::size_t tensors = 0;
+      for (const auto& mod : modules_) tensors += mod.tensors.size();
+      plan.tensors.reserve(tensors);
+    }
+    plan.modules.assign(modules_.size(), ModuleFetch{});
     const auto same_tensors = [](const WeightModule& a, const WeightModule& b) {
       if (a.tensors.size() != b.tensors.size()) return false;
       for (std::size_t i = 0; i < a.tensors.size(); ++i)
@@ -841,6 +852,10 @@ void InferenceSim::plan_fetches() {
       plan.modules[m].first = plan.tensors.size();
       if (m > 0 && same_tensors(modules_[m], modules_[m - 1])) {
         const ModuleFetch before = plan.modules[m - 1];
+        if (share) {
+          plan.modules[m] = before;
+          continue;
+        }
         for (std::size_t i = 0; i < before.count; ++i) {
           const TensorFetch copy = plan.tensors[before.first + i];  // the vector may grow
           plan.tensors.push_back(copy);
