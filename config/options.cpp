@@ -16,6 +16,20 @@ namespace tiersim::config {
 
 namespace {
 
+// policy.stack's help: every stack by name with its own description (model/stack.cpp), so a new
+// stack, or a changed one, is described where it is defined.
+std::string stack_help() {
+  std::string h = "software that runs the kernels:";
+  const auto& names = stack_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    h += (i == 0                  ? " "
+          : i + 1 == names.size() ? " or "
+                                  : ", ") +
+         names[i] + " (" + execution_stack(names[i]).description + ")";
+  }
+  return h;
+}
+
 // One option per field of a catalog spec: `section.<field>`, defaulting to the catalog's value.
 template <class T>
 void add_spec_fields(std::vector<Option>& out, const std::string& section,
@@ -252,15 +266,7 @@ std::vector<Option> build_table() {
     // The execution stack by name (model/stack.hpp); resolved YAML names it only when it is not
     // the default, so scenarios written before the key existed keep their hash.
     Option o = choice(
-        "policy.stack", stack_names(), kDefaultStackName,
-        "software that runs the kernels: hf-deepspeed (eager PyTorch + DeepSpeed), "
-        "optimized (TensorRT-LLM / vLLM class: fused attention, few launches per "
-        "layer, native FP8 GEMMs where the GPU has them) or trtllm-v0.6 (optimized "
-        "with the per-query-head decode attention of TensorRT-LLM's published "
-        "v0.5/v0.6 tables) or hf-deepspeed-0.7 (hf-deepspeed with DeepSpeed v0.7's "
-        "one-GPU ZeRO-3 gather, two GPU copies per fetched parameter) or trtllm-bench "
-        "(optimized as TensorRT-LLM's trtllm-bench serves: a KV pool of 90% of the free "
-        "memory, GUARANTEED_NO_EVICT admission)",
+        "policy.stack", stack_names(), kDefaultStackName, stack_help(),
         [](Scenario& s) -> FieldRef {
           ExecutionStack* st = &s.policy.stack;
           return EnumRef{
