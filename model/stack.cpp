@@ -206,6 +206,27 @@ const std::vector<ExecutionStack>& stack_table() {
     // blocks of their prompt plus max_tokens fit in what is left (the first that does not stops
     // the scan), with no watermark. MAX_UTILIZATION, which may pause started requests, is the
     // other policy; trtllm-bench leaves the default.
+    // vLLM's V0 engine (the default engine through 0.7; 0.8.0, 2025-03, made V1 the default):
+    // the optimized stack with the host work of each step serialised with the GPU. V0's engine
+    // loop takes the sampled tokens back to the host, turns them into Python outputs, runs the
+    // scheduler and prepares the next step's input metadata while the GPU waits: "GPU is often
+    // idle, waiting for CPU operations (5-13ms of GPU bubble)", each bubble "about 4ms" in the
+    // profile of a decode step there (vllm-project/vllm#6854, the multi-step scheduling RFC,
+    // 2024-07, V0 of 0.5). The 4 ms is taken per step, whatever the batch. Later V0 releases
+    // (0.6, 2024-09) overlap the output processing with the next step, which may shrink the gap;
+    // no later figure was found. A check: a fixed gap per step leaves the GPU idle the more, the
+    // shorter the step, as the GPU utilisation published with the databasemart RTX 4090 runs
+    // shows (64% for 1.5-3B models, 81-89% for 7-8B: scenarios/reference/dbm-*). V0's multi-step
+    // scheduling (--num-scheduler-steps, off by default) would amortise the gap; V1 overlaps it
+    // (the optimized stack above).
+    ExecutionStack v0 = opt;
+    v0.name = "vllm-v0";
+    v0.description =
+        "vLLM's V0 engine (default through 0.7): optimized, with about 4 ms of host work per step "
+        "(output processing, scheduling, input preparation) that the GPU waits for";
+    v0.step_overhead_s = 4e-3;
+    t.push_back(v0);
+
     ExecutionStack bench = opt;
     bench.name = "trtllm-bench";
     bench.description =

@@ -151,6 +151,29 @@ TEST_CASE("no stack charges per-step host work without a published, serialised f
   CHECK(v06.step_overhead_s == 0);
   CHECK(v06.step_overhead_per_sequence_s == 0);
 }
+TEST_CASE("vLLM's V0 engine charges its published per-step host gap, and only that",
+          "[model][stack][step]") {
+  // vllm-project/vllm#6854: about 4 ms of GPU bubble per decode step in V0's engine loop.
+  const ExecutionModel eager;
+  const ExecutionModel v0 = with_stack(eager, execution_stack("vllm-v0"));
+  CHECK(v0.step_overhead_s == Approx(4e-3));
+  CHECK(v0.step_overhead_per_sequence_s == 0);
+  // Everything else is the optimized stack's.
+  const ExecutionStack& a = execution_stack("vllm-v0");
+  const ExecutionStack& b = execution_stack("optimized");
+  CHECK(a.fused_attention == b.fused_attention);
+  CHECK(a.gemm_efficiency == b.gemm_efficiency);
+  CHECK(a.kv_admission == b.kv_admission);
+  // The gap ends every pass: the head of a step waits for it, once, whatever the batch.
+  const GpuSpec h100 = gpu(1979);
+  const LlmSpec m = llama7b();
+  for (double seqs : {1.0, 64.0}) {
+    const double with_gap = edge_module_s(m, h100, v0, true, seqs, seqs, 0, 1);
+    const double without = edge_module_s(m, h100, with_stack(eager, b), true, seqs, seqs, 0, 1);
+    CHECK(with_gap - without == Approx(4e-3).margin(1e-9));
+  }
+}
+
 TEST_CASE("only the trtllm-bench stack admits requests with GUARANTEED_NO_EVICT",
           "[model][stack]") {
   // The admission rule and the pool's sizing are data of the stack (model/stack.cpp), read by the
