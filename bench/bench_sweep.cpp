@@ -63,7 +63,8 @@ BENCHMARK(BM_SimulateGenTokens)->Arg(8)->Arg(16)->Arg(32)->Arg(64)->Arg(128)->Un
 // pinned buffer (InferenceSim's fetch loop with bounce copies), GDS reads straight into the GPU.
 // Arg: 0 = gds, 1 = aio.
 void BM_SimulateIoPath(benchmark::State& state) {
-  simulate_loop(state, scenario({std::string("policy.io_path=") + (state.range(0) ? "aio" : "gds")}));
+  simulate_loop(state,
+                scenario({std::string("policy.io_path=") + (state.range(0) ? "aio" : "gds")}));
 }
 BENCHMARK(BM_SimulateIoPath)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 

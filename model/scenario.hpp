@@ -295,7 +295,10 @@ struct TrainingWorkload {
   //   (subgroup_gradient_buffer, 4 B/param over the partition) that the backward copies into;
   //   a sub-group whose optimizer states are on NVMe swaps its fp32 gradients out instead
   //   (partition_previous_reduced_grads: optimizer_swapper.swap_out_gradients) and holds none.
-  enum class Zero3HostGrads { kFlatFp16, kFp32Partition } zero3_host_grads = Zero3HostGrads::kFlatFp16;
+  enum class Zero3HostGrads {
+    kFlatFp16,
+    kFp32Partition
+  } zero3_host_grads = Zero3HostGrads::kFlatFp16;
   bool optimizer_on_cpu = false;  // CPU Adam instead of GPU Adam
   double cpu_adam_params_per_s = 0;  // 0 = from host catalog estimate
   bool params_auto = false;       // find the largest model of this shape family that fits

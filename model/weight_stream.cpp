@@ -70,8 +70,8 @@ double stream_experts_hit(const LlmSpec& m, const Policy& p, double tokens) {
   return expected_distinct_experts(m, tokens);
 }
 
-TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t,
-                           double experts_hit, double gather_copies) {
+TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t, double experts_hit,
+                           double gather_copies) {
   TensorStream f;
   // A routed expert is fetched for the share of passes that hit it: experts 0..n-1 in full and a
   // share of the next (the expected number of distinct experts hit).

@@ -109,7 +109,8 @@ std::vector<Zero3SwapAction> zero3_v07_swap_schedule(std::span<const double> par
   for (int p : hook_params) {
     if (p < 0) continue;
     if (p != expected++ || p >= n)
-      throw ModelError("zero3_v07_swap_schedule: the hooks must fetch parameters 0, 1, 2 ... in order");
+      throw ModelError(
+          "zero3_v07_swap_schedule: the hooks must fetch parameters 0, 1, 2 ... in order");
   }
   Zero3SwapCoordinator c(param_elements, swap_buffers);
   for (int p : hook_params) c.hook(p, z);
@@ -134,7 +135,8 @@ std::optional<std::vector<std::vector<Zero3Param>>> hf_layer_params(const LlmSpe
   const int q = at("q_proj"), k = at("k_proj"), v = at("v_proj"), o = at("o_proj"),
             up = at("ffn_up"), down = at("ffn_down");
   if (mod.kind != WeightModule::Kind::kLayer || q < 0 || k < 0 || v < 0 || o < 0 || up < 0 ||
-      down < 0 || m.experts > 1 || at("ffn_gate") >= 0 || (m.family != "opt" && m.family != "bloom"))
+      down < 0 || m.experts > 1 || at("ffn_gate") >= 0 ||
+      (m.family != "opt" && m.family != "bloom"))
     return std::nullopt;
   const auto elements = [&](int i) { return mod.tensors[static_cast<std::size_t>(i)].elements; };
   // The biases and the layer norms' parameters are the layer's "norms_biases".
@@ -190,7 +192,8 @@ std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
     case WeightModule::Kind::kHead:  // the final layer norm's hook (persistent), then lm_head's
       if (at("lm_head") < 0) return std::nullopt;
       return Hooks{{}, {at("lm_head")}};
-    case WeightModule::Kind::kLayer: break;
+    case WeightModule::Kind::kLayer:
+      break;
   }
   // The layer's hooks, each with the weights it fetches: the biases and norms ("norms_biases")
   // persist under DeepSpeed's default threshold.
@@ -265,8 +268,8 @@ std::vector<int> zero3_v07_gather_call_sizes(const std::vector<std::vector<doubl
     gathered[i] = persistent[i];  // on the GPU since their first gather
   }
   std::vector<int> sizes(n, 0);
-  double live = 0;        // __n_available_params
-  std::size_t next = 0;   // the head of the trace's parameter queue
+  double live = 0;       // __n_available_params
+  std::size_t next = 0;  // the head of the trace's parameter queue
   const auto call = [&](const std::vector<std::size_t>& params) {
     for (std::size_t p : params) {
       sizes[p] = static_cast<int>(params.size());
@@ -313,8 +316,7 @@ double zero3_v07_gather_copies(int call_params, int ranks) {
 }
 
 std::array<std::vector<double>, 3> zero3_v07_tensor_gather_copies(
-    const LlmSpec& m, const std::vector<WeightModule>& modules, const Zero3Settings& z,
-    int ranks) {
+    const LlmSpec& m, const std::vector<WeightModule>& modules, const Zero3Settings& z, int ranks) {
   // The pass's hooks, module after module (the prefetch crosses module boundaries), and where
   // each parameter's elements go.
   std::vector<std::vector<double>> hooks;

@@ -66,10 +66,6 @@ std::vector<Zero3SwapAction> zero3_v07_swap_schedule(std::span<const double> par
 std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
                                                               const WeightModule& mod);
 
-}  // namespace tiersim
-
-namespace tiersim {
-
 // One parameter of a module as DeepSpeed's hooks see it: its size and the tensor of
 // weight_modules' module it belongs to (a bias or a norm joins the layer's "norms_biases"; BLOOM's
 // fused query_key_value weight stands for q_proj, k_proj and v_proj together).
@@ -127,7 +123,6 @@ double zero3_v07_gather_copies(int call_params, int ranks);
 // elements of the tensor's parameters and averaged over the modules of a kind (the layers of a
 // model share one value, as the simulator's fetch plans share their layers' fetches).
 std::array<std::vector<double>, 3> zero3_v07_tensor_gather_copies(
-    const LlmSpec& m, const std::vector<WeightModule>& modules, const Zero3Settings& z,
-    int ranks);
+    const LlmSpec& m, const std::vector<WeightModule>& modules, const Zero3Settings& z, int ranks);
 
 }  // namespace tiersim

@@ -109,8 +109,7 @@ struct ResultsStore::Inserts {
         find_set(db, "SELECT id FROM provenance_sets WHERE digest = ?"),
         add_set(db, "INSERT INTO provenance_sets (digest) VALUES (?)"),
         set_entry(db, "INSERT INTO provenance_entries (set_id, key, source) VALUES (?,?,?)"),
-        set_entries(db,
-                    "SELECT key, source FROM provenance_entries WHERE set_id = ? ORDER BY key"),
+        set_entries(db, "SELECT key, source FROM provenance_entries WHERE set_id = ? ORDER BY key"),
         find_run(db, kFindRunSql) {}
   void reset() {
     for (store::Statement* st : {&run, &metric, &memory, &utilization, &timeline, &find_set,
@@ -200,8 +199,7 @@ std::int64_t ResultsStore::provenance_set(const std::map<std::string, std::strin
   return id;
 }
 
-std::int64_t ResultsStore::provenance_set_of(
-    const std::map<std::string, std::string>& provenance) {
+std::int64_t ResultsStore::provenance_set_of(const std::map<std::string, std::string>& provenance) {
   std::string entries;
   for (const auto& [key, source] : provenance) {
     entries += key;

@@ -116,8 +116,10 @@ Database::~Database() {
 }
 
 void Database::run_cached(std::unique_ptr<Statement>& cached, std::string_view sql) {
-  if (!cached) cached = std::make_unique<Statement>(*this, sql);
-  else cached->reset();  // a run that failed part-way (a busy database) left it stepped
+  if (!cached)
+    cached = std::make_unique<Statement>(*this, sql);
+  else
+    cached->reset();  // a run that failed part-way (a busy database) left it stepped
   cached->run();
 }
 

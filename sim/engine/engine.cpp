@@ -128,8 +128,8 @@ void Engine::poll_stop() const {
 }
 
 void Resource::record(int channel, double start_s, double end_s, double work_s, const Tag& tag) {
-  engine_.record(
-      TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item, tag.stage, work_s});
+  engine_.record(TraceSpan{id_, channel, start_s, end_s, tag.activity, tag.phase, tag.item,
+                           tag.stage, work_s});
 }
 
 void Engine::run() {

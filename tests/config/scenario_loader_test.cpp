@@ -854,8 +854,8 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
   CHECK_THAT(alone.what(), Catch::Contains("policy.parallelism.data > 1 only"));
   // ... unless the stack's one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they
   // set (model/stack.hpp zero3_gather_copies_v07).
-  CHECK_NOTHROW(load(kBase, {"policy.stack=hf-deepspeed-0.7",
-                             "policy.zero3.param_persistence_threshold=0"}));
+  CHECK_NOTHROW(
+      load(kBase, {"policy.stack=hf-deepspeed-0.7", "policy.zero3.param_persistence_threshold=0"}));
   // Given in the file, they stay in its resolved scenario, which loads to the same.
   const std::string v07 = std::string(kBase) +
                           "  stack: hf-deepspeed-0.7\n"

@@ -302,8 +302,10 @@ TEST_CASE("DeepSpeed v0.7's gather holds the fetch for its GPU copies of each ho
       serial += em.fetch_overhead_s + t.host_copy_s(pt) + t.gather_copy_s;
       link += t.host_link_s;
     }
-    if (v07) CHECK(copies > 0);
-    else CHECK(copies == 0);
+    if (v07)
+      CHECK(copies > 0);
+    else
+      CHECK(copies == 0);
     const ModuleStreamTime time = module_stream_time(pt, layer);
     CHECK(time.time_s == Approx(std::max(serial, link)));
     CHECK(time.h2d_s == Approx(link));

@@ -182,8 +182,7 @@ TEST_CASE("v0.7's gather calls: own parameters not yet gathered, then the bucket
   CHECK(zero3_v07_gather_call_sizes(hooks, tight) == std::vector<int>{1, 0, 1, 0});
 }
 
-TEST_CASE("v0.7's gather copies depend on the call's parameters and the ranks",
-          "[model][zero3]") {
+TEST_CASE("v0.7's gather copies depend on the call's parameters and the ranks", "[model][zero3]") {
   CHECK(zero3_v07_gather_copies(0, 1) == 0);  // persistent: never gathered
   CHECK(zero3_v07_gather_copies(1, 1) == 1);  // NCCL's one-rank copy, input to output
   CHECK(zero3_v07_gather_copies(1, 4) == 0);  // the all-gather writes the parameter's buffer

@@ -157,7 +157,7 @@ class InferenceSim {
     Zero3GatherTraffic gather{};
   };
   struct ModuleFetch {
-      // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
+    // Its tensors in fetch order (tensors with nothing to move left out): tensors[first ...
     // first + count) of the pass's FetchPlan, which holds every module's in one allocation
     // (modules with the same tensors may share one range: plan_fetches).
     std::size_t first = 0, count = 0;
@@ -586,13 +586,12 @@ Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t r
       // parameter's read is still in flight) the wait for every read, then the gather's copy
       // out of the swap buffer and (one GPU) its device copies. A read issued here lands while
       // the hooks' other work and the copies of the parameters before it run.
-      const SwapTurn& turn =
-          swap_turns_[static_cast<std::size_t>(&t - pass_plan.tensors.data())];
+      const SwapTurn& turn = swap_turns_[static_cast<std::size_t>(&t - pass_plan.tensors.data())];
       for (std::size_t j : turn.issue) {
         co_await engine_.delay(em_.swap_in_overhead_s);
-        swap_reads_lands_s_.push_back(reserve_read_work<true>(
-            engine_.now(), *st.h2d, pass_plan.tensors[j],
-            pass_tag(activity::kWeightsNvme, pass, plan_module_[j])));
+        swap_reads_lands_s_.push_back(
+            reserve_read_work<true>(engine_.now(), *st.h2d, pass_plan.tensors[j],
+                                    pass_tag(activity::kWeightsNvme, pass, plan_module_[j])));
       }
       if (turn.wait) {
         double lands_s = engine_.now();
@@ -791,8 +790,8 @@ void InferenceSim::weights_ready_at(std::uint64_t fetch_index, double t_s) {
 }
 
 void InferenceSim::bounce(ReadInFlight& r) {
-  r.free_s = engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work,
-                                       r.bounce_tag);
+  r.free_s =
+      engine_.reserve_work_from(r.lands_s, *stages_.front().h2d, r.bounce_work, r.bounce_tag);
   if (r.sets_ready) weights_ready_at(r.fetch_index, std::max(r.free_s, r.ready_not_before_s));
 }
 
@@ -998,7 +997,9 @@ void InferenceSim::plan_swap_schedule() {
         next.issue.insert(next.issue.end(), param_tensors[param].begin(),
                           param_tensors[param].end());
         break;
-      case Zero3SwapAction::Kind::kWait: next.wait = true; break;
+      case Zero3SwapAction::Kind::kWait:
+        next.wait = true;
+        break;
       case Zero3SwapAction::Kind::kGather:
         turns[param_tensors[param].front()] = std::move(next);
         next = SwapTurn{};
@@ -1168,9 +1169,8 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
         const double stored = elems * host_kv.bytes_per_elem;
         // On the calling thread (one core): the driver's copy and the temporary's page faults.
         const double one_thread_s =
-            staged / std::min(st.d2h->rate_per_s(),
-                              units::gbps_to_bytes_per_s(
-                                  pageable_copy_gbps(host, em_.pageable_copy_gbps))) +
+            staged / std::min(st.d2h->rate_per_s(), units::gbps_to_bytes_per_s(pageable_copy_gbps(
+                                                        host, em_.pageable_copy_gbps))) +
             fresh_pages_s(host, em_, staged, 1.0);
         // On the intra-op pool (every core): the copy into the buffer and its page faults.
         double pool_s = (staged + stored) /

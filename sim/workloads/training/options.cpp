@@ -54,8 +54,7 @@ void training_option_rows(WorkloadOptionRows& rows) {
                            "in_splits x out_splits) that ZeRO-3 gathers one at a time",
                            F(training.linear_tiles)),
                    kTraining));
-  t.push_back(only(choice("workload.zero3_host_grads", {"flat_fp16", "fp32_partition"},
-                          "flat_fp16",
+  t.push_back(only(choice("workload.zero3_host_grads", {"flat_fp16", "fp32_partition"}, "flat_fp16",
                           "ZeRO-3 with CPU Adam: DeepSpeed's host gradient buffers; flat_fp16: "
                           "today's (a flat fp16 partition and one fp32 sub-group), "
                           "fp32_partition: DeepSpeed 0.3.15-0.5's (fp32 over the partition, "

@@ -70,8 +70,8 @@ constexpr double kCpuAdamStagedParamBytes = 4;
 // writes them once), that the all-gather of the updated partitions costs on the GPU besides its
 // transfers. The step gathers by shards of allgather_bucket_size (5e8) parameters with
 // dist.all_gather over a list of per-rank views (stage2.py:1439-1472; so through v0.6, while
-// v0.7's all_gather_dp_groups gathers into one flat tensor). torch's ProcessGroupNCCL::allgather (torch/lib/c10d of 2020)
-// gathers into a new flat buffer and then copies it back into the list
+// v0.7's all_gather_dp_groups gathers into one flat tensor). torch's ProcessGroupNCCL::allgather
+// (torch/lib/c10d of 2020) gathers into a new flat buffer and then copies it back into the list
 // (outputTensors[i][j].copy_(outputFlattened[i][j])): one copy of the whole parameters. With one
 // rank NCCL's all-gather moves nothing between GPUs but copies the input into that buffer on the
 // device (NCCL 2.7 src/enqueue.cc:430-433, cudaMemcpyAsync device to device): a second copy.
@@ -344,8 +344,7 @@ Task TrainingSim::iteration(int iter) {
       // The gather's own device copies (kAllgatherCopyBackCopies, kOneRankAllgatherCopies), which
       // run even on one GPU. Only on the offload path, which this file models at v0.3.0; other
       // stage 1-2 runs name no DeepSpeed version and may gather into one flat tensor.
-      const double copies =
-          kAllgatherCopyBackCopies + (dp_ > 1 ? 0.0 : kOneRankAllgatherCopies);
+      const double copies = kAllgatherCopyBackCopies + (dp_ > 1 ? 0.0 : kOneRankAllgatherCopies);
       co_await gpu_->use(gpu_kernel_s(s_.hardware.gpu, em_, 0, copies * 2 * full),
                          Tag{activity::kAllgatherUpdated, 2, 0});
     }

@@ -69,7 +69,8 @@ TEST_CASE("torch.save runs its copies at the host's measured pageable copy rate"
   measured.pageable_copy_gbps = 16;
   const sim::CheckpointSoftware fast = sim::checkpoint_software(measured);
   CHECK(fast.pageable_copy_gbps == Approx(16));
-  const double kernel_s_per_gb = 1 / defaults.page_cache_write_gbps - 1 / defaults.pageable_copy_gbps;
+  const double kernel_s_per_gb =
+      1 / defaults.page_cache_write_gbps - 1 / defaults.pageable_copy_gbps;
   CHECK(1 / fast.page_cache_write_gbps == Approx(1.0 / 16 + kernel_s_per_gb));
   CHECK(fast.page_cache_write_gbps > defaults.page_cache_write_gbps);
   // The rest of torch.save's path is the software's, whatever the host.
@@ -118,7 +119,8 @@ TEST_CASE("torch.save's DMA holds a shared link for its bytes only, not the thre
   const sim::RunResult r = sim::simulate(s);
   const double bytes = r.get("checkpoint_bytes");
   const sim::CheckpointSoftware sw = sim::checkpoint_software(s.hardware.host);
-  const double per_byte_s = 1 / (sw.pageable_copy_gbps * 1e9) + 1 / (sw.fresh_allocation_gbps * 1e9) +
+  const double per_byte_s = 1 / (sw.pageable_copy_gbps * 1e9) +
+                            1 / (sw.fresh_allocation_gbps * 1e9) +
                             1 / (sw.page_cache_write_gbps * 1e9);
   CHECK(r.get("checkpoint_s") == Approx(bytes / 2 * per_byte_s).epsilon(0.03));
 }

@@ -783,8 +783,9 @@ policy: {weights: gpu, kv_cache: gpu}
   CHECK(sim::simulate(cpu, cpu_per_tensor).get("total_s") == direct);
 }
 
-TEST_CASE("DeepSpeed v0.7's swap-in prefetch keeps as many reads beside the copies as buffers allow",
-          "[inference][nvme][zero3]") {
+TEST_CASE(
+    "DeepSpeed v0.7's swap-in prefetch keeps as many reads beside the copies as buffers allow",
+    "[inference][nvme][zero3]") {
   // One GPU, OPT weights on NVMe, DeepSpeed v0.7 (hf-deepspeed-0.7: the gather copies each swap
   // buffer to the GPU). With prefetching the coordinator's hooks issue the next swap-ins while
   // the copies run (model/zero3_swap.hpp), as far as the swap buffers go: parameters gathered
@@ -792,8 +793,8 @@ TEST_CASE("DeepSpeed v0.7's swap-in prefetch keeps as many reads beside the copi
   // buffers let more of them run beside the copies. Without prefetching every read is waited
   // for in its own hook, whatever the buffers.
   const std::vector<std::string> small = {
-      "model.name=opt-6.7b",       "workload.batch=4",          "workload.prompt_tokens=16",
-      "workload.gen_tokens=3",     "policy.io_path=aio",        "policy.stack=hf-deepspeed-0.7",
+      "model.name=opt-6.7b",   "workload.batch=4",   "workload.prompt_tokens=16",
+      "workload.gen_tokens=3", "policy.io_path=aio", "policy.stack=hf-deepspeed-0.7",
       "hardware.nvme.count=1"};
   const auto run = [&](std::vector<std::string> sets) {
     std::vector<std::string> all = small;

@@ -116,7 +116,7 @@ TEST_CASE("a decode iteration's all-reduces cost more over PCIe without peer acc
       tensor_parallel_logits_comm(s.hardware.gpu, s.hardware.host, s.model, 32, 2);
   CHECK(host.peer_s == Approx(s.model.layers * comm.seconds(rate) + logits.seconds(rate)));
   CHECK(rate < units::gbps_to_bytes_per_s(std::min(h2d_gbps(s.hardware.gpu, s.hardware.host),
-                                                    d2h_gbps(s.hardware.gpu, s.hardware.host))));
+                                                   d2h_gbps(s.hardware.gpu, s.hardware.host))));
   // 32 tokens of 5,120 fp16 values are 328 KB an all-reduce, 16 us at the host path's 21 GB/s
   // (55 GB/s x 3.9 / 10.31); the latency, 11.7 us each, is still over a third of it.
   CHECK(s.model.layers * comm.latency_s > 0.35 * host.peer_s);

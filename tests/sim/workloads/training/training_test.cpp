@@ -4,8 +4,8 @@
 #include "model/llm.hpp"
 #include "model/perf.hpp"
 #include "model/training_memory.hpp"
-#include "sim/workloads/checkpoint/checkpoint.hpp"
 #include "sim/simulate.hpp"
+#include "sim/workloads/checkpoint/checkpoint.hpp"
 #include "sim/workloads/training/names.hpp"
 #include "tests/support.hpp"
 
@@ -130,9 +130,9 @@ TEST_CASE("ZeRO-2 CPU offload: unscaling on one socket, then CPU Adam tiles stag
   const double gather_copies_s =
       n * 2 * 2 * 2.0 / (s.hardware.gpu.hbm_gbps * 1e9 * ExecutionModel{}.hbm_efficiency);
   REQUIRE(copies_s / tiles > r.get("cpu_adam_s") / tiles);
-  CHECK(r.get("optimizer_step_s") ==
-        Approx(unscale_s + r.get("cpu_adam_s") / tiles + copies_s + gather_copies_s)
-            .epsilon(0.005));
+  CHECK(
+      r.get("optimizer_step_s") ==
+      Approx(unscale_s + r.get("cpu_adam_s") / tiles + copies_s + gather_copies_s).epsilon(0.005));
 }
 
 TEST_CASE("ZeRO-2 CPU offload: the all-gather copies the parameters on the GPU, even on one rank",
