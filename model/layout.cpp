@@ -54,7 +54,10 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     }
   // Biases, norms and the router are small fp16 tensors; they travel together.
   const double small = counts.per_layer - (2 * h * q + 2 * h * kv) - matrices * h * f * m.experts;
-  if (small > 0) layer.tensors.push_back(plain("norms_biases", small));
+  if (small > 0) {
+    layer.tensors.push_back(plain("norms_biases", small));
+    layer.tensors.back().largest_part_elements = counts.largest_small_param;
+  }
   for (int l = 0; l < m.layers; ++l) {
     layer.layer = l;
     modules.push_back(layer);
@@ -73,7 +76,8 @@ double resident_param_limit_bytes(const ExecutionModel& em, const AioConfig& aio
 }
 
 bool zero3_persistent(const WeightTensor& t, const Zero3Settings& z) {
-  return t.elements <= z.param_persistence_threshold;
+  const double largest = t.largest_part_elements > 0 ? t.largest_part_elements : t.elements;
+  return largest <= z.param_persistence_threshold;
 }
 
 TensorSource tensor_source(double tensor_bytes, const Placement& weights, double limit_bytes) {

@@ -17,6 +17,10 @@ struct WeightTensor {
   double bytes = 0;     // at the policy's precision (quantised matrices carry their metadata)
   bool quantized = false;
   int expert = -1;  // MoE expert the matrix belongs to; -1 for everything else (and dense FFNs)
+  // Elements of the largest model parameter among those the tensor stands for (the layer's
+  // biases, norms and router travel as one "norms_biases" tensor); 0 = the tensor is one
+  // parameter. ZeRO-3's persistence threshold applies to parameters (zero3_persistent).
+  double largest_part_elements = 0;
 };
 
 struct WeightModule {
@@ -52,7 +56,10 @@ TensorSource tensor_source(double tensor_bytes, const Placement& weights, double
 
 // ZeRO-3's persistence rule (deepspeed/runtime/zero/partition_parameters.py,
 // Init._convert_to_deepspeed_param): a parameter of at most param_persistence_threshold elements
-// is kept whole on every GPU, neither partitioned nor offloaded, and never gathered.
+// is kept whole on every GPU, neither partitioned nor offloaded, and never gathered. A tensor
+// that stands for several parameters (WeightTensor::largest_part_elements) persists when its
+// largest one does; a threshold between its parameters' sizes, which would keep only some, is
+// taken as keeping none.
 bool zero3_persistent(const WeightTensor& t, const Zero3Settings& z);
 
 }  // namespace tiersim

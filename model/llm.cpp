@@ -20,6 +20,11 @@ ParamCounts count_params(const LlmSpec& m) {
   p.ffn_total = p.ffn_per_expert * m.experts;
   p.router = m.experts > 1 ? h * m.experts : 0;
   p.norms = 2 * h * (bias ? 2 : 1);
+  // Each norm's weight (and bias) has h elements; the biases are q's, k's and v's (BLOOM fuses
+  // them into query_key_value's one bias of q + 2 kv), o's and fc2's (h) and fc1's (f).
+  p.largest_small_param = h;
+  if (bias) p.largest_small_param = std::max({h, f, m.family == "bloom" ? q + 2 * kv : q});
+  p.largest_small_param = std::max(p.largest_small_param, p.router);
   p.per_layer = p.attention + p.ffn_total + p.router + p.norms;
   p.embedding = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.max_positions * h : 0);
   p.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * h;

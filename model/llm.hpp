@@ -50,6 +50,9 @@ struct ParamCounts {
   double ffn_total = 0;          // all experts
   double router = 0;             // MoE gate
   double norms = 0;              // layer norms of one layer
+  // The largest of one layer's parameters that are not its weight matrices (a norm's weight or
+  // bias, a projection's bias, the router): what ZeRO-3's persistence threshold compares
+  double largest_small_param = 0;
   double per_layer = 0;          // everything in one transformer layer
   double embedding = 0;          // token (+ position) embedding
   double lm_head = 0;            // 0 when tied

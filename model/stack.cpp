@@ -31,6 +31,7 @@ const std::vector<ExecutionStack>& stack_table() {
     // handle.wait()) before it prefetches the next modules, so the next module's first blocking
     // copy waits for this module's all-gather. Only the compute stream runs beside the chain.
     hf.zero3_gather_serial_stream = true;
+    hf.zero3_persistence = true;
     t.push_back(hf);
 
     // TensorRT-LLM / vLLM class engines.
@@ -241,6 +242,22 @@ const std::vector<ExecutionStack>& stack_table() {
     bench.kv_pool_free_fraction = 0.90;
     bench.serving_pool_from_free_memory = true;
     t.push_back(bench);
+
+    // Hugging Face Accelerate's CPU offload (accelerate 0.15 with transformers 4.24, as FlexGen's
+    // Hugging Face baseline runs it: benchmark/hf_ds/hf_opt.py, a device_map with the decoder
+    // layers on "cpu"): dispatch_model hooks every leaf module of the offloaded layers
+    // (AlignDevicesHook, offload=True); its pre_forward copies each of the module's tensors to
+    // the GPU from the CPU state dict (set_module_tensor_to_device, `value.to(device)`), its
+    // post_forward drops them to the meta device. So no parameter stays on the GPU between
+    // passes, small ones included: eager PyTorch without ZeRO-3's persistence. Pageable memory,
+    // no prefetch are the scenario's policy (pin_memory: false, prefetch_layers: 0).
+    ExecutionStack acc = hf;
+    acc.name = "hf-accelerate";
+    acc.description =
+        "eager PyTorch with Hugging Face Accelerate's offload hooks: every tensor of an offloaded "
+        "module copied to the GPU each time the module runs, none kept between passes";
+    acc.zero3_persistence = false;
+    t.push_back(acc);
     return t;
   }();
   return kStacks;

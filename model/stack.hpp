@@ -104,6 +104,14 @@ struct ExecutionStack {
   // all-gather is done. Compute still overlaps the chain (prefetch). False: the partition copies
   // are asynchronous and overlap each other and the previous module's all-gather (stack.cpp).
   bool zero3_gather_serial_stream = false;
+  // DeepSpeed ZeRO-3's persistence rule holds on one GPU too (model/layout.hpp
+  // zero3_persistent): a parameter of at most policy.zero3.param_persistence_threshold elements
+  // is made whole on the GPU once and never released, so no pass fetches it again (v0.7.2
+  // partitioned_param_coordinator.py __params_to_release keeps `p.ds_persist` parameters;
+  // stage3.py _mark_persistent_parameters sets it). Data-parallel ranks always follow the rule
+  // (their weights are partitioned by ZeRO-3). False: an offloading runtime without it, whose
+  // hooks copy every parameter of a module each time the module runs (Accelerate).
+  bool zero3_persistence = false;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

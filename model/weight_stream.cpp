@@ -62,6 +62,7 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
   pt.weights = p.weights;
   pt.moe_fetch = p.moe_fetch;
   pt.zero3 = p.zero3;
+  pt.zero3_persistence = p.stack.zero3_persistence || p.parallelism.data > 1;
   return pt;
 }
 
@@ -80,7 +81,7 @@ TensorStream tensor_stream(const WeightStreamPoint& pt, const WeightTensor& t, d
                            : std::clamp(experts_hit - t.expert, 0.0, 1.0);
   if (share <= 0) return f;
   // ZeRO-3 keeps persistent parameters whole on every GPU: nothing to fetch or gather.
-  if (pt.dp > 1 && zero3_persistent(t, pt.zero3)) return f;
+  if (pt.zero3_persistence && zero3_persistent(t, pt.zero3)) return f;
   const TensorSource src = tensor_source(t.bytes, pt.weights, pt.small_limit_bytes);
   f.nvme_bytes = src.nvme_bytes * share;
   f.cpu_bytes = src.cpu_bytes * share;

@@ -15,8 +15,9 @@
 // The rules, each with its source:
 // - placement: DeepSpeed's small-tensor rule (model/layout.hpp tensor_source) splits each tensor
 //   between NVMe and host DRAM by the policy's weight placement; GPU-resident shares move nothing;
-// - ZeRO-3 with data-parallel ranks keeps persistent parameters whole on every GPU: not fetched
-//   (model/layout.hpp zero3_persistent);
+// - ZeRO-3 keeps persistent parameters whole on every GPU: not fetched, with data-parallel
+//   ranks and, on one GPU, on a stack with ZeRO-3's persistence (model/layout.hpp
+//   zero3_persistent, model/stack.hpp zero3_persistence; Accelerate's hooks have none);
 // - MoE models whose runtime fetches only routed experts fetch the share of each expert a pass's
 //   tokens hit (model/llm.hpp expected_distinct_experts);
 // - the NVMe array reads at the reader's operating point: policy.aio's block size, threads x
@@ -94,6 +95,9 @@ struct WeightStreamPoint {
   Placement weights;                  // the policy's weight placement
   MoeFetch moe_fetch = MoeFetch::kAll;
   Zero3Settings zero3;
+  // ZeRO-3's persistent parameters are never fetched (ExecutionStack::zero3_persistence; always
+  // with data-parallel ranks)
+  bool zero3_persistence = false;
 };
 
 // The point of a scenario whose modules are `modules` (weight_modules(s.model, s.policy)).

@@ -182,7 +182,8 @@ std::optional<std::vector<std::vector<Zero3Param>>> hf_layer_params(const LlmSpe
 }  // namespace
 
 std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
-                                                              const WeightModule& mod) {
+                                                              const WeightModule& mod,
+                                                              const Zero3Settings& z) {
   using Hooks = std::vector<std::vector<int>>;
   const auto at = [&](const char* name) { return tensor_index(mod, name); };
   switch (mod.kind) {
@@ -195,17 +196,21 @@ std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
     case WeightModule::Kind::kLayer:
       break;
   }
-  // The layer's hooks, each with the weights it fetches: the biases and norms ("norms_biases")
-  // persist under DeepSpeed's default threshold.
+  // The layer's hooks, each with the parameters it fetches: the biases and norms
+  // ("norms_biases") only where they do not persist.
   const auto params = hf_layer_params(m, mod);
   if (!params) return std::nullopt;
-  const int small = at("norms_biases");
+  int small = at("norms_biases");
+  if (small >= 0 && !zero3_persistent(mod.tensors[static_cast<std::size_t>(small)], z)) small = -1;
   Hooks hooks;
   for (const auto& hook : *params) {
     hooks.emplace_back();
+    // A norm's weight and bias are two parameters of the one "norms_biases" tensor.
     for (const Zero3Param& p : hook)
       for (int t : p.tensors)
-        if (t != small) hooks.back().push_back(t);
+        if (t != small &&
+            std::find(hooks.back().begin(), hooks.back().end(), t) == hooks.back().end())
+          hooks.back().push_back(t);
   }
   return hooks;
 }

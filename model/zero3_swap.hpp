@@ -59,12 +59,14 @@ std::vector<Zero3SwapAction> zero3_v07_swap_schedule(std::span<const double> par
 // The forward pre-hooks of one of weight_modules' modules (model/layout.hpp) in the order they
 // fire under Hugging Face transformers, each the indices into mod.tensors of the parameter it
 // fetches (several for a fused parameter, BLOOM's query_key_value), empty for a hook that
-// fetches none. The layer norms and biases (the layer's "norms_biases") persist on the GPU under
-// the default stage3_param_persistence_threshold, so their modules' hooks fetch nothing. nullopt
-// for a layer of a family whose module structure is not described here (or of MoE and gated
-// FFNs).
+// fetches none. The layer norms and biases (the layer's "norms_biases") are fetched only where
+// they do not persist on the GPU under z's param_persistence_threshold (model/layout.hpp
+// zero3_persistent; at DeepSpeed's default 1e5 they persist, so their modules' hooks fetch
+// nothing). nullopt for a layer of a family whose module structure is not described here (or of
+// MoE and gated FFNs).
 std::optional<std::vector<std::vector<int>>> zero3_hook_steps(const LlmSpec& m,
-                                                              const WeightModule& mod);
+                                                              const WeightModule& mod,
+                                                              const Zero3Settings& z);
 
 // One parameter of a module as DeepSpeed's hooks see it: its size and the tensor of
 // weight_modules' module it belongs to (a bias or a norm joins the layer's "norms_biases"; BLOOM's

@@ -848,10 +848,18 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
   });
   CHECK(prefetch.key_path() == "policy.prefetch_layers");
   // ZeRO-3 settings without ranks to partition over.
-  const auto alone =
-      config_error([] { load(kBase, {"policy.zero3.param_persistence_threshold=7168"}); });
-  CHECK(alone.key_path() == "policy.zero3.param_persistence_threshold");
+  const auto alone = config_error([] { load(kBase, {"policy.zero3.prefetch_bucket_size=2e8"}); });
+  CHECK(alone.key_path() == "policy.zero3.prefetch_bucket_size");
   CHECK_THAT(alone.what(), Catch::Contains("policy.parallelism.data > 1 only"));
+  // The persistence threshold also decides what one GPU fetches on a stack with ZeRO-3's
+  // persistence (model/stack.hpp zero3_persistence), and is refused on one without.
+  CHECK(load(kBase, {"policy.zero3.param_persistence_threshold=7168"})
+            .policy.zero3.param_persistence_threshold == 7168);
+  const auto no_zero3 = config_error([] {
+    load(kBase, {"policy.stack=hf-accelerate", "policy.zero3.param_persistence_threshold=7168"});
+  });
+  CHECK(no_zero3.key_path() == "policy.zero3.param_persistence_threshold");
+  CHECK_THAT(no_zero3.what(), Catch::Contains("no ZeRO-3 persistence"));
   // ... unless the stack's one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they
   // set (model/stack.hpp zero3_gather_copies_v07).
   CHECK_NOTHROW(

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -85,9 +86,14 @@ TEST_CASE("a tensor's fetch splits it by placement and prices each part", "[mode
   CHECK(f.host_link_bytes == f.cpu_bytes);
   CHECK(f.host_link_s == Approx(f.cpu_bytes / pt.link_bytes_per_s).epsilon(1e-15));
   CHECK(f.host_copy_s(pt) == f.host_link_s);  // pinned
-  // A norm's weight is below DeepSpeed's swap limit: all of it from host DRAM, no read.
+  // A norm's weight is below DeepSpeed's swap limit: all of it from host DRAM, no read (where it
+  // is fetched at all: above ZeRO-3's persistence threshold here).
   WeightTensor norm{"norm", 4096, 8192};
-  const TensorStream small = tensor_stream(pt, norm);
+  Zero3Settings fetch_all;
+  fetch_all.param_persistence_threshold = 0;
+  WeightStreamPoint all = pt;
+  all.zero3 = fetch_all;
+  const TensorStream small = tensor_stream(all, norm);
   CHECK(small.nvme_bytes == 0);
   CHECK(small.read_s == 0);
   CHECK(small.cpu_bytes == 8192);
@@ -125,7 +131,41 @@ TEST_CASE("tensor and data parallelism share out the link bytes", "[model][weigh
   WeightTensor norm{"norm", 4096, 8192};
   REQUIRE(zero3_persistent(norm, dp.policy.zero3));
   CHECK(tensor_stream(dpt, norm).cpu_bytes == 0);
-  CHECK(tensor_stream(pt, norm).cpu_bytes == 8192);  // one rank: fetched
+  // One GPU: DeepSpeed keeps it there too (the default stack, ZeRO-3's persistence); Accelerate's
+  // hooks copy it every pass.
+  CHECK(tensor_stream(pt, norm).cpu_bytes == 0);
+  const Scenario acc =
+      load({"policy.parallelism.tensor=2", "hardware.gpu.count=2", "policy.stack=hf-accelerate"});
+  CHECK(tensor_stream(weight_stream_point(acc, em, modules), norm).cpu_bytes == 8192);
+}
+
+TEST_CASE("the layer's biases and norms persist when each of them is under the threshold",
+          "[model][weight_stream]") {
+  // OPT-175B's shape: together the biases and norms of a layer are 159,744 elements, above
+  // DeepSpeed's default threshold of 1e5, but each is at most fc1's bias (49,152), so each is
+  // persistent (v0.7.2 stage3.py _mark_persistent_parameters compares every parameter's ds_numel).
+  LlmSpec m;
+  m.family = "opt";
+  m.layers = 2;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn = 49152;
+  m.vocab = 50272;
+  const auto modules = weight_modules(m, Policy{});
+  const WeightModule& layer = modules[1];
+  const auto small = std::find_if(layer.tensors.begin(), layer.tensors.end(), [](const auto& t) {
+    return std::string(t.name) == "norms_biases";
+  });
+  REQUIRE(small != layer.tensors.end());
+  CHECK(small->elements == Approx(4 * 12288 + 4 * 12288 + 49152 + 12288));
+  CHECK(small->largest_part_elements == 49152);
+  Zero3Settings z;
+  CHECK(zero3_persistent(*small, z));
+  z.param_persistence_threshold = 49151;  // fc1's bias would be fetched: none is taken as kept
+  CHECK_FALSE(zero3_persistent(*small, z));
+  // A tensor that is one parameter is compared whole.
+  CHECK_FALSE(zero3_persistent(layer.tensors.front(), Zero3Settings{}));
 }
 
 TEST_CASE("data-parallel ranks read their partitions at once, each with its own reader",

@@ -140,20 +140,32 @@ TEST_CASE("module hooks follow the Hugging Face module structure", "[model][zero
   opt.ffn = 256;
   opt.vocab = 100;
   const auto modules = weight_modules(opt, pol);
-  const auto layer = zero3_hook_steps(opt, modules[1]);
+  const Zero3Settings z;
+  const auto layer = zero3_hook_steps(opt, modules[1], z);
   REQUIRE(layer);
   REQUIRE(layer->size() == 11);
+  CHECK((*layer)[1].empty());                 // the norm persists at the default threshold
   CHECK((*layer)[3] == std::vector<int>{0});  // q_proj, after the layer, its norm and self_attn
   CHECK((*layer)[9].empty());                 // activation_fn between fc1 and fc2
+  // Threshold 0 (FlexGen's hf_opt.py): nothing persists, so the norms' hooks fetch them and each
+  // Linear's hook its bias with its weight.
+  Zero3Settings none = z;
+  none.param_persistence_threshold = 0;
+  const auto all = zero3_hook_steps(opt, modules[1], none);
+  REQUIRE(all);
+  const int small = static_cast<int>(modules[1].tensors.size()) - 1;
+  REQUIRE(std::string(modules[1].tensors.back().name) == "norms_biases");
+  CHECK((*all)[1] == std::vector<int>{small});
+  CHECK((*all)[3] == std::vector<int>{0, small});
   LlmSpec bloom = opt;
   bloom.family = "bloom";
-  const auto fused = zero3_hook_steps(bloom, modules[1]);
+  const auto fused = zero3_hook_steps(bloom, modules[1], z);
   REQUIRE(fused);
   CHECK((*fused)[3] == std::vector<int>{0, 1, 2});  // query_key_value: one parameter
   LlmSpec llama = opt;
   llama.family = "llama";
-  CHECK_FALSE(zero3_hook_steps(llama, modules[1]));
-  CHECK(zero3_hook_steps(llama, modules.front()));  // the embedding's hook is the same
+  CHECK_FALSE(zero3_hook_steps(llama, modules[1], z));
+  CHECK(zero3_hook_steps(llama, modules.front(), z));  // the embedding's hook is the same
 }
 
 TEST_CASE("v0.7's gather calls: own parameters not yet gathered, then the bucket's prefetch",

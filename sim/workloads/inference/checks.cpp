@@ -98,12 +98,22 @@ void check_layout(const ScenarioCheck& c) {
     c.fail("policy.prefetch_layers",
            "not used with policy.parallelism.data > 1: the gathers run ahead as DeepSpeed's "
            "policy.zero3.prefetch_bucket_size and policy.zero3.max_live_parameters allow");
+  // The persistence threshold also decides, on one GPU, what a stack with ZeRO-3's persistence
+  // fetches (model/stack.hpp zero3_persistence).
   if (pol.parallelism.data == 1 && !pol.stack.zero3_gather_copies_v07)
-    for (const std::string& path : c.given_under("policy.zero3."))
+    for (const std::string& path : c.given_under("policy.zero3.")) {
+      if (path == "policy.zero3.param_persistence_threshold") {
+        if (!pol.stack.zero3_persistence)
+          c.fail(path, "not used by policy.stack " + pol.stack.name +
+                           ", whose offload keeps no parameter on the GPU between passes "
+                           "(no ZeRO-3 persistence)");
+        continue;
+      }
       c.fail(path,
              "applies to policy.parallelism.data > 1 only (ZeRO-Inference's "
              "partitioned weights over several GPUs), or to a stack whose one-GPU gather "
              "follows DeepSpeed v0.7's coordinator (policy.stack hf-deepspeed-0.7)");
+    }
   check_flexgen(c);
   if (pol.schedule == Schedule::kFlexGenBlock && s.inference.batch % pol.gpu_batches != 0)
     c.fail("policy.gpu_batches",

@@ -543,8 +543,8 @@ Task InferenceSim::gather_in_series(std::shared_ptr<Latch> reads, std::shared_pt
 // GDS while ds_io reads 1.78x). Modelled per tensor, in fetch order: DeepSpeed's waits fall at
 // module hooks, which in a Llama layer come after one to three reads. A host-DRAM tensor does not
 // wait for the read before it: its copy is synchronous here, where DeepSpeed's is a non-blocking
-// copy on the gather stream (and DeepSpeed keeps parameters of at most
-// stage3_param_persistence_threshold elements, such as norms, on the GPU, which this fetches).
+// copy on the gather stream. Parameters of at most stage3_param_persistence_threshold elements,
+// such as norms, stay on the GPU and are not in the plan (model/weight_stream.hpp).
 Task InferenceSim::fetch_module(int stage, int module, int pass, std::uint64_t ready_flag) {
   StageResources& st = stages_[static_cast<std::size_t>(stage)];
   const FetchPlan& pass_plan = plan_of(pass);
@@ -954,7 +954,7 @@ void InferenceSim::plan_swap_schedule() {
       if (t >= 0) of_tensor[static_cast<std::size_t>(t)] = mf.first + i;
     }
     if (mf.count == 0) continue;
-    const auto steps = zero3_hook_steps(m_, mod);
+    const auto steps = zero3_hook_steps(m_, mod, p_.zero3);
     if (!steps) return;
     std::size_t covered = 0;
     for (const auto& hook : *steps) {
