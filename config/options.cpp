@@ -132,9 +132,12 @@ std::vector<Option> build_table() {
     if (o.path == "hardware.host.page_fault_gbps")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.page_fault_gbps > 0; };
   // Likewise a host's measured pageable copy rate.
-  for (auto& o : t)
+  for (auto& o : t) {
     if (o.path == "hardware.host.pageable_copy_gbps")
       o.emit_when = [](const Scenario& s) { return s.hardware.host.pageable_copy_gbps > 0; };
+    if (o.path == "hardware.host.pageable_h2d_gbps")
+      o.emit_when = [](const Scenario& s) { return s.hardware.host.pageable_h2d_gbps > 0; };
+  }
   // Likewise the PCIe switch topology (added with ZeRO-Inference's data-parallel ranks).
   for (auto& o : t) {
     if (o.path == "hardware.host.gpus_per_pcie_switch")

@@ -177,6 +177,14 @@ struct HostSpec {
   // (already faulted-in) pages; it also bounds that thread's memcpy from below. 0 = not measured
   // on this host (each workload's default: model/perf.hpp pageable_copy_gbps).
   double pageable_copy_gbps = 0;
+  // A host-to-device copy from pageable memory on one host thread [1e9 B/s], from a source in
+  // DRAM as large as a model's weight tensors (hundreds of MiB, far beyond the CPU's caches): the
+  // thread's memcpy into the driver's pinned staging buffers, which the DMA then drains. A
+  // benchmark that copies one buffer of at most the last-level cache over and over reads it from
+  // the cache and reports about twice this (tools/gpu/*-copy-bandwidth.csv). 0 = not measured on
+  // this host: its pageable_copy_gbps, else the inference workloads' default
+  // (model/perf.hpp pageable_h2d_gbps).
+  double pageable_h2d_gbps = 0;
   // PCIe topology of the GPU slots: GPUs that sit behind one PCIe switch share its uplink to the
   // CPU (host copies into all of them, and their peer traffic with GPUs behind other switches);
   // peer traffic between GPUs behind the same switch stays in the switch (PCIe peer-to-peer).

@@ -114,6 +114,11 @@ double pageable_copy_gbps(const HostSpec& host, double unmeasured_gbps) {
   return host.pageable_copy_gbps > 0 ? host.pageable_copy_gbps : unmeasured_gbps;
 }
 
+double pageable_h2d_gbps(const HostSpec& host, double unmeasured_gbps) {
+  return host.pageable_h2d_gbps > 0 ? host.pageable_h2d_gbps
+                                    : pageable_copy_gbps(host, unmeasured_gbps);
+}
+
 double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads) {
   if (bytes <= 0) return 0;
   const double per_thread_gbps =

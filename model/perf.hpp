@@ -202,6 +202,11 @@ double cpu_threads(const HostSpec& host);
 // default (ExecutionModel::pageable_copy_gbps for the inference workloads, CheckpointSoftware's for
 // torch.save).
 double pageable_copy_gbps(const HostSpec& host, double unmeasured_gbps);
+// Rate [1e9 B/s] of a host-to-device copy of a large DRAM-resident source through pageable
+// memory on one host thread (a weight stream from pageable host memory): the host's
+// HostSpec::pageable_h2d_gbps where the catalog has one, else pageable_copy_gbps(host,
+// unmeasured_gbps).
+double pageable_h2d_gbps(const HostSpec& host, double unmeasured_gbps);
 
 // Achieved host-to-device and device-to-host copy rates (1e9 B/s) of one GPU's link, limited by
 // the slower of the GPU's and the host's PCIe generation.

@@ -35,7 +35,7 @@ WeightStreamPoint weight_stream_point(const Scenario& s, const ExecutionModel& e
   pt.link_bytes_per_s = units::gbps_to_bytes_per_s(h2d_gbps(s.hardware.gpu, host));
   pt.pageable_bytes_per_s =
       std::min(pt.link_bytes_per_s,
-               units::gbps_to_bytes_per_s(pageable_copy_gbps(host, em.pageable_copy_gbps)));
+               units::gbps_to_bytes_per_s(pageable_h2d_gbps(host, em.pageable_copy_gbps)));
   pt.tp = p.parallelism.tensor;
   pt.dp = p.parallelism.data;
   pt.small_limit_bytes = resident_param_limit_bytes(em, p.aio);

@@ -59,6 +59,15 @@ TEST_CASE("the weight stream's operating point is the array's at the largest NVM
   CHECK(pt.pageable_bytes_per_s ==
         std::min(pt.link_bytes_per_s, units::gbps_to_bytes_per_s(em.pageable_copy_gbps)));
   CHECK(pt.small_limit_bytes == resident_param_limit_bytes(em, s.policy.aio));
+  // A host's measured rates replace the default: its host-to-device rate for large pageable
+  // sources first, else its pageable copy rate (measured device-to-host).
+  Scenario measured = s;
+  measured.hardware.host.pageable_copy_gbps = 9;
+  CHECK(weight_stream_point(measured, em, modules).pageable_bytes_per_s ==
+        units::gbps_to_bytes_per_s(9));
+  measured.hardware.host.pageable_h2d_gbps = 6;
+  CHECK(weight_stream_point(measured, em, modules).pageable_bytes_per_s ==
+        units::gbps_to_bytes_per_s(6));
 
   // The drive model (a calibrated profile replaces it) sets the rate: a slower drive, a slower
   // read of the same tensor.
