@@ -4,7 +4,6 @@
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <functional>
 #include <utility>
 
 #include "model/errors.hpp"
@@ -239,52 +238,6 @@ double gpu_power_cap_w(const GpuSpec& gpu) {
   return gpu.power_limit_w > 0 ? std::min(gpu.power_limit_w, gpu.tdp_w) : gpu.tdp_w;
 }
 
-// Sixty halvings of [0, 1] for the largest r with load(r) <= cap, where load never decreases with
-// r, even as computed: every operation in it rounds monotonically. The halvings visit the dyadic
-// intervals [j / 2^n, (j + 1) / 2^n] that hold the crossing, so any such interval whose ends
-// straddle the cap (load(lo) <= cap < load(hi)) is one they pass through: every earlier midpoint
-// lies outside it and compares as its nearer end does. Newton's method from r = 1 finds the
-// crossing to about 1e-15 in a few evaluations; the halvings then start from the level-44
-// interval around it once its ends are checked, and stop where the midpoint rounds onto an end
-// (nothing changes after that). The result is the sixty halvings' to the bit (tests/model/
-// power_test.cpp compares them). The power evaluations were most of a power-limited serving
-// run's time: in the MLPerf DGX H100 MaxQ run about a quarter of them remain; over the test's
-// wide random loads, where Newton's step often leaves (0, 1) and the plain halvings decide,
-// about three quarters (45 of 60 on average).
-std::pair<double, double> power_cap_bisection(const std::function<double(double)>& load,
-                                              double cap) {
-  constexpr int kHalvings = 60;
-  constexpr int kLevel = 44;
-  double lo = 0, hi = 1;
-  int done = 0;
-  // Newton on load(r) - cap with a central difference: load has a kink where the math stops
-  // bounding the time, which the check below catches like any other miss.
-  double r = 1;
-  for (int i = 0; i < 8; ++i) {
-    const double h = 1e-7 * r;
-    const double slope = (load(r + h) - load(r - h)) / (2 * h);
-    if (!(slope > 0) || !std::isfinite(slope)) break;
-    const double next = r - (load(r) - cap) / slope;
-    if (!(next > 0 && next < 1)) break;
-    const bool close = std::fabs(next - r) < 1e-15;
-    r = next;
-    if (close) break;
-  }
-  const double scale = std::ldexp(1.0, kLevel);
-  const double a = std::floor(r * scale) / scale, b = a + 1 / scale;
-  if (a > 0 && b < 1 && !(load(a) > cap) && load(b) > cap) {
-    lo = a;
-    hi = b;
-    done = kLevel;
-  }
-  for (int i = done; i < kHalvings; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    if (mid == lo || (mid == hi && hi < 1)) break;  // fixed from here on
-    (load(mid) > cap ? hi : lo) = mid;
-  }
-  return {lo, hi};
-}
-
 LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k) {
   require_power_limit(gpu);
   LimitedKernels out{k.s, 0, 1};
@@ -308,8 +261,7 @@ LimitedKernels gpu_power_limited(const GpuSpec& gpu, const KernelTime& k) {
            time_at(r);
   };
   // load_at rises with r from 0 (r -> 0) to demand (r = 1) > cap: bisect for load_at(r) = cap.
-  const auto [lo, hi] = power_cap_bisection(load_at, cap);
-  (void)hi;
+  const double lo = power_cap_bisection(load_at, cap).first;
   out.clock_ratio = lo;
   out.s = time_at(lo);
   out.load = std::min(cap, load_at(lo));
