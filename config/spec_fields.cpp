@@ -139,9 +139,9 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
        "measured device-to-host copy into warm pageable memory on one thread (the driver's "
        "staging); 0 = not measured, each workload's default"},
       {"pageable_h2d_gbps", &H::pageable_h2d_gbps, "GB/s", 0, kNoLimit, false,
-       "measured host-to-device copy from pageable memory on one thread, of a source in DRAM as "
-       "large as a model's weight tensors (the driver's staging memcpy); 0 = not measured, "
-       "pageable_copy_gbps or the inference default"},
+       "measured host-to-device copy from pageable memory on one thread, of tensors as large as "
+       "a model's weights (the driver's staging memcpy); 0 = not measured, pageable_copy_gbps "
+       "or the inference default"},
       {"gpus_per_pcie_switch", &H::gpus_per_pcie_switch, "", 0, 64, false,
        "GPUs behind one PCIe switch, sharing its uplink to the CPU (peer traffic between them "
        "stays in the switch); 0 = each GPU on a root port of its own"},

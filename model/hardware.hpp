@@ -177,13 +177,15 @@ struct HostSpec {
   // (already faulted-in) pages; it also bounds that thread's memcpy from below. 0 = not measured
   // on this host (each workload's default: model/perf.hpp pageable_copy_gbps).
   double pageable_copy_gbps = 0;
-  // A host-to-device copy from pageable memory on one host thread [1e9 B/s], from a source in
-  // DRAM as large as a model's weight tensors (hundreds of MiB, far beyond the CPU's caches): the
-  // thread's memcpy into the driver's pinned staging buffers, which the DMA then drains. A
-  // benchmark that copies one buffer of at most the last-level cache over and over reads it from
-  // the cache and reports about twice this (tools/gpu/*-copy-bandwidth.csv). 0 = not measured on
-  // this host: its pageable_copy_gbps, else the inference workloads' default
-  // (model/perf.hpp pageable_h2d_gbps).
+  // A host-to-device copy from pageable memory on one host thread [1e9 B/s] of tensors as large
+  // as a model's weights (hundreds of MiB, one copy each): the thread's memcpy into the driver's
+  // pinned staging buffers, which the DMA then drains. The project's measurements give about half
+  // the rate of a benchmark's repeated 16-64 MiB copies (tools/gpu/*-copy-bandwidth.csv: 7.6-8.4
+  // against 15.2-15.4 GB/s on the H200 host, 6.6-7.1 against 12 on the H100 host), and one
+  // OPT-30B layer copied tensor by tensor ran at 6.84 GB/s (tools/gpu/h100-2026-11-27.md); one
+  // flat 1.2 GB copy there ran at 18.6, so the cause of the drop (cache residency of the small
+  // benchmark buffers, page size) is not settled. 0 = not measured on this host: its
+  // pageable_copy_gbps, else the inference workloads' default (model/perf.hpp pageable_h2d_gbps).
   double pageable_h2d_gbps = 0;
   // PCIe topology of the GPU slots: GPUs that sit behind one PCIe switch share its uplink to the
   // CPU (host copies into all of them, and their peer traffic with GPUs behind other switches);

@@ -49,10 +49,10 @@ struct ExecutionModel {
   // Copies from pageable host memory: the CUDA driver memcpy's through pinned staging buffers on
   // one CPU thread, so the rate is capped by that memcpy, whatever the link, and the thread is
   // busy for the duration. Measured 15.2-15.4 GB/s host-to-device for 16-64 MiB copies on an H200
-  // host whose pinned copies reach 52-54 GB/s (tools/gpu/h200-copy-bandwidth.csv). That benchmark
-  // re-reads one buffer from the CPU's cache; sources in DRAM as large as a model's weight tensors
-  // copy at about half (7.6-8.4 GB/s on the same host), which a host's measured
-  // HostSpec::pageable_h2d_gbps gives the weight stream (model/weight_stream.cpp). Kept for hosts
+  // host whose pinned copies reach 52-54 GB/s (tools/gpu/h200-copy-bandwidth.csv). Copies of
+  // 256 MiB-1 GiB, the size of a model's weight tensors, ran at about half that (7.6-8.4 GB/s on
+  // the same host), which a host's measured HostSpec::pageable_h2d_gbps gives the weight stream
+  // (model/weight_stream.cpp). Kept for hosts
   // without one: the A6000 workstation rows (dse-zero-inference, pin_memory: false, a bare-metal
   // host whose CPU is not named) need about this rate.
   double pageable_copy_gbps = 15.0;
