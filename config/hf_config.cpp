@@ -18,8 +18,9 @@ struct ModelType {
   FfnKind ffn_kind;
   bool learned_positions;  // a learned position table (OPT)
   // tie_word_embeddings when config.json leaves it out: the config class's own default
-  // (PretrainedConfig's is true; LlamaConfig, MistralConfig, MixtralConfig, Qwen2/3Config,
-  // Phi3Config and GPTJConfig pass false).
+  // (PretrainedConfig's is true, and GemmaConfig and Gemma2Config pass true; LlamaConfig,
+  // MistralConfig, MixtralConfig, Qwen2/3Config, Phi3Config, PhiConfig, GPTNeoXConfig and
+  // GPTJConfig pass false).
   bool tied_by_default;
 };
 
@@ -41,6 +42,19 @@ const std::vector<ModelType>& model_types() {
       {"qwen3", FfnKind::kGated, false, false},
       {"qwen3_moe", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
+      // GemmaMLP / Gemma2MLP: gate_proj, up_proj, down_proj with a GELU gate; rotary; GemmaConfig
+      // and Gemma2Config tie the head to the embedding by default (head_dim their own, 256 or
+      // 128). Gemma-2 slides a 4096-token window on every other layer: the window is recorded
+      // and a longer sequence is refused, as for a model that slides it on every layer.
+      {"gemma", FfnKind::kGated, false, true},
+      {"gemma2", FfnKind::kGated, false, true},
+      // GPTNeoXMLP dense_h_to_4h -> GELU -> dense_4h_to_h; rotary; GPTNeoXConfig passes
+      // tie_word_embeddings=False. Its biases (under 0.02% of GPT-NeoX-20B) are not counted, as
+      // GPT-J's are not.
+      {"gpt_neox", FfnKind::kMlp, false, false},
+      // PhiMLP fc1 -> GELU -> fc2 (Phi-1, Phi-1.5, Phi-2); partial rotary; PhiConfig passes
+      // tie_word_embeddings=False.
+      {"phi", FfnKind::kMlp, false, false},
   };
   return kTypes;
 }

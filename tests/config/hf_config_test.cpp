@@ -58,7 +58,9 @@ TEST_CASE("every shipped config.json reproduces its catalog model", "[config][hf
     CHECK(from_file.experts == catalog.experts);
     CHECK(from_file.ffn_kind == catalog.ffn_kind);
   }
-  CHECK(files >= 19);  // the 16 older catalog models and llama-3.1-70b/-405b, qwen3-32b
+  // the 16 older catalog models, llama-3.1-70b/-405b, qwen3-32b, qwen2.5-7b and the ten added
+  // with Gemma-2 and GPT-NeoX's readers (llama-2-13b ... gemma-2-27b)
+  CHECK(files >= 30);
 }
 
 TEST_CASE("Qwen3's head width is its own, not hidden / heads", "[config][hf_config]") {
@@ -72,6 +74,55 @@ TEST_CASE("Qwen3's head width is its own, not hidden / heads", "[config][hf_conf
   CHECK_FALSE(q.tied_embeddings);
   // 64 x (2 x 5120 x 8192 + 2 x 5120 x 1024 + 3 x 5120 x 25600 + norms) + 2 x 151936 x 5120.
   CHECK(count_params(q).total / 1e9 == Approx(32.76).epsilon(0.002));
+}
+
+TEST_CASE("Gemma, GPT-NeoX and Phi configs count their published sizes", "[config][hf_config]") {
+  // Published sizes: Gemma 7B 8.54B (Gemma Team 2024, Table 2: 7.75B non-embedding + 0.79B
+  // embedding, the head tied); GPT-NeoX-20B 20.55B (Black et al. 2022: 20,554,567,680); Phi-2
+  // 2.78B (the Hub's count for microsoft/phi-2). Each config's fields as on the Hub.
+  const LlmSpec gemma = parse_hf_config(R"({"model_type": "gemma", "hidden_size": 3072,
+      "intermediate_size": 24576, "num_hidden_layers": 28, "num_attention_heads": 16,
+      "num_key_value_heads": 16, "head_dim": 256, "vocab_size": 256000,
+      "max_position_embeddings": 8192})",
+                                        "gemma-7b/config.json");
+  CHECK(gemma.tied_embeddings);  // GemmaConfig's default
+  CHECK(gemma.ffn_kind == FfnKind::kGated);
+  CHECK(gemma.q_dim() == 4096);  // 16 heads of 256 on a width of 3072
+  CHECK(count_params(gemma).total / 1e9 == Approx(8.54).epsilon(0.01));
+
+  const LlmSpec neox = parse_hf_config(R"({"model_type": "gpt_neox", "hidden_size": 6144,
+      "intermediate_size": 24576, "num_hidden_layers": 44, "num_attention_heads": 64,
+      "vocab_size": 50432, "max_position_embeddings": 2048})",
+                                       "gpt-neox-20b/config.json");
+  CHECK_FALSE(neox.tied_embeddings);  // GPTNeoXConfig's default
+  CHECK(neox.ffn_kind == FfnKind::kMlp);
+  CHECK(neox.kv_heads == 64);
+  CHECK(count_params(neox).total / 1e9 == Approx(20.55).epsilon(0.01));
+
+  const LlmSpec phi = parse_hf_config(R"({"model_type": "phi", "hidden_size": 2560,
+      "intermediate_size": 10240, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": null, "vocab_size": 51200, "max_position_embeddings": 2048})",
+                                      "phi-2/config.json");
+  CHECK_FALSE(phi.tied_embeddings);  // PhiConfig's default
+  CHECK(phi.kv_heads == 32);         // null: multi-head attention
+  CHECK(count_params(phi).total / 1e9 == Approx(2.78).epsilon(0.01));
+}
+
+TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
+  const LlmSpec g = read_hf_config(kHf + "/gemma-2-9b.json");
+  CHECK(g.sliding_window == 4096);  // no use_sliding_window key: the window applies
+  CHECK(g.tied_embeddings);
+  CHECK(g.head_dim() == 256);
+  test::TempDir dir;
+  std::ofstream(dir.file("s.yaml")) << "name: x\nhardware: {gpu: {model: H200}}\n"
+                                       "model: {name: gemma-2-9b}\n"
+                                       "workload: {kind: inference, batch: 1, prompt_tokens: 4000, "
+                                       "gen_tokens: 96}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  CHECK_NOTHROW(load_scenario(dir.file("s.yaml")));
+  LoadOptions longer;
+  longer.overrides = {"workload.prompt_tokens=4001"};
+  CHECK_THROWS_WITH(load_scenario(dir.file("s.yaml"), longer),
+                    Catch::Contains("sliding attention window of 4096"));
 }
 
 TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_config]") {
