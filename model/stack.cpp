@@ -257,6 +257,7 @@ const std::vector<ExecutionStack>& stack_table() {
         "eager PyTorch with Hugging Face Accelerate's offload hooks: every tensor of an offloaded "
         "module copied to the GPU each time the module runs, none kept between passes";
     acc.zero3_persistence = false;
+    acc.zero3_partitioning = false;
     t.push_back(acc);
     return t;
   }();

@@ -112,6 +112,13 @@ struct ExecutionStack {
   // (their weights are partitioned by ZeRO-3). False: an offloading runtime without it, whose
   // hooks copy every parameter of a module each time the module runs (Accelerate).
   bool zero3_persistence = false;
+  // Data-parallel ranks share one copy of the weights as DeepSpeed ZeRO-3 does
+  // (policy.parallelism.data > 1: each rank keeps a 1/N partition and all-gathers every layer
+  // before it runs). The optimised stacks keep it so that a study can ask what a ZeRO-3 baseline
+  // would do with their kernels and asynchronous copies (tiersim whatif varies the six-GPU
+  // baseline's stack). False: Accelerate, whose hooks keep a whole model per process, so the
+  // loader refuses data > 1 on it rather than running DeepSpeed's gather under its name.
+  bool zero3_partitioning = true;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

@@ -5,6 +5,7 @@
 
 #include "config/scenario_check.hpp"
 #include "config/yaml_reader.hpp"
+#include "model/stack.hpp"
 #include "sim/workloads/inference/flexgen_keys.hpp"
 
 namespace tiersim::config {
@@ -94,6 +95,16 @@ void check_layout(const ScenarioCheck& c) {
   // and the ZeRO-3 settings only where there are partitions to gather, or where the stack's
   // one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they set (model/stack.hpp
   // zero3_gather_copies_v07).
+  if (pol.parallelism.data > 1 && !pol.stack.zero3_partitioning) {
+    std::string with;
+    for (const std::string& name : stack_names())
+      if (execution_stack(name).zero3_partitioning) with += (with.empty() ? "" : ", ") + name;
+    c.fail("policy.parallelism.data",
+           "policy.stack " + pol.stack.name +
+               " has no partitioned data parallelism (DeepSpeed ZeRO-3's, each rank holding a "
+               "1/N share of the weights and all-gathering every layer); use a stack that has "
+               "it (" + with + "), or run one GPU per scenario");
+  }
   if (pol.parallelism.data > 1 && c.given("policy.prefetch_layers"))
     c.fail("policy.prefetch_layers",
            "not used with policy.parallelism.data > 1: the gathers run ahead as DeepSpeed's "
