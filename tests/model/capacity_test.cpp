@@ -183,6 +183,51 @@ policy: {weights: gpu, kv_cache: gpu}
         INFO(r.shortfall);
       }
   }
+  SECTION("FlexGen's own policies at prompt 1024 on its T4 machine") {
+    // FMInference/FlexLLMGen benchmark/flexllmgen/bench_suite.py, the "seq_len = 1024, gen_len =
+    // 32" case of each suite (the policies FlexGen's search chose for that length): --percent,
+    // --gpu-batch-size, --num-gpu-batches, --cpu, --pin-weight 0, the compression flags.
+    struct Case {
+      const char* model;
+      std::vector<int> percent;  // w gpu/cpu, cache gpu/cpu, act gpu/cpu
+      int gpu_batch, gpu_batches;
+      bool cpu, pin_weight, compress_weight, compress_cache;
+    };
+    const std::vector<Case> cases = {
+        {"opt-6.7b", {100, 0, 100, 0, 100, 0}, 1, 1, false, true, false, false},
+        {"opt-6.7b", {100, 0, 100, 0, 100, 0}, 28, 1, false, true, true, true},
+        {"opt-30b", {4, 96, 0, 100, 0, 100}, 20, 4, true, true, false, false},
+        {"opt-30b", {0, 100, 0, 100, 0, 100}, 20, 12, false, true, false, true},
+        {"opt-175b", {0, 50, 0, 0, 0, 100}, 12, 12, true, false, false, false},
+        {"opt-175b", {0, 100, 0, 100, 0, 100}, 12, 4, false, false, true, true},
+    };
+    for (const Case& c : cases) {
+      const auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+      const auto n = [](int v) { return std::to_string(v); };
+      INFO(c.model << " gpu batch " << c.gpu_batch << " x " << c.gpu_batches);
+      const Scenario s = test::load_yaml(
+          "name: flexgen-1024\n"
+          "hardware: {gpu: {model: T4}, host: {model: gcp-n1-highmem-32},\n"
+          "  nvme: {model: gcp-local-ssd-nvme, count: 4}}\n"
+          "model: {name: " +
+          std::string(c.model) +
+          "}\n"
+          "workload: {kind: inference, batch: " +
+          n(c.gpu_batch * c.gpu_batches) +
+          ", prompt_tokens: 1024, gen_tokens: 32}\n"
+          "policy:\n  schedule: flexgen\n  flexgen: {w_gpu_percent: " +
+          n(c.percent[0]) + ", w_cpu_percent: " + n(c.percent[1]) +
+          ", cache_gpu_percent: " + n(c.percent[2]) + ", cache_cpu_percent: " + n(c.percent[3]) +
+          ", act_gpu_percent: " + n(c.percent[4]) + ", act_cpu_percent: " + n(c.percent[5]) +
+          ", gpu_batch_size: " + n(c.gpu_batch) + ", num_gpu_batches: " + n(c.gpu_batches) +
+          ", cpu_cache_compute: " + b(c.cpu) + ", pin_weight: " + b(c.pin_weight) +
+          ", compress_weight: " + b(c.compress_weight) +
+          ", compress_cache: " + b(c.compress_cache) + ", debug_fewer_batch: true}\n");
+      const CapacityReport r = inference_capacity(s, em);
+      INFO(r.shortfall);
+      CHECK(r.fits);
+    }
+  }
   SECTION("TensorRT-LLM: Llama-2-70B in FP8 on one H200 at batch 192") {
     // NVIDIA's TensorRT-LLM H200 tables: a 70B model in FP8 (weights and KV cache) on one H200
     // at batch 192, 128 tokens in and 2048 out: 69.5 GB of weights and 68.5 GB of cache.
