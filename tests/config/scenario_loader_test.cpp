@@ -850,11 +850,13 @@ TEST_CASE("ZeRO-Inference's data-parallel ranks: GPU count, batch and one source
   // Accelerate's hooks keep a whole model per process: no partitioned ranks to gather from
   // (model/stack.hpp zero3_partitioning); the error names the stacks that have them.
   const auto accelerate = config_error([] {
-    load(kBase, {"hardware.gpu.count=2", "policy.parallelism.data=2", "policy.stack=hf-accelerate"});
+    load(kBase,
+         {"hardware.gpu.count=2", "policy.parallelism.data=2", "policy.stack=hf-accelerate"});
   });
   CHECK(accelerate.key_path() == "policy.parallelism.data");
-  CHECK_THAT(accelerate.what(), Catch::Contains("hf-accelerate has no partitioned data parallelism") &&
-                                    Catch::Contains("hf-deepspeed"));
+  CHECK_THAT(accelerate.what(),
+             Catch::Contains("hf-accelerate has no partitioned data parallelism") &&
+                 Catch::Contains("hf-deepspeed"));
   // ZeRO-3 settings without ranks to partition over.
   const auto alone = config_error([] { load(kBase, {"policy.zero3.prefetch_bucket_size=2e8"}); });
   CHECK(alone.key_path() == "policy.zero3.prefetch_bucket_size");

@@ -103,7 +103,8 @@ void check_layout(const ScenarioCheck& c) {
            "policy.stack " + pol.stack.name +
                " has no partitioned data parallelism (DeepSpeed ZeRO-3's, each rank holding a "
                "1/N share of the weights and all-gathering every layer); use a stack that has "
-               "it (" + with + "), or run one GPU per scenario");
+               "it (" +
+               with + "), or run one GPU per scenario");
   }
   if (pol.parallelism.data > 1 && c.given("policy.prefetch_layers"))
     c.fail("policy.prefetch_layers",
