@@ -2,6 +2,7 @@
 // data-parallel ranks, FlexGen's policy and the length of the simulation.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "config/scenario_check.hpp"
 #include "config/yaml_reader.hpp"
@@ -96,15 +97,15 @@ void check_layout(const ScenarioCheck& c) {
   // one-GPU gather follows DeepSpeed v0.7's coordinator, whose calls they set (model/stack.hpp
   // zero3_gather_copies_v07).
   if (pol.parallelism.data > 1 && !pol.stack.zero3_partitioning) {
-    std::string with;
+    std::vector<std::string> with;
     for (const std::string& name : stack_names())
-      if (execution_stack(name).zero3_partitioning) with += (with.empty() ? "" : ", ") + name;
+      if (execution_stack(name).zero3_partitioning) with.push_back(name);
     c.fail("policy.parallelism.data",
            "policy.stack " + pol.stack.name +
                " has no partitioned data parallelism (DeepSpeed ZeRO-3's, each rank holding a "
                "1/N share of the weights and all-gathering every layer); use a stack that has "
                "it (" +
-               with + "), or run one GPU per scenario");
+               join(with) + "), or run one GPU per scenario");
   }
   if (pol.parallelism.data > 1 && c.given("policy.prefetch_layers"))
     c.fail("policy.prefetch_layers",
