@@ -153,14 +153,9 @@ TEST_CASE("the layer's biases and norms persist when each of them is under the t
   // OPT-175B's shape: together the biases and norms of a layer are 159,744 elements, above
   // DeepSpeed's default threshold of 1e5, but each is at most fc1's bias (49,152), so each is
   // persistent (v0.7.2 stage3.py _mark_persistent_parameters compares every parameter's ds_numel).
-  LlmSpec m;
-  m.family = "opt";
-  m.layers = 2;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn = 49152;
-  m.vocab = 50272;
+  const LlmSpec m = load({"model.name=opt-175b", "model.layers=2"}).model;
+  REQUIRE(m.hidden == 12288);
+  REQUIRE(m.ffn == 49152);
   const auto modules = weight_modules(m, Policy{});
   const WeightModule& layer = modules[1];
   const auto small = std::find_if(layer.tensors.begin(), layer.tensors.end(), [](const auto& t) {
