@@ -228,6 +228,62 @@ policy: {weights: gpu, kv_cache: gpu}
       CHECK(r.fits);
     }
   }
+  SECTION("FlexGen's Hugging Face and DeepSpeed baselines at every prompt length") {
+    // FMInference/FlexLLMGen benchmark/hf_ds/bench_hf.py: each suite_{hf,ds}_{6b7,30b,175b}_s{256,
+    // 512,1024} case (model, batch, where the weights live) as hf_opt.py runs it on the T4
+    // machine: Accelerate with the decoder layers on "cpu" or "disk" (pageable, fetched when each
+    // module runs); DeepSpeed ZeRO-3 with offload_param on the CPU (pinned) or on NVMe (aio
+    // block 1 MiB, queue depth 8, one thread, 5 buffers), persistence 0, prefetch bucket
+    // hidden^2. Generation length 32 everywhere.
+    struct Case {
+      const char* model;
+      bool deepspeed;
+      int prompt, batch;
+      const char* weights;  // gpu, cpu, nvme ("disk")
+    };
+    const std::vector<Case> cases = {
+        {"opt-6.7b", false, 256, 4, "gpu"},   {"opt-30b", false, 256, 16, "cpu"},
+        {"opt-175b", false, 256, 4, "nvme"},  {"opt-6.7b", false, 512, 2, "gpu"},
+        {"opt-30b", false, 512, 8, "cpu"},    {"opt-175b", false, 512, 2, "nvme"},
+        {"opt-6.7b", false, 1024, 1, "gpu"},  {"opt-30b", false, 1024, 4, "cpu"},
+        {"opt-175b", false, 1024, 1, "nvme"}, {"opt-6.7b", true, 256, 32, "cpu"},
+        {"opt-30b", true, 256, 8, "cpu"},     {"opt-175b", true, 256, 2, "nvme"},
+        {"opt-6.7b", true, 512, 16, "cpu"},   {"opt-30b", true, 512, 4, "cpu"},
+        {"opt-175b", true, 512, 1, "nvme"},   {"opt-6.7b", true, 1024, 8, "cpu"},
+        {"opt-30b", true, 1024, 2, "cpu"},    {"opt-175b", true, 1024, 1, "nvme"},
+    };
+    for (const Case& c : cases) {
+      const std::string weights = c.weights;
+      INFO(c.model << (c.deepspeed ? " DeepSpeed" : " Accelerate") << " prompt " << c.prompt
+                   << " batch " << c.batch << " weights " << weights);
+      const std::string scenario =
+          "name: flexgen-baseline\n"
+          "hardware: {gpu: {model: T4}, host: {model: gcp-n1-highmem-32},\n"
+          "  nvme: {model: gcp-local-ssd-nvme, count: 4}}\n"
+          "model: {name: " +
+          std::string(c.model) + "}\n" +
+          "workload: {kind: inference, batch: " + std::to_string(c.batch) +
+          ", prompt_tokens: " + std::to_string(c.prompt) + ", gen_tokens: 32}\n";
+      std::string policy = "policy: {weights: " + weights + ", kv_cache: gpu";
+      if (c.deepspeed) {
+        const double hidden = test::load_yaml(scenario).model.hidden;
+        policy +=
+            ", stack: hf-deepspeed-0.7, pin_memory: true, zero3: {param_persistence_threshold: 0, "
+            "prefetch_bucket_size: " +
+            std::to_string(static_cast<long long>(hidden * hidden)) + "}";
+        if (weights == "nvme")
+          policy +=
+              ", io_path: aio, aio: {block_size: 1MiB, queue_depth: 8, threads: 1, swap_buffers: "
+              "5}";
+      } else if (weights != "gpu") {
+        policy += ", stack: hf-accelerate, pin_memory: false, prefetch_layers: 0";
+      }
+      const Scenario s = test::load_yaml(scenario + policy + "}\n");
+      const CapacityReport r = inference_capacity(s, em);
+      INFO(r.shortfall);
+      CHECK(r.fits);
+    }
+  }
   SECTION("TensorRT-LLM: Llama-2-70B in FP8 on one H200 at batch 192") {
     // NVIDIA's TensorRT-LLM H200 tables: a 70B model in FP8 (weights and KV cache) on one H200
     // at batch 192, 128 tokens in and 2048 out: 69.5 GB of weights and 68.5 GB of cache.
@@ -269,6 +325,40 @@ workload:
     const CapacityReport r = training_capacity(s, em);
     INFO(r.shortfall);
     CHECK(r.fits);
+  }
+  SECTION("ZeRO-Infinity: a 1T model on one DGX-2 with every state on NVMe") {
+    // ZeRO-Infinity (Rajbhandari et al., SC21): fine-tuning a trillion-parameter model on a single
+    // DGX-2 node, with the DeepSpeed release the paper shipped with (0.3.15: the fp32 gradients
+    // swap out with the optimizer states, no fp16 gradient partition on the host). A GPT shape of
+    // 1.0T (128 layers of hidden 25,600) at one sequence per GPU.
+    const std::string yaml = R"(
+name: zero-infinity-1t
+hardware:
+  gpu: {model: V100-32GB, count: 16}
+  host: {model: dgx-2}
+  nvme: {model: generic-gen3, count: 8, capacity_tb: 3.84}
+model: {name: opt-13b, layers: 128, hidden: 25600, heads: 160, kv_heads: 160, ffn: 102400}
+workload:
+  kind: training
+  global_batch: 16
+  sequence_tokens: 1024
+  zero_stage: 3
+  params: nvme
+  gradients: cpu
+  optimizer: nvme
+  activation_checkpointing: true
+  cpu_checkpointing: true
+  zero3_host_grads: fp32_partition
+)";
+    const Scenario s = test::load_yaml(yaml);
+    CHECK(count_params(s.model).total / 1e12 == Approx(1.0).epsilon(0.01));
+    const CapacityReport r = training_capacity(s, em);
+    INFO(r.shortfall);
+    CHECK(r.fits);
+    // Today's releases add the flat fp16 gradient partition on the host: 2 TB, more than the
+    // DGX-2's 1.5 TiB. The release setting is what decides.
+    const Scenario today = test::load_yaml(yaml, {"workload.zero3_host_grads=flat_fp16"});
+    CHECK_FALSE(training_capacity(today, em).fits);
   }
 }
 
