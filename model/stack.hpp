@@ -119,6 +119,16 @@ struct ExecutionStack {
   // baseline's stack). False: Accelerate, whose hooks keep a whole model per process, so the
   // loader refuses data > 1 on it rather than running DeepSpeed's gather under its name.
   bool zero3_partitioning = true;
+  // The stack refuses a sequence longer than the model's trained context (its config's
+  // max_position_embeddings) even where the position encoding (rotary, ALiBi) could run past it:
+  // vLLM does (vllm/config.py _get_and_verify_max_len: a max_model_len above the derived one is
+  // an error unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set). False: the stack runs what it is given.
+  // TensorRT-LLM v0.5-v0.7 builds an engine for any max_input_len + max_output_len (its
+  // performance.md ran GPT-J 6B and Falcon-180B, both trained to 2,048 positions, at 2,048 input
+  // + 2,048 output tokens), and Hugging Face's rotary embeddings grow their cos/sin cache to the
+  // sequence. A model with a learned position table (OPT) is refused on every stack: it has no
+  // row for a later position.
+  bool enforces_trained_context = false;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.

@@ -303,13 +303,26 @@ TEST_CASE("a section given to --set as a map sets each of its keys", "[config][s
 
 TEST_CASE("what scales simulation memory or time is limited, naming file, line and key",
           "[config][scenario]") {
-  // Llama-3-70B's config.json: max_position_embeddings 8192. 512 + 7680 fits exactly.
-  CHECK_NOTHROW(load(kBase, {"workload.gen_tokens=7680", "workload.batch=1"}));
-  ConfigError e = config_error([] { load(replace(kBase, "gen_tokens: 32", "gen_tokens: 7681")); });
+  // Past the trained context: OPT-66B's learned position table has 2,048 rows (config.json
+  // max_position_embeddings), so 512 + 1,537 is refused on every stack.
+  const std::string opt = replace(kBase, "llama-3-70b", "opt-66b");
+  CHECK_NOTHROW(load(opt, {"workload.gen_tokens=1536", "workload.batch=1"}));
+  ConfigError e = config_error([&] { load(replace(opt, "gen_tokens: 32", "gen_tokens: 1537")); });
   CHECK(e.file() == "s.yaml");
   CHECK(e.line() == 10);
   CHECK(e.key_path() == "workload.gen_tokens");
-  CHECK_THAT(e.what(), Catch::Contains("8192") && Catch::Contains("model.max_positions"));
+  CHECK_THAT(e.what(), Catch::Contains("2048") && Catch::Contains("model.max_positions") &&
+                           Catch::Contains("learned position table"));
+  // Llama-3-70B's rotary positions (max_position_embeddings 8192) run past it, as TensorRT-LLM
+  // ran GPT-J 6B and Falcon-180B past theirs; a stack that refuses it (vLLM) says so.
+  CHECK_NOTHROW(load(kBase, {"workload.gen_tokens=7681", "workload.batch=1"}));
+  e = config_error([] {
+    load(replace(replace(kBase, "gen_tokens: 32", "gen_tokens: 7681"), "  io_path: gds\n",
+                 "  io_path: gds\n  stack: vllm-v0\n"),
+         {"workload.batch=1"});
+  });
+  CHECK(e.line() == 10);
+  CHECK_THAT(e.what(), Catch::Contains("8192") && Catch::Contains("policy.stack vllm-v0"));
 
   // Layers x generated tokens: a million layers for a thousand tokens was a billion steps.
   e = config_error([] {

@@ -284,6 +284,49 @@ policy: {weights: gpu, kv_cache: gpu}
       CHECK(r.fits);
     }
   }
+  SECTION("TensorRT-LLM past a rotary model's trained context") {
+    // NVIDIA/TensorRT-LLM docs/source/performance.md (v0.6.1 tables): GPT-J 6B and Falcon-180B,
+    // both trained to 2,048 positions, ran at 2,048 input + 2,048 output tokens (and first-token
+    // latency at 2,048 + 1). Rotary positions run past the trained length; OPT's learned table
+    // cannot, and the loader still refuses it.
+    struct Case {
+      const char* gpu;
+      const char* model;
+      int tp, batch, prompt, gen, bits;
+    };
+    const std::vector<Case> cases = {
+        {"H100-SXM", "gpt-j-6b", 1, 64, 2048, 2048, 8},
+        {"H100-SXM", "falcon-180b", 8, 1024, 128, 2048, 8},
+        {"H100-SXM", "falcon-180b", 4, 64, 2048, 2048, 8},
+        {"H100-SXM", "falcon-180b", 8, 1, 2048, 1, 8},
+        {"L40S", "gpt-j-6b", 1, 32, 2048, 2048, 8},
+        {"A100-SXM4-80GB", "gpt-j-6b", 2, 64, 2048, 2048, 16},
+        {"A100-SXM4-80GB", "falcon-180b", 8, 128, 128, 2048, 16},
+    };
+    for (const Case& c : cases) {
+      INFO(c.gpu << " " << c.model << " TP" << c.tp << " batch " << c.batch << " " << c.prompt
+                 << "/" << c.gen);
+      const auto n = [](int v) { return std::to_string(v); };
+      const Scenario s = test::load_yaml(
+          "name: trt\nhardware: {gpu: {model: " + std::string(c.gpu) + ", count: " + n(c.tp) +
+          "}, host: {model: generic-2s-ddr4}}\nmodel: {name: " + c.model +
+          "}\nworkload: {kind: inference, batch: " + n(c.batch) +
+          ", prompt_tokens: " + n(c.prompt) + ", gen_tokens: " + n(c.gen) +
+          "}\npolicy: {stack: trtllm-v0.6, weights: gpu, kv_cache: gpu, weight_bits: " + n(c.bits) +
+          ", kv_bits: " + n(c.bits) + ", parallelism: {tensor: " + n(c.tp) + "}}\n");
+      const CapacityReport r = inference_capacity(s, em);
+      INFO(r.shortfall);
+      CHECK(r.fits);
+    }
+    CHECK_THROWS_WITH(test::load_yaml(R"(
+name: opt-long
+hardware: {gpu: {model: H100-SXM}}
+model: {name: opt-6.7b}
+workload: {kind: inference, batch: 1, prompt_tokens: 2048, gen_tokens: 1}
+policy: {weights: gpu, kv_cache: gpu}
+)"),
+                      Catch::Contains("learned position table"));
+  }
   SECTION("TensorRT-LLM: Llama-2-70B in FP8 on one H200 at batch 192") {
     // NVIDIA's TensorRT-LLM H200 tables: a 70B model in FP8 (weights and KV cache) on one H200
     // at batch 192, 128 tokens in and 2048 out: 69.5 GB of weights and 68.5 GB of cache.

@@ -134,12 +134,18 @@ void check_layout(const ScenarioCheck& c) {
   const InferenceWorkload& w = s.inference;
   const long long positions = static_cast<long long>(w.prompt_tokens) + w.gen_tokens;
   // Only where the catalog (or an override) gives the model's context length; a spec without a
-  // source keeps the struct's default, which is not a fact about this model.
-  if (m.sources.count("max_positions") && positions > m.max_positions)
+  // source keeps the struct's default, which is not a fact about this model. Past it, a learned
+  // position table has no row, and some stacks refuse (ExecutionStack::enforces_trained_context);
+  // rotary and ALiBi models otherwise run (TensorRT-LLM's published GPT-J 6B and Falcon-180B
+  // rows at 2,048 + 2,048 tokens, both models trained to 2,048).
+  if (m.sources.count("max_positions") && positions > m.max_positions &&
+      (m.learned_positions || pol.stack.enforces_trained_context))
     c.fail("workload.gen_tokens",
            "workload.prompt_tokens + workload.gen_tokens = " + std::to_string(positions) +
                " exceeds the model's maximum positions (context length) of " +
-               std::to_string(m.max_positions) + " (model.max_positions)");
+               std::to_string(m.max_positions) + " (model.max_positions), which " +
+               (m.learned_positions ? m.name + "'s learned position table cannot go past"
+                                    : "policy.stack " + pol.stack.name + " refuses to go past"));
   // The simulator walks every layer once per generated token (per micro-batch and GPU batch),
   // a few events each: time grows with this product. The limit is above every real model at its
   // full context (126 layers x 131072 tokens = 1.65e7 for Llama-3.1-405B) and about a minute of
