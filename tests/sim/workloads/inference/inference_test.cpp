@@ -438,6 +438,10 @@ policy: {stack: )" + stack + R"(, weight_bits: 8, kv_bits: 8}
   // weight stream (ExecutionStack::gemm_hides_weight_reads), small at 32 tokens.
   CHECK(step("llama-2-7b", "trtllm-v0.6") > step("llama-2-7b", "optimized"));
   CHECK(step("llama-2-7b", "trtllm-v0.6") < 1.1 * step("llama-2-7b", "optimized"));
+  // v0.7 is v0.6 with XQA: the GQA model's step shrinks by the repeated reads, the MHA one's
+  // not at all.
+  CHECK(step("llama-3-70b", "trtllm-v0.6") > 1.5 * step("llama-3-70b", "trtllm-v0.7"));
+  CHECK(step("llama-2-7b", "trtllm-v0.7") == Approx(step("llama-2-7b", "trtllm-v0.6")));
 }
 
 TEST_CASE("a module's reads reserved in one step give the timeline of an event per tensor",
