@@ -14,6 +14,7 @@
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
+#include "study/parallel.hpp"
 
 namespace fs = std::filesystem;
 
@@ -239,20 +240,48 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
   const ValidationData& data = out.data;
   // Scenarios by path, each loaded and simulated at most once (ratio rows share denominators).
   std::map<std::string, Scenario> scenarios;
-  std::map<std::string, sim::RunResult> results;
   auto scenario = [&](const std::string& path) -> const Scenario& {
     auto it = scenarios.find(path);
     if (it == scenarios.end()) it = scenarios.emplace(path, config::load_scenario(path, load)).first;
     return it->second;
   };
-  auto result = [&](const std::string& path) -> const sim::RunResult& {
-    auto it = results.find(path);
-    if (it == results.end()) {
-      sim::SimOptions options;
-      options.stop = stop;
-      it = results.emplace(path, sim::simulate(scenario(path), options)).first;
+  // First pass, in file order: load every scenario and check every reference's group and ratio
+  // file, so that an error names the first bad file as a one-by-one pass would; collect the
+  // scenarios to simulate. The simulations then run side by side (each owns its engine; the
+  // scenarios and catalog are read-only), and the rows are built in file order from them.
+  std::vector<std::string> to_run;
+  std::map<std::string, std::size_t> run_index;
+  auto mark = [&](const std::string& path) {
+    if (run_index.emplace(path, to_run.size()).second) to_run.push_back(path);
+  };
+  for (const auto& f : files) {
+    const Scenario& s = scenario(f.string());
+    if (s.references.empty()) continue;
+    mark(f.string());
+    for (const auto& ref : s.references) {
+      const std::string group = reference_group(s, ref);
+      if (!data.group(group))
+        throw ConfigError(f.string(), 0, "reference.group",
+                          "group '" + group + "' of case " + ref.case_name + " is not defined in " +
+                              data.groups_file + config::did_you_mean(group, data.group_names()) +
+                              "; valid: " + config::join(data.group_names()));
+      if (ref.ratio_to.empty()) continue;
+      const std::string path = (f.parent_path() / ref.ratio_to).lexically_normal().string();
+      if (!fs::is_regular_file(path, ec))
+        throw ConfigError(f.string(), 0, "reference.ratio_to",
+                          "'" + ref.ratio_to + "' is not a scenario file beside this one");
+      scenario(path);
+      mark(path);
     }
-    return it->second;
+  }
+  std::vector<sim::RunResult> results(to_run.size());
+  study::parallel_for(to_run.size(), 0, [&](std::size_t i) {
+    sim::SimOptions options;
+    options.stop = stop;
+    results[i] = sim::simulate(scenarios.at(to_run[i]), options);
+  });
+  auto result = [&](const std::string& path) -> const sim::RunResult& {
+    return results[run_index.at(path)];
   };
   for (const auto& f : files) {
     const Scenario& s = scenario(f.string());
@@ -271,19 +300,10 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
       row.ratio_to = ref.ratio_to;
       row.gpu = s.hardware.gpu.name;
       row.stack = s.policy.stack.name;
-      if (!data.group(row.group))
-        throw ConfigError(f.string(), 0, "reference.group",
-                          "group '" + row.group + "' of case " + ref.case_name +
-                              " is not defined in " + data.groups_file +
-                              config::did_you_mean(row.group, data.group_names()) +
-                              "; valid: " + config::join(data.group_names()));
       const Scenario* other = nullptr;
       const sim::RunResult* denominator = nullptr;
       if (!ref.ratio_to.empty()) {
         const std::string path = (f.parent_path() / ref.ratio_to).lexically_normal().string();
-        if (!fs::is_regular_file(path, ec))
-          throw ConfigError(f.string(), 0, "reference.ratio_to",
-                            "'" + ref.ratio_to + "' is not a scenario file beside this one");
         other = &scenario(path);
         denominator = &result(path);
       }
