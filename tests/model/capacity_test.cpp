@@ -37,6 +37,12 @@ workload:
   gpu_memory_utilization: 0.95
 )";
 
+// A published configuration must fit; a failure names what is short.
+void check_fits(const CapacityReport& r) {
+  INFO(r.shortfall);
+  CHECK(r.fits);
+}
+
 double pool_gib(const Scenario& s) {
   return serving_capacity(s, ExecutionModel{}, s.serving.token_budget, s.serving.max_batch, 0)
              .kv_pool_bytes /
@@ -178,9 +184,7 @@ policy: {weights: gpu, kv_cache: gpu}
 )",
                                            {"workload.batch=" + std::to_string(batch),
                                             "workload.prompt_tokens=" + std::to_string(prompt)});
-        const CapacityReport r = inference_capacity(s, em);
-        CHECK(r.fits);
-        INFO(r.shortfall);
+        check_fits(inference_capacity(s, em));
       }
   }
   SECTION("FlexGen's own policies at prompt 1024 on its T4 machine") {
@@ -223,9 +227,7 @@ policy: {weights: gpu, kv_cache: gpu}
           ", cpu_cache_compute: " + b(c.cpu) + ", pin_weight: " + b(c.pin_weight) +
           ", compress_weight: " + b(c.compress_weight) +
           ", compress_cache: " + b(c.compress_cache) + ", debug_fewer_batch: true}\n");
-      const CapacityReport r = inference_capacity(s, em);
-      INFO(r.shortfall);
-      CHECK(r.fits);
+      check_fits(inference_capacity(s, em));
     }
   }
   SECTION("FlexGen's Hugging Face and DeepSpeed baselines at every prompt length") {
@@ -279,9 +281,7 @@ policy: {weights: gpu, kv_cache: gpu}
         policy += ", stack: hf-accelerate, pin_memory: false, prefetch_layers: 0";
       }
       const Scenario s = test::load_yaml(scenario + policy + "}\n");
-      const CapacityReport r = inference_capacity(s, em);
-      INFO(r.shortfall);
-      CHECK(r.fits);
+      check_fits(inference_capacity(s, em));
     }
   }
   SECTION("TensorRT-LLM past a rotary model's trained context") {
@@ -314,9 +314,7 @@ policy: {weights: gpu, kv_cache: gpu}
           ", prompt_tokens: " + n(c.prompt) + ", gen_tokens: " + n(c.gen) +
           "}\npolicy: {stack: trtllm-v0.6, weights: gpu, kv_cache: gpu, weight_bits: " + n(c.bits) +
           ", kv_bits: " + n(c.bits) + ", parallelism: {tensor: " + n(c.tp) + "}}\n");
-      const CapacityReport r = inference_capacity(s, em);
-      INFO(r.shortfall);
-      CHECK(r.fits);
+      check_fits(inference_capacity(s, em));
     }
     CHECK_THROWS_WITH(test::load_yaml(R"(
 name: opt-long
@@ -340,9 +338,7 @@ workload: {kind: inference, batch: 192, prompt_tokens: 128, gen_tokens: 2048}
 policy: {stack: optimized, weights: gpu, kv_cache: gpu, weight_bits: 8, kv_bits: 8}
 )",
                                          {stack});
-      const CapacityReport r = inference_capacity(s, em);
-      INFO(r.shortfall);
-      CHECK(r.fits);
+      check_fits(inference_capacity(s, em));
     }
   }
   SECTION("ZeRO-Offload: a 10B GPT-2 trained on one V100-32GB at batch 10") {
@@ -365,9 +361,7 @@ workload:
   activation_checkpointing: true
 )");
     CHECK(count_params(s.model).total / 1e9 == Approx(10.3).epsilon(0.01));
-    const CapacityReport r = training_capacity(s, em);
-    INFO(r.shortfall);
-    CHECK(r.fits);
+    check_fits(training_capacity(s, em));
   }
   SECTION("ZeRO-Infinity: a 1T model on one DGX-2 with every state on NVMe") {
     // ZeRO-Infinity (Rajbhandari et al., SC21): fine-tuning a trillion-parameter model on a single
@@ -395,9 +389,7 @@ workload:
 )";
     const Scenario s = test::load_yaml(yaml);
     CHECK(count_params(s.model).total / 1e12 == Approx(1.0).epsilon(0.01));
-    const CapacityReport r = training_capacity(s, em);
-    INFO(r.shortfall);
-    CHECK(r.fits);
+    check_fits(training_capacity(s, em));
     // Today's releases add the flat fp16 gradient partition on the host: 2 TB, more than the
     // DGX-2's 1.5 TiB. The release setting is what decides.
     const Scenario today = test::load_yaml(yaml, {"workload.zero3_host_grads=flat_fp16"});
@@ -470,9 +462,7 @@ TEST_CASE("the published results' added rows fit as published", "[model][capacit
   };
   for (const auto& [name, yaml] : rows) {
     INFO(name << "\n" << yaml);
-    const CapacityReport r = inference_capacity(test::load_yaml(yaml), ExecutionModel{});
-    INFO(r.shortfall);
-    CHECK(r.fits);
+    check_fits(inference_capacity(test::load_yaml(yaml), ExecutionModel{}));
   }
 }
 
