@@ -249,6 +249,10 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
   // file, so that an error names the first bad file as a one-by-one pass would; collect the
   // scenarios to simulate. The simulations then run side by side (each owns its engine; the
   // scenarios and catalog are read-only), and the rows are built in file order from them.
+  // The scenario a ratio row divides by: its file, beside the reference's.
+  const auto ratio_path = [](const fs::path& reference, const std::string& ratio_to) {
+    return (reference.parent_path() / ratio_to).lexically_normal().string();
+  };
   std::vector<std::string> to_run;
   std::map<std::string, std::size_t> run_index;
   auto mark = [&](const std::string& path) {
@@ -266,7 +270,7 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
                               data.groups_file + config::did_you_mean(group, data.group_names()) +
                               "; valid: " + config::join(data.group_names()));
       if (ref.ratio_to.empty()) continue;
-      const std::string path = (f.parent_path() / ref.ratio_to).lexically_normal().string();
+      const std::string path = ratio_path(f, ref.ratio_to);
       if (!fs::is_regular_file(path, ec))
         throw ConfigError(f.string(), 0, "reference.ratio_to",
                           "'" + ref.ratio_to + "' is not a scenario file beside this one");
@@ -303,7 +307,7 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
       const Scenario* other = nullptr;
       const sim::RunResult* denominator = nullptr;
       if (!ref.ratio_to.empty()) {
-        const std::string path = (f.parent_path() / ref.ratio_to).lexically_normal().string();
+        const std::string path = ratio_path(f, ref.ratio_to);
         other = &scenario(path);
         denominator = &result(path);
       }
