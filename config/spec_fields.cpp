@@ -132,9 +132,12 @@ const std::vector<SpecField<HostSpec>>& host_fields() {
        "host PCIe generation (caps GPU and drive links)"},
       {"nvme_io_gbps", &H::nvme_io_gbps, "GB/s", 0, kNoLimit, false,
        "cap of the kernel storage path on aggregate NVMe I/O; 0 = none"},
+      {"virtual_machine", &H::virtual_machine, "", 0, 1, false,
+       "the host is a virtual machine guest (a cloud instance): fresh pages fault in at the rate "
+       "measured in a KVM guest; false = bare metal, at the bare-metal figure"},
       {"page_fault_gbps", &H::page_fault_gbps, "GB/s", 0, kNoLimit, false,
-       "per-thread rate of first touch (fault-in and zeroing) of fresh pages; 0 = the measured "
-       "VM figure"},
+       "per-thread rate of first touch (fault-in and zeroing) of fresh pages measured on this "
+       "host; 0 = the figure of its virtual_machine label"},
       {"pageable_copy_gbps", &H::pageable_copy_gbps, "GB/s", 0, kNoLimit, false,
        "measured device-to-host copy into warm pageable memory on one thread (the driver's "
        "staging); 0 = not measured, each workload's default"},

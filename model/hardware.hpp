@@ -171,7 +171,14 @@ struct HostSpec {
   std::string psu_efficiency;    // 80 PLUS level of the PSUs: bronze ... titanium
   int pcie_gen = 5;                 // host's PCIe generation (caps GPU and drive links)
   double nvme_io_gbps = 0;     // cap of the kernel storage path on aggregate NVMe I/O; 0 = none
-  double page_fault_gbps = 0;  // per-thread first touch of fresh pages; 0 = ExecutionModel's
+  // The host runs the workload as a virtual machine guest (a cloud instance) rather than on bare
+  // metal. Host kernel work that a hypervisor slows, the first touch of fresh pages, then runs at
+  // the rate measured in a KVM guest (ExecutionModel::fresh_page_fault_gbps), else at the
+  // bare-metal figure (ExecutionModel::bare_metal_page_fault_gbps); model/perf.hpp fresh_pages_s.
+  bool virtual_machine = false;
+  // Per-thread first touch of fresh pages [1e9 B/s] measured on this host; 0 = the figure of its
+  // virtual_machine label.
+  double page_fault_gbps = 0;
   // A device-to-host copy into pageable memory on one host thread [1e9 B/s]: the CUDA driver's
   // DMA into its pinned staging buffers and the thread's copy out of them, measured into warm
   // (already faulted-in) pages; it also bounds that thread's memcpy from below. 0 = not measured

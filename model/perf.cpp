@@ -121,8 +121,9 @@ double pageable_h2d_gbps(const HostSpec& host, double unmeasured_gbps) {
 
 double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads) {
   if (bytes <= 0) return 0;
-  const double per_thread_gbps =
-      host.page_fault_gbps > 0 ? host.page_fault_gbps : em.fresh_page_fault_gbps;
+  const double per_thread_gbps = host.page_fault_gbps > 0 ? host.page_fault_gbps
+                                 : host.virtual_machine   ? em.fresh_page_fault_gbps
+                                                          : em.bare_metal_page_fault_gbps;
   const double dram_bytes_per_s =
       units::gbps_to_bytes_per_s(host.dram_gbps) * em.cpu_dram_efficiency;
   const double fault_bytes_per_s = std::min(

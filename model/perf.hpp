@@ -67,9 +67,17 @@ struct ExecutionModel {
   // The same measurement split in its two parts, for work whose faults and whose free run on
   // different threads: fault-in (and zeroing) 0.53-0.85 s/GB, midpoint 0.69 s/GB, on the thread
   // that first writes the page; free 0.08-0.13 s/GB, midpoint 0.105 s/GB, on the one thread that
-  // drops the last reference (munmap). Hosts that publish their own fault-in rate override the
-  // first (HostSpec::page_fault_gbps).
+  // drops the last reference (munmap). The fault-in figure is a virtual machine's
+  // (HostSpec::virtual_machine); a host with its own measurement overrides it
+  // (HostSpec::page_fault_gbps).
   double fresh_page_fault_gbps = 1.0 / 0.69;
+  // Fault-in (and zeroing) of a fresh 4 KiB page on bare metal, per thread: a zero-fill minor
+  // fault takes ~1 us (median 1,013 ns including the zeroing, timed with rdtsc around the first
+  // touch, Linux 6.6, an 11th-generation Core i7; ddumbying.vercel.app/experiments/
+  // pagefault-latency): 4,096 B / 1.013 us = 4.0 GB/s, 2.8x the KVM guest's rate above. No
+  // bare-metal figure for the free was found; the guest's is kept for both (freeing guest pages
+  // that are already backed does not leave the guest).
+  double bare_metal_page_fault_gbps = 4.0;
   double fresh_page_free_gbps = 1.0 / 0.105;
   // The CUDA context of one process (model/capacity.hpp gpu_tier), on top of the driver's own
   // reserve (GpuSpec::memory_reserved_mib). Since CUDA 11.7 modules load lazily (PyTorch sets
@@ -197,7 +205,8 @@ double cpu_attention_s(const HostSpec& host, const ExecutionModel& em, const Cpu
 // Seconds to fault in `bytes` of a fresh large allocation written by `threads` threads (each at
 // the host's fault-in rate, the zeroing writes capping the sum at the DRAM rate) and to free it
 // again on one thread (munmap). The host's page_fault_gbps when it has one, else the execution
-// model's (measured in a KVM guest).
+// model's figure for its label: measured in a KVM guest for a virtual machine, the published
+// bare-metal fault latency otherwise.
 double fresh_pages_s(const HostSpec& host, const ExecutionModel& em, double bytes, double threads);
 // Threads of PyTorch's intra-op pool on the host: one per physical core.
 double cpu_threads(const HostSpec& host);

@@ -147,6 +147,22 @@ TEST_CASE("every catalog host states its DRAM population; its floor fits what it
   CHECK(dram_population(0, c.host("dgx-2")).dram_gb == c.host("dgx-2").dram_gb);
 }
 
+TEST_CASE("every catalog host says, with its source, whether it is a virtual machine",
+          "[config][catalog]") {
+  // The label picks the rate of host kernel work a hypervisor slows (model/perf.hpp
+  // fresh_pages_s), so no host may take it by default.
+  const Catalog c = Catalog::load(kData);
+  for (const auto& h : c.hosts()) {
+    INFO(h.name);
+    CHECK(h.sources.count("virtual_machine"));
+  }
+  for (const char* cloud : {"azure-nc96ads-a100-v4", "azure-nd-h200-v5", "gcp-n1-highmem-32"})
+    CHECK(c.host(cloud).virtual_machine);
+  for (const char* owned : {"dgx-2", "dgx-h100", "supermicro-sys-521ge-tnrt",
+                            "generic-1s-workstation-ddr4", "generic-2s-ddr5"})
+    CHECK_FALSE(c.host(owned).virtual_machine);
+}
+
 TEST_CASE("catalog names match case-insensitively; unknown names list the valid ones",
           "[config][catalog]") {
   const Catalog c = Catalog::load(kData);

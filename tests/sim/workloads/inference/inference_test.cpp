@@ -342,10 +342,28 @@ TEST_CASE("freeing a fresh allocation runs on one thread, however many faulted i
   CHECK(cpu_attention_s(host, em, g) > free_s);
   CHECK(fresh_pages_s(host, em, g.fresh_bytes, 1e6) > free_s);
   CHECK(fresh_pages_s(host, em, g.fresh_bytes, 1.0) > fresh_pages_s(host, em, g.fresh_bytes, 8.0));
-  // A host that publishes its own fault-in rate replaces the VM-measured one.
-  HostSpec bare = host;
-  bare.page_fault_gbps = 4 * em.fresh_page_fault_gbps;
-  CHECK(fresh_pages_s(bare, em, 1e9, 1.0) < fresh_pages_s(host, em, 1e9, 1.0));
+  // A host that publishes its own fault-in rate replaces its label's.
+  HostSpec measured = host;
+  measured.page_fault_gbps = 4 * em.bare_metal_page_fault_gbps;
+  CHECK(fresh_pages_s(measured, em, 1e9, 1.0) < fresh_pages_s(host, em, 1e9, 1.0));
+}
+
+TEST_CASE("fresh pages fault in at a virtual machine's rate only on a virtual machine",
+          "[inference][kv]") {
+  const ExecutionModel em;
+  HostSpec vm, bare;
+  vm.virtual_machine = true;
+  bare.virtual_machine = false;
+  vm.dram_gbps = bare.dram_gbps = 400;
+  const double free_s = 1.0 / em.fresh_page_free_gbps;  // one GB, on one thread
+  // One thread's fault-in plus the free, by the label alone.
+  CHECK(fresh_pages_s(vm, em, 1e9, 1.0) == Approx(1.0 / em.fresh_page_fault_gbps + free_s));
+  CHECK(fresh_pages_s(bare, em, 1e9, 1.0) == Approx(1.0 / em.bare_metal_page_fault_gbps + free_s));
+  CHECK(em.bare_metal_page_fault_gbps > em.fresh_page_fault_gbps);
+  // A host's own measurement wins over either label.
+  vm.page_fault_gbps = bare.page_fault_gbps = 2.0;
+  CHECK(fresh_pages_s(vm, em, 1e9, 1.0) == Approx(fresh_pages_s(bare, em, 1e9, 1.0)));
+  CHECK(fresh_pages_s(vm, em, 1e9, 1.0) == Approx(1.0 / 2.0 + free_s));
 }
 
 TEST_CASE("the prefill KV copy is staged in the buffer's dtype only when it does not block",
@@ -365,8 +383,11 @@ TEST_CASE("the prefill KV copy is staged in the buffer's dtype only when it does
       kNvmeScenario, {"policy.weights=cpu", "workload.batch=64", "workload.prompt_tokens=512"});
   const double staged_bytes =
       64.0 * 512 * kv_bytes_per_token_layer(kv.model, 2.0) * kv.model.layers;
+  const ExecutionModel em;
   const double fault_s =
-      staged_bytes / units::gbps_to_bytes_per_s(ExecutionModel{}.fresh_page_fault_gbps);
+      staged_bytes / units::gbps_to_bytes_per_s(kv.hardware.host.virtual_machine
+                                                    ? em.fresh_page_fault_gbps
+                                                    : em.bare_metal_page_fault_gbps);
   const sim::RunResult a = sim::simulate(kv), b = sim::simulate(gpu_kv);
   REQUIRE(a.fits);
   REQUIRE(b.fits);
