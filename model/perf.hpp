@@ -62,9 +62,8 @@ struct ExecutionModel {
   // threshold, mallopt(3)): the kernel faults in and zeroes every 4 KiB page on first touch and
   // unmaps them on free. Per thread; measured with tools/host/fresh_pages.cpp on a 2-vCPU KVM
   // guest (38-400 MiB buffers): fault-in 0.53-0.85 s/GB, free 0.08-0.13 s/GB, together
-  // 1.1-1.3 GB/s. Bare-metal hosts fault faster; the published runs were on cloud VMs.
-  double fresh_page_gbps = 1.2;
-  // The same measurement split in its two parts, for work whose faults and whose free run on
+  // 1.1-1.3 GB/s (model/perf.hpp fresh_pages_s; torch.save's storages, CheckpointSoftware).
+  // Split in its two parts, for work whose faults and whose free run on
   // different threads: fault-in (and zeroing) 0.53-0.85 s/GB, midpoint 0.69 s/GB, on the thread
   // that first writes the page; free 0.08-0.13 s/GB, midpoint 0.105 s/GB, on the one thread that
   // drops the last reference (munmap). The fault-in figure is a virtual machine's

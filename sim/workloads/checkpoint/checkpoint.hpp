@@ -36,8 +36,11 @@ struct CheckpointSoftware {
   double crc32_gbps = 1.2;
   // Both formats copy each GPU storage into a freshly allocated pageable CPU storage
   // (`storage.cpu()`, `.to("cpu")`) and free it after the write: fresh mmap()ed pages, faulted
-  // in on one thread at the measured per-thread rate (ExecutionModel::fresh_page_gbps).
-  double fresh_allocation_gbps = ExecutionModel{}.fresh_page_gbps;
+  // in and unmapped on one thread. checkpoint_software() sets it from the host (model/perf.hpp
+  // fresh_pages_s: the fault-in rate of the host's virtual_machine label, or its own, plus the
+  // free); the default is a virtual machine's.
+  double fresh_allocation_gbps = 1.0 / (1.0 / ExecutionModel{}.fresh_page_fault_gbps +
+                                        1.0 / ExecutionModel{}.fresh_page_free_gbps);
   // Parsing Python source when the legacy pickler records a module class's source
   // (inspect.getsourcelines: ast.parse of the whole defining file, then tokenising the class).
   // Measured with tools/host/source_parse_cost.py (CPython 3.11, 12 standard-library modules of
