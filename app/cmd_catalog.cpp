@@ -89,10 +89,11 @@ void print_hosts(std::ostream& os, const Catalog& c) {
   for (const auto& h : c.hosts())
     rows.push_back({h.name, std::to_string(h.sockets) + "x" + std::to_string(h.cores_per_socket),
                     num(h.dram_gb), num(h.dram_gbps), "Gen" + std::to_string(h.pcie_gen),
-                    num(h.cpu_fp16_gflops), num(h.platform_w), price(c.platform_price(h.name))});
+                    h.virtual_machine ? "VM" : "bare metal", num(h.cpu_fp16_gflops),
+                    num(h.platform_w), price(c.platform_price(h.name))});
   print_table(os, "hosts",
-              {"name", "sockets x cores", "dram_gb", "dram_gbps", "pcie", "cpu_fp16_gflops",
-               "platform_w", "platform_usd"},
+              {"name", "sockets x cores", "dram_gb", "dram_gbps", "pcie", "runs as",
+               "cpu_fp16_gflops", "platform_w", "platform_usd"},
               rows);
 }
 
