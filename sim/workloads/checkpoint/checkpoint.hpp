@@ -9,6 +9,7 @@
 
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
+#include "model/units.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/checkpoint/names.hpp"
@@ -39,8 +40,11 @@ struct CheckpointSoftware {
   // in and unmapped on one thread. checkpoint_software() sets it from the host (model/perf.hpp
   // fresh_pages_s: the fault-in rate of the host's virtual_machine label, or its own, plus the
   // free); the default is a virtual machine's.
-  double fresh_allocation_gbps = 1.0 / (1.0 / ExecutionModel{}.fresh_page_fault_gbps +
-                                        1.0 / ExecutionModel{}.fresh_page_free_gbps);
+  double fresh_allocation_gbps = [] {
+    HostSpec vm;
+    vm.virtual_machine = true;
+    return 1.0 / fresh_pages_s(vm, ExecutionModel{}, units::kGiga, 1.0);
+  }();
   // Parsing Python source when the legacy pickler records a module class's source
   // (inspect.getsourcelines: ast.parse of the whole defining file, then tokenising the class).
   // Measured with tools/host/source_parse_cost.py (CPython 3.11, 12 standard-library modules of
