@@ -471,9 +471,10 @@ std::string describe_configuration(const Scenario& s) {
   std::ostringstream o;
   const Hardware& hw = s.hardware;
   o << hw.gpu_count << "x " << hw.gpu.name << " ("
-    << (hw.gpu.memory_label.empty() ? format::fixed(hw.gpu.memory_mib, 0) + " MiB" : hw.gpu.memory_label)
-    << "), "
-    << hw.host.name << " with " << format::fixed(hw.host.dram_gb, 0) << " GB DRAM";
+    << (hw.gpu.memory_label.empty() ? format::fixed(hw.gpu.memory_mib, 0) + " MiB"
+                                    : hw.gpu.memory_label)
+    << "), " << hw.host.name << (hw.host.virtual_machine ? " (a virtual machine)" : "") << " with "
+    << format::fixed(hw.host.dram_gb, 0) << " GB DRAM";
   if (hw.nvme.count > 0)
     o << ", " << hw.nvme.count << "x "
       << (hw.nvme.drive.name.empty() ? "profiled" : hw.nvme.drive.name) << " NVMe";

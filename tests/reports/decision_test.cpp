@@ -174,4 +174,22 @@ TEST_CASE("a serving plan's configurations say what their search found and why t
                                  "&gt; 2 s target (rejected)"));
   CHECK(md.find("SLO: sustains no rate") == std::string::npos);
 }
+
+TEST_CASE("a configuration on a cloud instance says it runs in a virtual machine",
+          "[report][decision]") {
+  // The label decides how fast its host faults fresh pages in (model/perf.hpp fresh_pages_s), so
+  // the summary a purchaser reads names it.
+  Scenario s;
+  s.hardware.gpu_count = 1;
+  s.hardware.gpu.name = "H200";
+  s.hardware.host.name = "azure-nd-h200-v5";
+  s.hardware.host.virtual_machine = true;
+  CHECK_THAT(describe_configuration(s),
+             Catch::Contains("azure-nd-h200-v5 (a virtual machine) with"));
+  s.hardware.host.name = "dgx-h100";
+  s.hardware.host.virtual_machine = false;
+  CHECK_THAT(describe_configuration(s), !Catch::Contains("virtual machine"));
+  CHECK_THAT(describe_configuration(s), Catch::Contains("dgx-h100 with"));
+}
+
 }  // namespace reports_decision_test
