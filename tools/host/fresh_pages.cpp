@@ -2,10 +2,14 @@
 // the kernel faulting in (and zeroing) every page of a new large allocation on first touch, and
 // unmapping it on free. Compares a memcpy into fresh malloc()ed memory with one into memory
 // already touched, for the storage sizes of a transformer checkpoint (large allocations are
-// mmap()ed by glibc, so every one starts with untouched pages). The result feeds
-// CheckpointSoftware::fresh_allocation_gbps in sim/workloads/checkpoint/checkpoint.hpp. Build and run:
+// mmap()ed by glibc, so every one starts with untouched pages). The fault-in rate is what a host
+// entry's page_fault_gbps takes (scenarios/catalog/hosts.yaml; without one, the host's
+// virtual_machine label picks ExecutionModel's guest or bare-metal figure, model/perf.hpp
+// fresh_pages_s, which every fresh allocation in the simulator goes through, torch.save's storages
+// included). Say in the entry's source whether the machine measured was a VM. Build and run:
 //   g++ -O2 -o fresh_pages fresh_pages.cpp && ./fresh_pages
-// Output: one line per size; rates in 1e9 bytes per second, costs in seconds per 1e9 bytes.
+// Output: one line per size; rates in 1e9 bytes per second, costs in seconds per 1e9 bytes;
+// page_fault_gbps = 1 / fault_in_s_per_gb, fresh_allocation_gbps = 1 / (fault-in + free).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,7 +35,7 @@ int main() {
   volatile unsigned char sink = 0;  // keeps the copies into fresh memory observable
   std::printf(
       "size_mib copy_touched_gbps copy_fresh_gbps fault_in_s_per_gb free_s_per_gb "
-      "fresh_allocation_gbps\n");
+      "page_fault_gbps fresh_allocation_gbps\n");
   for (std::size_t mib : {38, 100, 200, 400}) {
     const std::size_t n = mib << 20;
     std::vector<unsigned char> source(n, 1), touched(n, 2);
@@ -53,8 +57,9 @@ int main() {
     const double gb = double(n) / 1e9;
     const double fault_s = std::max(median(fresh) - median(warm), 0.0) / gb;
     const double free_s = median(release) / gb;
-    std::printf("%8zu %17.2f %15.2f %17.3f %13.3f %21.2f\n", mib, gb / median(warm),
-                gb / median(fresh), fault_s, free_s, 1.0 / (fault_s + free_s));
+    std::printf("%8zu %17.2f %15.2f %17.3f %13.3f %15.2f %21.2f\n", mib, gb / median(warm),
+                gb / median(fresh), fault_s, free_s, fault_s > 0 ? 1.0 / fault_s : 0.0,
+                1.0 / (fault_s + free_s));
   }
   return sink == 255 ? 2 : 0;
 }
