@@ -279,10 +279,20 @@ class InferenceSim {
   GpuStep layer_gpu_s_of(int pass, double sub_batch, double elements);
   // An embedding or head module's GPU time: compute_module's one step for it.
   GpuStep edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
-  // The kernels as the board runs them under its power limit (model/power.hpp).
-  GpuStep gpu_step(const KernelTime& k) const {
+  // The kernels as the board runs them under its power limit (model/power.hpp), remembered for
+  // the last kernel groups asked (step_memo_): the layers of a pass ask with the same kernels, and
+  // the power limit's clock search was a sixth of a KV-offload run. The same inputs give the same
+  // value, so remembering changes nothing.
+  GpuStep gpu_step(const KernelTime& k) {
+    for (const StepMemo& m : step_memo_)
+      if (m.kernels.s == k.s && m.kernels.compute_s == k.compute_s &&
+          m.kernels.memory_s == k.memory_s)
+        return m.step;
     const LimitedKernels run = gpu_power_limited(s_.hardware.gpu, k);
-    return GpuStep{run.s, run.load};
+    const GpuStep step{run.s, run.load};
+    step_memo_[next_step_memo_] = StepMemo{k, step};
+    next_step_memo_ = (next_step_memo_ + 1) % step_memo_.size();
+    return step;
   }
   // The direct path (run_direct): fetch_stage's and compute_stage's timelines without events.
   void run_direct();
@@ -358,6 +368,15 @@ class InferenceSim {
     GpuStep step;
   };
   LayerTime layer_time_;
+  // gpu_step's memo: the kernel groups last worked out, oldest replaced first. Four: a decode
+  // layer with its KV cache in host memory makes two GPU steps, an edge module one more. Starts
+  // with a time no kernel group has (NaN equals nothing).
+  struct StepMemo {
+    KernelTime kernels{std::numeric_limits<double>::quiet_NaN(), 0, 0};
+    GpuStep step;
+  };
+  std::array<StepMemo, 4> step_memo_{};
+  std::size_t next_step_memo_ = 0;
   bool event_per_tensor_ = false;  // SimOptions::event_per_tensor
   bool reserve_ahead_ = false;     // fetch with fetch_module_reserved (see there)
   bool direct_ = false;            // run_direct (see there)
