@@ -25,6 +25,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "runs, where the time goes and whether it fits in memory. Exit code 3 when it does not fit;\n"
       "then it names the closest configurations that do (largest batch, smallest DRAM, fewest\n"
       "GPUs), found on the capacity model without simulating them.\n\n"
+      "The accuracy line says how far to trust the numbers: the out-of-sample error of the\n"
+      "validation group the scenario belongs to (tiersim validate; the figures are kept in\n"
+      "scenarios/validation/accuracy.yaml), and 'unvalidated' for a GPU or execution stack no\n"
+      "published measurement runs on.\n\n"
       "options");
   std::string file, trace_path, data_dir, db_path;
   std::vector<std::string> sets;
@@ -67,10 +71,12 @@ int cmd_run(const std::vector<std::string>& args) {
   // A refusal still answers: the closest configurations the capacity model says fit.
   const std::vector<fit::Suggestion> closest =
       studies::closest_fits(scenario, result, sim_opts.exec);
+  // How far to trust it: what the validation found for this kind of configuration.
+  const reports::ErrorBand band = reports::run_error_band(scenario, data_dir);
   if (vm.count("json")) {
-    std::cout << reports::json_text(reports::run_json(scenario, result, closest), 2) << "\n";
+    std::cout << reports::json_text(reports::run_json(scenario, result, closest, &band), 2) << "\n";
   } else {
-    reports::print_human(std::cout, scenario, result);
+    reports::print_human(std::cout, scenario, result, &band);
     if (!closest.empty()) {
       std::cout << "closest that fits (capacity model, not simulated):\n";
       for (const auto& c : closest) {

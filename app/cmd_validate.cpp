@@ -7,12 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/command.hpp"
+#include "calibrate/interrupt.hpp"
+#include "calibrate/runner.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "calibrate/interrupt.hpp"
+#include "model/files.hpp"
 #include "replay/replay_suite.hpp"
-#include "calibrate/runner.hpp"
 #include "reports/study_json.hpp"
+#include "study/accuracy.hpp"
 #include "study/studies.hpp"
 #include "study/validation.hpp"
 
@@ -29,9 +31,12 @@ int cmd_validate(const std::vector<std::string>& args) {
       "fed no derived constant, and leave-one-source-out (rows whose source fed no constant\n"
       "they use; scenarios/validation/derivations.yaml), which reports use for error bands.\n"
       "Exits 1 when an established group's in-sample MAPE exceeds --max-mape; provisional groups\n"
-      "(mechanism not modelled yet, or newly modelled and outside the bound) do not gate.\n\n"
+      "(mechanism not modelled yet, or newly modelled and outside the bound) do not gate.\n"
+      "--write-accuracy keeps the per-group errors and the GPUs and stacks the published rows\n"
+      "run on in a file that `tiersim run` quotes (scenarios/validation/accuracy.yaml; a test\n"
+      "fails while the shipped one is out of date).\n\n"
       "options");
-  std::string dir, data_dir, target, profile, db;
+  std::string dir, data_dir, target, profile, db, accuracy_file;
   double max_mape = 15.0;
   opts.add_options()("help,h", "show this help")(
       "dir", po::value<std::string>(&dir),
@@ -46,12 +51,18 @@ int cmd_validate(const std::vector<std::string>& args) {
       "target", po::value<std::string>(&target), "--hardware: directory on the drive to measure")(
       "profile", po::value<std::string>(&profile),
       "--hardware: device profile to predict with (default: run a quick calibration first)")(
-      "db", po::value<std::string>(&db), "--hardware: store the replays in this results database");
+      "db", po::value<std::string>(&db), "--hardware: store the replays in this results database")(
+      "write-accuracy", po::value<std::string>(&accuracy_file),
+      "also write the per-group errors and the anchored GPUs and stacks to this file, for "
+      "`tiersim run` (scenarios/validation/accuracy.yaml)")(
+      "force", "--write-accuracy: replace the file even if tiersim did not write it");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nexample:\n  tiersim validate --max-mape 15\n";
+    std::cout << opts
+              << "\nexamples:\n  tiersim validate --max-mape 15\n"
+                 "  tiersim validate --write-accuracy scenarios/validation/accuracy.yaml --force\n";
     return kExitOk;
   }
   if (vm.count("hardware")) {
@@ -73,7 +84,16 @@ int cmd_validate(const std::vector<std::string>& args) {
       return 130;
     }
   }
+  OutputOptions output;
+  output.force = vm.count("force") > 0;
+  // Before the validation's second of work: a file that may not be replaced is refused first.
+  if (!accuracy_file.empty()) check_output_file(accuracy_file, "validation accuracy file", output);
   const validation::ValidationSummary v = studies::run_validate({dir, data_dir, nullptr});
+  if (!accuracy_file.empty()) {
+    write_output_file(accuracy_file, validation::accuracy_yaml(validation::accuracy_record(v)),
+                      "validation accuracy file", output);
+    std::cerr << "tiersim validate: wrote " << accuracy_file << "\n";
+  }
   const auto& rows = v.rows;
   const double mape = v.mape_pct, worst = v.max_abs_error_pct;
 

@@ -80,14 +80,15 @@ sim::RunResult simulate_interruptibly(const Scenario& s, bool trace = false) {
   return run_interruptibly<sim::RunResult>(stop, [&] { return sim::simulate(s, options); });
 }
 
-// One scenario: the `tiersim run --json` object (with `closest_fits` under a refusal); stored in
-// `db` as `tiersim run --db` stores it.
+// One scenario: the `tiersim run --json` object (with `closest_fits` under a refusal, and its
+// `accuracy`); stored in `db` as `tiersim run --db` stores it.
 std::string run(const std::string& source, bool is_file, const std::vector<std::string>& sets,
                 const std::string& data_dir, const std::string& db) {
   const Scenario s = load(source, is_file, sets, data_dir);
   const sim::RunResult r = simulate_interruptibly(s, !db.empty());
   if (!db.empty()) store::ResultsStore(db).save(s, r, TIERSIM_VERSION);
-  return reports::json_text(reports::run_json(s, r, studies::closest_fits(s, r)));
+  const reports::ErrorBand band = reports::run_error_band(s, data_dir);
+  return reports::json_text(reports::run_json(s, r, studies::closest_fits(s, r), &band));
 }
 
 // The resolved scenario: name, hash and canonical YAML (every catalog value inlined).

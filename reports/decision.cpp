@@ -63,56 +63,16 @@ std::string band_group(const std::string& metric, const std::string& run_group) 
   return decl && !decl->validation_group.empty() ? std::string(decl->validation_group) : run_group;
 }
 
-// The validation group of run i's `metric` and its mean error; nullopt when no published case
-// covers it.
-struct Band {
-  std::string group;
-  // The group's leave-one-source-out mean absolute error, percent (study/validation.hpp): the
-  // in-sample mean promises more accuracy than the model has on systems it has not seen.
-  std::optional<double> pct;
-  bool provisional = false;
-  bool validation_run = true;  // false: the report was made without the validation
-  std::size_t measurements = 0;  // in-sample rows of the group
-  double in_sample_pct = 0;
-  std::vector<std::string> unvalidated;  // parts no published row anchors
-};
-Band band_of(const ReportInput& in, std::size_t i, const std::string& metric) {
-  Band b;
+ErrorBand band_of(const ReportInput& in, std::size_t i, const std::string& metric) {
+  ErrorBand b;
   b.validation_run = in.validation.available;
   if (i < in.decision.groups.size()) b.group = band_group(metric, in.decision.groups[i]);
   if (i < in.decision.unvalidated.size()) b.unvalidated = in.decision.unvalidated[i];
   for (const auto& g : in.validation.groups)
-    if (g.name == b.group && g.measurements > 0) {
-      b.measurements = g.measurements;
-      b.in_sample_pct = g.mape_pct;
-      // The band is the out-of-sample error, never less than the in-sample one
-      // (validation::ValidationGroup::error_band_pct).
-      if (g.out_of_sample_measurements > 0)
-        b.pct = std::max(g.out_of_sample_mape_pct, g.mape_pct);
-      b.provisional = g.provisional;
-    }
+    if (g.name == b.group)
+      set_group_errors(b, g.measurements, g.mape_pct, g.out_of_sample_measurements,
+                       g.out_of_sample_mape_pct, g.provisional);
   return b;
-}
-
-std::string band_text(const Band& b) {
-  if (!b.validation_run) return "validation not run, no error band";
-  std::string parts;
-  for (const auto& p : b.unvalidated) parts += (parts.empty() ? "" : ", ") + p;
-  // A group's band says nothing of a GPU or a stack no published row ran on.
-  const std::string unanchored =
-      parts.empty() ? "" : "; unvalidated: " + parts + " (no published row runs on it)";
-  if (b.group.empty()) return "validation group unknown" + unanchored;
-  // Unvalidated first, then why, so that the reader sees the verdict before the bookkeeping.
-  if (!b.pct && b.measurements > 0)
-    return "no out-of-sample error band: every published case of its kind (" + b.group +
-           ") fed a constant it uses (in-sample error " + format::fixed(b.in_sample_pct, 1) +
-           " %)" + unanchored;
-  if (!b.pct)
-    return "unvalidated: no published measurement covers its kind of configuration (" + b.group +
-           ")" + unanchored;
-  return "+-" + format::fixed(*b.pct, 1) + " % (out-of-sample validation error of group " + b.group +
-         ", leave-one-source-out, never below in-sample" + (b.provisional ? ", provisional" : "") + ")" +
-         unanchored;
 }
 
 const std::string& unit_of(const ReportInput& in, const std::string& metric) {
@@ -144,12 +104,12 @@ std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric,
   Verdict v;
   v.winner = order.front();
   const double w = in.runs[v.winner].get(metric);
-  const Band bw = band_of(in, v.winner, metric);
+  const ErrorBand bw = band_of(in, v.winner, metric);
   v.any_unvalidated = !bw.pct;
   if (order.size() > 1) {
     v.runner_up = order[1];
     const double r = in.runs[*v.runner_up].get(metric);
-    const Band br = band_of(in, *v.runner_up, metric);
+    const ErrorBand br = band_of(in, *v.runner_up, metric);
     v.any_unvalidated = v.any_unvalidated || !br.pct;
     const double ew = bw.pct.value_or(0) / 100, er = br.pct.value_or(0) / 100;
     // The predictions' bands [x (1 - e), x (1 + e)] overlap: the order is within model error.
@@ -195,7 +155,7 @@ json headline_spec(const ReportInput& in, const std::vector<std::string>& labels
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const sim::Metric* m = is_candidate(in, i) ? in.runs[i].find_metric(metric) : nullptr;
     if (!m) continue;
-    const Band b = band_of(in, i, metric);
+    const ErrorBand b = band_of(in, i, metric);
     const double e = b.pct.value_or(0) / 100;
     json row = {{"run", b.pct ? labels[i] : labels[i] + " (unvalidated)"},
                 {"value", m->value},
@@ -266,6 +226,38 @@ json tornado_spec(const TornadoChart& t, const std::string& label, const std::st
 
 }  // namespace
 
+void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
+                      std::size_t out_of_sample_rows, double out_of_sample_pct, bool provisional) {
+  if (rows == 0) return;  // no published case in the group: no band
+  b.measurements = rows;
+  b.in_sample_pct = in_sample_pct;
+  // The band is the out-of-sample error, never less than the in-sample one
+  // (validation::ValidationGroup::error_band_pct).
+  if (out_of_sample_rows > 0) b.pct = std::max(out_of_sample_pct, in_sample_pct);
+  b.provisional = provisional;
+}
+
+std::string band_text(const ErrorBand& b) {
+  if (!b.validation_run) return "validation not run, no error band";
+  std::string parts;
+  for (const auto& p : b.unvalidated) parts += (parts.empty() ? "" : ", ") + p;
+  // A group's band says nothing of a GPU or a stack no published row ran on.
+  const std::string unanchored =
+      parts.empty() ? "" : "; unvalidated: " + parts + " (no published row runs on it)";
+  if (b.group.empty()) return "validation group unknown" + unanchored;
+  // Unvalidated first, then why, so that the reader sees the verdict before the bookkeeping.
+  if (!b.pct && b.measurements > 0)
+    return "no out-of-sample error band: every published case of its kind (" + b.group +
+           ") fed a constant it uses (in-sample error " + format::fixed(b.in_sample_pct, 1) +
+           " %)" + unanchored;
+  if (!b.pct)
+    return "unvalidated: no published measurement covers its kind of configuration (" + b.group +
+           ")" + unanchored;
+  return "+-" + format::fixed(*b.pct, 1) + " % (out-of-sample validation error of group " +
+         b.group + ", leave-one-source-out, never below in-sample" +
+         (b.provisional ? ", provisional" : "") + ")" + unanchored;
+}
+
 namespace {
 
 // "$1.23 per million tokens", "1.2k tokens/s": the value in words a buyer reads.
@@ -293,7 +285,7 @@ std::string best_on(const std::string& metric, bool lower) {
 }
 
 // "+-12.3 %" or "unvalidated": a band in a few characters, for the runner-up and the lists.
-std::string short_band(const Band& b) {
+std::string short_band(const ErrorBand& b) {
   if (!b.validation_run) return "no error band";
   return b.pct ? "+-" + format::fixed(*b.pct, 1) + " %" : "unvalidated";
 }

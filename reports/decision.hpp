@@ -47,6 +47,31 @@ struct DecisionInput {
   std::string sensitivity_note;         // why there is no tornado ("" when there is one)
 };
 
+// A prediction's error band: the validation group whose published rows measure it and that
+// group's mean absolute error; no band (pct empty) when no published case covers it. Reports put
+// one beside each configuration's metric, `tiersim run` beside its whole table.
+struct ErrorBand {
+  std::string group;
+  // [%] The group's leave-one-source-out mean absolute error, never below its in-sample mean
+  // (study/validation.hpp): the in-sample mean promises more accuracy than the model has on
+  // systems it has not seen.
+  std::optional<double> pct;
+  bool provisional = false;
+  bool validation_run = true;            // false: made without the validation
+  std::size_t measurements = 0;          // in-sample prediction rows of the group
+  double in_sample_pct = 0;              // [%]
+  std::vector<std::string> unvalidated;  // parts no published row anchors ("GPU X", "stack Y")
+};
+
+// Fills `b`'s errors from its group's (validate's per-group figures, percent); nothing when the
+// group has no row. The one place the band's rule is applied.
+void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
+                      std::size_t out_of_sample_rows, double out_of_sample_pct, bool provisional);
+
+// The band in words: "+-9.5 % (out-of-sample validation error of group ZeRO-Inference, ...)",
+// or why there is none, then the unvalidated parts.
+std::string band_text(const ErrorBand& b);
+
 // "1x L40S (48 GB), generic-2s-ddr5 with 384 GB DRAM, 1x micron-9550 NVMe; opt-30b fp16 weights;
 // inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".
 std::string describe_configuration(const Scenario& s);

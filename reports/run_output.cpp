@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "common/format.hpp"
@@ -12,6 +13,7 @@
 #include "sim/economics.hpp"
 #include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/metrics.hpp"
+#include "study/accuracy.hpp"
 
 namespace tiersim::reports {
 
@@ -156,7 +158,45 @@ void print_breakdown(std::ostream& os, const RunResult& result, std::size_t max_
   }
 }
 
-void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result) {
+ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir) {
+  ErrorBand band;
+  const std::string path = validation::accuracy_path(data_dir);
+  if (!std::filesystem::exists(path)) {
+    band.validation_run = false;
+    return band;
+  }
+  const validation::RunAccuracy a =
+      validation::run_accuracy(scenario, validation::load_accuracy(path));
+  band.group = a.group;
+  band.unvalidated = a.unvalidated;
+  if (a.errors)
+    set_group_errors(band, a.errors->rows, a.errors->in_sample_pct, a.errors->out_of_sample_rows,
+                     a.errors->out_of_sample_pct, a.errors->provisional);
+  return band;
+}
+
+std::string accuracy_text(const ErrorBand& band) {
+  if (!band.validation_run)
+    return "unknown: no validation/accuracy.yaml in the data folder (tiersim validate "
+           "--write-accuracy writes it)";
+  return band_text(band);
+}
+
+nlohmann::json accuracy_json(const ErrorBand& band) {
+  nlohmann::json j;
+  j["group"] = band.group.empty() ? nlohmann::json() : nlohmann::json(band.group);
+  j["error_band_pct"] = band.pct ? nlohmann::json(*band.pct) : nlohmann::json();
+  j["in_sample_pct"] =
+      band.measurements > 0 ? nlohmann::json(band.in_sample_pct) : nlohmann::json();
+  j["published_rows"] = band.measurements;
+  j["provisional"] = band.provisional;
+  j["unvalidated"] = band.unvalidated;
+  j["text"] = accuracy_text(band);
+  return j;
+}
+
+void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result,
+                 const ErrorBand* band) {
   os << "scenario   " << scenario.name << "  (" << result.workload << ", hash " << scenario.hash
      << ")\n";
   os << "memory     ";
@@ -169,6 +209,7 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
     first = false;
   }
   os << "\n";
+  if (band) os << "accuracy   " << accuracy_text(*band) << "\n";
   if (const std::string note = cost_note(scenario); !note.empty())
     os << "note       " << note << "\n";
   if (const std::string note = dram_note(scenario, result); !note.empty())

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/scenario.hpp"
+#include "reports/decision.hpp"
 #include "sim/result.hpp"
 
 namespace tiersim::reports {
@@ -17,8 +18,22 @@ std::string json_text(const nlohmann::json& j, int indent = -1);
 // units, bottleneck, utilization per resource.
 nlohmann::json to_json(const Scenario& scenario, const sim::RunResult& result);
 
-// A short table for people.
-void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result);
+// A short table for people; with `band`, its error band on the line after the memory.
+void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result,
+                 const ErrorBand* band = nullptr);
+
+// What the validation says of a run of `scenario` (study/accuracy.hpp): the error band of its
+// validation group and the parts of it no published row anchors, from
+// <data_dir>/validation/accuracy.yaml ("" = the default data folder). A missing file gives a band
+// with validation_run false; a malformed one throws ConfigError.
+ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir);
+
+// The band for people, one line: "+-9.5 % (out-of-sample validation error of group ...)".
+std::string accuracy_text(const ErrorBand& band);
+
+// The band in run --json: group, error_band_pct (null without a band), in_sample_pct,
+// published_rows, provisional, unvalidated and the text.
+nlohmann::json accuracy_json(const ErrorBand& band);
 
 // The time breakdown (sim/breakdown.hpp) for people: one row per phase, largest first, with its
 // critical-path time, its share of the run, its busy time and its bottleneck resource. At most

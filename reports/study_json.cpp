@@ -29,8 +29,9 @@ const char* sense_name(plan::Sense sense) {
 // ---- run --------------------------------------------------------------------------------------
 
 nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
-                        const std::vector<fit::Suggestion>& closest) {
+                        const std::vector<fit::Suggestion>& closest, const ErrorBand* band) {
   nlohmann::json j = to_json(scenario, result);
+  if (band) j["accuracy"] = accuracy_json(*band);
   if (!closest.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : closest)

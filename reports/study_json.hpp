@@ -6,13 +6,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "reports/decision.hpp"
 #include "study/studies.hpp"
 
 namespace tiersim::reports {
 
-// `tiersim run --json`: the run (reports/run_output.hpp) and, under a refusal, `closest_fits`.
+// `tiersim run --json`: the run (reports/run_output.hpp), under a refusal `closest_fits`, and
+// with `band` its `accuracy` (reports/run_output.hpp accuracy_json).
 nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
-                        const std::vector<fit::Suggestion>& closest);
+                        const std::vector<fit::Suggestion>& closest,
+                        const ErrorBand* band = nullptr);
 
 // `tiersim compare --json`.
 nlohmann::json compare_json(const studies::CompareOutcome& outcome);

@@ -14,6 +14,7 @@
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
+#include "study/accuracy.hpp"
 #include "study/parallel.hpp"
 
 namespace fs = std::filesystem;
@@ -141,19 +142,7 @@ const ValidationGroup* ValidationSummary::group(const std::string& name) const {
 }
 
 std::vector<std::string> ValidationSummary::unanchored_parts(const Scenario& s) const {
-  auto anchored = [this](auto field) {
-    return std::any_of(rows.begin(), rows.end(), [&](const ValidationRow& r) {
-      return !r.calibration && !r.refused && field(r);
-    });
-  };
-  std::vector<std::string> out;
-  const std::string& gpu = s.hardware.gpu.name;
-  if (!anchored([&](const ValidationRow& r) { return config::to_lower(r.gpu) == config::to_lower(gpu); }))
-    out.push_back("GPU " + gpu);
-  const std::string& stack = s.policy.stack.name;
-  if (!anchored([&](const ValidationRow& r) { return r.stack == stack; }))
-    out.push_back("stack " + stack);
-  return out;
+  return accuracy_record(*this).unanchored_parts(s);
 }
 
 std::string default_reference_dir(const std::string& data_dir) {

@@ -118,3 +118,24 @@ TEST_CASE("run, compare and the report show a profile's warnings and its drive's
             .find("1 configuration rests on inputs with warnings") != std::string::npos);
 }
 }  // namespace app_cmd_run_test
+
+namespace app_cmd_run_test {
+
+TEST_CASE("run: the accuracy line, in the table and in --json", "[app][run][accuracy]") {
+  tiersim::test::TempDir dir;
+  const std::string text = tiersim::test::tiersim_stdout(
+      "run scenarios/inference/opt30b-l40s-gen5.yaml --set hardware.gpu.model=B200",
+      dir.file("out.txt"));
+  INFO(text);
+  CHECK(text.find("accuracy   +-") != std::string::npos);
+  CHECK(text.find("group ZeRO-Inference") != std::string::npos);
+  CHECK(text.find("unvalidated: GPU B200 (no published row runs on it)") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(tiersim::test::tiersim_stdout(
+      "run scenarios/inference/opt30b-l40s-gen5.yaml --json", dir.file("out.json")));
+  REQUIRE(j.contains("accuracy"));
+  CHECK(j["accuracy"]["group"] == "ZeRO-Inference");
+  CHECK(j["accuracy"]["error_band_pct"].is_number());
+  CHECK(j["accuracy"]["unvalidated"].empty());
+}
+
+}  // namespace app_cmd_run_test

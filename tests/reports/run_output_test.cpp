@@ -156,3 +156,37 @@ TEST_CASE("run output: the notes on the inputs, in the text and in --json, also 
   }
 }
 }  // namespace reports_run_output_test
+
+namespace reports_run_output_test {
+
+TEST_CASE("run output quotes its group's error band and names what is unvalidated",
+          "[report][run][accuracy]") {
+  const std::string data = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const Scenario s = reference();
+  const sim::RunResult r = sim::simulate(s);
+  const reports::ErrorBand band = reports::run_error_band(s, data);
+  REQUIRE(band.validation_run);
+  CHECK_FALSE(band.group.empty());
+  std::ostringstream text;
+  reports::print_human(text, s, r, &band);
+  INFO(text.str());
+  CHECK(text.str().find("accuracy   ") != std::string::npos);
+  CHECK(text.str().find("group " + band.group) != std::string::npos);
+  const nlohmann::json j = reports::accuracy_json(band);
+  CHECK(j["group"] == band.group);
+  CHECK(j["text"] == reports::accuracy_text(band));
+
+  // A GPU no published row runs on.
+  const Scenario b200 = reference({"hardware.gpu.model=B200"});
+  const reports::ErrorBand unanchored = reports::run_error_band(b200, data);
+  CHECK(reports::accuracy_text(unanchored).find("unvalidated: GPU B200") != std::string::npos);
+  CHECK(reports::accuracy_json(unanchored)["unvalidated"] == nlohmann::json{"GPU B200"});
+
+  // A data folder without the file: the line says so rather than quoting nothing.
+  const reports::ErrorBand none = reports::run_error_band(s, "/nonexistent-data-dir");
+  CHECK_FALSE(none.validation_run);
+  CHECK(reports::accuracy_text(none).find("unknown") == 0);
+  CHECK(reports::accuracy_json(none)["error_band_pct"].is_null());
+}
+
+}  // namespace reports_run_output_test

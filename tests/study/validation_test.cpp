@@ -8,9 +8,11 @@
 
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "model/stack.hpp"
 #include "sim/simulate.hpp"
+#include "study/accuracy.hpp"
 #include "study/validation.hpp"
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
@@ -369,5 +371,16 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
   const auto parts = shipped().unanchored_parts(test::load_yaml(yaml, {"hardware.gpu.model=A100-40GB"}));
   REQUIRE(parts.size() == 1);
   CHECK(parts[0] == "GPU A100-40GB");
+}
+TEST_CASE("the shipped accuracy record is what validate gives", "[validate][every-scenario]") {
+  // `tiersim run` quotes scenarios/validation/accuracy.yaml instead of validating again: a change
+  // that moves a prediction must write it again, or run would quote errors the model no longer has.
+  const std::string path = validation::accuracy_path("");
+  const auto text = config::read_text_file(path);
+  REQUIRE(text);
+  INFO(
+      "out of date: run `tiersim validate --write-accuracy scenarios/validation/accuracy.yaml "
+      "--force` and commit the file");
+  CHECK(*text == validation::accuracy_yaml(validation::accuracy_record(shipped())));
 }
 }  // namespace study_validation_test

@@ -1,0 +1,66 @@
+#pragma once
+// What `tiersim validate` found, kept where `tiersim run` can read it without simulating the
+// 233 reference scenarios again: per validation group its row counts and errors, and the GPUs and
+// execution stacks some published prediction row runs on. `tiersim validate --write-accuracy
+// FILE` writes it; the shipped copy is scenarios/validation/accuracy.yaml, and a test fails when
+// it no longer matches what validate gives (tests/study/validation_test.cpp).
+//
+// `run` quotes from it the error band of the scenario's group (the out-of-sample error, as reports
+// do) and names the parts of the configuration no published row anchors, so that a prediction
+// for hardware nobody has measured says so where it is printed.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+
+namespace tiersim::validation {
+
+struct ValidationSummary;
+
+// One group's errors, as validate's per-group table prints them (prediction rows only).
+struct GroupAccuracy {
+  std::string name;
+  std::size_t rows = 0;                // in-sample prediction rows
+  double in_sample_pct = 0;            // mean absolute percentage error over them
+  std::size_t out_of_sample_rows = 0;  // leave-one-source-out rows
+  double out_of_sample_pct = 0;        // mean absolute percentage error over them
+  bool provisional = false;            // validate's verdict for the group
+};
+
+struct AccuracyRecord {
+  std::vector<GroupAccuracy> groups;  // validate's order
+  // The GPUs (catalog names) and execution stacks that some prediction row which fits runs on.
+  std::vector<std::string> gpus;
+  std::vector<std::string> stacks;
+
+  const GroupAccuracy* group(const std::string& name) const;  // nullptr: no row in that group
+  // The parts of `s` no published prediction row anchors: "GPU X" (compared without case),
+  // "stack Y"; empty when both are anchored. The one rule reports and `run` use.
+  std::vector<std::string> unanchored_parts(const Scenario& s) const;
+};
+
+// The record of a validation run.
+AccuracyRecord accuracy_record(const ValidationSummary& v);
+
+// The record as the YAML text validate --write-accuracy writes (with a header saying how it is
+// made); load_accuracy reads it back to an equal record.
+std::string accuracy_yaml(const AccuracyRecord& record);
+
+// Reads a file accuracy_yaml wrote. Strict: unknown keys, wrong types and missing keys are
+// ConfigErrors naming file, line and key.
+AccuracyRecord load_accuracy(const std::string& path);
+
+// <data_dir>/validation/accuracy.yaml ("" = the default data folder).
+std::string accuracy_path(const std::string& data_dir);
+
+// What a run of `s` can say of its accuracy: its validation group, that group's errors (none when
+// no published row is in it) and the parts no row anchors.
+struct RunAccuracy {
+  std::string group;
+  std::optional<GroupAccuracy> errors;
+  std::vector<std::string> unvalidated;
+};
+RunAccuracy run_accuracy(const Scenario& s, const AccuracyRecord& record);
+
+}  // namespace tiersim::validation
