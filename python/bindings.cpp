@@ -118,20 +118,28 @@ OutputOptions output_options(bool force) {
   return o;
 }
 
+// A study run on its filled request, stoppable by Ctrl-C as run_interruptibly says (the request's
+// `stop` is set here): `to_json(run(request))` as text, the object `tiersim <study> --json`
+// prints.
+template <typename Request, typename Run, typename ToJson>
+std::string study_json(Request& request, Run run, ToJson to_json) {
+  std::atomic<bool> stop{false};
+  request.stop = &stop;
+  const auto outcome =
+      run_interruptibly<decltype(run(request))>(stop, [&] { return run(request); });
+  return reports::json_text(to_json(outcome));
+}
+
 // `tiersim compare --json`.
 std::string compare(const Sources& sources, const std::vector<std::string>& sets,
                     const std::string& data_dir, const std::string& db) {
-  std::atomic<bool> stop{false};
   studies::CompareRequest request;
   request.comparison = comparison_of(sources);
   request.sets = sets;
   request.data_dir = data_dir;
   request.db = db;
   request.tool_version = TIERSIM_VERSION;
-  request.stop = &stop;
-  const auto outcome = run_interruptibly<studies::CompareOutcome>(
-      stop, [&] { return studies::run_compare(request); });
-  return reports::json_text(reports::compare_json(outcome));
+  return study_json(request, studies::run_compare, reports::compare_json);
 }
 
 // A sweep file, stored into `db` as `tiersim sweep` does (resumable, keyed by scenario hash):
@@ -155,7 +163,6 @@ std::string sweep(const std::string& file, const std::string& db, int threads,
 std::string capacity(const std::string& file, const std::vector<std::string>& sets,
                      const std::string& data_dir, double attainment_pct, double tolerance,
                      double start_rate_per_s, bool stability, bool slo, const std::string& db) {
-  std::atomic<bool> stop{false};
   studies::CapacityRequest request;
   request.file = file;
   request.sets = sets;
@@ -167,16 +174,14 @@ std::string capacity(const std::string& file, const std::vector<std::string>& se
   request.search.criteria.check_slo = slo;
   request.db = db;
   request.tool_version = TIERSIM_VERSION;
-  request.stop = &stop;
-  const auto outcome = run_interruptibly<studies::CapacityOutcome>(
-      stop, [&] { return studies::run_capacity(request); });
-  return reports::json_text(reports::capacity_json(outcome, request.search));
+  return study_json(request, studies::run_capacity, [&](const studies::CapacityOutcome& outcome) {
+    return reports::capacity_json(outcome, request.search);
+  });
 }
 
 // `tiersim plan --json` (and the same scenario files written into `out_dir`).
 std::string plan(const std::string& file, const std::string& out_dir, const std::string& db,
                  int threads, bool prune, bool force, const std::string& data_dir) {
-  std::atomic<bool> stop{false};
   studies::PlanRequest request;
   request.file = file;
   request.out_dir = out_dir;
@@ -186,10 +191,7 @@ std::string plan(const std::string& file, const std::string& out_dir, const std:
   request.threads = threads;
   request.prune = prune;
   request.output = output_options(force);
-  request.stop = &stop;
-  const auto outcome =
-      run_interruptibly<studies::PlanOutcome>(stop, [&] { return studies::run_plan(request); });
-  return reports::json_text(reports::plan_json(outcome));
+  return study_json(request, studies::run_plan, reports::plan_json);
 }
 
 // `tiersim sensitivity --json`.
@@ -198,7 +200,6 @@ std::string sensitivity(const Sources& sources, const std::string& metric, doubl
                         const std::vector<std::string>& variants,
                         const std::vector<std::string>& sets, int threads,
                         const std::string& data_dir) {
-  std::atomic<bool> stop{false};
   studies::SensitivityRequest request;
   request.comparison = comparison_of(sources);
   request.metric = metric;
@@ -208,10 +209,7 @@ std::string sensitivity(const Sources& sources, const std::string& metric, doubl
   request.sets = sets;
   request.threads = threads;
   request.data_dir = data_dir;
-  request.stop = &stop;
-  const auto outcome = run_interruptibly<studies::SensitivityOutcome>(
-      stop, [&] { return studies::run_sensitivity(request); });
-  return reports::json_text(reports::sensitivity_json(outcome));
+  return study_json(request, studies::run_sensitivity, reports::sensitivity_json);
 }
 
 // `tiersim breakeven --json`.
@@ -220,7 +218,6 @@ std::string breakeven(const Sources& sources, const std::string& key,
                       const std::vector<std::string>& variants, const std::string& metric,
                       const std::string& sense, int points, const std::vector<std::string>& sets,
                       const std::string& data_dir) {
-  std::atomic<bool> stop{false};
   studies::BreakEvenRequest request;
   request.comparison = comparison_of(sources);
   request.key = key;
@@ -231,10 +228,7 @@ std::string breakeven(const Sources& sources, const std::string& key,
   request.points = points;
   request.sets = sets;
   request.data_dir = data_dir;
-  request.stop = &stop;
-  const auto outcome = run_interruptibly<studies::BreakEvenOutcome>(
-      stop, [&] { return studies::run_breakeven(request); });
-  return reports::json_text(reports::breakeven_json(outcome));
+  return study_json(request, studies::run_breakeven, reports::breakeven_json);
 }
 
 // `tiersim whatif --json`. Ctrl-C raises KeyboardInterrupt, as in the other studies (the program
@@ -243,9 +237,7 @@ std::string whatif(const Sources& sources, double ratio, const std::vector<std::
                    const std::string& metric, const std::string& sense,
                    const std::vector<std::string>& vary, const std::vector<std::string>& vary_a,
                    const std::vector<std::string>& vary_b, int points, int max_points,
-                   const std::vector<std::string>& sets, int threads,
-                   const std::string& data_dir) {
-  std::atomic<bool> stop{false};
+                   const std::vector<std::string>& sets, int threads, const std::string& data_dir) {
   studies::WhatIfRequest request;
   request.comparison = comparison_of(sources);
   request.ratio = ratio;
@@ -260,10 +252,7 @@ std::string whatif(const Sources& sources, double ratio, const std::vector<std::
   request.sets = sets;
   request.threads = threads;
   request.data_dir = data_dir;
-  request.stop = &stop;
-  const auto outcome = run_interruptibly<studies::WhatIfOutcome>(
-      stop, [&] { return studies::run_whatif(request); });
-  return reports::json_text(reports::whatif_json(outcome));
+  return study_json(request, studies::run_whatif, reports::whatif_json);
 }
 
 // `tiersim catalog [WHICH] --json`.
