@@ -50,26 +50,26 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "FILE is a comparison file (the first two variants, or those named by --variants) or two\n"
       "scenario files.\n\n"
       "options");
-  std::vector<std::string> files, sets, variants;
+  // The options are read straight into the request: each is named once.
+  studies::BreakEvenRequest request;
+  std::vector<std::string> files;
   std::vector<double> between;
-  std::string data_dir, metric, key, sense_text;
-  int points = 9;
-  opts.add_options()("help,h", "show this help")("vary", po::value<std::string>(&key),
+  opts.add_options()("help,h", "show this help")("vary", po::value<std::string>(&request.key),
                                                  "the scenario key to solve for (required)")(
       "between", po::value<std::vector<double>>(&between)->multitoken(),
       "LOW HIGH: the range to search (default: a quarter to four times the value as given)")(
-      "variants", po::value<std::vector<std::string>>(&variants)->multitoken(),
+      "variants", po::value<std::vector<std::string>>(&request.variants)->multitoken(),
       "A B: the two variants of the comparison file to compare (default: the first two)")(
       "metric",
-      po::value<std::string>(&metric)->default_value(
-          std::string(sim::metric::kUsdPerMillionTokens.name)),
-      "metric on which they should tie")(
-      "sense", po::value<std::string>(&sense_text), kSenseHelp)("points", po::value<int>(&points)->default_value(9),
-                                     "evenly spaced values scanned first")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(), kSetBothHelp)(
-      "json", "print one JSON object")(
-      "data-dir", po::value<std::string>(&data_dir),
-      kDataDirHelp);
+      po::value<std::string>(&request.metric)
+          ->default_value(std::string(sim::metric::kUsdPerMillionTokens.name)),
+      "metric on which they should tie")("sense", po::value<std::string>(&request.sense),
+                                         kSenseHelp)(
+      "points", po::value<int>(&request.points)->default_value(9),
+      "evenly spaced values scanned first")(
+      "set", po::value<std::vector<std::string>>(&request.sets)->composing(), kSetBothHelp)(
+      "json", "print one JSON object")("data-dir", po::value<std::string>(&request.data_dir),
+                                       kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
@@ -87,16 +87,8 @@ int cmd_breakeven(const std::vector<std::string>& args) {
   }
   if (files.empty()) throw Error("missing FILE (see tiersim breakeven --help)");
   if (!between.empty() && between.size() != 2) throw Error("--between takes two values, LOW HIGH");
-  studies::BreakEvenRequest request;
   request.comparison = config::read_compare_inputs(files);
-  request.key = key;
   if (!between.empty()) request.between = std::make_pair(between[0], between[1]);
-  request.variants = variants;
-  request.metric = metric;
-  request.sense = sense_text;
-  request.points = points;
-  request.sets = sets;
-  request.data_dir = data_dir;
   const studies::BreakEvenOutcome outcome = studies::run_breakeven(request);
   const sensitivity::BreakEven& be = outcome.result;
   const plan::Sense sense = outcome.sense;

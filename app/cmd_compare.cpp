@@ -163,16 +163,16 @@ int cmd_compare(const std::vector<std::string>& args) {
       "Each FILE is a scenario or a comparison file (top-level key `compare:`; see\n"
       "scenarios/README.md). Exit code 1 when a configuration could not be simulated.\n\n"
       "options");
-  std::vector<std::string> files, sets;
-  std::string data_dir, db_path;
+  // The options are read straight into the request: each is named once.
+  studies::CompareRequest request;
+  std::vector<std::string> files;
   opts.add_options()("help,h", "show this help")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "set", po::value<std::vector<std::string>>(&request.sets)->composing(),
       "override one scenario key in every configuration, e.g. --set economics.usd_per_kwh=0.2 "
       "(repeatable)")("json", "print one JSON object (includes the sources of every input)")(
       "sources", "after the table, list where each price and power figure came from")(
-      "data-dir", po::value<std::string>(&data_dir),
-      kDataDirHelp)(
-      "db", po::value<std::string>(&db_path),
+      "data-dir", po::value<std::string>(&request.data_dir), kDataDirHelp)(
+      "db", po::value<std::string>(&request.db),
       "store every configuration's result in this SQLite results database (for tiersim report)");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
@@ -188,11 +188,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");
 
-  studies::CompareRequest request;
   request.comparison = config::read_compare_inputs(files);
-  request.sets = sets;
-  request.data_dir = data_dir;
-  request.db = db_path;
   request.tool_version = TIERSIM_VERSION;
   const studies::CompareOutcome outcome = studies::run_compare(request);
 

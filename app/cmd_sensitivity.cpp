@@ -67,28 +67,27 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
       "without drives) are listed as not varied. Each FILE is a scenario or a comparison file\n"
       "(as for tiersim compare); values change through the same overrides as --set.\n\n"
       "options");
-  std::vector<std::string> files, sets, inputs, only;
-  std::string data_dir, metric;
-  double range = 0.2;
-  int threads = 0;
+  // The options are read straight into the request: each is named once.
+  studies::SensitivityRequest request;
+  std::vector<std::string> files;
   opts.add_options()("help,h", "show this help")(
       "metric",
-      po::value<std::string>(&metric)->default_value(
-          std::string(sim::metric::kUsdPerMillionTokens.name)),
+      po::value<std::string>(&request.metric)
+          ->default_value(std::string(sim::metric::kUsdPerMillionTokens.name)),
       "metric to explain (names as in scenarios/README.md, e.g. throughput_tokens_per_s)")(
-      "range", po::value<double>(&range)->default_value(0.2, "0.2"),
+      "range", po::value<double>(&request.range)->default_value(0.2, "0.2"),
       "relative change of each input at both ends (0.2 = -20 % and +20 %)")(
-      "input", po::value<std::vector<std::string>>(&inputs)->composing(),
+      "input", po::value<std::vector<std::string>>(&request.inputs)->composing(),
       "vary only these inputs: KEY, or KEY=LOW:HIGH with factors of the base value, e.g. "
       "--input economics.prices.gpu_usd=0.5:1.5 (repeatable; default: the list above)")(
-      "variant", po::value<std::vector<std::string>>(&only)->composing(),
+      "variant", po::value<std::vector<std::string>>(&request.variants)->composing(),
       "analyse only this variant of a comparison file (repeatable)")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "set", po::value<std::vector<std::string>>(&request.sets)->composing(),
       "override one scenario key in every configuration first, e.g. --set workload.batch=100")(
-      "json", "print one JSON object")("threads,j", po::value<int>(&threads)->default_value(0),
+      "json", "print one JSON object")("threads,j",
+                                       po::value<int>(&request.threads)->default_value(0),
                                        "threads (0 = every hardware thread)")(
-      "data-dir", po::value<std::string>(&data_dir),
-      kDataDirHelp);
+      "data-dir", po::value<std::string>(&request.data_dir), kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
@@ -105,23 +104,16 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (files.empty()) throw Error("missing FILE (see tiersim sensitivity --help)");
-  studies::SensitivityRequest request;
   request.comparison = config::read_compare_inputs(files);
-  request.metric = metric;
-  request.range = range;
-  request.inputs = inputs;
-  request.variants = only;
-  request.sets = sets;
-  request.data_dir = data_dir;
-  request.threads = threads;
   const studies::SensitivityOutcome outcome = studies::run_sensitivity(request);
   const auto& ts = outcome.tornadoes;
 
   if (vm.count("json")) {
     std::cout << reports::json_text(reports::sensitivity_json(outcome), 2) << "\n";
   } else {
-    std::cout << "sensitivity of " << metric << " to one input at a time (each varied by its "
-              << "stated factors, default +-" << num(100 * range) << " %)\n";
+    std::cout << "sensitivity of " << request.metric
+              << " to one input at a time (each varied by its "
+              << "stated factors, default +-" << num(100 * request.range) << " %)\n";
     for (const auto& t : ts) print_tornado(std::cout, t);
   }
   return kExitOk;

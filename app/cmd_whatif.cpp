@@ -245,35 +245,34 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "linearisation. FILE is a comparison file (the first two variants, or those named by\n"
       "--variants) or two scenario files.\n\n"
       "options");
-  std::vector<std::string> files, sets, variants, vary, vary_a, vary_b;
-  std::string data_dir, metric, sense_text;
-  double ratio = 0;
-  int points = 7, max_points = 3000, threads = 0;
+  // The options are read straight into the request: each is named once.
+  studies::WhatIfRequest request;
+  std::vector<std::string> files;
   opts.add_options()("help,h", "show this help")(
-      "ratio", po::value<double>(&ratio), "R: the factor by which A should beat B (required)")(
-      "variants", po::value<std::vector<std::string>>(&variants)->multitoken(),
+      "ratio", po::value<double>(&request.ratio),
+      "R: the factor by which A should beat B (required)")(
+      "variants", po::value<std::vector<std::string>>(&request.variants)->multitoken(),
       "A B: the two variants of the comparison file (default: the first two)")(
-      "metric", po::value<std::string>(&metric)->default_value("return_per_dollar"),
+      "metric", po::value<std::string>(&request.metric)->default_value("return_per_dollar"),
       "the metric compared (tiersim schema --metrics)")(
-      "sense", po::value<std::string>(&sense_text), kSenseHelp)(
-      "vary", po::value<std::vector<std::string>>(&vary)->composing(),
+      "sense", po::value<std::string>(&request.sense), kSenseHelp)(
+      "vary", po::value<std::vector<std::string>>(&request.vary)->composing(),
       "KEY or KEY=LOW:HIGH (factors of the value as given, LOW <= 1 <= HIGH), or for a choice "
       "key KEY or KEY=V1,V2: an input changed in both configurations (repeatable)")(
-      "vary-a", po::value<std::vector<std::string>>(&vary_a)->composing(),
+      "vary-a", po::value<std::vector<std::string>>(&request.vary_a)->composing(),
       "the same, changed only in A")(
-      "vary-b", po::value<std::vector<std::string>>(&vary_b)->composing(),
+      "vary-b", po::value<std::vector<std::string>>(&request.vary_b)->composing(),
       "the same, changed only in B (e.g. the baseline's software settings)")(
-      "points", po::value<int>(&points)->default_value(7),
+      "points", po::value<int>(&request.points)->default_value(7),
       "values of each input scanned alone, ends included")(
-      "max-points", po::value<int>(&max_points)->default_value(3000),
+      "max-points", po::value<int>(&request.max_points)->default_value(3000),
       "points evaluated at most, shared evenly by the combinations of choice inputs (each "
       "simulates A and B unless already simulated, a few milliseconds each for OPT-30B)")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(), kSetBothHelp)(
+      "set", po::value<std::vector<std::string>>(&request.sets)->composing(), kSetBothHelp)(
       "json", "print one JSON object")("quiet,q", "no progress on stderr")(
-      "threads,j", po::value<int>(&threads)->default_value(0),
-      "threads (0 = every hardware thread)")(
-      "data-dir", po::value<std::string>(&data_dir),
-      kDataDirHelp);
+      "threads,j", po::value<int>(&request.threads)->default_value(0),
+      "threads (0 = every hardware thread)")("data-dir", po::value<std::string>(&request.data_dir),
+                                             kDataDirHelp);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
@@ -298,20 +297,7 @@ int cmd_whatif(const std::vector<std::string>& args) {
   }
   if (files.empty()) throw Error("missing FILE (see tiersim whatif --help)");
   if (!vm.count("ratio")) throw Error("missing --ratio R (see tiersim whatif --help)");
-  studies::WhatIfRequest request;
   request.comparison = config::read_compare_inputs(files);
-  request.variants = variants;
-  request.ratio = ratio;
-  request.metric = metric;
-  request.sense = sense_text;
-  request.vary = vary;
-  request.vary_a = vary_a;
-  request.vary_b = vary_b;
-  request.points = points;
-  request.max_points = max_points;
-  request.sets = sets;
-  request.data_dir = data_dir;
-  request.threads = threads;
 
   std::optional<ProgressLine> progress;
   if (!vm.count("quiet")) {
