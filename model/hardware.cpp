@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "model/errors.hpp"
+#include "model/named_table.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 
@@ -56,20 +57,12 @@ const std::vector<GpuArchInfo>& arch_table() {
 }  // namespace
 
 const std::vector<std::string>& gpu_arch_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> n;
-    for (const auto& a : arch_table()) n.push_back(a.name);
-    return n;
-  }();
+  static const std::vector<std::string> kNames = entry_names(arch_table());
   return kNames;
 }
 
 const GpuArchInfo& gpu_arch_info(const std::string& arch) {
-  for (const auto& a : arch_table())
-    if (arch == a.name) return a;
-  std::string valid;
-  for (const auto& n : gpu_arch_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw ModelError("unknown GPU generation '" + arch + "'; valid: " + valid);
+  return named_entry(arch_table(), arch, "GPU generation");
 }
 
 const char* to_string(Tier t) {

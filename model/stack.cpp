@@ -1,6 +1,7 @@
 #include "model/stack.hpp"
 
 #include "model/errors.hpp"
+#include "model/named_table.hpp"
 
 namespace tiersim {
 
@@ -284,20 +285,12 @@ const std::vector<ExecutionStack>& stack_table() {
 }  // namespace
 
 const std::vector<std::string>& stack_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> n;
-    for (const auto& s : stack_table()) n.push_back(s.name);
-    return n;
-  }();
+  static const std::vector<std::string> kNames = entry_names(stack_table());
   return kNames;
 }
 
 const ExecutionStack& execution_stack(const std::string& name) {
-  for (const auto& s : stack_table())
-    if (s.name == name) return s;
-  std::string valid;
-  for (const auto& n : stack_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw ModelError("unknown execution stack '" + name + "'; valid: " + valid);
+  return named_entry(stack_table(), name, "execution stack");
 }
 
 double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads) {
