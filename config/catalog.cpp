@@ -595,7 +595,52 @@ struct Catalog::Lazy {
   LazyList<NvmeSpec> drives;
   LazyList<HostSpec> hosts;
   LazyList<LlmSpec> models;
+
+  // One kind of entry (GPUs, hosts, drives, models): where a parsed catalog keeps every entry,
+  // where the snapshot's are noted, their fields, what an error calls one, and its catalog file.
+  template <class T>
+  struct Kind {
+    std::vector<T> Catalog::*parsed;
+    LazyList<T> Lazy::*snapshot;
+    const std::vector<SpecField<T>>& (*fields)();
+    const char* what;
+    const char* file;
+  };
+  static const Kind<GpuSpec> kGpus;
+  static const Kind<HostSpec> kHosts;
+  static const Kind<NvmeSpec> kDrives;
+  static const Kind<LlmSpec> kModels;
+
+  // Every entry of a kind in `c`, in catalog order (see Catalog::gpus()).
+  template <class T>
+  static const std::vector<T>& every(const Catalog& c, const Kind<T>& kind) {
+    if (!c.lazy_) return c.*kind.parsed;
+    Lazy& lazy = *c.lazy_;
+    std::lock_guard<std::mutex> lock(lazy.mutex);
+    return (lazy.*kind.snapshot).every(lazy.text, kind.fields());
+  }
+  // The entry `name` (case-insensitive) of a kind in `c`, from the snapshot decoded at its first
+  // use; an unknown name fails listing the valid ones (fail_unknown).
+  template <class T>
+  static const T& find(const Catalog& c, const Kind<T>& kind, const std::string& name) {
+    const std::string file = c.dir_ + "/" + kind.file;
+    if (!c.lazy_) return find_named(c.*kind.parsed, name, kind.what, file);
+    Lazy& lazy = *c.lazy_;
+    std::lock_guard<std::mutex> lock(lazy.mutex);
+    LazyList<T>& list = lazy.*kind.snapshot;
+    if (const T* found = list.find(lazy.text, kind.fields(), name)) return *found;
+    fail_unknown(list.names, name, kind.what, file);
+  }
 };
+
+const Catalog::Lazy::Kind<GpuSpec> Catalog::Lazy::kGpus{&Catalog::gpus_, &Lazy::gpus, gpu_fields,
+                                                        "GPU", "gpus.yaml"};
+const Catalog::Lazy::Kind<HostSpec> Catalog::Lazy::kHosts{&Catalog::hosts_, &Lazy::hosts,
+                                                          host_fields, "host", "hosts.yaml"};
+const Catalog::Lazy::Kind<NvmeSpec> Catalog::Lazy::kDrives{&Catalog::drives_, &Lazy::drives,
+                                                           drive_fields, "drive", "drives.yaml"};
+const Catalog::Lazy::Kind<LlmSpec> Catalog::Lazy::kModels{&Catalog::models_, &Lazy::models,
+                                                          llm_fields, "model", "models.yaml"};
 
 std::string default_data_dir() {
   // Reading the environment is not mutable state of ours; it lets an installed binary or a test
@@ -738,66 +783,33 @@ Catalog Catalog::from_snapshot(std::string_view text, const std::string& dir) {
 }
 
 const std::vector<GpuSpec>& Catalog::gpus() const {
-  if (!lazy_) return gpus_;
-  std::lock_guard<std::mutex> lock(lazy_->mutex);
-  return lazy_->gpus.every(lazy_->text, gpu_fields());
+  return Lazy::every(*this, Lazy::kGpus);
 }
 const std::vector<HostSpec>& Catalog::hosts() const {
-  if (!lazy_) return hosts_;
-  std::lock_guard<std::mutex> lock(lazy_->mutex);
-  return lazy_->hosts.every(lazy_->text, host_fields());
+  return Lazy::every(*this, Lazy::kHosts);
 }
 const std::vector<NvmeSpec>& Catalog::drives() const {
-  if (!lazy_) return drives_;
-  std::lock_guard<std::mutex> lock(lazy_->mutex);
-  return lazy_->drives.every(lazy_->text, drive_fields());
+  return Lazy::every(*this, Lazy::kDrives);
 }
 const std::vector<LlmSpec>& Catalog::models() const {
-  if (!lazy_) return models_;
-  std::lock_guard<std::mutex> lock(lazy_->mutex);
-  return lazy_->models.every(lazy_->text, llm_fields());
+  return Lazy::every(*this, Lazy::kModels);
 }
 
 const CloudInstance& Catalog::cloud_instance(const std::string& name) const {
   return find_named(cloud_, name, "cloud instance", dir_ + "/prices.yaml");
 }
 
-namespace {
-// The entry `name` of a snapshot's list, decoded at its first use; an unknown name fails as
-// find_named does.
-template <class T>
-const T& find_lazy(std::mutex& mutex, std::string_view text, LazyList<T>& list,
-                   const std::vector<SpecField<T>>& fields, const std::string& name,
-                   const std::string& what, const std::string& file) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (const T* found = list.find(text, fields, name)) return *found;
-  fail_unknown(list.names, name, what, file);
-}
-}  // namespace
-
 const GpuSpec& Catalog::gpu(const std::string& name) const {
-  if (lazy_)
-    return find_lazy(lazy_->mutex, lazy_->text, lazy_->gpus, gpu_fields(), name, "GPU",
-                     dir_ + "/gpus.yaml");
-  return find_named(gpus_, name, "GPU", dir_ + "/gpus.yaml");
+  return Lazy::find(*this, Lazy::kGpus, name);
 }
 const HostSpec& Catalog::host(const std::string& name) const {
-  if (lazy_)
-    return find_lazy(lazy_->mutex, lazy_->text, lazy_->hosts, host_fields(), name, "host",
-                     dir_ + "/hosts.yaml");
-  return find_named(hosts_, name, "host", dir_ + "/hosts.yaml");
+  return Lazy::find(*this, Lazy::kHosts, name);
 }
 const NvmeSpec& Catalog::drive(const std::string& name) const {
-  if (lazy_)
-    return find_lazy(lazy_->mutex, lazy_->text, lazy_->drives, drive_fields(), name, "drive",
-                     dir_ + "/drives.yaml");
-  return find_named(drives_, name, "drive", dir_ + "/drives.yaml");
+  return Lazy::find(*this, Lazy::kDrives, name);
 }
 const LlmSpec& Catalog::model(const std::string& name) const {
-  if (lazy_)
-    return find_lazy(lazy_->mutex, lazy_->text, lazy_->models, llm_fields(), name, "model",
-                     dir_ + "/models.yaml");
-  return find_named(models_, name, "model", dir_ + "/models.yaml");
+  return Lazy::find(*this, Lazy::kModels, name);
 }
 
 PriceQuote Catalog::gpu_price(const std::string& name) const {
