@@ -70,9 +70,7 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>(&request.sets)->composing(), kSetBothHelp)(
       "json", "print one JSON object")("data-dir", po::value<std::string>(&request.data_dir),
                                        kDataDirHelp);
-  po::options_description hidden;
-  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
-  const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
+  const po::variables_map vm = parse_command_line(args, opts, files);
   if (vm.count("help")) {
     std::cout << opts
               << "\nexamples:\n"

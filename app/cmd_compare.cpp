@@ -174,9 +174,7 @@ int cmd_compare(const std::vector<std::string>& args) {
       "data-dir", po::value<std::string>(&request.data_dir), kDataDirHelp)(
       "db", po::value<std::string>(&request.db),
       "store every configuration's result in this SQLite results database (for tiersim report)");
-  po::options_description hidden;
-  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
-  const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
+  const po::variables_map vm = parse_command_line(args, opts, files);
   if (vm.count("help")) {
     std::cout << opts
               << "\nexamples:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "

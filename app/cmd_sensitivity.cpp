@@ -88,9 +88,7 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
                                        po::value<int>(&request.threads)->default_value(0),
                                        "threads (0 = every hardware thread)")(
       "data-dir", po::value<std::string>(&request.data_dir), kDataDirHelp);
-  po::options_description hidden;
-  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
-  const po::variables_map vm = parse_command_line(args, opts, hidden, "files", -1);
+  const po::variables_map vm = parse_command_line(args, opts, files);
   if (vm.count("help")) {
     std::cout
         << opts

@@ -43,6 +43,17 @@ inline boost::program_options::variables_map parse_command_line(
   return vm;
 }
 
+// The same for the commands that take FILE... (scenarios or comparison files, any number: compare
+// and the studies of a comparison), the bare words going into `files`.
+inline boost::program_options::variables_map parse_command_line(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& visible, std::vector<std::string>& files) {
+  namespace po = boost::program_options;
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
+  return parse_command_line(args, visible, hidden, "files", -1);
+}
+
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;     // the command ran and found a problem (e.g. validation)
