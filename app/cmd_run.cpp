@@ -27,7 +27,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "GPUs), found on the capacity model without simulating them.\n\n"
       "The accuracy line says how far to trust the numbers: the out-of-sample error of the\n"
       "validation group the scenario belongs to (tiersim validate; the figures are kept in\n"
-      "scenarios/validation/accuracy.yaml), and 'unvalidated' for a GPU or execution stack no\n"
+      "scenarios/validation/accuracy.json), and 'unvalidated' for a GPU or execution stack no\n"
       "published measurement runs on.\n\n"
       "options");
   std::string file, trace_path, data_dir, db_path;

@@ -33,7 +33,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       "Exits 1 when an established group's in-sample MAPE exceeds --max-mape; provisional groups\n"
       "(mechanism not modelled yet, or newly modelled and outside the bound) do not gate.\n"
       "--write-accuracy keeps the per-group errors and the GPUs and stacks the published rows\n"
-      "run on in a file that `tiersim run` quotes (scenarios/validation/accuracy.yaml; a test\n"
+      "run on in a file that `tiersim run` quotes (scenarios/validation/accuracy.json; a test\n"
       "fails while the shipped one is out of date).\n\n"
       "options");
   std::string dir, data_dir, target, profile, db, accuracy_file;
@@ -54,7 +54,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       "db", po::value<std::string>(&db), "--hardware: store the replays in this results database")(
       "write-accuracy", po::value<std::string>(&accuracy_file),
       "also write the per-group errors and the anchored GPUs and stacks to this file, for "
-      "`tiersim run` (scenarios/validation/accuracy.yaml)")(
+      "`tiersim run` (scenarios/validation/accuracy.json)")(
       "force", "--write-accuracy: replace the file even if tiersim did not write it");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -62,7 +62,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (vm.count("help")) {
     std::cout << opts
               << "\nexamples:\n  tiersim validate --max-mape 15\n"
-                 "  tiersim validate --write-accuracy scenarios/validation/accuracy.yaml --force\n";
+                 "  tiersim validate --write-accuracy scenarios/validation/accuracy.json --force\n";
     return kExitOk;
   }
   if (vm.count("hardware")) {
@@ -90,7 +90,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (!accuracy_file.empty()) check_output_file(accuracy_file, "validation accuracy file", output);
   const validation::ValidationSummary v = studies::run_validate({dir, data_dir, nullptr});
   if (!accuracy_file.empty()) {
-    write_output_file(accuracy_file, validation::accuracy_yaml(validation::accuracy_record(v)),
+    write_output_file(accuracy_file, validation::accuracy_json_text(validation::accuracy_record(v)),
                       "validation accuracy file", output);
     std::cerr << "tiersim validate: wrote " << accuracy_file << "\n";
   }

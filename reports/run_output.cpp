@@ -177,7 +177,7 @@ ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir) 
 
 std::string accuracy_text(const ErrorBand& band) {
   if (!band.validation_run)
-    return "unknown: no validation/accuracy.yaml in the data folder (tiersim validate "
+    return "unknown: no validation/accuracy.json in the data folder (tiersim validate "
            "--write-accuracy writes it)";
   return band_text(band);
 }

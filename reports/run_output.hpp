@@ -24,7 +24,7 @@ void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResul
 
 // What the validation says of a run of `scenario` (study/accuracy.hpp): the error band of its
 // validation group and the parts of it no published row anchors, from
-// <data_dir>/validation/accuracy.yaml ("" = the default data folder). A missing file gives a band
+// <data_dir>/validation/accuracy.json ("" = the default data folder). A missing file gives a band
 // with validation_run false; a malformed one throws ConfigError.
 ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir);
 

@@ -1,10 +1,12 @@
 #include "study/accuracy.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
-#include "common/format.hpp"
 #include "config/catalog.hpp"
 #include "config/yaml_reader.hpp"
 #include "study/validation.hpp"
@@ -49,68 +51,73 @@ AccuracyRecord accuracy_record(const ValidationSummary& v) {
 
 namespace {
 
-// A name as a YAML scalar: always quoted, so that no name is read back as a number or a null.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string name_list(const std::vector<std::string>& names) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + quoted(names[i]);
-  return out + "]";
-}
+// The keys of the file, each list used by the writer and by both readers below.
+const std::vector<std::string> kTopKeys = {"about", "groups", "gpus", "stacks"};
+const std::vector<std::string> kGroupKeys = {
+    "name", "rows", "in_sample_pct", "out_of_sample_rows", "out_of_sample_pct", "provisional"};
+constexpr double kMaxPct = 1e6;
+constexpr long long kMaxRows = 1000000;
 
 // Percentages with the one decimal validate prints: the file records what validate says.
-std::string pct(double v) {
-  return format::fixed(v, 1);
+double one_decimal(double pct) {
+  return std::round(pct * 10) / 10;
 }
 
-}  // namespace
-
-std::string accuracy_yaml(const AccuracyRecord& record) {
-  std::string out =
-      "# What `tiersim validate` found over the reference scenarios (scenarios/reference/), kept\n"
-      "# for `tiersim run`, which quotes the error band of a scenario's group and names the GPU "
-      "or\n"
-      "# execution stack no published row runs on. Written by\n"
-      "#   tiersim validate --write-accuracy scenarios/validation/accuracy.yaml --force\n"
-      "# after any change that moves a prediction; a test fails while it is out of date.\n"
-      "# Per group (prediction rows only): rows and in_sample_pct, every row; out_of_sample_rows "
-      "and\n"
-      "# out_of_sample_pct, leave-one-source-out (study/validation.hpp); provisional, validate's\n"
-      "# verdict. Errors are mean absolute percentage errors.\n"
-      "groups:\n";
-  for (const GroupAccuracy& g : record.groups)
-    out += "  - {name: " + quoted(g.name) + ", rows: " + std::to_string(g.rows) +
-           ", in_sample_pct: " + pct(g.in_sample_pct) +
-           ", out_of_sample_rows: " + std::to_string(g.out_of_sample_rows) +
-           ", out_of_sample_pct: " + pct(g.out_of_sample_pct) +
-           ", provisional: " + (g.provisional ? "true" : "false") + "}\n";
-  out += "# The GPUs and stacks some prediction row that fits runs on.\n";
-  out += "gpus: " + name_list(record.gpus) + "\n";
-  out += "stacks: " + name_list(record.stacks) + "\n";
+// The fast reader: nlohmann::json over the text (yaml-cpp took a fifth of the instructions of a
+// whole `tiersim run` for these three kilobytes). nullopt at anything it does not expect: then
+// the strict reader below reads the same text and says what is wrong, with its line.
+std::optional<AccuracyRecord> read_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  for (const auto& [key, value] : j.items())
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) return std::nullopt;
+  if (!j.contains("groups") || !j["groups"].is_array() || !j.contains("gpus") ||
+      !j["gpus"].is_array() || !j.contains("stacks") || !j["stacks"].is_array())
+    return std::nullopt;
+  if (j.contains("about") && !j["about"].is_string()) return std::nullopt;
+  AccuracyRecord out;
+  const auto pct = [](const nlohmann::json& v) {
+    return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= kMaxPct;
+  };
+  const auto count = [](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= kMaxRows;
+  };
+  for (const nlohmann::json& g : j["groups"]) {
+    if (!g.is_object() || g.size() != kGroupKeys.size()) return std::nullopt;
+    for (const std::string& key : kGroupKeys)
+      if (!g.contains(key)) return std::nullopt;
+    if (!g["name"].is_string() || g["name"].get<std::string>().empty() || !count(g["rows"]) ||
+        !pct(g["in_sample_pct"]) || !count(g["out_of_sample_rows"]) ||
+        !pct(g["out_of_sample_pct"]) || !g["provisional"].is_boolean())
+      return std::nullopt;
+    out.groups.push_back({g["name"].get<std::string>(), g["rows"].get<std::size_t>(),
+                          g["in_sample_pct"].get<double>(),
+                          g["out_of_sample_rows"].get<std::size_t>(),
+                          g["out_of_sample_pct"].get<double>(), g["provisional"].get<bool>()});
+  }
+  for (const char* list : {"gpus", "stacks"})
+    for (const nlohmann::json& n : j[list]) {
+      if (!n.is_string() || n.get<std::string>().empty()) return std::nullopt;
+      (std::string(list) == "gpus" ? out.gpus : out.stacks).push_back(n.get<std::string>());
+    }
   return out;
 }
 
-AccuracyRecord load_accuracy(const std::string& path) {
-  const config::YNode root = config::parse_yaml_file(path, "validation accuracy file");
-  root.check_keys({"groups", "gpus", "stacks"});
+// The strict reader: the same checks through the YAML reader (JSON is YAML), whose errors name
+// file, line and key.
+AccuracyRecord read_strict(const config::YNode& root) {
+  root.check_keys(kTopKeys);
+  if (const auto about = root.get("about")) about->as_string();
   AccuracyRecord out;
   for (const config::YNode& g : root.require("groups", "a list of groups").items()) {
-    g.check_keys({"name", "rows", "in_sample_pct", "out_of_sample_rows", "out_of_sample_pct",
-                  "provisional"});
+    g.check_keys(kGroupKeys);
     GroupAccuracy a;
     a.name = g.require("name", "the group's name").as_string();
-    a.rows = static_cast<std::size_t>(g.require("rows", "a row count").as_int(0, 1000000));
-    a.in_sample_pct = g.require("in_sample_pct", "a percentage").as_double(0, 1e6);
-    a.out_of_sample_rows =
-        static_cast<std::size_t>(g.require("out_of_sample_rows", "a row count").as_int(0, 1000000));
-    a.out_of_sample_pct = g.require("out_of_sample_pct", "a percentage").as_double(0, 1e6);
+    a.rows = static_cast<std::size_t>(g.require("rows", "a row count").as_int(0, kMaxRows));
+    a.in_sample_pct = g.require("in_sample_pct", "a percentage").as_double(0, kMaxPct);
+    a.out_of_sample_rows = static_cast<std::size_t>(
+        g.require("out_of_sample_rows", "a row count").as_int(0, kMaxRows));
+    a.out_of_sample_pct = g.require("out_of_sample_pct", "a percentage").as_double(0, kMaxPct);
     a.provisional = g.require("provisional", "true or false").as_bool();
     out.groups.push_back(std::move(a));
   }
@@ -121,9 +128,43 @@ AccuracyRecord load_accuracy(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
+std::string accuracy_json_text(const AccuracyRecord& record) {
+  nlohmann::ordered_json j;
+  j["about"] =
+      "What `tiersim validate` found over the reference scenarios (scenarios/reference/), kept for "
+      "`tiersim run`, which quotes the error band of a scenario's group and names the GPU or "
+      "execution stack no published row runs on. Written by `tiersim validate --write-accuracy "
+      "scenarios/validation/accuracy.json --force` after any change that moves a prediction; a "
+      "test fails while it is out of date. Per group (prediction rows only): rows and "
+      "in_sample_pct, every row; out_of_sample_rows and out_of_sample_pct, leave-one-source-out "
+      "(study/validation.hpp); provisional, validate's verdict. Errors are mean absolute "
+      "percentage errors, in percent. gpus and stacks: those some prediction row that fits runs "
+      "on.";
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const GroupAccuracy& g : record.groups)
+    groups.push_back({{"name", g.name},
+                      {"rows", g.rows},
+                      {"in_sample_pct", one_decimal(g.in_sample_pct)},
+                      {"out_of_sample_rows", g.out_of_sample_rows},
+                      {"out_of_sample_pct", one_decimal(g.out_of_sample_pct)},
+                      {"provisional", g.provisional}});
+  j["groups"] = std::move(groups);
+  j["gpus"] = record.gpus;
+  j["stacks"] = record.stacks;
+  return j.dump(2) + "\n";
+}
+
+AccuracyRecord load_accuracy(const std::string& path) {
+  const std::string text = config::read_input_file(path, "validation accuracy file");
+  if (auto record = read_json(text)) return std::move(*record);
+  return read_strict(config::parse_yaml_text(text, path));
+}
+
 std::string accuracy_path(const std::string& data_dir) {
   return (std::filesystem::path(data_dir.empty() ? config::default_data_dir() : data_dir) /
-          "validation" / "accuracy.yaml")
+          "validation" / "accuracy.json")
       .string();
 }
 

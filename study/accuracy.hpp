@@ -2,7 +2,7 @@
 // What `tiersim validate` found, kept where `tiersim run` can read it without simulating the
 // 233 reference scenarios again: per validation group its row counts and errors, and the GPUs and
 // execution stacks some published prediction row runs on. `tiersim validate --write-accuracy
-// FILE` writes it; the shipped copy is scenarios/validation/accuracy.yaml, and a test fails when
+// FILE` writes it; the shipped copy is scenarios/validation/accuracy.json, and a test fails when
 // it no longer matches what validate gives (tests/study/validation_test.cpp).
 //
 // `run` quotes from it the error band of the scenario's group (the out-of-sample error, as reports
@@ -43,15 +43,16 @@ struct AccuracyRecord {
 // The record of a validation run.
 AccuracyRecord accuracy_record(const ValidationSummary& v);
 
-// The record as the YAML text validate --write-accuracy writes (with a header saying how it is
-// made); load_accuracy reads it back to an equal record.
-std::string accuracy_yaml(const AccuracyRecord& record);
+// The record as the JSON text validate --write-accuracy writes (its "about" says how it is made;
+// percentages to the one decimal validate prints); load_accuracy reads it back.
+std::string accuracy_json_text(const AccuracyRecord& record);
 
-// Reads a file accuracy_yaml wrote. Strict: unknown keys, wrong types and missing keys are
-// ConfigErrors naming file, line and key.
+// Reads a file accuracy_json_text wrote. Strict: unknown keys, wrong types and missing keys are
+// ConfigErrors naming file, line and key (the file is read as YAML, of which JSON is a part,
+// where it is not as expected).
 AccuracyRecord load_accuracy(const std::string& path);
 
-// <data_dir>/validation/accuracy.yaml ("" = the default data folder).
+// <data_dir>/validation/accuracy.json ("" = the default data folder).
 std::string accuracy_path(const std::string& data_dir);
 
 // What a run of `s` can say of its accuracy: its validation group, that group's errors (none when

@@ -16,11 +16,11 @@ TEST_CASE("validate --write-accuracy writes the record run quotes", "[app][valid
   const std::string bin = tiersim::test::tiersim_bin();
   REQUIRE_FALSE(bin.empty());
   const std::string cd = "cd '" + std::string(TIERSIM_SOURCE_DIR) + "' && '" + bin + "' ";
-  const std::string out = dir.file("accuracy.yaml");
+  const std::string out = dir.file("accuracy.json");
   REQUIRE(shell(cd + "validate --write-accuracy '" + out + "' > /dev/null 2>&1") == 0);
   // The same text as the shipped file (which a test keeps up to date with validate).
   CHECK(slurp(out) ==
-        slurp(std::string(TIERSIM_SOURCE_DIR) + "/scenarios/validation/accuracy.yaml"));
+        slurp(std::string(TIERSIM_SOURCE_DIR) + "/scenarios/validation/accuracy.json"));
   // A file tiersim did not write is refused before the validation runs, and left as it was.
   const std::string mine = dir.file("mine.yaml");
   std::ofstream(mine) << "my notes\n";

@@ -27,7 +27,7 @@ validation::AccuracyRecord sample() {
 }
 
 std::string write(const test::TempDir& dir, const std::string& text) {
-  const std::string path = dir.file("accuracy.yaml");
+  const std::string path = dir.file("accuracy.json");
   std::ofstream(path) << text;
   return path;
 }
@@ -48,7 +48,7 @@ TEST_CASE("the accuracy record reads back as it was written", "[validate][accura
   test::TempDir dir;
   const validation::AccuracyRecord r = sample();
   const validation::AccuracyRecord back =
-      validation::load_accuracy(write(dir, validation::accuracy_yaml(r)));
+      validation::load_accuracy(write(dir, validation::accuracy_json_text(r)));
   REQUIRE(back.groups.size() == 2);
   CHECK(back.groups[0].name == "ZeRO-Inference");
   CHECK(back.groups[0].rows == 41);
@@ -59,7 +59,19 @@ TEST_CASE("the accuracy record reads back as it was written", "[validate][accura
   CHECK(back.gpus == r.gpus);
   CHECK(back.stacks == r.stacks);
   // Written again, the same text.
-  CHECK(validation::accuracy_yaml(back) == validation::accuracy_yaml(r));
+  CHECK(validation::accuracy_json_text(back) == validation::accuracy_json_text(r));
+}
+
+TEST_CASE("both readers of the accuracy file agree", "[validate][accuracy]") {
+  // The file is read as JSON, and as YAML (strictly, with lines for errors) where that fails: a
+  // YAML comment above the same JSON takes the second way, and must give the same record.
+  test::TempDir dir;
+  const std::string text = validation::accuracy_json_text(sample());
+  const validation::AccuracyRecord fast = validation::load_accuracy(write(dir, text));
+  const validation::AccuracyRecord strict =
+      validation::load_accuracy(write(dir, "# read as YAML\n" + text));
+  CHECK(validation::accuracy_json_text(strict) == validation::accuracy_json_text(fast));
+  CHECK(validation::accuracy_json_text(fast) == text);
 }
 
 TEST_CASE("a malformed accuracy file names file, line and key", "[validate][accuracy]") {

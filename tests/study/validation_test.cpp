@@ -373,14 +373,14 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
   CHECK(parts[0] == "GPU A100-40GB");
 }
 TEST_CASE("the shipped accuracy record is what validate gives", "[validate][every-scenario]") {
-  // `tiersim run` quotes scenarios/validation/accuracy.yaml instead of validating again: a change
+  // `tiersim run` quotes scenarios/validation/accuracy.json instead of validating again: a change
   // that moves a prediction must write it again, or run would quote errors the model no longer has.
   const std::string path = validation::accuracy_path("");
   const auto text = config::read_text_file(path);
   REQUIRE(text);
   INFO(
-      "out of date: run `tiersim validate --write-accuracy scenarios/validation/accuracy.yaml "
+      "out of date: run `tiersim validate --write-accuracy scenarios/validation/accuracy.json "
       "--force` and commit the file");
-  CHECK(*text == validation::accuracy_yaml(validation::accuracy_record(shipped())));
+  CHECK(*text == validation::accuracy_json_text(validation::accuracy_record(shipped())));
 }
 }  // namespace study_validation_test
