@@ -28,13 +28,14 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   if (!group.empty()) return std::string(group);
   const Policy& p = s.policy;
   if (p.schedule == Schedule::kFlexGenBlock || p.schedule == Schedule::kFlexGen) return "FlexGen";
+  // Several ranks fetch partitions over their own links and all-gather them (ZeRO-3 data
+  // parallel): a mechanism the one-GPU rows do not test. So do ranks whose partitions stay in
+  // their own GPU memory (no offload): each layer is still gathered from every rank.
+  if (p.parallelism.data > 1) return "ZeRO-Inference data parallel";
   // No offload: the serving-stack rows measure fused-kernel engines (model/stack.hpp); eager
   // PyTorch without offload shares neither their kernels nor ZeRO-Inference's transfers.
   if (p.weights.gpu >= 1.0 && p.kv_cache.gpu >= 1.0)
     return p.stack.fused_attention ? "serving stack" : "eager, no offload";
-  // Several ranks fetch partitions over their own links and all-gather them (ZeRO-3 data
-  // parallel): a mechanism the one-GPU rows do not test.
-  if (p.parallelism.data > 1) return "ZeRO-Inference data parallel";
   return "ZeRO-Inference";
 }
 

@@ -132,8 +132,8 @@ struct ValidationSummary {
 };
 
 // The group a reference row belongs to: its `group` key, else derived from the scenario
-// (workload kind; for inference: FlexGen's block schedule, no offload at all = serving stack,
-// offload over several data-parallel ranks = ZeRO-Inference data parallel, otherwise
+// (workload kind; for inference: FlexGen's block schedule, several data-parallel ranks =
+// ZeRO-Inference data parallel, no offload at all = serving stack or eager, otherwise
 // ZeRO-Inference).
 std::string reference_group(const Scenario& s, const Reference& r);
 

@@ -372,6 +372,22 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
   REQUIRE(parts.size() == 1);
   CHECK(parts[0] == "GPU A100-40GB");
 }
+TEST_CASE("ranks that gather partitions from each other are the data-parallel group",
+          "[validate]") {
+  const char* yaml = R"(name: t
+hardware:
+  gpu: {model: L40S, count: 6}
+  host: {model: generic-2s-ddr5}
+model: {name: opt-30b}
+workload: {kind: inference, batch: 198, prompt_tokens: 512, gen_tokens: 32}
+policy: {weights: gpu, kv_cache: gpu, parallelism: {data: 6}}
+)";
+  // Weights in GPU memory, but partitioned over the ranks and gathered layer by layer: the
+  // mechanism of the data-parallel rows, not of a model held whole on each GPU.
+  CHECK(validation::reference_group(test::load_yaml(yaml), Reference{}) ==
+        "ZeRO-Inference data parallel");
+}
+
 TEST_CASE("the shipped accuracy record is what validate gives", "[validate][every-scenario]") {
   // `tiersim run` quotes scenarios/validation/accuracy.json instead of validating again: a change
   // that moves a prediction must write it again, or run would quote errors the model no longer has.
