@@ -49,6 +49,22 @@ std::string unit_of(const std::vector<Row>& rows, const std::string& metric) {
   return "";
 }
 
+// A configuration's error band in its table cell: "+-9.5 %", "+-17.2 % prov." for a provisional
+// group, ", 1 row" where the group has fewer than five, "unvalidated", and "; GPU B200
+// unvalidated" for each part no published row runs on.
+std::string band_cell(const Row& r) {
+  if (!r.scenario) return "-";
+  const reports::ErrorBand b = reports::error_band(r.accuracy);
+  std::string cell = reports::short_band(b);
+  if (b.pct && b.provisional) cell += " prov.";
+  // A band from a handful of published rows says little: the count, where it is that few.
+  if (b.pct && b.measurements < 5)
+    cell += std::string(b.provisional ? "," : "") + " " + std::to_string(b.measurements) +
+            (b.measurements == 1 ? " row" : " rows");
+  for (const auto& part : b.unvalidated) cell += "; " + part + " unvalidated";
+  return cell;
+}
+
 void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>& rows) {
   const Row& base = rows.front();
   os << "comparison " << (cmp.name.empty() ? "(command line)" : cmp.name) << ": "
@@ -74,9 +90,11 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
           cell += " (" + fmt(m->value / *b) + "x)";
       }
     }
+  std::vector<std::string> bands(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) bands[i] = band_cell(rows[i]);
   std::vector<std::size_t> col(rows.size(), 10);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    col[i] = std::max(col[i], rows[i].name.size() + 2);
+    col[i] = std::max({col[i], rows[i].name.size() + 2, bands[i].size() + 2});
     for (std::size_t k = 0; k < metrics.size(); ++k) col[i] = std::max(col[i], cells[k][i].size() + 2);
   }
   std::size_t metric_w = 26;
@@ -90,6 +108,11 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
     const Row& r = rows[i];
     os << pad(!r.error.empty() ? "error" : r.result.fits ? "yes" : "NO", col[i]);
   }
+  os << "\n";
+  // How far to trust each column: its group's out-of-sample error band, and what no published
+  // row anchors (tiersim validate; the note under the table says so).
+  os << pad("error band", metric_w) << pad("%", unit_w);
+  for (std::size_t i = 0; i < rows.size(); ++i) os << pad(bands[i], col[i]);
   os << "\n";
   for (std::size_t k = 0; k < metrics.size(); ++k) {
     os << pad(metrics[k], metric_w) << pad(unit_of(rows, metrics[k]), unit_w);
@@ -111,7 +134,9 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
         os << "  " << split << "\n";
     }
   }
-  os << "\n";
+  os << "\nerror band: the out-of-sample validation error of each configuration's group "
+        "(tiersim validate, leave-one-source-out, never below in-sample; prov. = the group is "
+        "provisional); unvalidated: no published measurement runs on it\n";
   for (const auto& r : rows) {
     if (!r.error.empty()) os << r.name << ": error: " << r.error << "\n";
     if (!r.result.fits) os << r.name << ": does not fit: " << r.result.shortfall << "\n";

@@ -237,6 +237,11 @@ void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
   b.provisional = provisional;
 }
 
+std::string short_band(const ErrorBand& b) {
+  if (!b.validation_run) return "no error band";
+  return b.pct ? "+-" + format::fixed(*b.pct, 1) + " %" : "unvalidated";
+}
+
 std::string band_text(const ErrorBand& b) {
   if (!b.validation_run) return "validation not run, no error band";
   std::string parts;
@@ -282,12 +287,6 @@ std::string best_on(const std::string& metric, bool lower) {
   for (const auto& [m, words] : kWords)
     if (m->name == metric) what = words;
   return std::string(lower ? "the lowest " : "the highest ") + what;
-}
-
-// "+-12.3 %" or "unvalidated": a band in a few characters, for the runner-up and the lists.
-std::string short_band(const ErrorBand& b) {
-  if (!b.validation_run) return "no error band";
-  return b.pct ? "+-" + format::fixed(*b.pct, 1) + " %" : "unvalidated";
 }
 
 // How the margin stands against the error bands, as the end of a sentence.

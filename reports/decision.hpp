@@ -71,6 +71,9 @@ void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
 // The band in words: "+-9.5 % (out-of-sample validation error of group ZeRO-Inference, ...)",
 // or why there is none, then the unvalidated parts.
 std::string band_text(const ErrorBand& b);
+// The band in a few characters: "+-12.3 %", "unvalidated" (no band) or "no error band" (made
+// without the validation), for the runner-up, lists and table cells.
+std::string short_band(const ErrorBand& b);
 
 // "1x L40S (48 GB), generic-2s-ddr5 with 384 GB DRAM, 1x micron-9550 NVMe; opt-30b fp16 weights;
 // inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".

@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
 #include "common/format.hpp"
@@ -13,7 +12,6 @@
 #include "sim/economics.hpp"
 #include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/metrics.hpp"
-#include "study/accuracy.hpp"
 
 namespace tiersim::reports {
 
@@ -158,21 +156,24 @@ void print_breakdown(std::ostream& os, const RunResult& result, std::size_t max_
   }
 }
 
-ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir) {
+ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy) {
   ErrorBand band;
-  const std::string path = validation::accuracy_path(data_dir);
-  if (!std::filesystem::exists(path)) {
+  if (!accuracy) {
     band.validation_run = false;
     return band;
   }
-  const validation::RunAccuracy a =
-      validation::run_accuracy(scenario, validation::load_accuracy(path));
-  band.group = a.group;
-  band.unvalidated = a.unvalidated;
-  if (a.errors)
-    set_group_errors(band, a.errors->rows, a.errors->in_sample_pct, a.errors->out_of_sample_rows,
-                     a.errors->out_of_sample_pct, a.errors->provisional);
+  band.group = accuracy->group;
+  band.unvalidated = accuracy->unvalidated;
+  if (const auto& e = accuracy->errors)
+    set_group_errors(band, e->rows, e->in_sample_pct, e->out_of_sample_rows, e->out_of_sample_pct,
+                     e->provisional);
   return band;
+}
+
+ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir) {
+  const auto record = validation::shipped_accuracy(data_dir);
+  return error_band(record ? std::optional(validation::run_accuracy(scenario, *record))
+                           : std::nullopt);
 }
 
 std::string accuracy_text(const ErrorBand& band) {

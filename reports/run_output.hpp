@@ -1,12 +1,14 @@
 #pragma once
 // Serialisations of a result: the --json object, the human table and the Chrome trace-event file.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "model/scenario.hpp"
 #include "reports/decision.hpp"
 #include "sim/result.hpp"
+#include "study/accuracy.hpp"
 
 namespace tiersim::reports {
 
@@ -22,10 +24,12 @@ nlohmann::json to_json(const Scenario& scenario, const sim::RunResult& result);
 void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result,
                  const ErrorBand* band = nullptr);
 
-// What the validation says of a run of `scenario` (study/accuracy.hpp): the error band of its
-// validation group and the parts of it no published row anchors, from
-// <data_dir>/validation/accuracy.json ("" = the default data folder). A missing file gives a band
-// with validation_run false; a malformed one throws ConfigError.
+// What the validation says of a run (study/accuracy.hpp): the error band of its validation group
+// and the parts of it no published row anchors; nullopt (no accuracy file) gives a band with
+// validation_run false.
+ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy);
+// The same for `scenario`, from <data_dir>/validation/accuracy.json ("" = the default data
+// folder); a malformed file throws ConfigError.
 ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir);
 
 // The band for people, one line: "+-9.5 % (out-of-sample validation error of group ...)".

@@ -77,6 +77,7 @@ nlohmann::json compare_json(const studies::CompareOutcome& outcome) {
         v["dram_note"] = dram;
       if (!r.scenario->notes.empty()) v["notes"] = notes_json(r.scenario->notes);
       v["sources"] = compare_sources_json(r);
+      v["accuracy"] = accuracy_json(error_band(r.accuracy));
     }
     nlohmann::json metrics = nlohmann::json::object(), units = nlohmann::json::object();
     for (const auto& m : r.result.metrics) {

@@ -168,6 +168,12 @@ std::string accuracy_path(const std::string& data_dir) {
       .string();
 }
 
+std::optional<AccuracyRecord> shipped_accuracy(const std::string& data_dir) {
+  const std::string path = accuracy_path(data_dir);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  return load_accuracy(path);
+}
+
 RunAccuracy run_accuracy(const Scenario& s, const AccuracyRecord& record) {
   RunAccuracy out;
   out.group = reference_group(s, Reference{});

@@ -54,6 +54,8 @@ AccuracyRecord load_accuracy(const std::string& path);
 
 // <data_dir>/validation/accuracy.json ("" = the default data folder).
 std::string accuracy_path(const std::string& data_dir);
+// That file read (load_accuracy); nullopt when the data folder has none.
+std::optional<AccuracyRecord> shipped_accuracy(const std::string& data_dir);
 
 // What a run of `s` can say of its accuracy: its validation group, that group's errors (none when
 // no published row is in it) and the parts no row anchors.

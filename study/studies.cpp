@@ -41,6 +41,8 @@ CompareOutcome run_compare(const CompareRequest& request) {
   CompareOutcome out;
   out.comparison = request.comparison;
   const config::CatalogOnce catalogs(request.data_dir);
+  const std::optional<validation::AccuracyRecord> accuracy =
+      validation::shipped_accuracy(request.data_dir);
   for (const auto& spec : out.comparison.variants) {
     check_stop(request.stop, "compare");
     config::LoadOptions load;
@@ -51,6 +53,7 @@ CompareOutcome run_compare(const CompareRequest& request) {
     row.note = spec.note;
     row.scenario = config::load_variant(spec, load);
     row.name = spec.name.empty() ? row.scenario->name : spec.name;
+    if (accuracy) row.accuracy = validation::run_accuracy(*row.scenario, *accuracy);
     try {
       sim::SimOptions sim_opts;
       // The store keeps one decode step's timeline for the report's Gantt chart.

@@ -24,6 +24,7 @@
 #include "model/scenario.hpp"
 #include "model/training_memory.hpp"
 #include "sim/result.hpp"
+#include "study/accuracy.hpp"
 #include "study/fit_search.hpp"
 #include "study/planner.hpp"
 #include "study/sensitivity.hpp"
@@ -62,6 +63,9 @@ struct CompareRow {
   std::optional<Scenario> scenario;
   sim::RunResult result;
   std::string error;  // the model could not simulate it (message); the others still run
+  // What the validation says of it (study/accuracy.hpp); nullopt without a scenario or without
+  // the data folder's validation/accuracy.json.
+  std::optional<validation::RunAccuracy> accuracy;
 };
 
 struct CompareOutcome {

@@ -94,3 +94,25 @@ TEST_CASE("compare: each configuration's time breakdown, with readable bottlenec
   CHECK(section.find("phase ") != std::string::npos);
 }
 }  // namespace app_cmd_compare_test
+
+namespace app_cmd_compare_test {
+
+TEST_CASE("compare: each configuration's error band, in the table and in --json",
+          "[app][compare][accuracy]") {
+  tiersim::test::TempDir dir;
+  const std::string text = tiersim_output("compare scenarios/cost/opt30b-l40s.yaml", dir);
+  INFO(text);
+  std::string band_row;
+  for (const auto& line : lines_of(text))
+    if (line.rfind("error band ", 0) == 0) band_row = line;
+  // The offload boxes are ZeRO-Inference (an established group); six GPUs gathering partitions
+  // are its data-parallel group, still provisional.
+  CHECK(band_row.find("+-") != std::string::npos);
+  CHECK(band_row.find("prov.") != std::string::npos);
+  CHECK(text.find("\nerror band: the out-of-sample validation error") != std::string::npos);
+  const std::string json = tiersim_output("compare scenarios/cost/opt30b-l40s.yaml --json", dir);
+  CHECK(json.find("\"accuracy\"") != std::string::npos);
+  CHECK(json.find("\"group\": \"ZeRO-Inference data parallel\"") != std::string::npos);
+}
+
+}  // namespace app_cmd_compare_test
