@@ -49,20 +49,9 @@ std::string unit_of(const std::vector<Row>& rows, const std::string& metric) {
   return "";
 }
 
-// A configuration's error band in its table cell: "+-9.5 %", "+-17.2 % prov." for a provisional
-// group, ", 1 row" where the group has fewer than five, "unvalidated", and "; GPU B200
-// unvalidated" for each part no published row runs on.
+// A configuration's error band in its table cell (reports::compact_band), "-" without a scenario.
 std::string band_cell(const Row& r) {
-  if (!r.scenario) return "-";
-  const reports::ErrorBand b = reports::error_band(r.accuracy);
-  std::string cell = reports::short_band(b);
-  if (b.pct && b.provisional) cell += " prov.";
-  // A band from a handful of published rows says little: the count, where it is that few.
-  if (b.pct && b.measurements < 5)
-    cell += std::string(b.provisional ? "," : "") + " " + std::to_string(b.measurements) +
-            (b.measurements == 1 ? " row" : " rows");
-  for (const auto& part : b.unvalidated) cell += "; " + part + " unvalidated";
-  return cell;
+  return r.scenario ? reports::compact_band(reports::error_band(r.accuracy)) : "-";
 }
 
 void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>& rows) {

@@ -8,6 +8,7 @@
 #include "app/command.hpp"
 #include "model/errors.hpp"
 #include "model/progress.hpp"
+#include "reports/decision.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
 #include "sim/metrics.hpp"
@@ -54,22 +55,27 @@ int cmd_plan(const std::vector<std::string>& args) {
   hidden.add_options()("plan", po::value<std::string>(&file));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "plan", 1);
   if (vm.count("help")) {
-    std::cout << opts
-              << "\nexamples:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db "
-                 "tiersim-results.db\n"
-                 "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --json --progress\n"
-                 "\nPoints whose resolved scenarios are identical (same hash; e.g. an I/O path with\n"
-                 "no weights on NVMe) are simulated once and listed together, and so are points\n"
-                 "with the same timings that add hardware the run does not use (drives with the\n"
-                 "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
-                 "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
-                 "manifest.txt lists what each holds.\n"
-                 "\nA serving plan with capacity_search: judges each point at the highest rate it\n"
-                 "sustains; with --db it stores each point's targets and answer, and `tiersim\n"
-                 "report` draws the SLO and says why a configuration sustains no rate. To rent\n"
-                 "instead of buy, make economics.cloud_instance an axis (zipped with the GPUs it\n"
-                 "holds) and minimize rent_usd_per_million_tokens (scenarios/plans/README.md):\n"
-                 "  tiersim plan scenarios/plans/llama3-70b-rent.yaml --out rent-plan\n";
+    std::cout
+        << opts
+        << "\nexamples:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db "
+           "tiersim-results.db\n"
+           "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --json --progress\n"
+           "\nPoints whose resolved scenarios are identical (same hash; e.g. an I/O path with\n"
+           "no weights on NVMe) are simulated once and listed together, and so are points\n"
+           "with the same timings that add hardware the run does not use (drives with the\n"
+           "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
+           "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
+           "manifest.txt lists what each holds.\n"
+           "\nEach best configuration shows its error band: the out-of-sample validation\n"
+           "error of its group (tiersim validate; prov. for a provisional group, the row\n"
+           "count where it has fewer than five), and a last line says whether the first's\n"
+           "margin over the second is larger than the two bands.\n"
+           "\nA serving plan with capacity_search: judges each point at the highest rate it\n"
+           "sustains; with --db it stores each point's targets and answer, and `tiersim\n"
+           "report` draws the SLO and says why a configuration sustains no rate. To rent\n"
+           "instead of buy, make economics.cloud_instance an axis (zipped with the GPUs it\n"
+           "holds) and minimize rent_usd_per_million_tokens (scenarios/plans/README.md):\n"
+           "  tiersim plan scenarios/plans/llama3-70b-rent.yaml --out rent-plan\n";
     return kExitOk;
   }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
@@ -131,8 +137,13 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::cout << "no configuration meets the constraints\n";
     return kExitFailure;
   }
-  std::cout << "\nbest (" << (spec.objective.sense == plan::Sense::kMinimize ? "lowest " : "highest ")
-            << spec.objective.metric << "; ties: lower " << plan::kTieBreak << ", then plan order):\n";
+  const bool lower = spec.objective.sense == plan::Sense::kMinimize;
+  std::cout << "\nbest (" << (lower ? "lowest " : "highest ") << spec.objective.metric
+            << "; ties: lower " << plan::kTieBreak << ", then plan order):\n";
+  // How far to trust each: its group's error band (tiersim validate), and whether the first's
+  // margin over the second is larger than the bands.
+  std::vector<reports::ErrorBand> bands;
+  for (const auto& c : r.best) bands.push_back(reports::run_error_band(c.scenario, data_dir));
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
     const std::string& path = outcome.best_files[k];
@@ -141,7 +152,21 @@ int cmd_plan(const std::vector<std::string>& args) {
     for (const auto& e : c.same_timings)
       std::cout << "(same timings, hardware it does not use: " << e << ")\n     ";
     for (const auto& m : shown) std::cout << m << "=" << fmt(c, m) << "  ";
+    std::cout << "\n     error band " << reports::compact_band(bands[k]) << " ("
+              << (bands[k].group.empty() ? "group unknown" : "group " + bands[k].group) << ")";
     std::cout << "\n     -> " << path << "\n";
+  }
+  const auto value = [&](std::size_t k) {
+    return plan::metric_value(r.best[k].scenario, r.best[k].result, spec.objective.metric);
+  };
+  if (r.best.size() > 1 && value(0) && value(1)) {
+    const double w = *value(0), v = *value(1);
+    std::cout << "  1. is " << reports::margin_text(w, v, lower) << " 2. on "
+              << spec.objective.metric << ": "
+              << reports::margin_verdict_text(
+                     bands[0].validation_run, !bands[0].backs_margin() || !bands[1].backs_margin(),
+                     reports::bands_overlap(w, bands[0], v, bands[1], lower))
+              << "\n";
   }
   if (!spec.pareto.empty()) {
     std::cout << "\nPareto front (" << spec.pareto[0].metric << " vs " << spec.pareto[1].metric << "):\n";

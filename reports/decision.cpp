@@ -1,6 +1,7 @@
 #include "reports/decision.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -84,11 +85,6 @@ const std::string& unit_of(const ReportInput& in, const std::string& metric) {
 
 // How far the winner w is ahead of the runner-up r: "92.1 % lower than" for costs, "25.4x" or
 // "12.0 % higher than" for rates (a percentage of a much smaller rate reads badly).
-std::string margin_text(double w, double r, bool lower) {
-  if (lower) return format::fixed(r != 0 ? 100 * (r - w) / r : 0, 1) + " % lower than";
-  if (r > 0 && w / r >= 2) return format::significant(w / r, 3) + "x";
-  return format::fixed(r != 0 ? 100 * (w - r) / r : 0, 1) + " % higher than";
-}
 
 struct Verdict {
   std::size_t winner = 0;
@@ -105,15 +101,13 @@ std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric,
   v.winner = order.front();
   const double w = in.runs[v.winner].get(metric);
   const ErrorBand bw = band_of(in, v.winner, metric);
-  v.any_unvalidated = !bw.pct;
+  v.any_unvalidated = !bw.backs_margin();
   if (order.size() > 1) {
     v.runner_up = order[1];
     const double r = in.runs[*v.runner_up].get(metric);
     const ErrorBand br = band_of(in, *v.runner_up, metric);
-    v.any_unvalidated = v.any_unvalidated || !br.pct;
-    const double ew = bw.pct.value_or(0) / 100, er = br.pct.value_or(0) / 100;
-    // The predictions' bands [x (1 - e), x (1 + e)] overlap: the order is within model error.
-    v.bands_overlap = lower ? w * (1 + ew) >= r * (1 - er) : w * (1 - ew) <= r * (1 + er);
+    v.any_unvalidated = v.any_unvalidated || !br.backs_margin();
+    v.bands_overlap = bands_overlap(w, bw, r, br, lower);
   }
   if (const auto base = in.runs[0].find(metric);
       v.winner != 0 && base && in.runs[0].fits && *base != 0)
@@ -237,6 +231,41 @@ void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
   b.provisional = provisional;
 }
 
+std::string margin_text(double w, double r, bool lower) {
+  if (lower) return format::fixed(r != 0 ? 100 * (r - w) / r : 0, 1) + " % lower than";
+  if (r > 0 && w / r >= 2) return format::significant(w / r, 3) + "x";
+  return format::fixed(r != 0 ? 100 * (w - r) / r : 0, 1) + " % higher than";
+}
+
+bool bands_overlap(double w, const ErrorBand& bw, double r, const ErrorBand& br, bool lower) {
+  const double ew = bw.pct.value_or(0) / 100, er = br.pct.value_or(0) / 100;
+  // The predictions' bands [x (1 - e), x (1 + e)] overlap: the order is within model error.
+  return lower ? w * (1 + ew) >= r * (1 - er) : w * (1 - ew) <= r * (1 + er);
+}
+
+std::string margin_verdict_text(bool validation_run, bool any_unvalidated, bool overlap) {
+  if (!validation_run) return "the validation was not run, so no error band backs the margin";
+  if (any_unvalidated)
+    return "at least one of the two has no error band from " +
+           std::to_string(ErrorBand::kMinRowsToBackMargin) +
+           " or more published cases, so the margin is not backed by validation";
+  if (overlap)
+    return "the error bands overlap: the margin is within the model's out-of-sample validation "
+           "error, so treat the two as a tie";
+  return "the margin is larger than the model's out-of-sample validation error bands";
+}
+
+std::string compact_band(const ErrorBand& b) {
+  std::string cell = short_band(b);
+  if (b.pct && b.provisional) cell += " prov.";
+  // A band from a handful of published rows says little: the count, where it is that few.
+  if (b.pct && b.measurements < ErrorBand::kMinRowsToBackMargin)
+    cell += std::string(b.provisional ? "," : "") + " " + std::to_string(b.measurements) +
+            (b.measurements == 1 ? " row" : " rows");
+  for (const auto& part : b.unvalidated) cell += "; " + part + " unvalidated";
+  return cell;
+}
+
 std::string short_band(const ErrorBand& b) {
   if (!b.validation_run) return "no error band";
   return b.pct ? "+-" + format::fixed(*b.pct, 1) + " %" : "unvalidated";
@@ -291,14 +320,7 @@ std::string best_on(const std::string& metric, bool lower) {
 
 // How the margin stands against the error bands, as the end of a sentence.
 std::string margin_verdict(const ReportInput& in, const Verdict& v) {
-  if (!in.validation.available) return "the validation was not run, so no error band backs the margin";
-  if (v.any_unvalidated)
-    return "no published case covers at least one of the two, so the margin is not backed by "
-           "validation";
-  if (v.bands_overlap)
-    return "the error bands overlap: the margin is within the model's out-of-sample validation "
-           "error, so treat the two as a tie";
-  return "the margin is larger than the model's out-of-sample validation error bands";
+  return margin_verdict_text(in.validation.available, v.any_unvalidated, v.bands_overlap);
 }
 
 // One objective's winner in a sentence: value, band, margin over the runner-up and how that
@@ -413,16 +435,9 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
     s += "; " + format::significant(*v->baseline_ratio, 3) + "x the baseline " + labels[0];
   s += ".";
   if (v->runner_up) {
-    if (!in.validation.available)
-      s += " The validation was not run, so no error band backs the margin.";
-    else if (v->any_unvalidated)
-      s += " No published case covers at least one of the two, so the margin is not backed by "
-           "validation.";
-    else if (v->bands_overlap)
-      s += " The error bands overlap: the margin is within the model's out-of-sample validation error, so "
-           "treat the two as a tie.";
-    else
-      s += " The margin is larger than the model's out-of-sample validation error bands.";
+    std::string verdict_text = margin_verdict(in, *v);
+    verdict_text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(verdict_text[0])));
+    s += " " + verdict_text + ".";
   }
   std::size_t excluded = 0;
   for (std::size_t i = 0; i < in.runs.size(); ++i)

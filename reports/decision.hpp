@@ -61,6 +61,11 @@ struct ErrorBand {
   std::size_t measurements = 0;          // in-sample prediction rows of the group
   double in_sample_pct = 0;              // [%]
   std::vector<std::string> unvalidated;  // parts no published row anchors ("GPU X", "stack Y")
+
+  // A band from a handful of published rows (one single-GPU run for a whole group) says little
+  // of a margin between two predictions: it backs one only from this many rows up.
+  static constexpr std::size_t kMinRowsToBackMargin = 5;
+  bool backs_margin() const { return pct && measurements >= kMinRowsToBackMargin; }
 };
 
 // Fills `b`'s errors from its group's (validate's per-group figures, percent); nothing when the
@@ -74,6 +79,20 @@ std::string band_text(const ErrorBand& b);
 // The band in a few characters: "+-12.3 %", "unvalidated" (no band) or "no error band" (made
 // without the validation), for the runner-up, lists and table cells.
 std::string short_band(const ErrorBand& b);
+// short_band and what qualifies it, for a table cell or a list: " prov." for a provisional group,
+// ", 1 row" where the group has fewer than kMinRowsToBackMargin, "; GPU B200 unvalidated" for
+// each part no published row runs on.
+std::string compact_band(const ErrorBand& b);
+
+// A winner's value `w` against the runner-up's `r` (lower better or not): "12.5 % lower than",
+// "14.0 % higher than", "2.5x".
+std::string margin_text(double w, double r, bool lower);
+// Whether the two predictions' bands, [x (1 - e), x (1 + e)], overlap: the order is then within
+// the model's error.
+bool bands_overlap(double w, const ErrorBand& bw, double r, const ErrorBand& br, bool lower);
+// How such a margin stands against the bands, as the end of a sentence; `any_unbacked`: one of
+// the two bands does not back a margin (ErrorBand::backs_margin).
+std::string margin_verdict_text(bool validation_run, bool any_unbacked, bool overlap);
 
 // "1x L40S (48 GB), generic-2s-ddr5 with 384 GB DRAM, 1x micron-9550 NVMe; opt-30b fp16 weights;
 // inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".

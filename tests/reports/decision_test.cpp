@@ -193,3 +193,30 @@ TEST_CASE("a configuration on a cloud instance says it runs in a virtual machine
 }
 
 }  // namespace reports_decision_test
+
+namespace reports_decision_band_test {
+
+TEST_CASE("a band from a handful of published rows backs no margin", "[report][decision]") {
+  using tiersim::reports::ErrorBand;
+  ErrorBand one_row;
+  tiersim::reports::set_group_errors(one_row, 1, 3.4, 1, 3.4, true);
+  ErrorBand many;
+  tiersim::reports::set_group_errors(many, 41, 9.5, 18, 8.4, false);
+  REQUIRE(one_row.pct);
+  CHECK_FALSE(one_row.backs_margin());
+  CHECK(many.backs_margin());
+  CHECK(*many.pct == Approx(9.5));  // never below the in-sample mean
+  CHECK(tiersim::reports::compact_band(one_row) == "+-3.4 % prov., 1 row");
+  CHECK(tiersim::reports::compact_band(many) == "+-9.5 %");
+  // 2.0 against 2.81 with +-9.5 % each: 2.19 and 2.54 at the near ends, apart; 2.46 against
+  // 2.81 they overlap (2.69 and 2.54), and with +-20 % each so do the first two.
+  CHECK_FALSE(tiersim::reports::bands_overlap(2.0, many, 2.81, many, true));
+  CHECK(tiersim::reports::bands_overlap(2.46, many, 2.81, many, true));
+  ErrorBand wide;
+  tiersim::reports::set_group_errors(wide, 20, 20, 20, 20, false);
+  CHECK(tiersim::reports::bands_overlap(2.0, wide, 2.81, wide, true));
+  CHECK(tiersim::reports::margin_verdict_text(true, !one_row.backs_margin(), false)
+            .find("not backed by validation") != std::string::npos);
+}
+
+}  // namespace reports_decision_band_test
