@@ -143,7 +143,9 @@ int cmd_plan(const std::vector<std::string>& args) {
   // How far to trust each: its group's error band (tiersim validate), and whether the first's
   // margin over the second is larger than the bands.
   std::vector<reports::ErrorBand> bands;
-  for (const auto& c : r.best) bands.push_back(reports::run_error_band(c.scenario, data_dir));
+  for (std::size_t k = 0; k < r.best.size(); ++k)
+    bands.push_back(reports::error_band(
+        k < outcome.best_accuracy.size() ? std::optional(outcome.best_accuracy[k]) : std::nullopt));
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
     const std::string& path = outcome.best_files[k];

@@ -188,7 +188,8 @@ nlohmann::json plan_json(const studies::PlanOutcome& outcome) {
                 {"simulated", st.simulated},
                 {"feasible", st.feasible},
                 {"bound_violations", st.bound_violations}};
-  auto entry = [&](const plan::Candidate& c, const std::string& file) {
+  auto entry = [&](const plan::Candidate& c, const std::string& file,
+                   const std::vector<validation::RunAccuracy>& accuracy, std::size_t k) {
     nlohmann::json e;
     e["label"] = c.point.label;
     e["overrides"] = c.point.overrides;
@@ -200,13 +201,15 @@ nlohmann::json plan_json(const studies::PlanOutcome& outcome) {
     for (const auto& name : outcome.shown_metrics)
       if (const auto v = plan::metric_value(c.scenario, c.result, name)) m[name] = *v;
     e["metrics"] = m;
+    e["accuracy"] =
+        accuracy_json(error_band(k < accuracy.size() ? std::optional(accuracy[k]) : std::nullopt));
     return e;
   };
   nlohmann::json best = nlohmann::json::array(), front = nlohmann::json::array();
   for (std::size_t k = 0; k < r.best.size(); ++k)
-    best.push_back(entry(r.best[k], outcome.best_files.at(k)));
+    best.push_back(entry(r.best[k], outcome.best_files.at(k), outcome.best_accuracy, k));
   for (std::size_t k = 0; k < r.pareto.size(); ++k)
-    front.push_back(entry(r.pareto[k], outcome.pareto_files.at(k)));
+    front.push_back(entry(r.pareto[k], outcome.pareto_files.at(k), outcome.pareto_accuracy, k));
   j["best"] = best;
   if (!spec.pareto.empty()) {
     j["pareto_metrics"] = {spec.pareto[0].metric, spec.pareto[1].metric};

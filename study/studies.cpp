@@ -322,6 +322,12 @@ PlanOutcome run_plan(const PlanRequest& request) {
   };
   write(out.result.best, "best", out.best_files);
   write(out.result.pareto, "pareto", out.pareto_files);
+  if (const auto accuracy = validation::shipped_accuracy(request.data_dir)) {
+    for (const auto& c : out.result.best)
+      out.best_accuracy.push_back(validation::run_accuracy(c.scenario, *accuracy));
+    for (const auto& c : out.result.pareto)
+      out.pareto_accuracy.push_back(validation::run_accuracy(c.scenario, *accuracy));
+  }
   write_manifest(out.out_dir, spec, out.result, out.shown_metrics, request.output);
   return out;
 }

@@ -134,6 +134,9 @@ struct PlanOutcome {
   std::vector<std::string> shown_metrics;  // the objective, constraint and Pareto metrics
   // The resolved scenario written for each best and each Pareto point, in their order.
   std::vector<std::string> best_files, pareto_files;
+  // What the validation says of each best and each Pareto point (study/accuracy.hpp), in their
+  // order; empty without the data folder's validation/accuracy.json.
+  std::vector<validation::RunAccuracy> best_accuracy, pareto_accuracy;
 };
 
 // A plan metric as people read it in the table, the manifest and the written files' comments
