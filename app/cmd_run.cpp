@@ -72,11 +72,15 @@ int cmd_run(const std::vector<std::string>& args) {
   const std::vector<fit::Suggestion> closest =
       studies::closest_fits(scenario, result, sim_opts.exec);
   // How far to trust it: what the validation found for this kind of configuration.
-  const reports::ErrorBand band = reports::run_error_band(scenario, data_dir);
+  const std::optional<validation::RunAccuracy> accuracy =
+      reports::run_accuracy_of(scenario, data_dir);
   if (vm.count("json")) {
-    std::cout << reports::json_text(reports::run_json(scenario, result, closest, &band), 2) << "\n";
+    std::cout << reports::json_text(reports::run_json(scenario, result, closest, &accuracy), 2)
+              << "\n";
   } else {
-    reports::print_human(std::cout, scenario, result, &band);
+    const reports::ErrorBand band = reports::error_band(accuracy);
+    const auto energy = reports::energy_bands(accuracy);
+    reports::print_human(std::cout, scenario, result, &band, energy ? &*energy : nullptr);
     if (!closest.empty()) {
       std::cout << "closest that fits (capacity model, not simulated):\n";
       for (const auto& c : closest) {

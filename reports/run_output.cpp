@@ -171,9 +171,34 @@ ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy) {
 }
 
 ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir) {
+  return error_band(run_accuracy_of(scenario, data_dir));
+}
+
+std::optional<validation::RunAccuracy> run_accuracy_of(const Scenario& scenario,
+                                                       const std::string& data_dir) {
   const auto record = validation::shipped_accuracy(data_dir);
-  return error_band(record ? std::optional(validation::run_accuracy(scenario, *record))
-                           : std::nullopt);
+  if (!record) return std::nullopt;
+  return validation::run_accuracy(scenario, *record);
+}
+
+std::optional<EnergyBands> energy_bands(const std::optional<validation::RunAccuracy>& accuracy) {
+  if (!accuracy) return std::nullopt;
+  EnergyBands out;
+  const auto fill = [](ErrorBand& b, const std::string& group,
+                       const std::optional<validation::GroupAccuracy>& e) {
+    b.group = group;
+    if (e)
+      set_group_errors(b, e->rows, e->in_sample_pct, e->out_of_sample_rows, e->out_of_sample_pct,
+                       e->provisional);
+  };
+  fill(out.node, accuracy->node_energy_group, accuracy->node_energy);
+  fill(out.gpu, accuracy->gpu_energy_group, accuracy->gpu_energy);
+  return out;
+}
+
+std::string energy_accuracy_text(const EnergyBands& bands) {
+  const auto one = [](const ErrorBand& b) { return compact_band(b) + " (group " + b.group + ")"; };
+  return "energy and power at the wall " + one(bands.node) + "; the GPUs' own " + one(bands.gpu);
 }
 
 std::string accuracy_text(const ErrorBand& band) {
@@ -183,7 +208,7 @@ std::string accuracy_text(const ErrorBand& band) {
   return band_text(band);
 }
 
-nlohmann::json accuracy_json(const ErrorBand& band) {
+nlohmann::json accuracy_json(const ErrorBand& band, const EnergyBands* energy) {
   nlohmann::json j;
   j["group"] = band.group.empty() ? nlohmann::json() : nlohmann::json(band.group);
   j["error_band_pct"] = band.pct ? nlohmann::json(*band.pct) : nlohmann::json();
@@ -193,11 +218,13 @@ nlohmann::json accuracy_json(const ErrorBand& band) {
   j["provisional"] = band.provisional;
   j["unvalidated"] = band.unvalidated;
   j["text"] = accuracy_text(band);
+  if (energy)
+    j["energy"] = {{"node", accuracy_json(energy->node)}, {"gpu", accuracy_json(energy->gpu)}};
   return j;
 }
 
 void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result,
-                 const ErrorBand* band) {
+                 const ErrorBand* band, const EnergyBands* energy) {
   os << "scenario   " << scenario.name << "  (" << result.workload << ", hash " << scenario.hash
      << ")\n";
   os << "memory     ";
@@ -211,6 +238,8 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
   }
   os << "\n";
   if (band) os << "accuracy   " << accuracy_text(*band) << "\n";
+  if (energy && result.has(metric::kEnergyJ.name))
+    os << "           " << energy_accuracy_text(*energy) << "\n";
   if (const std::string note = cost_note(scenario); !note.empty())
     os << "note       " << note << "\n";
   if (const std::string note = dram_note(scenario, result); !note.empty())

@@ -20,9 +20,16 @@ std::string json_text(const nlohmann::json& j, int indent = -1);
 // units, bottleneck, utilization per resource.
 nlohmann::json to_json(const Scenario& scenario, const sim::RunResult& result);
 
-// A short table for people; with `band`, its error band on the line after the memory.
+// The bands of a run's energy and power metrics (RunAccuracy::node_energy, gpu_energy): the node
+// at its AC input, then the GPUs' own; empty without the accuracy file.
+struct EnergyBands {
+  ErrorBand node, gpu;
+};
+
+// A short table for people; with `band`, its error band on the line after the memory, and with
+// `energy` the bands of its energy metrics below it (where the run has them).
 void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result,
-                 const ErrorBand* band = nullptr);
+                 const ErrorBand* band = nullptr, const EnergyBands* energy = nullptr);
 
 // What the validation says of a run (study/accuracy.hpp): the error band of its validation group
 // and the parts of it no published row anchors; nullopt (no accuracy file) gives a band with
@@ -31,13 +38,22 @@ ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy);
 // The same for `scenario`, from <data_dir>/validation/accuracy.json ("" = the default data
 // folder); a malformed file throws ConfigError.
 ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir);
+// What the validation says of `scenario` (that file read; nullopt when it is missing).
+std::optional<validation::RunAccuracy> run_accuracy_of(const Scenario& scenario,
+                                                       const std::string& data_dir);
+
+std::optional<EnergyBands> energy_bands(const std::optional<validation::RunAccuracy>& accuracy);
 
 // The band for people, one line: "+-9.5 % (out-of-sample validation error of group ...)".
 std::string accuracy_text(const ErrorBand& band);
+// The energy bands for people: "energy and power at the wall +-18.6 % prov., 4 rows (group
+// system energy); the GPUs' own +-5.5 % (group energy)".
+std::string energy_accuracy_text(const EnergyBands& bands);
 
 // The band in run --json: group, error_band_pct (null without a band), in_sample_pct,
-// published_rows, provisional, unvalidated and the text.
-nlohmann::json accuracy_json(const ErrorBand& band);
+// published_rows, provisional, unvalidated and the text; with `energy`, an "energy" object of
+// the two energy bands ("node", "gpu") in the same form.
+nlohmann::json accuracy_json(const ErrorBand& band, const EnergyBands* energy = nullptr);
 
 // The time breakdown (sim/breakdown.hpp) for people: one row per phase, largest first, with its
 // critical-path time, its share of the run, its busy time and its bottleneck resource. At most

@@ -29,9 +29,15 @@ const char* sense_name(plan::Sense sense) {
 // ---- run --------------------------------------------------------------------------------------
 
 nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
-                        const std::vector<fit::Suggestion>& closest, const ErrorBand* band) {
+                        const std::vector<fit::Suggestion>& closest,
+                        const std::optional<validation::RunAccuracy>* accuracy) {
   nlohmann::json j = to_json(scenario, result);
-  if (band) j["accuracy"] = accuracy_json(*band);
+  if (accuracy) {
+    const auto energy = energy_bands(*accuracy);
+    j["accuracy"] =
+        accuracy_json(error_band(*accuracy),
+                      energy && result.has(sim::metric::kEnergyJ.name) ? &*energy : nullptr);
+  }
   if (!closest.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : closest)

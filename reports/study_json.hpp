@@ -12,10 +12,11 @@
 namespace tiersim::reports {
 
 // `tiersim run --json`: the run (reports/run_output.hpp), under a refusal `closest_fits`, and
-// with `band` its `accuracy` (reports/run_output.hpp accuracy_json).
+// with `accuracy` its `accuracy` object, the energy bands included where the run has energy
+// metrics (reports/run_output.hpp accuracy_json).
 nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
                         const std::vector<fit::Suggestion>& closest,
-                        const ErrorBand* band = nullptr);
+                        const std::optional<validation::RunAccuracy>* accuracy = nullptr);
 
 // `tiersim compare --json`.
 nlohmann::json compare_json(const studies::CompareOutcome& outcome);

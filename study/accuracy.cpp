@@ -9,6 +9,7 @@
 
 #include "config/catalog.hpp"
 #include "config/yaml_reader.hpp"
+#include "sim/metrics.hpp"
 #include "study/validation.hpp"
 
 namespace tiersim::validation {
@@ -179,6 +180,10 @@ RunAccuracy run_accuracy(const Scenario& s, const AccuracyRecord& record) {
   out.group = reference_group(s, Reference{});
   if (const GroupAccuracy* g = record.group(out.group)) out.errors = *g;
   out.unvalidated = record.unanchored_parts(s);
+  out.node_energy_group = std::string(sim::metric::kEnergyJ.validation_group);
+  out.gpu_energy_group = std::string(sim::metric::kEnergyJGpu.validation_group);
+  if (const GroupAccuracy* g = record.group(out.node_energy_group)) out.node_energy = *g;
+  if (const GroupAccuracy* g = record.group(out.gpu_energy_group)) out.gpu_energy = *g;
   return out;
 }
 

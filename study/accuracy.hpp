@@ -63,6 +63,11 @@ struct RunAccuracy {
   std::string group;
   std::optional<GroupAccuracy> errors;
   std::vector<std::string> unvalidated;
+  // The groups that measure its energy and power metrics, whatever its kind (each metric's
+  // declaration names one, sim/metrics.hpp validation_group): the node's at its AC input and the
+  // GPUs' own. No errors where the record has no row of the group.
+  std::string node_energy_group, gpu_energy_group;
+  std::optional<GroupAccuracy> node_energy, gpu_energy;
 };
 RunAccuracy run_accuracy(const Scenario& s, const AccuracyRecord& record);
 

@@ -136,6 +136,10 @@ TEST_CASE("run: the accuracy line, in the table and in --json", "[app][run][accu
   CHECK(j["accuracy"]["group"] == "ZeRO-Inference");
   CHECK(j["accuracy"]["error_band_pct"].is_number());
   CHECK(j["accuracy"]["unvalidated"].empty());
+  // Energy and power metrics are measured by their own groups, whatever the configuration.
+  CHECK(j["accuracy"]["energy"]["node"]["group"] == "system energy");
+  CHECK(j["accuracy"]["energy"]["gpu"]["group"] == "energy");
+  CHECK(text.find("           energy and power at the wall +-") != std::string::npos);
 }
 
 }  // namespace app_cmd_run_test
