@@ -98,7 +98,7 @@ TEST_CASE("compare: each configuration's time breakdown, with readable bottlenec
 namespace app_cmd_compare_test {
 
 TEST_CASE("compare: each configuration's error band, in the table and in --json",
-          "[app][compare][accuracy]") {
+          "[app][compare][accuracy][release-only]") {
   tiersim::test::TempDir dir;
   const std::string text = tiersim_output("compare scenarios/cost/opt30b-l40s.yaml", dir);
   INFO(text);

@@ -9,7 +9,7 @@
 namespace app_cmd_plan_test {
 
 TEST_CASE("plan: each best configuration's error band and the margin against the bands",
-          "[app][plan][accuracy]") {
+          "[app][plan][accuracy][release-only]") {
   tiersim::test::TempDir dir;
   const std::string text = tiersim::test::tiersim_stdout(
       "plan scenarios/plans/opt66b-10tps.yaml --out '" + dir.file("plan") + "'",
