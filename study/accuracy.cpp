@@ -52,7 +52,7 @@ AccuracyRecord accuracy_record(const ValidationSummary& v) {
 
 namespace {
 
-// The keys of the file, each list used by the writer and by both readers below.
+// The keys of the file, as accuracy_json_text writes them; both readers below check them.
 const std::vector<std::string> kTopKeys = {"about", "groups", "gpus", "stacks"};
 const std::vector<std::string> kGroupKeys = {
     "name", "rows", "in_sample_pct", "out_of_sample_rows", "out_of_sample_pct", "provisional"};
