@@ -143,9 +143,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   // How far to trust each: its group's error band (tiersim validate), and whether the first's
   // margin over the second is larger than the bands.
   std::vector<reports::ErrorBand> bands;
-  for (std::size_t k = 0; k < r.best.size(); ++k)
-    bands.push_back(reports::error_band(
-        k < outcome.best_accuracy.size() ? std::optional(outcome.best_accuracy[k]) : std::nullopt));
+  for (const auto& accuracy : outcome.best_accuracy) bands.push_back(reports::error_band(accuracy));
   for (std::size_t k = 0; k < r.best.size(); ++k) {
     const auto& c = r.best[k];
     const std::string& path = outcome.best_files[k];
@@ -165,10 +163,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     const double w = *value(0), v = *value(1);
     std::cout << "  1. is " << reports::margin_text(w, v, lower) << " 2. on "
               << spec.objective.metric << ": "
-              << reports::margin_verdict_text(
-                     bands[0].validation_run, !bands[0].backs_margin() || !bands[1].backs_margin(),
-                     reports::bands_overlap(w, bands[0], v, bands[1], lower))
-              << "\n";
+              << reports::margin_verdict_text(w, bands[0], v, bands[1], lower) << "\n";
   }
   if (!spec.pareto.empty()) {
     std::cout << "\nPareto front (" << spec.pareto[0].metric << " vs " << spec.pareto[1].metric << "):\n";

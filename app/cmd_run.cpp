@@ -75,11 +75,11 @@ int cmd_run(const std::vector<std::string>& args) {
   const std::optional<validation::RunAccuracy> accuracy =
       reports::run_accuracy_of(scenario, data_dir);
   if (vm.count("json")) {
-    std::cout << reports::json_text(reports::run_json(scenario, result, closest, &accuracy), 2)
+    std::cout << reports::json_text(reports::run_json(scenario, result, closest, accuracy), 2)
               << "\n";
   } else {
     const reports::ErrorBand band = reports::error_band(accuracy);
-    const auto energy = reports::energy_bands(accuracy);
+    const auto energy = reports::energy_bands(accuracy, result);
     reports::print_human(std::cout, scenario, result, &band, energy ? &*energy : nullptr);
     if (!closest.empty()) {
       std::cout << "closest that fits (capacity model, not simulated):\n";

@@ -88,7 +88,7 @@ std::string run(const std::string& source, bool is_file, const std::vector<std::
   const sim::RunResult r = simulate_interruptibly(s, !db.empty());
   if (!db.empty()) store::ResultsStore(db).save(s, r, TIERSIM_VERSION);
   const auto accuracy = reports::run_accuracy_of(s, data_dir);
-  return reports::json_text(reports::run_json(s, r, studies::closest_fits(s, r), &accuracy));
+  return reports::json_text(reports::run_json(s, r, studies::closest_fits(s, r), accuracy));
 }
 
 // The resolved scenario: name, hash and canonical YAML (every catalog value inlined).

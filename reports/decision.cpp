@@ -83,15 +83,13 @@ const std::string& unit_of(const ReportInput& in, const std::string& metric) {
   return none;
 }
 
-// How far the winner w is ahead of the runner-up r: "92.1 % lower than" for costs, "25.4x" or
-// "12.0 % higher than" for rates (a percentage of a much smaller rate reads badly).
-
 struct Verdict {
   std::size_t winner = 0;
   std::optional<std::size_t> runner_up;
   std::optional<double> baseline_ratio;  // winner / baseline (first run) when they differ
-  bool bands_overlap = false;
-  bool any_unvalidated = false;
+  // How the margin over the runner-up stands against the two bands (margin_verdict_text); ""
+  // without a runner-up.
+  std::string margin_verdict;
 };
 
 std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric, bool lower) {
@@ -100,14 +98,11 @@ std::optional<Verdict> verdict(const ReportInput& in, const std::string& metric,
   Verdict v;
   v.winner = order.front();
   const double w = in.runs[v.winner].get(metric);
-  const ErrorBand bw = band_of(in, v.winner, metric);
-  v.any_unvalidated = !bw.backs_margin();
   if (order.size() > 1) {
     v.runner_up = order[1];
-    const double r = in.runs[*v.runner_up].get(metric);
-    const ErrorBand br = band_of(in, *v.runner_up, metric);
-    v.any_unvalidated = v.any_unvalidated || !br.backs_margin();
-    v.bands_overlap = bands_overlap(w, bw, r, br, lower);
+    v.margin_verdict =
+        margin_verdict_text(w, band_of(in, v.winner, metric), in.runs[*v.runner_up].get(metric),
+                            band_of(in, *v.runner_up, metric), lower);
   }
   if (const auto base = in.runs[0].find(metric);
       v.winner != 0 && base && in.runs[0].fits && *base != 0)
@@ -243,13 +238,15 @@ bool bands_overlap(double w, const ErrorBand& bw, double r, const ErrorBand& br,
   return lower ? w * (1 + ew) >= r * (1 - er) : w * (1 - ew) <= r * (1 + er);
 }
 
-std::string margin_verdict_text(bool validation_run, bool any_unvalidated, bool overlap) {
-  if (!validation_run) return "the validation was not run, so no error band backs the margin";
-  if (any_unvalidated)
+std::string margin_verdict_text(double w, const ErrorBand& bw, double r, const ErrorBand& br,
+                                bool lower) {
+  if (!bw.validation_run || !br.validation_run)
+    return "the validation was not run, so no error band backs the margin";
+  if (!bw.backs_margin() || !br.backs_margin())
     return "at least one of the two has no error band from " +
            std::to_string(ErrorBand::kMinRowsToBackMargin) +
            " or more published cases, so the margin is not backed by validation";
-  if (overlap)
+  if (bands_overlap(w, bw, r, br, lower))
     return "the error bands overlap: the margin is within the model's out-of-sample validation "
            "error, so treat the two as a tie";
   return "the margin is larger than the model's out-of-sample validation error bands";
@@ -318,11 +315,6 @@ std::string best_on(const std::string& metric, bool lower) {
   return std::string(lower ? "the lowest " : "the highest ") + what;
 }
 
-// How the margin stands against the error bands, as the end of a sentence.
-std::string margin_verdict(const ReportInput& in, const Verdict& v) {
-  return margin_verdict_text(in.validation.available, v.any_unvalidated, v.bands_overlap);
-}
-
 // One objective's winner in a sentence: value, band, margin over the runner-up and how that
 // margin stands against the bands. "" when no configuration has the metric.
 std::string objective_sentence(const ReportInput& in, const std::vector<std::string>& labels,
@@ -340,7 +332,7 @@ std::string objective_sentence(const ReportInput& in, const std::vector<std::str
     const std::size_t r = *v->runner_up;
     t += "; " + margin_text(in.runs[w].get(metric), in.runs[r].get(metric), lower) +
          " the runner-up " + labels[r] + " (" + human(in.runs[r].get(metric), unit) + ", " +
-         short_band(band_of(in, r, metric)) + "): " + margin_verdict(in, *v);
+         short_band(band_of(in, r, metric)) + "): " + v->margin_verdict;
   }
   return t + ".";
 }
@@ -435,7 +427,7 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
     s += "; " + format::significant(*v->baseline_ratio, 3) + "x the baseline " + labels[0];
   s += ".";
   if (v->runner_up) {
-    std::string verdict_text = margin_verdict(in, *v);
+    std::string verdict_text = v->margin_verdict;
     verdict_text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(verdict_text[0])));
     s += " " + verdict_text + ".";
   }

@@ -90,9 +90,11 @@ std::string margin_text(double w, double r, bool lower);
 // Whether the two predictions' bands, [x (1 - e), x (1 + e)], overlap: the order is then within
 // the model's error.
 bool bands_overlap(double w, const ErrorBand& bw, double r, const ErrorBand& br, bool lower);
-// How such a margin stands against the bands, as the end of a sentence; `any_unbacked`: one of
-// the two bands does not back a margin (ErrorBand::backs_margin).
-std::string margin_verdict_text(bool validation_run, bool any_unbacked, bool overlap);
+// How the winner's margin over the runner-up (as for bands_overlap) stands against their bands,
+// as the end of a sentence: no band (made without the validation), a band that backs no margin
+// (ErrorBand::backs_margin), overlapping bands (a tie), or a margin larger than both.
+std::string margin_verdict_text(double w, const ErrorBand& bw, double r, const ErrorBand& br,
+                                bool lower);
 
 // "1x L40S (48 GB), generic-2s-ddr5 with 384 GB DRAM, 1x micron-9550 NVMe; opt-30b fp16 weights;
 // inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".

@@ -156,22 +156,30 @@ void print_breakdown(std::ostream& os, const RunResult& result, std::size_t max_
   }
 }
 
-ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy) {
+namespace {
+
+// The band of `group` with its errors (none when the record has no row of it).
+ErrorBand group_band(const std::string& group,
+                     const std::optional<validation::GroupAccuracy>& errors) {
   ErrorBand band;
-  if (!accuracy) {
-    band.validation_run = false;
-    return band;
-  }
-  band.group = accuracy->group;
-  band.unvalidated = accuracy->unvalidated;
-  if (const auto& e = accuracy->errors)
-    set_group_errors(band, e->rows, e->in_sample_pct, e->out_of_sample_rows, e->out_of_sample_pct,
-                     e->provisional);
+  band.group = group;
+  if (errors)
+    set_group_errors(band, errors->rows, errors->in_sample_pct, errors->out_of_sample_rows,
+                     errors->out_of_sample_pct, errors->provisional);
   return band;
 }
 
-ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir) {
-  return error_band(run_accuracy_of(scenario, data_dir));
+}  // namespace
+
+ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy) {
+  if (!accuracy) {
+    ErrorBand band;
+    band.validation_run = false;
+    return band;
+  }
+  ErrorBand band = group_band(accuracy->group, accuracy->errors);
+  band.unvalidated = accuracy->unvalidated;
+  return band;
 }
 
 std::optional<validation::RunAccuracy> run_accuracy_of(const Scenario& scenario,
@@ -181,19 +189,11 @@ std::optional<validation::RunAccuracy> run_accuracy_of(const Scenario& scenario,
   return validation::run_accuracy(scenario, *record);
 }
 
-std::optional<EnergyBands> energy_bands(const std::optional<validation::RunAccuracy>& accuracy) {
-  if (!accuracy) return std::nullopt;
-  EnergyBands out;
-  const auto fill = [](ErrorBand& b, const std::string& group,
-                       const std::optional<validation::GroupAccuracy>& e) {
-    b.group = group;
-    if (e)
-      set_group_errors(b, e->rows, e->in_sample_pct, e->out_of_sample_rows, e->out_of_sample_pct,
-                       e->provisional);
-  };
-  fill(out.node, accuracy->node_energy_group, accuracy->node_energy);
-  fill(out.gpu, accuracy->gpu_energy_group, accuracy->gpu_energy);
-  return out;
+std::optional<EnergyBands> energy_bands(const std::optional<validation::RunAccuracy>& accuracy,
+                                        const RunResult& result) {
+  if (!accuracy || !result.has(metric::kEnergyJ.name)) return std::nullopt;
+  return EnergyBands{group_band(accuracy->node_energy_group, accuracy->node_energy),
+                     group_band(accuracy->gpu_energy_group, accuracy->gpu_energy)};
 }
 
 std::string energy_accuracy_text(const EnergyBands& bands) {
@@ -238,8 +238,7 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
   }
   os << "\n";
   if (band) os << "accuracy   " << accuracy_text(*band) << "\n";
-  if (energy && result.has(metric::kEnergyJ.name))
-    os << "           " << energy_accuracy_text(*energy) << "\n";
+  if (energy) os << "           " << energy_accuracy_text(*energy) << "\n";
   if (const std::string note = cost_note(scenario); !note.empty())
     os << "note       " << note << "\n";
   if (const std::string note = dram_note(scenario, result); !note.empty())

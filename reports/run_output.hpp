@@ -21,13 +21,13 @@ std::string json_text(const nlohmann::json& j, int indent = -1);
 nlohmann::json to_json(const Scenario& scenario, const sim::RunResult& result);
 
 // The bands of a run's energy and power metrics (RunAccuracy::node_energy, gpu_energy): the node
-// at its AC input, then the GPUs' own; empty without the accuracy file.
+// at its AC input, then the GPUs' own.
 struct EnergyBands {
   ErrorBand node, gpu;
 };
 
 // A short table for people; with `band`, its error band on the line after the memory, and with
-// `energy` the bands of its energy metrics below it (where the run has them).
+// `energy` the bands of its energy metrics below it.
 void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result,
                  const ErrorBand* band = nullptr, const EnergyBands* energy = nullptr);
 
@@ -35,14 +35,14 @@ void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResul
 // and the parts of it no published row anchors; nullopt (no accuracy file) gives a band with
 // validation_run false.
 ErrorBand error_band(const std::optional<validation::RunAccuracy>& accuracy);
-// The same for `scenario`, from <data_dir>/validation/accuracy.json ("" = the default data
-// folder); a malformed file throws ConfigError.
-ErrorBand run_error_band(const Scenario& scenario, const std::string& data_dir);
-// What the validation says of `scenario` (that file read; nullopt when it is missing).
+// What the validation says of `scenario`, from <data_dir>/validation/accuracy.json ("" = the
+// default data folder); nullopt when that file is missing, ConfigError when it is malformed.
 std::optional<validation::RunAccuracy> run_accuracy_of(const Scenario& scenario,
                                                        const std::string& data_dir);
-
-std::optional<EnergyBands> energy_bands(const std::optional<validation::RunAccuracy>& accuracy);
+// The bands of the run's energy and power metrics; nullopt without the accuracy file or when
+// the run has no energy metrics.
+std::optional<EnergyBands> energy_bands(const std::optional<validation::RunAccuracy>& accuracy,
+                                        const sim::RunResult& result);
 
 // The band for people, one line: "+-9.5 % (out-of-sample validation error of group ...)".
 std::string accuracy_text(const ErrorBand& band);

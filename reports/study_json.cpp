@@ -30,14 +30,10 @@ const char* sense_name(plan::Sense sense) {
 
 nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
                         const std::vector<fit::Suggestion>& closest,
-                        const std::optional<validation::RunAccuracy>* accuracy) {
+                        const std::optional<validation::RunAccuracy>& accuracy) {
   nlohmann::json j = to_json(scenario, result);
-  if (accuracy) {
-    const auto energy = energy_bands(*accuracy);
-    j["accuracy"] =
-        accuracy_json(error_band(*accuracy),
-                      energy && result.has(sim::metric::kEnergyJ.name) ? &*energy : nullptr);
-  }
+  const auto energy = energy_bands(accuracy, result);
+  j["accuracy"] = accuracy_json(error_band(accuracy), energy ? &*energy : nullptr);
   if (!closest.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : closest)
@@ -195,7 +191,7 @@ nlohmann::json plan_json(const studies::PlanOutcome& outcome) {
                 {"feasible", st.feasible},
                 {"bound_violations", st.bound_violations}};
   auto entry = [&](const plan::Candidate& c, const std::string& file,
-                   const std::vector<validation::RunAccuracy>& accuracy, std::size_t k) {
+                   const std::optional<validation::RunAccuracy>& accuracy) {
     nlohmann::json e;
     e["label"] = c.point.label;
     e["overrides"] = c.point.overrides;
@@ -207,15 +203,14 @@ nlohmann::json plan_json(const studies::PlanOutcome& outcome) {
     for (const auto& name : outcome.shown_metrics)
       if (const auto v = plan::metric_value(c.scenario, c.result, name)) m[name] = *v;
     e["metrics"] = m;
-    e["accuracy"] =
-        accuracy_json(error_band(k < accuracy.size() ? std::optional(accuracy[k]) : std::nullopt));
+    e["accuracy"] = accuracy_json(error_band(accuracy));
     return e;
   };
   nlohmann::json best = nlohmann::json::array(), front = nlohmann::json::array();
   for (std::size_t k = 0; k < r.best.size(); ++k)
-    best.push_back(entry(r.best[k], outcome.best_files.at(k), outcome.best_accuracy, k));
+    best.push_back(entry(r.best[k], outcome.best_files.at(k), outcome.best_accuracy.at(k)));
   for (std::size_t k = 0; k < r.pareto.size(); ++k)
-    front.push_back(entry(r.pareto[k], outcome.pareto_files.at(k), outcome.pareto_accuracy, k));
+    front.push_back(entry(r.pareto[k], outcome.pareto_files.at(k), outcome.pareto_accuracy.at(k)));
   j["best"] = best;
   if (!spec.pareto.empty()) {
     j["pareto_metrics"] = {spec.pareto[0].metric, spec.pareto[1].metric};

@@ -11,12 +11,12 @@
 
 namespace tiersim::reports {
 
-// `tiersim run --json`: the run (reports/run_output.hpp), under a refusal `closest_fits`, and
-// with `accuracy` its `accuracy` object, the energy bands included where the run has energy
-// metrics (reports/run_output.hpp accuracy_json).
+// `tiersim run --json`: the run (reports/run_output.hpp), under a refusal `closest_fits`, and its
+// `accuracy` object, the energy bands included where the run has energy metrics
+// (reports/run_output.hpp accuracy_json; nullopt `accuracy`: no accuracy file).
 nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
                         const std::vector<fit::Suggestion>& closest,
-                        const std::optional<validation::RunAccuracy>* accuracy = nullptr);
+                        const std::optional<validation::RunAccuracy>& accuracy);
 
 // `tiersim compare --json`.
 nlohmann::json compare_json(const studies::CompareOutcome& outcome);

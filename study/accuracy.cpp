@@ -96,10 +96,10 @@ std::optional<AccuracyRecord> read_json(const std::string& text) {
                           g["out_of_sample_rows"].get<std::size_t>(),
                           g["out_of_sample_pct"].get<double>(), g["provisional"].get<bool>()});
   }
-  for (const char* list : {"gpus", "stacks"})
-    for (const nlohmann::json& n : j[list]) {
+  for (auto [key, names] : {std::pair{"gpus", &out.gpus}, std::pair{"stacks", &out.stacks}})
+    for (const nlohmann::json& n : j[key]) {
       if (!n.is_string() || n.get<std::string>().empty()) return std::nullopt;
-      (std::string(list) == "gpus" ? out.gpus : out.stacks).push_back(n.get<std::string>());
+      names->push_back(n.get<std::string>());
     }
   return out;
 }

@@ -322,12 +322,17 @@ PlanOutcome run_plan(const PlanRequest& request) {
   };
   write(out.result.best, "best", out.best_files);
   write(out.result.pareto, "pareto", out.pareto_files);
-  if (const auto accuracy = validation::shipped_accuracy(request.data_dir)) {
-    for (const auto& c : out.result.best)
-      out.best_accuracy.push_back(validation::run_accuracy(c.scenario, *accuracy));
-    for (const auto& c : out.result.pareto)
-      out.pareto_accuracy.push_back(validation::run_accuracy(c.scenario, *accuracy));
-  }
+  const std::optional<validation::AccuracyRecord> accuracy =
+      validation::shipped_accuracy(request.data_dir);
+  const auto accuracy_of = [&](const std::vector<plan::Candidate>& list) {
+    std::vector<std::optional<validation::RunAccuracy>> out_list;
+    for (const auto& c : list)
+      out_list.push_back(accuracy ? std::optional(validation::run_accuracy(c.scenario, *accuracy))
+                                  : std::nullopt);
+    return out_list;
+  };
+  out.best_accuracy = accuracy_of(out.result.best);
+  out.pareto_accuracy = accuracy_of(out.result.pareto);
   write_manifest(out.out_dir, spec, out.result, out.shown_metrics, request.output);
   return out;
 }

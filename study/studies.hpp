@@ -135,8 +135,8 @@ struct PlanOutcome {
   // The resolved scenario written for each best and each Pareto point, in their order.
   std::vector<std::string> best_files, pareto_files;
   // What the validation says of each best and each Pareto point (study/accuracy.hpp), in their
-  // order; empty without the data folder's validation/accuracy.json.
-  std::vector<validation::RunAccuracy> best_accuracy, pareto_accuracy;
+  // order; nullopt without the data folder's validation/accuracy.json.
+  std::vector<std::optional<validation::RunAccuracy>> best_accuracy, pareto_accuracy;
 };
 
 // A plan metric as people read it in the table, the manifest and the written files' comments

@@ -215,7 +215,7 @@ TEST_CASE("a band from a handful of published rows backs no margin", "[report][d
   ErrorBand wide;
   tiersim::reports::set_group_errors(wide, 20, 20, 20, 20, false);
   CHECK(tiersim::reports::bands_overlap(2.0, wide, 2.81, wide, true));
-  CHECK(tiersim::reports::margin_verdict_text(true, !one_row.backs_margin(), false)
+  CHECK(tiersim::reports::margin_verdict_text(2.0, one_row, 2.81, many, true)
             .find("not backed by validation") != std::string::npos);
 }
 

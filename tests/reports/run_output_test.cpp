@@ -164,7 +164,7 @@ TEST_CASE("run output quotes its group's error band and names what is unvalidate
   const std::string data = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
   const Scenario s = reference();
   const sim::RunResult r = sim::simulate(s);
-  const reports::ErrorBand band = reports::run_error_band(s, data);
+  const reports::ErrorBand band = reports::error_band(reports::run_accuracy_of(s, data));
   REQUIRE(band.validation_run);
   CHECK_FALSE(band.group.empty());
   std::ostringstream text;
@@ -178,12 +178,13 @@ TEST_CASE("run output quotes its group's error band and names what is unvalidate
 
   // A GPU no published row runs on.
   const Scenario b200 = reference({"hardware.gpu.model=B200"});
-  const reports::ErrorBand unanchored = reports::run_error_band(b200, data);
+  const reports::ErrorBand unanchored = reports::error_band(reports::run_accuracy_of(b200, data));
   CHECK(reports::accuracy_text(unanchored).find("unvalidated: GPU B200") != std::string::npos);
   CHECK(reports::accuracy_json(unanchored)["unvalidated"] == nlohmann::json{"GPU B200"});
 
   // A data folder without the file: the line says so rather than quoting nothing.
-  const reports::ErrorBand none = reports::run_error_band(s, "/nonexistent-data-dir");
+  const reports::ErrorBand none =
+      reports::error_band(reports::run_accuracy_of(s, "/nonexistent-data-dir"));
   CHECK_FALSE(none.validation_run);
   CHECK(reports::accuracy_text(none).find("unknown") == 0);
   CHECK(reports::accuracy_json(none)["error_band_pct"].is_null());

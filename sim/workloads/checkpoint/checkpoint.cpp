@@ -49,9 +49,7 @@ CheckpointSoftware checkpoint_software(const HostSpec& host) {
   const double page_cache_s_per_gb = 1.0 / sw.page_cache_write_gbps - 1.0 / sw.pageable_copy_gbps;
   sw.pageable_copy_gbps = copy_gbps;
   sw.page_cache_write_gbps = 1.0 / (1.0 / copy_gbps + page_cache_s_per_gb);
-  // One thread faults the fresh storage in and frees it: the host's rate, by its
-  // virtual_machine label or its own measurement (model/perf.hpp fresh_pages_s).
-  sw.fresh_allocation_gbps = 1.0 / fresh_pages_s(host, ExecutionModel{}, units::kGiga, 1.0);
+  sw.fresh_allocation_gbps = fresh_allocation_rate_gbps(host);
   return sw;
 }
 

@@ -16,6 +16,13 @@
 
 namespace tiersim::sim {
 
+// [GB/s] One thread faulting in a fresh allocation on `host` and freeing it again
+// (model/perf.hpp fresh_pages_s: the fault-in rate of the host's virtual_machine label, or its
+// own measurement, plus the free).
+inline double fresh_allocation_rate_gbps(const HostSpec& host) {
+  return 1.0 / fresh_pages_s(host, ExecutionModel{}, units::kGiga, 1.0);
+}
+
 // Single-core rates of the torch.save path. Properties of the software stack (PyTorch's
 // serialisers, glibc, the Linux page cache, CPython) on a core of the host, not of any one
 // published case. Estimates, or measured where the comment says so; checkpoint_software() puts in
@@ -40,11 +47,11 @@ struct CheckpointSoftware {
   // in and unmapped on one thread. checkpoint_software() sets it from the host (model/perf.hpp
   // fresh_pages_s: the fault-in rate of the host's virtual_machine label, or its own, plus the
   // free); the default is a virtual machine's.
-  double fresh_allocation_gbps = [] {
+  double fresh_allocation_gbps = fresh_allocation_rate_gbps([] {
     HostSpec vm;
     vm.virtual_machine = true;
-    return 1.0 / fresh_pages_s(vm, ExecutionModel{}, units::kGiga, 1.0);
-  }();
+    return vm;
+  }());
   // Parsing Python source when the legacy pickler records a module class's source
   // (inspect.getsourcelines: ast.parse of the whole defining file, then tokenising the class).
   // Measured with tools/host/source_parse_cost.py (CPython 3.11, 12 standard-library modules of
