@@ -23,6 +23,9 @@ class ScenarioCheck {
   virtual std::vector<std::string> given_under(const std::string& prefix) const = 0;
   // Throws ConfigError naming the file, the line of `path` (where it was given) and `path`.
   [[noreturn]] virtual void fail(const std::string& path, const std::string& message) const = 0;
+  // A valid input whose results may not mean what they seem: a warning among the scenario's notes
+  // (InputNote, model/scenario.hpp), which run, compare and the report print beside the results.
+  virtual void warn(const std::string& path, const std::string& message) const = 0;
 };
 
 // A workload's checks, in two stages. `keys` runs before the parallel layout's rules

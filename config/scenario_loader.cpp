@@ -165,7 +165,7 @@ class Loader {
   void apply_hf_config(const Given& g);
   void resolve_nvme();
   void resolve_prices(const Catalog& catalog);
-  void check_cross_fields() const;
+  void check_cross_fields();
   std::string emit_resolved();
   std::string referenced_contents();
   bool given(const std::string& path) const { return find_given(path) != nullptr; }
@@ -180,6 +180,8 @@ class Loader {
   Scenario s_;
   // The drives' calibrated profile, read once by resolve_nvme, for the scenario's notes.
   std::optional<DeviceProfile> profile_;
+  // The warnings of the workload's checks (ScenarioCheck::warn), added to the scenario's notes.
+  std::vector<InputNote> check_notes_;
 };
 
 const Given* Loader::find_given(const std::string& path) const {
@@ -222,7 +224,8 @@ void Loader::read_given(const Given& g, const Option& o) {
 // What a workload's checks (config/scenario_check.hpp) see of the scenario being loaded.
 class LoaderCheck final : public ScenarioCheck {
  public:
-  explicit LoaderCheck(const Loader& loader) : loader_(loader) {}
+  LoaderCheck(const Loader& loader, std::vector<InputNote>& warnings)
+      : loader_(loader), warnings_(warnings) {}
   const Scenario& scenario() const override { return loader_.s_; }
   bool given(const std::string& path) const override { return loader_.given(path); }
   std::vector<std::string> given_under(const std::string& prefix) const override {
@@ -235,9 +238,13 @@ class LoaderCheck final : public ScenarioCheck {
   [[noreturn]] void fail(const std::string& path, const std::string& message) const override {
     loader_.fail_at(path, message);
   }
+  void warn(const std::string& path, const std::string& message) const override {
+    warnings_.push_back({InputNote::Kind::kWarning, path, message});
+  }
 
  private:
   const Loader& loader_;
+  std::vector<InputNote>& warnings_;
 };
 
 std::string join_path(const std::string& base, const std::string& rel) {
@@ -591,7 +598,7 @@ void Loader::resolve_prices(const Catalog& catalog) {
                                               : catalog.drive_price(s_.hardware.nvme.drive.name));
 }
 
-void Loader::check_cross_fields() const {
+void Loader::check_cross_fields() {
   const Hardware& hw = s_.hardware;
   const Policy& pol = s_.policy;
   const LlmSpec& m = s_.model;
@@ -654,7 +661,7 @@ void Loader::check_cross_fields() const {
     fail_at("policy.io_path", "GPU '" + hw.gpu.name + "' does not support GPUDirect Storage; use aio");
   // The workload's own rules (sim/workloads/<name>/checks.cpp), around the parallel layout's.
   const WorkloadChecks& checks = workload_checks(s_.kind);
-  const LoaderCheck check(*this);
+  const LoaderCheck check(*this, check_notes_);
   if (checks.keys) checks.keys(check);
 
   // Parallelism: the simulator's own rules (model/parallelism.hpp), reported here with the key.
@@ -732,6 +739,8 @@ Scenario Loader::run() {
   // What the profile's calibration warned about and where the drives' price and power came from
   // (config/input_notes.hpp); nothing to say when the scenario has no drives.
   if (profile_ && s_.hardware.nvme.count > 0) s_.notes = profile_notes(s_, *profile_);
+  // Then what the workload's checks warned about (ScenarioCheck::warn).
+  s_.notes.insert(s_.notes.end(), check_notes_.begin(), check_notes_.end());
   // GPUDirect Storage only changes how weights on NVMe reach the GPU (model/capacity.cpp,
   // sim/workloads/inference/inference.cpp, sim/workloads/serving/iteration_cost.cpp): without
   // NVMe weights both I/O paths are one configuration, and the resolved scenario (so its hash,

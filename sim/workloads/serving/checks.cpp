@@ -7,10 +7,43 @@
 #include "config/scenario_check.hpp"
 #include "model/capacity.hpp"
 #include "model/perf.hpp"
+#include "sim/workloads/serving/token_budget.hpp"
 
 namespace tiersim::config {
 
 namespace {
+
+// In-flight batching runs a prompt whole and the generating requests first, so a budget close to
+// the longest prompt holds the batch below max_batch (inflight_batch_limit): valid, and what
+// TensorRT-LLM would do with that max_num_tokens, but easy to set by mistake when copying a
+// published run (trtllm-bench picks max_num_tokens for its dataset: the shipped trtllm-bench
+// scenarios have budget - prompt + 1 >= max_batch). Said for fixed and uniform prompt lengths,
+// whose longest prompt the scenario gives; a trace's or a lognormal draw's is known only when the
+// run draws them.
+void check_inflight_budget(const ScenarioCheck& c) {
+  const Scenario& s = c.scenario();
+  const ServingWorkload& w = s.serving;
+  if (w.scheduler != ServingWorkload::Scheduler::kInflight || !w.trace.empty() ||
+      w.prompt_dist == ServingWorkload::Lengths::kLognormal)
+    return;
+  const int prompt = w.prompt_tokens;
+  const int budget = serving_token_budget(w, s.model.max_positions, prompt, 0);
+  const int limit = inflight_batch_limit(budget, prompt);
+  if (budget < prompt || limit >= w.max_batch) return;  // too small: the run says so
+  const std::string running =
+      limit == 1 ? std::string("none is generating, so such requests run one at a time")
+                 : "at most " + std::to_string(limit - 1) + " are generating, so at most " +
+                       std::to_string(limit) + " such requests run at once";
+  c.warn(c.given("workload.token_budget") ? "workload.token_budget" : "workload.max_batch",
+         "in-flight batching takes the generating requests first, one token each, and a prompt "
+         "only whole: with a budget of " +
+             std::to_string(budget) + " tokens a " + std::to_string(prompt) +
+             "-token prompt starts only while " + running + ", not max_batch " +
+             std::to_string(w.max_batch) +
+             " (TensorRT-LLM's micro-batch scheduler stops at the first prompt that does not "
+             "fit); for max_batch at once give workload.token_budget of at least " +
+             std::to_string(prompt + w.max_batch - 1));
+}
 
 void check_keys(const ScenarioCheck& c) {
   const Scenario& s = c.scenario();
@@ -124,6 +157,7 @@ void check_keys(const ScenarioCheck& c) {
   if (w.shared_prefixes > 0 && w.shared_prefix_tokens == 0)
     c.fail("workload.shared_prefix_tokens",
            "missing: workload.shared_prefixes needs the length of each shared prompt");
+  check_inflight_budget(c);
 }
 
 }  // namespace

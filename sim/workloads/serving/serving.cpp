@@ -68,6 +68,7 @@
 #include "sim/workloads/serving/metrics.hpp"
 #include "sim/workloads/serving/names.hpp"
 #include "sim/workloads/serving/request_stream.hpp"
+#include "sim/workloads/serving/token_budget.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace tiersim::sim {
@@ -749,18 +750,9 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
     max_prompt = std::max(max_prompt, r.prompt_tokens);
     max_total = std::max(max_total, r.prompt_tokens + r.output_tokens);
   }
-  // Token budget per iteration: Sarathi-Serve's chunk size 512 (artifact default); vLLM's
-  // max_num_batched_tokens without chunking, max(max_model_len, 2048) (vllm/config.py
-  // SchedulerConfig); a static batch prefills every prompt at once.
-  // TensorRT-LLM's in-flight batching: max_num_tokens, 8192 by default (BuildConfig and the LLM
-  // API's max_num_tokens).
+  // Token budget per iteration (token_budget.hpp: the scheduler's default unless given).
   using Sched = ServingWorkload::Scheduler;
-  int budget = w.token_budget;
-  if (budget == 0)
-    budget = w.scheduler == Sched::kChunked      ? 512
-             : w.scheduler == Sched::kInflight   ? 8192
-             : w.scheduler == Sched::kContinuous ? std::max({m.max_positions, 2048, max_total})
-                                                 : w.max_batch * max_prompt;
+  const int budget = serving_token_budget(w, m.max_positions, max_prompt, max_total);
   if (w.scheduler == Sched::kContinuous && budget < max_total)
     throw ModelError("workload.token_budget " + std::to_string(budget) +
                      " is below the longest request (" + std::to_string(max_total) +

@@ -237,6 +237,36 @@ TEST_CASE("in-flight batching takes prompts whole, after the decodes, within the
                     Catch::Contains("preempted for recompute"));
 }
 
+TEST_CASE("a budget that holds the in-flight batch below max_batch is said, with the fix",
+          "[workloads][serving][no_evict]") {
+  const auto scenario = [](int budget) {
+    return test::load_yaml(
+        kServingYaml,
+        {"policy.stack=trtllm-bench", "workload.scheduler=inflight",
+         "workload.arrival_rate=1000000", "workload.arrival_cv=0", "workload.prompt_tokens=2048",
+         "workload.output_tokens=4", "workload.max_batch=64", "workload.requests=8",
+         "workload.token_budget=" + std::to_string(budget)});
+  };
+  // A prompt as long as the budget starts only when nothing is generating: the 8 requests run one
+  // after another, 4 iterations each (the prefill makes the first token). The warning says so and
+  // names the budget that lets max_batch run: 2,048 + 63.
+  const Scenario alone = scenario(2048);
+  REQUIRE(alone.notes.size() == 1);
+  CHECK(alone.notes[0].kind == InputNote::Kind::kWarning);
+  CHECK(alone.notes[0].subject == "workload.token_budget");
+  CHECK_THAT(alone.notes[0].message,
+             Catch::Contains("run one at a time") && Catch::Contains("at least 2111"));
+  CHECK(sim::simulate(alone).get("iterations") == 32);
+  // 64 tokens of room beside the prompt: 65 at once, more than max_batch: nothing to say. With
+  // 3, at most 4 at once: said, and the run overlaps the requests.
+  const Scenario some = scenario(2112);
+  CHECK(some.notes.empty());
+  const Scenario few = scenario(2048 + 3);
+  REQUIRE(few.notes.size() == 1);
+  CHECK_THAT(few.notes[0].message, Catch::Contains("at most 4 such requests run at once"));
+  CHECK(sim::simulate(few).get("iterations") < 32);
+}
+
 TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling them again",
           "[workloads][serving]") {
   // Long requests and a KV pool that holds a few of them: every preemption either prefills
