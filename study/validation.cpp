@@ -36,6 +36,10 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   // PyTorch without offload shares neither their kernels nor ZeRO-Inference's transfers.
   if (p.weights.gpu >= 1.0 && p.kv_cache.gpu >= 1.0)
     return p.stack.fused_attention ? "serving stack" : "eager, no offload";
+  // Offload without ZeRO-3's partitioned parameters: Accelerate's hooks copy every tensor of a
+  // module each time it runs (model/stack.hpp zero3_partitioning), a path the ZeRO-Inference rows
+  // do not test.
+  if (!p.stack.zero3_partitioning) return "Accelerate offload";
   return "ZeRO-Inference";
 }
 

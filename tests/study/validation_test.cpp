@@ -121,6 +121,9 @@ policy: {weights: nvme, kv_cache: gpu}
   CHECK(validation::reference_group(s, r) == "eager, no offload");
   s = test::load_yaml(nvme, {"policy.weights=gpu", "policy.stack=optimized"});
   CHECK(validation::reference_group(s, r) == "serving stack");
+  // Offload by Accelerate's hooks (no ZeRO-3 partitions): not what the ZeRO-Inference rows test.
+  s = test::load_yaml(nvme, {"policy.weights=cpu", "policy.stack=hf-accelerate"});
+  CHECK(validation::reference_group(s, r) == "Accelerate offload");
   r.group = "FlexGen";
   CHECK(validation::reference_group(s, r) == "FlexGen");
   const Scenario serving = test::load_yaml(
@@ -129,9 +132,9 @@ policy: {weights: nvme, kv_cache: gpu}
   CHECK(validation::reference_group(serving, Reference{}) == "serving under load");
   // Every group reference_group derives is defined in groups.yaml.
   const validation::ValidationData data = validation::load_validation_data("");
-  for (const char* g : {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load",
-                        "eager, no offload", "ZeRO-Inference data parallel", "I/O",
-                        "checkpoint", "training"})
+  for (const char* g :
+       {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
+        "ZeRO-Inference data parallel", "I/O", "checkpoint", "training", "Accelerate offload"})
     CHECK(data.group(g));
 }
 
