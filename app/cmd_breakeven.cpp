@@ -71,18 +71,15 @@ int cmd_breakeven(const std::vector<std::string>& args) {
       "json", "print one JSON object")("data-dir", po::value<std::string>(&request.data_dir),
                                        kDataDirHelp);
   const po::variables_map vm = parse_command_line(args, opts, files);
-  if (vm.count("help")) {
-    std::cout << opts
-              << "\nexamples:\n"
-                 "  # at what L40S price does one L40S + Gen5 NVMe match six L40S in $/Mtoken?\n"
-                 "  tiersim breakeven scenarios/cost/opt30b-l40s.yaml --variants 6x-l40s "
-                 "1x-l40s-gen5 --vary economics.prices.gpu_usd --between 1000 40000\n"
-                 "  # at what electricity price do they tie, at batch 100?\n"
-                 "  tiersim breakeven scenarios/cost/opt30b-l40s.yaml --variants 6x-l40s "
-                 "1x-l40s-gen5 --vary economics.usd_per_kwh --between 0.01 1 --set "
-                 "workload.batch=100\n";
+  if (printed_help(vm, opts,
+                   "  # at what L40S price does one L40S + Gen5 NVMe match six L40S in $/Mtoken?\n"
+                   "  tiersim breakeven scenarios/cost/opt30b-l40s.yaml --variants 6x-l40s "
+                   "1x-l40s-gen5 --vary economics.prices.gpu_usd --between 1000 40000\n"
+                   "  # at what electricity price do they tie, at batch 100?\n"
+                   "  tiersim breakeven scenarios/cost/opt30b-l40s.yaml --variants 6x-l40s "
+                   "1x-l40s-gen5 --vary economics.usd_per_kwh --between 0.01 1 --set "
+                   "workload.batch=100\n"))
     return kExitOk;
-  }
   if (files.empty()) throw Error("missing FILE (see tiersim breakeven --help)");
   if (!between.empty() && between.size() != 2) throw Error("--between takes two values, LOW HIGH");
   request.comparison = config::read_compare_inputs(files);

@@ -189,15 +189,14 @@ int cmd_compare(const std::vector<std::string>& args) {
       "db", po::value<std::string>(&request.db),
       "store every configuration's result in this SQLite results database (for tiersim report)");
   const po::variables_map vm = parse_command_line(args, opts, files);
-  if (vm.count("help")) {
-    std::cout << opts
-              << "\nexamples:\n  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "
-                 "tiersim-results.db\n"
-                 "  # rent versus buy (economics.cloud_instance in the scenarios): rent_usd_per_hour,\n"
-                 "  # rent_usd_per_million_tokens, buy_breakeven_duty_cycle\n"
-                 "  tiersim compare scenarios/cost/llama3-70b-rent-vs-buy.yaml --sources\n";
+  if (printed_help(
+          vm, opts,
+          "  tiersim compare scenarios/cost/opt30b-l40s.yaml --sources --db "
+          "tiersim-results.db\n"
+          "  # rent versus buy (economics.cloud_instance in the scenarios): rent_usd_per_hour,\n"
+          "  # rent_usd_per_million_tokens, buy_breakeven_duty_cycle\n"
+          "  tiersim compare scenarios/cost/llama3-70b-rent-vs-buy.yaml --sources\n"))
     return kExitOk;
-  }
   if (files.empty()) throw Error("missing FILE (see tiersim compare --help)");
 
   request.comparison = config::read_compare_inputs(files);

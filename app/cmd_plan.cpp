@@ -54,30 +54,28 @@ int cmd_plan(const std::vector<std::string>& args) {
   po::options_description hidden;
   hidden.add_options()("plan", po::value<std::string>(&file));
   const po::variables_map vm = parse_command_line(args, opts, hidden, "plan", 1);
-  if (vm.count("help")) {
-    std::cout
-        << opts
-        << "\nexamples:\n  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db "
-           "tiersim-results.db\n"
-           "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --json --progress\n"
-           "\nPoints whose resolved scenarios are identical (same hash; e.g. an I/O path with\n"
-           "no weights on NVMe) are simulated once and listed together, and so are points\n"
-           "with the same timings that add hardware the run does not use (drives with the\n"
-           "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
-           "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
-           "manifest.txt lists what each holds.\n"
-           "\nEach best configuration shows its error band: the out-of-sample validation\n"
-           "error of its group (tiersim validate; prov. for a provisional group, the row\n"
-           "count where it has fewer than five), and a last line says whether the first's\n"
-           "margin over the second is larger than the two bands.\n"
-           "\nA serving plan with capacity_search: judges each point at the highest rate it\n"
-           "sustains; with --db it stores each point's targets and answer, and `tiersim\n"
-           "report` draws the SLO and says why a configuration sustains no rate. To rent\n"
-           "instead of buy, make economics.cloud_instance an axis (zipped with the GPUs it\n"
-           "holds) and minimize rent_usd_per_million_tokens (scenarios/plans/README.md):\n"
-           "  tiersim plan scenarios/plans/llama3-70b-rent.yaml --out rent-plan\n";
+  if (printed_help(
+          vm, opts,
+          "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --db "
+          "tiersim-results.db\n"
+          "  tiersim plan scenarios/plans/opt66b-10tps.yaml --out plan-out --json --progress\n"
+          "\nPoints whose resolved scenarios are identical (same hash; e.g. an I/O path with\n"
+          "no weights on NVMe) are simulated once and listed together, and so are points\n"
+          "with the same timings that add hardware the run does not use (drives with the\n"
+          "weights on the GPU), under the cheaper. Files are named best-K.yaml and\n"
+          "pareto-K.yaml, the scenario inside <plan>-best-K (or -pareto-K), and\n"
+          "manifest.txt lists what each holds.\n"
+          "\nEach best configuration shows its error band: the out-of-sample validation\n"
+          "error of its group (tiersim validate; prov. for a provisional group, the row\n"
+          "count where it has fewer than five), and a last line says whether the first's\n"
+          "margin over the second is larger than the two bands.\n"
+          "\nA serving plan with capacity_search: judges each point at the highest rate it\n"
+          "sustains; with --db it stores each point's targets and answer, and `tiersim\n"
+          "report` draws the SLO and says why a configuration sustains no rate. To rent\n"
+          "instead of buy, make economics.cloud_instance an axis (zipped with the GPUs it\n"
+          "holds) and minimize rent_usd_per_million_tokens (scenarios/plans/README.md):\n"
+          "  tiersim plan scenarios/plans/llama3-70b-rent.yaml --out rent-plan\n"))
     return kExitOk;
-  }
   if (file.empty()) throw Error("missing PLAN.yaml (see tiersim plan --help)");
 
   studies::PlanRequest request;

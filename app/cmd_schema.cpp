@@ -45,10 +45,8 @@ int cmd_schema(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\nexamples:\n  tiersim schema | grep policy.\n  tiersim schema --metrics\n";
+  if (printed_help(vm, desc, "  tiersim schema | grep policy.\n  tiersim schema --metrics\n"))
     return kExitOk;
-  }
   if (vm.count("metrics"))
     std::cout << sim::metrics_markdown();
   else if (vm.count("markdown"))

@@ -89,18 +89,15 @@ int cmd_sensitivity(const std::vector<std::string>& args) {
                                        "threads (0 = every hardware thread)")(
       "data-dir", po::value<std::string>(&request.data_dir), kDataDirHelp);
   const po::variables_map vm = parse_command_line(args, opts, files);
-  if (vm.count("help")) {
-    std::cout
-        << opts
-        << "\nexamples:\n"
-           "  # which inputs decide the cost per million tokens of the three OPT-30B set-ups?\n"
-           "  tiersim sensitivity scenarios/cost/opt30b-l40s.yaml\n"
-           "  # only the GPU and drive prices, -50 % .. +50 %, for one variant, as JSON\n"
-           "  tiersim sensitivity scenarios/cost/opt30b-l40s.yaml --variant 1x-l40s-gen5 "
-           "--input economics.prices.gpu_usd=0.5:1.5 --input "
-           "economics.prices.drive_usd=0.5:1.5 --json\n";
+  if (printed_help(
+          vm, opts,
+          "  # which inputs decide the cost per million tokens of the three OPT-30B set-ups?\n"
+          "  tiersim sensitivity scenarios/cost/opt30b-l40s.yaml\n"
+          "  # only the GPU and drive prices, -50 % .. +50 %, for one variant, as JSON\n"
+          "  tiersim sensitivity scenarios/cost/opt30b-l40s.yaml --variant 1x-l40s-gen5 "
+          "--input economics.prices.gpu_usd=0.5:1.5 --input "
+          "economics.prices.drive_usd=0.5:1.5 --json\n"))
     return kExitOk;
-  }
   if (files.empty()) throw Error("missing FILE (see tiersim sensitivity --help)");
   request.comparison = config::read_compare_inputs(files);
   const studies::SensitivityOutcome outcome = studies::run_sensitivity(request);

@@ -59,12 +59,11 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts
-              << "\nexamples:\n  tiersim validate --max-mape 15\n"
-                 "  tiersim validate --write-accuracy scenarios/validation/accuracy.json --force\n";
+  if (printed_help(
+          vm, opts,
+          "  tiersim validate --max-mape 15\n"
+          "  tiersim validate --write-accuracy scenarios/validation/accuracy.json --force\n"))
     return kExitOk;
-  }
   if (vm.count("hardware")) {
     if (target.empty()) throw Error("--hardware needs --target DIR (a directory on the drive to measure)");
     calibrate::InterruptGuard guard;

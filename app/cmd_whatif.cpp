@@ -274,25 +274,23 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "threads (0 = every hardware thread)")("data-dir", po::value<std::string>(&request.data_dir),
                                              kDataDirHelp);
   const po::variables_map vm = parse_command_line(args, opts, files);
-  if (vm.count("help")) {
-    std::cout << opts
-              << "\nexamples:\n"
-                 "  # Micron: does one L40S with NVMe offload have 4.8x the return per dollar of "
-                 "six L40S?\n"
-                 "  # What would it take, over prices, rates, drives, batch and lengths?\n"
-                 "  tiersim whatif scenarios/cost/opt30b-l40s-micron-claims.yaml --variants "
-                 "1x-nvme-384gb 6x-zero-inference --ratio 4.8\n"
-                 "  # only the GPU price and the baseline's PCIe rate, over wider ranges\n"
-                 "  tiersim whatif scenarios/cost/opt30b-l40s-micron-claims.yaml --variants "
-                 "1x-nvme-384gb 6x-zero-inference --ratio 4.8 --vary "
-                 "economics.prices.gpu_usd=0.1:10 --vary-b hardware.gpu.pcie_h2d_gbps=0.05:1\n"
-                 "  # at what prices is the NVMe box 20 % cheaper per million tokens than six "
-                 "L40S?\n"
-                 "  tiersim whatif scenarios/cost/opt30b-l40s.yaml --variants 1x-l40s-gen5 6x-l40s "
-                 "--metric usd_per_million_tokens --ratio 1.2 --vary economics.prices.gpu_usd "
-                 "--vary economics.prices.drive_usd --json\n";
+  if (printed_help(
+          vm, opts,
+          "  # Micron: does one L40S with NVMe offload have 4.8x the return per dollar of "
+          "six L40S?\n"
+          "  # What would it take, over prices, rates, drives, batch and lengths?\n"
+          "  tiersim whatif scenarios/cost/opt30b-l40s-micron-claims.yaml --variants "
+          "1x-nvme-384gb 6x-zero-inference --ratio 4.8\n"
+          "  # only the GPU price and the baseline's PCIe rate, over wider ranges\n"
+          "  tiersim whatif scenarios/cost/opt30b-l40s-micron-claims.yaml --variants "
+          "1x-nvme-384gb 6x-zero-inference --ratio 4.8 --vary "
+          "economics.prices.gpu_usd=0.1:10 --vary-b hardware.gpu.pcie_h2d_gbps=0.05:1\n"
+          "  # at what prices is the NVMe box 20 % cheaper per million tokens than six "
+          "L40S?\n"
+          "  tiersim whatif scenarios/cost/opt30b-l40s.yaml --variants 1x-l40s-gen5 6x-l40s "
+          "--metric usd_per_million_tokens --ratio 1.2 --vary economics.prices.gpu_usd "
+          "--vary economics.prices.drive_usd --json\n"))
     return kExitOk;
-  }
   if (files.empty()) throw Error("missing FILE (see tiersim whatif --help)");
   if (!vm.count("ratio")) throw Error("missing --ratio R (see tiersim whatif --help)");
   request.comparison = config::read_compare_inputs(files);

@@ -3,6 +3,7 @@
 // once in the table in app/main.cpp. Subcommands parse their own options with
 // Boost.Program_options, throw tiersim::Error on bad input, and return the process exit code.
 #include <boost/program_options.hpp>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,17 @@ inline boost::program_options::variables_map parse_command_line(
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(&files));
   return parse_command_line(args, visible, hidden, "files", -1);
+}
+
+// --help: when asked for, prints the options `visible` shows and then `examples` under an
+// "examples:" heading, the layout every subcommand's help shares, and returns true (the command
+// then returns kExitOk).
+inline bool printed_help(const boost::program_options::variables_map& vm,
+                         const boost::program_options::options_description& visible,
+                         const char* examples) {
+  if (!vm.count("help")) return false;
+  std::cout << visible << "\nexamples:\n" << examples;
+  return true;
 }
 
 // Exit codes shared by every subcommand.
