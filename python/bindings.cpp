@@ -110,6 +110,19 @@ config::Comparison comparison_of(const Sources& sources) {
   return config::read_compare_inputs(inputs);
 }
 
+// A request of a study over a comparison (compare, sensitivity, breakeven, whatif) with what
+// they all take filled in, as the program fills it: the comparison read from `sources`, the --set
+// overrides of every configuration and the data folder.
+template <typename Request>
+Request comparison_request(const Sources& sources, const std::vector<std::string>& sets,
+                           const std::string& data_dir) {
+  Request request;
+  request.comparison = comparison_of(sources);
+  request.sets = sets;
+  request.data_dir = data_dir;
+  return request;
+}
+
 // Files tiersim did not write are refused unless force=True (the program says --force).
 OutputOptions output_options(bool force) {
   OutputOptions o;
@@ -133,10 +146,7 @@ std::string study_json(Request& request, Run run, ToJson to_json) {
 // `tiersim compare --json`.
 std::string compare(const Sources& sources, const std::vector<std::string>& sets,
                     const std::string& data_dir, const std::string& db) {
-  studies::CompareRequest request;
-  request.comparison = comparison_of(sources);
-  request.sets = sets;
-  request.data_dir = data_dir;
+  auto request = comparison_request<studies::CompareRequest>(sources, sets, data_dir);
   request.db = db;
   request.tool_version = TIERSIM_VERSION;
   return study_json(request, studies::run_compare, reports::compare_json);
@@ -200,15 +210,12 @@ std::string sensitivity(const Sources& sources, const std::string& metric, doubl
                         const std::vector<std::string>& variants,
                         const std::vector<std::string>& sets, int threads,
                         const std::string& data_dir) {
-  studies::SensitivityRequest request;
-  request.comparison = comparison_of(sources);
+  auto request = comparison_request<studies::SensitivityRequest>(sources, sets, data_dir);
   request.metric = metric;
   request.range = range;
   request.inputs = inputs;
   request.variants = variants;
-  request.sets = sets;
   request.threads = threads;
-  request.data_dir = data_dir;
   return study_json(request, studies::run_sensitivity, reports::sensitivity_json);
 }
 
@@ -218,16 +225,13 @@ std::string breakeven(const Sources& sources, const std::string& key,
                       const std::vector<std::string>& variants, const std::string& metric,
                       const std::string& sense, int points, const std::vector<std::string>& sets,
                       const std::string& data_dir) {
-  studies::BreakEvenRequest request;
-  request.comparison = comparison_of(sources);
+  auto request = comparison_request<studies::BreakEvenRequest>(sources, sets, data_dir);
   request.key = key;
   request.between = between;
   request.variants = variants;
   request.metric = metric;
   request.sense = sense;
   request.points = points;
-  request.sets = sets;
-  request.data_dir = data_dir;
   return study_json(request, studies::run_breakeven, reports::breakeven_json);
 }
 
@@ -238,8 +242,7 @@ std::string whatif(const Sources& sources, double ratio, const std::vector<std::
                    const std::vector<std::string>& vary, const std::vector<std::string>& vary_a,
                    const std::vector<std::string>& vary_b, int points, int max_points,
                    const std::vector<std::string>& sets, int threads, const std::string& data_dir) {
-  studies::WhatIfRequest request;
-  request.comparison = comparison_of(sources);
+  auto request = comparison_request<studies::WhatIfRequest>(sources, sets, data_dir);
   request.ratio = ratio;
   request.variants = variants;
   request.metric = metric;
@@ -249,9 +252,7 @@ std::string whatif(const Sources& sources, double ratio, const std::vector<std::
   request.vary_b = vary_b;
   request.points = points;
   request.max_points = max_points;
-  request.sets = sets;
   request.threads = threads;
-  request.data_dir = data_dir;
   return study_json(request, studies::run_whatif, reports::whatif_json);
 }
 
