@@ -9,7 +9,6 @@ void serving_option_rows(WorkloadOptionRows& rows) {
   // Serving (sim/workloads/serving/): the request stream, the scheduler and the latency targets.
   // The scheduler is a workload key, not a policy key: it is part of how the service is offered
   // (and policy.schedule already names the weight-fetch schedule of offloaded inference).
-  const std::vector<std::string> length_dists = {"fixed", "uniform", "lognormal"};
   t.push_back(
       // Each request's state is held for the whole run (1e9 ended in bad_alloc); ten million is
       // hours of traffic at the Azure traces' rates and minutes of simulation.
@@ -33,38 +32,42 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                                 "arrival_s,prompt_tokens,output_tokens",
                                 F(serving.trace))),
                    kServing));
-  t.push_back(only(choice("workload.prompt_dist", length_dists, "fixed",
-                          "prompt lengths: fixed (prompt_tokens), uniform in [prompt_tokens_min, "
-                          "prompt_tokens], lognormal with median prompt_tokens",
-                          E(serving.prompt_dist)),
-                   kServing));
-  t.push_back(only(integer("workload.prompt_tokens", 1, "512",
-                           "prompt length (fixed), upper bound (uniform) or median (lognormal)",
-                           F(serving.prompt_tokens)),
-                   kServing));
-  t.push_back(only(integer("workload.prompt_tokens_min", 1, "1", "uniform: shortest prompt",
-                           F(serving.prompt_tokens_min)),
-                   kServing));
-  t.push_back(
-      only(number("workload.prompt_sigma", "", 0, kInf, false, "1",
-                  "lognormal: standard deviation of ln(prompt length)", F(serving.prompt_sigma)),
-           kServing));
-  t.push_back(
-      only(choice("workload.output_dist", length_dists, "fixed",
-                  "output lengths: as prompt_dist, with output_tokens", E(serving.output_dist)),
-           kServing));
-  t.push_back(only(integer("workload.output_tokens", 1, "128",
-                           "generated tokens per request (fixed), upper bound (uniform) or median "
-                           "(lognormal); the first comes out of prefill",
-                           F(serving.output_tokens)),
-                   kServing));
-  t.push_back(only(integer("workload.output_tokens_min", 1, "1", "uniform: shortest output",
-                           F(serving.output_tokens_min)),
-                   kServing));
-  t.push_back(
-      only(number("workload.output_sigma", "", 0, kInf, false, "1",
-                  "lognormal: standard deviation of ln(output length)", F(serving.output_sigma)),
-           kServing));
+  // Prompt and output lengths are drawn by the same rule (request_stream.cpp draw_length), so
+  // each has the same four keys, workload.<name>_dist, _tokens, _tokens_min and _sigma, which
+  // differ only in the name, the default length and the help of the first two.
+  struct LengthRows {
+    std::string name;
+    const char* tokens_default;
+    const char* dist_help;
+    const char* tokens_help;
+    std::function<FieldRef(Scenario&)> dist, tokens, tokens_min, sigma;
+  };
+  const LengthRows length_rows[] = {
+      {"prompt", "512",
+       "prompt lengths: fixed (prompt_tokens), uniform in [prompt_tokens_min, prompt_tokens], "
+       "lognormal with median prompt_tokens",
+       "prompt length (fixed), upper bound (uniform) or median (lognormal)", E(serving.prompt_dist),
+       F(serving.prompt_tokens), F(serving.prompt_tokens_min), F(serving.prompt_sigma)},
+      {"output", "128", "output lengths: as prompt_dist, with output_tokens",
+       "generated tokens per request (fixed), upper bound (uniform) or median (lognormal); the "
+       "first comes out of prefill",
+       E(serving.output_dist), F(serving.output_tokens), F(serving.output_tokens_min),
+       F(serving.output_sigma)},
+  };
+  for (const LengthRows& r : length_rows) {
+    const std::string key = "workload." + r.name;
+    t.push_back(
+        only(choice(key + "_dist", {"fixed", "uniform", "lognormal"}, "fixed", r.dist_help, r.dist),
+             kServing));
+    t.push_back(
+        only(integer(key + "_tokens", 1, r.tokens_default, r.tokens_help, r.tokens), kServing));
+    t.push_back(
+        only(integer(key + "_tokens_min", 1, "1", "uniform: shortest " + r.name, r.tokens_min),
+             kServing));
+    t.push_back(only(number(key + "_sigma", "", 0, kInf, false, "1",
+                            "lognormal: standard deviation of ln(" + r.name + " length)", r.sigma),
+                     kServing));
+  }
   t.push_back(only(
       choice("workload.scheduler", {"static", "continuous", "chunked", "inflight"}, "continuous",
              "static: batches run to completion (ZeRO-Inference, FlexGen); "
