@@ -35,13 +35,15 @@ void inference_option_rows(WorkloadOptionRows& rows) {
     o.emit_when = [](const Scenario& s) { return s.policy.parallelism.data != 1; };
     p.push_back(std::move(o));
   }
-  struct Zero3Row {
+  // One key of a family whose rows differ only in these; each family's loop below adds the type,
+  // range and emit rule its keys share.
+  struct Row {
     const char* key;
     const char* def;
     const char* help;
     std::function<FieldRef(Scenario&)> field;
   };
-  const Zero3Row zero3_rows[] = {
+  const Row zero3_rows[] = {
       {"policy.zero3.param_persistence_threshold", "1e5",
        "stage3_param_persistence_threshold: parameters of at most this many elements stay whole "
        "on every GPU, never partitioned or gathered",
@@ -56,7 +58,7 @@ void inference_option_rows(WorkloadOptionRows& rows) {
        "prefetch takes at most what the layer computing leaves of it",
        F(policy.zero3.max_live_parameters)},
   };
-  for (const Zero3Row& r : zero3_rows) {
+  for (const Row& r : zero3_rows) {
     Option o = only(number(r.key, "elements", 0, 1e15, false, r.def, r.help, r.field), kInference);
     const std::string key = r.key;
     o.emit_when = [key](const Scenario& s) {
@@ -99,36 +101,30 @@ void inference_option_rows(WorkloadOptionRows& rows) {
                            "GPU batches served by each loaded layer (--num-gpu-batches)",
                            F(policy.flexgen.num_gpu_batches)),
                    kInference));
-  p.push_back(only(flag("policy.flexgen.cpu_cache_compute", "false",
-                        "decode attention on the CPU in fp32 over the CPU/disk KV cache "
-                        "(--cpu-cache-compute); false: the K/V prefix is copied to the GPU "
-                        "every step",
-                        F(policy.flexgen.cpu_cache_compute)),
-                   kInference));
-  p.push_back(only(flag("policy.flexgen.overlap", "true",
-                        "load the next layer's weights and the next GPU batch's cache while "
-                        "computing (--overlap)",
-                        F(policy.flexgen.overlap)),
-                   kInference));
-  p.push_back(only(flag("policy.flexgen.pin_weight", "true",
-                        "CPU-resident weight matrices in pinned memory (--pin-weight); false: "
-                        "each load stages through a fresh pinned copy",
-                        F(policy.flexgen.pin_weight)),
-                   kInference));
-  p.push_back(only(flag("policy.flexgen.compress_weight", "false",
-                        "4-bit group-wise weight matrices, group 64 (--compress-weight)",
-                        F(policy.flexgen.compress_weight)),
-                   kInference));
-  p.push_back(only(flag("policy.flexgen.debug_fewer_batch", "false",
-                        "--debug-mode fewer_batch: the prefill is timed, each decode token is "
-                        "projected from layers 10..19 of the first one (FlexGen's benchmark "
-                        "mode)",
-                        F(policy.flexgen.debug_fewer_batch)),
-                   kInference));
-  p.push_back(only(flag("policy.flexgen.compress_cache", "false",
-                        "4-bit group-wise KV cache, group 64 (--compress-cache)",
-                        F(policy.flexgen.compress_cache)),
-                   kInference));
+  const Row flexgen_flags[] = {
+      {"policy.flexgen.cpu_cache_compute", "false",
+       "decode attention on the CPU in fp32 over the CPU/disk KV cache (--cpu-cache-compute); "
+       "false: the K/V prefix is copied to the GPU every step",
+       F(policy.flexgen.cpu_cache_compute)},
+      {"policy.flexgen.overlap", "true",
+       "load the next layer's weights and the next GPU batch's cache while computing (--overlap)",
+       F(policy.flexgen.overlap)},
+      {"policy.flexgen.pin_weight", "true",
+       "CPU-resident weight matrices in pinned memory (--pin-weight); false: each load stages "
+       "through a fresh pinned copy",
+       F(policy.flexgen.pin_weight)},
+      {"policy.flexgen.compress_weight", "false",
+       "4-bit group-wise weight matrices, group 64 (--compress-weight)",
+       F(policy.flexgen.compress_weight)},
+      {"policy.flexgen.debug_fewer_batch", "false",
+       "--debug-mode fewer_batch: the prefill is timed, each decode token is projected from "
+       "layers 10..19 of the first one (FlexGen's benchmark mode)",
+       F(policy.flexgen.debug_fewer_batch)},
+      {"policy.flexgen.compress_cache", "false",
+       "4-bit group-wise KV cache, group 64 (--compress-cache)", F(policy.flexgen.compress_cache)},
+  };
+  for (const Row& r : flexgen_flags)
+    p.push_back(only(flag(r.key, r.def, r.help, r.field), kInference));
 }
 
 }  // namespace tiersim::config
