@@ -1,11 +1,22 @@
 #include "model/stack.hpp"
 
+#include <utility>
+
 #include "model/errors.hpp"
 #include "model/named_table.hpp"
 
 namespace tiersim {
 
 namespace {
+
+// A copy of `base` under its own name and description: each stack below is written as the stack
+// it derives from plus the fields that differ, each beside the source that says why.
+ExecutionStack based_on(const ExecutionStack& base, std::string name, std::string description) {
+  ExecutionStack stack = base;
+  stack.name = std::move(name);
+  stack.description = std::move(description);
+  return stack;
+}
 
 const std::vector<ExecutionStack>& stack_table() {
   static const std::vector<ExecutionStack> kStacks = [] {
@@ -17,9 +28,9 @@ const std::vector<ExecutionStack>& stack_table() {
     // dequantised to an fp16 copy before each GEMM and carry group-wise scales and minima
     // (DeepSpeed's group-wise weight quantisation); attention runs on the CPU when the KV cache
     // is offloaded (the transformers fork of DeepSpeedExamples' zero_inference).
-    ExecutionStack hf;
-    hf.name = kDefaultStackName;
-    hf.description = "eager PyTorch (Hugging Face transformers + DeepSpeed ZeRO-Inference)";
+    ExecutionStack hf =
+        based_on(ExecutionStack{}, kDefaultStackName,
+                 "eager PyTorch (Hugging Face transformers + DeepSpeed ZeRO-Inference)");
     // DeepSpeed's multi-GPU ZeRO-3 gather is one chain on the coordinator's gather stream, in
     // v0.7.2 (the ZeRO-Inference blog's release) as in the 2025 master:
     // partitioned_param_coordinator.py __all_gather_params calls all_gather_coalesced inside
@@ -36,11 +47,10 @@ const std::vector<ExecutionStack>& stack_table() {
     t.push_back(hf);
 
     // TensorRT-LLM / vLLM class engines.
-    ExecutionStack opt;
-    opt.name = "optimized";
-    opt.description =
+    ExecutionStack opt = based_on(
+        ExecutionStack{}, "optimized",
         "optimised serving engine (TensorRT-LLM, vLLM): fused attention, fused epilogues, few "
-        "launches per layer, native FP8 GEMMs, weight-only quantised GEMMs";
+        "launches per layer, native FP8 GEMMs, weight-only quantised GEMMs");
     // TensorRT-LLM builds every benchmarked engine with --enable_context_fmha (NVIDIA/
     // TensorRT-LLM docs/source/performance.md, v0.6.1 build commands); FlashAttention never
     // writes the N x N score matrix to HBM (Dao et al., NeurIPS 2022, section 3.1); vLLM uses
@@ -120,11 +130,10 @@ const std::vector<ExecutionStack>& stack_table() {
     // needs a paged KV cache, which the documented Llama builds (no --paged_kv_cache) did not
     // have. It gave Llama-70B 2.4x the output throughput at input 128 / output 2048
     // (docs/source/blogs/XQA-kernel.md).
-    ExecutionStack v06 = opt;
-    v06.name = "trtllm-v0.6";
-    v06.description =
+    ExecutionStack v06 = based_on(
+        opt, "trtllm-v0.6",
         "TensorRT-LLM v0.5-v0.6 (its published performance tables): optimized, with decode "
-        "attention reading K/V once per query head (masked MHA kernel, no XQA)";
+        "attention reading K/V once per query head (masked MHA kernel, no XQA)");
     // The blocks of one KV head's query heads are neighbours in the grid ({heads, batch}, head
     // fastest; hi_kv = hi / (heads / kv_heads) in decoderMaskedMultiheadAttentionTemplate.h), so
     // the repeated reads hit in L2: layer_kernel_s charges them at the GPU's L2 rate where the
@@ -165,11 +174,10 @@ const std::vector<ExecutionStack>& stack_table() {
     // GEMMs and context kernels, the KV cache allocated for the benchmarked batch. The blog's own
     // pair tests just this difference: Llama-70B on one H200, 128 in, 2,048 out, 1,227 tokens/s
     // per GPU without XQA and 2,941 with it (2.4x).
-    ExecutionStack v07 = v06;
-    v07.name = "trtllm-v0.7";
-    v07.description =
+    ExecutionStack v07 = based_on(
+        v06, "trtllm-v0.7",
         "TensorRT-LLM v0.7 (its H200 blogs): trtllm-v0.6 with the XQA generation kernel, decode "
-        "attention reading each K/V head once for its query group";
+        "attention reading each K/V head once for its query group");
     v07.kv_read_per_query_head = false;
     t.push_back(v07);
 
@@ -194,11 +202,10 @@ const std::vector<ExecutionStack>& stack_table() {
     // Later releases give one GPU NoGatherHandle / NoGatherCoalescedHandle (`if
     // self.num_partitions == 1: return _no_gather_coalesced(params)`): one non-blocking copy
     // straight into the parameter, no device copies (the default stack).
-    ExecutionStack ds07 = hf;
-    ds07.name = "hf-deepspeed-0.7";
-    ds07.description =
+    ExecutionStack ds07 = based_on(
+        hf, "hf-deepspeed-0.7",
         "eager PyTorch with DeepSpeed v0.7 ZeRO-3 (GPU copies in the parameter gather: one per "
-        "parameter gathered alone on one GPU, 1 + 1/ranks per parameter gathered with others)";
+        "parameter gathered alone on one GPU, 1 + 1/ranks per parameter gathered with others)");
     ds07.zero3_gather_copies_v07 = true;
     // A parameter offloaded to NVMe takes the same gather: swap_in reads its partition into a
     // pinned swap buffer and points ds_tensor at it, and all_gather_coalesced copies it to the
@@ -237,20 +244,18 @@ const std::vector<ExecutionStack>& stack_table() {
     // shows (64% for 1.5-3B models, 81-89% for 7-8B: scenarios/reference/dbm-*). V0's multi-step
     // scheduling (--num-scheduler-steps, off by default) would amortise the gap; V1 overlaps it
     // (the optimized stack above).
-    ExecutionStack v0 = opt;
-    v0.name = "vllm-v0";
-    v0.description =
+    ExecutionStack v0 = based_on(
+        opt, "vllm-v0",
         "vLLM's V0 engine (default through 0.7): optimized, with about 4 ms of host work per step "
-        "(output processing, scheduling, input preparation) that the GPU waits for";
+        "(output processing, scheduling, input preparation) that the GPU waits for");
     v0.step_overhead_s = 4e-3;
     v0.enforces_trained_context = true;
     t.push_back(v0);
 
-    ExecutionStack bench = opt;
-    bench.name = "trtllm-bench";
-    bench.description =
+    ExecutionStack bench = based_on(
+        opt, "trtllm-bench",
         "TensorRT-LLM 0.19-1.0 PyTorch backend as trtllm-bench runs it: optimized, KV pool of "
-        "90% of free memory, GUARANTEED_NO_EVICT admission (no running request is ever evicted)";
+        "90% of free memory, GUARANTEED_NO_EVICT admission (no running request is ever evicted)");
     bench.kv_admission = KvAdmission::kGuaranteedNoEvict;
     // The pool is KvCacheConfig free_gpu_memory_fraction of the memory free after the model and
     // the runtime's buffers (trtllm-bench --kv_cache_free_gpu_mem_fraction, default 0.90;
@@ -269,11 +274,10 @@ const std::vector<ExecutionStack>& stack_table() {
     // post_forward drops them to the meta device. So no parameter stays on the GPU between
     // passes, small ones included: eager PyTorch without ZeRO-3's persistence. Pageable memory,
     // no prefetch are the scenario's policy (pin_memory: false, prefetch_layers: 0).
-    ExecutionStack acc = hf;
-    acc.name = "hf-accelerate";
-    acc.description =
+    ExecutionStack acc = based_on(
+        hf, "hf-accelerate",
         "eager PyTorch with Hugging Face Accelerate's offload hooks: every tensor of an offloaded "
-        "module copied to the GPU each time the module runs, none kept between passes";
+        "module copied to the GPU each time the module runs, none kept between passes");
     acc.zero3_persistence = false;
     acc.zero3_partitioning = false;
     t.push_back(acc);
