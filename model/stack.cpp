@@ -20,8 +20,6 @@ ExecutionStack based_on(const ExecutionStack& base, std::string name, std::strin
 
 const std::vector<ExecutionStack>& stack_table() {
   static const std::vector<ExecutionStack> kStacks = [] {
-    std::vector<ExecutionStack> t;
-
     // Eager PyTorch: Hugging Face transformers modules with DeepSpeed ZeRO-Inference. Its kernel
     // efficiencies and launch overhead are ExecutionModel's (model/perf.hpp); attention
     // materialises the score matrix (transformers' eager attention); quantised weights are
@@ -44,7 +42,6 @@ const std::vector<ExecutionStack>& stack_table() {
     // copy waits for this module's all-gather. Only the compute stream runs beside the chain.
     hf.zero3_gather_serial_stream = true;
     hf.zero3_persistence = true;
-    t.push_back(hf);
 
     // TensorRT-LLM / vLLM class engines.
     ExecutionStack opt = based_on(
@@ -119,7 +116,6 @@ const std::vector<ExecutionStack>& stack_table() {
     // own share (gpu_memory_utilization) is the serving workload's (model/capacity.cpp
     // serving_capacity).
     opt.kv_pool_free_fraction = 0.9;
-    t.push_back(opt);
 
     // TensorRT-LLM as the docs/source/performance.md tables of v0.5 and v0.6.1 measured it: the
     // optimized stack, except that decode attention ran in the masked multi-head attention
@@ -164,7 +160,6 @@ const std::vector<ExecutionStack>& stack_table() {
     // LLaMA-70B TP4's (25.0 ms) leaves 3.8 ms for the 160 all-reduces and any fixed cost together.
     v06.step_overhead_s = 0.0;
     v06.step_overhead_per_sequence_s = 0.0;
-    t.push_back(v06);
 
     // TensorRT-LLM v0.7 as its H200 blogs measured it (docs/source/blogs/Falcon180B-H200.md and
     // XQA-kernel.md, "TensorRT-LLM v0.7a", static batches: out_tps = output_seqlen x batch_size
@@ -179,7 +174,6 @@ const std::vector<ExecutionStack>& stack_table() {
         "TensorRT-LLM v0.7 (its H200 blogs): trtllm-v0.6 with the XQA generation kernel, decode "
         "attention reading each K/V head once for its query group");
     v07.kv_read_per_query_head = false;
-    t.push_back(v07);
 
     // The same with DeepSpeed v0.7: v0.7.2, the release of the ZeRO-Inference blog (2022-09), and
     // v0.7.7, the release FlexGen's DeepSpeed baseline ran (FlexGen
@@ -216,7 +210,6 @@ const std::vector<ExecutionStack>& stack_table() {
     // (__prefetch_nvme_param_partitions) run beside those copies as far as the swap buffers allow:
     // model/zero3_swap.hpp, which the inference workload follows.
     ds07.zero3_swap_in_copy_in_gather = true;
-    t.push_back(ds07);
 
     // TensorRT-LLM as `trtllm-bench throughput` runs it in 2025 (PyTorch backend, releases
     // 0.19-1.0; the throughput tables of docs/source/performance/perf-overview.md): the optimized
@@ -250,7 +243,6 @@ const std::vector<ExecutionStack>& stack_table() {
         "(output processing, scheduling, input preparation) that the GPU waits for");
     v0.step_overhead_s = 4e-3;
     v0.enforces_trained_context = true;
-    t.push_back(v0);
 
     ExecutionStack bench = based_on(
         opt, "trtllm-bench",
@@ -264,7 +256,6 @@ const std::vector<ExecutionStack>& stack_table() {
     // errors are encountered", without saying which rows ran which; the default is taken).
     bench.kv_pool_free_fraction = 0.90;
     bench.serving_pool_from_free_memory = true;
-    t.push_back(bench);
 
     // Hugging Face Accelerate's CPU offload (accelerate 0.15 with transformers 4.24, as FlexGen's
     // Hugging Face baseline runs it: benchmark/hf_ds/hf_opt.py, a device_map with the decoder
@@ -280,8 +271,9 @@ const std::vector<ExecutionStack>& stack_table() {
         "module copied to the GPU each time the module runs, none kept between passes");
     acc.zero3_persistence = false;
     acc.zero3_partitioning = false;
-    t.push_back(acc);
-    return t;
+
+    // The table, in the order stack_names() lists it.
+    return std::vector<ExecutionStack>{hf, opt, v06, v07, ds07, v0, bench, acc};
   }();
   return kStacks;
 }
