@@ -7,6 +7,7 @@
 #include "config/scenario_check.hpp"
 #include "model/capacity.hpp"
 #include "model/perf.hpp"
+#include "sim/workloads/serving/prefix_stream.hpp"
 #include "sim/workloads/serving/token_budget.hpp"
 
 namespace tiersim::config {
@@ -18,13 +19,13 @@ namespace {
 // TensorRT-LLM would do with that max_num_tokens, but easy to set by mistake when copying a
 // published run (trtllm-bench picks max_num_tokens for its dataset: the shipped trtllm-bench
 // scenarios have budget - prompt + 1 >= max_batch). Said for fixed and uniform prompt lengths,
-// whose longest prompt the scenario gives; a trace's or a lognormal draw's is known only when the
-// run draws them.
+// whose longest prompt the scenario gives; a trace's, a lognormal draw's or a session's (its
+// history resent, part of it cached) is known only when the run draws them.
 void check_inflight_budget(const ScenarioCheck& c) {
   const Scenario& s = c.scenario();
   const ServingWorkload& w = s.serving;
   if (w.scheduler != ServingWorkload::Scheduler::kInflight || !w.trace.empty() ||
-      w.prompt_dist == ServingWorkload::Lengths::kLognormal)
+      w.prompt_dist == ServingWorkload::Lengths::kLognormal || sim::synthetic_sessions_apply(w))
     return;
   const int prompt = w.prompt_tokens;
   const int budget = serving_token_budget(w, s.model.max_positions, prompt, 0);

@@ -430,8 +430,7 @@ std::optional<std::vector<Request>> prefix_request_stream(const ServingWorkload&
       return read_conversation_trace(w.trace, w.requests, context_tokens, w.prefix_block_tokens);
     return std::nullopt;
   }
-  if (w.turns > 1 || w.shared_prefixes > 0)
-    return synthetic_sessions(w, context_tokens, past_turns);
+  if (synthetic_sessions_apply(w)) return synthetic_sessions(w, context_tokens, past_turns);
   return std::nullopt;
 }
 

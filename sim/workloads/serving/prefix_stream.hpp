@@ -48,6 +48,13 @@ std::vector<Request> synthetic_sessions(const ServingWorkload& w, int context_to
 // session (think_time x turns), so that all but exp(-10) of the sessions live at 0 have begun.
 double session_burn_in_s(const ServingWorkload& w);
 
+// Whether the scenario's synthetic requests are sessions (synthetic_sessions): turns that resend
+// their history, or prompts that open with a shared prefix. Their prompts are then longer than
+// workload.prompt_tokens, and partly cached.
+inline bool synthetic_sessions_apply(const ServingWorkload& w) {
+  return w.turns > 1 || w.shared_prefixes > 0;
+}
+
 // The requests of a scenario whose stream has prefix structure (a Mooncake or conversation trace,
 // or synthetic sessions: workload.turns > 1 or workload.shared_prefixes > 0); nullopt otherwise,
 // where the plain readers and generator of request_stream.hpp apply.

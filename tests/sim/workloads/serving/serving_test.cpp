@@ -265,6 +265,10 @@ TEST_CASE("a budget that holds the in-flight batch below max_batch is said, with
   REQUIRE(few.notes.size() == 1);
   CHECK_THAT(few.notes[0].message, Catch::Contains("at most 4 such requests run at once"));
   CHECK(sim::simulate(few).get("iterations") < 32);
+  // Sessions resend their history, so their prompts are not prompt_tokens long: not said at load.
+  CHECK(test::load_yaml(kServingYaml, {"workload.scheduler=inflight", "workload.prompt_tokens=2048",
+                                       "workload.token_budget=2048", "workload.turns=3"})
+            .notes.empty());
 }
 
 TEST_CASE("swap preemption keeps long prompts' KV cache instead of prefilling them again",
