@@ -297,6 +297,8 @@ class InferenceSim {
   // The direct path (run_direct): fetch_stage's and compute_stage's timelines without events.
   void run_direct();
   void compute_direct_through(std::uint64_t fetch_index);
+  double layer_allreduce_from(StageResources& st, int pass, int module, double sub_batch,
+                              double ready_s);
   // True when compute_module of this module is one GPU step, layer_gpu_s long: a layer with its
   // KV cache on the GPU and no tensor parallelism (compute_stage then makes that step itself,
   // without a coroutine frame per layer).
@@ -1203,15 +1205,21 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
       }
     }
   }
-  if (tp_ > 1) {
-    // Two ring all-reduces of the hidden states per layer (after attention and after the FFN):
-    // their bytes at the peer link's rate plus their latency by the link kind
-    // (TensorParallelComm::seconds, the serving workload's rule).
-    const TensorParallelComm comm =
-        tensor_parallel_layer_comm(s_.hardware.gpu, s_.hardware.host, m_, tokens, tp_);
-    co_await st.peer->use(comm.bytes, pass_tag(activity::kAllreduce, pass, module),
-                          comm.latency_s);
-  }
+  if (tp_ > 1)
+    co_await engine_.until(layer_allreduce_from(st, pass, module, sub_batch, engine_.now()));
+}
+
+// Two ring all-reduces of the hidden states per layer (after attention and after the FFN): their
+// bytes at the peer link's rate plus their latency by the link kind (TensorParallelComm::seconds,
+// the serving workload's rule), reserved from `ready_s` (Resource::use's reservation). Returns
+// when they are done.
+double InferenceSim::layer_allreduce_from(StageResources& st, int pass, int module,
+                                          double sub_batch, double ready_s) {
+  const double tokens = pass == 0 ? sub_batch * w_.prompt_tokens : sub_batch;
+  const TensorParallelComm comm =
+      tensor_parallel_layer_comm(s_.hardware.gpu, s_.hardware.host, m_, tokens, tp_);
+  return engine_.reserve_from(ready_s, Demand{st.peer, comm.bytes},
+                              pass_tag(activity::kAllreduce, pass, module), comm.latency_s);
 }
 
 Task InferenceSim::compute_stage(int stage) {
@@ -1318,11 +1326,16 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
         mod.kind == WeightModule::Kind::kLayer
             ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
             : edge_gpu_s(mod, module, c.pass, sub_batch);
-    // Resource::use's reservation (reserve_from without fixed time), one per GPU batch.
+    // Resource::use's reservation (reserve_from without fixed time), one per GPU batch; with
+    // tensor parallelism each layer's step is followed by its all-reduces on the peer link, as
+    // compute_module makes them (the link is compute's alone: no data-parallel gather here).
     const Work work = gpu.work(step.s);
     const Tag tag = pass_tag(activity::kCompute, c.pass, module, step.load);
-    for (int g = 0; g < gpu_batches; ++g)
+    const bool allreduce = tp_ > 1 && mod.kind == WeightModule::Kind::kLayer;
+    for (int g = 0; g < gpu_batches; ++g) {
       c.clock_s = engine_.reserve_work_from(c.clock_s, gpu, work, tag);
+      if (allreduce) c.clock_s = layer_allreduce_from(st, c.pass, module, sub_batch, c.clock_s);
+    }
     if (++c.position == st.modules.size()) {
       if (c.pass == 0) prefill_end_s_ = c.clock_s;
       c.position = 0;
@@ -1423,8 +1436,8 @@ RunResult InferenceSim::run() {
                    swap_turns_.empty();
   // Without events where compute is one GPU step per module (run_direct). A trace keeps the
   // processes: its spans come out in the order the events make them.
-  direct_ = reserve_ahead_ && n_micro_ == 1 && !(tp_ > 1) && !engine_.tracing() &&
-            !stages_.front().modules.empty();
+  direct_ =
+      reserve_ahead_ && n_micro_ == 1 && !engine_.tracing() && !stages_.front().modules.empty();
 
   double total_s = 0;
   if (direct_) {

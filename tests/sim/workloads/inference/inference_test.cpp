@@ -497,6 +497,14 @@ TEST_CASE("a module's reads reserved in one step give the timeline of an event p
       // The gather copies each swap buffer to the GPU (hf-deepspeed-0.7): nothing in flight.
       {"policy.io_path=aio", "policy.stack=hf-deepspeed-0.7"},
       {"policy.io_path=aio", "policy.stack=hf-deepspeed-0.7", "policy.prefetch_layers=2"},
+      // Tensor parallelism: each layer's step is followed by its all-reduces on the peer link,
+      // over NVLink (A100) and over PCIe (L40S), with the weights streamed or resident.
+      {"hardware.gpu.count=2", "policy.parallelism.tensor=2", "policy.io_path=aio"},
+      {"hardware.gpu.count=2", "policy.parallelism.tensor=2", "policy.weights=cpu"},
+      {"hardware.gpu.count=4", "policy.parallelism.tensor=4", "policy.weights=gpu",
+       "policy.gpu_batches=2"},
+      {"hardware.gpu.model=L40S", "hardware.gpu.count=2", "policy.parallelism.tensor=2",
+       "policy.weights={gpu: 0.5, cpu: 0.5}"},
   };
   for (const auto& sets : cases) {
     std::vector<std::string> all = small;
