@@ -73,11 +73,12 @@ policy: {weights: nvme}
   check_identical(sim::finish_run(s, sim::run_workload(s)), sim::simulate(s));
 }
 
-// Every shipped scenario whose workload names such keys, with its twin at other values of them
-// (the host's DRAM doubled and halved: one of them may not fit, which is simulated as such).
+// Every shipped scenario whose workload names such keys, with its twins at other values of them
+// (the host's DRAM doubled and halved, the drives it reads nothing from doubled and one more, and
+// both at once: a twin may not fit, which is simulated as such).
 TEST_CASE("simulate_like gives what simulate gives, for every shipped scenario with a twin",
           "[sim][slow][every-scenario]") {
-  int twins = 0;
+  int twins = 0, drive_twins = 0;
   for (const std::string& file : test::shipped_scenario_files()) {
     Scenario s;
     try {
@@ -87,23 +88,80 @@ TEST_CASE("simulate_like gives what simulate gives, for every shipped scenario w
     }
     const std::vector<std::string> keys = sim::capacity_only_keys(s);
     if (keys.empty()) continue;
-    REQUIRE(keys == std::vector<std::string>{"hardware.host.dram_gb"});
-    for (const double factor : {2.0, 0.5}) {
-      INFO(file << " with the host's DRAM x" << factor);
-      const Scenario twin =
-          load(file, {"hardware.host.dram_gb=" + std::to_string(s.hardware.host.dram_gb * factor)});
-      sim::RunResult expected, got;
-      try {
-        expected = sim::simulate(s);
-      } catch (const ModelError&) {
-        continue;  // the model refuses it alone: nothing to share
-      }
-      got = sim::simulate_like(s, sim::run_workload(twin));
-      check_identical(got, expected);
+    const bool drives = keys.size() == 2;
+    REQUIRE(keys.front() == "hardware.host.dram_gb");
+    if (drives) REQUIRE(keys.back() == "hardware.nvme.count");
+    sim::RunResult expected;
+    try {
+      expected = sim::simulate(s);
+    } catch (const ModelError&) {
+      continue;  // the model refuses it alone: nothing to share
+    }
+    const std::string dram = "hardware.host.dram_gb=";
+    const std::string count = "hardware.nvme.count=";
+    std::vector<std::vector<std::string>> variations = {
+        {dram + std::to_string(s.hardware.host.dram_gb * 2.0)},
+        {dram + std::to_string(s.hardware.host.dram_gb * 0.5)}};
+    if (drives) {
+      variations.push_back({count + std::to_string(s.hardware.nvme.count * 2)});
+      variations.push_back({count + std::to_string(s.hardware.nvme.count + 1)});
+      variations.push_back({dram + std::to_string(s.hardware.host.dram_gb * 0.5),
+                            count + std::to_string(s.hardware.nvme.count + 3)});
+    }
+    for (const auto& sets : variations) {
+      INFO(file << " with " << sets.front() << (sets.size() > 1 ? " and " + sets.back() : ""));
+      const Scenario twin = load(file, sets);
+      REQUIRE(sim::capacity_only_keys(twin) == keys);
+      check_identical(sim::simulate_like(s, sim::run_workload(twin)), expected);
       ++twins;
+      drive_twins += sets.back().rfind(count, 0) == 0;
     }
   }
   CHECK(twins > 20);
+  CHECK(drive_twins >= 3);
+}
+
+// Drives a run reads nothing from, across the schedule's paths: weights resident, streamed from
+// DRAM (pinned and pageable), split, with tensor and data parallelism and with the KV cache in
+// host DRAM; each with twins of more drives (and less DRAM), which must share its run exactly.
+TEST_CASE("drives a run reads nothing from are a capacity-only key", "[sim]") {
+  const std::string base = R"(
+name: idle-drives
+hardware: {gpu: {model: A100-80GB}, host: {model: generic-2s-ddr5, dram_gb: 512}, nvme: {model: generic-gen5, count: 2}}
+model: {name: opt-30b, layers: 8}
+workload: {kind: inference, batch: 8, prompt_tokens: 128, gen_tokens: 4}
+)";
+  // Each policy, with the GPUs it needs.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> policies = {
+      {"policy: {weights: gpu}", {}},
+      {"policy: {weights: cpu}", {}},
+      {"policy: {weights: cpu, pin_memory: false}", {}},
+      {"policy: {weights: {gpu: 0.5, cpu: 0.5}}", {}},
+      {"policy: {weights: cpu, parallelism: {tensor: 2}}", {"hardware.gpu.count=2"}},
+      {"policy: {weights: cpu, parallelism: {data: 2}}", {"hardware.gpu.count=2"}},
+      {"policy: {weights: cpu, kv_cache: cpu}", {}},
+  };
+  for (const auto& [policy, gpus] : policies) {
+    INFO(policy);
+    const std::string yaml = base + policy + "\n";
+    const Scenario s = test::load_yaml(yaml, gpus);
+    REQUIRE(sim::capacity_only_keys(s) ==
+            std::vector<std::string>{"hardware.host.dram_gb", "hardware.nvme.count"});
+    const sim::RunResult expected = sim::simulate(s);
+    const std::vector<std::vector<std::string>> twins = {
+        {"hardware.nvme.count=4"},
+        {"hardware.nvme.count=1"},
+        {"hardware.nvme.count=3", "hardware.host.dram_gb=256"}};
+    for (auto sets : twins) {
+      INFO(sets.front());
+      sets.insert(sets.end(), gpus.begin(), gpus.end());
+      const Scenario twin = test::load_yaml(yaml, sets);
+      check_identical(sim::simulate_like(s, sim::run_workload(twin)), expected);
+    }
+  }
+  // Weights on the drives: their count is the array's rate, part of the timeline.
+  const Scenario on_drives = test::load_yaml(base + "policy: {weights: nvme}\n");
+  CHECK(sim::capacity_only_keys(on_drives) == std::vector<std::string>{"hardware.host.dram_gb"});
 }
 
 TEST_CASE("FlexGen's schedule reads the host's DRAM size in its timeline: no keys to share",

@@ -1461,15 +1461,17 @@ RunResult InferenceSim::run() {
     result.work.allgather_bytes = allgather_bytes_;
   }
   result.set(metric::kWeightsBytes, model_weight_bytes(modules_));
-  if (nvme_) {
-    result.set(metric::kNvmeReadGbpsModel, stream_.nvme.read_gbps);
-    result.work.nvme_gbps_model = stream_.nvme.read_gbps;
-  }
+  if (nvme_) set_nvme_read_rate(result, stream_.nvme.read_gbps);
   collect_usage(engine_, total_s, result);
   return result;
 }
 
 }  // namespace
+
+void set_nvme_read_rate(RunResult& result, double read_gbps) {
+  result.set(metric::kNvmeReadGbpsModel, read_gbps);
+  result.work.nvme_gbps_model = read_gbps;
+}
 
 void set_generation_metrics(RunResult& result, const InferenceWorkload& w,
                             const GenerationTimes& t) {

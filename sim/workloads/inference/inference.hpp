@@ -39,4 +39,8 @@ struct GenerationTimes {
 void set_generation_metrics(RunResult& result, const InferenceWorkload& w,
                             const GenerationTimes& t);
 
+// The drive array's modelled read rate at the run's transfer size [GB/s], as a run with drives
+// reports it (nvme_read_gbps_model, and the work summary economics reads).
+void set_nvme_read_rate(RunResult& result, double read_gbps);
+
 }  // namespace tiersim::sim
