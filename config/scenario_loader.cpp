@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "config/device_profile.hpp"
@@ -874,8 +875,42 @@ std::string resolved_yaml_with_absolute_paths(const Scenario& scenario) {
   return emit_resolved_yaml(s);
 }
 
-std::string resolved_yaml_without(Scenario& scenario, const std::vector<std::string>& left_out) {
-  return emit_resolved_yaml(scenario, left_out);
+std::string resolved_yaml_without(const Scenario& scenario,
+                                  const std::vector<std::string>& left_out) {
+  // The resolved YAML is a block map written two spaces a level (config/yaml_writer.hpp), each
+  // scalar key on its own line: a line whose key path is left out is dropped, every other line
+  // kept as it is. Lines of a sequence ("- ...") name no key. Working on the text the load
+  // already wrote costs a scan of it, where writing it again without the keys cost as much as
+  // the load's own writing (a plan keys every point it simulates).
+  const std::string& text = scenario.resolved_yaml;
+  std::string out;
+  out.reserve(text.size());
+  std::vector<std::string_view> path;
+  std::string joined;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find('\n', pos);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::string_view line(text.data() + pos, end - pos);
+    bool drop = false;
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent != std::string_view::npos && indent % 2 == 0 && line[indent] != '-' &&
+        line[indent] != '\n') {
+      const std::size_t colon = line.find(':', indent);
+      if (colon != std::string_view::npos) {
+        path.resize(std::min(path.size(), indent / 2));
+        path.push_back(line.substr(indent, colon - indent));
+        joined.clear();
+        for (const std::string_view& k : path) {
+          if (!joined.empty()) joined += '.';
+          joined += k;
+        }
+        drop = std::find(left_out.begin(), left_out.end(), joined) != left_out.end();
+      }
+    }
+    if (!drop) out.append(line);
+    pos = end;
+  }
+  return out;
 }
 
 }  // namespace tiersim::config

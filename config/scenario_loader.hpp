@@ -91,9 +91,10 @@ std::string stable_hash(const std::string& text);
 // folder would name another file, or none, from the written file's folder.
 std::string resolved_yaml_with_absolute_paths(const Scenario& scenario);
 
-// The resolved YAML of `scenario` without the keys in `left_out` (full key paths): equal for two
-// scenarios exactly when they differ in those keys alone. The key of a study's memo of workload
-// runs (study/planner.cpp). Reads `scenario` only (non-const as the option table's accessors are).
-std::string resolved_yaml_without(Scenario& scenario, const std::vector<std::string>& left_out);
+// The resolved YAML of `scenario` (Scenario::resolved_yaml, as loaded) without the lines of the
+// scalar keys in `left_out` (full key paths): equal for two scenarios exactly when they differ in
+// those keys alone. The key of a study's memo of workload runs (study/planner.cpp).
+std::string resolved_yaml_without(const Scenario& scenario,
+                                  const std::vector<std::string>& left_out);
 
 }  // namespace tiersim::config

@@ -989,4 +989,75 @@ TEST_CASE("a scenario source of text loads as load_scenario_text does", "[config
   CHECK(!a_what.empty());
   CHECK(a_what == b_what);
 }
+
+namespace {
+// `node` without the entry at `path` (dotted), where it has one.
+YAML::Node without(YAML::Node node, const std::string& path) {
+  const auto dot = path.find('.');
+  if (!node.IsMap()) return node;
+  if (dot == std::string::npos) {
+    node.remove(path);
+    return node;
+  }
+  const std::string head = path.substr(0, dot);
+  if (node[head]) node[head] = without(node[head], path.substr(dot + 1));
+  return node;
+}
+
+// `node` with the sections left with no entry taken out: a section whose keys were all dropped
+// reads back as null from the text, as an empty map from the tree.
+YAML::Node pruned(const YAML::Node& node) {
+  if (!node.IsMap()) return node;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : node) {
+    const YAML::Node v = pruned(kv.second);
+    if (v.IsNull() || (v.IsMap() && v.size() == 0)) continue;
+    out[kv.first] = v;
+  }
+  return out;
+}
+}  // namespace
+
+// The memo key of a study's shared runs: the resolved YAML without some keys' lines. Read back,
+// it is the resolved scenario without those entries, for every shipped scenario and for keys of
+// every section, nested ones and the last of a section included.
+TEST_CASE("resolved_yaml_without drops exactly the keys it is given", "[config]") {
+  const std::vector<std::vector<std::string>> key_sets = {
+      {"hardware.host.dram_gb"},
+      {"hardware.host.dram_gb", "hardware.nvme.count"},
+      {"name"},
+      {"workload.batch", "policy.weights"},
+      {"economics.duty_cycle", "policy.aio.block_size"},
+  };
+  int checked = 0;
+  for (const std::string& file : test::shipped_scenario_files()) {
+    Scenario s;
+    try {
+      LoadOptions opts;
+      opts.data_dir = kData;
+      s = load_scenario(file, opts);
+    } catch (const Error&) {
+      continue;  // a scenario shipped to show an error (tested elsewhere)
+    }
+    for (const auto& keys : key_sets) {
+      INFO(file);
+      YAML::Node expected = YAML::Load(s.resolved_yaml);
+      for (const std::string& k : keys) expected = without(expected, k);
+      const std::string key = resolved_yaml_without(s, keys);
+      CHECK(YAML::Dump(pruned(YAML::Load(key))) == YAML::Dump(pruned(expected)));
+      ++checked;
+    }
+  }
+  CHECK(checked > 500);
+  // Equal when scenarios differ in those keys alone, and only then.
+  const auto load_with = [](const std::vector<std::string>& sets) {
+    return test::load_yaml(kBase, sets);
+  };
+  const std::vector<std::string> keys = {"hardware.host.dram_gb", "hardware.nvme.count"};
+  const std::string a = resolved_yaml_without(load_with({"hardware.nvme.count=2"}), keys);
+  CHECK(a == resolved_yaml_without(load_with({"hardware.nvme.count=8"}), keys));
+  CHECK(a == resolved_yaml_without(
+                 load_with({"hardware.nvme.count=8", "hardware.host.dram_gb=1024"}), keys));
+  CHECK(a != resolved_yaml_without(load_with({"hardware.nvme.count=2", "workload.batch=8"}), keys));
+}
 }  // namespace config_scenario_loader_test
