@@ -128,6 +128,20 @@ bool dominates(const std::vector<double>& a, const std::vector<double>& b, const
   return strictly;
 }
 
+// Two modules whose streams module_stream makes alike: the same kind (the gather's copies are
+// per kind and tensor position) and the same tensors.
+bool same_stream_inputs(const WeightModule& a, const WeightModule& b) {
+  if (a.kind != b.kind || a.tensors.size() != b.tensors.size()) return false;
+  for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+    const WeightTensor &x = a.tensors[i], &y = b.tensors[i];
+    if (x.name != y.name || x.elements != y.elements || x.bytes != y.bytes ||
+        x.quantized != y.quantized || x.expert != y.expert ||
+        x.largest_part_elements != y.largest_part_elements)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
@@ -192,9 +206,13 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
     // A lower bound: where DRAM is sized to the need after the run (sim/economics.hpp), the
     // least it can be sized to is what a need of nothing gets: the platform's floor (sizing
     // grows with the need).
-    Hardware hw = s.hardware;
-    if (sim::dram_sized_to_need(s)) hw.host.dram_gb = sized_dram_gb(0, hw.host);
-    const CapexBreakdown c = compute_capex(hw, s.economics.prices);
+    // (A copy of the hardware, its catalog sources included, only where the DRAM is resized.)
+    std::optional<Hardware> sized;
+    if (sim::dram_sized_to_need(s)) {
+      sized = s.hardware;
+      sized->host.dram_gb = sized_dram_gb(0, sized->host);
+    }
+    const CapexBreakdown c = compute_capex(sized ? *sized : s.hardware, s.economics.prices);
     b.capex_usd = c.total_usd();
   } catch (const Error&) {
     // A missing price: no capex figure, so no budget or cost pruning for this point.
@@ -237,12 +255,19 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
     double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
     if (streamed > 0) {
       const double experts_hit = stream_experts_hit(m, p, pass_tokens);
-      for (const auto& mod : modules)
-        for (const TensorStream& t : module_stream(stream, mod, experts_hit).tensors) {
+      // A module's stream depends on its kind and tensors alone (module_stream): the layers of a
+      // dense model are one stream, worked out once, and still summed tensor by tensor in order.
+      const WeightModule* last = nullptr;
+      ModuleStream ms;
+      for (const auto& mod : modules) {
+        if (!last || !same_stream_inputs(*last, mod)) ms = module_stream(stream, mod, experts_hit);
+        last = &mod;
+        for (const TensorStream& t : ms.tensors) {
           h2d_pass_s += (t.nvme_bytes + t.cpu_bytes) / tp / stream.link_bytes_per_s;
           nvme_pass_s += t.read_s;
           fetch_pass_s += stream.fetch_overhead_s + t.host_link_s;
         }
+      }
       h2d_pass_s /= stages;  // each stage has its own link; the busiest carries at least the mean
       fetch_pass_s /= stages;
     }
