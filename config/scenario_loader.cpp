@@ -264,8 +264,18 @@ std::string value_text(const Option& o, Scenario& s) {
 
 // The resolved YAML of `s`: every key that applies, as the loader resolved it, but those in
 // `left_out`.
+// The option table's paths as a YamlShape, worked out once (never destroyed, as field_name_of's).
+const YamlShape& option_shape() {
+  static const YamlShape& kShape = *new YamlShape([] {
+    std::vector<std::string> paths;
+    for (const Option& opt : scenario_options()) paths.push_back(opt.path);
+    return paths;
+  }());
+  return kShape;
+}
+
 std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left_out = {}) {
-  YamlDocument doc;
+  YamlDocument doc(option_shape());
   std::string text;
   const bool has_nvme = s.hardware.nvme.count > 0;
   // A profile without a catalog drive has no catalog values: write only the fields set by hand
@@ -292,10 +302,11 @@ std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left
         std::find(std::begin(kFlexGenReplacedKeys), std::end(kFlexGenReplacedKeys), o.path) !=
             std::end(kFlexGenReplacedKeys))
       continue;
+    const auto row = static_cast<std::size_t>(&o - scenario_options().data());
     if (option_scalar(o, s, text))
-      doc.put_scalar(o.path, std::move(text));
+      doc.put_scalar(row, std::move(text));
     else
-      doc.put_node(o.path, option_yaml(o, s));
+      doc.put_node(row, option_yaml(o, s));
   }
   return doc.text() + "\n";
 }

@@ -189,6 +189,68 @@ std::string write_yaml(const YAML::Node& node) {
   return out.c_str();
 }
 
+YamlShape::YamlShape(const std::vector<std::string>& paths) : sections_(1) {
+  std::unordered_map<std::string, std::size_t> index;  // section path -> sections_ index
+  const auto section_at = [&](const std::string& path, auto&& self) -> std::size_t {
+    if (path.empty()) return kDocument;
+    if (auto it = index.find(path); it != index.end()) return it->second;
+    const auto dot = path.rfind('.');
+    Section s;
+    s.parent = self(dot == std::string::npos ? std::string() : path.substr(0, dot), self);
+    s.key = key(path.substr(dot == std::string::npos ? 0 : dot + 1));
+    ++sections_[s.parent].entries;
+    sections_.push_back(std::move(s));
+    index.emplace(path, sections_.size() - 1);
+    return sections_.size() - 1;
+  };
+  for (const std::string& path : paths) {
+    const auto dot = path.rfind('.');
+    section_of_.push_back(
+        section_at(dot == std::string::npos ? std::string() : path.substr(0, dot), section_at));
+    ++sections_[section_of_.back()].entries;
+    key_of_.push_back(key(path.substr(dot == std::string::npos ? 0 : dot + 1)));
+  }
+}
+
+YamlShape::Key YamlShape::key(std::string name) {
+  Key k;
+  scalar_text(name, Context::kBlock, k.written);
+  k.name = std::move(name);
+  return k;
+}
+
+std::size_t YamlDocument::open(std::size_t s) {
+  if (opened_[s] != kNoMap) return opened_[s];
+  const std::size_t parent = open(shape_->sections_[s].parent);
+  const std::size_t child = maps_.size();
+  maps_.emplace_back();
+  // Room for every entry the section may get: the section grows without moving its entries.
+  maps_.back().entries.reserve(shape_->sections_[s].entries);
+  Entry e;
+  e.shape_key = &shape_->sections_[s].key;
+  e.map = child;
+  maps_[parent].entries.push_back(std::move(e));
+  opened_[s] = child;
+  return child;
+}
+
+void YamlDocument::put_scalar(std::size_t shape_path, std::string text) {
+  const std::size_t map = open(shape_->section_of_[shape_path]);
+  Entry e;
+  e.shape_key = &shape_->key_of_[shape_path];
+  e.scalar = std::move(text);
+  maps_[map].entries.push_back(std::move(e));
+}
+
+void YamlDocument::put_node(std::size_t shape_path, const YAML::Node& value) {
+  const std::size_t map = open(shape_->section_of_[shape_path]);
+  Entry e;
+  e.shape_key = &shape_->key_of_[shape_path];
+  e.node = nodes_.size();
+  nodes_.push_back(value);
+  maps_[map].entries.push_back(std::move(e));
+}
+
 YamlDocument::Map& YamlDocument::section(const std::string& path) {
   if (path.empty()) return maps_.front();
   if (auto it = index_.find(path); it != index_.end()) return maps_[it->second];
@@ -238,11 +300,11 @@ YAML::Node YamlDocument::tree(std::size_t map) const {
   YAML::Node out(YAML::NodeType::Map);
   for (const Entry& e : maps_[map].entries) {
     if (e.map != kNoMap)
-      out.force_insert(e.key, tree(e.map));
+      out.force_insert(e.name(), tree(e.map));
     else if (e.node != kNoNode)
-      out.force_insert(e.key, nodes_[e.node]);
+      out.force_insert(e.name(), nodes_[e.node]);
     else
-      out.force_insert(e.key, YAML::Node(e.scalar));
+      out.force_insert(e.name(), YAML::Node(e.scalar));
   }
   return out;
 }
@@ -251,7 +313,10 @@ YAML::Node YamlDocument::tree(std::size_t map) const {
 bool YamlDocument::write_map(std::size_t map, int indent, std::string& out) const {
   for (const Entry& e : maps_[map].entries) {
     new_line(indent, out);
-    scalar_text(e.key, Context::kBlock, out);
+    if (e.shape_key)
+      out += e.shape_key->written;
+    else
+      scalar_text(e.key, Context::kBlock, out);
     out += ':';
     if (e.map != kNoMap) {
       // A section always has an entry below it (put_* creates sections for their keys only).

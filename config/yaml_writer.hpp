@@ -24,15 +24,52 @@ namespace tiersim::config {
 // Tags, anchors and aliases are not written (tiersim's trees have none).
 std::string write_yaml(const YAML::Node& node);
 
+// The dotted paths a family of documents takes its keys from (the scenario option table), split
+// into sections and last keys once: a YamlDocument made on it puts a key by the path's index in
+// that list, without splitting or looking up the path. Immutable once made.
+class YamlShape {
+ public:
+  explicit YamlShape(const std::vector<std::string>& paths);
+
+ private:
+  friend class YamlDocument;
+  static constexpr std::size_t kDocument = 0;  // sections_[0]: the document itself
+  // A key and its text in a block map (quoted where it must be), written once.
+  struct Key {
+    std::string name;
+    std::string written;
+  };
+  static Key key(std::string name);
+  struct Section {
+    std::size_t parent = kDocument;
+    Key key;                  // its last key ("" for the document)
+    std::size_t entries = 0;  // the most entries a document can put in it (keys and sections)
+  };
+  std::vector<Section> sections_;
+  std::vector<std::size_t> section_of_;  // by path: the section holding its last key
+  std::vector<Key> key_of_;              // by path: its last key
+};
+
 // A block map built key by key at dotted paths, written as write_yaml writes the yaml-cpp tree
 // with the same entries (tree()), without building that tree: every scenario load writes its
 // resolved YAML this way, and the tree's nodes were a quarter of a sweep point's load. Sections
-// appear in the order of the first key written below them; each path is written once.
+// appear in the order of the first key written below them; each path is written once. Keys are
+// given by their path, or, on a document made on a YamlShape, by the path's index in it (the
+// same document either way; one document takes one of the two).
 class YamlDocument {
  public:
   YamlDocument() : maps_(1) {}
+  // Keys by index in `shape`, which must outlive the document.
+  explicit YamlDocument(const YamlShape& shape)
+      : maps_(1), shape_(&shape), opened_(shape.sections_.size(), kNoMap) {
+    opened_[YamlShape::kDocument] = 0;
+    maps_.reserve(shape.sections_.size());
+    maps_.front().entries.reserve(shape.sections_[YamlShape::kDocument].entries);
+  }
   void put_scalar(const std::string& path, std::string text);       // a scalar (its text)
   void put_node(const std::string& path, const YAML::Node& value);  // a flow map or a sequence
+  void put_scalar(std::size_t shape_path, std::string text);        // by index in the shape
+  void put_node(std::size_t shape_path, const YAML::Node& value);
   std::string text() const;                                         // write_yaml(tree())
   YAML::Node tree() const { return tree(0); }
 
@@ -44,14 +81,18 @@ class YamlDocument {
   // resolved YAML puts about a hundred scalars, and a plan writes thousands of them.
   struct Entry {
     std::string key;
-    std::size_t map = kNoMap;    // a section: maps_[map]
-    std::size_t node = kNoNode;  // a flow map or sequence: nodes_[node]
+    const YamlShape::Key* shape_key = nullptr;  // the key in the shape, instead of `key`
+    std::size_t map = kNoMap;                   // a section: maps_[map]
+    std::size_t node = kNoNode;                 // a flow map or sequence: nodes_[node]
     std::string scalar;
+    const std::string& name() const { return shape_key ? shape_key->name : key; }
   };
   static_assert(std::is_nothrow_move_constructible_v<Entry>);
   struct Map {
     std::vector<Entry> entries;
   };
+  // The map of the shape's section `section`, made (with its parents) at its first key.
+  std::size_t open(std::size_t section);
   Map& section(const std::string& path);
   // The section holding `path`'s last key (its first `dot` characters): consecutive keys mostly
   // share one, which is then found without building its path.
@@ -63,6 +104,8 @@ class YamlDocument {
   std::unordered_map<std::string, std::size_t> index_;  // section path -> maps_ index
   std::string last_path_;                               // the section parent_of found last
   std::size_t last_map_ = kNoMap;
+  const YamlShape* shape_ = nullptr;
+  std::vector<std::size_t> opened_;  // by shape section: its maps_ index, kNoMap until opened
 };
 
 }  // namespace tiersim::config

@@ -1,7 +1,9 @@
 // The resolved-YAML writer must write exactly what yaml-cpp's emitter writes: the text is hashed,
 // and results databases find earlier runs by that hash.
 #include <catch2/catch.hpp>
+
 #include <yaml-cpp/yaml.h>
+#include <algorithm>
 
 #include <random>
 
@@ -121,28 +123,53 @@ TEST_CASE("a document built key by key is written as its yaml-cpp tree", "[confi
   // the emitter's for the tree with the same entries. Sections at random dotted paths, scalars
   // that need quoting, flow maps and sequences, and (rarely) a block map as a value, which the
   // writer hands to yaml-cpp.
+  // The same document put by index on a YamlShape of its paths (listed in another order, with
+  // paths it never puts) must be written the same.
   std::mt19937 rng(7);
   const std::vector<std::string> sections = {"hardware", "gpu", "policy", "a b", "x:y",
                                              "null",     "-",   "#c",     "k"};
   for (int i = 0; i < 2000; ++i) {
     YamlDocument doc;
     const int keys = static_cast<int>(rng() % 12);
+    std::vector<std::string> paths;
+    std::vector<YAML::Node> values;  // where is_node
+    std::vector<bool> is_node;
+    std::vector<std::string> scalars;
     for (int k = 0; k < keys; ++k) {
       std::string path;
       for (auto depth = rng() % 4; depth > 0; --depth)
         path += sections[rng() % sections.size()] + ".";
       path += kScalars[rng() % kScalars.size()] + std::to_string(k);
       const auto pick = rng() % 8;
-      if (pick == 0)
-        doc.put_node(path, random_flow(rng, 2));
-      else if (pick == 1)
-        doc.put_node(path, random_value(rng, 1));
+      paths.push_back(path);
+      values.push_back(pick == 0   ? random_flow(rng, 2)
+                       : pick == 1 ? random_value(rng, 1)
+                                   : YAML::Node());
+      is_node.push_back(pick <= 1);
+      scalars.push_back(kScalars[rng() % kScalars.size()]);
+      if (pick <= 1)
+        doc.put_node(path, values.back());
       else
-        doc.put_scalar(path, kScalars[rng() % kScalars.size()]);
+        doc.put_scalar(path, scalars.back());
     }
     const std::string expected = yaml_cpp(doc.tree());
     INFO(expected);
     REQUIRE(doc.text() == expected);
+
+    std::vector<std::string> listed = paths;
+    listed.push_back("unused.path");
+    std::reverse(listed.begin(), listed.end());
+    const YamlShape shape(listed);
+    YamlDocument by_index(shape);
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      const auto index = static_cast<std::size_t>(
+          std::find(listed.begin(), listed.end(), paths[k]) - listed.begin());
+      if (is_node[k])
+        by_index.put_node(index, values[k]);
+      else
+        by_index.put_scalar(index, scalars[k]);
+    }
+    REQUIRE(by_index.text() == expected);
   }
 }
 
