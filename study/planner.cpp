@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "common/format.hpp"
 #include "config/options.hpp"
@@ -336,6 +337,15 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   // Building every point is most of a pruned plan's time: a stop (Ctrl-C) is honoured here too,
   // not only between simulations.
   const auto stopped = [&] { return options.stop && *options.stop; };
+  // Points that resolve to the same scenario (e.g. an I/O path with no weights on NVMe) are one
+  // configuration: the first in space order stands for the others. Only it is checked: the
+  // others' checks would read the same values (over a third of opt66b-10tps's points). So only
+  // its scenario is kept: a point's is freed as soon as a point before it in space order is known
+  // to share its hash, mostly on the thread that made it, so that thousands of them are not
+  // all freed at the end (glibc frees another thread's blocks under that arena's lock).
+  std::vector<std::string> hash(n);
+  std::mutex first_mu;
+  std::unordered_map<std::string, std::size_t> first_seen;  // hash -> lowest point loaded so far
   study::parallel_for(n, options.threads, [&](std::size_t i) {
     if (stopped()) return;
     Candidate& c = cands[i];
@@ -347,15 +357,25 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       return;
     }
     verdict[i] = Verdict::kSurvivor;  // until checked below
+    hash[i] = c.scenario.hash;
+    std::size_t later = n;  // a point after this one that no longer stands for the hash
+    {
+      std::lock_guard lock(first_mu);
+      const auto [it, fresh] = first_seen.emplace(hash[i], i);
+      if (!fresh && it->second < i) {
+        later = i;  // an earlier point stands for this one
+      } else if (!fresh) {
+        later = it->second;  // this one stands for that one now
+        it->second = i;
+      }
+    }
+    if (later < n) cands[later].scenario = Scenario{};
   });
   if (stopped()) throw Interrupted("plan interrupted");
-  // Points that resolve to the same scenario (e.g. an I/O path with no weights on NVMe) are one
-  // configuration: the first in space order stands for the others. Only it is checked: the
-  // others' checks would read the same values (over a third of opt66b-10tps's points).
   std::map<std::string, std::size_t> first_of_hash;
   for (std::size_t i = 0; i < n; ++i) {
     if (verdict[i] == Verdict::kInvalid) continue;
-    const auto [it, fresh] = first_of_hash.emplace(cands[i].scenario.hash, i);
+    const auto [it, fresh] = first_of_hash.emplace(hash[i], i);
     if (fresh) continue;
     cands[it->second].equivalent.push_back(cands[i].point.label);
     verdict[i] = Verdict::kEquivalent;
@@ -368,6 +388,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       if (const CapacityReport cap = inference_capacity(c.scenario, em); !cap.fits) {
         verdict[i] = Verdict::kCapacity;
         reason[i] = "memory: does not fit (" + cap.shortfall + ")";
+        c.scenario = Scenario{};  // out of the race: only its hash is reported
         return;
       }
     }
@@ -387,6 +408,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
         pruned_by[i] = con.metric;
         reason[i] = std::string(exact ? "budget: " : "constraint: ") + con.metric + " " +
                     (exact ? "" : "at best ") + config::format_number(*v) + " " + limit_text(con);
+        c.scenario = Scenario{};  // out of the race: only its hash is reported
         return;
       }
     }
@@ -663,7 +685,10 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   for (std::size_t i : best) out.best.push_back(cands[i]);
   for (std::size_t i = 0; i < n; ++i) {
     const Candidate& c = cands[i];
-    PointVerdict v{c.point.label, c.scenario.hash, "", reason[i], std::nullopt};
+    // A point still holding its scenario reports that one's hash: a capacity search replaces it
+    // with the scenario at the rate it sustains.
+    PointVerdict v{c.point.label, c.scenario.hash.empty() ? hash[i] : c.scenario.hash, "",
+                   reason[i], std::nullopt};
     // A search of a point that does not fit says nothing its memory verdict does not.
     if (c.simulated && c.result.fits) v.capacity = c.capacity;
     if (c.feasible)
