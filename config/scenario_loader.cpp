@@ -262,8 +262,11 @@ std::string value_text(const Option& o, Scenario& s) {
   return YAML::Dump(option_yaml(o, s));
 }
 
-// The resolved YAML of `s`: every key that applies, as the loader resolved it, but those in
-// `left_out`.
+// The option's row in the table (scenario_options()).
+std::size_t row_of(const Option& o) {
+  return static_cast<std::size_t>(&o - scenario_options().data());
+}
+
 // The option table's paths as a YamlShape, worked out once (never destroyed, as field_name_of's).
 const YamlShape& option_shape() {
   static const YamlShape& kShape = *new YamlShape([] {
@@ -274,7 +277,8 @@ const YamlShape& option_shape() {
   return kShape;
 }
 
-std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left_out = {}) {
+// The resolved YAML of `s`: every key that applies, as the loader resolved it.
+std::string emit_resolved_yaml(Scenario& s) {
   YamlDocument doc(option_shape());
   std::string text;
   const bool has_nvme = s.hardware.nvme.count > 0;
@@ -288,8 +292,6 @@ std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left
   for (const Option& o : scenario_options()) {
     if (!(o.kinds & kind_bit(s.kind)) || option_unset(o, s)) continue;
     if (o.emit_when && !o.emit_when(s)) continue;
-    if (!left_out.empty() && std::find(left_out.begin(), left_out.end(), o.path) != left_out.end())
-      continue;
     const bool drive_field = o.path.rfind("hardware.nvme.", 0) == 0 && o.from_catalog;
     if (!has_nvme && o.path.rfind("hardware.nvme.", 0) == 0 && o.path != "hardware.nvme.count")
       continue;
@@ -302,11 +304,10 @@ std::string emit_resolved_yaml(Scenario& s, const std::vector<std::string>& left
         std::find(std::begin(kFlexGenReplacedKeys), std::end(kFlexGenReplacedKeys), o.path) !=
             std::end(kFlexGenReplacedKeys))
       continue;
-    const auto row = static_cast<std::size_t>(&o - scenario_options().data());
     if (option_scalar(o, s, text))
-      doc.put_scalar(row, std::move(text));
+      doc.put_scalar(row_of(o), std::move(text));
     else
-      doc.put_node(row, option_yaml(o, s));
+      doc.put_node(row_of(o), option_yaml(o, s));
   }
   return doc.text() + "\n";
 }
@@ -431,7 +432,7 @@ const std::string& field_name_of(const Option& o) {
     for (const Option& opt : scenario_options()) fields.push_back(field_name(opt.path));
     return fields;
   }());
-  return kFields[static_cast<std::size_t>(&o - scenario_options().data())];
+  return kFields[row_of(o)];
 }
 
 void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) {

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 
 namespace tiersim::config {
 namespace {
@@ -227,7 +228,7 @@ std::size_t YamlDocument::open(std::size_t s) {
   // Room for every entry the section may get: the section grows without moving its entries.
   maps_.back().entries.reserve(shape_->sections_[s].entries);
   Entry e;
-  e.shape_key = &shape_->sections_[s].key;
+  e.key = &shape_->sections_[s].key;
   e.map = child;
   maps_[parent].entries.push_back(std::move(e));
   opened_[s] = child;
@@ -237,7 +238,7 @@ std::size_t YamlDocument::open(std::size_t s) {
 void YamlDocument::put_scalar(std::size_t shape_path, std::string text) {
   const std::size_t map = open(shape_->section_of_[shape_path]);
   Entry e;
-  e.shape_key = &shape_->key_of_[shape_path];
+  e.key = &shape_->key_of_[shape_path];
   e.scalar = std::move(text);
   maps_[map].entries.push_back(std::move(e));
 }
@@ -245,66 +246,21 @@ void YamlDocument::put_scalar(std::size_t shape_path, std::string text) {
 void YamlDocument::put_node(std::size_t shape_path, const YAML::Node& value) {
   const std::size_t map = open(shape_->section_of_[shape_path]);
   Entry e;
-  e.shape_key = &shape_->key_of_[shape_path];
+  e.key = &shape_->key_of_[shape_path];
   e.node = nodes_.size();
   nodes_.push_back(value);
   maps_[map].entries.push_back(std::move(e));
-}
-
-YamlDocument::Map& YamlDocument::section(const std::string& path) {
-  if (path.empty()) return maps_.front();
-  if (auto it = index_.find(path); it != index_.end()) return maps_[it->second];
-  const auto dot = path.rfind('.');
-  const std::size_t parent =
-      &section(dot == std::string::npos ? std::string() : path.substr(0, dot)) - maps_.data();
-  const std::size_t child = maps_.size();
-  maps_.emplace_back();
-  Entry e;
-  e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
-  e.map = child;
-  maps_[parent].entries.push_back(std::move(e));
-  index_.emplace(path, child);
-  return maps_[child];
-}
-
-YamlDocument::Map& YamlDocument::parent_of(const std::string& path, std::size_t dot) {
-  const std::size_t len = dot == std::string::npos ? 0 : dot;
-  if (last_map_ != kNoMap && last_path_.size() == len && path.compare(0, len, last_path_) == 0)
-    return maps_[last_map_];
-  last_path_.assign(path, 0, len);
-  const std::size_t map = static_cast<std::size_t>(&section(last_path_) - maps_.data());
-  last_map_ = map;
-  return maps_[map];
-}
-
-void YamlDocument::put_scalar(const std::string& path, std::string text) {
-  const auto dot = path.rfind('.');
-  Map& parent = parent_of(path, dot);
-  Entry e;
-  e.key.assign(path, dot == std::string::npos ? 0 : dot + 1);
-  e.scalar = std::move(text);
-  parent.entries.push_back(std::move(e));
-}
-
-void YamlDocument::put_node(const std::string& path, const YAML::Node& value) {
-  const auto dot = path.rfind('.');
-  Map& parent = parent_of(path, dot);
-  Entry e;
-  e.key = path.substr(dot == std::string::npos ? 0 : dot + 1);
-  e.node = nodes_.size();
-  nodes_.push_back(value);
-  parent.entries.push_back(std::move(e));
 }
 
 YAML::Node YamlDocument::tree(std::size_t map) const {
   YAML::Node out(YAML::NodeType::Map);
   for (const Entry& e : maps_[map].entries) {
     if (e.map != kNoMap)
-      out.force_insert(e.name(), tree(e.map));
+      out.force_insert(e.key->name, tree(e.map));
     else if (e.node != kNoNode)
-      out.force_insert(e.name(), nodes_[e.node]);
+      out.force_insert(e.key->name, nodes_[e.node]);
     else
-      out.force_insert(e.name(), YAML::Node(e.scalar));
+      out.force_insert(e.key->name, YAML::Node(e.scalar));
   }
   return out;
 }
@@ -313,10 +269,7 @@ YAML::Node YamlDocument::tree(std::size_t map) const {
 bool YamlDocument::write_map(std::size_t map, int indent, std::string& out) const {
   for (const Entry& e : maps_[map].entries) {
     new_line(indent, out);
-    if (e.shape_key)
-      out += e.shape_key->written;
-    else
-      scalar_text(e.key, Context::kBlock, out);
+    out += e.key->written;
     out += ':';
     if (e.map != kNoMap) {
       // A section always has an entry below it (put_* creates sections for their keys only).

@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 namespace tiersim::config {
@@ -53,23 +52,18 @@ class YamlShape {
 // A block map built key by key at dotted paths, written as write_yaml writes the yaml-cpp tree
 // with the same entries (tree()), without building that tree: every scenario load writes its
 // resolved YAML this way, and the tree's nodes were a quarter of a sweep point's load. Sections
-// appear in the order of the first key written below them; each path is written once. Keys are
-// given by their path, or, on a document made on a YamlShape, by the path's index in it (the
-// same document either way; one document takes one of the two).
+// appear in the order of the first key written below them; each path is written once. A path is
+// given by its index in the document's YamlShape, which must outlive the document.
 class YamlDocument {
  public:
-  YamlDocument() : maps_(1) {}
-  // Keys by index in `shape`, which must outlive the document.
   explicit YamlDocument(const YamlShape& shape)
       : maps_(1), shape_(&shape), opened_(shape.sections_.size(), kNoMap) {
     opened_[YamlShape::kDocument] = 0;
     maps_.reserve(shape.sections_.size());
     maps_.front().entries.reserve(shape.sections_[YamlShape::kDocument].entries);
   }
-  void put_scalar(const std::string& path, std::string text);       // a scalar (its text)
-  void put_node(const std::string& path, const YAML::Node& value);  // a flow map or a sequence
-  void put_scalar(std::size_t shape_path, std::string text);        // by index in the shape
-  void put_node(std::size_t shape_path, const YAML::Node& value);
+  void put_scalar(std::size_t shape_path, std::string text);        // a scalar (its text)
+  void put_node(std::size_t shape_path, const YAML::Node& value);   // a flow map or a sequence
   std::string text() const;                                         // write_yaml(tree())
   YAML::Node tree() const { return tree(0); }
 
@@ -80,12 +74,10 @@ class YamlDocument {
   // them (a YAML::Node member made the move throwing, and std::vector then copies): a scenario's
   // resolved YAML puts about a hundred scalars, and a plan writes thousands of them.
   struct Entry {
-    std::string key;
-    const YamlShape::Key* shape_key = nullptr;  // the key in the shape, instead of `key`
-    std::size_t map = kNoMap;                   // a section: maps_[map]
-    std::size_t node = kNoNode;                 // a flow map or sequence: nodes_[node]
+    const YamlShape::Key* key = nullptr;  // in the shape
+    std::size_t map = kNoMap;             // a section: maps_[map]
+    std::size_t node = kNoNode;           // a flow map or sequence: nodes_[node]
     std::string scalar;
-    const std::string& name() const { return shape_key ? shape_key->name : key; }
   };
   static_assert(std::is_nothrow_move_constructible_v<Entry>);
   struct Map {
@@ -93,18 +85,11 @@ class YamlDocument {
   };
   // The map of the shape's section `section`, made (with its parents) at its first key.
   std::size_t open(std::size_t section);
-  Map& section(const std::string& path);
-  // The section holding `path`'s last key (its first `dot` characters): consecutive keys mostly
-  // share one, which is then found without building its path.
-  Map& parent_of(const std::string& path, std::size_t dot);
   YAML::Node tree(std::size_t map) const;
   bool write_map(std::size_t map, int indent, std::string& out) const;
-  std::vector<Map> maps_;                               // [0] the document
-  std::vector<YAML::Node> nodes_;                       // put_node's values
-  std::unordered_map<std::string, std::size_t> index_;  // section path -> maps_ index
-  std::string last_path_;                               // the section parent_of found last
-  std::size_t last_map_ = kNoMap;
-  const YamlShape* shape_ = nullptr;
+  std::vector<Map> maps_;          // [0] the document
+  std::vector<YAML::Node> nodes_;  // put_node's values
+  const YamlShape* shape_;
   std::vector<std::size_t> opened_;  // by shape section: its maps_ index, kNoMap until opened
 };
 

@@ -123,13 +123,12 @@ TEST_CASE("a document built key by key is written as its yaml-cpp tree", "[confi
   // the emitter's for the tree with the same entries. Sections at random dotted paths, scalars
   // that need quoting, flow maps and sequences, and (rarely) a block map as a value, which the
   // writer hands to yaml-cpp.
-  // The same document put by index on a YamlShape of its paths (listed in another order, with
-  // paths it never puts) must be written the same.
+  // The same document on a YamlShape that lists its paths in another order, with paths it never
+  // puts, must be written the same.
   std::mt19937 rng(7);
   const std::vector<std::string> sections = {"hardware", "gpu", "policy", "a b", "x:y",
                                              "null",     "-",   "#c",     "k"};
   for (int i = 0; i < 2000; ++i) {
-    YamlDocument doc;
     const int keys = static_cast<int>(rng() % 12);
     std::vector<std::string> paths;
     std::vector<YAML::Node> values;  // where is_node
@@ -147,10 +146,14 @@ TEST_CASE("a document built key by key is written as its yaml-cpp tree", "[confi
                                    : YAML::Node());
       is_node.push_back(pick <= 1);
       scalars.push_back(kScalars[rng() % kScalars.size()]);
-      if (pick <= 1)
-        doc.put_node(path, values.back());
+    }
+    const YamlShape in_order(paths);
+    YamlDocument doc(in_order);
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      if (is_node[k])
+        doc.put_node(k, values[k]);
       else
-        doc.put_scalar(path, scalars.back());
+        doc.put_scalar(k, scalars[k]);
     }
     const std::string expected = yaml_cpp(doc.tree());
     INFO(expected);
