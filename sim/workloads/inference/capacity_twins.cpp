@@ -1,11 +1,11 @@
 // The inference workload's answer to "which inputs does a run read only through its capacity
 // report" (WorkloadOps::capacity_only_keys, with_capacity; sim/simulate.hpp simulate_like), so a
 // study runs scenarios that differ in them alone once.
-#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "model/capacity.hpp"
+#include "model/layout.hpp"
 #include "model/perf.hpp"
 #include "model/weight_stream.hpp"
 #include "sim/workloads/inference/inference.hpp"
@@ -36,20 +36,20 @@ std::vector<std::string> inference_capacity_only_keys(const Scenario& scenario) 
 RunResult inference_with_capacity(const Scenario& scenario, const SimOptions& options,
                                   const RunResult& twin) {
   // The report InferenceSim::run makes: the same call on the same execution model.
-  const CapacityReport cap =
-      inference_capacity(scenario, with_stack(options.exec, scenario.policy.stack));
+  const ExecutionModel em = with_stack(options.exec, scenario.policy.stack);
+  const CapacityReport cap = inference_capacity(scenario, em);
   // Not fitting, the run stops at the report: it is quickly made again.
   if (!cap.fits) return simulate_inference(scenario, options);
   RunResult result = twin;
   result.memory = cap.tiers;
   result.fits = cap.fits;
   result.shortfall = cap.shortfall;
-  // The rate at the transfer InferenceSim::run works out (weight_stream_point: nothing on the
-  // drives, so a transfer of 0 bytes by each data-parallel reader).
+  // The rate InferenceSim::run reports: its weight-stream point's, on the same execution model
+  // and modules.
   if (idle_drives(scenario))
     set_nvme_read_rate(
-        result, nvme_transfer_timing(scenario, 0.0, std::max(1, scenario.policy.parallelism.data))
-                    .read_gbps);
+        result, weight_stream_point(scenario, em, weight_modules(scenario.model, scenario.policy))
+                    .nvme.read_gbps);
   return result;
 }
 
