@@ -105,6 +105,18 @@ double ModuleStream::nvme_bytes() const {
   return b;
 }
 
+bool same_module_stream(const WeightModule& a, const WeightModule& b) {
+  if (a.kind != b.kind || a.tensors.size() != b.tensors.size()) return false;
+  for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+    const WeightTensor &x = a.tensors[i], &y = b.tensors[i];
+    if (x.name != y.name || x.elements != y.elements || x.bytes != y.bytes ||
+        x.quantized != y.quantized || x.expert != y.expert ||
+        x.largest_part_elements != y.largest_part_elements)
+      return false;
+  }
+  return true;
+}
+
 ModuleStream module_stream(const WeightStreamPoint& pt, const WeightModule& mod,
                            double experts_hit) {
   ModuleStream m;

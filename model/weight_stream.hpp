@@ -152,6 +152,10 @@ struct ModuleStream {
 };
 ModuleStream module_stream(const WeightStreamPoint& pt, const WeightModule& mod,
                            double experts_hit = kEveryExpert);
+// True when module_stream gives `a` and `b` the same stream at any point: the same kind (the
+// gather's copies are per kind and tensor position) and the same tensors. The layers of a dense
+// model are alike, so a stream worked out for one serves the others.
+bool same_module_stream(const WeightModule& a, const WeightModule& b);
 
 // A module's fetch by the fetch process alone, without contention (the serving workload's rule):
 // the process's serial chain (per-tensor overhead, each NVMe read, with GDS the read and its link

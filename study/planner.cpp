@@ -129,20 +129,6 @@ bool dominates(const std::vector<double>& a, const std::vector<double>& b, const
   return strictly;
 }
 
-// Two modules whose streams module_stream makes alike: the same kind (the gather's copies are
-// per kind and tensor position) and the same tensors.
-bool same_stream_inputs(const WeightModule& a, const WeightModule& b) {
-  if (a.kind != b.kind || a.tensors.size() != b.tensors.size()) return false;
-  for (std::size_t i = 0; i < a.tensors.size(); ++i) {
-    const WeightTensor &x = a.tensors[i], &y = b.tensors[i];
-    if (x.name != y.name || x.elements != y.elements || x.bytes != y.bytes ||
-        x.quantized != y.quantized || x.expert != y.expert ||
-        x.largest_part_elements != y.largest_part_elements)
-      return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 PlanSpec parse_plan_text(const std::string& text, const std::string& file) {
@@ -256,12 +242,12 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
     double h2d_pass_s = 0, nvme_pass_s = 0, fetch_pass_s = 0;
     if (streamed > 0) {
       const double experts_hit = stream_experts_hit(m, p, pass_tokens);
-      // A module's stream depends on its kind and tensors alone (module_stream): the layers of a
-      // dense model are one stream, worked out once, and still summed tensor by tensor in order.
+      // The layers of a dense model are one stream (same_module_stream), worked out once and
+      // still summed tensor by tensor in order.
       const WeightModule* last = nullptr;
       ModuleStream ms;
       for (const auto& mod : modules) {
-        if (!last || !same_stream_inputs(*last, mod)) ms = module_stream(stream, mod, experts_hit);
+        if (!last || !same_module_stream(*last, mod)) ms = module_stream(stream, mod, experts_hit);
         last = &mod;
         for (const TensorStream& t : ms.tensors) {
           h2d_pass_s += (t.nvme_bytes + t.cpu_bytes) / tp / stream.link_bytes_per_s;
@@ -372,14 +358,14 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     if (later < n) cands[later].scenario = Scenario{};
   });
   if (stopped()) throw Interrupted("plan interrupted");
-  std::map<std::string, std::size_t> first_of_hash;
+  // Every point loaded, first_seen holds the first point in space order of each hash.
   for (std::size_t i = 0; i < n; ++i) {
     if (verdict[i] == Verdict::kInvalid) continue;
-    const auto [it, fresh] = first_of_hash.emplace(hash[i], i);
-    if (fresh) continue;
-    cands[it->second].equivalent.push_back(cands[i].point.label);
+    const std::size_t first = first_seen.at(hash[i]);
+    if (first == i) continue;
+    cands[first].equivalent.push_back(cands[i].point.label);
     verdict[i] = Verdict::kEquivalent;
-    reason[i] = "the same configuration as " + cands[it->second].point.label;
+    reason[i] = "the same configuration as " + cands[first].point.label;
   }
   study::parallel_for(n, options.threads, [&](std::size_t i) {
     if (verdict[i] != Verdict::kSurvivor) return;
