@@ -623,8 +623,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       // on it, so hosts are ranked apart (issue 33).
       const auto twin = std::find_if(best.begin(), best.end(), [&](std::size_t j) {
         return cands[j].scenario.hardware.host.name == c.scenario.hardware.host.name &&
-               sweep::differ_in_hardware_only(cands[j].point.label, c.point.label) &&
-               sim::same_timings(cands[j].result.metrics, c.result.metrics);
+               sim::same_timings(cands[j].result.metrics, c.result.metrics) &&
+               sweep::differ_in_hardware_only(cands[j].point.label, c.point.label);
       });
       if (twin != best.end()) {
         const std::size_t j = *twin;

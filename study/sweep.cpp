@@ -3,10 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <exception>
@@ -15,7 +15,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "config/options.hpp"
@@ -297,20 +297,56 @@ Scenario load_point(const PointSpace& space, const Point& point, const config::C
   return space.base ? space.base->load(opts) : config::load_scenario(space.base_path, opts);
 }
 
+namespace {
+
+// Calls `f` with each space-separated item of `label`, in order (as `>>` reads them), without
+// copying the label: the planner compares the labels of many pairs of points.
+// `separators`: where one item ends (white space for the items compared; a label's own items are
+// joined by single spaces).
+template <typename F>
+void for_each_item(std::string_view label, F&& f, std::string_view separators = " \t\n\v\f\r") {
+  for (std::size_t at = label.find_first_not_of(separators); at != std::string_view::npos;) {
+    const std::size_t end = std::min(label.find_first_of(separators, at), label.size());
+    if (!f(label.substr(at, end - at))) return;
+    at = label.find_first_not_of(separators, end);
+  }
+}
+
+// Whether `item` (no white space in it) stands between spaces in `label`.
+bool has_item(std::string_view label, std::string_view item) {
+  bool found = false;
+  for_each_item(
+      label,
+      [&](std::string_view own) {
+        found = own == item;
+        return !found;
+      },
+      " ");
+  return found;
+}
+
+}  // namespace
+
 std::string label_items_not_in(const std::string& a, const std::string& b) {
   std::string t;
-  std::istringstream items(a);
-  const std::string own = " " + b + " ";
-  for (std::string item; items >> item;)
-    if (own.find(" " + item + " ") == std::string::npos) t += (t.empty() ? "" : " ") + item;
+  for_each_item(a, [&](std::string_view item) {
+    if (!has_item(b, item)) (t += t.empty() ? "" : " ") += item;
+    return true;
+  });
   return t;
 }
 
 bool differ_in_hardware_only(const std::string& a, const std::string& b) {
-  std::istringstream items(label_items_not_in(a, b) + " " + label_items_not_in(b, a));
-  for (std::string item; items >> item;)
-    if (item.rfind("hardware.", 0) != 0 || item.rfind("hardware.host.model=", 0) == 0) return false;
-  return true;
+  const auto hardware_only = [](std::string_view from, std::string_view other) {
+    bool only = true;
+    for_each_item(from, [&](std::string_view item) {
+      if (has_item(other, item)) return true;
+      only = item.starts_with("hardware.") && !item.starts_with("hardware.host.model=");
+      return only;
+    });
+    return only;
+  };
+  return hardware_only(a, b) && hardware_only(b, a);
 }
 
 void check_axis_values(const PointSpace& space, const config::Catalog& catalog) {
