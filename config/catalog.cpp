@@ -145,7 +145,7 @@ LlmSpec model_from_hf_config(const LlmSpec& entry, const YNode& root, const std:
   for (const auto& [k, v] : entry.sources)
     if (k == "published_params_b" || k == "hf_config") m.sources[k] = v;
   // Sources name the file as the catalog names it, not by this machine's path.
-  for (auto& [k, v] : m.sources)
+  for (auto& [k, v] : m.sources.edit())
     if (v.rfind("hf_config " + dir + "/", 0) == 0)
       v = "hf_config " + v.substr(std::string("hf_config " + dir + "/").size());
   return m;
@@ -485,10 +485,11 @@ class TextReader {
     TextReader body(get());
     // Written from the map in key order: each entry goes at the end, without a search (an
     // out-of-order one, which the writer never makes, still lands where it belongs).
+    SourceMap::Map& sources = spec.sources.edit();
     for (std::size_t n = body.count(); n > 0; --n) {
       std::string key = body.text();
       std::string value = body.text();
-      spec.sources.insert_or_assign(spec.sources.end(), std::move(key), std::move(value));
+      sources.insert_or_assign(sources.end(), std::move(key), std::move(value));
     }
     for (const auto& f : fields) body.set_field(f, spec);
     if (!body.at_end())

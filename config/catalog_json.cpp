@@ -27,7 +27,7 @@ nlohmann::json spec_json(const T& spec, const std::vector<SpecField<T>>& fields)
         },
         f.member);
   }
-  j["sources"] = spec.sources;
+  j["sources"] = spec.sources.map();
   return j;
 }
 

@@ -5,13 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "model/source_map.hpp"
 #include "model/ssd_model.hpp"
 
 namespace tiersim {
-
-// Where each number of a catalog entry came from: field name -> source text. A source that starts
-// with "estimate" marks a value derived by calculation rather than published.
-using SourceMap = std::map<std::string, std::string>;
 
 struct GpuSpec {
   std::string name;
