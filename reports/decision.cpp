@@ -284,9 +284,15 @@ std::string band_text(const ErrorBand& b) {
   if (!b.pct)
     return "unvalidated: no published measurement covers its kind of configuration (" + b.group +
            ")" + unanchored;
+  // A band from fewer rows than back a margin says so in full, not only in the short forms: one
+  // published row gives a figure, not an error distribution.
+  const std::string few = b.measurements < ErrorBand::kMinRowsToBackMargin
+                              ? "; from " + std::to_string(b.measurements) + " published " +
+                                    (b.measurements == 1 ? "row" : "rows") + " only"
+                              : "";
   return "+-" + format::fixed(*b.pct, 1) + " % (out-of-sample validation error of group " +
          b.group + ", leave-one-source-out, never below in-sample" +
-         (b.provisional ? ", provisional" : "") + ")" + unanchored;
+         (b.provisional ? ", provisional" : "") + few + ")" + unanchored;
 }
 
 namespace {

@@ -74,7 +74,8 @@ void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
                       std::size_t out_of_sample_rows, double out_of_sample_pct, bool provisional);
 
 // The band in words: "+-9.5 % (out-of-sample validation error of group ZeRO-Inference, ...)",
-// or why there is none, then the unvalidated parts.
+// "...; from 1 published row only)" where the group has fewer than kMinRowsToBackMargin, or why
+// there is none, then the unvalidated parts.
 std::string band_text(const ErrorBand& b);
 // The band in a few characters: "+-12.3 %", "unvalidated" (no band) or "no error band" (made
 // without the validation), for the runner-up, lists and table cells.

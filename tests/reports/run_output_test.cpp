@@ -176,6 +176,13 @@ TEST_CASE("run output quotes its group's error band and names what is unvalidate
   CHECK(j["group"] == band.group);
   CHECK(j["text"] == reports::accuracy_text(band));
 
+  // A group of fewer published rows than back a margin says how few, in full as in short.
+  reports::ErrorBand few = band;
+  few.measurements = 1;
+  CHECK(reports::accuracy_text(few).find("; from 1 published row only)") != std::string::npos);
+  few.measurements = reports::ErrorBand::kMinRowsToBackMargin;
+  CHECK(reports::accuracy_text(few).find("published row") == std::string::npos);
+
   // A GPU no published row runs on.
   const Scenario b200 = reference({"hardware.gpu.model=B200"});
   const reports::ErrorBand unanchored = reports::error_band(reports::run_accuracy_of(b200, data));
