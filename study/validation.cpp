@@ -32,10 +32,11 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   // parallel): a mechanism the one-GPU rows do not test. So do ranks whose partitions stay in
   // their own GPU memory (no offload): each layer is still gathered from every rank.
   if (p.parallelism.data > 1) return "ZeRO-Inference data parallel";
-  // No offload: the serving-stack rows measure fused-kernel engines (model/stack.hpp); eager
-  // PyTorch without offload shares neither their kernels nor ZeRO-Inference's transfers.
+  // No offload: the serving-stack rows measure fused-kernel engines (model/stack.hpp: their own
+  // GEMM rate, epilogues fused); eager PyTorch without offload, fused attention (SDPA) or not,
+  // shares neither their kernels nor ZeRO-Inference's transfers.
   if (p.weights.gpu >= 1.0 && p.kv_cache.gpu >= 1.0)
-    return p.stack.fused_attention ? "serving stack" : "eager, no offload";
+    return p.stack.gemm_efficiency ? "serving stack" : "eager, no offload";
   // Offload without ZeRO-3's partitioned parameters: Accelerate's hooks copy every tensor of a
   // module each time it runs (model/stack.hpp zero3_partitioning), a path the ZeRO-Inference rows
   // do not test.

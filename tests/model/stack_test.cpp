@@ -133,6 +133,15 @@ TEST_CASE("fused attention removes the s^2 score working set from prefill", "[mo
   CHECK(fused_4k < 2.0 * fused_2k);
   CHECK(fused_2k < eager_2k);
   CHECK((eager_4k - fused_4k) == Approx(4.0 * (eager_2k - fused_2k)));
+  // Transformers' SDPA attention (hf-sdpa) keeps no score matrix either: the same peak as the
+  // fused engines, while its kernels and launches stay eager PyTorch's.
+  CHECK(activations("hf-sdpa", 2048) == fused_2k);
+  CHECK(activations("hf-sdpa", 4096) == fused_4k);
+  const ExecutionStack& sdpa = execution_stack("hf-sdpa");
+  CHECK(sdpa.fused_attention);
+  CHECK_FALSE(sdpa.gemm_efficiency);
+  CHECK_FALSE(sdpa.layer_overhead_s);
+  CHECK(sdpa.fused_dequant == execution_stack(kDefaultStackName).fused_dequant);
 }
 
 TEST_CASE("no stack charges per-step host work without a published, serialised figure",

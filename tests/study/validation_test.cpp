@@ -121,6 +121,9 @@ policy: {weights: nvme, kv_cache: gpu}
   CHECK(validation::reference_group(s, r) == "eager, no offload");
   s = test::load_yaml(nvme, {"policy.weights=gpu", "policy.stack=optimized"});
   CHECK(validation::reference_group(s, r) == "serving stack");
+  // Eager PyTorch with fused (SDPA) attention is still eager: not an engine of those rows.
+  s = test::load_yaml(nvme, {"policy.weights=gpu", "policy.stack=hf-sdpa"});
+  CHECK(validation::reference_group(s, r) == "eager, no offload");
   // Offload by Accelerate's hooks (no ZeRO-3 partitions): not what the ZeRO-Inference rows test.
   s = test::load_yaml(nvme, {"policy.weights=cpu", "policy.stack=hf-accelerate"});
   CHECK(validation::reference_group(s, r) == "Accelerate offload");
