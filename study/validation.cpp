@@ -12,6 +12,7 @@
 #include "config/scenario_loader.hpp"
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
+#include "model/perf.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
 #include "study/accuracy.hpp"
@@ -23,6 +24,13 @@ namespace tiersim::validation {
 
 std::string reference_group(const Scenario& s, const Reference& r) {
   if (!r.group.empty()) return r.group;
+  // Token generation split over GPUs that reach each other over PCIe alone: every layer waits
+  // for two all-reduces on a link an order of magnitude slower than NVLink, a mechanism no
+  // one-GPU or NVLink row tests. Its rows (`group: tensor parallel over PCIe`, serving under load
+  // and offline alike) are the evidence for such a run, whatever its workload.
+  if (has_capability(s, kCapGeneratesTokens) && s.policy.parallelism.tensor > 1 &&
+      peer_link_kind(s.hardware.gpu, s.hardware.host) != PeerLinkKind::kNvlink)
+    return "tensor parallel over PCIe";
   // The workload's own group (sim/workloads/<name>/traits.cpp), else the policy's.
   const std::string_view group = workload_traits(s.kind).reference_group;
   if (!group.empty()) return std::string(group);

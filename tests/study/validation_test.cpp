@@ -133,11 +133,29 @@ policy: {weights: nvme, kv_cache: gpu}
       "name: g\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
       "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
   CHECK(validation::reference_group(serving, Reference{}) == "serving under load");
+  // Tokens generated with tensor parallelism over PCIe (no NVLink), serving or not: the group of
+  // that mechanism's rows. Over NVLink, or on one GPU, the workload's or the policy's group.
+  const std::string pcie_tp2 =
+      "name: g\nhardware: {gpu: {model: RTX-PRO-6000-Blackwell-Server, count: 2}}\n"
+      "model: {name: llama-3-8b}\npolicy: {stack: optimized, parallelism: {tensor: 2}}\n";
+  CHECK(validation::reference_group(
+            test::load_yaml(pcie_tp2 + "workload: {kind: serving, arrival_rate: 1, requests: 2}\n"),
+            Reference{}) == "tensor parallel over PCIe");
+  CHECK(validation::reference_group(
+            test::load_yaml(
+                pcie_tp2 +
+                "workload: {kind: inference, batch: 8, prompt_tokens: 64, gen_tokens: 4}\n"),
+            Reference{}) == "tensor parallel over PCIe");
+  const Scenario nvlink_tp2 = test::load_yaml(
+      "name: g\nhardware: {gpu: {model: H100-SXM, count: 2}}\nmodel: {name: llama-3-8b}\n"
+      "policy: {stack: optimized, parallelism: {tensor: 2}}\n"
+      "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
+  CHECK(validation::reference_group(nvlink_tp2, Reference{}) == "serving under load");
   // Every group reference_group derives is defined in groups.yaml.
   const validation::ValidationData data = validation::load_validation_data("");
-  for (const char* g :
-       {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
-        "ZeRO-Inference data parallel", "I/O", "checkpoint", "training", "Accelerate offload"})
+  for (const char* g : {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load",
+                        "eager, no offload", "ZeRO-Inference data parallel", "I/O", "checkpoint",
+                        "training", "Accelerate offload", "tensor parallel over PCIe"})
     CHECK(data.group(g));
 }
 
