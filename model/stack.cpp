@@ -274,18 +274,18 @@ const std::vector<ExecutionStack>& stack_table() {
 
     // Hugging Face transformers 4.36 and later on PyTorch 2.1.1 or later (offloading, where the
     // scenario offloads, as the default stack does): attention runs in PyTorch's
-    // scaled_dot_product_attention,
-    // which transformers uses by default where the model has an implementation and torch >=
-    // 2.1.1 (transformers docs, GPU inference, "PyTorch scaled dot product attention", v4.45 to
-    // v4.49). SDPA dispatches to its FlashAttention-2 kernel (sm80 and later, fp16/bf16) or its
-    // memory-efficient kernel (older GPUs, or an explicit attention mask, which transformers
-    // passes for padded batches); neither writes the s x s score matrix to GPU memory (PyTorch
-    // docs, torch.nn.functional.scaled_dot_product_attention: "three supported
-    // implementations", of which only the C++ math fallback materialises it). So prefill keeps no
-    // score matrix, and its attention runs at the GEMM rate (which SDPA's kernel reaches is not
-    // published by GPU here). Everything else is eager PyTorch as the default stack runs it:
-    // kernel launches per layer, dequantisation, grouped-query attention expanded to every
-    // query head (transformers' repeat_kv before the SDPA call).
+    // scaled_dot_product_attention, which transformers uses by default where the model has an
+    // implementation and torch >= 2.1.1 (transformers docs, GPU inference, "PyTorch scaled dot
+    // product attention", v4.45 to v4.49). SDPA dispatches to its FlashAttention-2 kernel (sm80
+    // and later, fp16/bf16) or its memory-efficient kernel (older GPUs, or an explicit attention
+    // mask, which transformers passes for padded batches); neither writes the s x s score matrix
+    // to GPU memory (PyTorch docs, torch.nn.functional.scaled_dot_product_attention: "three
+    // supported implementations", of which only the C++ math fallback materialises it). So
+    // prefill keeps no score matrix, and its attention runs at the GEMM rate (which rate SDPA's
+    // kernels reach by GPU is not published here). Everything else is the default stack's:
+    // kernel launches per layer, dequantisation, and decode attention reading each KV head once
+    // (the expanded copy transformers' repeat_kv makes of K and V for grouped-query models before
+    // the SDPA call is left out, as it is for the default stack).
     ExecutionStack sdpa = based_on(
         hf, "hf-sdpa",
         "eager PyTorch, Hugging Face transformers 4.36 or later with its default SDPA attention "
