@@ -12,7 +12,7 @@ namespace {
 // Scenario keys that are not catalog fields carry no provenance entry: tell a default from a
 // value the scenario gave by comparing with the option table's default.
 std::string plain_source(const Scenario& s, const std::string& key, double value) {
-  if (auto it = s.provenance.find(key); it != s.provenance.end()) return it->second;
+  if (auto source = s.provenance.source(key)) return *source;
   const Option* o = find_option(key, s.kind);
   if (o && !o->default_text.empty()) {
     try {

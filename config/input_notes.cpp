@@ -10,8 +10,7 @@ namespace {
 
 // Where the loader says a drive key came from ("catalog: <source>", "override", "default").
 std::string source_of(const Scenario& s, const std::string& key) {
-  const auto it = s.provenance.find(key);
-  return it == s.provenance.end() ? std::string("default") : it->second;
+  return s.provenance.source(key).value_or("default");
 }
 
 // One drive's price as people read it, with where it came from (config/scenario_loader.cpp

@@ -115,9 +115,8 @@ std::vector<Option> build_table() {
   for (auto& o : t)
     if (o.path == "hardware.gpu.fp8_tflops")
       o.emit_when = [](const Scenario& s) {
-        const auto it = s.provenance.find("hardware.gpu.fp8_tflops");
         return s.policy.stack.fp8_gemm_efficiency > 0 ||
-               (it != s.provenance.end() && it->second == "override");
+               s.provenance.source("hardware.gpu.fp8_tflops") == "override";
       };
 
   t.push_back(resolving(
@@ -198,9 +197,7 @@ std::vector<Option> build_table() {
   for (auto& o : t)
     if (o.path == "model.hf_config")
       o.emit_when = [](const Scenario& s) {
-        const auto it = s.provenance.find("model.hf_config");
-        return !s.model.hf_config.empty() && it != s.provenance.end() &&
-               it->second == "override";
+        return !s.model.hf_config.empty() && s.provenance.source("model.hf_config") == "override";
       };
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.

@@ -449,24 +449,19 @@ void Loader::apply_one(const Option& o, const Given* g, const Catalog& catalog) 
   if (o.from_catalog) {
     SourceMap* sources = sources_for(s_, o.path);
     const std::string& field = field_name_of(o);
-    const auto src = sources->find(field);
-    // A field read from a config.json says so itself (config/hf_config.cpp).
-    std::string catalog_prov =
-        src == sources->end()                  ? std::string("default")
-        : src->second.rfind("hf_config ", 0) == 0 ? src->second
-                                               : "catalog: " + src->second;
     if (g) {
       const std::string before = value_text(o, s_);
       read_given(*g, o);
       // A value equal to the catalog's keeps the catalog's provenance: that is what makes the
       // resolved YAML (every value inlined) load back into an identical Scenario.
       if (value_text(o, s_) != before) {
-        s_.provenance[o.path] = "override";
+        s_.provenance.set(o.path, "override");
         (*sources)[field] = "override";
         return;
       }
     }
-    s_.provenance.insert_or_assign(o.path, std::move(catalog_prov));
+    // The catalog's source for the field, read when the entry is (model/provenance.hpp).
+    s_.provenance.set_catalog(o.path, *sources, field);
     return;
   }
   if (g) {
@@ -537,10 +532,10 @@ void Loader::apply_hf_config(const Given& g) {
     spec.name = p.filename() == "config.json" && p.has_parent_path()
                     ? p.parent_path().filename().string()
                     : p.stem().string();
-    s_.provenance["model.name"] = "hf_config: " + path;
+    s_.provenance.set("model.name", "hf_config: " + path);
   }
   s_.model = std::move(spec);
-  s_.provenance["model.hf_config"] = "override";
+  s_.provenance.set("model.hf_config", "override");
 }
 
 // A profile used without hardware.nvme.model may name the catalog drive it measured
@@ -562,7 +557,7 @@ void Loader::drive_from_profile(const Catalog& catalog) {
   }
   own_.given["hardware.nvme.model"] =
       Given{value_node(profile.catalog_drive, path), "", false, nullptr};
-  s_.provenance["hardware.nvme.model"] = "profile: " + path + " (catalog_drive)";
+  s_.provenance.set("hardware.nvme.model", "profile: " + path + " (catalog_drive)");
 }
 
 void Loader::resolve_nvme() {
@@ -577,8 +572,7 @@ void Loader::resolve_nvme() {
                     "hardware.nvme.profile)");
     });
     nvme = NvmeArray{};
-    for (auto it = s_.provenance.begin(); it != s_.provenance.end();)
-      it = it->first.rfind("hardware.nvme.", 0) == 0 ? s_.provenance.erase(it) : std::next(it);
+    s_.provenance.erase_prefix("hardware.nvme.");
     return;
   }
   if (!nvme.profile_path.empty()) {
@@ -586,7 +580,7 @@ void Loader::resolve_nvme() {
     nvme.model = profile_->model;
     nvme.drive.has_profile = true;
     nvme.drive.profile = nvme.model;
-    s_.provenance["hardware.nvme.profile"] = "profile: " + nvme.profile_path;
+    s_.provenance.set("hardware.nvme.profile", "profile: " + nvme.profile_path);
   } else {
     nvme.model = ssd_model_from_datasheet(nvme.drive);
   }
@@ -761,7 +755,7 @@ Scenario Loader::run() {
   if (has_capability(s_, kCapWeightStream) && s_.policy.weights.nvme <= 0 &&
       s_.policy.io_path != IoPath::kAio) {
     s_.policy.io_path = IoPath::kAio;
-    s_.provenance["policy.io_path"] = "aio: gds has no effect without weights on NVMe";
+    s_.provenance.set("policy.io_path", "aio: gds has no effect without weights on NVMe");
   }
   // FastPersist writes the legacy format (checked above); the resolved scenario says so.
   if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist)

@@ -9,6 +9,7 @@
 
 #include "model/hardware.hpp"
 #include "model/llm.hpp"
+#include "model/provenance.hpp"
 #include "model/ssd_model.hpp"
 #include "model/stack.hpp"
 
@@ -423,8 +424,8 @@ struct Scenario {
   Economics economics;
   std::vector<Reference> references;
   // Where each resolved input came from: key path -> "catalog: <source>", "override", "profile:
-  // <file>" or "default". Reports print it next to the numbers.
-  std::map<std::string, std::string> provenance;
+  // <file>" or "default" (model/provenance.hpp). Reports print it next to the numbers.
+  Provenance provenance;
   // What a reader must know about the inputs beyond their values (InputNote); empty for most
   // scenarios. Not part of the resolved YAML or the hash: the loader derives them again from the
   // same inputs, so a stored run's resolved scenario reloads with the same notes.

@@ -36,6 +36,9 @@ class SourceMap {
   std::size_t size() const { return map().size(); }
   bool empty() const { return map().empty(); }
   const Map& map() const { return map_ ? *map_ : empty_map(); }
+  // The map itself, shared (null while empty): a reader that keeps it sees it as it is now, since
+  // a later write gives this copy a map of its own (model/provenance.hpp's catalog entries).
+  std::shared_ptr<const Map> shared() const { return map_; }
   friend bool operator==(const SourceMap& a, const SourceMap& b) { return a.map() == b.map(); }
 
   // Writing: this copy gets a map of its own first, if it shares one.

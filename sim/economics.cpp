@@ -166,10 +166,10 @@ const TierMemory* find_tier(const RunResult& r, const char* name) {
 }  // namespace
 
 bool dram_sized_to_need(const Scenario& s) {
-  const auto prov = s.provenance.find("hardware.host.dram_gb");
+  if (!s.hardware.host.size_dram) return false;
   // Only a value that came from the catalog (not an override, nor a hand-built scenario's).
-  return s.hardware.host.size_dram && prov != s.provenance.end() &&
-         prov->second.rfind("catalog:", 0) == 0;
+  const auto prov = s.provenance.source("hardware.host.dram_gb");
+  return prov && prov->rfind("catalog:", 0) == 0;
 }
 
 DramSizing dram_sizing(const Scenario& s, const RunResult& r) {

@@ -141,7 +141,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
     }
     db_.prepare("DELETE FROM runs WHERE id = ?").bind(1, *existing).run();
   }
-  const std::int64_t set_id = provenance_set(scenario.provenance);
+  const std::int64_t set_id = provenance_set(scenario.provenance.entries());
   auto& ins = inserts_->run;
   ins.bind(1, store::utc_timestamp())
       .bind(2, tool_version)

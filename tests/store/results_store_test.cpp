@@ -308,7 +308,7 @@ TEST_CASE("results store: runs with the same provenance share one stored set", "
   Scenario c = a;  // a point whose resolution differs in one key
   c.hash = "c-" + a.hash;
   REQUIRE(!c.provenance.empty());
-  c.provenance.begin()->second = "set by a test";
+  c.provenance.set(c.provenance.entries().begin()->first, "set by a test");
   std::int64_t ia = 0, ib = 0, ic = 0;
   {
     store::ResultsStore store(path);
@@ -351,7 +351,7 @@ TEST_CASE("results store: a set taken back by a rollback is never used for a lat
   const sim::RunResult r = sim::simulate(a);
   Scenario c = a;
   c.hash = "c-" + a.hash;
-  c.provenance.begin()->second = "set by a test";
+  c.provenance.set(c.provenance.entries().begin()->first, "set by a test");
   Scenario a2 = a;
   a2.hash = "a2-" + a.hash;
   {
@@ -369,7 +369,7 @@ TEST_CASE("results store: a set taken back by a rollback is never used for a lat
   // row after e's new set has been stored.
   Scenario e = a;
   e.hash = "e-" + a.hash;
-  e.provenance.begin()->second = "another test value";
+  e.provenance.set(e.provenance.entries().begin()->first, "another test value");
   store.database().exec(
       "CREATE TRIGGER refuse_e BEFORE INSERT ON runs WHEN NEW.scenario_hash LIKE 'e-%' "
       "BEGIN SELECT RAISE(ABORT, 'refused by a test'); END");
@@ -377,7 +377,7 @@ TEST_CASE("results store: a set taken back by a rollback is never used for a lat
   store.database().exec("DROP TRIGGER refuse_e");
   Scenario f = c;
   f.hash = "f-" + a.hash;
-  f.provenance.begin()->second = "a third test value";
+  f.provenance.set(f.provenance.entries().begin()->first, "a third test value");
   const auto iff = store.save(f, r, "9.9.9");
   e.hash = "e2-" + a.hash;
   const auto ie = store.save(e, r, "9.9.9");

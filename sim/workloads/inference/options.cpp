@@ -62,11 +62,10 @@ void inference_option_rows(WorkloadOptionRows& rows) {
     Option o = only(number(r.key, "elements", 0, 1e15, false, r.def, r.help, r.field), kInference);
     const std::string key = r.key;
     o.emit_when = [key](const Scenario& s) {
-      const auto it = s.provenance.find(key);
       // One GPU: only for a stack whose gather follows DeepSpeed v0.7's coordinator
       // (model/stack.hpp zero3_gather_copies_v07), or where the scenario set it.
       return s.policy.parallelism.data != 1 || s.policy.stack.zero3_gather_copies_v07 ||
-             (it != s.provenance.end() && it->second == "override");
+             s.provenance.source(key) == "override";
     };
     p.push_back(std::move(o));
   }
