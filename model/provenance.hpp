@@ -36,6 +36,10 @@ class Provenance {
   // itself where it is a config.json's ("hf_config ..."), or "default" where there is none.
   // `key` and `field` must outlive every copy of this object (the option table's strings).
   void set_catalog(std::string_view key, const SourceMap& sources, const std::string& field);
+  // Room for `n` entries in all (set and set_catalog then add without moving the others).
+  void reserve(std::size_t n) { entries_.reserve(n); }
+  // The entries kept, replaced and erased ones included (what reserve() counts).
+  std::size_t size_hint() const { return entries_.size(); }
   // Removes every entry whose key starts with `prefix`.
   void erase_prefix(std::string_view prefix);
 

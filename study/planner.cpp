@@ -188,6 +188,13 @@ PlanSpec parse_plan_file(const std::string& path) {
 }
 
 Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
+  return optimistic_bounds(s, em,
+                           has_capability(s, kCapFixedBatch) ? weight_modules(s.model, s.policy)
+                                                             : std::vector<WeightModule>{});
+}
+
+Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em,
+                         const std::vector<WeightModule>& modules) {
   Bounds b;
   try {
     // A lower bound: where DRAM is sized to the need after the run (sim/economics.hpp), the
@@ -235,7 +242,6 @@ Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em) {
   // partition and the others' gathered. A pass fetches what its tokens need: with a runtime that
   // loads only routed experts (policy.moe_fetch: routed) the experts its tokens hit, fewer in a
   // decode pass than in the prefill, as the simulator fetches them.
-  const auto modules = weight_modules(m, p);
   const double streamed = p.weights.cpu + p.weights.nvme;
   const WeightStreamPoint stream = weight_stream_point(s, em, modules);
   const auto pass_lb_s = [&](double pass_tokens) {
@@ -370,15 +376,18 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
   study::parallel_for(n, options.threads, [&](std::size_t i) {
     if (verdict[i] != Verdict::kSurvivor) return;
     Candidate& c = cands[i];
+    // The weight modules, worked out once for the capacity check and the bounds.
+    std::vector<WeightModule> modules;
     if (has_capability(c.scenario, kCapFixedBatch)) {
-      if (const CapacityReport cap = inference_capacity(c.scenario, em); !cap.fits) {
+      modules = weight_modules(c.scenario.model, c.scenario.policy);
+      if (const CapacityReport cap = inference_capacity(c.scenario, em, modules); !cap.fits) {
         verdict[i] = Verdict::kCapacity;
         reason[i] = "memory: does not fit (" + cap.shortfall + ")";
         c.scenario = Scenario{};  // out of the race: only its hash is reported
         return;
       }
     }
-    c.bounds = optimistic_bounds(c.scenario, em);
+    c.bounds = optimistic_bounds(c.scenario, em, modules);
     if (!options.prune) return;
     for (const auto& con : spec.constraints) {
       const auto v = optimistic_value(c.bounds, con.metric);

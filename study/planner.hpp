@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/catalog.hpp"
+#include "model/layout.hpp"
 #include "model/perf.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
@@ -79,6 +80,10 @@ struct Bounds {
   std::optional<double> usd_per_million_tokens_lb;  // capex share only (energy >= 0)
 };
 Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em = {});
+// The same with the scenario's weight modules (weight_modules(s.model, s.policy)) already worked
+// out, as the plan has them from the capacity check: only a fixed-batch workload reads them.
+Bounds optimistic_bounds(const Scenario& s, const ExecutionModel& em,
+                         const std::vector<WeightModule>& modules);
 
 // The optimistic value of a metric for pruning (an upper bound for maximised metrics, a lower
 // bound for minimised ones); nullopt when there is no bound for it.
