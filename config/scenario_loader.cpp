@@ -496,7 +496,7 @@ void Loader::apply_options(const Catalog& catalog) {
   // by table row; the base's are indexed once, when it was prepared.
   own_.index();
   // About one provenance entry per catalog row: room for them all, so none is moved as it grows.
-  s_.provenance.reserve(s_.provenance.size_hint() + table.size());
+  s_.provenance.reserve(table.size());
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Option& o = table[i];
     if (!(o.kinds & kind_bit(s_.kind)) || o.path == "workload.kind") continue;

@@ -14,6 +14,7 @@
 // Entries are kept in the order they were set; a later one for the same key replaces the earlier
 // (as assignment to a map would). Reading by key scans from the latest; entries() gives them all
 // as a map, sorted by key, for the store and the reports.
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -38,8 +39,6 @@ class Provenance {
   void set_catalog(std::string_view key, const SourceMap& sources, const std::string& field);
   // Room for `n` entries in all (set and set_catalog then add without moving the others).
   void reserve(std::size_t n) { entries_.reserve(n); }
-  // The entries kept, replaced and erased ones included (what reserve() counts).
-  std::size_t size_hint() const { return entries_.size(); }
   // Removes every entry whose key starts with `prefix`.
   void erase_prefix(std::string_view prefix);
 
@@ -49,7 +48,11 @@ class Provenance {
   std::string at(std::string_view key) const;
   // Every entry by key, sorted, with its text.
   Map entries() const;
-  bool empty() const { return entries_.empty(); }
+  // No key has an entry. (An entry not erased was set after every erase of its key: its key
+  // has one.)
+  bool empty() const {
+    return std::none_of(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.erased; });
+  }
 
   // How many keys have an entry.
   std::size_t size() const { return entries().size(); }

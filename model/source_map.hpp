@@ -6,14 +6,13 @@
 // (the GPU, host, drive and model specs): a plan of 5,760 points copied and freed each entry's
 // sources map node by node, about a fifth of its instructions. The map is therefore shared
 // between copies and copied only when one of them changes it (an override, a config.json):
-// reading is as a std::map's, writing goes through operator[], insert_or_assign or edit().
+// reading is as a std::map's, writing goes through operator[] or edit().
 #include <atomic>
 #include <cstddef>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 
 namespace tiersim {
 
@@ -43,10 +42,6 @@ class SourceMap {
 
   // Writing: this copy gets a map of its own first, if it shares one.
   std::string& operator[](const std::string& field) { return edit()[field]; }
-  template <typename V>
-  void insert_or_assign(std::string field, V&& text) {
-    edit().insert_or_assign(std::move(field), std::forward<V>(text));
-  }
   Map& edit() {
     if (!map_)
       map_ = std::make_shared<Map>();

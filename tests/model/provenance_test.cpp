@@ -55,6 +55,11 @@ TEST_CASE("later entries replace earlier ones, as assignments to a map would",
   p.erase_prefix("hardware.nvme.");
   CHECK_FALSE(p.source("hardware.nvme.model"));
   CHECK(p.size() == 1);
+  Provenance only_erased;
+  only_erased.set("hardware.nvme.model", "default");
+  only_erased.erase_prefix("hardware.nvme.");
+  CHECK(only_erased.empty());
+  CHECK_FALSE(p.empty());
   p.set("hardware.nvme.profile", "profile: d.yaml");
   CHECK(p.at("hardware.nvme.profile") == "profile: d.yaml");
   CHECK(p.entries() ==

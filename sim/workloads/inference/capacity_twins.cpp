@@ -37,7 +37,8 @@ RunResult inference_with_capacity(const Scenario& scenario, const SimOptions& op
                                   const RunResult& twin) {
   // The report InferenceSim::run makes: the same call on the same execution model.
   const ExecutionModel em = with_stack(options.exec, scenario.policy.stack);
-  const CapacityReport cap = inference_capacity(scenario, em);
+  const std::vector<WeightModule> modules = weight_modules(scenario.model, scenario.policy);
+  const CapacityReport cap = inference_capacity(scenario, em, modules);
   // Not fitting, the run stops at the report: it is quickly made again.
   if (!cap.fits) return simulate_inference(scenario, options);
   RunResult result = twin;
@@ -47,9 +48,7 @@ RunResult inference_with_capacity(const Scenario& scenario, const SimOptions& op
   // The rate InferenceSim::run reports: its weight-stream point's, on the same execution model
   // and modules.
   if (idle_drives(scenario))
-    set_nvme_read_rate(
-        result, weight_stream_point(scenario, em, weight_modules(scenario.model, scenario.policy))
-                    .nvme.read_gbps);
+    set_nvme_read_rate(result, weight_stream_point(scenario, em, modules).nvme.read_gbps);
   return result;
 }
 
