@@ -203,11 +203,14 @@ std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
     return *w;
   };
   const auto stage_of = [&](std::uint32_t index) { return log.slots()[log[index].slot].stage; };
+  // A gap shorter than this is the rounding of sums of times, not a wait: a part booked to
+  // start where the one before it ends lands a few ulps away from it.
+  constexpr double kRoundingGap_s = 1e-9;
   double t = makespan_s;
   Stage last_stage = path.empty() ? Stage::kNone : stage_of(path.front());
   for (const std::uint32_t index : path) {
     const WalkKey i = log.key(index, makespan_s);
-    if (i.end_s < t) waiting(last_stage).path_s += t - i.end_s;
+    if (i.end_s < t - kRoundingGap_s) waiting(last_stage).path_s += t - i.end_s;
     SlotPhase& x = slot_phase[log[index].slot];
     if (!x.path_s) x.path_s = &x.phase->path_by_resource[i.resource];
     const double d = i.end_s - i.start_s;

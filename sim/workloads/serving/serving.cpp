@@ -283,8 +283,11 @@ class Replica {
                  Tag{activity, 0, static_cast<int>(totals_.iterations), load, stage});
       return from + busy_s;
     };
-    book(res_.gpu, start, c.gpu_s, activity::kCompute, c.gpu_load);
-    book(res_.peer, start, c.peer_s, activity::kAllreduce);
+    // The all-reduces run between the GPU's kernels and hold the forward pass up
+    // (iteration_cost.cpp adds them to its time); drawn after the compute, as one block, so that
+    // the critical path finds them rather than a gap with no resource busy.
+    const double compute_end = book(res_.gpu, start, c.gpu_s, activity::kCompute, c.gpu_load);
+    book(res_.peer, compute_end, c.peer_s, activity::kAllreduce);
     // The KV tiers' loads come before the forward pass that streams the weights
     // (iteration_cost.cpp), their copies down after the blocks are computed.
     double at = book(res_.h2d, start, c.kv_host_load_s, activity::kKvLoadHost);
