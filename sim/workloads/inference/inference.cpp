@@ -370,6 +370,12 @@ class InferenceSim {
     GpuStep step;
   };
   LayerTime layer_time_;
+  // layer_allreduce_from's memo: the all-reduces of a layer of the last token count asked.
+  struct AllreduceMemo {
+    double tokens = std::numeric_limits<double>::quiet_NaN();  // NaN equals nothing
+    TensorParallelComm comm;
+  };
+  AllreduceMemo allreduce_memo_;
   // gpu_step's memo: the kernel groups last worked out, oldest replaced first. Four: a decode
   // layer with its KV cache in host memory makes two GPU steps, an edge module one more. Starts
   // with a time no kernel group has (NaN equals nothing).
@@ -1216,8 +1222,14 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 double InferenceSim::layer_allreduce_from(StageResources& st, int pass, int module,
                                           double sub_batch, double ready_s) {
   const double tokens = pass == 0 ? sub_batch * w_.prompt_tokens : sub_batch;
-  const TensorParallelComm comm =
-      tensor_parallel_layer_comm(s_.hardware.gpu, s_.hardware.host, m_, tokens, tp_);
+  // Every layer of a pass asks with the same tokens: worked out for the first, then reused (the
+  // same arithmetic on the same inputs, so the same value).
+  if (!(allreduce_memo_.tokens == tokens)) {
+    allreduce_memo_.tokens = tokens;
+    allreduce_memo_.comm =
+        tensor_parallel_layer_comm(s_.hardware.gpu, s_.hardware.host, m_, tokens, tp_);
+  }
+  const TensorParallelComm& comm = allreduce_memo_.comm;
   return engine_.reserve_from(ready_s, Demand{st.peer, comm.bytes},
                               pass_tag(activity::kAllreduce, pass, module), comm.latency_s);
 }
