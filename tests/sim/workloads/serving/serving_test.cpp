@@ -378,25 +378,14 @@ TEST_CASE("a tensor-parallel iteration's all-reduces lie on the critical path, n
           "[workloads][serving][tp][breakdown]") {
   // Qwen3-32B over two RTX PRO 6000 boards without NVLink: each iteration's all-reduces follow
   // its kernels and hold it up, so the breakdown charges them, and nothing to waiting.
-  const char* yaml = R"(
-name: serving-tp-breakdown-test
-hardware:
-  gpu: {model: RTX-PRO-6000-Blackwell-Server, count: 2}
-model: {name: qwen3-32b}
-workload:
-  kind: serving
-  arrival_rate: 2
-  requests: 20
-  prompt_tokens: 512
-  output_tokens: 16
-policy:
-  weights: gpu
-  kv_cache: gpu
-  parallelism: {tensor: 2}
-)";
   sim::SimOptions options;
   options.breakdown = true;
-  const sim::RunResult r = sim::simulate(test::load_yaml(yaml), options);
+  const sim::RunResult r = sim::simulate(
+      test::load_yaml(kServingYaml,
+                      {"hardware.gpu.model=RTX-PRO-6000-Blackwell-Server", "hardware.gpu.count=2",
+                       "model.name=qwen3-32b", "policy.parallelism.tensor=2",
+                       "workload.requests=20", "workload.arrival_rate=2"}),
+      options);
   const double on_path =
       r.find("phase_prefill_allreduce_s").value_or(0) + r.get("phase_decode_allreduce_s");
   CHECK(on_path > 0.02 * r.get("total_s"));
