@@ -2,6 +2,7 @@
 #include "config/yaml_writer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -277,6 +278,18 @@ const YamlShape& option_shape() {
   return kShape;
 }
 
+// How many rows of the option table that apply to `kind` a catalog entry fills, worked out once.
+std::size_t catalog_rows(WorkloadKind kind) {
+  static const std::array<std::size_t, kWorkloadKindCount> kRows = [] {
+    std::array<std::size_t, kWorkloadKindCount> rows{};
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (const Option& opt : scenario_options())
+        if ((opt.kinds & kind_bit(static_cast<WorkloadKind>(i))) && opt.from_catalog) ++rows[i];
+    return rows;
+  }();
+  return kRows[static_cast<std::size_t>(kind)];
+}
+
 // The resolved YAML of `s`: every key that applies, as the loader resolved it.
 std::string emit_resolved_yaml(Scenario& s) {
   YamlDocument doc(option_shape());
@@ -495,8 +508,11 @@ void Loader::apply_options(const Catalog& catalog) {
   // The keys this load gives (every key without a base file; else its overrides and settings),
   // by table row; the base's are indexed once, when it was prepared.
   own_.index();
-  // About one provenance entry per catalog row: room for them all, so none is moved as it grows.
-  s_.provenance.reserve(table.size());
+  // A provenance entry per catalog row that applies, and a few set by the loader: room for them
+  // all, so none is moved as it grows (room for every row was twice that, kept by every scenario
+  // a study holds).
+  constexpr std::size_t kLoaderEntries = 8;
+  s_.provenance.reserve(catalog_rows(s_.kind) + kLoaderEntries);
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Option& o = table[i];
     if (!(o.kinds & kind_bit(s_.kind)) || o.path == "workload.kind") continue;
@@ -763,16 +779,22 @@ Scenario Loader::run() {
   if (s_.checkpoint.writer == CheckpointWorkload::Writer::kFastPersist)
     s_.checkpoint.serialization = CheckpointWorkload::Serialization::kLegacy;
   s_.resolved_yaml = emit_resolved();
-  s_.hash = stable_hash(s_.resolved_yaml + referenced_contents());
+  // The hash of the resolved YAML followed by the referenced files' lines, hashed piece after
+  // piece rather than over a copy of both (FNV-1a runs on from where a piece leaves it).
+  s_.hash = hex_hash(fnv1a64(referenced_contents(), fnv1a64(s_.resolved_yaml)));
   return std::move(s_);
 }
 
 }  // namespace
 
-std::string stable_hash(const std::string& text) {
+std::string hex_hash(std::uint64_t h) {
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+std::string stable_hash(const std::string& text) {
+  return hex_hash(fnv1a64(text));
 }
 
 namespace {

@@ -284,8 +284,26 @@ bool YamlDocument::write_map(std::size_t map, int indent, std::string& out) cons
   return true;
 }
 
+std::size_t YamlDocument::text_size(std::size_t map, int indent) const {
+  constexpr std::size_t kFlowValueGuess = 64;
+  std::size_t n = 0;
+  for (const Entry& e : maps_[map].entries) {
+    n += 1 + static_cast<std::size_t>(indent) + e.key->written.size() + 1;  // "\n" indent "key:"
+    if (e.map != kNoMap)
+      n += text_size(e.map, indent + 2);
+    else if (e.node != kNoNode)
+      n += kFlowValueGuess;
+    else
+      n += 1 + e.scalar.size();
+  }
+  return n;
+}
+
 std::string YamlDocument::text() const {
   std::string out;
+  // Room for a quoted scalar or two and the line break a caller appends.
+  constexpr std::size_t kSlack = 32;
+  out.reserve(text_size(0, 0) + kSlack);
   // write_yaml writes an empty map, or any shape its own writer does not, through yaml-cpp.
   if (!maps_.front().entries.empty() && write_map(0, 0, out)) return out;
   return write_yaml(tree(0));

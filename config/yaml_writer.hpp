@@ -87,6 +87,9 @@ class YamlDocument {
   std::size_t open(std::size_t section);
   YAML::Node tree(std::size_t map) const;
   bool write_map(std::size_t map, int indent, std::string& out) const;
+  // About the length write_map gives the map [bytes]: its scalars as written plain, a flow
+  // value's guessed. The text is reserved at that, so it is not copied as it grows.
+  std::size_t text_size(std::size_t map, int indent) const;
   std::vector<Map> maps_;          // [0] the document
   std::vector<YAML::Node> nodes_;  // put_node's values
   const YamlShape* shape_;
