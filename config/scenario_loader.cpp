@@ -318,7 +318,7 @@ std::string emit_resolved_yaml(Scenario& s) {
             std::end(kFlexGenReplacedKeys))
       continue;
     if (option_scalar(o, s, text))
-      doc.put_scalar(row_of(o), std::move(text));
+      doc.put_scalar(row_of(o), text);
     else
       doc.put_node(row_of(o), option_yaml(o, s));
   }

@@ -38,7 +38,8 @@ bool always_plain(std::string_view s, Context context) {
 // one as a line break, so "x\r" came back as "x" (found by the fuzz target: a scenario named "\r"
 // resolved to a file that no longer loaded). A scalar holding '\r' is written double-quoted,
 // where it is the escape "\r" and reads back exactly.
-std::string yaml_cpp_scalar(const std::string& s, Context context) {
+std::string yaml_cpp_scalar(std::string_view view, Context context) {
+  const std::string s(view);
   YAML::Emitter out;
   const bool has_cr = s.find('\r') != std::string::npos;
   if (context == Context::kBlock) {
@@ -53,7 +54,7 @@ std::string yaml_cpp_scalar(const std::string& s, Context context) {
   return text.substr(1, text.size() - 2);
 }
 
-void scalar_text(const std::string& s, Context context, std::string& out) {
+void scalar_text(std::string_view s, Context context, std::string& out) {
   if (always_plain(s, context))
     out += s;
   else
@@ -235,12 +236,14 @@ std::size_t YamlDocument::open(std::size_t s) {
   return child;
 }
 
-void YamlDocument::put_scalar(std::size_t shape_path, std::string text) {
+void YamlDocument::put_scalar(std::size_t shape_path, std::string_view text) {
   const std::size_t map = open(shape_->section_of_[shape_path]);
   Entry e;
   e.key = &shape_->key_of_[shape_path];
-  e.scalar = std::move(text);
-  maps_[map].entries.push_back(std::move(e));
+  e.scalar_at = scalars_.size();
+  e.scalar_size = text.size();
+  scalars_ += text;
+  maps_[map].entries.push_back(e);
 }
 
 void YamlDocument::put_node(std::size_t shape_path, const YAML::Node& value) {
@@ -260,7 +263,7 @@ YAML::Node YamlDocument::tree(std::size_t map) const {
     else if (e.node != kNoNode)
       out.force_insert(e.key->name, nodes_[e.node]);
     else
-      out.force_insert(e.key->name, YAML::Node(e.scalar));
+      out.force_insert(e.key->name, YAML::Node(std::string(scalar_of(e))));
   }
   return out;
 }
@@ -278,7 +281,7 @@ bool YamlDocument::write_map(std::size_t map, int indent, std::string& out) cons
       if (!map_value(nodes_[e.node], indent, out)) return false;
     } else {
       out += ' ';
-      scalar_text(e.scalar, Context::kBlock, out);
+      scalar_text(scalar_of(e), Context::kBlock, out);
     }
   }
   return true;
@@ -294,7 +297,7 @@ std::size_t YamlDocument::text_size(std::size_t map, int indent) const {
     else if (e.node != kNoNode)
       n += kFlowValueGuess;
     else
-      n += 1 + e.scalar.size();
+      n += 1 + e.scalar_size;
   }
   return n;
 }

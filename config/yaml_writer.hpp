@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -61,8 +62,9 @@ class YamlDocument {
     opened_[YamlShape::kDocument] = 0;
     maps_.reserve(shape.sections_.size());
     maps_.front().entries.reserve(shape.sections_[YamlShape::kDocument].entries);
+    scalars_.reserve(kScalarBytesGuess * shape.key_of_.size());
   }
-  void put_scalar(std::size_t shape_path, std::string text);        // a scalar (its text)
+  void put_scalar(std::size_t shape_path, std::string_view text);   // a scalar (its text)
   void put_node(std::size_t shape_path, const YAML::Node& value);   // a flow map or a sequence
   std::string text() const;                                         // write_yaml(tree())
   YAML::Node tree() const { return tree(0); }
@@ -70,16 +72,24 @@ class YamlDocument {
  private:
   static constexpr std::size_t kNoMap = static_cast<std::size_t>(-1);
   static constexpr std::size_t kNoNode = static_cast<std::size_t>(-1);
-  // Strings and indices only, so that a growing section moves its entries rather than copying
-  // them (a YAML::Node member made the move throwing, and std::vector then copies): a scenario's
-  // resolved YAML puts about a hundred scalars, and a plan writes thousands of them.
+  // Bytes of scalar text reserved per path of the shape: a resolved scenario's scalars average
+  // about ten, and not every path is written.
+  static constexpr std::size_t kScalarBytesGuess = 12;
+  // Indices only, so that a growing section moves its entries rather than copying them (a
+  // YAML::Node member made the move throwing, and std::vector then copies): a scenario's resolved
+  // YAML puts about a hundred and fifty scalars, and a plan writes thousands of them. A scalar's
+  // text is a range of scalars_, not a string of its own to allocate and free.
   struct Entry {
     const YamlShape::Key* key = nullptr;  // in the shape
     std::size_t map = kNoMap;             // a section: maps_[map]
     std::size_t node = kNoNode;           // a flow map or sequence: nodes_[node]
-    std::string scalar;
+    std::size_t scalar_at = 0;            // a scalar: scalars_[scalar_at, + scalar_size)
+    std::size_t scalar_size = 0;
   };
   static_assert(std::is_nothrow_move_constructible_v<Entry>);
+  std::string_view scalar_of(const Entry& e) const {
+    return std::string_view(scalars_).substr(e.scalar_at, e.scalar_size);
+  }
   struct Map {
     std::vector<Entry> entries;
   };
@@ -92,6 +102,7 @@ class YamlDocument {
   std::size_t text_size(std::size_t map, int indent) const;
   std::vector<Map> maps_;          // [0] the document
   std::vector<YAML::Node> nodes_;  // put_node's values
+  std::string scalars_;            // put_scalar's texts, one after another
   const YamlShape* shape_;
   std::vector<std::size_t> opened_;  // by shape section: its maps_ index, kNoMap until opened
 };
