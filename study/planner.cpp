@@ -508,7 +508,8 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
     // report alone (sim::capacity_only_keys: the host's DRAM size for ZeRO-Inference) share one
     // workload run: the first of them in the batch runs it, the others take it with their own
     // capacity report, energy and cost (sim::simulate_like, bit for bit simulate()). Keyed by the
-    // resolved scenario without those keys.
+    // hash of the resolved scenario without those keys, as points are by their scenario's hash
+    // (the text itself, 10 kB, was copied into and compared in the maps below).
     enum class Role { kAlone, kRuns, kShares };
     std::vector<Role> role(batch.size(), Role::kAlone);
     std::vector<std::string> key(batch.size());
@@ -516,7 +517,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
       study::parallel_for(batch.size(), options.threads, [&](std::size_t k) {
         Scenario& s = cands[batch[k]].scenario;
         if (const auto keys = sim::capacity_only_keys(s); !keys.empty())
-          key[k] = config::resolved_yaml_without(s, keys);
+          key[k] = config::stable_hash(config::resolved_yaml_without(s, keys));
       });
     std::map<std::string, std::size_t> runner;  // key -> the batch position that runs it
     for (std::size_t k = 0; k < batch.size(); ++k) {
