@@ -136,4 +136,12 @@ std::string quantity(double v, std::string_view unit) {
   return c + " " + std::string(unit);
 }
 
+std::string counted(std::size_t n, std::string_view noun) {
+  std::string out = std::to_string(n);
+  out += ' ';
+  out += noun;
+  if (n != 1) out += 's';
+  return out;
+}
+
 }  // namespace tiersim::format

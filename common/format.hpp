@@ -1,6 +1,7 @@
 #pragma once
 // Numbers as text: the one place each printed form of a number is defined. Every command, report
 // and file writer picks one of these by what the number is for, instead of a local snprintf.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -59,5 +60,9 @@ std::string cell(double v, std::string_view unit);
 // "USD/..." units ("$78,816", "$1.92/h" for "USD/h"), bytes(), duration() for "s", else
 // number() and the unit ("1,234 tokens/s", "12.5 GB/s"; no unit for dimensionless ones).
 std::string quantity(double v, std::string_view unit);
+
+// A count and its noun, plural unless the count is one: "1 configuration", "3 configurations"
+// (the noun's plural is the noun and an 's').
+std::string counted(std::size_t n, std::string_view noun);
 
 }  // namespace tiersim::format

@@ -161,26 +161,27 @@ std::string validation_sentence(const ValidationInfo& v) {
         "Model validation by the group each configuration belongs to (error bands use the "
         "out-of-sample, leave-one-source-out error):";
     for (const auto& g : v.groups) {
+      const std::string configurations = format::counted(g.configurations, "configuration");
       if (g.measurements == 0) {
-        std::snprintf(buf, sizeof buf,
-                      " %s (%zu configurations): no published case covers it, "
-                      "unvalidated;",
-                      g.name.c_str(), g.configurations);
+        std::snprintf(buf, sizeof buf, " %s (%s): no published case covers it, unvalidated;",
+                      g.name.c_str(), configurations.c_str());
       } else {
         if (g.out_of_sample_measurements > 0)
-          std::snprintf(buf, sizeof buf,
-                        " %s (%zu configurations): out-of-sample mean absolute error %.1f%% over "
-                        "%zu published measurements (worst case %.1f%%), in-sample %.1f%% over %zu",
-                        g.name.c_str(), g.configurations, g.out_of_sample_mape_pct,
-                        g.out_of_sample_measurements, g.out_of_sample_max_abs_error_pct,
-                        g.mape_pct, g.measurements);
+          std::snprintf(
+              buf, sizeof buf,
+              " %s (%s): out-of-sample mean absolute error %.1f%% over %s (worst case "
+              "%.1f%%), in-sample %.1f%% over %zu",
+              g.name.c_str(), configurations.c_str(), g.out_of_sample_mape_pct,
+              format::counted(g.out_of_sample_measurements, "published measurement").c_str(),
+              g.out_of_sample_max_abs_error_pct, g.mape_pct, g.measurements);
         else
           std::snprintf(buf, sizeof buf,
-                        " %s (%zu configurations): no out-of-sample measurement (every one of its "
-                        "%zu published measurements fed a constant it uses), in-sample mean "
-                        "absolute error %.1f%% (worst case %.1f%%)",
-                        g.name.c_str(), g.configurations, g.measurements, g.mape_pct,
-                        g.max_abs_error_pct);
+                        " %s (%s): no out-of-sample measurement (every one of its %s fed a "
+                        "constant it uses), in-sample mean absolute error %.1f%% (worst case "
+                        "%.1f%%)",
+                        g.name.c_str(), configurations.c_str(),
+                        format::counted(g.measurements, "published measurement").c_str(),
+                        g.mape_pct, g.max_abs_error_pct);
         out += buf;
         if (g.provisional)
           out += ", provisional: " +

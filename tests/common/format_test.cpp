@@ -127,4 +127,10 @@ TEST_CASE("format: a quantity picks its form by the metric's unit", "[common][fo
   CHECK(format::quantity(0.85, "") == "0.85");
   CHECK(format::quantity(5, "tokens/USD") == "5 tokens/USD");
 }
+TEST_CASE("a count takes its noun's plural unless it is one", "[format]") {
+  CHECK(format::counted(1, "configuration") == "1 configuration");
+  CHECK(format::counted(0, "configuration") == "0 configurations");
+  CHECK(format::counted(12, "published measurement") == "12 published measurements");
+}
+
 }  // namespace common_format_test

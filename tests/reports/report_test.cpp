@@ -216,7 +216,7 @@ TEST_CASE("the validation sentence quotes each group's own verdict and reason",
   v.groups = {serving, eager};
   const std::string s = validation_sentence(v);
   // No out-of-sample row: the sentence says so and quotes the in-sample figure as such.
-  CHECK_THAT(s, Catch::Contains("serving stack (1 configurations): no out-of-sample measurement "
+  CHECK_THAT(s, Catch::Contains("serving stack (1 configuration): no out-of-sample measurement "
                                 "(every one of its 11 published measurements fed a constant it "
                                 "uses), in-sample mean absolute error 19.6% (worst case 49.1%), "
                                 "provisional: outside the bound for a newly modelled group;"));
