@@ -105,7 +105,7 @@ int cmd_breakeven(const std::vector<std::string>& args) {
   if (!be.failed.empty()) {
     // The part of the range where a configuration fails is reported as such and not searched.
     std::cout << "a first scan of " << num(be.low) << " .. " << num(be.high) << " found "
-              << be.failed.size() << " value(s) where a configuration fails:\n";
+              << format::counted(be.failed.size(), "value") << " where a configuration fails:\n";
     for (const auto& f : be.failed)
       std::cout << "  " << pad(num(f.value), 28) << f.error << "\n";
     if (be.runs_low && (*be.runs_low > be.low || *be.runs_high < be.high))

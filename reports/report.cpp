@@ -601,7 +601,7 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
 std::string build_markdown(const ReportInput& in, const std::vector<std::string>& labels) {
   std::ostringstream m;
   m << "# " << md_escape(in.title) << "\n\n";
-  m << in.runs.size() << " configuration(s)"
+  m << format::counted(in.runs.size(), "configuration")
     << (in.sweep.empty() ? "" : " of sweep " + md_escape(in.sweep)) << " from "
     << md_escape(in.database_name) << "; generated " << utc_now() << " by tiersim "
     << md_escape(in.tool_version) << ".\n\n";
