@@ -798,12 +798,6 @@ Scenario Loader::run() {
 
 }  // namespace
 
-std::string hex_hash(std::uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 std::string stable_hash(const std::string& text) {
   return hex_hash(fnv1a64(text));
 }

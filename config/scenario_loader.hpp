@@ -2,7 +2,6 @@
 // Builds a fully resolved Scenario from a scenario YAML file: strict parsing against the option
 // table (config/options.hpp), catalog lookups, inline and --set overrides, defaults, cross-field
 // checks, provenance, canonical resolved YAML and its hash. Throws ConfigError / CatalogError.
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,8 +84,6 @@ class ScenarioSource {
 
 // FNV-1a 64 of the text, as 16 lower-case hex digits (stable across runs and platforms).
 std::string stable_hash(const std::string& text);
-// A 64-bit hash as those 16 digits.
-std::string hex_hash(std::uint64_t h);
 
 // The resolved YAML of `scenario` for a file written into another folder (`plan --out`): every
 // path key (a request trace, a device profile) made absolute. The loader resolves such paths

@@ -55,9 +55,7 @@ std::string file_content_hash(const std::string& path, const std::string& what,
       throw ConfigError(path, 0, key, what + " is larger than the limit for such files");
   }
   if (in.bad()) throw ConfigError(path, 0, key, "error reading " + what);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return hex_hash(h);
 }
 
 bool strip_utf8_bom(std::string& text) {

@@ -4,6 +4,8 @@
 // process is matched by another. Not a cryptographic hash: a match is trusted only where the
 // caller can afford it (see config::stable_hash, store::ResultsStore::save).
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace tiersim {
@@ -17,6 +19,13 @@ inline std::uint64_t fnv1a64(std::string_view text, std::uint64_t h = kFnv1a64Ba
     h *= 0x100000001b3ULL;  // FNV prime
   }
   return h;
+}
+
+// A hash as it is written out: 16 lower-case hex digits.
+inline std::string hex_hash(std::uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace tiersim
