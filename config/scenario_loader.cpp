@@ -268,14 +268,6 @@ std::size_t row_of(const Option& o) {
   return static_cast<std::size_t>(&o - scenario_options().data());
 }
 
-// The row of the option table with this path (its size when there is none).
-std::size_t row_at(std::string_view path) {
-  const std::vector<Option>& table = scenario_options();
-  for (std::size_t i = 0; i < table.size(); ++i)
-    if (table[i].path == path) return i;
-  return table.size();
-}
-
 // The option table's paths as a YamlShape, worked out once (never destroyed, as field_name_of's).
 const YamlShape& option_shape() {
   static const YamlShape& kShape = *new YamlShape([] {
@@ -521,13 +513,17 @@ void Loader::apply_options(const Catalog& catalog) {
   // a study holds).
   constexpr std::size_t kLoaderEntries = 8;
   s_.provenance.reserve(catalog_rows(s_.kind) + kLoaderEntries);
-  // The rows read apart from the others, found once rather than compared by path in every load.
-  static const std::size_t kKindRow = row_at("workload.kind"),
-                           kDriveRow = row_at("hardware.nvme.model");
+  // The rows read apart from the others, looked up in the table's path index once rather than
+  // compared by path in every load.
+  static const std::vector<const Option*>&kKindRows = find_options("workload.kind"),
+                                 &kDriveRows = find_options("hardware.nvme.model");
+  const auto among = [](const std::vector<const Option*>& rows, const Option& o) {
+    return std::find(rows.begin(), rows.end(), &o) != rows.end();
+  };
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Option& o = table[i];
-    if (!(o.kinds & kind_bit(s_.kind)) || i == kKindRow) continue;
-    if (i == kDriveRow) {
+    if (!(o.kinds & kind_bit(s_.kind)) || among(kKindRows, o)) continue;
+    if (among(kDriveRows, o)) {
       drive_from_profile(catalog);  // may give hardware.nvme.model
       apply_one(o, find_given(o.path), catalog);
       continue;
