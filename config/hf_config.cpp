@@ -133,7 +133,8 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for bad syntax; out_of_range (406) for a number too large for a double, as 1e400.
     throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError(path, 0, "", "expected a JSON object (a config.json)");

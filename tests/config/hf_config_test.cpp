@@ -207,6 +207,11 @@ TEST_CASE("a bad or unsupported config.json names the file and the field", "[con
 
   e = hf_error("{not json");
   CHECK_THAT(e.what(), Catch::Contains("not valid JSON"));
+
+  // A number beyond a double's range is a JSON error too (nlohmann raises out_of_range, not
+  // parse_error, for it), not an internal error.
+  e = hf_error("{\"model_type\": \"llama\", \"num_hidden_layers\": 1e400}");
+  CHECK_THAT(e.what(), Catch::Contains("not valid JSON"));
 }
 
 TEST_CASE("a scenario names the config.json that is wrong", "[config][hf_config]") {
