@@ -1,7 +1,9 @@
 // The calibration tables of the results store. Schema documented in calibrate/README.md.
 #include "store/calibration_store.hpp"
+#include "store/columns.hpp"
 #include "store/schema.hpp"
 
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -31,35 +33,29 @@ std::int64_t insert_run(store::Database& db, const CalibrationRun& run) {
   return db.last_insert_rowid();
 }
 
+namespace {
+
+// calibration_points' measured columns (schema.cpp), after its id; model_bandwidth_gbps, set by
+// the fit later (update_point_fit), is read on its own.
+#define C(member) TIERSIM_COLUMN(CalibrationPoint, member)
+constexpr Column<CalibrationPoint> kPointColumns[] = {
+    C(run_id),     C(target),         C(target_count), C(filesystem),  C(device),     C(rw),
+    C(engine),     C(block_bytes),    C(queue_depth),  C(threads),     C(duration_s), C(bytes),
+    C(ios),        C(bandwidth_gbps), C(iops),         C(lat_mean_us), C(lat_p50_us), C(lat_p90_us),
+    C(lat_p99_us), C(lat_p999_us),    C(lat_max_us),   C(converged),   C(fit_role)};
+#undef C
+
+}  // namespace
+
 std::int64_t insert_point(store::Database& db, const CalibrationPoint& p) {
-  auto st = db.prepare(
-      "INSERT INTO calibration_points (run_id, target, target_count, filesystem, device, rw, engine, block_bytes, "
-      "queue_depth, threads, duration_s, bytes, ios, bandwidth_gbps, iops, lat_mean_us, lat_p50_us, lat_p90_us, "
-      "lat_p99_us, lat_p999_us, lat_max_us, converged, fit_role) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  st.bind(1, p.run_id)
-      .bind(2, p.target)
-      .bind(3, p.target_count)
-      .bind(4, p.filesystem)
-      .bind(5, p.device)
-      .bind(6, p.rw)
-      .bind(7, p.engine)
-      .bind(8, p.block_bytes)
-      .bind(9, p.queue_depth)
-      .bind(10, p.threads)
-      .bind(11, p.duration_s)
-      .bind(12, p.bytes)
-      .bind(13, p.ios)
-      .bind(14, p.bandwidth_gbps)
-      .bind(15, p.iops)
-      .bind(16, p.lat_mean_us)
-      .bind(17, p.lat_p50_us)
-      .bind(18, p.lat_p90_us)
-      .bind(19, p.lat_p99_us)
-      .bind(20, p.lat_p999_us)
-      .bind(21, p.lat_max_us)
-      .bind(22, p.converged ? 1 : 0)
-      .bind(23, p.fit_role.empty() ? std::string("none") : p.fit_role);
+  auto st = db.prepare(insert_sql<CalibrationPoint>("calibration_points", kPointColumns));
+  if (p.fit_role.empty()) {
+    CalibrationPoint unfitted = p;
+    unfitted.fit_role = "none";
+    bind_columns<CalibrationPoint>(st, kPointColumns, unfitted);
+  } else {
+    bind_columns<CalibrationPoint>(st, kPointColumns, p);
+  }
   st.run();
   return db.last_insert_rowid();
 }
@@ -94,39 +90,16 @@ std::vector<CalibrationPoint> read_calibration_points(store::Database& db, std::
   if (run_id == 0) run_id = latest_calibration_run(db);
   std::vector<CalibrationPoint> out;
   if (run_id == 0) return out;
-  auto st = db.prepare(
-      "SELECT id, run_id, target, target_count, filesystem, device, rw, engine, block_bytes, queue_depth, threads, "
-      "duration_s, bytes, ios, bandwidth_gbps, iops, lat_mean_us, lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us, "
-      "lat_max_us, converged, fit_role, coalesce(model_bandwidth_gbps, 0) FROM calibration_points WHERE run_id = ? "
-      "ORDER BY id");
+  auto st = db.prepare("SELECT id, " + column_names<CalibrationPoint>(kPointColumns) +
+                       ", coalesce(model_bandwidth_gbps, 0) FROM calibration_points WHERE "
+                       "run_id = ? ORDER BY id");
   st.bind(1, run_id);
+  constexpr int kModelColumn = 1 + static_cast<int>(std::size(kPointColumns));
   while (st.step()) {
     CalibrationPoint p;
     p.id = st.column_int(0);
-    p.run_id = st.column_int(1);
-    p.target = st.column_text(2);
-    p.target_count = static_cast<int>(st.column_int(3));
-    p.filesystem = st.column_text(4);
-    p.device = st.column_text(5);
-    p.rw = st.column_text(6);
-    p.engine = st.column_text(7);
-    p.block_bytes = st.column_int(8);
-    p.queue_depth = static_cast<int>(st.column_int(9));
-    p.threads = static_cast<int>(st.column_int(10));
-    p.duration_s = st.column_double(11);
-    p.bytes = st.column_int(12);
-    p.ios = st.column_int(13);
-    p.bandwidth_gbps = st.column_double(14);
-    p.iops = st.column_double(15);
-    p.lat_mean_us = st.column_double(16);
-    p.lat_p50_us = st.column_double(17);
-    p.lat_p90_us = st.column_double(18);
-    p.lat_p99_us = st.column_double(19);
-    p.lat_p999_us = st.column_double(20);
-    p.lat_max_us = st.column_double(21);
-    p.converged = st.column_int(22) != 0;
-    p.fit_role = st.column_text(23);
-    p.model_bandwidth_gbps = st.column_double(24);
+    read_columns<CalibrationPoint>(st, kPointColumns, p, 1);
+    p.model_bandwidth_gbps = st.column_double(kModelColumn);
     out.push_back(std::move(p));
   }
   return out;

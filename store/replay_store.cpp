@@ -1,28 +1,42 @@
 #include "store/replay_store.hpp"
 
+#include "store/columns.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 
 namespace tiersim::store {
 
+namespace {
+
+// replay_runs' columns after its id (schema.cpp kReplayDdl).
+#define C(member) TIERSIM_COLUMN(ReplayRunRow, member)
+constexpr Column<ReplayRunRow> kReplayColumns[] = {C(created_at),
+                                                   C(target),
+                                                   C(name),
+                                                   C(kind),
+                                                   C(detail),
+                                                   C(predicted_prefill_s),
+                                                   C(measured_prefill_s),
+                                                   C(predicted_decode_s),
+                                                   C(measured_decode_s),
+                                                   C(predicted_total_s),
+                                                   C(measured_total_s),
+                                                   C(error_pct),
+                                                   C(predicted_point_total_s),
+                                                   C(point_error_pct),
+                                                   C(replay_read_gbps),
+                                                   C(calibrated_read_gbps)};
+#undef C
+
+}  // namespace
+
 void append_replay_runs(const std::string& db_path, const std::vector<ReplayRunRow>& rows) {
   Database db(db_path);
   ensure_schema(db, SchemaPart::kReplay);
   Transaction tx(db);
+  auto st = db.prepare(insert_sql<ReplayRunRow>("replay_runs", kReplayColumns));
   for (const auto& r : rows) {
-    auto st = db.prepare(
-        "INSERT INTO replay_runs (created_at, target, name, kind, detail, predicted_prefill_s, "
-        "measured_prefill_s, predicted_decode_s, measured_decode_s, predicted_total_s, "
-        "measured_total_s, error_pct, predicted_point_total_s, point_error_pct, replay_read_gbps, "
-        "calibrated_read_gbps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    st.bind(1, r.created_at).bind(2, r.target).bind(3, r.name).bind(4, r.kind).bind(5, r.detail);
-    st.bind(6, r.predicted_prefill_s).bind(7, r.measured_prefill_s);
-    st.bind(8, r.predicted_decode_s).bind(9, r.measured_decode_s);
-    st.bind(10, r.predicted_total_s).bind(11, r.measured_total_s).bind(12, r.error_pct);
-    st.bind(13, r.predicted_point_total_s);
-    st.bind(14, r.point_error_pct);
-    st.bind(15, r.replay_read_gbps);
-    st.bind(16, r.calibrated_read_gbps);
+    bind_columns<ReplayRunRow>(st, kReplayColumns, r);
     st.run();
   }
   tx.commit();

@@ -1,5 +1,6 @@
 #include "store/results_store.hpp"
 
+#include "store/columns.hpp"
 #include "store/schema.hpp"
 
 #include "model/stable_hash.hpp"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 #include <set>
 
 namespace tiersim::store {
@@ -250,11 +252,21 @@ bool ResultsStore::has(const std::string& scenario_hash, const std::string& swee
   return find(scenario_hash, sweep).has_value();
 }
 
+namespace {
+
+// The runs columns a StoredRun reads back, after its id; variant, which files written before
+// results schema version 2 lack, follows them (runs()).
+#define C(member) TIERSIM_COLUMN(StoredRun, member)
+constexpr store::Column<StoredRun> kRunColumns[] = {
+    C(created_at), C(tool_version), C(scenario_name), C(scenario_hash), C(scenario_yaml),
+    C(workload),   C(fits),         C(shortfall),     C(bottleneck),    C(sweep)};
+#undef C
+
+}  // namespace
+
 std::vector<StoredRun> ResultsStore::runs(const RunFilter& filter) const {
-  std::string sql =
-      "SELECT id, created_at, tool_version, scenario_name, scenario_hash, scenario_yaml, "
-      "workload, fits, shortfall, bottleneck, sweep, " +
-      std::string(has_variant_column_ ? "variant" : "NULL") + " FROM runs WHERE 1=1";
+  std::string sql = "SELECT id, " + store::column_names<StoredRun>(kRunColumns) + ", " +
+                    std::string(has_variant_column_ ? "variant" : "NULL") + " FROM runs WHERE 1=1";
   if (filter.sweep) sql += " AND ifnull(sweep, '') = ?1";
   if (!filter.scenario_hash.empty()) sql += " AND scenario_hash = ?2";
   if (!filter.scenario_name.empty()) sql += " AND scenario_name = ?3";
@@ -263,21 +275,13 @@ std::vector<StoredRun> ResultsStore::runs(const RunFilter& filter) const {
   if (filter.sweep) st.bind(1, *filter.sweep);
   if (!filter.scenario_hash.empty()) st.bind(2, filter.scenario_hash);
   if (!filter.scenario_name.empty()) st.bind(3, filter.scenario_name);
+  constexpr int kVariantColumn = 1 + static_cast<int>(std::size(kRunColumns));
   std::vector<StoredRun> out;
   while (st.step()) {
     StoredRun r;
     r.id = st.column_int(0);
-    r.created_at = st.column_text(1);
-    r.tool_version = st.column_text(2);
-    r.scenario_name = st.column_text(3);
-    r.scenario_hash = st.column_text(4);
-    r.scenario_yaml = st.column_text(5);
-    r.workload = st.column_text(6);
-    r.fits = st.column_int(7) != 0;
-    r.shortfall = st.column_text(8);
-    r.bottleneck = st.column_text(9);
-    r.sweep = st.column_text(10);
-    r.variant = st.column_text(11);
+    store::read_columns<StoredRun>(st, kRunColumns, r, 1);
+    r.variant = st.column_text(kVariantColumn);
     out.push_back(std::move(r));
   }
   if (filter.details)
