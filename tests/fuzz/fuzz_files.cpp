@@ -8,6 +8,8 @@
 //    names it (hardware.nvme.profile), whose resolved YAML must load back to the same hash.
 //  - read as a Mooncake JSONL trace and as a conversation CSV (the prefix-caching formats), whose
 //    accepted requests must be runnable;
+//  - read as a Hugging Face config.json (parse_hf_config), and loaded by a scenario that names it
+//    (model.hf_config), whose resolved YAML must load back to the same hash.
 // As in fuzz_config.cpp, a reader may reject an input only with a typed tiersim::Error; another
 // exception, a crash or a sanitizer report is a finding. Builds with libFuzzer or with
 // standalone_driver.cpp (tests/fuzz/README.md).
@@ -24,6 +26,7 @@
 
 #include "config/catalog.hpp"
 #include "config/device_profile.hpp"
+#include "config/hf_config.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
@@ -71,6 +74,13 @@ std::string profile_scenario(const std::string& profile) {
          "policy: {weights: nvme}\n";
 }
 
+// One small inference pass on one H200 of a model given by its config.json: loading it runs the
+// capacity check on whatever sizes the file holds.
+std::string hf_scenario(const std::string& config_json) {
+  return "name: fuzz\nhardware: {gpu: {model: H200}}\nmodel: {hf_config: \"" + config_json +
+         "\"}\nworkload: {kind: inference, batch: 1, prompt_tokens: 16, gen_tokens: 2}\n";
+}
+
 }  // namespace
 
 namespace tiersim::fuzz {
@@ -78,7 +88,8 @@ namespace tiersim::fuzz {
 int run_input(const std::uint8_t* data, std::size_t size) {
   const std::string trace = (scratch().dir / "input.csv").string();
   const std::string profile = (scratch().dir / "input.yaml").string();
-  for (const std::string* path : {&trace, &profile})
+  const std::string config_json = (scratch().dir / "input.json").string();
+  for (const std::string* path : {&trace, &profile, &config_json})
     std::ofstream(*path, std::ios::binary | std::ios::trunc)
         .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   config::LoadOptions opts;
@@ -122,6 +133,15 @@ int run_input(const std::uint8_t* data, std::size_t size) {
     const Scenario again = config::load_scenario_text(s.resolved_yaml, "resolved.yaml", opts);
     if (again.hash != s.hash)
       finding("device profile file", "the resolved YAML loads back into a different scenario");
+  });
+  // The model's config.json (issue 30): a number beyond a double's range once came out of the
+  // JSON parser as an untyped exception ("internal error").
+  accepted += accepts("config.json", [&] {
+    config::read_hf_config(config_json);
+    const Scenario s = config::load_scenario_text(hf_scenario(config_json), "fuzz.yaml", opts);
+    const Scenario again = config::load_scenario_text(s.resolved_yaml, "resolved.yaml", opts);
+    if (again.hash != s.hash)
+      finding("config.json", "the resolved YAML loads back into a different scenario");
   });
   return accepted;
 }

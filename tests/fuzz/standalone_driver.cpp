@@ -55,8 +55,9 @@ const char* const kTokens[] = {
     ".9999999", "+00:00", "-12:00", "+99:99", "Z", "T", "0x1p4", "1e999", "arrival_s",
     "TIMESTAMP", "ContextTokens", "GeneratedTokens", "prompt_tokens", "output_tokens",
 };
-const char* const kNumbers[] = {"0",    "-1",  "1e308", "1e-308", ".nan", ".inf",      "-.inf",
-                                "1e19", "0.1", "65536", "-0",     "1.5",  "2147483647", "3"};
+const char* const kNumbers[] = {"0",    "-1",    "1e308",      "1e-308", ".nan",
+                                ".inf", "-.inf", "1e19",       "0.1",    "65536",
+                                "-0",   "1.5",   "2147483647", "3",      "1e400"};
 
 struct Options {
   double seconds = 10;
