@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/format.hpp"
 #include "model/errors.hpp"
 #include "model/units.hpp"
 
@@ -60,16 +61,16 @@ std::vector<std::string> missing_prices(const Hardware& hw, const ComponentPrice
 
 void check_economics(const Economics& e) {
   require(std::isfinite(e.amortization_years) && e.amortization_years > 0, [&] {
-    return "economics.amortization_years must be > 0 (got " + std::to_string(e.amortization_years) +
+    return "economics.amortization_years must be > 0 (got " + format::exact(e.amortization_years) +
            ")";
   });
   require(std::isfinite(e.duty_cycle) && e.duty_cycle > 0 && e.duty_cycle <= 1, [&] {
-    return "economics.duty_cycle must be in (0, 1] (got " + std::to_string(e.duty_cycle) + ")";
+    return "economics.duty_cycle must be in (0, 1] (got " + format::exact(e.duty_cycle) + ")";
   });
   require(std::isfinite(e.pue) && e.pue >= 1,
-          [&] { return "economics.pue must be >= 1 (got " + std::to_string(e.pue) + ")"; });
+          [&] { return "economics.pue must be >= 1 (got " + format::exact(e.pue) + ")"; });
   require(std::isfinite(e.usd_per_kwh) && e.usd_per_kwh >= 0, [&] {
-    return "economics.usd_per_kwh must be >= 0 (got " + std::to_string(e.usd_per_kwh) + ")";
+    return "economics.usd_per_kwh must be >= 0 (got " + format::exact(e.usd_per_kwh) + ")";
   });
   // Prices need no check here: a negative usd is the "unknown" marker (PriceQuote::known), and
   // the loader rejects negative prices in prices.yaml and in economics.prices.* overrides.

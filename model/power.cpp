@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "common/format.hpp"
 #include "model/errors.hpp"
 #include "model/units.hpp"
 
@@ -25,7 +26,7 @@ struct Component {
 void require_power(double value_w, const char* key, const Component& component) {
   if (!std::isfinite(value_w) || value_w < 0)
     throw ModelError(std::string("power figure ") + key + " of " + component.text() + " is " +
-                     std::to_string(value_w) +
+                     format::exact(value_w) +
                      " W; power must be >= 0 (fix it in the catalog entry or override " + key +
                      " in the scenario)");
 }
@@ -33,16 +34,16 @@ void require_power(double value_w, const char* key, const Component& component) 
 void require_active_above_idle(double active_w, double idle_w, const char* active_key,
                                const char* idle_key, const Component& component) {
   if (active_w < idle_w)
-    throw ModelError(component.text() + ": " + active_key + " (" + std::to_string(active_w) +
-                     " W) is below " + idle_key + " (" + std::to_string(idle_w) +
+    throw ModelError(component.text() + ": " + active_key + " (" + format::exact(active_w) +
+                     " W) is below " + idle_key + " (" + format::exact(idle_w) +
                      " W); active power must be at least idle power");
 }
 
 // Busy time may exceed the makespan only by rounding.
 void require_busy(double busy_s, double limit_s, const char* what) {
   if (!std::isfinite(busy_s) || busy_s < 0 || busy_s > limit_s * (1 + 1e-9) + 1e-12)
-    throw ModelError(std::string("power model: ") + what + " busy time " + std::to_string(busy_s) +
-                     " s is outside 0.." + std::to_string(limit_s) + " s");
+    throw ModelError(std::string("power model: ") + what + " busy time " + format::exact(busy_s) +
+                     " s is outside 0.." + format::exact(limit_s) + " s");
 }
 
 // One 80 PLUS level: its certification points (load fraction, minimum efficiency), ascending.
@@ -90,13 +91,14 @@ void require_power_limit(const GpuSpec& gpu) {
   require_power(gpu.power_limit_w, "hardware.gpu.power_limit_w", c);
   if (gpu.power_limit_w > gpu.tdp_w)
     throw ModelError(c.text() + ": hardware.gpu.power_limit_w (" +
-                     std::to_string(gpu.power_limit_w) + " W) is above tdp_w (" +
-                     std::to_string(gpu.tdp_w) + " W), the board's maximum; leave it out to run "
+                     format::exact(gpu.power_limit_w) + " W) is above tdp_w (" +
+                     format::exact(gpu.tdp_w) +
+                     " W), the board's maximum; leave it out to run "
                      "at tdp_w");
   if (gpu.power_limit_w <= gpu.idle_w)
     throw ModelError(c.text() + ": hardware.gpu.power_limit_w (" +
-                     std::to_string(gpu.power_limit_w) + " W) is not above idle_w (" +
-                     std::to_string(gpu.idle_w) + " W); no clock runs a kernel within it");
+                     format::exact(gpu.power_limit_w) + " W) is not above idle_w (" +
+                     format::exact(gpu.idle_w) + " W); no clock runs a kernel within it");
 }
 
 // Share of the dynamic range the power limit leaves, 0..1 (1 without a range).
@@ -120,7 +122,7 @@ const std::vector<std::string>& psu_efficiency_levels() {
 double psu_efficiency(const std::string& level, double load_fraction) {
   const PsuLevel& l = psu_level(level);
   if (!std::isfinite(load_fraction) || load_fraction < 0)
-    throw ModelError("PSU load fraction " + std::to_string(load_fraction) + " is not >= 0");
+    throw ModelError("PSU load fraction " + format::exact(load_fraction) + " is not >= 0");
   const auto& p = l.points;
   if (load_fraction <= p[0].first) return p[0].second;
   for (int i = 1; i < l.n; ++i) {
@@ -144,9 +146,9 @@ NodeOverhead node_overhead(const HostSpec& host, double components_dc_w) {
   if (host.psu_count > 0) {
     const double capacity_w = (host.psu_count - host.psu_standby) * host.psu_rating_w;
     if (dc_w > capacity_w)
-      throw ModelError("host '" + host.name + "' draws " + std::to_string(dc_w) +
+      throw ModelError("host '" + host.name + "' draws " + format::exact(dc_w) +
                        " W DC, more than its " + std::to_string(host.psu_count - host.psu_standby) +
-                       " load-sharing PSUs deliver (" + std::to_string(capacity_w) +
+                       " load-sharing PSUs deliver (" + format::exact(capacity_w) +
                        " W); lower the GPUs' tdp_w or give the host more PSUs");
     const double eff = psu_efficiency(host.psu_efficiency, dc_w / capacity_w);
     o.psu_loss_w = dc_w / eff - dc_w;
@@ -205,9 +207,9 @@ void check_power_inputs(const Hardware& hw) {
       require_power(w, key, drive);
       require_active_above_idle(w, hw.nvme.drive.idle_w, key, "hardware.nvme.idle_w", drive);
       if (w > hw.nvme.drive.active_w)
-        throw ModelError(drive.text() + ": " + key + " (" + std::to_string(w) +
+        throw ModelError(drive.text() + ": " + key + " (" + format::exact(w) +
                          " W) is above hardware.nvme.active_w (" +
-                         std::to_string(hw.nvme.drive.active_w) +
+                         format::exact(hw.nvme.drive.active_w) +
                          " W), the drive's maximum active power; raise active_w to at least it");
     }
   }
@@ -361,7 +363,7 @@ EnergyBreakdown node_energy(const Hardware& hw, const ActivityTimes& a) {
 EnergyBreakdown integrate_energy(const Hardware& hw, const ActivityTimes& a, double pue) {
   check_power_inputs(hw);
   if (!std::isfinite(pue) || pue < 1)
-    throw ModelError("economics.pue is " + std::to_string(pue) +
+    throw ModelError("economics.pue is " + format::exact(pue) +
                      "; power usage effectiveness is facility power / IT power, so it is >= 1");
   check_activity(hw, a);
   EnergyBreakdown e = node_energy(hw, a);
