@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -543,9 +542,7 @@ PlanResult run_plan(const PlanSpec& spec, const config::Catalog& catalog, const 
           // scenario written out (and stored) carries it.
           const auto at_rate = [&](double rate) {
             sweep::Point pt = p.point;
-            char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", rate);
-            pt.overrides.push_back(std::string("workload.arrival_rate=") + buf);
+            pt.overrides.push_back("workload.arrival_rate=" + format::exact(rate));
             pt.settings.emplace_back(pt.overrides.back());
             return sweep::load_point(spec.space, pt, catalog);
           };

@@ -2,28 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 
+#include "common/format.hpp"
 #include "model/errors.hpp"
 #include "sim/simulate.hpp"
-#include "sim/workloads/traits.hpp"
 #include "sim/workloads/serving/metrics.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::capacity {
 
 namespace {
 
 std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", v);
-  return buf;
+  return format::fixed(v, 1) + "%";
 }
 
 std::string seconds(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", v);
-  return buf;
+  return format::significant(v, 3) + " s";
 }
 
 // The percentile of a latency the attainment target speaks of: the reported one at or above it

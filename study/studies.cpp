@@ -118,12 +118,6 @@ void record_study(store::ResultsStore& store, const std::string& sweep, const Sc
 
 namespace {
 
-std::string rate_text(double rate) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", rate);
-  return buf;
-}
-
 void check_search(const capacity::SearchOptions& s) {
   if (!s.criteria.check_slo && !s.criteria.check_stability)
     throw Error("--no-slo and --no-stability together leave no criterion");
@@ -153,7 +147,7 @@ CapacityOutcome run_capacity(const CapacityRequest& request) {
     const auto at_rate = [&](double rate) {
       check_stop(request.stop, "capacity");
       config::LoadOptions l = load;
-      l.settings.emplace_back("workload.arrival_rate=" + rate_text(rate));
+      l.settings.emplace_back("workload.arrival_rate=" + format::exact(rate));
       return source.load(l);
     };
     std::unique_ptr<store::ResultsStore> store;

@@ -1,9 +1,9 @@
 // Load-time checks of the serving workload (config/scenario_check.hpp): the arrivals, the length
 // distributions, the replicas and the KV cache tiers.
-#include <cstdio>
 #include <string>
 #include <utility>
 
+#include "common/format.hpp"
 #include "config/scenario_check.hpp"
 #include "model/capacity.hpp"
 #include "model/perf.hpp"
@@ -103,11 +103,7 @@ void check_keys(const ScenarioCheck& c) {
   // The KV cache tiers must fit in what the server has, next to what the run keeps there; `auto`
   // takes what is left (model/capacity.hpp, serving_kv_room: the one rule for both). The
   // execution model's host reserve is not a scenario key, so its default is the run's.
-  const auto gb = [](double bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", bytes / 1e9);
-    return std::string(text);
-  };
+  const auto gb = [](double bytes) { return format::significant(bytes / 1e9, 4); };
   const ServingKvRoom room = serving_kv_room(s, ExecutionModel{});
   // "10 GB of weights, 16 GB of operating system and framework"
   const auto held = [&](const TierMemory& t) {
