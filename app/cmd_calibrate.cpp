@@ -8,10 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/command.hpp"
-#include "calibrate/io_engine.hpp"
-#include "calibrate/interrupt.hpp"
 #include "calibrate/campaign.hpp"
+#include "calibrate/interrupt.hpp"
+#include "calibrate/io_engine.hpp"
 #include "model/errors.hpp"
+#include "reports/study_json.hpp"
 
 namespace tiersim::app {
 
@@ -29,19 +30,6 @@ constexpr const char* kExamples =
     "  tiersim calibrate --target /mnt/nvme0 --point --rw randrw70 --bs 256KiB --qd 16 --seconds 5\n"
     "  tiersim calibrate --raw-device /dev/nvme1n1 --i-understand-this-destroys /dev/nvme1n1 --quick --out d.yaml\n"
     "then in a scenario:  hardware: {nvme: {profile: device.yaml, count: 4}}\n";
-
-nlohmann::json point_json(const store::CalibrationPoint& p) {
-  return {{"target", p.target},           {"rw", p.rw},
-          {"engine", p.engine},           {"block_bytes", p.block_bytes},
-          {"queue_depth", p.queue_depth}, {"threads", p.threads},
-          {"duration_s", p.duration_s},   {"bytes", p.bytes},
-          {"ios", p.ios},                 {"bandwidth_gbps", p.bandwidth_gbps},
-          {"iops", p.iops},               {"lat_mean_us", p.lat_mean_us},
-          {"lat_p50_us", p.lat_p50_us},   {"lat_p90_us", p.lat_p90_us},
-          {"lat_p99_us", p.lat_p99_us},   {"lat_p999_us", p.lat_p999_us},
-          {"lat_max_us", p.lat_max_us},   {"buffer_pages", p.buffer_pages},
-          {"buffer_huge_fraction", p.buffer_huge_fraction}};
-}
 
 }  // namespace
 
@@ -215,10 +203,10 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       if (vm["json"].as<bool>()) {
         // One object as before; a mixed point is an array of its reads and its writes.
         if (rows.size() == 1) {
-          std::cout << point_json(rows.front()).dump(2) << "\n";
+          std::cout << reports::calibration_point_json(rows.front()).dump(2) << "\n";
         } else {
           nlohmann::json all = nlohmann::json::array();
-          for (const auto& p : rows) all.push_back(point_json(p));
+          for (const auto& p : rows) all.push_back(reports::calibration_point_json(p));
           std::cout << all.dump(2) << "\n";
         }
         return kExitOk;

@@ -9,12 +9,11 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <deque>
-#include <unordered_set>
 #include <iostream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #include "app/command.hpp"
 #include "config/catalog.hpp"
@@ -93,16 +92,6 @@ void send_text(const TiersimMpiOps& mpi, const std::string& text, int dest, int 
   mpi.send(text.data(), static_cast<int>(text.size()), dest, tag);
 }
 
-std::string encode(const sweep::Outcome& o) {
-  nlohmann::json j;
-  j["i"] = o.point.index;
-  j["s"] = static_cast<int>(o.status);
-  j["e"] = o.error;
-  if (o.status == sweep::Status::kSimulated || o.status == sweep::Status::kNoFit)
-    j["r"] = sweep::serialize_result(o.result);
-  return j.dump();
-}
-
 int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Catalog& catalog) {
   const TiersimMpiOps& mpi = load_mpi_ops();
   int rank = 0, size = 1;
@@ -139,8 +128,9 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
 
     if (rank != 0) {
       // Only this (main) thread talks MPI: the sink runs here.
-      sweep::run_points(spec.space, mine, catalog, opts,
-                        [&](sweep::Outcome&& o) { send_text(mpi, encode(o), 0, kTagOutcome); });
+      sweep::run_points(spec.space, mine, catalog, opts, [&](sweep::Outcome&& o) {
+        send_text(mpi, sweep::encode_outcome(o), 0, kTagOutcome);
+      });
       send_text(mpi, "", 0, kTagDone);
     } else {
       // The local shard runs on a helper thread; the main thread is the one writer and the only
@@ -189,17 +179,7 @@ int run_mpi(const SweepArgs& a, const sweep::SweepSpec& spec, const config::Cata
           if (tag == kTagDone) {
             ++ranks_done;
           } else {
-            const auto j = nlohmann::json::parse(text);
-            sweep::Outcome o;
-            o.point = sweep::point_at(spec.space, j.at("i").get<std::size_t>());
-            o.status = static_cast<sweep::Status>(j.at("s").get<int>());
-            o.error = j.at("e").get<std::string>();
-            if (o.status == sweep::Status::kSimulated || o.status == sweep::Status::kNoFit) {
-              // Rebuilt here rather than shipped: the same overrides give the same hash.
-              o.scenario = sweep::load_point(spec.space, o.point, catalog);
-              o.result = sweep::deserialize_result(j.at("r").get<std::string>());
-            }
-            record(o);
+            record(sweep::decode_outcome(text, spec.space, catalog));
           }
         }
         std::deque<sweep::Outcome> batch;

@@ -471,4 +471,26 @@ nlohmann::json sweep_json(const sweep::SweepSummary& s, const std::string& sweep
                         {"failures", s.failures},   {"db", db}};
 }
 
+nlohmann::json calibration_point_json(const store::CalibrationPoint& p) {
+  return {{"target", p.target},
+          {"rw", p.rw},
+          {"engine", p.engine},
+          {"block_bytes", p.block_bytes},
+          {"queue_depth", p.queue_depth},
+          {"threads", p.threads},
+          {"duration_s", p.duration_s},
+          {"bytes", p.bytes},
+          {"ios", p.ios},
+          {"bandwidth_gbps", p.bandwidth_gbps},
+          {"iops", p.iops},
+          {"lat_mean_us", p.lat_mean_us},
+          {"lat_p50_us", p.lat_p50_us},
+          {"lat_p90_us", p.lat_p90_us},
+          {"lat_p99_us", p.lat_p99_us},
+          {"lat_p999_us", p.lat_p999_us},
+          {"lat_max_us", p.lat_max_us},
+          {"buffer_pages", p.buffer_pages},
+          {"buffer_huge_fraction", p.buffer_huge_fraction}};
+}
+
 }  // namespace tiersim::reports

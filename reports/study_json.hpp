@@ -7,6 +7,7 @@
 #include <string>
 
 #include "reports/decision.hpp"
+#include "store/calibration_points.hpp"
 #include "study/studies.hpp"
 
 namespace tiersim::reports {
@@ -56,5 +57,9 @@ extern const char* const kOutOfSampleMethod;
 // for the same work).
 nlohmann::json sweep_json(const sweep::SweepSummary& summary, const std::string& sweep_name,
                           const std::string& db);
+
+// `tiersim calibrate --point --json`: one measured point (an object; an array of them for a
+// mixed point's two directions), bandwidth in GB/s (1e9 bytes/s) and latencies in microseconds.
+nlohmann::json calibration_point_json(const store::CalibrationPoint& p);
 
 }  // namespace tiersim::reports

@@ -742,4 +742,29 @@ sim::RunResult deserialize_result(const std::string& text) {
   return r;
 }
 
+std::string encode_outcome(const Outcome& o) {
+  nlohmann::json j;
+  j["i"] = o.point.index;
+  j["s"] = static_cast<int>(o.status);
+  j["e"] = o.error;
+  if (o.status == Status::kSimulated || o.status == Status::kNoFit)
+    j["r"] = serialize_result(o.result);
+  return j.dump();
+}
+
+Outcome decode_outcome(const std::string& text, const PointSpace& space,
+                       const config::Catalog& catalog) {
+  const auto j = nlohmann::json::parse(text);
+  Outcome o;
+  o.point = point_at(space, j.at("i").get<std::size_t>());
+  o.status = static_cast<Status>(j.at("s").get<int>());
+  o.error = j.at("e").get<std::string>();
+  if (o.status == Status::kSimulated || o.status == Status::kNoFit) {
+    // Rebuilt here rather than shipped: the same overrides give the same hash.
+    o.scenario = load_point(space, o.point, catalog);
+    o.result = deserialize_result(j.at("r").get<std::string>());
+  }
+  return o;
+}
+
 }  // namespace tiersim::sweep

@@ -233,4 +233,11 @@ SweepSummary run_sweep(const SweepSpec& spec, SweepStore& store, const config::C
 std::string serialize_result(const sim::RunResult& r);
 sim::RunResult deserialize_result(const std::string& text);
 
+// One point's outcome <-> the text a worker rank sends the writer rank (`tiersim sweep` under
+// mpirun): its index in the space, status, error and result. The scenario is not sent: the
+// writer rebuilds it from the point's index (the same overrides give the same scenario and hash).
+std::string encode_outcome(const Outcome& o);
+Outcome decode_outcome(const std::string& text, const PointSpace& space,
+                       const config::Catalog& catalog);
+
 }  // namespace tiersim::sweep

@@ -248,6 +248,31 @@ TEST_CASE("run results survive serialization between ranks", "[sweep]") {
   CHECK(back.utilization.size() == r.utilization.size());
 }
 
+TEST_CASE("a point's outcome survives the message between ranks", "[sweep]") {
+  const SweepSpec spec = parse_sweep_text(kSmall, kFile);
+  Outcome o;
+  o.point = point_at(spec.space, 5);
+  o.scenario = load_point(spec.space, o.point, catalog());
+  o.result = sim::simulate(*o.scenario);
+  const Outcome back = decode_outcome(encode_outcome(o), spec.space, catalog());
+  CHECK(back.point.index == 5);
+  CHECK(back.point.label == o.point.label);
+  CHECK(back.status == Status::kSimulated);
+  REQUIRE(back.scenario);
+  CHECK(back.scenario->hash == o.scenario->hash);  // rebuilt from the index, not sent
+  CHECK(back.result.get("throughput_tokens_per_s") == o.result.get("throughput_tokens_per_s"));
+
+  // An invalid point carries its reason and no result or scenario.
+  Outcome bad;
+  bad.point = point_at(spec.space, 2);
+  bad.status = Status::kInvalid;
+  bad.error = "weights on nvme with no drives";
+  const Outcome bad_back = decode_outcome(encode_outcome(bad), spec.space, catalog());
+  CHECK(bad_back.status == Status::kInvalid);
+  CHECK(bad_back.error == bad.error);
+  CHECK_FALSE(bad_back.scenario);
+}
+
 TEST_CASE("the runner gives the same results on one thread and on many", "[sweep]") {
   const SweepSpec spec = parse_sweep_text(kSmall, kFile);
   std::vector<std::size_t> idx(spec.space.point_count());
