@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "app/command.hpp"
+#include "common/progress.hpp"
 #include "model/errors.hpp"
-#include "model/progress.hpp"
 #include "reports/decision.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"

@@ -16,9 +16,9 @@
 #include <unordered_set>
 
 #include "app/command.hpp"
+#include "common/progress.hpp"
 #include "config/catalog.hpp"
 #include "model/errors.hpp"
-#include "model/progress.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
 #include "study/sweep.hpp"

@@ -1,6 +1,6 @@
 // The calibration sweep, the fit of its points and the device profile.
 #include "calibrate/campaign.hpp"
-#include "model/progress.hpp"
+#include "common/progress.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>

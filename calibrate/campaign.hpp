@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "calibrate/io_engine.hpp"
-#include "store/calibration_points.hpp"
 #include "calibrate/runner.hpp"
 #include "calibrate/target.hpp"
+#include "common/progress.hpp"
 #include "config/device_profile.hpp"
-#include "model/progress.hpp"
+#include "store/calibration_points.hpp"
 
 namespace tiersim::calibrate {
 
@@ -79,7 +79,7 @@ struct CalibrationOptions {
 };
 
 // Calibration progress: a bar, the ETA and the last point, drawn by the one progress line
-// (model/progress.hpp): redrawn on a terminal, one plain line per point otherwise (logs, CI).
+// (common/progress.hpp): redrawn on a terminal, one plain line per point otherwise (logs, CI).
 // Virtual so that tests can silence it.
 class Progress {
  public:

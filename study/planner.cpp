@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "common/format.hpp"
+#include "common/progress.hpp"
 #include "config/options.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/capacity.hpp"
@@ -20,15 +21,14 @@
 #include "model/errors.hpp"
 #include "model/layout.hpp"
 #include "model/llm.hpp"
-#include "model/progress.hpp"
 #include "model/units.hpp"
 #include "model/weight_stream.hpp"
 #include "sim/economics.hpp"
 #include "sim/metrics.hpp"
 #include "sim/same_timings.hpp"
 #include "sim/simulate.hpp"
-#include "sim/workloads/traits.hpp"
 #include "sim/workloads/inference/metrics.hpp"
+#include "sim/workloads/traits.hpp"
 #include "study/parallel.hpp"
 
 namespace tiersim::plan {

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/progress.hpp"
 #include "config/catalog.hpp"
 #include "config/scenario_loader.hpp"
 #include "config/yaml_reader.hpp"
-#include "model/progress.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 
@@ -164,7 +164,7 @@ void run_points(const PointSpace& space, const std::vector<std::size_t>& indices
                 const std::function<void(Outcome&&)>& sink);
 
 // A sweep's progress: points by status, rate and ETA, drawn by the one progress line
-// (model/progress.hpp): redrawn on a terminal, a plain line every 5 s otherwise.
+// (common/progress.hpp): redrawn on a terminal, a plain line every 5 s otherwise.
 class Progress {
  public:
   Progress(std::ostream& os, std::string what, std::size_t total, bool tty);

@@ -6,9 +6,9 @@
 #include <map>
 #include <mutex>
 
+#include "common/progress.hpp"
 #include "config/options.hpp"
 #include "model/errors.hpp"
-#include "model/progress.hpp"
 #include "model/stack.hpp"
 #include "study/parallel.hpp"
 #include "study/sensitivity.hpp"

@@ -1,4 +1,4 @@
-#include "model/progress.hpp"
+#include "common/progress.hpp"
 
 #include <algorithm>
 #include <chrono>

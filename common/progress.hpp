@@ -2,7 +2,7 @@
 // The one progress display of long commands (sweep, plan, calibrate): a status line on a stream
 // (stderr). On a terminal the line is redrawn in place, at most ten times a second; in a log (CI,
 // a file) each update is a plain line of its own, at most one per `log_interval_s`, so a log
-// stays readable. Not a model: it lives here because every library folder can reach model/.
+// stays readable. In common/ (not a model): every library folder can reach it.
 #include <cstddef>
 #include <ostream>
 #include <string>
