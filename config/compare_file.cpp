@@ -55,6 +55,7 @@ Comparison read_comparison(const YNode& root) {
     if (inline_map) {
       if (!inline_map->is_map()) inline_map->fail("expected a map, got " + inline_map->describe());
       spec.inline_yaml = YAML::Dump(inline_map->raw());
+      spec.inline_tree = inline_map->as_root();  // its keys are scenario keys
     } else {
       spec.file = relative_to(v.file(), (file ? *file : *base).as_string());
     }
@@ -117,16 +118,21 @@ Scenario load_variant(const VariantSpec& spec, const LoadOptions& opts) {
   load.file_overrides = spec.sets;
   load.file_overrides.insert(load.file_overrides.end(), opts.file_overrides.begin(),
                              opts.file_overrides.end());
-  return spec.file.empty() ? load_scenario_text(spec.inline_yaml, spec.display, load)
-                           : load_scenario(spec.file, load);
+  if (!spec.file.empty()) return load_scenario(spec.file, load);
+  return spec.inline_tree ? load_scenario_tree(*spec.inline_tree, spec.display, load)
+                          : load_scenario_text(spec.inline_yaml, spec.display, load);
 }
 
 VariantSource::VariantSource(const VariantSpec& spec, const LoadOptions& opts) : opts_(opts) {
   opts_.file_overrides = spec.sets;
   opts_.file_overrides.insert(opts_.file_overrides.end(), opts.file_overrides.begin(),
                               opts.file_overrides.end());
-  source_ = spec.file.empty() ? ScenarioSource::from_text(spec.inline_yaml, spec.display)
-                              : std::make_unique<const ScenarioSource>(spec.file);
+  if (!spec.file.empty())
+    source_ = std::make_unique<const ScenarioSource>(spec.file);
+  else if (spec.inline_tree)
+    source_ = ScenarioSource::from_tree(*spec.inline_tree, spec.display);
+  else
+    source_ = ScenarioSource::from_text(spec.inline_yaml, spec.display);
 }
 
 Scenario VariantSource::load(const std::vector<std::string>& extra) const {

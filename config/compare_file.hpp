@@ -4,6 +4,7 @@
 // here once for every command that takes them (compare, sensitivity, breakeven). Strict: every
 // error names the file, the line and the key.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct VariantSpec {
   std::string name;            // column title; empty = the scenario's name
   std::string file;            // scenario file, or empty for an inline scenario
   std::string inline_yaml;     // inline scenario map, dumped back to YAML text
+  // The inline map as parsed from the comparison file: loads read it, so that an error in it
+  // names the file's own line (the dumped text's lines are not the file's).
+  std::optional<YNode> inline_tree;
   std::string display;         // where it came from, for error messages
   std::string note;            // free text shown under the table
   std::vector<Override> sets;  // the comparison file's `set:` entries (common ones first)

@@ -850,13 +850,23 @@ std::unique_ptr<const ScenarioSource> ScenarioSource::from_text(std::string yaml
   return s;
 }
 
+std::unique_ptr<const ScenarioSource> ScenarioSource::from_tree(YNode root,
+                                                                std::string display_name) {
+  std::unique_ptr<ScenarioSource> s(new ScenarioSource());
+  s->path_ = std::move(display_name);
+  s->text_.emplace();
+  s->tree_ = std::move(root);
+  s->is_file_ = false;
+  return s;
+}
+
 ScenarioSource::~ScenarioSource() = default;
 
 const ScenarioSource::Prepared& ScenarioSource::prepared() const {
   std::call_once(once_, [this] {
     auto p = std::make_unique<Prepared>();
     try {
-      p->root = parse_yaml_text(*text_, path_);
+      p->root = tree_ ? *tree_ : parse_yaml_text(*text_, path_);
       if (p->root.is_null())
         p->root.fail("empty scenario (expected a map with name, hardware, model, workload)");
       flatten(p->root, "", is_file_ ? std::filesystem::path(path_).parent_path().string() : "",

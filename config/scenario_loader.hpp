@@ -65,6 +65,9 @@ class ScenarioSource {
   // opts) gives.
   static std::unique_ptr<const ScenarioSource> from_text(std::string yaml,
                                                           std::string display_name);
+  // An already parsed scenario map (a comparison file's inline scenario): load(opts) gives what
+  // load_scenario_tree(root, display_name, opts) gives.
+  static std::unique_ptr<const ScenarioSource> from_tree(YNode root, std::string display_name);
   ~ScenarioSource();
   ScenarioSource(const ScenarioSource&) = delete;
   ScenarioSource& operator=(const ScenarioSource&) = delete;
@@ -77,6 +80,7 @@ class ScenarioSource {
   ScenarioSource() = default;
   std::string path_;                 // the file, or the text's display name
   std::optional<std::string> text_;  // nullopt: unreadable; load() reports it as load_scenario
+  std::optional<YNode> tree_;        // from_tree: parsed already, text_ unused
   bool is_file_ = true;
   mutable std::once_flag once_;
   mutable std::unique_ptr<const Prepared> prepared_;

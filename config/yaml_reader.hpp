@@ -82,6 +82,10 @@ class YNode {
   // latency targets are read in seconds by some tools and in milliseconds by others.
   double as_duration_s(double min, double max, bool min_exclusive = false) const;
 
+  // This node as the root of a document of its own (an inline scenario in a comparison file):
+  // its keys' paths start from it, errors still name its file and lines.
+  YNode as_root() const { return YNode(node_, file_, "", lines_known_); }
+
   // The key path of a child, "a.b" + "c" -> "a.b.c".
   std::string child_path(const std::string& key) const;
   YNode child(const YAML::Node& node, const std::string& key) const;

@@ -88,6 +88,25 @@ TEST_CASE("comparison file errors name the file, the line and the key", "[config
   const Comparison cmp = read_compare_inputs({write(dir, kCompare)});
   CHECK_THROWS_WITH(find_variant(cmp, "smal", "--variant"),
                     Catch::Contains("did you mean 'small'?"));
+
+  // An error inside an inline scenario names its line in the comparison file: the scenario loads
+  // from the file's own tree, not from text dumped out of it, whose lines are not the file's.
+  const Comparison typo = read_compare_inputs(
+      {write(dir, replace(kCompare, "policy: {weights: cpu}", "policy: {weigths: cpu}"))});
+  LoadOptions o;
+  o.data_dir = kData;
+  for (const bool prepared : {false, true}) {
+    const auto inline_error = config_error([&] {
+      const VariantSpec& small = find_variant(typo, "small", "--variant");
+      if (prepared)
+        VariantSource(small, o).load({});
+      else
+        load_variant(small, o);
+    });
+    CHECK(inline_error.file() == dir.file("cmp.yaml"));
+    CHECK(inline_error.line() == 10);
+    CHECK(inline_error.key_path() == "policy.weigths");
+  }
 }
 
 TEST_CASE("a variant source loads as load_variant does, with extra settings last",
