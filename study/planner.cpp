@@ -77,6 +77,16 @@ std::optional<Sense> known_sense(const std::string& metric) {
 
 namespace {
 
+// A plan names metrics a run reports (sim/metrics.hpp declares every one) or the planner works
+// out (metric_value): one that is neither fails at its line, not after every point has run.
+void check_metric_name(const YNode& node, const std::string& metric) {
+  if (sim::find_metric(metric) || metric == "tokens_per_joule") return;
+  std::vector<std::string> names{"tokens_per_joule"};
+  for (const sim::MetricDecl& m : sim::metric_declarations()) names.emplace_back(m.name);
+  node.fail("unknown metric '" + metric + "'" + config::did_you_mean(metric, names) +
+            " (`tiersim schema --metrics` lists every metric)");
+}
+
 Goal parse_goal(const YNode& node) {
   if (node.is_scalar()) {
     const std::string m = node.as_string();
@@ -90,7 +100,9 @@ Goal parse_goal(const YNode& node) {
   auto mn = node.get("minimize"), mx = node.get("maximize");
   if (mn && mx) node.fail("give either minimize or maximize, not both");
   if (!mn && !mx) node.fail_missing("minimize", "minimize: METRIC or maximize: METRIC");
-  Goal g{(mn ? *mn : *mx).as_string(), mn ? Sense::kMinimize : Sense::kMaximize};
+  const YNode& m = mn ? *mn : *mx;
+  Goal g{m.as_string(), mn ? Sense::kMinimize : Sense::kMaximize};
+  check_metric_name(m, g.metric);
   return g;
 }
 
@@ -153,6 +165,7 @@ PlanSpec parse_plan(const YNode& root, const std::string& text) {
         if (!node.as_bool()) node.fail("configurations that do not fit have no metrics; fits must be true");
         continue;
       }
+      check_metric_name(node, metric);
       node.check_keys({"min", "max"});
       if (auto v = node.get("min")) c.min = v->as_double(-1e300, 1e300);
       if (auto v = node.get("max")) c.max = v->as_double(-1e300, 1e300);

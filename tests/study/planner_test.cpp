@@ -161,6 +161,15 @@ TEST_CASE("bad plan files name the file, line and key", "[plan]") {
   CHECK_THAT(error_of(head + "objective: capex_usd\nconstraints: {ttft_s: {below: 3}}\n"),
              Catch::Contains("test-plan.yaml:5") && Catch::Contains("below"));
   CHECK_THAT(error_of(head + "objective: capex_usd\npareto: [capex_usd]\n"), Catch::Contains("two metrics"));
+  // A metric no run reports fails where it is named, when the file is read, not after every point
+  // has run.
+  CHECK_THAT(error_of(head + "objective: {minimize: usd_per_million_token}\n"),
+             Catch::Contains("test-plan.yaml:4") && Catch::Contains("objective.minimize") &&
+                 Catch::Contains("did you mean 'usd_per_million_tokens'"));
+  CHECK_THAT(error_of(head + "objective: capex_usd\nconstraints: {ttft: {max: 3}}\n"),
+             Catch::Contains("test-plan.yaml:5") && Catch::Contains("constraints.ttft") &&
+                 Catch::Contains("unknown metric 'ttft'"));
+  CHECK(error_of(head + "objective: {maximize: tokens_per_joule}\n") == "no error");
 }
 
 TEST_CASE("planner: serving points have no roofline bound, so none is reported as beaten", "[plan]") {
