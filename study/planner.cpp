@@ -29,6 +29,7 @@
 #include "sim/simulate.hpp"
 #include "sim/workloads/inference/metrics.hpp"
 #include "sim/workloads/traits.hpp"
+#include "study/metric_names.hpp"
 #include "study/parallel.hpp"
 
 namespace tiersim::plan {
@@ -80,11 +81,8 @@ namespace {
 // A plan names metrics a run reports (sim/metrics.hpp declares every one) or the planner works
 // out (metric_value): one that is neither fails at its line, not after every point has run.
 void check_metric_name(const YNode& node, const std::string& metric) {
-  if (sim::find_metric(metric) || metric == "tokens_per_joule") return;
-  std::vector<std::string> names{"tokens_per_joule"};
-  for (const sim::MetricDecl& m : sim::metric_declarations()) names.emplace_back(m.name);
-  node.fail("unknown metric '" + metric + "'" + config::did_you_mean(metric, names) +
-            " (`tiersim schema --metrics` lists every metric)");
+  const std::string problem = study::unknown_metric_text(metric, {"tokens_per_joule"});
+  if (!problem.empty()) node.fail("'" + metric + "' is an " + problem);
 }
 
 Goal parse_goal(const YNode& node) {

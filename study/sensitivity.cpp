@@ -1,4 +1,5 @@
 #include "study/sensitivity.hpp"
+#include "study/metric_names.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -146,12 +147,8 @@ Input parse_input(const std::string& text, double range, const std::string& wher
 }
 
 void check_metric_name(const std::string& metric, const std::string& where) {
-  if (sim::find_metric(metric)) return;
-  std::vector<std::string> names;
-  for (const auto& d : sim::metric_declarations()) names.emplace_back(d.name);
-  throw ConfigError(where, 0, metric,
-                    "unknown metric" + config::did_you_mean(metric, names) +
-                        " (tiersim schema --metrics lists them)");
+  const std::string problem = study::unknown_metric_text(metric);
+  if (!problem.empty()) throw ConfigError(where, 0, metric, problem);
 }
 
 double Swing::swing() const {

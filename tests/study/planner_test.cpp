@@ -168,7 +168,7 @@ TEST_CASE("bad plan files name the file, line and key", "[plan]") {
                  Catch::Contains("did you mean 'usd_per_million_tokens'"));
   CHECK_THAT(error_of(head + "objective: capex_usd\nconstraints: {ttft: {max: 3}}\n"),
              Catch::Contains("test-plan.yaml:5") && Catch::Contains("constraints.ttft") &&
-                 Catch::Contains("unknown metric 'ttft'"));
+                 Catch::Contains("unknown metric"));
   CHECK(error_of(head + "objective: {maximize: tokens_per_joule}\n") == "no error");
 }
 
