@@ -18,10 +18,14 @@ class ConfigError : public Error {
       : Error(format(file, line, key_path, message)),
         file_(std::move(file)),
         line_(line),
-        key_path_(std::move(key_path)) {}
+        key_path_(std::move(key_path)),
+        message_(message) {}
   const std::string& file() const { return file_; }
   int line() const { return line_; }  // 1-based; 0 when unknown
   const std::string& key_path() const { return key_path_; }
+  // What is wrong, without the file, line and key what() puts before it: for an error re-raised
+  // at another place (a sweep value checked on its own, reported at its line in the sweep file).
+  const std::string& message() const { return message_; }
 
  private:
   static std::string format(const std::string& file, int line, const std::string& key,
@@ -35,6 +39,7 @@ class ConfigError : public Error {
   std::string file_;
   int line_;
   std::string key_path_;
+  std::string message_;
 };
 
 // A catalog lookup failed; the message lists the valid names.

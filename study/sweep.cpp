@@ -368,24 +368,41 @@ void check_axis_values(const PointSpace& space, const config::Catalog& catalog) 
   // A zipped axis's values are checked column by column, each key on the scenario the keys
   // before it in that column set: a value may depend on them (a cloud instance must hold the GPUs
   // the same column names, economics.cloud_instance).
+  // Reads a value into `s` as --set would: an option's value through its row of the option
+  // table; a section's map (`hardware.gpu: {model: H200, count: 2}`) key by key, each through
+  // its own row, so that a typo inside the map is reported at the sweep file's line too. What
+  // is neither is left to the points' loads.
+  const auto read_value = [&](const auto& self, const YNode& node, const std::string& path,
+                              Scenario& s) -> void {
+    const config::Option* opt = config::find_option(path, base.kind);
+    if (!opt) {
+      const auto& any = config::find_options(path);
+      if (!any.empty()) opt = any.front();
+    }
+    if (opt) {
+      config::read_option(node, *opt, s);
+      if (opt->resolve) opt->resolve(s, catalog);
+      return;
+    }
+    if (!config::is_section(path) || !node.is_map()) return;
+    node.check_keys(config::keys_below(path));
+    for (const auto& [k, child] : node.entries()) self(self, child, path + "." + k, s);
+  };
   for (const auto& axis : space.axes)
     for (std::size_t i = 0; i < axis.size(); ++i) {
       Scenario s = base;
       for (std::size_t k = 0; k < axis.keys.size(); ++k) {
         const std::string& key = axis.keys[k];
-        const config::Option* opt = config::find_option(key, base.kind);
-        if (!opt) {
-          auto any = config::find_options(key);
-          if (any.empty()) continue;  // a section (map value): checked when points load
-          opt = any.front();
-        }
         const AxisValue& v = axis.values[k][i];
         try {
-          const YNode node(YAML::Load(v.yaml), file, key, false);
-          config::read_option(node, *opt, s);
-          if (opt->resolve) opt->resolve(s, catalog);
+          read_value(read_value, YNode(YAML::Load(v.yaml), file, key, false), key, s);
         } catch (const ConfigError& e) {
-          throw ConfigError(space.file, v.line, key, "value " + v.yaml + ": " + e.what());
+          // The value was read on its own (as if from --set): its error's own file and key would
+          // repeat the sweep file's; a key below the axis's (a section's) is kept.
+          const std::string where =
+              e.key_path().empty() || e.key_path() == key ? "" : e.key_path() + ": ";
+          throw ConfigError(space.file, v.line, key,
+                            "value " + v.yaml + ": " + where + e.message());
         } catch (const CatalogError& e) {
           throw ConfigError(space.file, v.line, key, "value " + v.yaml + ": " + e.what());
         } catch (const YAML::Exception& e) {

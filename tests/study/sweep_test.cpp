@@ -121,6 +121,18 @@ TEST_CASE("bad sweep files name the file, line and key", "[sweep]") {
              Catch::Contains("test-sweep.yaml:2") && Catch::Contains("does not exist"));
   CHECK_THAT(error_of("name: t\nbase: llama3-70b-h200-base.yaml\ngird: {workload.batch: [1]}\n"),
              Catch::Contains("did you mean 'grid'"));
+  // Inside a section's map value too: each key is read through its own option, and the error
+  // names the value's line, once (not the file and key again inside the message).
+  const std::string section = error_of(
+      head + "  hardware.gpu:\n    - {model: H200, count: 1}\n    - {model: H20O, count: 2}\n");
+  CHECK_THAT(section, Catch::Contains("test-sweep.yaml:6: hardware.gpu: value") &&
+                          Catch::Contains("did you mean 'H200'"));
+  CHECK_THAT(error_of(head + "  hardware.gpu: [{model: H200, cuont: 2}]\n"),
+             Catch::Contains("test-sweep.yaml:4") && Catch::Contains("hardware.gpu.cuont") &&
+                 Catch::Contains("did you mean 'count'"));
+  const std::string sum = error_of(head + "  policy.kv_cache: [{gpu: 0.5, cpu: 0.6}]\n");
+  CHECK_THAT(sum, Catch::Contains("fractions must sum to 1"));
+  CHECK(sum.find("test-sweep.yaml", 1) == sum.rfind("test-sweep.yaml"));  // the file named once
 }
 
 TEST_CASE("a sweep stopped part-way resumes without losing or duplicating points", "[sweep]") {
