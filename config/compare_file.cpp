@@ -54,7 +54,6 @@ Comparison read_comparison(const YNode& root) {
       v.fail("give exactly one of file: (alias base:) or scenario: (inline map)");
     if (inline_map) {
       if (!inline_map->is_map()) inline_map->fail("expected a map, got " + inline_map->describe());
-      spec.inline_yaml = YAML::Dump(inline_map->raw());
       spec.inline_tree = inline_map->as_root();  // its keys are scenario keys
     } else {
       spec.file = relative_to(v.file(), (file ? *file : *base).as_string());

@@ -18,10 +18,11 @@ namespace tiersim::config {
 struct VariantSpec {
   std::string name;            // column title; empty = the scenario's name
   std::string file;            // scenario file, or empty for an inline scenario
-  std::string inline_yaml;     // inline scenario map, dumped back to YAML text
-  // The inline map as parsed from the comparison file: loads read it, so that an error in it
-  // names the file's own line (the dumped text's lines are not the file's).
+  // An inline scenario: the map as parsed from the comparison file, so that an error in it names
+  // the file's own line; or, for a scenario given as text (the Python module's dicts, a stored
+  // run's resolved YAML), that text. Loads read the tree where there is one.
   std::optional<YNode> inline_tree;
+  std::string inline_yaml;
   std::string display;         // where it came from, for error messages
   std::string note;            // free text shown under the table
   std::vector<Override> sets;  // the comparison file's `set:` entries (common ones first)

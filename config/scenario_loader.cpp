@@ -854,7 +854,6 @@ std::unique_ptr<const ScenarioSource> ScenarioSource::from_tree(YNode root,
                                                                 std::string display_name) {
   std::unique_ptr<ScenarioSource> s(new ScenarioSource());
   s->path_ = std::move(display_name);
-  s->text_.emplace();
   s->tree_ = std::move(root);
   s->is_file_ = false;
   return s;
@@ -883,7 +882,7 @@ const ScenarioSource::Prepared& ScenarioSource::prepared() const {
 }
 
 Scenario ScenarioSource::load(const LoadOptions& opts) const {
-  if (!text_) return load_scenario(path_, opts);  // throws the same error it always did
+  if (!text_ && !tree_) return load_scenario(path_, opts);  // throws the same error it always did
   // Loads only read the prepared tree and keys, so every thread shares them; what a load adds
   // (overrides, settings) is its own.
   const Prepared& p = prepared();

@@ -79,8 +79,9 @@ class ScenarioSource {
   const Prepared& prepared() const;
   ScenarioSource() = default;
   std::string path_;                 // the file, or the text's display name
-  std::optional<std::string> text_;  // nullopt: unreadable; load() reports it as load_scenario
-  std::optional<YNode> tree_;        // from_tree: parsed already, text_ unused
+  std::optional<std::string> text_;  // nullopt: unreadable (or from_tree); load() reports an
+                                     // unreadable file as load_scenario does
+  std::optional<YNode> tree_;        // from_tree: parsed already
   bool is_file_ = true;
   mutable std::once_flag once_;
   mutable std::unique_ptr<const Prepared> prepared_;
