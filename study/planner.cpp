@@ -37,26 +37,41 @@ namespace {
 
 using config::YNode;
 
+// The one metric the planner works out itself rather than reading it from a run (metric_value):
+// 1 / energy_j_per_token.
+constexpr const char* kTokensPerJoule = "tokens_per_joule";
+
 // Metrics whose better direction is obvious, so `pareto:` may name them without minimize/maximize.
 const std::map<std::string, Sense>& known_senses() {
   static const std::map<std::string, Sense> k = {
-      {"throughput_tokens_per_s", Sense::kMaximize}, {"tokens_per_joule", Sense::kMaximize},
-      {"tokens_per_kwh", Sense::kMaximize},          {"tokens_per_usd", Sense::kMaximize},
-      {"return_per_dollar", Sense::kMaximize},       {"usd_per_million_tokens", Sense::kMinimize},
-      {"energy_j_per_token", Sense::kMinimize},      {"capex_usd", Sense::kMinimize},
-      {"usd_per_hour", Sense::kMinimize},            {"ttft_s", Sense::kMinimize},
-      {"total_s", Sense::kMinimize},                 {"decode_s_per_token", Sense::kMinimize},
+      {"throughput_tokens_per_s", Sense::kMaximize},
+      {kTokensPerJoule, Sense::kMaximize},
+      {"tokens_per_kwh", Sense::kMaximize},
+      {"tokens_per_usd", Sense::kMaximize},
+      {"return_per_dollar", Sense::kMaximize},
+      {"usd_per_million_tokens", Sense::kMinimize},
+      {"energy_j_per_token", Sense::kMinimize},
+      {"capex_usd", Sense::kMinimize},
+      {"usd_per_hour", Sense::kMinimize},
+      {"ttft_s", Sense::kMinimize},
+      {"total_s", Sense::kMinimize},
+      {"decode_s_per_token", Sense::kMinimize},
       {"avg_power_w", Sense::kMinimize},
       // Serving (capacity_requests_per_s with `capacity_search:`).
-      {"capacity_requests_per_s", Sense::kMaximize}, {"usd_per_request", Sense::kMinimize},
-      {"goodput_requests_per_s", Sense::kMaximize},  {"slo_attainment_pct", Sense::kMaximize},
-      {"ttft_p99_s", Sense::kMinimize},              {"tpot_p99_s", Sense::kMinimize},
+      {"capacity_requests_per_s", Sense::kMaximize},
+      {"usd_per_request", Sense::kMinimize},
+      {"goodput_requests_per_s", Sense::kMaximize},
+      {"slo_attainment_pct", Sense::kMaximize},
+      {"ttft_p99_s", Sense::kMinimize},
+      {"tpot_p99_s", Sense::kMinimize},
       {"usd_per_request_at_capacity", Sense::kMinimize},
       // Rent (economics.cloud_instance, an axis over prices.yaml `cloud`): the instance's price
       // per hour, per million tokens and per served request.
-      {"rent_usd_per_hour", Sense::kMinimize},       {"rent_usd_per_million_tokens", Sense::kMinimize},
+      {"rent_usd_per_hour", Sense::kMinimize},
+      {"rent_usd_per_million_tokens", Sense::kMinimize},
       {"rent_usd_per_request", Sense::kMinimize},
-      {"servers_for_traffic", Sense::kMinimize},     {"gpus_for_traffic", Sense::kMinimize},
+      {"servers_for_traffic", Sense::kMinimize},
+      {"gpus_for_traffic", Sense::kMinimize},
       {"usd_per_request_for_traffic", Sense::kMinimize},
   };
   return k;
@@ -81,7 +96,7 @@ namespace {
 // A plan names metrics a run reports (sim/metrics.hpp declares every one) or the planner works
 // out (metric_value): one that is neither fails at its line, not after every point has run.
 void check_metric_name(const YNode& node, const std::string& metric) {
-  const std::string problem = study::unknown_metric_text(metric, {"tokens_per_joule"});
+  const std::string problem = study::unknown_metric_text(metric, {kTokensPerJoule});
   if (!problem.empty()) node.fail("'" + metric + "' is an " + problem);
 }
 
@@ -312,7 +327,7 @@ std::optional<double> optimistic_value(const Bounds& b, const std::string& metri
 
 std::optional<double> metric_value(const Scenario& s, const sim::RunResult& r, const std::string& metric) {
   if (auto v = r.find(metric)) return v;
-  if (metric == "tokens_per_joule") {
+  if (metric == kTokensPerJoule) {
     if (auto e = r.find(sim::metric::kEnergyJPerToken); e && *e > 0) return 1.0 / *e;
     return std::nullopt;
   }
