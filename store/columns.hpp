@@ -5,9 +5,10 @@
 // by hand before: a column added to the INSERT and forgotten in the reads read back as zero.)
 //
 //   constexpr store::Column<Point> kPointColumns[] = {TIERSIM_COLUMN(Point, target), ...};
-//   db.prepare(store::insert_sql("points", kPointColumns));
-//   store::bind_columns(st, kPointColumns, point);       // positions 1..n
-//   store::read_columns(st, kPointColumns, point, 1);    // result columns 1..n (0: the id)
+//   db.prepare(store::insert_sql<Point>("points", kPointColumns));
+//   store::bind_columns<Point>(st, kPointColumns, point);     // positions 1..n
+//   store::read_columns<Point>(st, kPointColumns, point, 1);  // result columns 1..n (0: the id)
+// (The row type is named: an array does not deduce it through std::span.)
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -31,10 +32,10 @@ struct Column {
 };
 
 // A column named as the member that holds it, so that the two cannot drift apart.
-#define TIERSIM_COLUMN(Row, member) \
-  ::tiersim::store::Column<Row> {   \
-#member, &Row::member           \
-  }
+// (Unformatted: clang-format reads #member as a preprocessor directive.)
+// clang-format off
+#define TIERSIM_COLUMN(Row, member) ::tiersim::store::Column<Row>{#member, &Row::member}
+// clang-format on
 
 // "a, b, c": the columns' names in order, for a SELECT or an INSERT.
 template <class Row>
