@@ -365,9 +365,6 @@ void check_axis_values(const PointSpace& space, const config::Catalog& catalog) 
     throw ConfigError(space.file, 0, "base", std::string("base scenario with `set`: ") + e.what());
   }
   auto file = std::make_shared<const std::string>(space.file);
-  // A zipped axis's values are checked column by column, each key on the scenario the keys
-  // before it in that column set: a value may depend on them (a cloud instance must hold the GPUs
-  // the same column names, economics.cloud_instance).
   // Reads a value into `s` as --set would: an option's value through its row of the option
   // table; a section's map (`hardware.gpu: {model: H200, count: 2}`) key by key, each through
   // its own row, so that a typo inside the map is reported at the sweep file's line too. What
@@ -388,6 +385,9 @@ void check_axis_values(const PointSpace& space, const config::Catalog& catalog) 
     node.check_keys(config::keys_below(path));
     for (const auto& [k, child] : node.entries()) self(self, child, path + "." + k, s);
   };
+  // A zipped axis's values are checked column by column, each key on the scenario the keys
+  // before it in that column set: a value may depend on them (a cloud instance must hold the GPUs
+  // the same column names, economics.cloud_instance).
   for (const auto& axis : space.axes)
     for (std::size_t i = 0; i < axis.size(); ++i) {
       Scenario s = base;
@@ -759,13 +759,21 @@ sim::RunResult deserialize_result(const std::string& text) {
   return r;
 }
 
+namespace {
+
+// The outcomes whose message carries a run (and whose scenario the writer rebuilds).
+bool carries_result(Status s) {
+  return s == Status::kSimulated || s == Status::kNoFit;
+}
+
+}  // namespace
+
 std::string encode_outcome(const Outcome& o) {
   nlohmann::json j;
   j["i"] = o.point.index;
   j["s"] = static_cast<int>(o.status);
   j["e"] = o.error;
-  if (o.status == Status::kSimulated || o.status == Status::kNoFit)
-    j["r"] = serialize_result(o.result);
+  if (carries_result(o.status)) j["r"] = serialize_result(o.result);
   return j.dump();
 }
 
@@ -776,7 +784,7 @@ Outcome decode_outcome(const std::string& text, const PointSpace& space,
   o.point = point_at(space, j.at("i").get<std::size_t>());
   o.status = static_cast<Status>(j.at("s").get<int>());
   o.error = j.at("e").get<std::string>();
-  if (o.status == Status::kSimulated || o.status == Status::kNoFit) {
+  if (carries_result(o.status)) {
     // Rebuilt here rather than shipped: the same overrides give the same hash.
     o.scenario = load_point(space, o.point, catalog);
     o.result = deserialize_result(j.at("r").get<std::string>());
