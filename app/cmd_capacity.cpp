@@ -39,14 +39,8 @@ void print_dram_floor(const Scenario& s) {
   const DramPopulation floor = dram_population(0, unbounded);
   std::string floor_text;
   if (floor.dimm_gib > 0) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "%s GB (%d socket%s x %d channels x %d DIMM%s per channel of %s GiB, the "
-                  "smallest sold for it)",
-                  format::number(floor.dram_gb).c_str(), std::max(1, h.sockets),
-                  h.sockets == 1 ? "" : "s", h.memory_channels, std::max(1, h.dimms_per_channel),
-                  h.dimms_per_channel == 1 ? "" : "s", format::number(floor.dimm_gib).c_str());
-    floor_text = buf;
+    floor_text = format::number(floor.dram_gb) + " GB (" + dimm_layout_text(h, floor.dimm_gib) +
+                 ", the smallest sold for it)";
   } else {
     floor_text = "not known (the catalog gives no memory_channels or min_dimm_gib)";
   }

@@ -418,6 +418,14 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   return out;
 }
 
+std::string dimm_layout_text(const HostSpec& host, double dimm_gib) {
+  const int sockets = std::max(1, host.sockets), per_channel = std::max(1, host.dimms_per_channel);
+  return std::to_string(sockets) + (sockets == 1 ? " socket x " : " sockets x ") +
+         std::to_string(host.memory_channels) + " channels x " + std::to_string(per_channel) +
+         (per_channel == 1 ? " DIMM" : " DIMMs") + " per channel of " + format::number(dimm_gib) +
+         " GiB";
+}
+
 DramPopulation dram_population(double need_bytes, const HostSpec& host) {
   DramPopulation p;
   const double target_gb = std::max(0.0, need_bytes) * kDramHeadroom / units::kGB;

@@ -147,6 +147,9 @@ struct DramPopulation {
   bool capped = false;    // the platform's most (host.dram_gb) set the size
 };
 DramPopulation dram_population(double need_bytes, const HostSpec& host);
+// The DIMMs a population of `dimm_gib` DIMMs fills, as dram_population counts them: "2 sockets x
+// 8 channels x 2 DIMMs per channel of 64 GiB".
+std::string dimm_layout_text(const HostSpec& host, double dimm_gib);
 // dram_population(need_bytes, host).dram_gb.
 double sized_dram_gb(double need_bytes, const HostSpec& host);
 

@@ -205,15 +205,11 @@ std::string dram_note(const Scenario& s, const RunResult& r) {
                 d.need_bytes / units::kGB,
                 d.page_cache ? " (with the page cache over the disk tier)" : "",
                 (kDramHeadroom - 1) * 100);
-  char dimms[160];
-  if (p.dimm_gib > 0)
-    std::snprintf(dimms, sizeof dimms,
-                  "%d socket%s x %d channels x %d DIMM%s per channel of %.0f GiB",
-                  host.sockets, host.sockets == 1 ? "" : "s", host.memory_channels,
-                  host.dimms_per_channel, host.dimms_per_channel == 1 ? "" : "s", p.dimm_gib);
-  else
-    std::snprintf(dimms, sizeof dimms, "whole %.0f GB DIMMs (the platform's memory channels "
-                  "are not known)", kDramDimmGb);
+  char unknown[96];
+  std::snprintf(unknown, sizeof unknown,
+                "whole %.0f GB DIMMs (the platform's memory channels are not known)", kDramDimmGb);
+  const std::string layout = p.dimm_gib > 0 ? dimm_layout_text(host, p.dimm_gib) : unknown;
+  const char* dimms = layout.c_str();
   char buf[600];
   if (p.capped)
     std::snprintf(buf, sizeof buf,
