@@ -557,7 +557,7 @@ std::vector<std::string> unsimulated_verdicts(const ReportInput& in) {
   std::vector<std::string> out;
   for (const auto& kind : order) {
     const auto& vs = by_kind[kind];
-    std::string t = kind + " (" + std::to_string(vs.size()) + " point" + (vs.size() == 1 ? "" : "s") + "), e.g. ";
+    std::string t = kind + " (" + format::counted(vs.size(), "point") + "), e.g. ";
     for (std::size_t k = 0; k < std::min(kExamples, vs.size()); ++k)
       t += (k ? "; " : "") + short_point_label(vs[k]->point) + ": " + vs[k]->reason;
     out.push_back(t);

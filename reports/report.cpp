@@ -512,10 +512,10 @@ std::string build_html(const ReportInput& in, const std::vector<std::string>& la
     h << "<script>/* " << f << " (reports/vendor, BSD-3-Clause) */\n" << read_file(vd / f)
       << "\n</script>\n";
   h << "</head><body>\n<h1>" << html_escape(in.title) << "</h1>\n";
-  h << "<p class=\"meta\">" << in.runs.size() << " configuration" << (in.runs.size() == 1 ? "" : "s")
-    << (in.sweep.empty() ? "" : " of sweep <b>" + html_escape(in.sweep) + "</b>")
-    << " from <code>" << html_escape(in.database_name) << "</code>; generated " << utc_now()
-    << " by tiersim " << html_escape(in.tool_version) << ".</p>\n";
+  h << "<p class=\"meta\">" << format::counted(in.runs.size(), "configuration")
+    << (in.sweep.empty() ? "" : " of sweep <b>" + html_escape(in.sweep) + "</b>") << " from <code>"
+    << html_escape(in.database_name) << "</code>; generated " << utc_now() << " by tiersim "
+    << html_escape(in.tool_version) << ".</p>\n";
   h << "<p class=\"validation" << (in.validation.available ? "" : " missing") << "\">"
     << html_escape(validation_sentence(in.validation)) << "</p>\n";
   h << notes_banner_html(in.notes);  // "" unless some configuration's inputs carry a warning
