@@ -49,7 +49,14 @@ double activation_bytes(const LlmSpec& m, double micro_batch, int seq, bool chec
   const double s = seq, h = m.hidden, b = micro_batch;
   const double layer_full = s * b * h * (34.0 + 5.0 * m.heads * s / h);
   const double logits = s * b * m.vocab * (2.0 + 4.0);
-  if (checkpointing) return activation_checkpoint_bytes(m, b, seq) + layer_full + logits;
+  // Without checkpointing every layer's activations are still held when the loss runs, so the
+  // peak is their sum with the logits. With it the two peaks come at different times: the logits
+  // (Megatron-LM's fp16 output and its .float() copy, which vocab_parallel_cross_entropy turns
+  // into the softmax it saves in place) live from the head's forward until the loss's and the
+  // head's backward have run, and autograd frees them before the first layer is recomputed; a
+  // layer's full set lives only while that layer is recomputed and run backward. The checkpoints
+  // are held throughout.
+  if (checkpointing) return activation_checkpoint_bytes(m, b, seq) + std::max(layer_full, logits);
   return m.layers * layer_full + logits;
 }
 

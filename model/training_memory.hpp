@@ -149,8 +149,9 @@ RankStates rank_states(const LlmSpec& m, const TrainingWorkload& w, int data_par
 // Activation memory of one rank (bytes) for `micro_batch` sequences of `seq` tokens, fp16.
 // Per layer and sequence the stored activations are seq*h*(34 + 5*heads*seq/h) bytes
 // (Korthikanti et al. 2022, no sequence parallelism, eager attention). With activation
-// checkpointing only each layer's input (2*seq*h bytes) is kept, plus one layer's full set while
-// it is recomputed. The loss adds fp16 logits and their fp32 softmax.
+// checkpointing only each layer's input (2*seq*h bytes) is kept, plus the larger of one layer's
+// full set while it is recomputed and the loss's fp16 logits with their fp32 softmax, which are
+// freed before the first recompute; without it, every layer's set and the logits together.
 double activation_bytes(const LlmSpec& m, double micro_batch, int seq, bool checkpointing);
 // The activation checkpoints alone (every layer's fp16 input, 2*seq*h bytes per sequence): the
 // part of activation_bytes that cpu_checkpointing moves to host memory.
