@@ -32,8 +32,7 @@ std::string reference_group(const Scenario& s, const Reference& r) {
       peer_link_kind(s.hardware.gpu, s.hardware.host) != PeerLinkKind::kNvlink)
     return "tensor parallel over PCIe";
   // The workload's own group (sim/workloads/<name>/traits.cpp), else the policy's.
-  const std::string_view group = workload_traits(s.kind).reference_group;
-  if (!group.empty()) return std::string(group);
+  if (const auto group = workload_traits(s.kind).reference_group) return std::string(group(s));
   const Policy& p = s.policy;
   if (p.schedule == Schedule::kFlexGenBlock || p.schedule == Schedule::kFlexGen) return "FlexGen";
   // Several ranks fetch partitions over their own links and all-gather them (ZeRO-3 data

@@ -57,9 +57,10 @@ struct WorkloadTraits {
   // True when the workload's NVMe reads land in GPU memory without host DRAM (GPUDirect
   // Storage); null: where policy.io_path says gds.
   bool (*reads_nvme_to_gpu)(const Scenario& scenario) = nullptr;
-  // The group `tiersim validate` lists the workload's reference rows under; empty: by the
-  // policy (study/validation.cpp: FlexGen, ZeRO-Inference, serving stack, ...).
-  std::string_view reference_group;
+  // The group `tiersim validate` lists the workload's reference rows under, and whose error
+  // bands a run of this scenario; null: by the policy (study/validation.cpp: FlexGen,
+  // ZeRO-Inference, serving stack, ...).
+  std::string_view (*reference_group)(const Scenario& scenario) = nullptr;
 
   bool has(WorkloadCapability c) const { return (capabilities & c) != 0; }
 };

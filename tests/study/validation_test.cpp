@@ -133,6 +133,14 @@ policy: {weights: nvme, kv_cache: gpu}
       "name: g\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
       "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
   CHECK(validation::reference_group(serving, Reference{}) == "serving under load");
+  // TensorRT-LLM's in-flight batching: the trtllm-bench rows' group, for a run as for its rows
+  // (which name no group of their own).
+  const Scenario inflight = test::load_yaml(
+      "name: g\nhardware: {gpu: {model: H100-SXM}}\nmodel: {name: llama-3-8b}\n"
+      "policy: {stack: trtllm-bench}\n"
+      "workload: {kind: serving, arrival_rate: 1, requests: 2, scheduler: inflight, "
+      "token_budget: 2048}\n");
+  CHECK(validation::reference_group(inflight, Reference{}) == "in-flight batching");
   // Tokens generated with tensor parallelism over PCIe (no NVLink), serving or not: the group of
   // that mechanism's rows. Over NVLink, or on one GPU, the workload's or the policy's group.
   const std::string pcie_tp2 =
@@ -153,9 +161,10 @@ policy: {weights: nvme, kv_cache: gpu}
   CHECK(validation::reference_group(nvlink_tp2, Reference{}) == "serving under load");
   // Every group reference_group derives is defined in groups.yaml.
   const validation::ValidationData data = validation::load_validation_data("");
-  for (const char* g : {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load",
-                        "eager, no offload", "ZeRO-Inference data parallel", "I/O", "checkpoint",
-                        "training", "Accelerate offload", "tensor parallel over PCIe"})
+  for (const char* g :
+       {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
+        "ZeRO-Inference data parallel", "I/O", "checkpoint", "training", "Accelerate offload",
+        "tensor parallel over PCIe", "in-flight batching"})
     CHECK(data.group(g));
 }
 

@@ -4,6 +4,7 @@
 
 namespace tiersim {
 
-const WorkloadTraits checkpoint_traits{0, nullptr, nullptr, "checkpoint"};
+const WorkloadTraits checkpoint_traits{
+    0, nullptr, nullptr, [](const Scenario&) -> std::string_view { return "checkpoint"; }};
 
 }  // namespace tiersim

@@ -16,6 +16,6 @@ const WorkloadTraits inference_traits{
         kCapKvCache | kCapLockstepGpus,
     &longest, nullptr,
     // By the policy: the schedule (FlexGen, ZeRO-Inference) and the offload decide the group.
-    ""};
+    nullptr};
 
 }  // namespace tiersim

@@ -7,6 +7,6 @@
 namespace tiersim {
 
 // kCapEnergyAndCost: simulate() adds energy and cost observed from the GPU's busy time.
-const WorkloadTraits skeleton_traits{kCapEnergyAndCost, nullptr, nullptr, ""};
+const WorkloadTraits skeleton_traits{kCapEnergyAndCost, nullptr, nullptr, nullptr};
 
 }  // namespace tiersim

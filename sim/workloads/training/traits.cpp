@@ -12,6 +12,8 @@ SequenceSpan longest(const Scenario& s) {
 }  // namespace
 
 // Energy and cost per iteration come from the workload itself (kCapEnergyAndCost off).
-const WorkloadTraits training_traits{kCapZeroTraining, &longest, nullptr, "training"};
+const WorkloadTraits training_traits{
+    kCapZeroTraining, &longest, nullptr,
+    [](const Scenario&) -> std::string_view { return "training"; }};
 
 }  // namespace tiersim
