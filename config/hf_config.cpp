@@ -32,6 +32,10 @@ const std::vector<ModelType>& model_types() {
       {"bloom", FfnKind::kMlp, false, true},
       // GPTJMLP fc_in -> GELU -> fc_out; rotary.
       {"gptj", FfnKind::kMlp, false, false},
+      // GPT2MLP c_fc -> GELU -> c_proj (n_inner, null by default: 4 x n_embd); a learned position
+      // table of n_positions rows (wpe); GPT2Config keeps PretrainedConfig's tied head. Its
+      // biases and layer norms (under 0.1% of GPT-2 XL) are not counted, as GPT-J's are not.
+      {"gpt2", FfnKind::kMlp, true, true},
       // FalconMLP dense_h_to_4h -> GELU -> dense_4h_to_h; rotary.
       {"falcon", FfnKind::kMlp, false, true},
       // SwiGLU MLPs (gate_proj, up_proj, down_proj; Phi-3 fuses gate and up): rotary.
@@ -215,15 +219,15 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sources["experts_per_token"] = m.sources["experts"];
   }
 
-  // FFN width (per expert for MoE). GPT-J's n_inner, BLOOM's and Falcon's MLPs default to 4 x
-  // hidden (BloomMLP, FalconMLP: ffn_hidden_size if given).
+  // FFN width (per expert for MoE). GPT-J's and GPT-2's n_inner, BLOOM's and Falcon's MLPs
+  // default to 4 x hidden (BloomMLP, FalconMLP: ffn_hidden_size if given).
   std::string ffn_key;
   if (const json* f = r.find({"moe_intermediate_size", "intermediate_size", "ffn_dim", "n_inner",
                               "ffn_hidden_size"},
                              &ffn_key);
       f && !(m.experts == 1 && ffn_key == "moe_intermediate_size")) {
     m.ffn = r.count_value(*f, ffn_key, m, "ffn");
-  } else if (type == "bloom" || type == "gptj" || type == "falcon") {
+  } else if (type == "bloom" || type == "gptj" || type == "falcon" || type == "gpt2") {
     m.ffn = 4 * m.hidden;
     m.sources["ffn"] = r.source("hidden_size") + " x 4 (" + type + "'s MLP width when not given)";
   } else {

@@ -108,6 +108,21 @@ TEST_CASE("Gemma, GPT-NeoX and Phi configs count their published sizes", "[confi
   CHECK(count_params(phi).total / 1e9 == Approx(2.78).epsilon(0.01));
 }
 
+TEST_CASE("a GPT-2 config counts its published size", "[config][hf_config]") {
+  // GPT-2 XL as on the Hub (openai-community/gpt2-xl config.json): n_inner null, so the MLP is
+  // 4 x n_embd; a learned position table of n_positions rows; the head tied to the embedding.
+  // 1,557,611,200 parameters (the Hub's count); biases and layer norms are not counted.
+  const LlmSpec m = parse_hf_config(R"({"model_type": "gpt2", "n_embd": 1600, "n_head": 25,
+      "n_layer": 48, "n_inner": null, "n_positions": 1024, "n_ctx": 1024, "vocab_size": 50257})",
+                                    "gpt2-xl/config.json");
+  CHECK(m.ffn == 4 * 1600);
+  CHECK(m.learned_positions);
+  CHECK(m.max_positions == 1024);
+  CHECK(m.tied_embeddings);  // GPT2Config keeps PretrainedConfig's default
+  CHECK(m.kv_heads == 25);
+  CHECK(count_params(m).total / 1e9 == Approx(1.5576).epsilon(0.01));
+}
+
 TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
   const LlmSpec g = read_hf_config(kHf + "/gemma-2-9b.json");
   CHECK(g.sliding_window == 4096);  // no use_sliding_window key: the window applies
