@@ -19,8 +19,8 @@ struct ModelType {
   bool learned_positions;  // a learned position table (OPT)
   // tie_word_embeddings when config.json leaves it out: the config class's own default
   // (PretrainedConfig's is true, and GemmaConfig and Gemma2Config pass true; LlamaConfig,
-  // MistralConfig, MixtralConfig, Qwen2/3Config, Phi3Config, PhiConfig, GPTNeoXConfig and
-  // GPTJConfig pass false).
+  // MistralConfig, MixtralConfig, Qwen2/3Config, Qwen2/3MoeConfig, Phi3Config, PhiConfig,
+  // GPTNeoXConfig and GPTJConfig pass false).
   bool tied_by_default;
 };
 
@@ -44,6 +44,7 @@ const std::vector<ModelType>& model_types() {
       {"mixtral", FfnKind::kGated, false, false},
       {"qwen2", FfnKind::kGated, false, false},
       {"qwen3", FfnKind::kGated, false, false},
+      {"qwen2_moe", FfnKind::kGated, false, false},
       {"qwen3_moe", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
       // GemmaMLP / Gemma2MLP: gate_proj, up_proj, down_proj with a GELU gate; rotary; GemmaConfig
@@ -200,11 +201,8 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.experts = r.count_value(*e, experts_key, m, "experts");
     m.experts_per_token = r.count({"num_experts_per_tok"}, m, "experts_per_token");
     if (m.experts_per_token > m.experts)
-      r.fail("num_experts_per_tok", "exceeds " + experts_key + " (" + std::to_string(m.experts) + ")");
-    if (const json* s = r.find({"n_shared_experts", "shared_expert_intermediate_size"}, &experts_key);
-        s && !(s->is_number() && s->get<double>() == 0))
-      r.fail(experts_key, "shared experts are not modelled (every token runs them beside its routed "
-                          "experts); only routed experts are");
+      r.fail("num_experts_per_tok",
+             "exceeds " + experts_key + " (" + std::to_string(m.experts) + ")");
     if (const json* k = r.find({"first_k_dense_replace"}); k && !(k->is_number() && k->get<double>() == 0))
       r.fail("first_k_dense_replace", "dense layers between MoE layers are not modelled (every layer "
                                       "has the same experts)");
@@ -232,6 +230,21 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sources["ffn"] = r.source("hidden_size") + " x 4 (" + type + "'s MLP width when not given)";
   } else {
     r.fail("intermediate_size", "missing (expected the MLP's inner width)");
+  }
+  // Shared experts, which every token runs beside its routed ones: Qwen2-MoE gives their width
+  // (one shared expert of shared_expert_intermediate_size, Qwen2MoeSparseMoeBlock; its one-output
+  // sigmoid gate, hidden_size elements, is not counted), DeepSeek their count at the routed
+  // experts' width (DeepseekV2MoE: intermediate_size = moe_intermediate_size x n_shared_experts).
+  if (m.experts > 1) {
+    std::string shared_key;
+    if (const json* s = r.find({"shared_expert_intermediate_size"}, &shared_key);
+        s && !(s->is_number() && s->get<double>() == 0)) {
+      m.shared_ffn = r.count_value(*s, shared_key, m, "shared_ffn");
+    } else if (const json* n = r.find({"n_shared_experts"}, &shared_key);
+               n && !(n->is_number() && n->get<double>() == 0)) {
+      m.shared_ffn = r.count_value(*n, shared_key, m, "shared_ffn") * m.ffn;
+      m.sources["shared_ffn"] = r.source(shared_key) + " x " + r.source(ffn_key);
+    }
   }
   if (type == "opt") {
     if (const json* p = r.find({"word_embed_proj_dim"});

@@ -194,11 +194,15 @@ std::vector<Option> build_table() {
                            [](Scenario& s) -> LlmSpec& { return s.model; });
   // A config.json the scenario names is written out; a catalog entry's is the catalog's business
   // (its fields are inlined either way, so the file's content is in the resolved scenario).
-  for (auto& o : t)
+  for (auto& o : t) {
     if (o.path == "model.hf_config")
       o.emit_when = [](const Scenario& s) {
         return !s.model.hf_config.empty() && s.provenance.source("model.hf_config") == "override";
       };
+    // A model without shared experts resolves (and hashes) as it did before the key existed.
+    if (o.path == "model.shared_ffn")
+      o.emit_when = [](const Scenario& s) { return s.model.shared_ffn > 0; };
+  }
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.
   t.push_back(required(choice("workload.kind", workload_kind_names(), "", "what to simulate",

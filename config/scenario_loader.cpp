@@ -670,6 +670,10 @@ void Loader::check_cross_fields() {
                                   ") must divide heads (" + std::to_string(m.heads) + ")");
   if (m.experts_per_token > m.experts)
     fail_at("model.experts_per_token", "must not exceed experts (" + std::to_string(m.experts) + ")");
+  if (m.shared_ffn > 0 && m.experts <= 1)
+    fail_at("model.shared_ffn",
+            "shared experts run beside routed ones: set model.experts above 1, "
+            "or widen model.ffn for a dense model");
   // Within its window sliding-window attention attends to every token, as full attention does;
   // past it the cache keeps only the window, which the simulator does not model.
   if (m.sliding_window > 0) {

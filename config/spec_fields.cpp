@@ -196,7 +196,8 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
       {"hf_config", &L::hf_config, "", 0, 0, false,
        "a Hugging Face config.json to read the architecture from (relative to the scenario "
        "file; in the catalog, to its folder)"},
-      {"family", &L::family, "", 0, 0, false, "architecture family (HF model_type: opt, llama, ...)"},
+      {"family", &L::family, "", 0, 0, false,
+       "architecture family (HF model_type: opt, llama, ...)"},
       // Simulation time and the weight layout grow with layers. The deepest published
       // transformers have about 1000 (DeepNet, Wang et al. 2022); 100000 leaves ample room.
       {"layers", &L::layers, "", 1, 100000, false, "transformer layers"},
@@ -212,6 +213,8 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
       {"experts", &L::experts, "", 1, 16384, false, "FFN experts (1 = dense)"},
       {"experts_per_token", &L::experts_per_token, "", 1, kNoLimit, false,
        "experts routed per token (top-k)"},
+      {"shared_ffn", &L::shared_ffn, "", 0, kNoLimit, false,
+       "inner width of the shared experts every token runs beside its routed ones (0 = none)"},
       {"ffn_kind", &L::ffn_kind, "", 0, 0, false, "mlp (up+down) or gated (gate+up+down)"},
       {"tied_embeddings", &L::tied_embeddings, "", 0, 1, false,
        "output projection shares the input embedding"},

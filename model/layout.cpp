@@ -52,8 +52,14 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
       layer.tensors.push_back(matrix(kFfnNames[k], h * f));
       if (m.experts > 1) layer.tensors.back().expert = e;
     }
+  // The shared experts run for every token: fetched with the layer whatever the routing.
+  static const char* const kSharedNames[] = {"shared_up", "shared_down", "shared_gate"};
+  if (m.shared_ffn > 0)
+    for (int k = 0; k < matrices; ++k)
+      layer.tensors.push_back(matrix(kSharedNames[k], h * m.shared_ffn));
   // Biases, norms and the router are small fp16 tensors; they travel together.
-  const double small = counts.per_layer - (2 * h * q + 2 * h * kv) - matrices * h * f * m.experts;
+  const double small = counts.per_layer - (2 * h * q + 2 * h * kv) - matrices * h * f * m.experts -
+                       counts.ffn_shared;
   if (small > 0) {
     layer.tensors.push_back(plain("norms_biases", small));
     layer.tensors.back().largest_part_elements = counts.largest_small_param;

@@ -18,6 +18,7 @@ ParamCounts count_params(const LlmSpec& m) {
   const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   p.ffn_per_expert = matrices * h * f + (bias ? f + h : 0);
   p.ffn_total = p.ffn_per_expert * m.experts;
+  p.ffn_shared = matrices * h * m.shared_ffn;
   p.router = m.experts > 1 ? h * m.experts : 0;
   p.norms = 2 * h * (bias ? 2 : 1);
   // Each norm's weight (and bias) has h elements; the biases are q's, k's and v's (BLOOM fuses
@@ -25,7 +26,7 @@ ParamCounts count_params(const LlmSpec& m) {
   p.largest_small_param = h;
   if (bias) p.largest_small_param = std::max({h, f, m.family == "bloom" ? q + 2 * kv : q});
   p.largest_small_param = std::max(p.largest_small_param, p.router);
-  p.per_layer = p.attention + p.ffn_total + p.router + p.norms;
+  p.per_layer = p.attention + p.ffn_total + p.ffn_shared + p.router + p.norms;
   p.embedding = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.max_positions * h : 0);
   p.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * h;
   const double final_norm = h * (bias ? 2 : 1);
@@ -48,7 +49,8 @@ double layer_active_params(const LlmSpec& m) {
   const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   const double attention = 2 * h * q + 2 * h * kv;
   const double router = m.experts > 1 ? h * m.experts : 0;
-  return attention + matrices * h * f * m.experts_per_token + router;
+  // Every token runs its top-k routed experts and the shared ones.
+  return attention + matrices * h * (f * m.experts_per_token + double(m.shared_ffn)) + router;
 }
 
 double expected_distinct_experts(const LlmSpec& m, double tokens) {

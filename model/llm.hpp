@@ -23,6 +23,10 @@ struct LlmSpec {
   int vocab = 0;
   int experts = 1;               // 1 = dense
   int experts_per_token = 1;     // top-k routing for MoE
+  // Inner width of the shared experts every token runs beside its routed ones, taken together
+  // (Qwen2-MoE's shared_expert_intermediate_size; DeepSeek's n_shared_experts x
+  // moe_intermediate_size); 0 = none.
+  int shared_ffn = 0;
   FfnKind ffn_kind = FfnKind::kMlp;
   bool tied_embeddings = false;  // output projection shares the input embedding
   bool learned_positions = false;  // OPT/BLOOM-style position table (max_positions x hidden)
@@ -47,7 +51,8 @@ struct LlmSpec {
 struct ParamCounts {
   double attention = 0;          // q, k, v, o projections incl. biases
   double ffn_per_expert = 0;     // one expert's FFN
-  double ffn_total = 0;          // all experts
+  double ffn_total = 0;          // all routed experts
+  double ffn_shared = 0;         // the shared experts (LlmSpec::shared_ffn)
   double router = 0;             // MoE gate
   double norms = 0;              // layer norms of one layer
   // The largest of one layer's parameters that are not its weight matrices (a norm's weight or

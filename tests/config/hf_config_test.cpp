@@ -123,6 +123,50 @@ TEST_CASE("a GPT-2 config counts its published size", "[config][hf_config]") {
   CHECK(count_params(m).total / 1e9 == Approx(1.5576).epsilon(0.01));
 }
 
+TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
+          "[config][hf_config]") {
+  // Qwen1.5-MoE-A2.7B as on the Hub (Qwen/Qwen1.5-MoE-A2.7B config.json): 60 routed experts of
+  // 1,408, top 4, and one shared expert of 5,632 that every token runs. Published: 14.3B
+  // parameters, 2.7B activated per token (the model card).
+  const LlmSpec m = parse_hf_config(R"({"model_type": "qwen2_moe", "hidden_size": 2048,
+      "intermediate_size": 5632, "moe_intermediate_size": 1408,
+      "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
+      "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
+      "vocab_size": 151936, "decoder_sparse_step": 1, "mlp_only_layers": [],
+      "max_position_embeddings": 8192, "tie_word_embeddings": false})",
+                                    "qwen1.5-moe-a2.7b/config.json");
+  CHECK(m.ffn == 1408);
+  CHECK(m.shared_ffn == 5632);
+  const ParamCounts c = count_params(m);
+  CHECK(c.total / 1e9 == Approx(14.3).epsilon(0.01));
+  const double active = layer_active_params(m) * m.layers + c.embedding + c.lm_head;
+  CHECK(active / 1e9 == Approx(2.7).epsilon(0.01));
+  // DeepSeek's form: a count of shared experts at the routed experts' width.
+  const LlmSpec n = parse_hf_config(R"({"model_type": "qwen3_moe", "hidden_size": 2048,
+      "moe_intermediate_size": 768, "n_shared_experts": 2, "num_experts": 128,
+      "num_experts_per_tok": 8, "num_hidden_layers": 4, "num_attention_heads": 32,
+      "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 1000})",
+                                    "shared/config.json");
+  CHECK(n.shared_ffn == 2 * 768);
+}
+
+TEST_CASE("a model's shared experts resolve and load back; none leaves the key out",
+          "[config][hf_config]") {
+  const std::string yaml =
+      "name: t\nhardware: {gpu: {model: H100-SXM}}\n"
+      "workload: {kind: inference, batch: 1, prompt_tokens: 16, gen_tokens: 2}\n";
+  const Scenario s = test::load_yaml(yaml + "model: {name: mixtral-8x7b, shared_ffn: 1024}\n");
+  CHECK(s.model.shared_ffn == 1024);
+  CHECK_THAT(s.resolved_yaml, Catch::Contains("shared_ffn: 1024"));
+  CHECK(load_scenario_text(s.resolved_yaml, "resolved.yaml").hash == s.hash);
+  const Scenario none = test::load_yaml(yaml + "model: {name: mixtral-8x7b}\n");
+  CHECK_THAT(none.resolved_yaml, !Catch::Contains("shared_ffn"));
+  CHECK(none.hash != s.hash);
+  // Shared experts need routed ones.
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: llama-3-8b, shared_ffn: 1024}\n"),
+                    Catch::Contains("model.shared_ffn"));
+}
+
 TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
   const LlmSpec g = read_hf_config(kHf + "/gemma-2-9b.json");
   CHECK(g.sliding_window == 4096);  // no use_sliding_window key: the window applies

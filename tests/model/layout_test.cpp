@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "model/layout.hpp"
 #include "model/perf.hpp"
 
@@ -29,6 +31,40 @@ TEST_CASE("tensors below DeepSpeed's swap limit stay in host memory", "[model][l
   const TensorSource on_gpu = tensor_source(16e6, Placement::all_on(Tier::kGpu), 1e6);
   CHECK(on_gpu.nvme_bytes == 0);
   CHECK(on_gpu.cpu_bytes == 0);
+}
+
+TEST_CASE("shared experts are fetched with every layer, whatever the routing", "[model][layout]") {
+  LlmSpec m;
+  m.family = "qwen2_moe";
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.vocab = 100;
+  m.ffn = 32;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  m.shared_ffn = 128;
+  m.ffn_kind = FfnKind::kGated;
+  Policy p;
+  const std::vector<WeightModule> mods = weight_modules(m, p);
+  const WeightModule& layer = mods.at(1);
+  double shared = 0, routed = 0, elements = 0;
+  for (const WeightTensor& t : layer.tensors) {
+    elements += t.elements;
+    if (std::string(t.name).rfind("shared_", 0) == 0) {
+      CHECK(t.expert < 0);  // no routing decides whether it is fetched
+      shared += t.elements;
+    } else if (t.expert >= 0) {
+      routed += t.elements;
+    }
+  }
+  CHECK(shared == 3.0 * 64 * 128);
+  CHECK(routed == 8 * 3.0 * 64 * 32);
+  // The layer's tensors still hold exactly its parameters.
+  CHECK(elements == Approx(count_params(m).per_layer));
+  // Every token runs its top-2 routed experts and the shared one.
+  CHECK(layer_active_params(m) == Approx(4.0 * 64 * 64 + 3.0 * 64 * (2 * 32 + 128) + 64.0 * 8));
 }
 
 TEST_CASE("a drained read pays the falling queue depth of its last requests", "[model][perf]") {
