@@ -36,6 +36,9 @@ const std::vector<ModelType>& model_types() {
       // table of n_positions rows (wpe); GPT2Config keeps PretrainedConfig's tied head. Its
       // biases and layer norms (under 0.1% of GPT-2 XL) are not counted, as GPT-J's are not.
       {"gpt2", FfnKind::kMlp, true, true},
+      // GPTBigCode (StarCoder, SantaCoder): GPT-2's layer with multi-query attention
+      // (GPTBigCodeConfig multi_query, default true: one key/value head).
+      {"gpt_bigcode", FfnKind::kMlp, true, true},
       // FalconMLP dense_h_to_4h -> GELU -> dense_4h_to_h; rotary.
       {"falcon", FfnKind::kMlp, false, true},
       // SwiGLU MLPs (gate_proj, up_proj, down_proj; Phi-3 fuses gate and up): rotary.
@@ -175,10 +178,13 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   if (r.find({"num_key_value_heads", "num_kv_heads", "n_head_kv"}) &&
       (type != "falcon" || r.flag("new_decoder_architecture", false))) {
     m.kv_heads = r.count({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, m, "kv_heads");
-  } else if (type == "falcon" && r.flag("multi_query", true) &&
-             !r.flag("new_decoder_architecture", false)) {
+  } else if ((type == "falcon" && r.flag("multi_query", true) &&
+              !r.flag("new_decoder_architecture", false)) ||
+             (type == "gpt_bigcode" && r.flag("multi_query", true))) {
     m.kv_heads = 1;
-    m.sources["kv_heads"] = r.source("multi_query");
+    m.sources["kv_heads"] = r.source("multi_query") +
+                            " (one key/value head; the config class's "
+                            "default is true)";
   } else {
     m.kv_heads = m.heads;
     m.sources["kv_heads"] = r.source("num_attention_heads") + " (multi-head attention)";
@@ -225,7 +231,8 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
                              &ffn_key);
       f && !(m.experts == 1 && ffn_key == "moe_intermediate_size")) {
     m.ffn = r.count_value(*f, ffn_key, m, "ffn");
-  } else if (type == "bloom" || type == "gptj" || type == "falcon" || type == "gpt2") {
+  } else if (type == "bloom" || type == "gptj" || type == "falcon" || type == "gpt2" ||
+             type == "gpt_bigcode") {
     m.ffn = 4 * m.hidden;
     m.sources["ffn"] = r.source("hidden_size") + " x 4 (" + type + "'s MLP width when not given)";
   } else {

@@ -108,7 +108,7 @@ TEST_CASE("Gemma, GPT-NeoX and Phi configs count their published sizes", "[confi
   CHECK(count_params(phi).total / 1e9 == Approx(2.78).epsilon(0.01));
 }
 
-TEST_CASE("a GPT-2 config counts its published size", "[config][hf_config]") {
+TEST_CASE("GPT-2 and GPTBigCode configs count their published sizes", "[config][hf_config]") {
   // GPT-2 XL as on the Hub (openai-community/gpt2-xl config.json): n_inner null, so the MLP is
   // 4 x n_embd; a learned position table of n_positions rows; the head tied to the embedding.
   // 1,557,611,200 parameters (the Hub's count); biases and layer norms are not counted.
@@ -121,6 +121,25 @@ TEST_CASE("a GPT-2 config counts its published size", "[config][hf_config]") {
   CHECK(m.tied_embeddings);  // GPT2Config keeps PretrainedConfig's default
   CHECK(m.kv_heads == 25);
   CHECK(count_params(m).total / 1e9 == Approx(1.5576).epsilon(0.01));
+
+  // StarCoder as on the Hub (bigcode/starcoder config.json): GPT-2's layer with multi-query
+  // attention (multi_query true: one key/value head). Published: 15.5B parameters (the model card).
+  const LlmSpec sc = parse_hf_config(R"({"model_type": "gpt_bigcode", "n_embd": 6144,
+      "n_head": 48, "n_layer": 40, "n_inner": 24576, "n_positions": 8192, "multi_query": true,
+      "vocab_size": 49152})",
+                                     "starcoder/config.json");
+  CHECK(sc.kv_heads == 1);
+  CHECK(sc.learned_positions);
+  CHECK(count_params(sc).total / 1e9 == Approx(15.5).epsilon(0.01));
+  // Its multi_query defaults to true; false is multi-head attention.
+  CHECK(parse_hf_config(R"({"model_type": "gpt_bigcode", "n_embd": 64, "n_head": 4,
+      "n_layer": 2, "vocab_size": 100})",
+                        "mq/config.json")
+            .kv_heads == 1);
+  CHECK(parse_hf_config(R"({"model_type": "gpt_bigcode", "n_embd": 64, "n_head": 4,
+      "n_layer": 2, "vocab_size": 100, "multi_query": false})",
+                        "mha/config.json")
+            .kv_heads == 4);
 }
 
 TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
