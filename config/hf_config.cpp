@@ -20,7 +20,7 @@ struct ModelType {
   // tie_word_embeddings when config.json leaves it out: the config class's own default
   // (PretrainedConfig's is true, and GemmaConfig and Gemma2Config pass true; LlamaConfig,
   // MistralConfig, MixtralConfig, Qwen2/3Config, Qwen2/3MoeConfig, Phi3Config, PhiConfig,
-  // GPTNeoXConfig and GPTJConfig pass false).
+  // Olmo2Config, GPTNeoXConfig and GPTJConfig pass false).
   bool tied_by_default;
 };
 
@@ -50,6 +50,9 @@ const std::vector<ModelType>& model_types() {
       {"qwen2_moe", FfnKind::kGated, false, false},
       {"qwen3_moe", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
+      // Olmo2MLP: gate_proj, up_proj, down_proj with SiLU; rotary; Olmo2Config passes
+      // tie_word_embeddings=False. Its per-head q/k norms are not counted, as norms are not.
+      {"olmo2", FfnKind::kGated, false, false},
       // GemmaMLP / Gemma2MLP: gate_proj, up_proj, down_proj with a GELU gate; rotary; GemmaConfig
       // and Gemma2Config tie the head to the embedding by default (head_dim their own, 256 or
       // 128). Gemma-2 slides a 4096-token window on every other layer: the window is recorded

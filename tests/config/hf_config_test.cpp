@@ -76,7 +76,8 @@ TEST_CASE("Qwen3's head width is its own, not hidden / heads", "[config][hf_conf
   CHECK(count_params(q).total / 1e9 == Approx(32.76).epsilon(0.002));
 }
 
-TEST_CASE("Gemma, GPT-NeoX and Phi configs count their published sizes", "[config][hf_config]") {
+TEST_CASE("Gemma, GPT-NeoX, Phi and OLMo-2 configs count their published sizes",
+          "[config][hf_config]") {
   // Published sizes: Gemma 7B 8.54B (Gemma Team 2024, Table 2: 7.75B non-embedding + 0.79B
   // embedding, the head tied); GPT-NeoX-20B 20.55B (Black et al. 2022: 20,554,567,680); Phi-2
   // 2.78B (the Hub's count for microsoft/phi-2). Each config's fields as on the Hub.
@@ -106,6 +107,16 @@ TEST_CASE("Gemma, GPT-NeoX and Phi configs count their published sizes", "[confi
   CHECK_FALSE(phi.tied_embeddings);  // PhiConfig's default
   CHECK(phi.kv_heads == 32);         // null: multi-head attention
   CHECK(count_params(phi).total / 1e9 == Approx(2.78).epsilon(0.01));
+
+  // OLMo-2 7B as on the Hub (allenai/OLMo-2-1124-7B config.json): 7.30B parameters (the Hub's
+  // count), its head apart from its embedding.
+  const LlmSpec olmo = parse_hf_config(R"({"model_type": "olmo2", "hidden_size": 4096,
+      "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 32, "vocab_size": 100352, "max_position_embeddings": 4096})",
+                                       "olmo-2-7b/config.json");
+  CHECK_FALSE(olmo.tied_embeddings);  // Olmo2Config's default
+  CHECK(olmo.ffn_kind == FfnKind::kGated);
+  CHECK(count_params(olmo).total / 1e9 == Approx(7.30).epsilon(0.01));
 }
 
 TEST_CASE("GPT-2 and GPTBigCode configs count their published sizes", "[config][hf_config]") {
