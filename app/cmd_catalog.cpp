@@ -100,15 +100,15 @@ void print_hosts(std::ostream& os, const Catalog& c) {
 void print_models(std::ostream& os, const Catalog& c) {
   std::vector<Row> rows;
   for (const auto& m : c.models())
-    rows.push_back({m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden),
-                    std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.head_dim()),
-                    std::to_string(m.kv_heads),
-                    std::to_string(m.vocab),
-                    std::to_string(m.experts) + (m.experts > 1 ? " (top-" +
-                                                     std::to_string(m.experts_per_token) + ")"
-                                                                 : ""),
-                    m.ffn_kind == FfnKind::kGated ? "gated" : "mlp", num(m.published_params_b),
-                    m.hf_config.empty() ? "catalog" : m.hf_config});
+    rows.push_back(
+        {m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden),
+         std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.head_dim()),
+         std::to_string(m.kv_heads), std::to_string(m.vocab),
+         std::to_string(m.experts) +
+             (m.experts > 1 ? " (top-" + std::to_string(m.experts_per_token) + ")" : "") +
+             (m.shared_ffn > 0 ? " + shared " + std::to_string(m.shared_ffn) : ""),
+         m.ffn_kind == FfnKind::kGated ? "gated" : "mlp", num(m.published_params_b),
+         m.hf_config.empty() ? "catalog" : m.hf_config});
   print_table(os, "models",
               {"name", "family", "layers", "hidden", "ffn", "heads", "head_dim", "kv_heads",
                "vocab", "experts", "ffn_kind", "params_b", "from"},
