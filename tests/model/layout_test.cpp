@@ -4,6 +4,7 @@
 
 #include "model/layout.hpp"
 #include "model/perf.hpp"
+#include "tests/support.hpp"
 
 namespace model_layout_test {
 
@@ -34,18 +35,13 @@ TEST_CASE("tensors below DeepSpeed's swap limit stay in host memory", "[model][l
 }
 
 TEST_CASE("shared experts are fetched with every layer, whatever the routing", "[model][layout]") {
-  LlmSpec m;
-  m.family = "qwen2_moe";
+  LlmSpec m = test::llama7b();
   m.layers = 2;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.vocab = 100;
-  m.ffn = 32;
+  m.ffn = 1408;
   m.experts = 8;
   m.experts_per_token = 2;
-  m.shared_ffn = 128;
-  m.ffn_kind = FfnKind::kGated;
+  m.shared_ffn = 5632;
+  const double h = m.hidden;
   Policy p;
   const std::vector<WeightModule> mods = weight_modules(m, p);
   const WeightModule& layer = mods.at(1);
@@ -59,12 +55,13 @@ TEST_CASE("shared experts are fetched with every layer, whatever the routing", "
       routed += t.elements;
     }
   }
-  CHECK(shared == 3.0 * 64 * 128);
-  CHECK(routed == 8 * 3.0 * 64 * 32);
+  CHECK(shared == 3.0 * h * m.shared_ffn);
+  CHECK(routed == m.experts * 3.0 * h * m.ffn);
   // The layer's tensors still hold exactly its parameters.
   CHECK(elements == Approx(count_params(m).per_layer));
   // Every token runs its top-2 routed experts and the shared one.
-  CHECK(layer_active_params(m) == Approx(4.0 * 64 * 64 + 3.0 * 64 * (2 * 32 + 128) + 64.0 * 8));
+  CHECK(layer_active_params(m) ==
+        Approx(4.0 * h * h + 3.0 * h * (2.0 * m.ffn + m.shared_ffn) + h * m.experts));
 }
 
 TEST_CASE("a drained read pays the falling queue depth of its last requests", "[model][perf]") {
