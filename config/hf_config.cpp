@@ -99,7 +99,7 @@ class Reader {
 
   int count_value(const json& v, const std::string& key, LlmSpec& m, const char* field) const {
     if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > 1000000000LL)
-      fail(key, "expected a positive integer, got " + v.dump());
+      fail(key, "expected a positive integer up to 1000000000, got " + v.dump());
     m.sources[field] = source(key);
     return static_cast<int>(v.get<long long>());
   }
@@ -252,7 +252,11 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
       m.shared_ffn = r.count_value(*s, shared_key, m, "shared_ffn");
     } else if (const json* n = r.find({"n_shared_experts"}, &shared_key);
                n && !(n->is_number() && n->get<double>() == 0)) {
-      m.shared_ffn = r.count_value(*n, shared_key, m, "shared_ffn") * m.ffn;
+      const long long width = 1LL * r.count_value(*n, shared_key, m, "shared_ffn") * m.ffn;
+      if (width > 1000000000LL)
+        r.fail(shared_key, "times " + ffn_key + " (" + std::to_string(m.ffn) +
+                               ") is beyond any model's MLP width: " + std::to_string(width));
+      m.shared_ffn = static_cast<int>(width);
       m.sources["shared_ffn"] = r.source(shared_key) + " x " + r.source(ffn_key);
     }
   }

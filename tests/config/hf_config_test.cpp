@@ -178,6 +178,13 @@ TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
       "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 1000})",
                                     "shared/config.json");
   CHECK(n.shared_ffn == 2 * 768);
+  // A count that would overflow the width is an error naming the key.
+  CHECK_THROWS_WITH(parse_hf_config(R"({"model_type": "qwen3_moe", "hidden_size": 64,
+      "moe_intermediate_size": 100000, "n_shared_experts": 100000, "num_experts": 4,
+      "num_experts_per_tok": 2, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100})",
+                                    "huge/config.json"),
+                    Catch::Contains("n_shared_experts"));
 }
 
 TEST_CASE("a model's shared experts resolve and load back; none leaves the key out",
