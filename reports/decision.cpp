@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -45,12 +44,10 @@ std::string placement_text(const Placement& p) {
   if (p.cpu == 1) return "cpu";
   if (p.nvme == 1) return "nvme";
   std::string s;
-  char buf[48];
   const std::pair<const char*, double> parts[] = {{"gpu", p.gpu}, {"cpu", p.cpu}, {"nvme", p.nvme}};
   for (const auto& [name, f] : parts) {
     if (f == 0) continue;
-    std::snprintf(buf, sizeof buf, "%s%.0f%% %s", s.empty() ? "" : " + ", 100 * f, name);
-    s += buf;
+    s += (s.empty() ? "" : " + ") + format::fixed(100 * f, 0) + "% " + name;
   }
   return s;
 }

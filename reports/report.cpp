@@ -148,7 +148,8 @@ std::string provenance_summary(const store::StoredRun& r) {
 }  // namespace
 
 std::string validation_sentence(const ValidationInfo& v) {
-  char buf[512];
+  // A percentage as the sentence prints it: one decimal ("12.3%").
+  const auto pct = [](double p) { return format::fixed(p, 1) + "%"; };
   if (!v.available)
     return "Model validation could not be run (" + v.error +
            "); treat the predictions as unvalidated.";
@@ -162,52 +163,37 @@ std::string validation_sentence(const ValidationInfo& v) {
         "out-of-sample, leave-one-source-out error):";
     for (const auto& g : v.groups) {
       const std::string configurations = format::counted(g.configurations, "configuration");
+      out += " " + g.name + " (" + configurations + "): ";
       if (g.measurements == 0) {
-        std::snprintf(buf, sizeof buf, " %s (%s): no published case covers it, unvalidated;",
-                      g.name.c_str(), configurations.c_str());
-      } else {
-        if (g.out_of_sample_measurements > 0)
-          std::snprintf(
-              buf, sizeof buf,
-              " %s (%s): out-of-sample mean absolute error %.1f%% over %s (worst case "
-              "%.1f%%), in-sample %.1f%% over %zu",
-              g.name.c_str(), configurations.c_str(), g.out_of_sample_mape_pct,
-              format::counted(g.out_of_sample_measurements, "published measurement").c_str(),
-              g.out_of_sample_max_abs_error_pct, g.mape_pct, g.measurements);
-        else
-          std::snprintf(buf, sizeof buf,
-                        " %s (%s): no out-of-sample measurement (every one of its %s fed a "
-                        "constant it uses), in-sample mean absolute error %.1f%% (worst case "
-                        "%.1f%%)",
-                        g.name.c_str(), configurations.c_str(),
-                        format::counted(g.measurements, "published measurement").c_str(),
-                        g.mape_pct, g.max_abs_error_pct);
-        out += buf;
-        if (g.provisional)
-          out += ", provisional: " +
-                 (g.why_provisional.empty() ? std::string("not established yet") : g.why_provisional);
-        out += ";";
+        out += "no published case covers it, unvalidated;";
         continue;
       }
-      out += buf;
+      if (g.out_of_sample_measurements > 0)
+        out += "out-of-sample mean absolute error " + pct(g.out_of_sample_mape_pct) + " over " +
+               format::counted(g.out_of_sample_measurements, "published measurement") +
+               " (worst case " + pct(g.out_of_sample_max_abs_error_pct) + "), in-sample " +
+               pct(g.mape_pct) + " over " + std::to_string(g.measurements);
+      else
+        out += "no out-of-sample measurement (every one of its " +
+               format::counted(g.measurements, "published measurement") +
+               " fed a constant it uses), in-sample mean absolute error " + pct(g.mape_pct) +
+               " (worst case " + pct(g.max_abs_error_pct) + ")";
+      if (g.provisional)
+        out += ", provisional: " +
+               (g.why_provisional.empty() ? std::string("not established yet") : g.why_provisional);
+      out += ";";
     }
     out.back() = '.';
     return out;
   }
-  if (v.out_of_sample_measurements > 0) {
-    std::snprintf(buf, sizeof buf,
-                  "Model validated against %zu published measurements: out-of-sample "
-                  "(leave-one-source-out) mean absolute error %.1f%% over %zu, in-sample %.1f%% "
-                  "(worst case %.1f%%).",
-                  v.measurements, v.out_of_sample_mape_pct, v.out_of_sample_measurements,
-                  v.mape_pct, v.max_abs_error_pct);
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf,
-                "Model validated against %zu published measurements, in-sample mean absolute "
-                "error %.1f%% (worst case %.1f%%); no out-of-sample figure.",
-                v.measurements, v.mape_pct, v.max_abs_error_pct);
-  return buf;
+  const std::string validated =
+      "Model validated against " + std::to_string(v.measurements) + " published measurements";
+  if (v.out_of_sample_measurements > 0)
+    return validated + ": out-of-sample (leave-one-source-out) mean absolute error " +
+           pct(v.out_of_sample_mape_pct) + " over " + std::to_string(v.out_of_sample_measurements) +
+           ", in-sample " + pct(v.mape_pct) + " (worst case " + pct(v.max_abs_error_pct) + ").";
+  return validated + ", in-sample mean absolute error " + pct(v.mape_pct) + " (worst case " +
+         pct(v.max_abs_error_pct) + "); no out-of-sample figure.";
 }
 
 namespace {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "common/format.hpp"
 #include "config/economics_sources.hpp"
@@ -316,10 +315,8 @@ std::string breakeven_verdict(const sensitivity::BreakEven& be, plan::Sense sens
     const double a = *x.metric_a, b = *x.metric_b;
     const double worse = sense == plan::Sense::kMinimize ? std::max(a, b) : std::min(a, b);
     const double best = sense == plan::Sense::kMinimize ? std::min(a, b) : std::max(a, b);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f %% (the other is %.3gx)",
-                  100 * std::fabs(worse - best) / std::fabs(best), worse / best);
-    return std::string(buf);
+    return format::fixed(100 * std::fabs(worse - best) / std::fabs(best), 1) + " % (the other is " +
+           format::significant(worse / best, 3) + "x)";
   };
   const bool part = *be.runs_low > be.low || *be.runs_high < be.high;
   std::string s = "no value of " + key + " from " + num6(*be.runs_low) + " to " +

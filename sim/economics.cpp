@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 
+#include "common/format.hpp"
 #include "model/capacity.hpp"
 #include "model/cost.hpp"
 #include "model/errors.hpp"
 #include "model/perf.hpp"
 #include "model/units.hpp"
-#include "sim/workloads/traits.hpp"
 #include "sim/workloads/inference/metrics.hpp"
+#include "sim/workloads/traits.hpp"
 
 namespace tiersim::sim {
 
@@ -200,33 +200,23 @@ std::string dram_note(const Scenario& s, const RunResult& r) {
   if (!d.sized) return "";
   const DramPopulation& p = d.population;
   const HostSpec& host = s.hardware.host;
-  char need[160];
-  std::snprintf(need, sizeof need, "host memory need %.1f GB%s + %.0f%% headroom",
-                d.need_bytes / units::kGB,
-                d.page_cache ? " (with the page cache over the disk tier)" : "",
-                (kDramHeadroom - 1) * 100);
-  char unknown[96];
-  std::snprintf(unknown, sizeof unknown,
-                "whole %.0f GB DIMMs (the platform's memory channels are not known)", kDramDimmGb);
-  const std::string layout = p.dimm_gib > 0 ? dimm_layout_text(host, p.dimm_gib) : unknown;
-  const char* dimms = layout.c_str();
-  char buf[600];
+  const std::string need = "host memory need " + format::fixed(d.need_bytes / units::kGB, 1) +
+                           " GB" +
+                           (d.page_cache ? " (with the page cache over the disk tier)" : "") +
+                           " + " + format::fixed((kDramHeadroom - 1) * 100, 0) + "% headroom";
+  const std::string dimms = p.dimm_gib > 0
+                                ? dimm_layout_text(host, p.dimm_gib)
+                                : "whole " + format::fixed(kDramDimmGb, 0) +
+                                      " GB DIMMs (the platform's memory channels are not known)";
+  const std::string sized =
+      "DRAM sized to " + format::fixed(d.dram_gb, 0) + " GB for energy and cost: ";
+  const std::string choose = " (set hardware.host.dram_gb to choose)";
   if (p.capped)
-    std::snprintf(buf, sizeof buf,
-                  "DRAM sized to %.0f GB for energy and cost: the most %s holds (%s; as %s it "
-                  "would be more) (set hardware.host.dram_gb to choose)",
-                  d.dram_gb, host.name.c_str(), need, dimms);
-  else if (p.floor)
-    std::snprintf(buf, sizeof buf,
-                  "DRAM sized to %.0f GB for energy and cost: the platform's floor, %s (%s is "
-                  "less) (set hardware.host.dram_gb to choose)",
-                  d.dram_gb, dimms, need);
-  else
-    std::snprintf(buf, sizeof buf,
-                  "DRAM sized to %.0f GB for energy and cost: %s, as %s, at most the %.0f GB %s "
-                  "holds (set hardware.host.dram_gb to choose)",
-                  d.dram_gb, need, dimms, d.max_gb, host.name.c_str());
-  return buf;
+    return sized + "the most " + host.name + " holds (" + need + "; as " + dimms +
+           " it would be more)" + choose;
+  if (p.floor) return sized + "the platform's floor, " + dimms + " (" + need + " is less)" + choose;
+  return sized + need + ", as " + dimms + ", at most the " + format::fixed(d.max_gb, 0) + " GB " +
+         host.name + " holds" + choose;
 }
 
 void add_energy_and_cost(const Scenario& s, RunResult& r) {
