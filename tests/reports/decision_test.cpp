@@ -72,6 +72,34 @@ TEST_CASE("GPU energy is banded by the energy group, node energy by system energ
         std::string::npos);
 }
 
+TEST_CASE("a prefix-caching first-token time is banded by the KV cache reuse rows that measure it",
+          "[report][decision]") {
+  ReportInput in = two_zero_inference_runs();
+  in.decision.groups = {"serving under load", "serving under load"};
+  for (auto& r : in.runs) r.metrics.push_back({"ttft_prefix_hit_mean_s", 0.05, "s"});
+  in.runs[1].metrics.back().value = 0.08;
+  ValidationInfo::Group serving;
+  serving.name = "serving under load";
+  serving.measurements = 12;
+  serving.mape_pct = 7.9;
+  serving.out_of_sample_measurements = 12;
+  serving.out_of_sample_mape_pct = 7.9;
+  ValidationInfo::Group reuse;
+  reuse.name = "KV cache reuse";
+  reuse.measurements = 8;
+  reuse.mape_pct = 9.5;
+  reuse.out_of_sample_measurements = 8;
+  reuse.out_of_sample_mape_pct = 9.5;
+  in.validation.groups.push_back(serving);
+  in.validation.groups.push_back(reuse);
+  in.decision.metric = "ttft_prefix_hit_mean_s";
+  in.decision.lower_is_better = true;
+  const std::string md = decision_markdown(in, {"a", "b"});
+  CHECK(md.find("+-9.5 % (out-of-sample validation error of group KV cache reuse") !=
+        std::string::npos);
+  CHECK(md.find("group serving under load") == std::string::npos);
+}
+
 TEST_CASE("the summary has an interactive part: rate within the SLO, cost per request, and why a "
           "configuration sustains no rate",
           "[report][decision]") {

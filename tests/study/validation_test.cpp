@@ -11,6 +11,7 @@
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "model/stack.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulate.hpp"
 #include "study/accuracy.hpp"
 #include "study/validation.hpp"
@@ -166,6 +167,15 @@ policy: {weights: nvme, kv_cache: gpu}
         "ZeRO-Inference data parallel", "I/O", "checkpoint", "training", "Accelerate offload",
         "tensor parallel over PCIe", "in-flight batching"})
     CHECK(data.group(g));
+}
+
+TEST_CASE("every group a metric is banded by is a validation group", "[validate]") {
+  const validation::ValidationData data = validation::load_validation_data("");
+  for (const sim::MetricDecl& d : sim::metric_declarations()) {
+    if (d.validation_group.empty()) continue;
+    INFO(d.name);
+    CHECK(data.group(std::string(d.validation_group)));
+  }
 }
 
 TEST_CASE("a group on probation is established only within issue 14's bound", "[validate]") {
