@@ -198,7 +198,7 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   // head_dim apart from hidden / heads (Qwen3, Gemma); equal to it is the ordinary case.
   if (const json* hd = r.find({"head_dim"})) {
     const int d = r.count_value(*hd, "head_dim", m, "head_dim");
-    if (d * m.heads != m.hidden || m.hidden % m.heads != 0) m.head_size = d;
+    if (1LL * d * m.heads != m.hidden || m.hidden % m.heads != 0) m.head_size = d;
   } else if (m.hidden % m.heads != 0) {
     r.fail("head_dim", "missing, and hidden_size (" + std::to_string(m.hidden) +
                            ") is not a multiple of num_attention_heads (" + std::to_string(m.heads) + ")");
@@ -236,6 +236,9 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.ffn = r.count_value(*f, ffn_key, m, "ffn");
   } else if (type == "bloom" || type == "gptj" || type == "falcon" || type == "gpt2" ||
              type == "gpt_bigcode") {
+    if (m.hidden > 1000000000 / 4)
+      r.fail("hidden_size", "x 4, the MLP's width when not given, is beyond any model's: " +
+                                std::to_string(4LL * m.hidden));
     m.ffn = 4 * m.hidden;
     m.sources["ffn"] = r.source("hidden_size") + " x 4 (" + type + "'s MLP width when not given)";
   } else {

@@ -74,6 +74,10 @@ struct SettingData {
 
 namespace {
 
+// The widest attention (heads x head_dim) a model may have: past any published model's (Llama-3.1
+// 405B's is 16,384), and well inside an int, whose products the layout takes.
+constexpr long long kMaxAttentionWidth = 1000000000LL;
+
 // Reads `g`'s node for every option its key names (see Given::decoded).
 void decode(Given& g, const std::string& path) {
   auto out = std::make_shared<std::vector<Decoded>>();
@@ -668,6 +672,12 @@ void Loader::check_cross_fields() {
   if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0))
     fail_at("model.kv_heads", "kv_heads (" + std::to_string(m.kv_heads) +
                                   ") must divide heads (" + std::to_string(m.heads) + ")");
+  // The attention's width (heads x head_dim) is an int in the layout's arithmetic; a product past
+  // any model's (the widest published are tens of thousands) would wrap around.
+  if (m.head_size > 0 && 1LL * m.heads * m.head_size > kMaxAttentionWidth)
+    fail_at("model.head_dim", "heads x head_dim = " + std::to_string(1LL * m.heads * m.head_size) +
+                                  " is beyond any model's attention width (at most " +
+                                  std::to_string(kMaxAttentionWidth) + ")");
   if (m.experts_per_token > m.experts)
     fail_at("model.experts_per_token", "must not exceed experts (" + std::to_string(m.experts) + ")");
   if (m.shared_ffn > 0 && m.experts <= 1)

@@ -151,6 +151,11 @@ TEST_CASE("GPT-2 and GPTBigCode configs count their published sizes", "[config][
       "n_layer": 2, "vocab_size": 100, "multi_query": false})",
                         "mha/config.json")
             .kv_heads == 4);
+  // A width whose default MLP (4 x n_embd) would overflow is an error, not a wrapped number.
+  CHECK_THROWS_WITH(parse_hf_config(R"({"model_type": "gpt2", "n_embd": 900000000,
+      "n_head": 1, "n_layer": 2, "vocab_size": 100})",
+                                    "wide/config.json"),
+                    Catch::Contains("hidden_size"));
 }
 
 TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
@@ -202,6 +207,24 @@ TEST_CASE("a model's shared experts resolve and load back; none leaves the key o
   // Shared experts need routed ones.
   CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: llama-3-8b, shared_ffn: 1024}\n"),
                     Catch::Contains("model.shared_ffn"));
+}
+
+TEST_CASE("an attention width past any model's is refused, not wrapped around",
+          "[config][hf_config]") {
+  // heads x head_dim of 10^12 overflowed an int: under UBSan a signed overflow, in Release a
+  // negative GPU time that the power model refused with a confusing message.
+  const LlmSpec m = parse_hf_config(R"({"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 11008, "num_hidden_layers": 2, "num_attention_heads": 1000000,
+      "num_key_value_heads": 1000000, "head_dim": 1000000, "vocab_size": 100})",
+                                    "big/config.json");
+  CHECK(m.head_size == 1000000);
+  const std::string yaml =
+      "name: t\nhardware: {gpu: {model: H100-SXM}}\n"
+      "workload: {kind: inference, batch: 1, prompt_tokens: 16, gen_tokens: 2}\n"
+      "model: {name: llama-3-8b, heads: 1000000, kv_heads: 1000000, head_dim: 1000000}\n";
+  CHECK_THROWS_WITH(
+      test::load_yaml(yaml),
+      Catch::Contains("model.head_dim") && Catch::Contains("beyond any model's attention width"));
 }
 
 TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
