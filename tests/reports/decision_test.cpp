@@ -20,6 +20,17 @@ store::StoredRun run_with(double j_per_token, double tokens_per_s) {
   return r;
 }
 
+// A validation group with `n` rows, all of them out of sample, at `pct` mean absolute error.
+ValidationInfo::Group group(const std::string& name, std::size_t n, double pct) {
+  ValidationInfo::Group g;
+  g.name = name;
+  g.measurements = n;
+  g.mape_pct = pct;
+  g.out_of_sample_measurements = n;
+  g.out_of_sample_mape_pct = pct;
+  return g;
+}
+
 ReportInput two_zero_inference_runs() {
   ReportInput in;
   in.runs = {run_with(2.0, 10), run_with(3.0, 20)};
@@ -38,13 +49,7 @@ ReportInput two_zero_inference_runs() {
   energy.mape_pct = 5.0;
   energy.out_of_sample_measurements = 11;
   energy.out_of_sample_mape_pct = 7.0;
-  ValidationInfo::Group system;
-  system.name = "system energy";
-  system.measurements = 4;
-  system.mape_pct = 34.9;
-  system.out_of_sample_measurements = 4;
-  system.out_of_sample_mape_pct = 34.9;
-  in.validation.groups = {zero, energy, system};
+  in.validation.groups = {zero, energy, group("system energy", 4, 34.9)};
   return in;
 }
 
@@ -78,20 +83,8 @@ TEST_CASE("a prefix-caching first-token time is banded by the KV cache reuse row
   in.decision.groups = {"serving under load", "serving under load"};
   for (auto& r : in.runs) r.metrics.push_back({"ttft_prefix_hit_mean_s", 0.05, "s"});
   in.runs[1].metrics.back().value = 0.08;
-  ValidationInfo::Group serving;
-  serving.name = "serving under load";
-  serving.measurements = 12;
-  serving.mape_pct = 7.9;
-  serving.out_of_sample_measurements = 12;
-  serving.out_of_sample_mape_pct = 7.9;
-  ValidationInfo::Group reuse;
-  reuse.name = "KV cache reuse";
-  reuse.measurements = 8;
-  reuse.mape_pct = 9.5;
-  reuse.out_of_sample_measurements = 8;
-  reuse.out_of_sample_mape_pct = 9.5;
-  in.validation.groups.push_back(serving);
-  in.validation.groups.push_back(reuse);
+  in.validation.groups.push_back(group("serving under load", 12, 7.9));
+  in.validation.groups.push_back(group("KV cache reuse", 8, 9.5));
   in.decision.metric = "ttft_prefix_hit_mean_s";
   in.decision.lower_is_better = true;
   const std::string md = decision_markdown(in, {"a", "b"});
