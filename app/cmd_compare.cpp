@@ -8,16 +8,17 @@
 #include <optional>
 
 #include "app/command.hpp"
+#include "common/format.hpp"
 #include "config/compare_file.hpp"
 #include "config/scenario_loader.hpp"
 #include "model/errors.hpp"
-#include "sim/economics.hpp"
 #include "reports/notes_section.hpp"
 #include "reports/run_output.hpp"
 #include "reports/study_json.hpp"
+#include "sim/breakdown.hpp"
+#include "sim/economics.hpp"
 #include "sim/workloads/names.hpp"
 #include "study/studies.hpp"
-#include "common/format.hpp"
 
 namespace po = boost::program_options;
 
@@ -116,8 +117,12 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
           "summed over every resource)\n";
     for (const auto& r : rows) {
       if (r.result.phases.empty()) continue;
-      os << r.name << "  (total " << format::duration(r.result.get(sim::metric::kTotalS))
-         << ", bottleneck " << sim::resource_label(r.result.bottleneck) << ")\n";
+      // total_s where the workload reports it; training's phases cover the iterations it
+      // simulates, which is what they add up to.
+      const double total_s =
+          r.result.find(sim::metric::kTotalS).value_or(sim::phases_span_s(r.result.phases));
+      os << r.name << "  (total " << format::duration(total_s) << ", bottleneck "
+         << sim::resource_label(r.result.bottleneck) << ")\n";
       reports::print_breakdown(os, r.result, kComparePhases, "  ");
       if (const std::string split = reports::request_split(r.result); !split.empty())
         os << "  " << split << "\n";

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "config/catalog.hpp"
 #include "config/compare_file.hpp"
@@ -33,23 +34,26 @@ std::vector<ValidationInfo::Group> report_groups(const std::vector<store::Stored
   config::LoadOptions load;
   load.data_dir = data_dir;
   load.catalogs = &catalogs;
+  // Each run counts once in its own group and once in every group one of its metrics declares
+  // (sim/metrics.hpp validation_group: the energy metrics of every run, the prefix-caching
+  // first-token times of a run that reports them), which bands that metric
+  // (reports/decision.cpp band_group).
   std::map<std::string, std::size_t> counts;
   for (const auto& run : runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
-    ++counts[validation::reference_group(s, Reference{})];
+    std::set<std::string> groups = {validation::reference_group(s, Reference{})};
+    for (const sim::Metric& m : run.metrics)
+      if (const sim::MetricDecl* d = sim::find_metric(m.name); d && !d->validation_group.empty())
+        groups.emplace(d->validation_group);
+    for (const std::string& g : groups) ++counts[g];
   }
   std::vector<ValidationInfo::Group> out;
   for (const auto& def : v.data.groups) {
     const auto it = counts.find(def.name);
-    // A group a metric declares (sim/metrics.hpp validation_group: energy, system energy) bands
-    // that metric of every run (reports/decision.cpp band_group).
-    const bool by_metric =
-        std::any_of(sim::metric_declarations().begin(), sim::metric_declarations().end(),
-                    [&](const sim::MetricDecl& d) { return d.validation_group == def.name; });
-    if (it == counts.end() && !by_metric) continue;
+    if (it == counts.end()) continue;
     ValidationInfo::Group g;
     g.name = def.name;
-    g.configurations = by_metric ? runs.size() : it->second;
+    g.configurations = it->second;
     g.why_provisional = validation::provisional_reason(def, 0, 0);
     g.provisional = !g.why_provisional.empty();
     if (const validation::ValidationGroup* vg = v.group(def.name)) {

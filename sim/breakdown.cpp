@@ -166,6 +166,12 @@ std::optional<std::vector<std::uint32_t>> walk_channels(const SpanLog& log, doub
 
 }  // namespace
 
+double phases_span_s(const std::vector<PhaseTime>& phases) {
+  double s = 0;
+  for (const PhaseTime& p : phases) s += p.path_s;
+  return s;
+}
+
 std::vector<PhaseTime> time_breakdown(const Engine& engine, double makespan_s) {
   if (!engine.spans_kept() || makespan_s <= 0) return {};
   const SpanLog& log = engine.spans();

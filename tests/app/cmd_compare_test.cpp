@@ -93,6 +93,19 @@ TEST_CASE("compare: each configuration's time breakdown, with readable bottlenec
   CHECK(section.find("host CPUs (cpu)") != std::string::npos);
   CHECK(section.find("phase ") != std::string::npos);
 }
+
+TEST_CASE("compare: a training run beside an inference run shows both breakdowns",
+          "[app][compare][breakdown]") {
+  // Training reports no total_s (its phases cover the iterations it simulates): the command
+  // stopped with "internal error: the run reported no metric 'total_s'".
+  tiersim::test::TempDir dir;
+  const std::string text = tiersim_output(
+      "compare scenarios/training/dgx2-zero3.yaml "
+      "scenarios/inference/llama2-7b-fp8-l40s-optimized.yaml",
+      dir);
+  CHECK(text.find("\ndgx2-zero3  (total ") != std::string::npos);
+  CHECK(text.find("\nllama2-7b-fp8-l40s-optimized  (total ") != std::string::npos);
+}
 }  // namespace app_cmd_compare_test
 
 namespace app_cmd_compare_test {

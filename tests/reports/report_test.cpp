@@ -281,4 +281,21 @@ TEST_CASE("report: the notes on a configuration's inputs, and a line at the top 
   CHECK(md.find("## Input notes") != std::string::npos);
   CHECK(md.find("writes measured 2.10x faster than reads") != std::string::npos);
 }
+TEST_CASE("a report counts a group once per run that it bands", "[report]") {
+  // A training run reports no energy metrics and no run reports a prefix-caching first-token
+  // time: the energy group bands one configuration here, and KV cache reuse none.
+  test::TempDir dir;
+  const std::string db = dir.file("r.db");
+  test::tiersim_stdout(
+      "compare scenarios/training/dgx2-zero3.yaml "
+      "scenarios/inference/llama2-7b-fp8-l40s-optimized.yaml --db '" +
+          db + "'",
+      dir.file("compare.txt"));
+  const std::string json = test::tiersim_stdout(
+      "report --db '" + db + "' --out '" + dir.file("report") + "' --json", dir.file("out.json"));
+  CHECK_THAT(json, Catch::Contains("training (1 configuration)"));
+  CHECK_THAT(json, Catch::Contains("; energy (1 configuration)"));
+  CHECK_THAT(json, !Catch::Contains("KV cache reuse"));
+}
+
 }  // namespace reports_report_test
