@@ -130,7 +130,8 @@ void print_table(std::ostream& os, const Comparison& cmp, const std::vector<Row>
   }
   os << "\nerror band: the out-of-sample validation error of each configuration's group "
         "(tiersim validate, leave-one-source-out, never below in-sample; prov. = the group is "
-        "provisional); unvalidated: no published measurement runs on it\n";
+        "provisional); in-sample: every published case of its kind fed a constant it uses, so only "
+        "the in-sample error is known; unvalidated: no published measurement runs on it\n";
   for (const auto& r : rows) {
     if (!r.error.empty()) os << r.name << ": error: " << r.error << "\n";
     if (!r.result.fits) os << r.name << ": does not fit: " << r.result.shortfall << "\n";

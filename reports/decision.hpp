@@ -77,8 +77,9 @@ void set_group_errors(ErrorBand& b, std::size_t rows, double in_sample_pct,
 // "...; from 1 published row only)" where the group has fewer than kMinRowsToBackMargin, or why
 // there is none, then the unvalidated parts.
 std::string band_text(const ErrorBand& b);
-// The band in a few characters: "+-12.3 %", "unvalidated" (no band) or "no error band" (made
-// without the validation), for the runner-up, lists and table cells.
+// The band in a few characters: "+-12.3 %", "in-sample 5.9 %" (published cases, every one of
+// which fed a constant it uses: no out-of-sample band), "unvalidated" (no published case) or
+// "no error band" (made without the validation), for the runner-up, lists and table cells.
 std::string short_band(const ErrorBand& b);
 // short_band and what qualifies it, for a table cell or a list: " prov." for a provisional group,
 // ", 1 row" where the group has fewer than kMinRowsToBackMargin, "; GPU B200 unvalidated" for

@@ -229,6 +229,13 @@ TEST_CASE("a band from a handful of published rows backs no margin", "[report][d
   CHECK(*many.pct == Approx(9.5));  // never below the in-sample mean
   CHECK(tiersim::reports::compact_band(one_row) == "+-3.4 % prov., 1 row");
   CHECK(tiersim::reports::compact_band(many) == "+-9.5 %");
+  // Published rows, every one of which fed a constant (FlexGen's, I/O's): no out-of-sample band,
+  // but not unvalidated either.
+  ErrorBand fed;
+  tiersim::reports::set_group_errors(fed, 12, 8.9, 0, 0, false);
+  CHECK_FALSE(fed.pct);
+  CHECK(tiersim::reports::compact_band(fed) == "in-sample 8.9 %");
+  CHECK(tiersim::reports::short_band(ErrorBand{}) == "unvalidated");  // no published case
   // 2.0 against 2.81 with +-9.5 % each: 2.19 and 2.54 at the near ends, apart; 2.46 against
   // 2.81 they overlap (2.69 and 2.54), and with +-20 % each so do the first two.
   CHECK_FALSE(tiersim::reports::bands_overlap(2.0, many, 2.81, many, true));
