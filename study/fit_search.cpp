@@ -7,15 +7,21 @@
 
 #include "model/capacity.hpp"
 #include "model/parallelism.hpp"
+#include "model/training_memory.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/traits.hpp"
 
 namespace tiersim::fit {
 namespace {
 
+// The memory model of the scenario's workload: inference's fixed batch or ZeRO training's.
+CapacityReport capacity(const Scenario& s, const ExecutionModel& em) {
+  return has_capability(s, kCapZeroTraining) ? training_capacity(s, em) : inference_capacity(s, em);
+}
+
 bool fits(const Scenario& s, const ExecutionModel& em) {
   if (parallelism_issue(s)) return false;
-  return inference_capacity(s, em).fits;
+  return capacity(s, em).fits;
 }
 
 const TierMemory* tier(const CapacityReport& r, const char* name) {
@@ -24,8 +30,15 @@ const TierMemory* tier(const CapacityReport& r, const char* name) {
   return nullptr;
 }
 
-// The batch can only move in steps every rank, GPU batch and micro-batch divides.
+// The batch the search varies: inference's batch of sequences, or training's global batch.
+int& batch_of(Scenario& s) {
+  return has_capability(s, kCapZeroTraining) ? s.training.global_batch : s.inference.batch;
+}
+
+// The batch can only move in steps every rank, GPU batch and micro-batch divides (training: every
+// data-parallel rank takes the same share, sim/workloads/training/checks.cpp).
 int batch_step(const Scenario& s) {
+  if (has_capability(s, kCapZeroTraining)) return std::max(1, training_layout(s).data_parallel);
   const Policy& p = s.policy;
   return std::max(1, p.parallelism.data) * p.batches_per_fetch();
 }
@@ -33,28 +46,44 @@ int batch_step(const Scenario& s) {
 // Memory grows with the batch (KV cache, activations), so the batches that fit are the ones up
 // to the largest: a binary search over multiples of the step below the scenario's batch.
 std::optional<Suggestion> largest_batch(const Scenario& s, const ExecutionModel& em) {
+  const bool training = has_capability(s, kCapZeroTraining);
   const int step = batch_step(s);
-  int lo = 0, hi = (s.inference.batch - 1) / step;  // in steps; lo fits (0: none known)
   Scenario t = s;
+  const int batch = batch_of(t);
+  int lo = 0, hi = (batch - 1) / step;  // in steps; lo fits (0: none known)
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    t.inference.batch = mid * step;
+    batch_of(t) = mid * step;
     if (fits(t, em))
       lo = mid;
     else
       hi = mid - 1;
   }
   if (lo == 0) return std::nullopt;
-  Suggestion g{"largest batch", {"workload.batch=" + std::to_string(lo * step)}, ""};
-  g.detail = std::to_string(lo * step) + " of " + std::to_string(s.inference.batch) +
-             " sequences fit";
+  const std::string key = training ? "workload.global_batch=" : "workload.batch=";
+  Suggestion g{"largest batch", {key + std::to_string(lo * step)}, ""};
+  g.detail = std::to_string(lo * step) + " of " + std::to_string(batch) +
+             (training ? " samples per iteration fit" : " sequences fit");
   return g;
+}
+
+// Training without activation checkpointing holds every layer's activations: recomputing them
+// keeps only each layer's input (model/training_memory.hpp activation_bytes).
+std::optional<Suggestion> checkpointing(const Scenario& s, const ExecutionModel& em) {
+  if (!has_capability(s, kCapZeroTraining) || s.training.activation_checkpointing)
+    return std::nullopt;
+  Scenario t = s;
+  t.training.activation_checkpointing = true;
+  if (!fits(t, em)) return std::nullopt;
+  return Suggestion{"activation checkpointing",
+                    {"workload.activation_checkpointing=true"},
+                    "each layer's activations recomputed in the backward pass"};
 }
 
 // Host DRAM is a capacity, not a need: when only the host tier is short, the need itself is the
 // smallest DRAM that fits (in whole GB, checked).
 std::optional<Suggestion> smallest_dram(const Scenario& s, const ExecutionModel& em) {
-  const CapacityReport r = inference_capacity(s, em);
+  const CapacityReport r = capacity(s, em);
   const TierMemory* cpu = tier(r, "cpu");
   if (!cpu || cpu->fits()) return std::nullopt;
   for (const auto& t : r.tiers)
@@ -76,7 +105,8 @@ std::optional<Suggestion> smallest_dram(const Scenario& s, const ExecutionModel&
 // ranks, whichever needs fewer GPUs; each tried from one GPU more than the scenario has up to
 // kMaxGpus. Only when the GPU tier is short.
 std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& em) {
-  const CapacityReport r = inference_capacity(s, em);
+  if (has_capability(s, kCapZeroTraining)) return std::nullopt;
+  const CapacityReport r = capacity(s, em);
   const TierMemory* gpu = tier(r, "gpu");
   if (!gpu || gpu->fits()) return std::nullopt;
   const Parallelism& par = s.policy.parallelism;
@@ -111,9 +141,12 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
 
 std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em) {
   std::vector<Suggestion> out;
-  if (!has_capability(s, kCapFixedBatch) || s.policy.schedule == Schedule::kFlexGen) return out;
+  const bool training = has_capability(s, kCapZeroTraining);
+  if (!(training || has_capability(s, kCapFixedBatch)) || s.policy.schedule == Schedule::kFlexGen)
+    return out;
   if (fits(s, em)) return out;
   if (auto g = largest_batch(s, em)) out.push_back(*g);
+  if (auto g = checkpointing(s, em)) out.push_back(*g);
   if (auto g = smallest_dram(s, em)) out.push_back(*g);
   if (auto g = fewest_gpus(s, em)) out.push_back(*g);
   return out;
