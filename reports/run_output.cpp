@@ -9,6 +9,7 @@
 #include "common/format.hpp"
 #include "model/units.hpp"
 #include "reports/notes_section.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/economics.hpp"
 #include "sim/workloads/names.hpp"
 #include "sim/workloads/serving/metrics.hpp"
@@ -23,13 +24,6 @@ namespace {
 constexpr const char* kPhasesMeasure =
     "on path: wall time the run waited on this work, walking back from its end; the phases add "
     "up to the simulated time; busy: the work summed over every resource, overlapped or not";
-// [s] the time the phases cover: the simulated span, which is total_s unless the workload
-// projects part of the run from a simulated sample (FlexGen's fewer_batch mode).
-double simulated_s(const RunResult& result) {
-  double s = 0;
-  for (const auto& p : result.phases) s += p.path_s;
-  return s;
-}
 }  // namespace
 
 std::string json_text(const nlohmann::json& j, int indent) {
@@ -75,7 +69,7 @@ nlohmann::json to_json(const Scenario& scenario, const RunResult& result) {
   if (!result.phases.empty()) {
     j["phases"] = breakdown_json(result);
     j["phases_measure"] = kPhasesMeasure;
-    j["phases_simulated_s"] = simulated_s(result);
+    j["phases_simulated_s"] = sim::phases_span_s(result.phases);
   }
   return j;
 }
@@ -91,8 +85,7 @@ std::string request_split(const RunResult& result) {
 }
 
 nlohmann::json breakdown_json(const RunResult& result) {
-  double total = 0;
-  for (const auto& p : result.phases) total += p.path_s;
+  const double total = sim::phases_span_s(result.phases);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& p : result.phases)
     out.push_back({{"stage", stage_label(p.stage)},
@@ -110,8 +103,7 @@ nlohmann::json breakdown_json(const RunResult& result) {
 void print_breakdown(std::ostream& os, const RunResult& result, std::size_t max_rows,
                      const std::string& indent) {
   if (result.phases.empty()) return;
-  double total = 0;
-  for (const auto& p : result.phases) total += p.path_s;
+  const double total = sim::phases_span_s(result.phases);
   const auto share = [&](double s) {
     return total > 0 ? format::fixed(100 * s / total, 1) + "%" : std::string("-");
   };
@@ -268,7 +260,7 @@ void print_human(std::ostream& os, const Scenario& scenario, const RunResult& re
   if (!result.phases.empty()) {
     os << "where the time goes (" << kPhasesMeasure << "):\n";
     print_breakdown(os, result);
-    const double simulated = simulated_s(result);
+    const double simulated = sim::phases_span_s(result.phases);
     if (const auto total = result.find(metric::kTotalS);
         total && std::fabs(*total - simulated) > 1e-6 * *total)
       os << "  (the phases cover the " << format::duration(simulated)

@@ -38,8 +38,9 @@ struct PhaseTime {
   double bottleneck_path_s = 0;  // [s] of path_s spent on `bottleneck`
 };
 
-// The simulated time the phases cover: their path_s added up, the makespan (total_s; for training,
-// the iterations it simulates, which report no total_s) [s].
+// The simulated time the phases cover: their path_s added up, the makespan (total_s, unless the
+// workload projects part of the run from a simulated sample; for training, the iterations it
+// simulates, which report no total_s) [s].
 double phases_span_s(const std::vector<PhaseTime>& phases);
 
 // The phases of a run whose engine kept its spans, over [0, makespan_s]: every phase with path
