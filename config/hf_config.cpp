@@ -12,6 +12,11 @@ namespace {
 
 using nlohmann::json;
 
+// The largest count or width a config.json field may give, and any width derived from one
+// (4 x hidden_size, n_shared_experts x moe_intermediate_size): far past any model's, and inside
+// the int the model's fields are.
+constexpr long long kMaxCount = 1000000000LL;
+
 // How transformers builds each model_type's decoder layer, as far as bytes and FLOPs go.
 struct ModelType {
   const char* name;
@@ -98,8 +103,9 @@ class Reader {
   }
 
   int count_value(const json& v, const std::string& key, LlmSpec& m, const char* field) const {
-    if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > 1000000000LL)
-      fail(key, "expected a positive integer up to 1000000000, got " + v.dump());
+    if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > kMaxCount)
+      fail(key,
+           "expected a positive integer up to " + std::to_string(kMaxCount) + ", got " + v.dump());
     m.sources[field] = source(key);
     return static_cast<int>(v.get<long long>());
   }
@@ -236,7 +242,7 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.ffn = r.count_value(*f, ffn_key, m, "ffn");
   } else if (type == "bloom" || type == "gptj" || type == "falcon" || type == "gpt2" ||
              type == "gpt_bigcode") {
-    if (m.hidden > 1000000000 / 4)
+    if (m.hidden > kMaxCount / 4)
       r.fail("hidden_size", "x 4, the MLP's width when not given, is beyond any model's: " +
                                 std::to_string(4LL * m.hidden));
     m.ffn = 4 * m.hidden;
@@ -256,7 +262,7 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     } else if (const json* n = r.find({"n_shared_experts"}, &shared_key);
                n && !(n->is_number() && n->get<double>() == 0)) {
       const long long width = 1LL * r.count_value(*n, shared_key, m, "shared_ffn") * m.ffn;
-      if (width > 1000000000LL)
+      if (width > kMaxCount)
         r.fail(shared_key, "times " + ffn_key + " (" + std::to_string(m.ffn) +
                                ") is beyond any model's MLP width: " + std::to_string(width));
       m.shared_ffn = static_cast<int>(width);
