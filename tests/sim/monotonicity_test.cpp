@@ -83,21 +83,33 @@ void check_monotonic(const std::string& key, const std::vector<double>& factors,
   REQUIRE(files.size() >= 20);  // the shipped set; fewer means the folder was not found
   int compared = 0;
   for (const auto& file : files) {
-    if (documented_exception(file, key)) continue;
+    const bool exception = documented_exception(file, key);
     const Scenario base = load(file);
     REQUIRE(base.kind == WorkloadKind::kInference);
     const sim::RunResult r0 = sim::simulate(base);
     if (!r0.fits) continue;
+    bool slower_somewhere = false;
     for (double f : factors) {
       const auto sets = variant(base, f);
       if (sets.empty()) continue;
       const sim::RunResult r = sim::simulate(load(file, sets));
       INFO(file << " with " << key << " x" << f);
       REQUIRE(r.fits);  // better hardware does not shrink any tier
-      CHECK(r.get("total_s") <= r0.get("total_s") * (1 + 1e-12));
-      CHECK(r.get("throughput_tokens_per_s") >= r0.get("throughput_tokens_per_s") * (1 - 1e-12));
-      ++compared;
+      const bool slower =
+          r.get("total_s") > r0.get("total_s") * (1 + 1e-12) ||
+          r.get("throughput_tokens_per_s") < r0.get("throughput_tokens_per_s") * (1 - 1e-12);
+      slower_somewhere = slower_somewhere || slower;
+      if (!exception) {
+        CHECK(r.get("total_s") <= r0.get("total_s") * (1 + 1e-12));
+        CHECK(r.get("throughput_tokens_per_s") >= r0.get("throughput_tokens_per_s") * (1 - 1e-12));
+        ++compared;
+      }
     }
+    // A documented exception that no longer happens would only hide the next regression: the
+    // comment must go once the model no longer shows it.
+    INFO(file << " documents that it is not monotonic in " << key
+              << ", but none of the factors makes it slower: remove the stale comment");
+    if (exception) CHECK(slower_somewhere);
   }
   CHECK(compared > 0);
 }
