@@ -35,10 +35,11 @@ constexpr const char* kExamples =
 
 int cmd_calibrate(const std::vector<std::string>& args) {
   po::options_description desc(
-      "usage: tiersim calibrate --target DIR_OR_FILE [--target ...] [--quick|--full] [--db tiersim-results.db] "
-      "[--out device.yaml]\n\nMeasures drives with O_DIRECT io_uring I/O in files it creates itself "
-      "(.tiersim-calib-<pid>-<n>.dat, removed at exit and on Ctrl-C), fits the SSD device model and writes a "
-      "device profile.\n\noptions");
+      "usage: tiersim calibrate --target DIR_OR_FILE [--target ...] [--quick|--full]\n"
+      "                         [--db tiersim-results.db] [--out device.yaml]\n\n"
+      "Measures drives with O_DIRECT io_uring I/O in files it creates itself\n"
+      "(.tiersim-calib-<pid>-<n>.dat, removed at exit and on Ctrl-C), fits the SSD device model\n"
+      "and writes a device profile.\n\noptions");
   std::vector<std::string> targets;
   std::string raw_device, raw_confirm, engine, buffer_pages, db, out, name, rw, bs, file_size, pattern, min_free;
   std::string catalog_drive;

@@ -55,11 +55,16 @@ void store_replay(const std::string& db_path, const std::string& scenario, const
 
 int cmd_replay(const std::vector<std::string>& args) {
   po::options_description desc(
-      "usage: tiersim replay SCENARIO --target DIR [--scale F] [--profile device.yaml] [--db tiersim-results.db]\n"
-      "       tiersim replay --suite --target DIR [--profile device.yaml] [--db tiersim-results.db]\n\n"
-      "Lays the scenario's NVMe-resident weights out in a tiersim-owned file in DIR (removed afterwards), runs "
-      "the simulated schedule for real (io_uring O_DIRECT reads, pinned buffers, bounce copies, compute as "
-      "timed holds) and compares with the simulator's prediction for the drive's calibrated profile.\n\noptions");
+      "usage: tiersim replay SCENARIO --target DIR [--scale F] [--profile device.yaml]\n"
+      "                      [--db tiersim-results.db]\n"
+      "       tiersim replay --suite --target DIR [--profile device.yaml] [--db "
+      "tiersim-results.db]\n\n"
+      "Lays the scenario's NVMe-resident weights out in a tiersim-owned file in DIR (removed\n"
+      "afterwards), runs the simulated schedule for real (io_uring O_DIRECT reads, pinned "
+      "buffers,\n"
+      "bounce copies, compute as timed holds) and compares with the simulator's prediction for "
+      "the\n"
+      "drive's calibrated profile.\n\noptions");
   std::string scenario_path, target, profile, db, trace, data_dir;
   double scale = 0;
   int passes = 0;

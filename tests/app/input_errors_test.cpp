@@ -273,4 +273,32 @@ TEST_CASE("a mistyped command is answered with the nearest command, and the help
   }
   CHECK(lines >= 13);
 }
+
+TEST_CASE("every command's --help prose fits a 100-column terminal", "[app][help]") {
+  // The commands, as the top-level help lists them.
+  const Outcome top = run_tiersim("--help");
+  REQUIRE(top.exit_code == 0);
+  std::vector<std::string> commands;
+  std::istringstream list(top.output.substr(top.output.find("commands:\n") + 10));
+  for (std::string line; std::getline(list, line) && !line.empty();) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    commands.push_back(name);
+  }
+  REQUIRE(commands.size() >= 13);
+  for (const std::string& command : commands) {
+    const Outcome o = run_tiersim(command + " --help");
+    INFO(command << " --help");
+    REQUIRE(o.exit_code == 0);
+    std::istringstream in(o.output);
+    for (std::string line; std::getline(in, line);) {
+      // Example command lines are copied whole; a wrapped one would not paste.
+      const std::size_t text = line.find_first_not_of(' ');
+      if (text != std::string::npos && line.compare(text, 8, "tiersim ") == 0) continue;
+      INFO(line);
+      CHECK(line.size() <= 100);
+    }
+  }
+}
 }  // namespace app_input_errors_test
