@@ -717,6 +717,27 @@ void Loader::check_cross_fields() {
   if (checks.layout) checks.layout(check);
 }
 
+// Calls `f` with each path the resolved YAML of `s` names: the path keys of its workload kind and
+// the config.json the scenario named (model.hf_config, written out only then).
+template <typename F>
+void each_named_path(Scenario& s, F&& f) {
+  for (const Option& o : scenario_options()) {
+    const bool named_config = o.path == "model.hf_config" && o.emit_when && o.emit_when(s);
+    if (!named_config && (o.type != ValueType::kPath || !(o.kinds & kind_bit(s.kind)))) continue;
+    std::string& path = *std::get<std::string*>(o.field(s));
+    if (!path.empty()) f(path);
+  }
+}
+
+bool names_relative_path(const Scenario& s) {
+  bool relative = false;
+  // field() only locates the member; nothing is written through it here.
+  each_named_path(const_cast<Scenario&>(s), [&](const std::string& path) {
+    relative = relative || std::filesystem::path(path).is_relative();
+  });
+  return relative;
+}
+
 std::string Loader::emit_resolved() { return emit_resolved_yaml(s_); }
 
 // The contents of the files the scenario references (every path key: a request trace, a device
@@ -803,6 +824,7 @@ Scenario Loader::run() {
   // The hash of the resolved YAML followed by the referenced files' lines, hashed piece after
   // piece rather than over a copy of both (FNV-1a runs on from where a piece leaves it).
   s_.hash = hex_hash(fnv1a64(referenced_contents(), fnv1a64(s_.resolved_yaml)));
+  if (names_relative_path(s_)) s_.portable_yaml = resolved_yaml_with_absolute_paths(s_);
   return std::move(s_);
 }
 
@@ -916,16 +938,14 @@ Scenario load_scenario_tree(const YNode& root, const std::string& display_name,
 }
 
 std::string resolved_yaml_with_absolute_paths(const Scenario& scenario) {
+  if (!scenario.resolved_yaml.empty() && !names_relative_path(scenario))
+    return scenario.resolved_yaml;
   Scenario s = scenario;
-  for (const Option& o : scenario_options()) {
-    if (o.type != ValueType::kPath || !(o.kinds & kind_bit(s.kind))) continue;
-    std::string& path = *std::get<std::string*>(o.field(s));
+  each_named_path(s, [](std::string& path) {
     std::error_code ec;
-    if (!path.empty()) {
-      const auto absolute = std::filesystem::absolute(path, ec);
-      if (!ec) path = absolute.lexically_normal().string();
-    }
-  }
+    const auto absolute = std::filesystem::absolute(path, ec);
+    if (!ec) path = absolute.lexically_normal().string();
+  });
   return emit_resolved_yaml(s);
 }
 

@@ -90,10 +90,11 @@ class ScenarioSource {
 // FNV-1a 64 of the text, as 16 lower-case hex digits (stable across runs and platforms).
 std::string stable_hash(const std::string& text);
 
-// The resolved YAML of `scenario` for a file written into another folder (`plan --out`): every
-// path key (a request trace, a device profile) made absolute. The loader resolves such paths
-// against the folder of the file that names them, so a path relative to the base scenario's
-// folder would name another file, or none, from the written file's folder.
+// The resolved YAML of `scenario` for a file written into another folder (`plan --out`) or kept
+// in the results database: every path it names (a config.json, a request trace, a device profile)
+// made absolute. The loader resolves such paths against the folder of the file that names them,
+// so a path relative to the base scenario's folder would name another file, or none, from the
+// written file's folder. The scenario's own resolved_yaml when it names no relative path.
 std::string resolved_yaml_with_absolute_paths(const Scenario& scenario);
 
 // The resolved YAML of `scenario` (Scenario::resolved_yaml, as loaded) without the lines of the

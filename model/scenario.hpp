@@ -434,6 +434,11 @@ struct Scenario {
   // result can be re-run, and its hash.
   std::string resolved_yaml;
   std::string hash;
+  // resolved_yaml with the path of every file it names (a config.json, a request trace, a device
+  // profile) made absolute, when one of them was relative; "" when resolved_yaml names none that
+  // way. What the results database keeps: a relative path there was relative to the folder the
+  // run was started from, so `tiersim report` from any other folder could not reload the run.
+  std::string portable_yaml;
 };
 
 }  // namespace tiersim

@@ -149,7 +149,7 @@ std::int64_t ResultsStore::save(const Scenario& scenario, const sim::RunResult& 
       .bind(2, tool_version)
       .bind(3, scenario.name)
       .bind(4, scenario.hash)
-      .bind(5, scenario.resolved_yaml)
+      .bind(5, scenario.portable_yaml.empty() ? scenario.resolved_yaml : scenario.portable_yaml)
       .bind(6, result.workload)
       .bind(7, result.fits ? 1 : 0)
       .bind(8, result.shortfall)

@@ -277,6 +277,35 @@ TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_co
   CHECK(load_scenario(resolved).hash == s.hash);
 }
 
+TEST_CASE("a run reloads from any folder: the stored scenario names its files absolutely",
+          "[config][hf_config]") {
+  test::TempDir dir;
+  std::filesystem::copy_file(kHf + "/qwen3-32b.json", dir.file("config.json"));
+  std::ofstream(dir.file("s.yaml")) << "name: qwen\nhardware: {gpu: {model: H200}}\n"
+                                       "model: {hf_config: config.json}\n"
+                                       "workload: {kind: inference, batch: 4, prompt_tokens: 128, "
+                                       "gen_tokens: 8}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  // Named relative to the working folder, as `tiersim sweep sub/s.yaml` names it.
+  const std::string relative = std::filesystem::relative(dir.file("s.yaml")).string();
+  REQUIRE(std::filesystem::path(relative).is_relative());
+  const Scenario s = load_scenario(relative);
+  CHECK(std::filesystem::path(s.model.hf_config).is_relative());
+  REQUIRE_FALSE(s.portable_yaml.empty());
+  CHECK_THAT(s.portable_yaml,
+             Catch::Contains(
+                 std::filesystem::absolute(dir.file("config.json")).lexically_normal().string()));
+  // Written into another folder (as `tiersim report` reloads a stored run), the portable text
+  // loads and the scenario's own does not: its path was relative to the working folder.
+  std::filesystem::create_directory(dir.file("elsewhere"));
+  const std::string moved = dir.file("elsewhere/run.yaml");
+  std::ofstream(moved) << s.portable_yaml;
+  CHECK(load_scenario(moved).model.layers == 64);
+  std::ofstream(moved) << s.resolved_yaml;
+  CHECK_THROWS_AS(load_scenario(moved), ConfigError);
+  // Named absolutely, the scenario has nothing to make portable.
+  CHECK(load_scenario(dir.file("s.yaml")).portable_yaml.empty());
+}
+
 TEST_CASE("catalog models may be given by a config.json", "[config][hf_config]") {
   const Catalog c = Catalog::load(kData);
   const LlmSpec& m = c.model("llama-3.1-405b");

@@ -92,6 +92,20 @@ TEST_CASE("results store: a run comes back identical and its YAML re-loads to th
   CHECK(again.hash == s.hash);
 }
 
+TEST_CASE("results store: a scenario naming a file by a relative path is stored with it absolute",
+          "[report][store]") {
+  // The loader sets portable_yaml only then (tests/config/hf_config_test.cpp); what the store
+  // keeps is that text, the hash stays the scenario's own.
+  Scenario s = load("opt30b-a6000-quant.yaml");
+  s.portable_yaml = s.resolved_yaml + "# stands for the text with absolute paths\n";
+  store::ResultsStore store(":memory:");
+  const auto id = store.save(s, sim::simulate(s), "1");
+  const auto back = store.run(id);
+  REQUIRE(back);
+  CHECK(back->scenario_yaml == s.portable_yaml);
+  CHECK(back->scenario_hash == s.hash);
+}
+
 TEST_CASE("results store: duplicates are replaced or skipped, never repeated", "[report][store]") {
   store::ResultsStore store(":memory:");
   const Scenario s = load("opt30b-a6000-quant.yaml");
