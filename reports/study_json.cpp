@@ -298,6 +298,11 @@ std::string breakeven_verdict(const sensitivity::BreakEven& be, plan::Sense sens
   if (!first)
     return "no answer: at no value scanned from " + num6(be.low) + " to " + num6(be.high) +
            " do both configurations run";
+  if (be.equal_everywhere)
+    return "'" + be.a + "' and '" + be.b + "' give the same " + be.metric + " at every value of " +
+           key + " scanned from " + num6(*be.runs_low) + " to " + num6(*be.runs_high) +
+           ": nothing in the range separates them, so there is no break-even value (are they "
+           "the same configuration?)";
   if (be.tie) {
     std::string s = "they tie at " + key + " = " + num6(*be.tie);
     if (be.tie_below)
@@ -373,6 +378,7 @@ nlohmann::json breakeven_json(const studies::BreakEvenOutcome& outcome) {
   for (const auto& f : be.failed) failed.push_back({{"value", f.value}, {"error", f.error}});
   j["failed"] = failed;
   j["tie"] = optional_json(be.tie);
+  j["equal_everywhere"] = be.equal_everywhere;
   j["tie_metric"] = optional_json(be.tie_metric);
   j["extrapolated_tie"] = optional_json(be.extrapolated_tie);
   nlohmann::json scan = nlohmann::json::array();

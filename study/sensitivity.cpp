@@ -442,6 +442,19 @@ BreakEven break_even(const config::VariantSpec& a, const config::VariantSpec& b,
     }
   }
 
+  // Equal at every sample where both ran: the key does not separate them (two equal
+  // configurations), and no one value of it is where they tie.
+  std::size_t ran = 0, equal = 0;
+  for (const auto& x : out.scan)
+    if (const auto d = diff(x)) {
+      ++ran;
+      if (*d == 0) ++equal;
+    }
+  if (ran >= 2 && equal == ran) {
+    out.equal_everywhere = true;
+    return out;
+  }
+
   // The first bracket (from low) where a - b changes sign or is zero.
   std::optional<std::size_t> bracket;
   const BreakEvenSample* prev = nullptr;

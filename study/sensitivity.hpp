@@ -149,6 +149,8 @@ struct BreakEven {
   std::vector<std::pair<double, double>> other_runs;
   std::vector<BreakEvenSample> scan;          // the evenly spaced samples, low to high
   std::size_t crossings = 0;                  // sign changes of (a - b) seen in the scan
+  // a and b were equal at every sample where both ran (at least two): no tie value is given.
+  bool equal_everywhere = false;
   std::optional<double> tie;                  // the first value (from low) where a and b tie
   std::optional<double> tie_metric;           // the metric there
   // For integer keys: the tie lies between these two whole numbers (a and b swap order).

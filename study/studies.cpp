@@ -384,8 +384,13 @@ std::pair<const config::VariantSpec*, const config::VariantSpec*> two_variants(
   if (cmp.variants.size() < 2)
     throw Error("need two configurations: a comparison file or two scenario files");
   if (names.empty()) return {&cmp.variants[0], &cmp.variants[1]};
-  return {&config::find_variant(cmp, names[0], "--variants"),
-          &config::find_variant(cmp, names[1], "--variants")};
+  const config::VariantSpec* a = &config::find_variant(cmp, names[0], "--variants");
+  const config::VariantSpec* b = &config::find_variant(cmp, names[1], "--variants");
+  // One configuration against itself ties everywhere: no break-even value and no ratio to reach.
+  if (a == b)
+    throw Error("--variants names '" + names[0] +
+                "' twice: name two different configurations of the comparison");
+  return {a, b};
 }
 
 }  // namespace

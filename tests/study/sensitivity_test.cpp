@@ -160,6 +160,15 @@ TEST_CASE("break-even finds the value where two configurations tie, and says whe
   CHECK_FALSE(none.tie);
   CHECK(none.crossings == 0);
   for (const auto& s : none.scan) CHECK(*s.metric_a < *s.metric_b);
+  CHECK_FALSE(none.equal_everywhere);
+
+  // Two equal configurations are equal at every value: no break-even value, where the scan's
+  // first sample alone used to be taken for one.
+  const auto twin = inline_variant("twin", kDram);
+  const sensitivity::BreakEven same = sensitivity::break_even(one, twin, o);
+  CHECK(same.equal_everywhere);
+  CHECK_FALSE(same.tie);
+  CHECK(same.crossings == 0);
 
   o.key = "hardware.nvme.read_gbps";  // neither has a drive
   CHECK_THROWS_AS(sensitivity::break_even(one, dear, o), ConfigError);

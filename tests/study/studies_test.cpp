@@ -123,6 +123,9 @@ TEST_CASE("studies: whatif checks its request as the command does", "[studies][w
   w.variants = {"1x-l40s-gen5", "7x-l40s"};
   CHECK_THROWS_WITH(studies::run_whatif(w), Contains("names no variant"));
   w = whatif_request();
+  w.variants = {"1x-l40s-gen5", "1x-l40s-gen5"};
+  CHECK_THROWS_WITH(studies::run_whatif(w), Contains("names '1x-l40s-gen5' twice"));
+  w = whatif_request();
   w.points = 1;
   CHECK_THROWS_WITH(studies::run_whatif(w), Contains("--points must be at least 2"));
   w = whatif_request();
