@@ -695,7 +695,7 @@ Catalog Catalog::parse_texts(const std::string& dir, const Texts& texts) {
       for (const YNode& entry : gpus_root.require("gpus", "a list of entries").items())
         if (auto n = entry.get("name"); n && n->as_string() == g.name) {
           if (auto a = entry.get("arch")) a->fail(e.what());
-          entry.fail_missing("arch", e.what());
+          entry.fail_missing("arch", "the GPU generation, one of: " + join(gpu_arch_names(), ", "));
         }
     }
   }

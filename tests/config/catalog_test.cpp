@@ -199,6 +199,24 @@ TEST_CASE("a number without a source is rejected", "[config][catalog]") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a GPU without its generation is told the valid ones", "[config][catalog]") {
+  const std::string dir =
+      scratch_catalog("gpus.yaml",
+                      "gpus:\n  - name: X1\n    memory_mib: 10\n    hbm_gbps: 100\n"
+                      "    fp16_tflops: 10\n    sources:\n      memory_mib: \"datasheet\"\n"
+                      "      hbm_gbps: \"datasheet\"\n      fp16_tflops: \"datasheet\"\n");
+  try {
+    (void)Catalog::load(dir);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.key_path() == "gpus[0].arch");
+    CHECK_THAT(e.what(), Catch::Contains("missing required key (expected the GPU generation, "
+                                         "one of: volta, turing"));
+    CHECK_THAT(e.what(), !Catch::Contains("unknown GPU generation ''"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("an unknown catalog key is rejected with a suggestion", "[config][catalog]") {
   const std::string dir = scratch_catalog(
       "gpus.yaml", "gpus:\n  - name: X1\n    memory_mibb: 10\n");
