@@ -6,22 +6,29 @@
 #include <optional>
 
 #include "model/capacity.hpp"
+#include "model/errors.hpp"
 #include "model/parallelism.hpp"
 #include "model/training_memory.hpp"
 #include "model/units.hpp"
-#include "sim/workloads/traits.hpp"
+#include "sim/workloads/workload.hpp"
 
 namespace tiersim::fit {
 namespace {
 
-// The memory model of the scenario's workload: inference's fixed batch or ZeRO training's.
+// The memory model of the scenario's workload: its own check (serving's start-up profile), else
+// inference's fixed batch or ZeRO training's.
 CapacityReport capacity(const Scenario& s, const ExecutionModel& em) {
+  if (const auto own = sim::workload_ops(s.kind).capacity) return own(s, em);
   return has_capability(s, kCapZeroTraining) ? training_capacity(s, em) : inference_capacity(s, em);
 }
 
 bool fits(const Scenario& s, const ExecutionModel& em) {
   if (parallelism_issue(s)) return false;
-  return capacity(s, em).fits;
+  try {
+    return capacity(s, em).fits;
+  } catch (const ModelError&) {
+    return false;  // a configuration the model cannot express does not fit either
+  }
 }
 
 const TierMemory* tier(const CapacityReport& r, const char* name) {
@@ -110,6 +117,25 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
   const TierMemory* gpu = tier(r, "gpu");
   if (!gpu || gpu->fits()) return std::nullopt;
   const Parallelism& par = s.policy.parallelism;
+  if (!has_capability(s, kCapFixedBatch)) {
+    // Replicas of tensor-parallel GPUs (serving): a wider tensor degree for each, as many
+    // replicas as before.
+    const int replicas = std::max(1, s.hardware.gpu_count / std::max(1, par.tensor));
+    for (int tp = par.tensor + 1; tp * replicas <= kMaxGpus; ++tp) {
+      Scenario t = s;
+      t.policy.parallelism.tensor = tp;
+      t.hardware.gpu_count = tp * replicas;
+      if (!fits(t, em)) continue;
+      std::string detail = std::to_string(tp) + "-way tensor parallelism";
+      if (replicas > 1)
+        detail += ", " + std::to_string(replicas) + " replicas of " + std::to_string(tp) + " GPUs";
+      return Suggestion{"fewest GPUs",
+                        {"hardware.gpu.count=" + std::to_string(tp * replicas),
+                         "policy.parallelism.tensor=" + std::to_string(tp)},
+                        detail};
+    }
+    return std::nullopt;
+  }
   for (int n = s.hardware.gpu_count + 1; n <= kMaxGpus; ++n) {
     if (par.data == 1 && n % par.tensor == 0) {
       Scenario t = s;
@@ -142,10 +168,13 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
 std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em) {
   std::vector<Suggestion> out;
   const bool training = has_capability(s, kCapZeroTraining);
-  if (!(training || has_capability(s, kCapFixedBatch)) || s.policy.schedule == Schedule::kFlexGen)
+  const bool fixed_batch = has_capability(s, kCapFixedBatch);
+  const bool own_check = sim::workload_ops(s.kind).capacity != nullptr;
+  if (!(training || fixed_batch || own_check) || s.policy.schedule == Schedule::kFlexGen)
     return out;
   if (fits(s, em)) return out;
-  if (auto g = largest_batch(s, em)) out.push_back(*g);
+  if (training || fixed_batch)
+    if (auto g = largest_batch(s, em)) out.push_back(*g);
   if (auto g = checkpointing(s, em)) out.push_back(*g);
   if (auto g = smallest_dram(s, em)) out.push_back(*g);
   if (auto g = fewest_gpus(s, em)) out.push_back(*g);

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/capacity.hpp"
+#include "model/perf.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 #include "sim/simulate.hpp"
@@ -45,6 +47,10 @@ struct WorkloadOps {
   std::vector<std::string> (*capacity_only_keys)(const Scenario& scenario) = nullptr;
   RunResult (*with_capacity)(const Scenario& scenario, const SimOptions& options,
                              const RunResult& twin) = nullptr;
+  // Optional: the memory check `run` makes before it simulates, alone (its result's memory and
+  // fits), for the searches of configurations that fit (study/fit_search.hpp). Workloads of a
+  // fixed batch or of ZeRO training have theirs in model/ and leave it null.
+  CapacityReport (*capacity)(const Scenario& scenario, const ExecutionModel& em) = nullptr;
 
   // Its capability flags are in its traits (sim/workloads/traits.hpp), which the code outside
   // sim/ reads too.

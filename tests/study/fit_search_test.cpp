@@ -6,6 +6,7 @@
 #include "model/capacity.hpp"
 #include "model/perf.hpp"
 #include "model/training_memory.hpp"
+#include "sim/simulate.hpp"
 #include "study/fit_search.hpp"
 #include "tests/support.hpp"
 
@@ -80,6 +81,36 @@ policy: {weights: gpu, kv_cache: gpu}
   CHECK(fits_with(yaml, gpus->sets));
   // 60 GB of fp16 weights need two 48 GB GPUs at least.
   CHECK(gpus->sets[0] == "hardware.gpu.count=2");
+  CHECK(fit::closest_fits(test::load_yaml(yaml, gpus->sets), ExecutionModel{}).empty());
+}
+
+TEST_CASE("a serving model too large for its GPUs gets the tensor-parallel degree that holds it",
+          "[fit]") {
+  // Mixtral-8x7B's 93 GB of bf16 weights: two L40S hold 46.7 GB each, more than the 42.8 GB
+  // vLLM's 0.9 share of a board leaves; four hold it (8 KV heads: three do not divide them).
+  const char* yaml = R"(
+name: mixtral-serving
+hardware:
+  gpu: {model: L40S, count: 2}
+  host: {model: generic-2s-ddr5}
+model: {name: mixtral-8x7b}
+workload: {kind: serving, requests: 20, arrival_rate: 2, prompt_tokens: 500, output_tokens: 50}
+)";
+  const Scenario s = test::load_yaml(yaml);
+  REQUIRE_FALSE(sim::simulate(s).fits);
+  const auto all = fit::closest_fits(s, ExecutionModel{});
+  const fit::Suggestion* gpus = find(all, "fewest GPUs");
+  REQUIRE(gpus);
+  // Two replicas of one GPU each become two replicas of four.
+  CHECK(gpus->sets ==
+        std::vector<std::string>{"hardware.gpu.count=8", "policy.parallelism.tensor=4"});
+  CHECK_THAT(gpus->detail, Catch::Contains("2 replicas of 4 GPUs"));
+  CHECK_FALSE(find(all, "largest batch"));  // serving has no fixed batch
+  // The run itself agrees: it fits there, and not one degree lower.
+  CHECK(sim::simulate(test::load_yaml(yaml, gpus->sets)).fits);
+  CHECK_FALSE(
+      sim::simulate(test::load_yaml(yaml, {"hardware.gpu.count=4", "policy.parallelism.tensor=2"}))
+          .fits);
   CHECK(fit::closest_fits(test::load_yaml(yaml, gpus->sets), ExecutionModel{}).empty());
 }
 

@@ -738,6 +738,24 @@ void set_distribution(RunResult& result, std::vector<double> values, const Metri
   result.set(max_metric, values.empty() ? 0 : values.back());
 }
 
+// The longest prompt and the longest request (prompt and output) of a request stream [tokens].
+std::pair<int, int> longest_of(const std::vector<Request>& requests) {
+  int max_prompt = 0, max_total = 0;
+  for (const auto& r : requests) {
+    max_prompt = std::max(max_prompt, r.prompt_tokens);
+    max_total = std::max(max_total, r.prompt_tokens + r.output_tokens);
+  }
+  return {max_prompt, max_total};
+}
+
+// The memory check run_serving makes before it simulates (WorkloadOps::capacity): vLLM's start-up
+// profile of one replica against the longest request of the scenario's stream.
+CapacityReport serving_fit_capacity(const Scenario& s, const ExecutionModel& em) {
+  const auto [max_prompt, max_total] = longest_of(request_stream(s));
+  const int budget = serving_token_budget(s.serving, s.model.max_positions, max_prompt, max_total);
+  return serving_capacity(s, em, budget, s.serving.max_batch, max_total).report;
+}
+
 RunResult run_serving(const Scenario& s, const SimOptions& options) {
   const ServingWorkload& w = s.serving;
   const LlmSpec& m = s.model;
@@ -748,11 +766,7 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   // Synthetic sessions' turns before time 0 warm the KV cache (prefix_stream.hpp).
   std::vector<Request> past_turns;
   std::vector<Request> requests = request_stream(s, &past_turns);
-  int max_prompt = 0, max_total = 0;
-  for (const auto& r : requests) {
-    max_prompt = std::max(max_prompt, r.prompt_tokens);
-    max_total = std::max(max_total, r.prompt_tokens + r.output_tokens);
-  }
+  const auto [max_prompt, max_total] = longest_of(requests);
   // Token budget per iteration (token_budget.hpp: the scheduler's default unless given).
   using Sched = ServingWorkload::Scheduler;
   const int budget = serving_token_budget(w, m.max_positions, max_prompt, max_total);
@@ -1070,11 +1084,15 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
 
 namespace workloads {
 const WorkloadOps serving_workload{
-    "serving", WorkloadKind::kServing,
+    "serving",
+    WorkloadKind::kServing,
     "online serving: requests arriving over time (Poisson, gamma or a trace), batched by a static, "
     "continuous (vLLM) or chunked-prefill (Sarathi-Serve) scheduler; latency percentiles and "
     "goodput",
-    &run_serving};
+    &run_serving,
+    nullptr,
+    nullptr,
+    &serving_fit_capacity};
 }  // namespace workloads
 
 }  // namespace tiersim::sim
