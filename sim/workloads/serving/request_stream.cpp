@@ -286,12 +286,17 @@ std::vector<Request> request_stream(const Scenario& s, std::vector<Request>* pas
   StreamRandom arrivals(static_cast<std::uint64_t>(w.seed) * 2 + 1);
   StreamRandom lengths(static_cast<std::uint64_t>(w.seed) * 2 + 2);
   const double mean_gap_s = 1.0 / w.arrival_rate_per_s;
+  // The first request arrives at time 0 and each gap follows a request, as serving benchmarks
+  // send them (vLLM benchmarks/serve.py get_request: `yield request`, then sleep the drawn
+  // interval): the run's span, and so its request and token rates, holds no wait before the
+  // first request (one request at a low rate used to run for one random gap, 69 years at 1e-9
+  // requests/s, before it arrived).
   double t = 0;
   for (int i = 0; i < w.requests; ++i) {
-    t += w.arrival_cv == 1.0 ? arrivals.exponential(mean_gap_s)
-                             : arrivals.gamma(mean_gap_s, w.arrival_cv);
     Request r;
     r.arrival_s = t;
+    t += w.arrival_cv == 1.0 ? arrivals.exponential(mean_gap_s)
+                             : arrivals.gamma(mean_gap_s, w.arrival_cv);
     r.prompt_tokens =
         draw_length(lengths, w.prompt_dist, w.prompt_tokens, w.prompt_tokens_min, w.prompt_sigma);
     r.output_tokens =

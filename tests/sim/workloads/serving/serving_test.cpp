@@ -140,6 +140,21 @@ TEST_CASE("gamma arrivals have the requested rate and coefficient of variation",
   }
 }
 
+TEST_CASE("the first request arrives at once, as serving benchmarks send it",
+          "[workloads][serving]") {
+  Scenario s = test::load_yaml(kServingYaml);
+  s.serving.arrival_rate_per_s = 0.5;
+  s.serving.requests = 3;
+  const auto reqs = sim::request_stream(s);
+  REQUIRE(reqs.size() == 3);
+  CHECK(reqs[0].arrival_s == 0);
+  CHECK(reqs[1].arrival_s > 0);
+  // One request at a rate of one a year: the run is that request alone, not a year's wait first.
+  const sim::RunResult r = run({"workload.requests=1", "workload.arrival_rate=3e-8"});
+  CHECK(r.get("total_s") == Approx(r.get("e2e_mean_s")).epsilon(1e-9));
+  CHECK(r.get("total_s") < 60);
+}
+
 TEST_CASE("continuous batching preempts when the KV cache runs out and still serves everyone",
           "[workloads][serving]") {
   // Llama-3-8B on a 24 GB-class share of an H100: the block pool holds a few long requests only.
