@@ -268,7 +268,23 @@ YNode parse_yaml_text(const std::string& text, const std::string& display_name,
   } catch (const YAML::Exception& e) {
     // e.msg is the bare message; e.what() repeats the position in yaml-cpp's own format.
     const int line = (lines_known && e.mark.line >= 0) ? e.mark.line + 1 : 0;
-    throw ConfigError(display_name, line, "", "YAML syntax error: " + e.msg);
+    std::string msg = "YAML syntax error: " + e.msg;
+    // yaml-cpp says "illegal map value" or the like for a tab in the indentation; YAML forbids
+    // tabs there, which an editor hides.
+    if (e.mark.line >= 0) {
+      std::size_t begin = 0;
+      for (int l = 0; l < e.mark.line && begin != std::string::npos; ++l) {
+        begin = text.find('\n', begin);
+        if (begin != std::string::npos) ++begin;
+      }
+      if (begin != std::string::npos && begin < text.size()) {
+        const std::size_t indent_end = text.find_first_not_of(" \t", begin);
+        const std::size_t tab = text.find('\t', begin);
+        if (tab != std::string::npos && tab < indent_end)
+          msg += " (the line is indented with a tab; YAML indents with spaces only)";
+      }
+    }
+    throw ConfigError(display_name, line, "", msg);
   }
 }
 

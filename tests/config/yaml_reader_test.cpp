@@ -70,6 +70,23 @@ TEST_CASE("YAML syntax errors become ConfigError with the line", "[config][yaml]
   }
 }
 
+TEST_CASE("a tab in the indentation is named as the cause", "[config][yaml]") {
+  try {
+    (void)parse_yaml_text("name: t\nhardware:\n\tgpu: {model: L40S}\n", "tab.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains("indented with a tab"));
+  }
+  // Not for other syntax errors, nor a tab inside a value.
+  try {
+    (void)parse_yaml_text("a: \"x\ty\"\nb: [1, 2\n", "bad.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), !Catch::Contains("tab"));
+  }
+}
+
 TEST_CASE("unknown and duplicate keys are errors", "[config][yaml]") {
   const YNode root = parse_yaml_text("batch: 1\nbach: 2\n", "k.yaml");
   try {
