@@ -15,13 +15,33 @@ void check_checkpoint_writer(const ScenarioCheck& c) {
   }
 }
 
+void check_checkpoint_target(const ScenarioCheck& c, const char* needed_by) {
+  const Scenario& s = c.scenario();
+  const StorageTarget& t = s.checkpoint.target;
+  const char* kind_key = c.given("workload.target.kind") ? "workload.target.kind" : needed_by;
+  if (t.kind == StorageTarget::Kind::kLocalNvme && s.hardware.nvme.count <= 0)
+    c.fail(kind_key,
+           "checkpoints to workload.target.kind: local_nvme (the default) need NVMe drives "
+           "(hardware.nvme); add drives or write to a network target (workload.target.kind: "
+           "network with its per_node_gbps and aggregate_gbps)");
+  if (t.kind == StorageTarget::Kind::kNetwork) {
+    if (t.per_node_gbps <= 0)
+      c.fail(c.given("workload.target.per_node_gbps") ? "workload.target.per_node_gbps" : kind_key,
+             "a network checkpoint target needs workload.target.per_node_gbps > 0 (what one "
+             "node's client can push)");
+    if (t.aggregate_gbps <= 0)
+      c.fail(
+          c.given("workload.target.aggregate_gbps") ? "workload.target.aggregate_gbps" : kind_key,
+          "a network checkpoint target needs workload.target.aggregate_gbps > 0 (what the "
+          "storage servers absorb in total)");
+  }
+}
+
 namespace {
 
 void check_keys(const ScenarioCheck& c) {
-  const Scenario& s = c.scenario();
   check_checkpoint_writer(c);
-  if (s.checkpoint.target.kind == StorageTarget::Kind::kLocalNvme && s.hardware.nvme.count <= 0)
-    c.fail("workload.target.kind", "local_nvme needs NVMe drives (hardware.nvme)");
+  check_checkpoint_target(c, "workload.kind");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sim/workloads/checkpoint/checks.hpp"
+#include "sim/workloads/training/rules.hpp"
 
 namespace tiersim::config {
 
@@ -18,8 +19,11 @@ void check_keys(const ScenarioCheck& c) {
   for (const auto& [key, tier] : tiers)
     if (tier == Tier::kNvme && s.hardware.nvme.count <= 0)
       c.fail(key, "nvme needs NVMe drives (hardware.nvme)");
-  // Training scenarios checkpoint with the checkpoint workload's writer.
+  if (const auto issue = training_rules::offload_issue(s)) c.fail(issue->key, issue->message);
+  // Training scenarios checkpoint with the checkpoint workload's writer, to its target.
   check_checkpoint_writer(c);
+  if (t.checkpoint_interval_iters > 0)
+    check_checkpoint_target(c, "workload.checkpoint_interval_iters");
 }
 
 void check_layout(const ScenarioCheck& c) {

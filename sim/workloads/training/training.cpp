@@ -13,6 +13,7 @@
 // the pinned gradients, then runs CPU Adam by tiles whose fp32 results a GPU kernel reads.
 #include "sim/workloads/training/training.hpp"
 #include "sim/workloads/training/names.hpp"
+#include "sim/workloads/training/rules.hpp"
 #include "sim/workloads/workload.hpp"
 
 #include <algorithm>
@@ -478,20 +479,16 @@ RunResult simulate_training(const Scenario& scenario, const SimOptions& options)
   RunResult result;
   result.workload = "training";
   const TrainingWorkload& w = scenario.training;
-  if (w.params != Tier::kGpu && w.zero_stage < 3)
-    throw ModelError("parameters off the GPU need ZeRO stage 3 (they are fetched per layer)");
-  if (!w.optimizer_on_cpu && w.optimizer == Tier::kGpu && w.gradients != Tier::kGpu)
-    throw ModelError("gradients off the GPU need the optimizer step on the CPU "
-                     "(optimizer: cpu or nvme, or optimizer_on_cpu: true)");
-  if (w.optimizer_on_cpu && w.optimizer == Tier::kGpu)
-    throw ModelError("CPU Adam needs the optimizer states on cpu or nvme");
-  if (w.cpu_checkpointing && !w.activation_checkpointing)
-    throw ModelError("workload.cpu_checkpointing moves activation checkpoints to host memory: it "
-                     "needs workload.activation_checkpointing: true");
+  if (const auto issue = training_rules::offload_issue(scenario))
+    throw ModelError(std::string(issue->key) + ": " + issue->message);
+  // The capacity model (tiersim capacity) lays ranks out over tensor x pipeline GPUs; the
+  // simulated iteration does not.
   const auto& par = scenario.policy.parallelism;
   if (par.tensor * par.pipeline > 1)
-    throw ModelError("tensor and pipeline parallelism are not modelled for training; use "
-                     "policy.parallelism tensor: 1, pipeline: 1");
+    throw ModelError(
+        "policy.parallelism: tensor and pipeline parallelism are not modelled for "
+        "training runs (tiersim capacity sizes them); use policy.parallelism tensor: "
+        "1, pipeline: 1");
 
   Scenario s = scenario;
   if (w.params_auto) {

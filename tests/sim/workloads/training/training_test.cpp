@@ -287,4 +287,43 @@ TEST_CASE("fast_persist writes the legacy format only", "[checkpoint][config]") 
       load(kPhi3Checkpoint, {"workload.writer=fast_persist", "workload.serialization=zipfile"}),
       Catch::Contains("workload.serialization") && Catch::Contains("legacy"));
 }
+
+TEST_CASE("offload tiers DeepSpeed does not allow at a ZeRO stage are refused at load, by key",
+          "[training][config]") {
+  using Catch::Contains;
+  // offload_optimizer is valid for stages 1-3: stage 0 with CPU Adam used to run, faster than
+  // stage 2 on the same GPU.
+  CHECK_THROWS_WITH(load(kOffloadV100, {"workload.zero_stage=0"}),
+                    Contains("workload.optimizer") && Contains("ZeRO stage 1, 2 or 3"));
+  CHECK_NOTHROW(load(kOffloadV100, {"workload.zero_stage=1"}));
+  // offload_param is valid with stage 3 only.
+  CHECK_THROWS_WITH(load(kOffloadV100, {"workload.params=cpu"}),
+                    Contains("workload.params") && Contains("ZeRO stage 3"));
+  CHECK_THROWS_WITH(load(kOffloadV100, {"workload.optimizer=gpu"}), Contains("workload.gradients"));
+  CHECK_THROWS_WITH(load(kOffloadV100, {"workload.activation_checkpointing=false",
+                                        "workload.cpu_checkpointing=true"}),
+                    Contains("workload.cpu_checkpointing"));
+  // A scenario changed after loading meets the same rule when it runs.
+  Scenario s = load(kOffloadV100);
+  s.training.zero_stage = 0;
+  CHECK_THROWS_WITH(sim::simulate(s), Contains("workload.optimizer"));
+}
+
+TEST_CASE("periodic checkpoints need a target they can write to, named at load",
+          "[training][checkpoint][config]") {
+  using Catch::Contains;
+  // No drives, and the default local_nvme target: the interval is what asks for them.
+  CHECK_THROWS_WITH(load(kOffloadV100, {"workload.checkpoint_interval_iters=10"}),
+                    Contains("workload.checkpoint_interval_iters") && Contains("NVMe drives"));
+  CHECK_THROWS_WITH(
+      load(kOffloadV100, {"workload.checkpoint_interval_iters=10", "workload.target.kind=network"}),
+      Contains("workload.target.kind") && Contains("per_node_gbps > 0"));
+  CHECK_NOTHROW(load(kOffloadV100,
+                     {"workload.checkpoint_interval_iters=10", "workload.target.kind=network",
+                      "workload.target.per_node_gbps=10", "workload.target.aggregate_gbps=100"}));
+  // Without checkpoints the target is not used.
+  CHECK_NOTHROW(load(kOffloadV100));
+  // The checkpoint workload itself writes: its own kind asks.
+  CHECK_THROWS_WITH(load(kPhi3Checkpoint, {"hardware.nvme.count=0"}), Contains("NVMe drives"));
+}
 }  // namespace sim_workloads_training_training_test
