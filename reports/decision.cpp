@@ -473,14 +473,19 @@ Sentences sentences(const ReportInput& in, const std::vector<std::string>& label
 
 }  // namespace
 
-std::string describe_configuration(const Scenario& s) {
+std::string describe_configuration(const Scenario& s, std::optional<double> sized_dram_gb) {
   std::ostringstream o;
   const Hardware& hw = s.hardware;
   o << hw.gpu_count << "x " << hw.gpu.name << " ("
     << (hw.gpu.memory_label.empty() ? format::fixed(hw.gpu.memory_mib, 0) + " MiB"
                                     : hw.gpu.memory_label)
-    << "), " << hw.host.name << (hw.host.virtual_machine ? " (a virtual machine)" : "") << " with "
-    << format::fixed(hw.host.dram_gb, 0) << " GB DRAM";
+    << "), " << hw.host.name << (hw.host.virtual_machine ? " (a virtual machine)" : "") << " with ";
+  if (sized_dram_gb && std::lround(*sized_dram_gb) != std::lround(hw.host.dram_gb))
+    o << format::fixed(*sized_dram_gb, 0)
+      << " GB DRAM (sized to the run's need; the platform holds up to "
+      << format::fixed(hw.host.dram_gb, 0) << " GB)";
+  else
+    o << format::fixed(hw.host.dram_gb, 0) << " GB DRAM";
   if (hw.nvme.count > 0)
     o << ", " << hw.nvme.count << "x "
       << (hw.nvme.drive.name.empty() ? "profiled" : hw.nvme.drive.name) << " NVMe";

@@ -100,7 +100,10 @@ std::string margin_verdict_text(double w, const ErrorBand& bw, double r, const E
 
 // "1x L40S (48 GB), generic-2s-ddr5 with 384 GB DRAM, 1x micron-9550 NVMe; opt-30b fp16 weights;
 // inference batch 200, prompt 512, 32 generated tokens; weights on nvme, KV cache on cpu".
-std::string describe_configuration(const Scenario& s);
+// `sized_dram_gb`: the run's dram_sized_gb metric, the DRAM energy and cost counted when the
+// scenario left the host's DRAM to the catalog (the catalog's figure is what the platform takes).
+std::string describe_configuration(const Scenario& s,
+                                   std::optional<double> sized_dram_gb = std::nullopt);
 
 // The runs that are candidates for the recommendation on `metric`, best first (indices into
 // runs): they fit and have the metric.

@@ -83,7 +83,9 @@ void fill_decision(ReportInput& in, const std::string& data_dir,
   load.catalogs = &catalogs;
   for (const auto& run : in.runs) {
     const Scenario s = config::load_scenario_text(run.scenario_yaml, run.scenario_name, load);
-    in.decision.descriptions.push_back(describe_configuration(s));
+    const sim::Metric* sized = run.find_metric(sim::metric::kDramSizedGb.name);
+    in.decision.descriptions.push_back(
+        describe_configuration(s, sized ? std::optional<double>(sized->value) : std::nullopt));
     in.decision.groups.push_back(validation::reference_group(s, Reference{}));
     in.decision.unvalidated.push_back(v ? v->unanchored_parts(s) : std::vector<std::string>{});
     // The notes on its inputs, which the store does not keep: the loader derives them again.

@@ -213,6 +213,21 @@ TEST_CASE("a configuration on a cloud instance says it runs in a virtual machine
   CHECK_THAT(describe_configuration(s), Catch::Contains("dgx-h100 with"));
 }
 
+TEST_CASE("a configuration names the DRAM its energy and cost counted", "[report][decision]") {
+  // The catalog's figure is what the platform holds; a run that left it to the catalog is priced
+  // for the DRAM sized to its need (the dram_sized_gb metric), which the summary must name.
+  Scenario s;
+  s.hardware.gpu_count = 1;
+  s.hardware.gpu.name = "L40S";
+  s.hardware.host.name = "generic-2s-ddr5";
+  s.hardware.host.dram_gb = 1024;
+  CHECK_THAT(describe_configuration(s), Catch::Contains("with 1024 GB DRAM;"));
+  CHECK_THAT(describe_configuration(s, 274.9),
+             Catch::Contains("with 275 GB DRAM (sized to the run's need; the platform holds up to "
+                             "1024 GB);"));
+  CHECK_THAT(describe_configuration(s, 1024.0), Catch::Contains("with 1024 GB DRAM;"));
+}
+
 }  // namespace reports_decision_test
 
 namespace reports_decision_band_test {
