@@ -133,7 +133,14 @@ void print_prices(std::ostream& os, const Catalog& c) {
 int cmd_catalog(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
   po::options_description desc(
-      "tiersim catalog [gpus|drives|hosts|models|prices] [--json]: list the catalogs");
+      "usage: tiersim catalog [gpus|drives|hosts|models|prices] [--json]\n\n"
+      "Lists what a scenario may name, with the figures the simulator uses: GPUs (memory as\n"
+      "nvidia-smi reports it, bandwidths, dense rates, where the achieved rates come from),\n"
+      "NVMe drives, hosts (sockets, DRAM, PCIe, power, bare metal or a virtual machine),\n"
+      "models (shape, parameters, the config.json they come from) and prices. Every number\n"
+      "carries its source in scenarios/catalog/*.yaml; --json prints them. A scenario may also\n"
+      "give a GPU's or drive's fields itself, or a model as a Hugging Face config.json\n"
+      "(model: {hf_config: path}).\n\noptions");
   std::string data_dir;
   desc.add_options()("help,h", "show this help")("json", "print every field and source as JSON")(
       "data-dir", po::value(&data_dir),
@@ -143,7 +150,7 @@ int cmd_catalog(const std::vector<std::string>& args) {
   hidden.add_options()("which", po::value(&which));
   const po::variables_map vm = parse_command_line(args, desc, hidden, "which", 1);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << desc << "\nexamples:\n  tiersim catalog gpus\n  tiersim catalog models --json\n";
     return kExitOk;
   }
   config::check_catalog_kind(which);
