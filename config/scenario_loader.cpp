@@ -97,6 +97,18 @@ void decode(Given& g, const std::string& path) {
 // The keys of the scenario file `root` (paths relative to `base_dir`), checked against the table.
 void flatten(const YNode& map, const std::string& prefix, const std::string& base_dir,
              GivenKeys& out) {
+  if (prefix.empty()) {
+    // Another of tiersim's files where a scenario was expected: say which, and what runs it.
+    if (const auto k = map.get("compare"))
+      k->fail(
+          "this is a comparison file (it has compare:), not a scenario: run it with tiersim "
+          "compare, or name one of the scenario files it compares");
+    for (const char* key : {"grid", "zip", "base"})
+      if (const auto k = map.get(key))
+        k->fail(std::string("this is a sweep or plan file (it has ") + key +
+                ":), not a scenario: run it with tiersim sweep or tiersim plan, or name the "
+                "scenario it varies (its base:)");
+  }
   map.check_keys(keys_below(prefix));
   for (auto& [key, child] : map.entries()) {
     const std::string path = child.path();

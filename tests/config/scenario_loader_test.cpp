@@ -103,6 +103,18 @@ TEST_CASE("unknown key: suggestion, file, line, path, valid keys", "[config][sce
   CHECK_THAT(top.what(), Catch::Contains("did you mean 'policy'?"));
 }
 
+TEST_CASE("a sweep, plan or comparison file where a scenario belongs is named as such",
+          "[config][scenario]") {
+  const auto sweep =
+      config_error([] { load("name: s\nbase: b.yaml\ngrid:\n  workload.batch: [1]\n"); });
+  CHECK(sweep.key_path() == "grid");
+  CHECK_THAT(sweep.what(), Catch::Contains("this is a sweep or plan file (it has grid:)") &&
+                               Catch::Contains("tiersim sweep"));
+  const auto cmp = config_error([] { load("name: c\ncompare:\n  - {name: a, file: a.yaml}\n"); });
+  CHECK_THAT(cmp.what(),
+             Catch::Contains("this is a comparison file") && Catch::Contains("tiersim compare"));
+}
+
 TEST_CASE("wrong type", "[config][scenario]") {
   const auto e = config_error([] { load(replace(kBase, "batch: 96", "batch: abc")); });
   CHECK(e.line() == 8);
