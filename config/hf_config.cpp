@@ -23,7 +23,8 @@ struct ModelType {
   FfnKind ffn_kind;
   bool learned_positions;  // a learned position table (OPT)
   // tie_word_embeddings when config.json leaves it out: the config class's own default
-  // (PretrainedConfig's is true, and GemmaConfig and Gemma2Config pass true; LlamaConfig,
+  // (PretrainedConfig's is true, and GemmaConfig, Gemma2Config and CohereConfig pass true;
+  // LlamaConfig, GraniteConfig,
   // MistralConfig, MixtralConfig, Qwen2/3Config, Qwen2/3MoeConfig, Phi3Config, PhiConfig,
   // Olmo2Config, GPTNeoXConfig and GPTJConfig pass false).
   bool tied_by_default;
@@ -55,6 +56,14 @@ const std::vector<ModelType>& model_types() {
       {"qwen2_moe", FfnKind::kGated, false, false},
       {"qwen3_moe", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
+      // GraniteMLP (Llama's: gate_proj, up_proj, down_proj with SiLU); rotary; GraniteConfig's
+      // tie_word_embeddings default is false (Granite 3.x configs set it true). Its embedding,
+      // residual, attention and logit multipliers scale values, not bytes or FLOPs.
+      {"granite", FfnKind::kGated, false, false},
+      // CohereMLP (gate_proj, up_proj, down_proj with SiLU), the attention and the MLP in
+      // parallel off one LayerNorm (Command-R); rotary; CohereConfig ties the head by default.
+      // Its optional per-head q/k norms (use_qk_norm) are not counted, as norms are not.
+      {"cohere", FfnKind::kGated, false, true},
       // Olmo2MLP: gate_proj, up_proj, down_proj with SiLU; rotary; Olmo2Config passes
       // tie_word_embeddings=False. Its per-head q/k norms are not counted, as norms are not.
       {"olmo2", FfnKind::kGated, false, false},

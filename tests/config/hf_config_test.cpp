@@ -119,6 +119,38 @@ TEST_CASE("Gemma, GPT-NeoX, Phi and OLMo-2 configs count their published sizes",
   CHECK(count_params(olmo).total / 1e9 == Approx(7.30).epsilon(0.01));
 }
 
+TEST_CASE("Granite and Cohere (Command-R) configs count their published sizes",
+          "[config][hf_config]") {
+  // Granite 3.3 8B as on the Hub (ibm-granite/granite-3.3-8b-instruct config.json, its scaling
+  // multipliers left out: they scale values): 8,170,864,640 parameters, the Hub's count, to the
+  // element (the norms included, the head tied).
+  const LlmSpec granite = parse_hf_config(R"({"model_type": "granite", "hidden_size": 4096,
+      "intermediate_size": 12800, "num_hidden_layers": 40, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "vocab_size": 49159, "max_position_embeddings": 131072,
+      "tie_word_embeddings": true, "embedding_multiplier": 12.0, "residual_multiplier": 0.22})",
+                                          "granite-3.3-8b/config.json");
+  CHECK(granite.ffn_kind == FfnKind::kGated);
+  CHECK(granite.kv_heads == 8);
+  CHECK(count_params(granite).total == Approx(8170864640.0).epsilon(1e-9));
+  // Without the key, GraniteConfig's default: an untied head.
+  CHECK_FALSE(parse_hf_config(R"({"model_type": "granite", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100})",
+                              "g/config.json")
+                  .tied_embeddings);
+
+  // Command-R (CohereForAI/c4ai-command-r-v01 config.json): 35B parameters (its model card),
+  // multi-head attention, the head tied to the 256k-token embedding (CohereConfig's default).
+  const LlmSpec cohere = parse_hf_config(R"({"model_type": "cohere", "hidden_size": 8192,
+      "intermediate_size": 22528, "num_hidden_layers": 40, "num_attention_heads": 64,
+      "num_key_value_heads": 64, "vocab_size": 256000, "max_position_embeddings": 8192,
+      "logit_scale": 0.0625, "use_qk_norm": false})",
+                                         "c4ai-command-r-v01/config.json");
+  CHECK(cohere.tied_embeddings);
+  CHECK(cohere.ffn_kind == FfnKind::kGated);
+  CHECK(count_params(cohere).total / 1e9 == Approx(35.0).epsilon(0.01));
+}
+
 TEST_CASE("GPT-2 and GPTBigCode configs count their published sizes", "[config][hf_config]") {
   // GPT-2 XL as on the Hub (openai-community/gpt2-xl config.json): n_inner null, so the MLP is
   // 4 x n_embd; a learned position table of n_positions rows; the head tied to the embedding.
