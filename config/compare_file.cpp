@@ -47,7 +47,14 @@ Comparison read_comparison(const YNode& root) {
     v.check_keys({"name", "file", "base", "scenario", "set", "note"});
     VariantSpec spec;
     spec.display = v.file() + ": " + v.path();
-    if (auto n = v.get("name")) spec.name = n->scalar("a text value");
+    if (auto n = v.get("name")) {
+      spec.name = n->scalar("a text value");
+      // --variant, --variants and baseline: choose by name, and the table's columns show it.
+      if (std::any_of(cmp.variants.begin(), cmp.variants.end(),
+                      [&](const VariantSpec& o) { return o.name == spec.name; }))
+        n->fail("'" + spec.name +
+                "' names an earlier variant too; each variant needs its own name");
+    }
     if (auto n = v.get("note")) spec.note = n->scalar("a text value");
     const auto file = v.get("file"), base = v.get("base"), inline_map = v.get("scenario");
     if ((file ? 1 : 0) + (base ? 1 : 0) + (inline_map ? 1 : 0) != 1)

@@ -85,6 +85,15 @@ TEST_CASE("comparison file errors name the file, the line and the key", "[config
   });
   CHECK(variant.line() == 12);
 
+  // Two variants of one name: --variant and the baseline could not tell them apart.
+  const auto twice = config_error([&] {
+    read_compare_inputs(
+        {write(dir, replace(kCompare, "    - name: big\n", "    - name: small\n"))});
+  });
+  CHECK(twice.line() == 12);
+  CHECK(twice.key_path() == "compare.variants[1].name");
+  CHECK_THAT(twice.what(), Catch::Contains("'small' names an earlier variant too"));
+
   const Comparison cmp = read_compare_inputs({write(dir, kCompare)});
   CHECK_THROWS_WITH(find_variant(cmp, "smal", "--variant"),
                     Catch::Contains("did you mean 'small'?"));
