@@ -183,6 +183,9 @@ PlanSpec parse_plan(const YNode& root, const std::string& text) {
       if (auto v = node.get("min")) c.min = v->as_double(-1e300, 1e300);
       if (auto v = node.get("max")) c.max = v->as_double(-1e300, 1e300);
       if (!c.min && !c.max) node.fail_missing("min", "min: VALUE and/or max: VALUE");
+      if (c.min && c.max && *c.min > *c.max)
+        node.fail("min (" + format::significant(*c.min, 6) + ") is above max (" +
+                  format::significant(*c.max, 6) + "): no configuration can meet it");
       spec.constraints.push_back(c);
     }
   }

@@ -231,8 +231,14 @@ PointSpace parse_point_space(const YNode& root) {
   std::vector<std::string> seen;
   for (const auto& a : space.axes)
     for (const auto& k : a.keys) {
-      if (std::find(seen.begin(), seen.end(), k) != seen.end())
-        root.fail("key '" + k + "' appears on more than one axis");
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) {
+        // Named where it appears again (its first value's line).
+        const std::size_t i = static_cast<std::size_t>(&k - a.keys.data());
+        const int line = a.values[i].empty() ? root.line() : a.values[i].front().line;
+        throw ConfigError(root.file(), line, k,
+                          "appears on more than one axis (grid and zip, or two zip groups); the "
+                          "later would silently win: keep it on one");
+      }
       seen.push_back(k);
     }
   return space;

@@ -170,6 +170,9 @@ TEST_CASE("bad plan files name the file, line and key", "[plan]") {
              Catch::Contains("test-plan.yaml:5") && Catch::Contains("constraints.ttft") &&
                  Catch::Contains("unknown metric"));
   CHECK(error_of(head + "objective: {maximize: tokens_per_joule}\n") == "no error");
+  // A range nothing can meet is a typo, not a plan whose every point fails.
+  CHECK_THAT(error_of(head + "objective: capex_usd\nconstraints: {ttft_s: {min: 3, max: 1}}\n"),
+             Catch::Contains("test-plan.yaml:5") && Catch::Contains("min (3) is above max (1)"));
 }
 
 TEST_CASE("planner: serving points have no roofline bound, so none is reported as beaten", "[plan]") {

@@ -110,6 +110,10 @@ TEST_CASE("bad sweep files name the file, line and key", "[sweep]") {
   CHECK_THAT(error_of("name: t\nbase: llama3-70b-h200-base.yaml\nzip:\n"
                       "  - {workload.batch: [1, 2], hardware.nvme.count: [1, 2, 4]}\n"),
              Catch::Contains("same length"));
+  // One key on two axes: named where it appears again.
+  CHECK_THAT(error_of(head + "  workload.batch: [1, 2]\nzip:\n"
+                             "  - {workload.batch: [4, 8], hardware.nvme.count: [1, 2]}\n"),
+             Catch::Contains("test-sweep.yaml:6: workload.batch: appears on more than one axis"));
   CHECK_THAT(error_of("name: t\nbase: nowhere.yaml\ngrid: {workload.batch: [1]}\n"),
              Catch::Contains("does not exist"));
   // Found by the fuzz target: a base name longer than the file system allows escaped as a
