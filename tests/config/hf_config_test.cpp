@@ -33,6 +33,18 @@ ConfigError hf_error(const std::string& text) {
   throw;
 }
 
+// DIR/s.yaml: one H200 running the shipped config.json `shipped` (copied into DIR as
+// config.json), an inference batch with weights and KV cache on the GPU. Its path.
+std::string scenario_with_config(const test::TempDir& dir, const std::string& shipped, int batch,
+                                 int prompt_tokens, int gen_tokens) {
+  std::filesystem::copy_file(kHf + "/" + shipped, dir.file("config.json"));
+  std::ofstream(dir.file("s.yaml"))
+      << "name: qwen\nhardware: {gpu: {model: H200}}\nmodel: {hf_config: config.json}\n"
+      << "workload: {kind: inference, batch: " << batch << ", prompt_tokens: " << prompt_tokens
+      << ", gen_tokens: " << gen_tokens << "}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  return dir.file("s.yaml");
+}
+
 }  // namespace
 
 TEST_CASE("every shipped config.json reproduces its catalog model", "[config][hf_config]") {
@@ -278,12 +290,7 @@ TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
 
 TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_config]") {
   test::TempDir dir;
-  std::filesystem::copy_file(kHf + "/qwen3-32b.json", dir.file("config.json"));
-  const std::string scenario = dir.file("s.yaml");
-  std::ofstream(scenario) << "name: qwen\nhardware: {gpu: {model: H200}}\n"
-                             "model: {hf_config: config.json}\n"
-                             "workload: {kind: inference, batch: 4, prompt_tokens: 128, "
-                             "gen_tokens: 8}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  const std::string scenario = scenario_with_config(dir, "qwen3-32b.json", 4, 128, 8);
   const Scenario s = load_scenario(scenario);
   CHECK(s.model.layers == 64);
   CHECK(s.model.head_dim() == 128);
@@ -312,11 +319,7 @@ TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_co
 TEST_CASE("a run reloads from any folder: the stored scenario names its files absolutely",
           "[config][hf_config]") {
   test::TempDir dir;
-  std::filesystem::copy_file(kHf + "/qwen3-32b.json", dir.file("config.json"));
-  std::ofstream(dir.file("s.yaml")) << "name: qwen\nhardware: {gpu: {model: H200}}\n"
-                                       "model: {hf_config: config.json}\n"
-                                       "workload: {kind: inference, batch: 4, prompt_tokens: 128, "
-                                       "gen_tokens: 8}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  scenario_with_config(dir, "qwen3-32b.json", 4, 128, 8);
   // Named relative to the working folder, as `tiersim sweep sub/s.yaml` names it.
   const std::string relative = std::filesystem::relative(dir.file("s.yaml")).string();
   REQUIRE(std::filesystem::path(relative).is_relative());
@@ -413,11 +416,7 @@ TEST_CASE("a scenario names the config.json that is wrong", "[config][hf_config]
 
 TEST_CASE("sequences past a sliding window are refused", "[config][hf_config]") {
   test::TempDir dir;
-  std::filesystem::copy_file(kHf + "/phi-3-mini.json", dir.file("config.json"));
-  std::ofstream(dir.file("s.yaml")) << "name: x\nhardware: {gpu: {model: H200}}\n"
-                                       "model: {hf_config: config.json}\n"
-                                       "workload: {kind: inference, batch: 1, prompt_tokens: 1024, "
-                                       "gen_tokens: 32}\npolicy: {weights: gpu, kv_cache: gpu}\n";
+  scenario_with_config(dir, "phi-3-mini.json", 1, 1024, 32);
   CHECK(load_scenario(dir.file("s.yaml")).model.sliding_window == 2047);
   LoadOptions longer;
   longer.overrides = {"workload.prompt_tokens=2048"};
