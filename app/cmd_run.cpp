@@ -83,14 +83,7 @@ int cmd_run(const std::vector<std::string>& args) {
     const reports::ErrorBand band = reports::error_band(accuracy);
     const auto energy = reports::energy_bands(accuracy, result);
     reports::print_human(std::cout, scenario, result, &band, energy ? &*energy : nullptr);
-    if (!closest.empty()) {
-      std::cout << "closest that fits (capacity model, not simulated):\n";
-      for (const auto& c : closest) {
-        std::cout << "  " << c.what << ":";
-        for (const auto& set : c.sets) std::cout << " --set " << set;
-        std::cout << "  (" << c.detail << ")\n";
-      }
-    }
+    reports::print_closest_fits(std::cout, closest);
   }
   if (!trace_path.empty()) {
     std::ostringstream out;

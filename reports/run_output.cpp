@@ -215,6 +215,16 @@ nlohmann::json accuracy_json(const ErrorBand& band, const EnergyBands* energy) {
   return j;
 }
 
+void print_closest_fits(std::ostream& os, const std::vector<fit::Suggestion>& closest) {
+  if (closest.empty()) return;
+  os << "closest that fits (capacity model, not simulated):\n";
+  for (const auto& c : closest) {
+    os << "  " << c.what << ":";
+    for (const auto& set : c.sets) os << " --set " << set;
+    os << "  (" << c.detail << ")\n";
+  }
+}
+
 void print_human(std::ostream& os, const Scenario& scenario, const RunResult& result,
                  const ErrorBand* band, const EnergyBands* energy) {
   os << "scenario   " << scenario.name << "  (" << result.workload << ", hash " << scenario.hash

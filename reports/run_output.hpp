@@ -9,6 +9,7 @@
 #include "reports/decision.hpp"
 #include "sim/result.hpp"
 #include "study/accuracy.hpp"
+#include "study/fit_search.hpp"
 
 namespace tiersim::reports {
 
@@ -30,6 +31,10 @@ struct EnergyBands {
 // `energy` the bands of its energy metrics below it.
 void print_human(std::ostream& os, const Scenario& scenario, const sim::RunResult& result,
                  const ErrorBand* band = nullptr, const EnergyBands* energy = nullptr);
+
+// The closest configurations that fit (study/fit_search.hpp), each with the --set overrides that
+// make it; nothing when there are none.
+void print_closest_fits(std::ostream& os, const std::vector<fit::Suggestion>& closest);
 
 // What the validation says of a run (study/accuracy.hpp): the error band of its validation group
 // and the parts of it no published row anchors; nullopt (no accuracy file) gives a band with

@@ -121,6 +121,34 @@ TEST_CASE("run, compare and the report show a profile's warnings and its drive's
 
 namespace app_cmd_run_test {
 
+TEST_CASE(
+    "run and capacity: a serving model its GPUs cannot hold is answered with the degree that can",
+    "[app][run][fit]") {
+  tiersim::test::TempDir dir;
+  const std::string scenario = dir.file("mixtral.yaml");
+  std::ofstream(scenario) << "name: mixtral-on-one-l40s\n"
+                             "hardware: {gpu: {model: L40S}, host: {model: generic-2s-ddr5}}\n"
+                             "model: {name: mixtral-8x7b}\n"
+                             "workload: {kind: serving, requests: 20, arrival_rate: 2, "
+                             "prompt_tokens: 500, output_tokens: 50}\n";
+  const std::string want =
+      "closest that fits (capacity model, not simulated):\n"
+      "  fewest GPUs: --set hardware.gpu.count=4 --set policy.parallelism.tensor=4  (4-way tensor "
+      "parallelism)\n";
+  // Exit code 3: it does not fit.
+  REQUIRE(tiersim::test::shell("'" + tiersim::test::tiersim_bin() + "' run " + scenario + " > '" +
+                               dir.file("run.txt") + "'") == 3);
+  const std::string run = tiersim::test::slurp(dir.file("run.txt"));
+  INFO(run);
+  CHECK(run.find("does not fit") != std::string::npos);
+  CHECK(run.find(want) != std::string::npos);
+  const std::string capacity =
+      tiersim::test::tiersim_stdout("capacity " + scenario, dir.file("capacity.txt"));
+  INFO(capacity);
+  CHECK(capacity.find("capacity: none: does not fit") != std::string::npos);
+  CHECK(capacity.find(want) != std::string::npos);
+}
+
 TEST_CASE("run: the accuracy line, in the table and in --json", "[app][run][accuracy]") {
   tiersim::test::TempDir dir;
   const std::string text = tiersim::test::tiersim_stdout(
