@@ -18,7 +18,9 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                  1, 10'000'000),
            kServing));
   t.push_back(only(optional(number("workload.arrival_rate", "requests/s", 0, kInf, true, "",
-                                   "mean arrival rate (required without workload.trace)",
+                                   "mean arrival rate (required without workload.trace); the "
+                                   "first request arrives at time 0, each gap after a request, as "
+                                   "serving benchmarks send them",
                                    F(serving.arrival_rate_per_s))),
                    kServing));
   t.push_back(only(number("workload.arrival_cv", "", 0, kInf, false, "1",
