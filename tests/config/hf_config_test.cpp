@@ -330,9 +330,14 @@ TEST_CASE("a run reloads from any folder: the stored scenario names its files ab
              Catch::Contains(
                  std::filesystem::absolute(dir.file("config.json")).lexically_normal().string()));
   // Written into another folder (as `tiersim report` reloads a stored run), the portable text
-  // loads and the scenario's own does not: its path was relative to the working folder.
-  std::filesystem::create_directory(dir.file("elsewhere"));
-  const std::string moved = dir.file("elsewhere/run.yaml");
+  // loads and the scenario's own does not: its path was relative to the working folder. The
+  // folder is one where that relative path names no file (from a folder as deep below the
+  // temporary folder's parent as the working folder is, "../../x/config.json" is the same file).
+  std::filesystem::path elsewhere = dir.file("elsewhere");
+  while (std::filesystem::exists((elsewhere / s.model.hf_config).lexically_normal()))
+    elsewhere /= "deeper";
+  std::filesystem::create_directories(elsewhere);
+  const std::string moved = (elsewhere / "run.yaml").string();
   std::ofstream(moved) << s.portable_yaml;
   CHECK(load_scenario(moved).model.layers == 64);
   std::ofstream(moved) << s.resolved_yaml;
