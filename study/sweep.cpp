@@ -17,6 +17,7 @@
 #include <ostream>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "config/options.hpp"
 #include "config/scenario_loader.hpp"
@@ -226,6 +227,20 @@ PointSpace parse_point_space(const YNode& root) {
     a.settings.resize(a.keys.size());
     for (std::size_t k = 0; k < a.keys.size(); ++k)
       for (const auto& v : a.values[k]) a.settings[k].emplace_back(a.keys[k] + "=" + v.yaml);
+  }
+  // A value listed twice on one axis (a row twice in a zip group) makes every point with it twice:
+  // the same scenario, stored once, counted twice, and a plan's ties among copies of itself.
+  for (const auto& a : space.axes) {
+    std::unordered_map<std::string, std::size_t> first;  // the row's values -> its first index
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      std::string row = a.values[0][i].yaml;
+      for (std::size_t k = 1; k < a.keys.size(); ++k) row += ", " + a.values[k][i].yaml;
+      const auto [at, fresh] = first.emplace(row, i);
+      if (!fresh)
+        throw ConfigError(root.file(), a.values[0][i].line, a.keys.front(),
+                          "the value " + row + " is listed twice on this axis (also value " +
+                              std::to_string(at->second + 1) + "); list each once");
+    }
   }
   // One key on two axes would make the later silently win.
   std::vector<std::string> seen;
