@@ -92,11 +92,8 @@ int print_serving(const studies::CapacityOutcome& o, const capacity::SearchOptio
   if (!best) {
     std::printf("capacity: none: %s\n", c.limit.c_str());
     // Refused for memory at every rate: what would hold it.
-    if (!c.points.empty() && !c.points.front().result.fits) {
-      std::fflush(stdout);
-      reports::print_closest_fits(
-          std::cout, studies::closest_fits(base, c.points.front().result, ExecutionModel{}));
-    }
+    std::fflush(stdout);
+    reports::print_closest_fits(std::cout, o.closest);
     return kExitOk;
   }
   if (c.unbounded)

@@ -23,6 +23,14 @@ const char* sense_name(plan::Sense sense) {
   return sense == plan::Sense::kMinimize ? "minimize" : "maximize";
 }
 
+// The closest configurations that fit (study/fit_search.hpp), as run and capacity give them.
+nlohmann::json closest_fits_json(const std::vector<fit::Suggestion>& closest) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& c : closest)
+    list.push_back({{"what", c.what}, {"set", c.sets}, {"detail", c.detail}});
+  return list;
+}
+
 }  // namespace
 
 // ---- run --------------------------------------------------------------------------------------
@@ -33,12 +41,7 @@ nlohmann::json run_json(const Scenario& scenario, const sim::RunResult& result,
   nlohmann::json j = to_json(scenario, result);
   const auto energy = energy_bands(accuracy, result);
   j["accuracy"] = accuracy_json(error_band(accuracy), energy ? &*energy : nullptr);
-  if (!closest.empty()) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : closest)
-      list.push_back({{"what", c.what}, {"set", c.sets}, {"detail", c.detail}});
-    j["closest_fits"] = list;
-  }
+  if (!closest.empty()) j["closest_fits"] = closest_fits_json(closest);
   return j;
 }
 
@@ -136,6 +139,7 @@ nlohmann::json serving_capacity_json(const studies::CapacityOutcome& o,
   }
   const capacity::RatePoint* best = c.at_capacity();
   j["at_capacity"] = best ? to_json(best->scenario, best->result) : nlohmann::json();
+  if (!o.closest.empty()) j["closest_fits"] = closest_fits_json(o.closest);
   return j;
 }
 

@@ -165,6 +165,9 @@ CapacityOutcome run_capacity(const CapacityRequest& request) {
     std::stable_sort(out.by_rate.begin(), out.by_rate.end(), [&](std::size_t x, std::size_t y) {
       return out.rates.points[x].rate_per_s < out.rates.points[y].rate_per_s;
     });
+    if (!out.rates.at_capacity() && !out.rates.points.empty() &&
+        !out.rates.points.front().result.fits)
+      out.closest = closest_fits(out.base, out.rates.points.front().result, ExecutionModel{});
     return out;
   }
   if (!has_capability(out.base, kCapZeroTraining))

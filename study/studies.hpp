@@ -104,6 +104,8 @@ struct CapacityOutcome {
   capacity::ServingCapacity rates;
   std::vector<std::size_t> by_rate;  // indices into rates.points, lowest rate first
   std::string store_sweep;           // the sweep name runs were stored under
+  // Serving refused for memory at every rate: the closest configurations that fit.
+  std::vector<fit::Suggestion> closest;
   // Training: one row per strategy, in model/training_memory.hpp's order.
   std::vector<StrategyCapacity> strategies;
 };

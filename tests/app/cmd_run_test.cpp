@@ -147,6 +147,13 @@ TEST_CASE(
   INFO(capacity);
   CHECK(capacity.find("capacity: none: does not fit") != std::string::npos);
   CHECK(capacity.find(want) != std::string::npos);
+  // --json gives the same answer as run --json does.
+  const auto json = nlohmann::json::parse(
+      tiersim::test::tiersim_stdout("capacity " + scenario + " --json", dir.file("capacity.json")));
+  REQUIRE(json.contains("closest_fits"));
+  CHECK(json["closest_fits"][0]["what"] == "fewest GPUs");
+  CHECK(json["closest_fits"][0]["set"] ==
+        nlohmann::json({"hardware.gpu.count=4", "policy.parallelism.tensor=4"}));
 }
 
 TEST_CASE("run: the accuracy line, in the table and in --json", "[app][run][accuracy]") {
