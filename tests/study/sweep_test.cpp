@@ -117,7 +117,8 @@ TEST_CASE("bad sweep files name the file, line and key", "[sweep]") {
                       "  - {workload.batch: [1, 2, 1], hardware.nvme.count: [1, 2, 1]}\n"),
              Catch::Contains("the value 1, 1 is listed twice"));
   CHECK(error_of("name: t\nbase: llama3-70b-h200-base.yaml\nzip:\n"
-                 "  - {workload.batch: [1, 2, 1], hardware.nvme.count: [1, 2, 4]}\n") == "no error");
+                 "  - {workload.batch: [1, 2, 1], hardware.nvme.count: [1, 2, 4]}\n") ==
+        "no error");
   // One key on two axes: named where it appears again.
   CHECK_THAT(error_of(head + "  workload.batch: [1, 2]\nzip:\n"
                              "  - {workload.batch: [4, 8], hardware.nvme.count: [1, 2]}\n"),
