@@ -91,8 +91,8 @@ int print_serving(const studies::CapacityOutcome& o, const capacity::SearchOptio
   }
   if (!best) {
     std::printf("capacity: none: %s\n", c.limit.c_str());
-    // Refused for memory at every rate: what would hold it.
-    std::fflush(stdout);
+    // Refused for memory at every rate: what would hold it (std::cout is synchronised with
+    // the printf lines above).
     reports::print_closest_fits(std::cout, o.closest);
     return kExitOk;
   }

@@ -57,14 +57,12 @@ int cmd_replay(const std::vector<std::string>& args) {
   po::options_description desc(
       "usage: tiersim replay SCENARIO --target DIR [--scale F] [--profile device.yaml]\n"
       "                      [--db tiersim-results.db]\n"
-      "       tiersim replay --suite --target DIR [--profile device.yaml] [--db "
-      "tiersim-results.db]\n\n"
-      "Lays the scenario's NVMe-resident weights out in a tiersim-owned file in DIR (removed\n"
-      "afterwards), runs the simulated schedule for real (io_uring O_DIRECT reads, pinned "
-      "buffers,\n"
-      "bounce copies, compute as timed holds) and compares with the simulator's prediction for "
-      "the\n"
-      "drive's calibrated profile.\n\noptions");
+      "       tiersim replay --suite --target DIR [--profile device.yaml]\n"
+      "                      [--db tiersim-results.db]\n\n"
+      "Lays the scenario's NVMe-resident weights out in a tiersim-owned file in DIR\n"
+      "(removed afterwards), runs the simulated schedule for real (io_uring O_DIRECT\n"
+      "reads, pinned buffers, bounce copies, compute as timed holds) and compares with\n"
+      "the simulator's prediction for the drive's calibrated profile.\n\noptions");
   std::string scenario_path, target, profile, db, trace, data_dir;
   double scale = 0;
   int passes = 0;

@@ -242,9 +242,8 @@ int cmd_whatif(const std::vector<std::string>& args) {
       "each input's range counted as 1 on a log scale. Every input is first scanned alone (its\n"
       "trend, the part of its range where both fit, and the value at which it alone reaches R\n"
       "are printed); then a compass search raises the ratio and the nearest point is refined by\n"
-      "bisection and linearisation. FILE is a comparison file (the first two variants, or those "
-      "named by\n"
-      "--variants) or two scenario files.\n\n"
+      "bisection and linearisation. FILE is a comparison file (the first two variants, or\n"
+      "those named by --variants) or two scenario files.\n\n"
       "options");
   // The options are read straight into the request: each is named once.
   studies::WhatIfRequest request;

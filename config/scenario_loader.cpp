@@ -729,25 +729,51 @@ void Loader::check_cross_fields() {
   if (checks.layout) checks.layout(check);
 }
 
-// Calls `f` with each path the resolved YAML of `s` names: the path keys of its workload kind and
-// the config.json the scenario named (model.hf_config, written out only then).
-template <typename F>
-void each_named_path(Scenario& s, F&& f) {
-  for (const Option& o : scenario_options()) {
-    const bool named_config = o.path == "model.hf_config" && o.emit_when && o.emit_when(s);
-    if (!named_config && (o.type != ValueType::kPath || !(o.kinds & kind_bit(s.kind)))) continue;
-    std::string& path = *std::get<std::string*>(o.field(s));
-    if (!path.empty()) f(path);
+// The options whose values name files: the path keys (a request trace, a device profile) and
+// model.hf_config. Every scenario load asks which of them it uses, so the table is searched once.
+const std::vector<const Option*>& file_options() {
+  static const std::vector<const Option*> kFiles = [] {
+    std::vector<const Option*> out;
+    for (const Option& o : scenario_options())
+      if (o.type == ValueType::kPath || o.path == "model.hf_config") out.push_back(&o);
+    return out;
+  }();
+  return kFiles;
+}
+
+// Calls `f(option, path)` with each file path the scenario's resolved YAML names: the path keys
+// of its workload kind, and with `with_config` the config.json the scenario named
+// (model.hf_config, written out only then; its content is inlined in the YAML, so the hash does
+// not read it).
+template <typename S, typename F>
+void each_named_path(S& s, bool with_config, F&& f) {
+  for (const Option* o : file_options()) {
+    const bool named = o->type == ValueType::kPath
+                           ? (o->kinds & kind_bit(s.kind)) != 0
+                           : with_config && o->emit_when && o->emit_when(s);
+    if (!named) continue;
+    // field() only locates the member; a const scenario's is only read.
+    auto& path = *std::get<std::string*>(o->field(const_cast<Scenario&>(s)));
+    if (!path.empty()) f(*o, path);
   }
 }
 
 bool names_relative_path(const Scenario& s) {
   bool relative = false;
-  // field() only locates the member; nothing is written through it here.
-  each_named_path(const_cast<Scenario&>(s), [&](const std::string& path) {
+  each_named_path(s, true, [&](const Option&, const std::string& path) {
     relative = relative || std::filesystem::path(path).is_relative();
   });
   return relative;
+}
+
+// The resolved YAML of `s` with every file path it names made absolute.
+std::string absolute_paths_yaml(Scenario s) {
+  each_named_path(s, true, [](const Option&, std::string& path) {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(path, ec);
+    if (!ec) path = absolute.lexically_normal().string();
+  });
+  return emit_resolved_yaml(s);
 }
 
 std::string Loader::emit_resolved() { return emit_resolved_yaml(s_); }
@@ -758,10 +784,7 @@ std::string Loader::emit_resolved() { return emit_resolved_yaml(s_); }
 // and a resumed sweep kept the old results.
 std::string Loader::referenced_contents() {
   std::string out;
-  for (const Option& o : scenario_options()) {
-    if (o.type != ValueType::kPath || !(o.kinds & kind_bit(s_.kind))) continue;
-    const std::string& path = *std::get<std::string*>(o.field(s_));
-    if (path.empty()) continue;
+  each_named_path(s_, false, [&](const Option& o, const std::string& path) {
     // The largest input-file limit: a trace may be that large (model/files.hpp). A file that
     // cannot be read is reported where it is used (the trace reader, with its line numbers);
     // until then the hash says that it could not be read.
@@ -772,7 +795,7 @@ std::string Loader::referenced_contents() {
       contents = "unreadable";
     }
     out += "# " + o.path + " contents: " + contents + "\n";
-  }
+  });
   return out;
 }
 
@@ -836,7 +859,7 @@ Scenario Loader::run() {
   // The hash of the resolved YAML followed by the referenced files' lines, hashed piece after
   // piece rather than over a copy of both (FNV-1a runs on from where a piece leaves it).
   s_.hash = hex_hash(fnv1a64(referenced_contents(), fnv1a64(s_.resolved_yaml)));
-  if (names_relative_path(s_)) s_.portable_yaml = resolved_yaml_with_absolute_paths(s_);
+  if (names_relative_path(s_)) s_.portable_yaml = absolute_paths_yaml(s_);
   return std::move(s_);
 }
 
@@ -952,13 +975,7 @@ Scenario load_scenario_tree(const YNode& root, const std::string& display_name,
 std::string resolved_yaml_with_absolute_paths(const Scenario& scenario) {
   if (!scenario.resolved_yaml.empty() && !names_relative_path(scenario))
     return scenario.resolved_yaml;
-  Scenario s = scenario;
-  each_named_path(s, [](std::string& path) {
-    std::error_code ec;
-    const auto absolute = std::filesystem::absolute(path, ec);
-    if (!ec) path = absolute.lexically_normal().string();
-  });
-  return emit_resolved_yaml(s);
+  return absolute_paths_yaml(scenario);
 }
 
 std::string resolved_yaml_without(const Scenario& scenario,
