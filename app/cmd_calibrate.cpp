@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "calibrate/campaign.hpp"
 #include "calibrate/interrupt.hpp"
 #include "calibrate/io_engine.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "reports/study_json.hpp"
 
@@ -157,7 +159,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   o.catalog_drive = catalog_drive;
   if (heldout_every < 0) throw Error("--heldout-every must be >= 0");
   o.heldout_every = heldout_every;
-  if (!(interface_gbps >= 0)) throw Error("--interface-gbps must be >= 0");
+  if (!(interface_gbps >= 0 && std::isfinite(interface_gbps)))
+    throw Error("--interface-gbps must be a finite rate >= 0 (0: the link sysfs reports)");
   o.interface_gbps = interface_gbps;
   o.tool_version = TIERSIM_VERSION;
   nlohmann::json opts;
@@ -195,6 +198,14 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       job.queue_depth = qd;
       job.threads = threads;
       job.buffer_pages = o.buffer_pages;
+      // A measured span that never ends (nan, inf) or never starts (<= 0) is not a measurement:
+      // nan and inf kept the point running until killed, a negative span printed a rate.
+      if (!(std::isfinite(seconds) && seconds > 0 && seconds <= 86400))
+        throw Error("--seconds must be a number of seconds in (0, 86400], got " +
+                    config::format_number(seconds));
+      if (!(std::isfinite(warmup_s) && warmup_s >= 0 && warmup_s <= 3600))
+        throw Error("--warmup must be a number of seconds in [0, 3600], got " +
+                    config::format_number(warmup_s));
       cal::RunLimits limits;
       limits.warmup_s = warmup_s;
       limits.max_s = seconds;

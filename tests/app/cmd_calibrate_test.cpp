@@ -55,6 +55,27 @@ TEST_CASE("calibrate --rwmix-read: a mixed point and a sweep with mixed points, 
     CHECK(e.path().filename().string().rfind(".tiersim-calib-", 0) != 0);
 }
 
+TEST_CASE("calibrate --point refuses a span that is not a finite number of seconds",
+          "[calibrate][app]") {
+  const std::string bin = test::tiersim_bin();
+  if (bin.empty()) return;
+  test::TempDir dir;
+  // --seconds nan used to measure until the process was killed; --seconds -1 printed a rate.
+  // `timeout` turns such a hang into a failure instead of a stuck suite.
+  for (const char* bad : {"--seconds nan", "--seconds inf", "--seconds -1", "--seconds 0",
+                          "--warmup nan", "--warmup -0.5", "--interface-gbps inf"}) {
+    INFO(bad);
+    const std::string err = dir.file("err");
+    CHECK(test::shell("timeout 20 " + bin + " calibrate --target " + dir.str() +
+                      " --buffered --engine sync --min-free 0 --file-size 4MiB --point " + bad +
+                      " >/dev/null 2>" + err) == 2);
+    const std::string option = std::string(bad).substr(0, std::string(bad).find(' '));
+    CHECK_THAT(test::slurp(err), Catch::Contains("error: " + option + " must be"));
+  }
+  for (const auto& e : std::filesystem::directory_iterator(dir.str()))
+    CHECK(e.path().filename().string().rfind(".tiersim-calib-", 0) != 0);
+}
+
 TEST_CASE("calibrate --help teaches the mixed sweep", "[calibrate][app]") {
   const std::string bin = test::tiersim_bin();
   if (bin.empty()) return;
