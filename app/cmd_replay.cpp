@@ -9,19 +9,20 @@
 #include <sstream>
 
 #include "app/command.hpp"
-#include "calibrate/io_engine.hpp"
-#include "calibrate/interrupt.hpp"
-#include "replay/replay.hpp"
-#include "replay/replay_suite.hpp"
-#include "calibrate/runner.hpp"
 #include "calibrate/campaign.hpp"
+#include "calibrate/interrupt.hpp"
+#include "calibrate/io_engine.hpp"
+#include "calibrate/runner.hpp"
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
+#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "model/files.hpp"
+#include "replay/replay.hpp"
+#include "replay/replay_suite.hpp"
+#include "reports/run_output.hpp"
 #include "store/replay_store.hpp"
 #include "store/sqlite.hpp"
-#include "reports/run_output.hpp"
 
 namespace tiersim::app {
 
@@ -90,9 +91,9 @@ int cmd_replay(const std::vector<std::string>& args) {
   if (passes < 0 || passes == 1)
     throw Error("--passes " + std::to_string(passes) +
                 ": expected 0 (the scenario's gen_tokens) or at least 2 (a prefill and a decode pass)");
-  if (!(scale >= 0) || !std::isfinite(scale))
-    throw Error("--scale " + std::to_string(scale) +
-                ": expected a factor > 0 (or 0: shrink to about 256 MiB per pass)");
+  if (!(scale >= 0 && scale <= 1))
+    throw Error("--scale " + config::format_number(scale) +
+                ": expected a factor in (0, 1] (or 0: shrink to about 256 MiB per pass)");
   OutputOptions output;
   output.force = vm.count("force") > 0;
   if (!trace.empty()) check_output_file(trace, "trace file", output);

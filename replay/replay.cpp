@@ -73,7 +73,13 @@ ReplayPlan build_replay_plan(const Scenario& scenario, const PlanOptions& option
   sim::SimOptions so;
   so.trace = true;
   const sim::RunResult r = sim::simulate_inference(s, so);
-  if (!r.fits) throw ModelError("scenario '" + s.name + "' does not fit: " + r.shortfall);
+  if (!r.fits)
+    throw ModelError("scenario '" + s.name + "' does not fit" +
+                     (options.passes > 0 ? " with --passes " + std::to_string(options.passes) +
+                                               " (its gen_tokens " +
+                                               std::to_string(scenario.inference.gen_tokens) + ")"
+                                         : std::string()) +
+                     ": " + r.shortfall);
 
   ReplayPlan plan;
   plan.scenario = s.name;

@@ -301,4 +301,19 @@ TEST_CASE("every command's --help prose fits a 100-column terminal", "[app][help
     }
   }
 }
+TEST_CASE("replay: --scale outside (0, 1] and --passes past what fits say which option",
+          "[app][errors][replay]") {
+  if (!std::getenv("TIERSIM_BIN")) return;
+  const std::string scenario =
+      std::string(TIERSIM_SOURCE_DIR) + "/scenarios/inference/opt30b-l40s-gen5.yaml";
+  for (const char* bad : {"-1", "2", "nan", "inf"}) {
+    INFO(bad);
+    const Outcome o = run_tiersim("replay " + scenario + " --target . --scale " + bad);
+    CHECK(o.exit_code == 2);
+    // The value as given (not std::to_string's "-1.000000"), before any warning about the drive.
+    CHECK_THAT(o.output, Catch::StartsWith("tiersim replay: error: --scale " + std::string(bad) +
+                                           ": expected a factor in (0, 1]"));
+  }
+}
+
 }  // namespace app_input_errors_test

@@ -84,6 +84,20 @@ TEST_CASE("replay plan keeps layer count and the ratio of I/O to compute when sc
   for (const auto& st : small.steps) CHECK(st.nvme_bytes % 4096 == 0);
 }
 
+TEST_CASE("replay plan: passes that overflow memory are named in the refusal", "[replay]") {
+  replay::PlanOptions po;
+  po.passes = 100000000;  // the host KV cache of 1e8 tokens does not fit; the scenario itself does
+  try {
+    (void)replay::build_replay_plan(small_scenario(), po);
+    FAIL("expected a refusal");
+  } catch (const tiersim::ModelError& e) {
+    CHECK_THAT(e.what(),
+               Catch::Contains("does not fit with --passes 100000000 (its gen_tokens 32)"));
+  }
+  po.passes = 2;
+  CHECK_NOTHROW(replay::build_replay_plan(small_scenario(), po));
+}
+
 TEST_CASE("replay scheduler runs a small scaled scenario and matches its own timeline",
           "[replay]") {
   TempDir dir(kParentEnv);
