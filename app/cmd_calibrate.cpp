@@ -12,7 +12,7 @@
 #include "calibrate/campaign.hpp"
 #include "calibrate/interrupt.hpp"
 #include "calibrate/io_engine.hpp"
-#include "config/yaml_reader.hpp"
+#include "common/format.hpp"
 #include "model/errors.hpp"
 #include "reports/study_json.hpp"
 
@@ -202,10 +202,10 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       // nan and inf kept the point running until killed, a negative span printed a rate.
       if (!(std::isfinite(seconds) && seconds > 0 && seconds <= 86400))
         throw Error("--seconds must be a number of seconds in (0, 86400], got " +
-                    config::format_number(seconds));
+                    format::exact(seconds));
       if (!(std::isfinite(warmup_s) && warmup_s >= 0 && warmup_s <= 3600))
         throw Error("--warmup must be a number of seconds in [0, 3600], got " +
-                    config::format_number(warmup_s));
+                    format::exact(warmup_s));
       cal::RunLimits limits;
       limits.warmup_s = warmup_s;
       limits.max_s = seconds;

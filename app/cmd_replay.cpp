@@ -13,9 +13,9 @@
 #include "calibrate/interrupt.hpp"
 #include "calibrate/io_engine.hpp"
 #include "calibrate/runner.hpp"
+#include "common/format.hpp"
 #include "config/device_profile.hpp"
 #include "config/scenario_loader.hpp"
-#include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "model/files.hpp"
 #include "replay/replay.hpp"
@@ -92,7 +92,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     throw Error("--passes " + std::to_string(passes) +
                 ": expected 0 (the scenario's gen_tokens) or at least 2 (a prefill and a decode pass)");
   if (!(scale >= 0 && scale <= 1))
-    throw Error("--scale " + config::format_number(scale) +
+    throw Error("--scale " + format::exact(scale) +
                 ": expected a factor in (0, 1] (or 0: shrink to about 256 MiB per pass)");
   OutputOptions output;
   output.force = vm.count("force") > 0;

@@ -140,8 +140,8 @@ Input parse_input(const std::string& text, double range, const std::string& wher
     const std::string f = text.substr(eq + 1);
     std::tie(in.low_factor, in.high_factor) =
         parse_factor_range(f, {in.key, text, where, "the base value", "0.5:1.5"});
-    if (!(in.low_factor >= 0 && in.low_factor <= in.high_factor))
-      throw ConfigError(where, 0, in.key, "need 0 <= LOW <= HIGH, got '" + f + "'");
+    if (!(in.low_factor >= 0 && in.low_factor <= in.high_factor && std::isfinite(in.high_factor)))
+      throw ConfigError(where, 0, in.key, "need 0 <= LOW <= HIGH, both finite, got '" + f + "'");
   }
   return in;
 }

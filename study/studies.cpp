@@ -338,8 +338,9 @@ PlanOutcome run_plan(const PlanRequest& request) {
 
 SensitivityOutcome run_sensitivity(const SensitivityRequest& request) {
   sensitivity::check_metric_name(request.metric, "--metric");
-  if (!(request.range >= 0 && request.range < 1))
-    throw Error("--range must lie in [0, 1), got " + std::to_string(request.range));
+  // 0 varies nothing: every swing would be 0, a table that looks like an answer and is not one.
+  if (!(request.range > 0 && request.range < 1))
+    throw Error("--range must lie in (0, 1), got " + format::exact(request.range));
   const config::Comparison& cmp = request.comparison;
   const config::Catalog catalog = config::Catalog::load(request.data_dir);
   sensitivity::Options o;
@@ -347,8 +348,13 @@ SensitivityOutcome run_sensitivity(const SensitivityRequest& request) {
   o.load.overrides = request.sets;
   o.load.catalog = &catalog;
   o.stop = request.stop;
-  for (const auto& in : request.inputs)
+  for (const auto& in : request.inputs) {
     o.inputs.push_back(sensitivity::parse_input(in, request.range, "--input"));
+    // The same input twice printed two identical rows of the tornado.
+    for (std::size_t i = 0; i + 1 < o.inputs.size(); ++i)
+      if (o.inputs[i].key == o.inputs.back().key)
+        throw ConfigError("--input", 0, o.inputs.back().key, "given twice; give each input once");
+  }
   if (o.inputs.empty()) o.inputs = sensitivity::default_inputs(request.range);
 
   std::vector<const config::VariantSpec*> chosen;

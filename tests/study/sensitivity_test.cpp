@@ -109,6 +109,11 @@ TEST_CASE("a sensitivity input is a numeric scenario key and the metric a declar
   CHECK_THROWS_WITH(sensitivity::parse_input("policy.weights", 0.2, "--input"),
                     Catch::Contains("not a numeric scenario key"));
   CHECK_THROWS_AS(sensitivity::parse_input("economics.pue=2:1", 0.2, "--input"), ConfigError);
+  // An infinite factor passed LOW <= HIGH and varied the input to infinity.
+  CHECK_THROWS_WITH(sensitivity::parse_input("economics.pue=inf:inf", 0.2, "--input"),
+                    Catch::Contains("both finite"));
+  CHECK_THROWS_WITH(sensitivity::parse_input("economics.pue=1:inf", 0.2, "--input"),
+                    Catch::Contains("both finite"));
   CHECK_NOTHROW(sensitivity::check_metric_name("throughput_tokens_per_s", "--metric"));
   CHECK_THROWS_WITH(sensitivity::check_metric_name("usd_per_milion_tokens", "--metric"),
                     Catch::Contains("did you mean 'usd_per_million_tokens'?"));

@@ -141,4 +141,21 @@ TEST_CASE("studies: whatif checks its request as the command does", "[studies][w
   w.ratio = 0;
   CHECK_THROWS_AS(studies::run_whatif(w), ConfigError);
 }
+TEST_CASE("studies: sensitivity refuses a range that varies nothing and an input given twice",
+          "[studies]") {
+  studies::SensitivityRequest sens;
+  sens.comparison = config::read_compare_inputs(std::vector<std::string>{kCost});
+  sens.data_dir = kData;
+  sens.inputs = {"economics.prices.gpu_usd"};
+  for (const double range : {0.0, 1.0, -0.2}) {
+    sens.range = range;
+    CHECK_THROWS_WITH(studies::run_sensitivity(sens),
+                      Catch::StartsWith("--range must lie in (0, 1)"));
+  }
+  sens.range = 0.2;
+  sens.inputs = {"economics.prices.gpu_usd", "economics.pue", "economics.prices.gpu_usd=0.5:2"};
+  CHECK_THROWS_WITH(studies::run_sensitivity(sens),
+                    Catch::Contains("economics.prices.gpu_usd") && Catch::Contains("given twice"));
+}
+
 }  // namespace study_studies_test
