@@ -200,10 +200,13 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
   std::optional<Timestamp> first_stamp;  // Azure rows are timed relative to the first row
   while (static_cast<int>(requests.size()) < max_requests && lines.next(line)) {
     const auto cells = split_csv(line);
-    if (cells.size() < needed)
+    // As many cells as the header names, no fewer and no more: a stray comma (a thousands
+    // separator, "0,1,020,10") shifts the columns after it, and the row would be read as other
+    // numbers than it holds.
+    if (cells.size() < needed || cells.size() != header.size())
       fail(lines.line_no(), "expected " + std::to_string(header.size()) +
-                                " comma-separated columns, got " + std::to_string(cells.size()) +
-                                " in '" + excerpt(line) + "'");
+                                " comma-separated columns (as the header names), got " +
+                                std::to_string(cells.size()) + " in '" + excerpt(line) + "'");
     Request r;
     const std::string& t = cells[static_cast<std::size_t>(c_time)];
     double when = 0;
@@ -235,12 +238,12 @@ std::vector<Request> read_trace(const std::string& path, int max_requests, int c
     const auto prompt = parse_whole(cells[static_cast<std::size_t>(c_prompt)], 1e9);
     const auto output = parse_whole(cells[static_cast<std::size_t>(c_out)], 1e9);
     if (!prompt || *prompt < 1)
-      fail(lines.line_no(), "expected a prompt length >= 1 in column " +
+      fail(lines.line_no(), "expected a whole prompt length in 1..1e9 in column " +
                                 excerpt(header[static_cast<std::size_t>(c_prompt)], 40) +
                                 ", got '" + excerpt(cells[static_cast<std::size_t>(c_prompt)], 60) +
                                 "'");
     if (!output)
-      fail(lines.line_no(), "expected an output length >= 0 in column " +
+      fail(lines.line_no(), "expected a whole output length in 0..1e9 in column " +
                                 excerpt(header[static_cast<std::size_t>(c_out)], 40) + ", got '" +
                                 excerpt(cells[static_cast<std::size_t>(c_out)], 60) + "'");
     r.prompt_tokens = static_cast<int>(*prompt);

@@ -547,6 +547,12 @@ TEST_CASE("malformed trace timestamps and numbers are errors naming file, line a
   CHECK_THAT(plain_error("nan,10,2"), Catch::Contains("an arrival time in seconds"));
   CHECK_THAT(plain_error("1,0x10,2"), Catch::Contains("prompt length"));
   CHECK(plain_error("1.5e2,10,2") == "(no error)");
+  // A thousands separator splits a cell: read as prompt 1 and output 020, it ran without a word.
+  CHECK_THAT(plain_error("1,1,020,2"),
+             Catch::Contains("expected 3 comma-separated columns (as the header names), got 4"));
+  CHECK_THAT(plain_error("1,10"), Catch::Contains("got 2"));
+  CHECK_THAT(plain_error("1,1000000000000,2"), Catch::Contains("a whole prompt length in 1..1e9"));
+  CHECK_THAT(plain_error("1,10,-2"), Catch::Contains("a whole output length in 0..1e9"));
   // A 5 MB cell is not echoed whole.
   const std::string e = plain_error(std::string(5u << 20, '7') + "x,10,2");
   CHECK(e.size() < 1000);
