@@ -502,6 +502,30 @@ const std::vector<std::string>& keys_below(const std::string& prefix) {
   return it == idx.end() ? kNone : it->second;
 }
 
+std::vector<std::string> keys_below(const std::string& prefix, WorkloadKind kind) {
+  const unsigned bit = kind_bit(kind);
+  std::vector<std::string> out;
+  for (const std::string& key : keys_below(prefix)) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    bool applies = false;
+    for (const Option* o : find_options(path)) applies = applies || (o->kinds & bit);
+    if (!applies && is_section(path)) {
+      const std::string below = path + ".";
+      for (const Option& o : scenario_options())
+        applies = applies || ((o.kinds & bit) && o.path.compare(0, below.size(), below) == 0);
+    }
+    if (applies) out.push_back(key);
+  }
+  return out;
+}
+
+std::optional<WorkloadKind> workload_kind_named(const std::string& name) {
+  const auto& names = workload_kind_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<WorkloadKind>(i);
+  return std::nullopt;
+}
+
 namespace {
 
 // Quantities in a scenario (GB, W, USD, years, bytes) lie many orders of magnitude inside these

@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -90,6 +91,12 @@ const Option* find_option(const std::string& path, WorkloadKind kind);
 bool is_section(const std::string& path);
 // Keys directly below `prefix` ("" = top level), in table order, for "valid keys" messages.
 const std::vector<std::string>& keys_below(const std::string& prefix);
+// keys_below(prefix) without the keys that apply to no option of `kind` (a key whose rows are
+// all for other kinds, a section none of whose keys is for it): what an unknown-key message
+// lists once the workload kind is known, instead of every kind's keys.
+std::vector<std::string> keys_below(const std::string& prefix, WorkloadKind kind);
+// The kind named `name` ("inference", ...), or nullopt when no kind has that name.
+std::optional<WorkloadKind> workload_kind_named(const std::string& name);
 // Workload kind names in enum order ("inference", "training", "checkpoint", "io").
 const std::vector<std::string>& workload_kind_names();
 

@@ -70,6 +70,9 @@ struct GivenKeys {
 struct SettingData {
   std::vector<std::pair<std::string, Given>> keys;
   std::exception_ptr error;
+  // The assignment as given: an invalid one is expanded again where a load applies it, with the
+  // scenario's workload kind known, so its message is the one --set gives there.
+  std::string assignment;
 };
 
 namespace {
@@ -94,9 +97,21 @@ void decode(Given& g, const std::string& path) {
   g.decoded = std::move(out);
 }
 
+// The workload kind `root` names, when it names one: unknown-key messages then list that kind's
+// keys only (config/options.hpp keys_below), not every kind's.
+std::optional<WorkloadKind> kind_named_in(const YNode& root) {
+  if (!root.is_map()) return std::nullopt;
+  const auto workload = root.get("workload");
+  if (!workload || !workload->is_map()) return std::nullopt;
+  const auto kind = workload->get("kind");
+  if (!kind || !kind->is_scalar()) return std::nullopt;
+  return workload_kind_named(kind->raw().Scalar());
+}
+
 // The keys of the scenario file `root` (paths relative to `base_dir`), checked against the table.
+// `kind`: the workload kind the file names, if any, for the messages about unknown keys.
 void flatten(const YNode& map, const std::string& prefix, const std::string& base_dir,
-             GivenKeys& out) {
+             GivenKeys& out, std::optional<WorkloadKind> kind) {
   if (prefix.empty()) {
     // Another of tiersim's files where a scenario was expected: say which, and what runs it.
     if (const auto k = map.get("compare"))
@@ -109,7 +124,12 @@ void flatten(const YNode& map, const std::string& prefix, const std::string& bas
                 ":), not a scenario: run it with tiersim sweep or tiersim plan, or name the "
                 "scenario it varies (its base:)");
   }
-  map.check_keys(keys_below(prefix));
+  if (kind) {
+    const std::vector<std::string> shown = keys_below(prefix, *kind);
+    map.check_keys(keys_below(prefix), &shown);
+  } else {
+    map.check_keys(keys_below(prefix));
+  }
   for (auto& [key, child] : map.entries()) {
     const std::string path = child.path();
     if (!find_options(path).empty()) {
@@ -118,9 +138,10 @@ void flatten(const YNode& map, const std::string& prefix, const std::string& bas
       out.sections[path] = child;  // "policy:" with nothing below: an empty section
     } else if (child.is_map()) {
       out.sections[path] = child;
-      flatten(child, path, base_dir, out);
+      flatten(child, path, base_dir, out, kind);
     } else {
-      child.fail("expected a map with keys " + join(keys_below(path)) + ", got " +
+      child.fail("expected a map with keys " +
+                 join(kind ? keys_below(path, *kind) : keys_below(path)) + ", got " +
                  child.describe());
     }
   }
@@ -129,29 +150,45 @@ void flatten(const YNode& map, const std::string& prefix, const std::string& bas
 // `value` names where the override was written (--set, or a line of a comparison file) and has
 // the key as its path, so every error about it names that place and the key. Appends the keys it
 // sets to `out`, in order.
+// `kind`: the scenario's workload kind when it is known (an override of a loaded file), so that an
+// unknown key's message lists and suggests that kind's keys; nullopt (a study's setting, made once
+// for scenarios of any kind) lists every kind's.
 void expand_given(const std::string& key, const YNode& value,
-                  std::vector<std::pair<std::string, Given>>& out) {
+                  std::vector<std::pair<std::string, Given>>& out,
+                  std::optional<WorkloadKind> kind) {
+  const auto listed = [&](const std::string& prefix) {
+    return kind ? keys_below(prefix, *kind) : keys_below(prefix);
+  };
   if (find_options(key).empty()) {
     if (is_section(key) && value.is_map()) {
       // A section given as a map sets each of its keys (`--set hardware.gpu={model: H200,
       // count: 2}`, or a sweep axis over whole sections: scenarios/sweeps/README.md).
-      value.check_keys(keys_below(key));
+      const std::vector<std::string> shown = listed(key);
+      value.check_keys(keys_below(key), &shown);
       for (const auto& [child_key, child] : value.entries())
-        expand_given(key + "." + child_key, child, out);
+        expand_given(key + "." + child_key, child, out, kind);
       return;
     }
     if (is_section(key))
       value.fail("is a section; set one of its keys, or give it as a map of them: " +
-                 join(keys_below(key)));
-    std::vector<std::string> all;
-    for (const auto& o : scenario_options()) all.push_back(o.path);
+                 join(listed(key)));
+    std::vector<std::string> all, of_kind;
+    for (const auto& o : scenario_options()) {
+      all.push_back(o.path);
+      if (kind && (o.kinds & kind_bit(*kind))) of_kind.push_back(o.path);
+    }
+    std::string hint = kind ? did_you_mean(key, of_kind) : std::string();
+    if (hint.empty()) hint = did_you_mean(key, all);
     // Show the valid keys of the deepest section that exists, as for an unknown key in a file.
     std::string prefix = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
     while (!prefix.empty() && !is_section(prefix))
       prefix = prefix.substr(0, prefix.rfind('.') == std::string::npos ? 0 : prefix.rfind('.'));
-    value.fail("unknown key" + did_you_mean(key, all) + "; valid keys" +
-               (prefix.empty() ? std::string() : " in '" + prefix + "'") + ": " +
-               join(keys_below(prefix)));
+    value.fail("unknown key" + hint + "; valid keys" +
+               (prefix.empty() ? std::string() : " in '" + prefix + "'") +
+               (kind ? " for workload kind '" +
+                           workload_kind_names()[static_cast<std::size_t>(*kind)] + "'"
+                     : std::string()) +
+               ": " + join(listed(prefix)));
   }
   out.emplace_back(key, Given{value, "", true, nullptr});
 }
@@ -419,7 +456,10 @@ void Loader::add_override(const std::string& assignment) {
 
 void Loader::add_given(const std::string& key, const YNode& value) {
   std::vector<std::pair<std::string, Given>> keys;
-  expand_given(key, value, keys);
+  std::optional<WorkloadKind> kind;
+  if (const Given* k = find_given("workload.kind"); k && k->node.is_scalar())
+    kind = workload_kind_named(k->node.raw().Scalar());
+  expand_given(key, value, keys, kind);
   for (auto& [k, g] : keys) own_.given[k] = std::move(g);
 }
 
@@ -803,7 +843,7 @@ Scenario Loader::run() {
   if (!base_) {
     if (root_.is_null())
       root_.fail("empty scenario (expected a map with name, hardware, model, workload)");
-    flatten(root_, "", base_dir_, own_);
+    flatten(root_, "", base_dir_, own_, kind_named_in(root_));
   }
   for (const auto& o : opts_.file_overrides)
     add_given(o.key, YNode(o.value.raw(), std::make_shared<const std::string>(o.value.file()),
@@ -811,7 +851,12 @@ Scenario Loader::run() {
   for (const auto& a : opts_.overrides) add_override(a);
   for (const Setting& setting : opts_.settings) {
     if (!setting.data) continue;
-    if (setting.data->error) std::rethrow_exception(setting.data->error);
+    if (setting.data->error) {
+      // Made once for scenarios of any kind, its unknown-key message listed every kind's keys:
+      // expanded again here, it throws what --set throws for this scenario.
+      add_override(setting.data->assignment);
+      std::rethrow_exception(setting.data->error);
+    }
     for (const auto& [key, g] : setting.data->keys) own_.given[key] = g;
   }
 
@@ -886,6 +931,7 @@ Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
 
 Setting::Setting(const std::string& assignment) {
   auto d = std::make_shared<SettingData>();
+  d->assignment = assignment;
   try {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -893,7 +939,7 @@ Setting::Setting(const std::string& assignment) {
     const std::string key = assignment.substr(0, eq);
     const YNode parsed = value_node(assignment.substr(eq + 1), "--set");
     expand_given(key, YNode(parsed.raw(), std::make_shared<const std::string>("--set"), key, false),
-                 d->keys);
+                 d->keys, std::nullopt);
     for (auto& [k, g] : d->keys) decode(g, k);
   } catch (...) {
     d->keys.clear();
@@ -940,7 +986,7 @@ const ScenarioSource::Prepared& ScenarioSource::prepared() const {
       if (p->root.is_null())
         p->root.fail("empty scenario (expected a map with name, hardware, model, workload)");
       flatten(p->root, "", is_file_ ? std::filesystem::path(path_).parent_path().string() : "",
-              p->keys);
+              p->keys, kind_named_in(p->root));
       for (auto& [key, g] : p->keys.given) decode(g, key);
       p->keys.index();
     } catch (...) {

@@ -130,15 +130,19 @@ YNode YNode::require(const std::string& key, const std::string& expected) const 
   return *v;
 }
 
-void YNode::check_keys(const std::vector<std::string>& valid) const {
+void YNode::check_keys(const std::vector<std::string>& valid,
+                       const std::vector<std::string>* shown) const {
   if (!is_map()) fail("expected a map of keys, got " + describe());
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     YNode key_node(it->first, file_, path_, lines_known_);
     const std::string key = key_node.scalar("a key");
     if (std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
     YNode at(it->first, file_, child_path(key), lines_known_);
-    at.fail("unknown key" + did_you_mean(key, valid) + "; valid keys" +
-            (path_.empty() ? std::string() : " in '" + path_ + "'") + ": " + join(valid));
+    const std::vector<std::string>& listed = shown ? *shown : valid;
+    std::string hint = did_you_mean(key, listed);
+    if (hint.empty()) hint = did_you_mean(key, valid);
+    at.fail("unknown key" + hint + "; valid keys" +
+            (path_.empty() ? std::string() : " in '" + path_ + "'") + ": " + join(listed));
   }
 }
 

@@ -68,7 +68,10 @@ class YNode {
   std::optional<YNode> get(const std::string& key) const;
   YNode require(const std::string& key, const std::string& expected) const;
   // Fails on the first key not in `valid`, with a near-match suggestion and the valid list.
-  void check_keys(const std::vector<std::string>& valid) const;
+  // `shown`, when given, is what an unknown key's message lists and suggests from (the keys of
+  // the scenario's workload kind), `valid` what is accepted; a suggestion falls back to `valid`.
+  void check_keys(const std::vector<std::string>& valid,
+                  const std::vector<std::string>* shown = nullptr) const;
   // List access; fails when this node is not a list.
   std::vector<YNode> items() const;
 

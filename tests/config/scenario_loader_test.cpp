@@ -103,6 +103,27 @@ TEST_CASE("unknown key: suggestion, file, line, path, valid keys", "[config][sce
   CHECK_THAT(top.what(), Catch::Contains("did you mean 'policy'?"));
 }
 
+TEST_CASE("an unknown key lists and suggests the keys of the scenario's workload kind",
+          "[config][scenario]") {
+  // kBase is an inference scenario: its workload keys are four, where every kind's are over 70.
+  const auto file =
+      config_error([] { load(replace(kBase, "  prompt_tokens:", "  promt_tokens:")); });
+  CHECK_THAT(file.what(), Catch::EndsWith("valid keys in 'workload': kind, batch, prompt_tokens, "
+                                          "gen_tokens"));
+  const auto set = config_error([] { load(kBase, {"workload.gen_token=3"}); });
+  CHECK_THAT(set.what(),
+             Catch::Contains("did you mean 'workload.gen_tokens'?") &&
+                 Catch::EndsWith("valid keys in 'workload' for workload kind "
+                                 "'inference': kind, batch, prompt_tokens, gen_tokens"));
+  // A key of another kind is not unknown: it is refused as not applying, naming its kinds.
+  CHECK_THROWS_WITH(load(kBase, {"workload.arrival_rate=1"}),
+                    Catch::Contains("does not apply to workload kind 'inference'"));
+  // A section given as a map lists its keys of the kind too.
+  const auto section = config_error([] { load(kBase, {"workload={kind: inference, bach: 2}"}); });
+  CHECK_THAT(section.what(), Catch::Contains("did you mean 'batch'?") &&
+                                 Catch::EndsWith("kind, batch, prompt_tokens, gen_tokens"));
+}
+
 TEST_CASE("a sweep, plan or comparison file where a scenario belongs is named as such",
           "[config][scenario]") {
   const auto sweep =
