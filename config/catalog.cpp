@@ -144,10 +144,15 @@ LlmSpec model_from_hf_config(const LlmSpec& entry, const YNode& root, const std:
   m.published_params_b = entry.published_params_b;
   for (const auto& [k, v] : entry.sources)
     if (k == "published_params_b" || k == "hf_config") m.sources[k] = v;
-  // Sources name the file as the catalog names it, not by this machine's path.
+  // Sources name the file as the catalog names it, not by this machine's path: every mention (a
+  // source built from two keys, as shared_ffn's "n_shared_experts x moe_intermediate_size",
+  // names it twice; the snapshot, made from another folder, differed there).
+  const std::string absolute = "hf_config " + dir + "/";
   for (auto& [k, v] : m.sources.edit())
-    if (v.rfind("hf_config " + dir + "/", 0) == 0)
-      v = "hf_config " + v.substr(std::string("hf_config " + dir + "/").size());
+    for (auto at = v.find(absolute); at != std::string::npos; at = v.find(absolute, at)) {
+      v.replace(at, absolute.size(), "hf_config ");
+      at += std::string("hf_config ").size();
+    }
   return m;
 }
 

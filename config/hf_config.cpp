@@ -55,6 +55,16 @@ const std::vector<ModelType>& model_types() {
       {"qwen3", FfnKind::kGated, false, false},
       {"qwen2_moe", FfnKind::kGated, false, false},
       {"qwen3_moe", FfnKind::kGated, false, false},
+      // Glm4MoeMLP and Glm4MoeMoE (GLM-4.5, GLM-4.6): SwiGLU experts with one shared expert of
+      // n_shared_experts x moe_intermediate_size, first_k_dense_replace dense layers of
+      // intermediate_size; rotary on half the head (partial_rotary_factor, values only).
+      // Glm4MoeConfig passes tie_word_embeddings=False. Not counted: the q/k/v biases
+      // (attention_bias: q_dim + 2 kv_dim per layer, under 0.001% of GLM-4.5), the optional
+      // per-head q/k norms, and the router's e_score_correction_bias (one per expert); nor the
+      // num_nextn_predict_layers multi-token-prediction layer, which transformers does not load
+      // (Glm4MoeForCausalLM leaves model.layers.<num_hidden_layers> out) and serving stacks run
+      // only as a speculative-decoding draft.
+      {"glm4_moe", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
       // GraniteMLP (Llama's: gate_proj, up_proj, down_proj with SiLU); rotary; GraniteConfig's
       // tie_word_embeddings default is false (Granite 3.x configs set it true). Its embedding,
@@ -139,6 +149,55 @@ class Reader {
   const json& j_;
   std::string path_;
 };
+
+// Which layers of an MoE have the experts (LlmSpec::layer_has_experts: l >= dense_first_layers
+// and (l + 1) % moe_layer_step == 0), from the fields each family names them by:
+// - first_k_dense_replace (DeepSeek-V2/V3, GLM-4.5): the first k layers are dense;
+// - moe_layer_freq (DeepSeek): experts where l % freq == 0, which is every layer at 1, the only
+//   value released models use; another would place them where the step rule does not;
+// - decoder_sparse_step (Qwen2-MoE, Qwen3-MoE): experts where (l + 1) % step == 0;
+// - mlp_only_layers (Qwen2-MoE, Qwen3-MoE): dense layers by index; a prefix 0..k-1 is the first
+//   k layers, any other list is refused.
+void read_expert_layers(const Reader& r, LlmSpec& m) {
+  const auto whole = [&](const json& v, const std::string& key, long long low) {
+    if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > kMaxCount)
+      r.fail(key, "expected a whole number from " + std::to_string(low) + ", got " + v.dump());
+    return static_cast<int>(v.get<long long>());
+  };
+  m.sources["dense_first_layers"] = r.source("model_type") + " (no dense layers named)";
+  m.sources["moe_layer_step"] = r.source("model_type") + " (experts on every layer)";
+  if (const json* k = r.find({"first_k_dense_replace"})) {
+    m.dense_first_layers = whole(*k, "first_k_dense_replace", 0);
+    m.sources["dense_first_layers"] = r.source("first_k_dense_replace");
+  }
+  if (const json* k = r.find({"moe_layer_freq"}); k && whole(*k, "moe_layer_freq", 1) != 1)
+    r.fail("moe_layer_freq", "experts on every " + k->dump() +
+                                 "th layer counted from layer 0 are not modelled (only 1: every "
+                                 "layer past first_k_dense_replace)");
+  if (const json* k = r.find({"decoder_sparse_step"})) {
+    m.moe_layer_step = whole(*k, "decoder_sparse_step", 1);
+    m.sources["moe_layer_step"] = r.source("decoder_sparse_step");
+  }
+  if (const json* k = r.find({"mlp_only_layers"}); k && !(k->is_array() && k->empty())) {
+    if (!k->is_array())
+      r.fail("mlp_only_layers", "expected a list of layer indices, got " + k->dump());
+    for (std::size_t i = 0; i < k->size(); ++i)
+      if (!(*k)[i].is_number_integer() || (*k)[i].get<long long>() != static_cast<long long>(i))
+        r.fail("mlp_only_layers",
+               "dense layers other than the first ones (0, 1, ...) are not "
+               "modelled, got " +
+                   k->dump());
+    if (r.find({"first_k_dense_replace"}))
+      r.fail("mlp_only_layers",
+             "names the first dense layers as first_k_dense_replace does; give "
+             "one of the two");
+    m.dense_first_layers = static_cast<int>(k->size());
+    m.sources["dense_first_layers"] = r.source("mlp_only_layers");
+  }
+  if (m.dense_first_layers >= m.layers || m.expert_layers() == 0)
+    r.fail(m.dense_first_layers >= m.layers ? "first_k_dense_replace" : "decoder_sparse_step",
+           "leaves no layer of the " + std::to_string(m.layers) + " with the experts");
+}
 
 }  // namespace
 
@@ -227,18 +286,15 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     if (m.experts_per_token > m.experts)
       r.fail("num_experts_per_tok",
              "exceeds " + experts_key + " (" + std::to_string(m.experts) + ")");
-    if (const json* k = r.find({"first_k_dense_replace"}); k && !(k->is_number() && k->get<double>() == 0))
-      r.fail("first_k_dense_replace", "dense layers between MoE layers are not modelled (every layer "
-                                      "has the same experts)");
-    if (const json* k = r.find({"mlp_only_layers"}); k && !(k->is_array() && k->empty()))
-      r.fail("mlp_only_layers", "dense layers between MoE layers are not modelled");
-    if (const json* k = r.find({"decoder_sparse_step", "moe_layer_freq"}, &experts_key);
-        k && !(k->is_number_integer() && k->get<long long>() == 1))
-      r.fail(experts_key, "MoE on only some layers is not modelled (every layer has the same experts)");
     m.sources["experts_per_token"] = r.source("num_experts_per_tok");
+    read_expert_layers(r, m);
   } else {
     m.sources["experts"] = r.source("model_type") + " (dense: no expert count)";
-    m.sources["experts_per_token"] = m.sources["experts"];
+    m.sources["experts_per_token"] = std::string(m.sources["experts"]);
+    // Copied first: inserting a key into the source map may move the ones already in it.
+    const std::string dense = m.sources["experts"];
+    for (const char* field : {"dense_first_layers", "moe_layer_step", "dense_ffn"})
+      m.sources[field] = dense;
   }
 
   // FFN width (per expert for MoE). GPT-J's and GPT-2's n_inner, BLOOM's and Falcon's MLPs
@@ -258,6 +314,18 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sources["ffn"] = r.source("hidden_size") + " x 4 (" + type + "'s MLP width when not given)";
   } else {
     r.fail("intermediate_size", "missing (expected the MLP's inner width)");
+  }
+  // The dense MLP of an MoE's layers without experts: intermediate_size, where the experts' width
+  // is moe_intermediate_size (DeepseekV3MLP, Glm4MoeMLP, Qwen2MoeMLP of config.intermediate_size).
+  if (m.mixed_layers()) {
+    if (ffn_key != "moe_intermediate_size")
+      r.fail("moe_intermediate_size",
+             "missing: an MoE with dense layers gives its experts' width here and the dense "
+             "MLP's in intermediate_size");
+    m.dense_ffn = r.count({"intermediate_size"}, m, "dense_ffn");
+  } else if (m.experts > 1) {
+    m.sources["dense_ffn"] =
+        r.source("model_type") + " (every layer has the experts: no dense MLP)";
   }
   // Shared experts, which every token runs beside its routed ones: Qwen2-MoE gives their width
   // (one shared expert of shared_expert_intermediate_size, Qwen2MoeSparseMoeBlock; its one-output

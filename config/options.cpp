@@ -202,6 +202,13 @@ std::vector<Option> build_table() {
     // A model without shared experts resolves (and hashes) as it did before the key existed.
     if (o.path == "model.shared_ffn")
       o.emit_when = [](const Scenario& s) { return s.model.shared_ffn > 0; };
+    // Likewise a model whose every layer has its experts (or none: a dense model).
+    if (o.path == "model.dense_first_layers")
+      o.emit_when = [](const Scenario& s) { return s.model.dense_first_layers > 0; };
+    if (o.path == "model.moe_layer_step")
+      o.emit_when = [](const Scenario& s) { return s.model.moe_layer_step != 1; };
+    if (o.path == "model.dense_ffn")
+      o.emit_when = [](const Scenario& s) { return s.model.dense_ffn > 0; };
   }
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.

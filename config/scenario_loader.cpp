@@ -745,6 +745,21 @@ void Loader::check_cross_fields() {
     fail_at("model.shared_ffn",
             "shared experts run beside routed ones: set model.experts above 1, "
             "or widen model.ffn for a dense model");
+  // Which layers have the experts: only an MoE has any, and at least one layer must.
+  for (const auto& [key, set] :
+       {std::pair<const char*, bool>{"model.dense_first_layers", m.dense_first_layers > 0},
+        {"model.moe_layer_step", m.moe_layer_step != 1},
+        {"model.dense_ffn", m.dense_ffn > 0}})
+    if (set && m.experts <= 1)
+      fail_at(key,
+              "places the dense layers of an MoE; a dense model (model.experts 1) has no "
+              "expert layers: leave it out, or set model.experts above 1");
+  if (m.experts > 1 && m.expert_layers() == 0)
+    fail_at(m.dense_first_layers >= m.layers ? "model.dense_first_layers" : "model.moe_layer_step",
+            "leaves no layer with the experts (dense_first_layers " +
+                std::to_string(m.dense_first_layers) + ", moe_layer_step " +
+                std::to_string(m.moe_layer_step) + ", layers " + std::to_string(m.layers) +
+                "): an MoE needs at least one");
   // Within its window sliding-window attention attends to every token, as full attention does;
   // past it the cache keeps only the window, which the simulator does not model.
   if (m.sliding_window > 0) {

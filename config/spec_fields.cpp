@@ -215,6 +215,15 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
        "experts routed per token (top-k)"},
       {"shared_ffn", &L::shared_ffn, "", 0, kNoLimit, false,
        "inner width of the shared experts every token runs beside its routed ones (0 = none)"},
+      {"dense_first_layers", &L::dense_first_layers, "", 0, 100000, false,
+       "MoE: the first layers run one dense MLP of dense_ffn instead of the experts (HF "
+       "first_k_dense_replace; 0 = none)"},
+      {"moe_layer_step", &L::moe_layer_step, "", 1, 100000, false,
+       "MoE: experts on layer l (from 0) when (l + 1) is a multiple of this (HF "
+       "decoder_sparse_step); the other layers run the dense MLP"},
+      {"dense_ffn", &L::dense_ffn, "", 0, kNoLimit, false,
+       "MoE: inner width of the dense MLP of the layers without experts (HF intermediate_size "
+       "beside moe_intermediate_size; 0 = ffn)"},
       {"ffn_kind", &L::ffn_kind, "", 0, 0, false, "mlp (up+down) or gated (gate+up+down)"},
       {"tied_embeddings", &L::tied_embeddings, "", 0, 1, false,
        "output projection shares the input embedding"},

@@ -265,7 +265,7 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   const double sub_batch =
       double(w.batch) / dp / gpu_batches / std::max(1, p.parallelism.micro_batches);
   const double tokens = sub_batch * w.prompt_tokens;
-  const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
+  const double ffn_width = m.widest_ffn() * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
   // Prefill peak: hidden states in and out, the FFN intermediate, and eager attention's score and
   // probability matrices for one layer. Fused attention keeps the scores on chip, so its working
   // set grows with the tokens, not with their square.
@@ -380,7 +380,7 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   // The profile's torch peak: the larger of the forward pass (hidden states in and out and the
   // FFN intermediate for every token of the budget; fused attention keeps no score matrix) and
   // the sampler pass over full-vocabulary logits.
-  const double ffn_width = m.ffn * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
+  const double ffn_width = m.widest_ffn() * (m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0);
   const double forward_peak = token_budget * (2.0 * m.hidden + ffn_width / tp) * 2.0;
   const double sampler_rows = std::min(double(max_sequences), token_budget);
   const double sampler_peak =

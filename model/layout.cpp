@@ -58,15 +58,30 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     for (int k = 0; k < matrices; ++k)
       layer.tensors.push_back(matrix(kSharedNames[k], h * m.shared_ffn));
   // Biases, norms and the router are small fp16 tensors; they travel together.
-  const double small = counts.per_layer - (2 * h * q + 2 * h * kv) - matrices * h * f * m.experts -
-                       counts.ffn_shared;
+  const double small = counts.expert_layer - (2 * h * q + 2 * h * kv) -
+                       matrices * h * f * m.experts - counts.ffn_shared;
   if (small > 0) {
     layer.tensors.push_back(plain("norms_biases", small));
     layer.tensors.back().largest_part_elements = counts.largest_small_param;
   }
+  // An MoE's layers without the experts: the same attention and one dense MLP.
+  WeightModule dense;
+  if (m.mixed_layers()) {
+    dense.kind = WeightModule::Kind::kLayer;
+    dense.tensors.assign(layer.tensors.begin(), layer.tensors.begin() + 4);  // q, k, v, o
+    for (int k = 0; k < matrices; ++k)
+      dense.tensors.push_back(matrix(kFfnNames[k], h * m.dense_mlp_width()));
+    const double dense_small =
+        counts.dense_layer - (2 * h * q + 2 * h * kv) - matrices * h * m.dense_mlp_width();
+    if (dense_small > 0) {
+      dense.tensors.push_back(plain("norms_biases", dense_small));
+      dense.tensors.back().largest_part_elements = counts.largest_small_param;
+    }
+  }
   for (int l = 0; l < m.layers; ++l) {
-    layer.layer = l;
-    modules.push_back(layer);
+    WeightModule& kind = m.mixed_layers() && !m.layer_has_experts(l) ? dense : layer;
+    kind.layer = l;
+    modules.push_back(kind);
   }
 
   WeightModule head;

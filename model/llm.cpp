@@ -26,11 +26,23 @@ ParamCounts count_params(const LlmSpec& m) {
   p.largest_small_param = h;
   if (bias) p.largest_small_param = std::max({h, f, m.family == "bloom" ? q + 2 * kv : q});
   p.largest_small_param = std::max(p.largest_small_param, p.router);
-  p.per_layer = p.attention + p.ffn_total + p.ffn_shared + p.router + p.norms;
+  p.expert_layer = p.attention + p.ffn_total + p.ffn_shared + p.router + p.norms;
+  p.per_layer = p.expert_layer;
   p.embedding = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.max_positions * h : 0);
   p.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * h;
   const double final_norm = h * (bias ? 2 : 1);
-  p.total = p.per_layer * m.layers + p.embedding + p.lm_head + final_norm;
+  double layers_total = p.per_layer * m.layers;
+  if (m.mixed_layers()) {
+    // Layers without the experts run one dense MLP (its bias, for families with biases).
+    const double fd = m.dense_mlp_width();
+    p.ffn_dense = matrices * h * fd + (bias ? fd + h : 0);
+    p.dense_layer = p.attention + p.ffn_dense + p.norms;
+    const double with_experts = m.expert_layers();
+    layers_total = with_experts * p.expert_layer + (m.layers - with_experts) * p.dense_layer;
+    p.per_layer = layers_total / m.layers;
+    if (bias) p.largest_small_param = std::max(p.largest_small_param, fd);
+  }
+  p.total = layers_total + p.embedding + p.lm_head + final_norm;
   return p;
 }
 
@@ -50,7 +62,12 @@ double layer_active_params(const LlmSpec& m) {
   const double attention = 2 * h * q + 2 * h * kv;
   const double router = m.experts > 1 ? h * m.experts : 0;
   // Every token runs its top-k routed experts and the shared ones.
-  return attention + matrices * h * (f * m.experts_per_token + double(m.shared_ffn)) + router;
+  const double with_experts =
+      attention + matrices * h * (f * m.experts_per_token + double(m.shared_ffn)) + router;
+  if (!m.mixed_layers()) return with_experts;
+  const double dense = attention + matrices * h * double(m.dense_mlp_width());
+  const double n = m.expert_layers();
+  return (n * with_experts + (m.layers - n) * dense) / m.layers;
 }
 
 double expected_distinct_experts(const LlmSpec& m, double tokens) {

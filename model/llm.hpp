@@ -1,5 +1,6 @@
 #pragma once
 // Transformer architectures: bytes and FLOPs per layer, KV-cache size. Pure functions.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,15 @@ struct LlmSpec {
   // (Qwen2-MoE's shared_expert_intermediate_size; DeepSeek's n_shared_experts x
   // moe_intermediate_size); 0 = none.
   int shared_ffn = 0;
+  // Which layers of an MoE have the experts; the others run one dense MLP of dense_ffn. Layer l
+  // (from 0) has them when l >= dense_first_layers and (l + 1) % moe_layer_step == 0: DeepSeek's
+  // and GLM-4.5's first_k_dense_replace dense layers (DeepseekV3DecoderLayer,
+  // Glm4MoeDecoderLayer), Qwen2-MoE's decoder_sparse_step (Qwen2MoeDecoderLayer).
+  int dense_first_layers = 0;
+  int moe_layer_step = 1;
+  // Inner width of the dense MLP of an MoE's layers without experts (HF intermediate_size beside
+  // moe_intermediate_size); 0 = ffn.
+  int dense_ffn = 0;
   FfnKind ffn_kind = FfnKind::kMlp;
   bool tied_embeddings = false;  // output projection shares the input embedding
   bool learned_positions = false;  // OPT/BLOOM-style position table (max_positions x hidden)
@@ -42,6 +52,22 @@ struct LlmSpec {
   SourceMap sources;
 
   int head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  // True when layer `layer` runs the routed experts (always false for a dense model).
+  bool layer_has_experts(int layer) const {
+    return experts > 1 && layer >= dense_first_layers && (layer + 1) % moe_layer_step == 0;
+  }
+  // Layers with the experts: the l in [dense_first_layers, layers) with (l + 1) divisible by the
+  // step, i.e. floor(layers / step) - floor(dense_first_layers / step); 0 for a dense model.
+  int expert_layers() const {
+    if (experts <= 1) return 0;
+    const int step = moe_layer_step > 0 ? moe_layer_step : 1;
+    return std::max(0, layers / step - std::min(dense_first_layers, layers) / step);
+  }
+  // An MoE some of whose layers run a dense MLP instead of the experts.
+  bool mixed_layers() const { return experts > 1 && expert_layers() < layers; }
+  int dense_mlp_width() const { return dense_ffn > 0 ? dense_ffn : ffn; }
+  // The widest FFN intermediate any layer computes (activation peaks, the largest Linear).
+  int widest_ffn() const { return mixed_layers() ? std::max(ffn, dense_mlp_width()) : ffn; }
   int kv_dim() const { return head_dim() * kv_heads; }
   // Width of the query (and attention output) projection: heads x head_dim.
   int q_dim() const { return head_dim() * heads; }
@@ -54,11 +80,17 @@ struct ParamCounts {
   double ffn_total = 0;          // all routed experts
   double ffn_shared = 0;         // the shared experts (LlmSpec::shared_ffn)
   double router = 0;             // MoE gate
+  double ffn_dense = 0;          // the dense MLP of an MoE's layer without experts
   double norms = 0;              // layer norms of one layer
   // The largest of one layer's parameters that are not its weight matrices (a norm's weight or
   // bias, a projection's bias, the router): what ZeRO-3's persistence threshold compares
   double largest_small_param = 0;
-  double per_layer = 0;          // everything in one transformer layer
+  // Everything in one transformer layer: one with the experts (or any layer of a dense model),
+  // one with the dense MLP instead (an MoE with dense layers), and the mean over the model's
+  // layers, so that per_layer x layers is every layer's parameters.
+  double expert_layer = 0;
+  double dense_layer = 0;
+  double per_layer = 0;
   double embedding = 0;          // token (+ position) embedding
   double lm_head = 0;            // 0 when tied
   double total = 0;
@@ -119,7 +151,8 @@ double expected_distinct_experts(const LlmSpec& m, double tokens);
 // FLOPs of one layer's matrix multiplies for `tokens` tokens (2 * params touched per token).
 // For MoE only the routed experts count.
 double layer_gemm_flops(const LlmSpec& m, double tokens);
-// Weight elements a token touches in one layer (active parameters).
+// Weight elements a token touches in one layer (active parameters); for an MoE with dense
+// layers, the mean over the layers (layers x this is what a token touches in all of them).
 double layer_active_params(const LlmSpec& m);
 // FLOPs of attention scores and weighted sum for `queries` query tokens, each attending to
 // `context` keys on average, summed over the batch.

@@ -84,7 +84,7 @@ void apply_strategy(Scenario& s, const ZeroStrategy& st) {
 double largest_operator_params(const LlmSpec& m, int linear_tiles) {
   const double h = m.hidden;
   // One Linear: an FFN matrix (h x ffn), a q/o projection (h x h) or a k/v projection (h x kv).
-  const double linear = h * std::max({double(m.ffn), h, double(m.kv_dim())});
+  const double linear = h * std::max({double(m.widest_ffn()), h, double(m.kv_dim())});
   const double token_embedding = double(m.vocab) * h;
   return std::max(linear / std::max(1, linear_tiles), token_embedding);
 }
@@ -93,7 +93,8 @@ double gathered_params_bytes(const LlmSpec& m, const TrainingWorkload& w, const 
   const StateBytes b = state_bytes_per_param(w.precision, w.optimizer_kind);
   const ParamCounts c = count_params(m);
   double live = largest_operator_params(m, w.linear_tiles) + zb.prefetch_bucket_params;
-  if (w.activation_checkpointing) live += std::min(c.per_layer, zb.max_reuse_distance_params);
+  if (w.activation_checkpointing)
+    live += std::min(std::max(c.expert_layer, c.dense_layer), zb.max_reuse_distance_params);
   return std::min(live, c.total) * b.params;
 }
 

@@ -9,6 +9,7 @@
 #include "config/catalog.hpp"
 #include "config/hf_config.hpp"
 #include "model/errors.hpp"
+#include "model/layout.hpp"
 #include "model/llm.hpp"
 #include "tests/support.hpp"
 #include "tests/temp_dir.hpp"
@@ -202,6 +203,78 @@ TEST_CASE("GPT-2 and GPTBigCode configs count their published sizes", "[config][
                     Catch::Contains("hidden_size"));
 }
 
+TEST_CASE("an MoE's dense layers: GLM-4.5's first layers, Qwen-MoE's sparse step",
+          "[config][hf_config]") {
+  // GLM-4.5 and GLM-4.5-Air (scenarios/catalog/hf): 3 and 1 dense first layers of
+  // intermediate_size, then 160 and 128 routed experts of moe_intermediate_size and one shared.
+  // Published: 355B and 106B parameters in all (zai-org/GLM-4.5 README and model cards).
+  const std::string dir = std::string(TIERSIM_SOURCE_DIR) + "/scenarios/catalog/hf/";
+  const LlmSpec glm = read_hf_config(dir + "glm-4.5.json");
+  CHECK(glm.dense_first_layers == 3);
+  CHECK(glm.dense_ffn == 12288);
+  CHECK(glm.ffn == 1536);
+  CHECK(glm.shared_ffn == 1536);
+  CHECK(glm.expert_layers() == 89);
+  CHECK_FALSE(glm.layer_has_experts(2));
+  CHECK(glm.layer_has_experts(3));
+  const ParamCounts c = count_params(glm);
+  CHECK(c.total / 1e9 == Approx(355).epsilon(0.01));
+  CHECK(c.dense_layer < c.expert_layer / 10);
+  CHECK(count_params(read_hf_config(dir + "glm-4.5-air.json")).total / 1e9 ==
+        Approx(106).epsilon(0.01));
+  // The catalog entry's sources name the file as the catalog does, at each mention: shared_ffn's
+  // source names it twice, and only the first used to lose this machine's folder.
+  const LlmSpec entry =
+      Catalog::load(std::string(TIERSIM_SOURCE_DIR) + "/scenarios").model("glm-4.5");
+  CHECK(entry.sources.at("shared_ffn") ==
+        "hf_config hf/glm-4.5.json: n_shared_experts x hf_config hf/glm-4.5.json: "
+        "moe_intermediate_size");
+  // The layout fetches each layer as it is: dense layers without expert tensors, and every
+  // element counted once.
+  const std::vector<WeightModule> mods = weight_modules(glm, Policy{});
+  double elements = 0;
+  for (const auto& mod : mods) elements += mod.elements();
+  CHECK(elements == Approx(c.total).epsilon(1e-9));
+  const auto experts_in = [&](int layer) {
+    int n = 0;
+    for (const auto& t : mods[static_cast<std::size_t>(layer) + 1].tensors) n += t.expert >= 0;
+    return n;
+  };
+  CHECK(experts_in(0) == 0);
+  CHECK(experts_in(2) == 0);
+  CHECK(experts_in(3) == 160 * 3);
+  // Active parameters: each layer's own, averaged (GLM-4.5 publishes 32B active; this count
+  // has the input embedding and the q/k/v biases' omission in it: 33.6B).
+  const double active = layer_active_params(glm) * glm.layers + c.embedding + c.lm_head;
+  CHECK(active / 1e9 == Approx(33.6).epsilon(0.01));
+
+  // Qwen-MoE's forms: mlp_only_layers [0, 1] is two dense first layers; decoder_sparse_step 2
+  // puts the experts on layers 1, 3, 5 ... (Qwen2MoeDecoderLayer: (layer_idx + 1) % step == 0).
+  const std::string qwen =
+      R"({"model_type": "qwen2_moe", "num_hidden_layers": 6, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 10, "num_experts": 8, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "intermediate_size": 256, )";
+  const LlmSpec first = parse_hf_config(qwen + R"("mlp_only_layers": [0, 1]})", "q.json");
+  CHECK(first.dense_first_layers == 2);
+  CHECK(first.expert_layers() == 4);
+  CHECK(first.dense_ffn == 256);
+  const LlmSpec step = parse_hf_config(qwen + R"("decoder_sparse_step": 2})", "q.json");
+  CHECK(step.moe_layer_step == 2);
+  CHECK(step.expert_layers() == 3);
+  CHECK_FALSE(step.layer_has_experts(0));
+  CHECK(step.layer_has_experts(1));
+  // Every layer's own parameters add up: 3 with experts, 3 dense.
+  const ParamCounts sc = count_params(step);
+  CHECK(sc.per_layer * 6 == Approx(3 * sc.expert_layer + 3 * sc.dense_layer));
+  CHECK(sc.dense_layer == Approx(sc.attention + 3 * 64.0 * 256 + sc.norms));
+  // Without moe_intermediate_size the dense layers' width is unknown.
+  CHECK_THROWS_WITH(parse_hf_config(R"({"model_type": "qwen2_moe", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "num_experts": 8,
+      "num_experts_per_tok": 2, "intermediate_size": 32, "first_k_dense_replace": 1})",
+                                    "w.json"),
+                    Catch::Contains("moe_intermediate_size"));
+}
+
 TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
           "[config][hf_config]") {
   // Qwen1.5-MoE-A2.7B as on the Hub (Qwen/Qwen1.5-MoE-A2.7B config.json): 60 routed experts of
@@ -251,6 +324,34 @@ TEST_CASE("a model's shared experts resolve and load back; none leaves the key o
   // Shared experts need routed ones.
   CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: llama-3-8b, shared_ffn: 1024}\n"),
                     Catch::Contains("model.shared_ffn"));
+}
+
+TEST_CASE("an MoE's dense layers resolve and load back, and need an MoE", "[config][hf_config]") {
+  const std::string yaml =
+      "name: t\nhardware: {gpu: {model: H200, count: 8}}\n"
+      "workload: {kind: inference, batch: 1, prompt_tokens: 16, gen_tokens: 2}\n"
+      "policy: {parallelism: {tensor: 8}}\n";
+  const Scenario glm = test::load_yaml(yaml + "model: {name: glm-4.5}\n");
+  CHECK(glm.model.dense_first_layers == 3);
+  CHECK_THAT(glm.resolved_yaml, Catch::Contains("dense_first_layers: 3") &&
+                                    Catch::Contains("dense_ffn: 12288") &&
+                                    !Catch::Contains("moe_layer_step"));
+  const Scenario back = load_scenario_text(glm.resolved_yaml, "resolved.yaml");
+  CHECK(back.hash == glm.hash);
+  CHECK(back.model.expert_layers() == 89);
+  // By hand on a catalog MoE: Mixtral with experts on every other layer.
+  const Scenario every_other =
+      test::load_yaml(yaml + "model: {name: mixtral-8x7b, moe_layer_step: 2, dense_ffn: 4096}\n");
+  CHECK(every_other.model.expert_layers() == 16);
+  CHECK(load_scenario_text(every_other.resolved_yaml, "r.yaml").hash == every_other.hash);
+  // A dense model has no expert layers to place; an MoE needs at least one.
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: llama-3-8b, dense_first_layers: 2}\n"),
+                    Catch::Contains("model.dense_first_layers") && Catch::Contains("dense model"));
+  CHECK_THROWS_WITH(
+      test::load_yaml(yaml + "model: {name: mixtral-8x7b, moe_layer_step: 64}\n"),
+      Catch::Contains("model.moe_layer_step") && Catch::Contains("an MoE needs at least one"));
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: mixtral-8x7b, dense_first_layers: 32}\n"),
+                    Catch::Contains("model.dense_first_layers"));
 }
 
 TEST_CASE("an attention width past any model's is refused, not wrapped around",
@@ -372,10 +473,19 @@ TEST_CASE("a bad or unsupported config.json names the file and the field", "[con
       "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
       "\"num_attention_heads\": 4, \"vocab_size\": 10, \"num_experts\": 8, "
       "\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"intermediate_size\": 128, ";
-  e = hf_error(moe + "\"mlp_only_layers\": [0]}");
+  // Dense layers other than the first ones, or a pattern that leaves no layer its experts.
+  e = hf_error(moe + "\"mlp_only_layers\": [1]}");
   CHECK(e.key_path() == "mlp_only_layers");
-  e = hf_error(moe + "\"decoder_sparse_step\": 2}");
+  CHECK_THAT(e.what(), Catch::Contains("other than the first ones"));
+  e = hf_error(moe + "\"decoder_sparse_step\": 3}");
   CHECK(e.key_path() == "decoder_sparse_step");
+  CHECK_THAT(e.what(), Catch::Contains("leaves no layer of the 2 with the experts"));
+  e = hf_error(moe + "\"first_k_dense_replace\": 2}");
+  CHECK(e.key_path() == "first_k_dense_replace");
+  e = hf_error(moe + "\"moe_layer_freq\": 2}");
+  CHECK(e.key_path() == "moe_layer_freq");
+  e = hf_error(moe + "\"first_k_dense_replace\": 1, \"mlp_only_layers\": [0]}");
+  CHECK_THAT(e.what(), Catch::Contains("give one of the two"));
   // Every layer sparse: read, with the per-expert width.
   const LlmSpec ok = parse_hf_config(moe + "\"decoder_sparse_step\": 1, \"mlp_only_layers\": []}",
                                      "ok.json");
