@@ -65,6 +65,13 @@ const std::vector<ModelType>& model_types() {
       // (Glm4MoeForCausalLM leaves model.layers.<num_hidden_layers> out) and serving stacks run
       // only as a speculative-decoding draft.
       {"glm4_moe", FfnKind::kGated, false, false},
+      // Llama4TextModel (Llama 4 Scout, Maverick; the text_config of a llama4 config): layers in
+      // moe_layers (every interleave_moe_layer_step-th) run Llama4TextMoe, num_local_experts
+      // routed SwiGLU experts of intermediate_size (top num_experts_per_tok) beside one shared
+      // expert of the same width, the others Llama4TextMLP of intermediate_size_mlp.
+      // Llama4TextConfig passes tie_word_embeddings=False. Three of every four layers attend in
+      // chunks of attention_chunk_size: read as a window (longer sequences are refused).
+      {"llama4_text", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
       // GraniteMLP (Llama's: gate_proj, up_proj, down_proj with SiLU); rotary; GraniteConfig's
       // tie_word_embeddings default is false (Granite 3.x configs set it true). Its embedding,
@@ -96,10 +103,13 @@ const std::vector<ModelType>& model_types() {
 
 class Reader {
  public:
-  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+  // `prefix`: where the object read sits in the file ("text_config." for the language model of a
+  // multimodal config), for the keys errors and sources name.
+  Reader(const json& j, std::string path, std::string prefix = "")
+      : j_(j), path_(std::move(path)), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw ConfigError(path_, 0, key, message);
+    throw ConfigError(path_, 0, prefix_ + key, message);
   }
 
   const json* find(std::initializer_list<const char*> keys, std::string* found = nullptr) const {
@@ -143,12 +153,21 @@ class Reader {
     return v->get<std::string>();
   }
 
-  std::string source(const std::string& key) const { return "hf_config " + path_ + ": " + key; }
+  std::string source(const std::string& key) const {
+    return "hf_config " + path_ + ": " + prefix_ + key;
+  }
 
  private:
   const json& j_;
   std::string path_;
+  std::string prefix_;
 };
+
+// A JSON value as an error quotes it: whole when short, else its start.
+std::string excerpt_json(const json& v) {
+  const std::string text = v.dump();
+  return text.size() <= 80 ? text : text.substr(0, 77) + "...";
+}
 
 // Which layers of an MoE have the experts (LlmSpec::layer_has_experts: l >= dense_first_layers
 // and (l + 1) % moe_layer_step == 0), from the fields each family names them by:
@@ -174,9 +193,22 @@ void read_expert_layers(const Reader& r, LlmSpec& m) {
     r.fail("moe_layer_freq", "experts on every " + k->dump() +
                                  "th layer counted from layer 0 are not modelled (only 1: every "
                                  "layer past first_k_dense_replace)");
-  if (const json* k = r.find({"decoder_sparse_step"})) {
-    m.moe_layer_step = whole(*k, "decoder_sparse_step", 1);
-    m.sources["moe_layer_step"] = r.source("decoder_sparse_step");
+  std::string step_key;
+  if (const json* k = r.find({"decoder_sparse_step", "interleave_moe_layer_step"}, &step_key)) {
+    m.moe_layer_step = whole(*k, step_key, 1);
+    m.sources["moe_layer_step"] = r.source(step_key);
+  }
+  // Llama 4 may list its MoE layers (Llama4TextConfig moe_layers, which overrides the step): read
+  // when it is the step's own list, l = step - 1, 2 step - 1, ...
+  if (const json* k = r.find({"moe_layers"})) {
+    bool as_step = k->is_array();
+    int expected = m.moe_layer_step - 1;
+    for (std::size_t i = 0; as_step && i < k->size(); ++i, expected += m.moe_layer_step)
+      as_step = (*k)[i].is_number_integer() && (*k)[i].get<long long>() == expected;
+    if (!as_step || expected < m.layers)
+      r.fail("moe_layers", "MoE layers other than every " + std::to_string(m.moe_layer_step) +
+                               "th (interleave_moe_layer_step) are not modelled, got " +
+                               excerpt_json(*k));
   }
   if (const json* k = r.find({"mlp_only_layers"}); k && !(k->is_array() && k->empty())) {
     if (!k->is_array())
@@ -195,7 +227,9 @@ void read_expert_layers(const Reader& r, LlmSpec& m) {
     m.sources["dense_first_layers"] = r.source("mlp_only_layers");
   }
   if (m.dense_first_layers >= m.layers || m.expert_layers() == 0)
-    r.fail(m.dense_first_layers >= m.layers ? "first_k_dense_replace" : "decoder_sparse_step",
+    r.fail(m.dense_first_layers >= m.layers ? "first_k_dense_replace"
+           : step_key.empty()               ? "decoder_sparse_step"
+                                            : step_key,
            "leaves no layer of the " + std::to_string(m.layers) + " with the experts");
 }
 
@@ -223,11 +257,24 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError(path, 0, "", "expected a JSON object (a config.json)");
-  const Reader r(j, path);
+  // Llama 4's checkpoints are multimodal (Llama4ForConditionalGeneration): the language model is
+  // the config's text_config, read here; the vision tower, which runs only on image inputs, is not
+  // counted (about 0.8B parameters beside Scout's 107.8B).
+  const json* body = &j;
+  std::string prefix;
+  if (const auto t = j.find("model_type"); t != j.end() && *t == "llama4") {
+    const auto text = j.find("text_config");
+    if (text == j.end() || !text->is_object())
+      throw ConfigError(path, 0, "text_config",
+                        "missing: a llama4 config gives its language model in text_config");
+    body = &*text;
+    prefix = "text_config.";
+  }
+  const Reader r(*body, path, prefix);
   LlmSpec m;
   m.hf_config = path;
 
-  // Multimodal checkpoints nest the language model; only its own config.json is read.
+  // Other multimodal checkpoints nest the language model; only its own config.json is read.
   if (r.find({"text_config"}))
     r.fail("text_config", "a multimodal config; give the language model's own config.json");
   const std::string type = r.text("model_type");
@@ -317,7 +364,10 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   }
   // The dense MLP of an MoE's layers without experts: intermediate_size, where the experts' width
   // is moe_intermediate_size (DeepseekV3MLP, Glm4MoeMLP, Qwen2MoeMLP of config.intermediate_size).
-  if (m.mixed_layers()) {
+  if (m.mixed_layers() && type == "llama4_text") {
+    // Llama4TextMLP of intermediate_size_mlp; the experts' width is intermediate_size.
+    m.dense_ffn = r.count({"intermediate_size_mlp"}, m, "dense_ffn");
+  } else if (m.mixed_layers()) {
     if (ffn_key != "moe_intermediate_size")
       r.fail("moe_intermediate_size",
              "missing: an MoE with dense layers gives its experts' width here and the dense "
@@ -331,7 +381,11 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   // (one shared expert of shared_expert_intermediate_size, Qwen2MoeSparseMoeBlock; its one-output
   // sigmoid gate, hidden_size elements, is not counted), DeepSeek their count at the routed
   // experts' width (DeepseekV2MoE: intermediate_size = moe_intermediate_size x n_shared_experts).
-  if (m.experts > 1) {
+  if (m.experts > 1 && type == "llama4_text") {
+    // Llama4TextMoe's shared_expert: one Llama4TextMLP of intermediate_size beside the experts.
+    m.shared_ffn = m.ffn;
+    m.sources["shared_ffn"] = r.source(ffn_key) + " (llama4_text's one shared expert)";
+  } else if (m.experts > 1) {
     std::string shared_key;
     if (const json* s = r.find({"shared_expert_intermediate_size"}, &shared_key);
         s && !(s->is_number() && s->get<double>() == 0)) {
@@ -357,6 +411,11 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   // name a window but leave it off (use_sliding_window false, or null).
   if (const json* w = r.find({"sliding_window"}); w && r.flag("use_sliding_window", true))
     m.sliding_window = r.count_value(*w, "sliding_window", m, "sliding_window");
+  // Llama 4's chunked attention: within one chunk it attends to every token before it.
+  if (const json* c = r.find({"attention_chunk_size"}); c && type == "llama4_text") {
+    m.sliding_window = r.count_value(*c, "attention_chunk_size", m, "sliding_window");
+    m.sources["sliding_window"] += " (chunked attention on three of every four layers)";
+  }
 
   if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {
     m.max_positions = r.count_value(*p, ffn_key, m, "max_positions");

@@ -275,6 +275,58 @@ TEST_CASE("an MoE's dense layers: GLM-4.5's first layers, Qwen-MoE's sparse step
                     Catch::Contains("moe_intermediate_size"));
 }
 
+TEST_CASE("a Llama 4 config is read from its text_config: experts, shared expert, dense layers",
+          "[config][hf_config]") {
+  // Llama4TextConfig's defaults are Scout's (16 experts on every layer); Maverick's text_config
+  // differs in 128 experts on every other layer (interleave_moe_layer_step 2), the others dense
+  // MLPs of intermediate_size_mlp. Published (Meta's model cards): Scout 109B in all with its
+  // vision tower, Maverick 400B; 17B active each.
+  const std::string text =
+      R"("model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+      "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+      "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_experts_per_tok": 1,
+      "attention_chunk_size": 8192, "tie_word_embeddings": false, )";
+  const auto config = [&](const std::string& experts) {
+    return R"({"model_type": "llama4", "architectures": ["Llama4ForConditionalGeneration"],
+      "vision_config": {"hidden_size": 1408}, "text_config": {)" +
+           text + experts + "}}";
+  };
+  const LlmSpec scout = parse_hf_config(
+      config(R"("num_local_experts": 16, "interleave_moe_layer_step": 1)"), "s.json");
+  CHECK(scout.family == "llama4_text");
+  CHECK(scout.experts == 16);
+  CHECK(scout.shared_ffn == 8192);
+  CHECK(scout.expert_layers() == 48);
+  CHECK(scout.sliding_window == 8192);
+  CHECK_THAT(scout.sources.at("layers"),
+             Catch::Equals("hf_config s.json: text_config.num_hidden_layers"));
+  const ParamCounts sc = count_params(scout);
+  CHECK(sc.total / 1e9 == Approx(107.77).epsilon(0.001));  // the text model of the 109B
+  const double active = layer_active_params(scout) * scout.layers + sc.embedding + sc.lm_head;
+  CHECK(active / 1e9 == Approx(17).epsilon(0.02));
+
+  const LlmSpec maverick =
+      parse_hf_config(config(R"("num_local_experts": 128, "interleave_moe_layer_step": 2,
+      "moe_layers": [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39,
+      41, 43, 45, 47])"),
+                      "m.json");
+  CHECK(maverick.moe_layer_step == 2);
+  CHECK(maverick.dense_ffn == 16384);
+  CHECK_FALSE(maverick.layer_has_experts(0));
+  CHECK(maverick.layer_has_experts(1));
+  CHECK(count_params(maverick).total / 1e9 == Approx(400).epsilon(0.01));
+
+  // A list of MoE layers that is not the step's is refused, naming the nested key.
+  try {
+    (void)parse_hf_config(config(R"("num_local_experts": 16, "moe_layers": [0, 5])"), "x.json");
+    FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    CHECK(e.key_path() == "text_config.moe_layers");
+  }
+  CHECK_THROWS_WITH(parse_hf_config(R"({"model_type": "llama4"})", "y.json"),
+                    Catch::Contains("text_config") && Catch::Contains("missing"));
+}
+
 TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
           "[config][hf_config]") {
   // Qwen1.5-MoE-A2.7B as on the Hub (Qwen/Qwen1.5-MoE-A2.7B config.json): 60 routed experts of
