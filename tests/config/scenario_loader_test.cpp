@@ -816,6 +816,13 @@ TEST_CASE("FlexGen's policy loads and its bad values name file, line and key",
 
   e = config_error([] { load(replace(kFlexGen, "opt-30b", "llama-3-70b")); });
   CHECK(e.key_path() == "model.name");
+  // Another family is the error even where the batch does not match either: it was the batch's
+  // that a GLM-4.5-Air scenario got first, whose fix then led to this one.
+  e = config_error([] {
+    load(replace(replace(kFlexGen, "opt-30b", "glm-4.5-air"), "batch: 144", "batch: 32"));
+  });
+  CHECK(e.key_path() == "model.name");
+  CHECK_THAT(e.what(), Catch::Contains("runs OPT models only, not glm4_moe"));
 }
 
 TEST_CASE("an optional catalog number stays out of resolved scenarios that do not set it",

@@ -26,6 +26,11 @@ void check_flexgen(const ScenarioCheck& c) {
       c.fail(path, "applies to policy.schedule: flexgen only");
     return;
   }
+  // First the model: no other setting makes FlexGen run another family, so it is the one to fix.
+  if (s.model.family != "opt")
+    c.fail(c.given("model.hf_config") ? "model.hf_config" : "model.name",
+           "FlexGen's runtime (flex_opt.py) runs OPT models only, not " +
+               (s.model.family.empty() ? std::string("this model") : s.model.family));
   // The keys FlexGen's policy replaces: one source for each setting.
   for (const std::string_view key : kFlexGenReplacedKeys)
     if (c.given(std::string(key)))
@@ -79,8 +84,6 @@ void check_flexgen(const ScenarioCheck& c) {
   if (s.inference.batch != block)
     c.fail("workload.batch", "must be policy.flexgen.gpu_batch_size x num_gpu_batches = " +
                                  std::to_string(block) + " (FlexGen's OptLM.generate asserts it)");
-  if (s.model.family != "opt")
-    c.fail("model.name", "FlexGen's runtime (flex_opt.py) runs OPT models only");
   const bool disk = fg.w_disk_percent() > 1e-9 || fg.cache_disk_percent() > 1e-9;
   if (disk && s.hardware.nvme.count <= 0)
     c.fail(fg.w_disk_percent() > 1e-9 ? "policy.flexgen.w_cpu_percent"
