@@ -101,10 +101,18 @@ std::optional<Suggestion> smallest_dram(const Scenario& s, const ExecutionModel&
   char gib[64];
   std::snprintf(gib, sizeof gib, ", %.0f GiB of DIMMs",
                 std::ceil(cpu->required_bytes / (1024.0 * 1024.0 * 1024.0)));
-  return Suggestion{"smallest DRAM",
-                    {"hardware.host.dram_gb=" +
-                     std::to_string(static_cast<long long>(t.hardware.host.dram_gb))},
-                    "the host needs " + format_gb(cpu->required_bytes) + gib};
+  // The catalog's dram_gb is the most its platform holds (scenarios/catalog/hosts.yaml): past it,
+  // the answer is another host, which the suggestion must say rather than set a DRAM size the
+  // named one cannot hold.
+  std::string beyond;
+  if (const auto prov = s.provenance.source("hardware.host.dram_gb");
+      prov && prov->rfind("catalog:", 0) == 0 && t.hardware.host.dram_gb > s.hardware.host.dram_gb)
+    beyond = "; more than the " + format_gb(s.hardware.host.dram_gb * units::kGB) + " " +
+             s.hardware.host.name + " holds: a host that holds more (hardware.host.model)";
+  return Suggestion{
+      "smallest DRAM",
+      {"hardware.host.dram_gb=" + std::to_string(static_cast<long long>(t.hardware.host.dram_gb))},
+      "the host needs " + format_gb(cpu->required_bytes) + gib + beyond};
 }
 
 // More GPUs hold what one cannot: more pipeline stages of the scenario's tensor-parallel groups,

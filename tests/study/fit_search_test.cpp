@@ -62,6 +62,24 @@ TEST_CASE("a host too small for the KV cache gets the largest batch and the DRAM
   CHECK_FALSE(fits_with(kMicronNvme, {"hardware.host.dram_gb=" + std::to_string(gb - 1)}));
   // The GPU tier fits already: more GPUs are not what is missing.
   CHECK_FALSE(find(all, "fewest GPUs"));
+  // A DRAM size given by hand is the user's host: nothing is said about the catalog's.
+  CHECK_THAT(dram->detail, !Catch::Contains("holds"));
+}
+
+TEST_CASE("more DRAM than the catalog's platform holds is said to need another host", "[fit]") {
+  // GLM-4.5-Air's optimizer states in host DRAM (1.3 TB) on the catalog's own figure for the
+  // host, 1024 GB, the most it holds.
+  const Scenario s = test::load_yaml(R"(
+name: glm-air-cpu-adam
+hardware: {gpu: {model: H200, count: 8}, host: {model: generic-2s-ddr5}}
+model: {name: glm-4.5-air}
+workload: {kind: training, global_batch: 64, sequence_tokens: 2048, zero_stage: 3, optimizer: cpu}
+)");
+  const auto all = fit::closest_fits(s, ExecutionModel{});
+  const fit::Suggestion* dram = find(all, "smallest DRAM");
+  REQUIRE(dram);
+  CHECK_THAT(dram->detail, Catch::Contains("more than the 1024.0 GB generic-2s-ddr5 holds") &&
+                               Catch::Contains("hardware.host.model"));
 }
 
 TEST_CASE("a model too large for one GPU's memory gets the fewest GPUs that hold it", "[fit]") {
