@@ -20,6 +20,18 @@ const GroupAccuracy* AccuracyRecord::group(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<std::string> model_features(const Scenario& s) {
+  std::vector<std::string> out;
+  const LlmSpec& m = s.model;
+  if (m.experts <= 1) return out;
+  out.push_back("mixture of experts");
+  // Only the routed experts fetched: a mechanism only where weights stream to the GPU.
+  if (s.policy.moe_fetch == MoeFetch::kRouted && s.policy.weights.gpu < 1)
+    out.push_back("routed expert fetch");
+  if (m.mixed_layers()) out.push_back("dense layers between expert layers");
+  return out;
+}
+
 std::vector<std::string> AccuracyRecord::unanchored_parts(const Scenario& s) const {
   std::vector<std::string> out;
   const std::string gpu = config::to_lower(s.hardware.gpu.name);
@@ -29,6 +41,8 @@ std::vector<std::string> AccuracyRecord::unanchored_parts(const Scenario& s) con
   const std::string& stack = s.policy.stack.name;
   if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end())
     out.push_back("stack " + stack);
+  for (const std::string& f : model_features(s))
+    if (std::find(features.begin(), features.end(), f) == features.end()) out.push_back(f);
   return out;
 }
 
@@ -39,21 +53,23 @@ AccuracyRecord accuracy_record(const ValidationSummary& v) {
                           g.out_of_sample_mape_pct, g.provisional});
   // A row anchors its GPU and stack when it predicts (not a calibration row) and its scenario
   // fits (a refused row predicted nothing).
-  std::set<std::string> gpus, stacks;
+  std::set<std::string> gpus, stacks, features;
   for (const ValidationRow& r : v.rows) {
     if (r.calibration || r.refused) continue;
     if (!r.gpu.empty()) gpus.insert(r.gpu);
     if (!r.stack.empty()) stacks.insert(r.stack);
+    features.insert(r.features.begin(), r.features.end());
   }
   out.gpus.assign(gpus.begin(), gpus.end());
   out.stacks.assign(stacks.begin(), stacks.end());
+  out.features.assign(features.begin(), features.end());
   return out;
 }
 
 namespace {
 
 // The keys of the file, as accuracy_json_text writes them; both readers below check them.
-const std::vector<std::string> kTopKeys = {"about", "groups", "gpus", "stacks"};
+const std::vector<std::string> kTopKeys = {"about", "groups", "gpus", "stacks", "features"};
 const std::vector<std::string> kGroupKeys = {
     "name", "rows", "in_sample_pct", "out_of_sample_rows", "out_of_sample_pct", "provisional"};
 constexpr double kMaxPct = 1e6;
@@ -73,7 +89,8 @@ std::optional<AccuracyRecord> read_json(const std::string& text) {
   for (const auto& [key, value] : j.items())
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) return std::nullopt;
   if (!j.contains("groups") || !j["groups"].is_array() || !j.contains("gpus") ||
-      !j["gpus"].is_array() || !j.contains("stacks") || !j["stacks"].is_array())
+      !j["gpus"].is_array() || !j.contains("stacks") || !j["stacks"].is_array() ||
+      !j.contains("features") || !j["features"].is_array())
     return std::nullopt;
   if (j.contains("about") && !j["about"].is_string()) return std::nullopt;
   AccuracyRecord out;
@@ -96,7 +113,8 @@ std::optional<AccuracyRecord> read_json(const std::string& text) {
                           g["out_of_sample_rows"].get<std::size_t>(),
                           g["out_of_sample_pct"].get<double>(), g["provisional"].get<bool>()});
   }
-  for (auto [key, names] : {std::pair{"gpus", &out.gpus}, std::pair{"stacks", &out.stacks}})
+  for (auto [key, names] : {std::pair{"gpus", &out.gpus}, std::pair{"stacks", &out.stacks},
+                            std::pair{"features", &out.features}})
     for (const nlohmann::json& n : j[key]) {
       if (!n.is_string() || n.get<std::string>().empty()) return std::nullopt;
       names->push_back(n.get<std::string>());
@@ -126,6 +144,8 @@ AccuracyRecord read_strict(const config::YNode& root) {
     out.gpus.push_back(n.as_string());
   for (const config::YNode& n : root.require("stacks", "a list of stack names").items())
     out.stacks.push_back(n.as_string());
+  for (const config::YNode& n : root.require("features", "a list of model features").items())
+    out.features.push_back(n.as_string());
   return out;
 }
 
@@ -135,14 +155,16 @@ std::string accuracy_json_text(const AccuracyRecord& record) {
   nlohmann::ordered_json j;
   j["about"] =
       "What `tiersim validate` found over the reference scenarios (scenarios/reference/), kept for "
-      "`tiersim run`, which quotes the error band of a scenario's group and names the GPU or "
-      "execution stack no published row runs on. Written by `tiersim validate --write-accuracy "
+      "`tiersim run`, which quotes the error band of a scenario's group and names the GPU, "
+      "execution stack or model mechanism no published row runs on. Written by `tiersim validate "
+      "--write-accuracy "
       "scenarios/validation/accuracy.json --force` after any change that moves a prediction; a "
       "test fails while it is out of date. Per group (prediction rows only): rows and "
       "in_sample_pct, every row; out_of_sample_rows and out_of_sample_pct, leave-one-source-out "
       "(study/validation.hpp); provisional, validate's verdict. Errors are mean absolute "
       "percentage errors, in percent. gpus and stacks: those some prediction row that fits runs "
-      "on.";
+      "on; features: the model mechanisms (study/accuracy.hpp model_features) some such row "
+      "has.";
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const GroupAccuracy& g : record.groups)
     groups.push_back({{"name", g.name},
@@ -154,6 +176,7 @@ std::string accuracy_json_text(const AccuracyRecord& record) {
   j["groups"] = std::move(groups);
   j["gpus"] = record.gpus;
   j["stacks"] = record.stacks;
+  j["features"] = record.features;
   return j.dump(2) + "\n";
 }
 

@@ -28,15 +28,24 @@ struct GroupAccuracy {
   bool provisional = false;            // validate's verdict for the group
 };
 
+// The mechanisms of a scenario's model that a published row may or may not have exercised: a
+// mixture of experts, its routed expert fetch from host memory or drives, dense layers between
+// its expert layers. The one list both validate (which of them its rows have) and run (which of
+// them its scenario has) use.
+std::vector<std::string> model_features(const Scenario& s);
+
 struct AccuracyRecord {
   std::vector<GroupAccuracy> groups;  // validate's order
   // The GPUs (catalog names) and execution stacks that some prediction row which fits runs on.
   std::vector<std::string> gpus;
   std::vector<std::string> stacks;
+  // The model_features that some prediction row which fits has.
+  std::vector<std::string> features;
 
   const GroupAccuracy* group(const std::string& name) const;  // nullptr: no row in that group
   // The parts of `s` no published prediction row anchors: "GPU X" (compared without case),
-  // "stack Y"; empty when both are anchored. The one rule reports and `run` use.
+  // "stack Y", and each of its model_features no row has; empty when every part is anchored. The
+  // one rule reports and `run` use.
   std::vector<std::string> unanchored_parts(const Scenario& s) const;
 };
 

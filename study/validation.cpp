@@ -306,6 +306,7 @@ ValidationSummary run_validation(const std::string& dir, const std::string& data
       row.ratio_to = ref.ratio_to;
       row.gpu = s.hardware.gpu.name;
       row.stack = s.policy.stack.name;
+      row.features = model_features(s);
       const Scenario* other = nullptr;
       const sim::RunResult* denominator = nullptr;
       if (!ref.ratio_to.empty()) {

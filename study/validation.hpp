@@ -79,6 +79,7 @@ struct ValidationRow {
   // In-sample for leave-one-source-out: a constant it uses was derived from its own source.
   bool source_in_sample = false;
   std::string gpu, stack;  // the (numerator) scenario's GPU and execution stack
+  std::vector<std::string> features;  // its model_features (study/accuracy.hpp)
 };
 
 // The error of one group of rows (one kind of mechanism). A provisional group's mechanism is not

@@ -23,6 +23,7 @@ validation::AccuracyRecord sample() {
   r.groups.push_back({"FlexGen", 12, 8.9, 0, 0.0, false});
   r.gpus = {"L40S", "T4"};
   r.stacks = {"hf-deepspeed", "optimized"};
+  r.features = {"mixture of experts"};
   return r;
 }
 
@@ -58,6 +59,7 @@ TEST_CASE("the accuracy record reads back as it was written", "[validate][accura
   CHECK_FALSE(back.groups[0].provisional);
   CHECK(back.gpus == r.gpus);
   CHECK(back.stacks == r.stacks);
+  CHECK(back.features == r.features);
   // Written again, the same text.
   CHECK(validation::accuracy_json_text(back) == validation::accuracy_json_text(r));
 }
@@ -93,6 +95,8 @@ TEST_CASE("a malformed accuracy file names file, line and key", "[validate][accu
     CHECK(what.find("provisional") != std::string::npos);  // the near match
   }
   CHECK_THROWS_AS(validation::load_accuracy(write(dir, "groups: []\ngpus: []\n")), ConfigError);
+  CHECK_THROWS_WITH(validation::load_accuracy(write(dir, "groups: []\ngpus: []\nstacks: []\n")),
+                    Catch::Contains("features"));
   CHECK_THROWS_AS(validation::load_accuracy(dir.file("missing.yaml")), ConfigError);
 }
 
@@ -109,6 +113,25 @@ TEST_CASE("a run's accuracy: its group's errors and what no published row anchor
       validation::run_accuracy(test::load_yaml(kScenario, {"hardware.gpu.model=B200"}), r);
   REQUIRE(b200.unvalidated.size() == 1);
   CHECK(b200.unvalidated[0] == "GPU B200");
+
+  // A model mechanism no row has: an MoE whose experts are fetched as routed, with dense layers.
+  // An MoE streamed whole is anchored (the record's rows have one); routing and dense layers are
+  // not.
+  const std::string moe = test::replace(test::replace(kScenario, "opt-30b", "glm-4.5-air"),
+                                        "weights: nvme", "weights: cpu");
+  CHECK(validation::model_features(test::load_yaml(moe)) ==
+        std::vector<std::string>{"mixture of experts", "dense layers between expert layers"});
+  CHECK(validation::run_accuracy(test::load_yaml(moe, {"hardware.host.dram_gb=512"}), r)
+            .unvalidated == std::vector<std::string>{"dense layers between expert layers"});
+  const validation::RunAccuracy routed = validation::run_accuracy(
+      test::load_yaml(moe, {"hardware.host.dram_gb=512", "policy.moe_fetch=routed"}), r);
+  CHECK(routed.unvalidated ==
+        std::vector<std::string>{"routed expert fetch", "dense layers between expert layers"});
+  // Routing changes nothing where every weight is on the GPU: not a mechanism there.
+  CHECK(validation::model_features(test::load_yaml(
+            moe, {"policy.moe_fetch=routed", "policy.weights=gpu", "hardware.gpu.model=H200",
+                  "hardware.gpu.count=2", "policy.parallelism.tensor=2"})) ==
+        std::vector<std::string>{"mixture of experts", "dense layers between expert layers"});
 
   // A group the record has no row of: no errors to quote.
   validation::AccuracyRecord empty = r;
