@@ -202,7 +202,7 @@ void read_expert_layers(const Reader& r, LlmSpec& m) {
   // when it is the step's own list, l = step - 1, 2 step - 1, ...
   if (const json* k = r.find({"moe_layers"})) {
     bool as_step = k->is_array();
-    int expected = m.moe_layer_step - 1;
+    long long expected = m.moe_layer_step - 1;  // a step up to 1e9: no int overflow
     for (std::size_t i = 0; as_step && i < k->size(); ++i, expected += m.moe_layer_step)
       as_step = (*k)[i].is_number_integer() && (*k)[i].get<long long>() == expected;
     if (!as_step || expected < m.layers)

@@ -323,6 +323,12 @@ TEST_CASE("a Llama 4 config is read from its text_config: experts, shared expert
   } catch (const ConfigError& e) {
     CHECK(e.key_path() == "text_config.moe_layers");
   }
+  // A step near the largest count, its list's indices past an int: an error, not an overflow.
+  CHECK_THROWS_WITH(
+      parse_hf_config(config(R"("num_local_experts": 16, "interleave_moe_layer_step": 1000000000,
+      "moe_layers": [999999999, 1999999999, 2999999999])"),
+                      "z.json"),
+      Catch::Contains("leaves no layer"));
   CHECK_THROWS_WITH(parse_hf_config(R"({"model_type": "llama4"})", "y.json"),
                     Catch::Contains("text_config") && Catch::Contains("missing"));
 }
