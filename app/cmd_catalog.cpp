@@ -106,7 +106,13 @@ void print_models(std::ostream& os, const Catalog& c) {
          std::to_string(m.kv_heads), std::to_string(m.vocab),
          std::to_string(m.experts) +
              (m.experts > 1 ? " (top-" + std::to_string(m.experts_per_token) + ")" : "") +
-             (m.shared_ffn > 0 ? " + shared " + std::to_string(m.shared_ffn) : ""),
+             (m.shared_ffn > 0 ? " + shared " + std::to_string(m.shared_ffn) : "") +
+             // An MoE some of whose layers run a dense MLP instead (GLM-4.5's first three).
+             (m.mixed_layers()
+                  ? "; " + std::to_string(m.layers - m.expert_layers()) + " dense layer" +
+                        (m.layers - m.expert_layers() == 1 ? "" : "s") + " of " +
+                        std::to_string(m.dense_mlp_width())
+                  : ""),
          m.ffn_kind == FfnKind::kGated ? "gated" : "mlp", num(m.published_params_b),
          m.hf_config.empty() ? "catalog" : m.hf_config});
   print_table(os, "models",
