@@ -754,6 +754,10 @@ void Loader::check_cross_fields() {
       fail_at(key,
               "places the dense layers of an MoE; a dense model (model.experts 1) has no "
               "expert layers: leave it out, or set model.experts above 1");
+  if (m.experts > 1 && m.dense_ffn > 0 && !m.mixed_layers())
+    fail_at("model.dense_ffn",
+            "no layer runs the dense MLP (every layer has the experts): set "
+            "model.dense_first_layers or model.moe_layer_step, or leave it out");
   if (m.experts > 1 && m.expert_layers() == 0)
     fail_at(m.dense_first_layers >= m.layers ? "model.dense_first_layers" : "model.moe_layer_step",
             "leaves no layer with the experts (dense_first_layers " +

@@ -410,6 +410,9 @@ TEST_CASE("an MoE's dense layers resolve and load back, and need an MoE", "[conf
       Catch::Contains("model.moe_layer_step") && Catch::Contains("an MoE needs at least one"));
   CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: mixtral-8x7b, dense_first_layers: 32}\n"),
                     Catch::Contains("model.dense_first_layers"));
+  // A dense width no layer uses is an error, not a silent no-op.
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: mixtral-8x7b, dense_ffn: 4096}\n"),
+                    Catch::Contains("model.dense_ffn") && Catch::Contains("no layer runs"));
 }
 
 TEST_CASE("an attention width past any model's is refused, not wrapped around",
