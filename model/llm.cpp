@@ -46,6 +46,22 @@ ParamCounts count_params(const LlmSpec& m) {
   return p;
 }
 
+LlmSpec layer_model(const LlmSpec& m, bool with_experts) {
+  if (!m.mixed_layers()) return m;
+  LlmSpec one = m;
+  one.sources = SourceMap{};
+  one.dense_first_layers = 0;
+  one.moe_layer_step = 1;
+  one.dense_ffn = 0;
+  if (!with_experts) {
+    one.ffn = m.dense_mlp_width();
+    one.experts = 1;
+    one.experts_per_token = 1;
+    one.shared_ffn = 0;
+  }
+  return one;
+}
+
 double bytes_per_weight(int bits, int group_size) {
   // Group-wise quantisation stores an fp16 scale and an fp16 minimum (4 bytes) per group.
   if (bits >= 16) return bits / 8.0;

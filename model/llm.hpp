@@ -73,6 +73,13 @@ struct LlmSpec {
   int q_dim() const { return head_dim() * heads; }
 };
 
+// The model one kind of its layers computes as: for an MoE with dense layers, a model of only
+// layers with the experts (with_experts) or only dense ones (one MLP of dense_ffn); any other
+// model is returned as it is. Its per-layer functions (layer_active_params, layer_gemm_flops)
+// then give that layer's own figures where the model's give the mean over its layers. Sources
+// and names are left out.
+LlmSpec layer_model(const LlmSpec& m, bool with_experts);
+
 // Parameter counts (elements, not bytes).
 struct ParamCounts {
   double attention = 0;          // q, k, v, o projections incl. biases

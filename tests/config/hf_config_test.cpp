@@ -247,6 +247,18 @@ TEST_CASE("an MoE's dense layers: GLM-4.5's first layers, Qwen-MoE's sparse step
   // has the input embedding and the q/k/v biases' omission in it: 33.6B).
   const double active = layer_active_params(glm) * glm.layers + c.embedding + c.lm_head;
   CHECK(active / 1e9 == Approx(33.6).epsilon(0.01));
+  // Each kind of layer's own model (what the simulator computes each layer as): the mean over the
+  // layers is theirs, weighted by how many of each there are.
+  const LlmSpec dense = layer_model(glm, false), experts = layer_model(glm, true);
+  CHECK(dense.experts == 1);
+  CHECK(dense.ffn == 12288);
+  CHECK(layer_active_params(dense) == Approx(c.attention + 3.0 * 5120 * 12288));
+  CHECK(count_params(experts).expert_layer == Approx(c.expert_layer));
+  CHECK(layer_active_params(glm) * 92 ==
+        Approx(3 * layer_active_params(dense) + 89 * layer_active_params(experts)));
+  // A layer model's layers are all alike; a model whose layers already are is its own.
+  CHECK_FALSE(layer_model(read_hf_config(dir + "glm-4.5-air.json"), true).mixed_layers());
+  CHECK(layer_model(read_hf_config(kHf + "/mixtral-8x7b.json"), false).experts == 8);
 
   // Qwen-MoE's forms: mlp_only_layers [0, 1] is two dense first layers; decoder_sparse_step 2
   // puts the experts on layers 1, 3, 5 ... (Qwen2MoeDecoderLayer: (layer_idx + 1) % step == 0).

@@ -14,8 +14,10 @@
 #include <deque>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "model/capacity.hpp"
@@ -125,6 +127,9 @@ class InferenceSim {
         m_(s.model),
         w_(s.inference),
         event_per_tensor_(o.event_per_tensor) {
+    // An MoE with dense layers: each kind of layer computes as its own (model/llm.hpp
+    // layer_model); made only for such a model, every other run computes with m_.
+    if (m_.mixed_layers()) layer_models_.emplace(layer_model(m_, true), layer_model(m_, false));
     engine_.enable_trace(o.trace);
     engine_.keep_spans(o.breakdown);
     engine_.stop_when(o.stop);
@@ -270,13 +275,21 @@ class InferenceSim {
     double s = 0;  // [s]
     double load = 1;
   };
-  GpuStep layer_gpu_s(int pass, double sub_batch, double elements) {
+  GpuStep layer_gpu_s(int pass, double sub_batch, double elements, const LlmSpec& lm) {
     const LayerTime& memo = layer_time_;
-    if (memo.pass == pass && memo.sub_batch == sub_batch && memo.elements == elements)
+    if (memo.pass == pass && memo.sub_batch == sub_batch && memo.elements == elements &&
+        memo.model == &lm)
       return memo.step;
-    return layer_gpu_s_of(pass, sub_batch, elements);
+    return layer_gpu_s_of(pass, sub_batch, elements, lm);
   }
-  GpuStep layer_gpu_s_of(int pass, double sub_batch, double elements);
+  GpuStep layer_gpu_s_of(int pass, double sub_batch, double elements, const LlmSpec& lm);
+  // The model layer `module` computes as: m_, or for an MoE with dense layers that kind of
+  // layer's own (layer_models_).
+  const LlmSpec& layer_m(int module) const {
+    if (!layer_models_) return m_;
+    const int layer = modules_[static_cast<std::size_t>(module)].layer;
+    return m_.layer_has_experts(layer) ? layer_models_->first : layer_models_->second;
+  }
   // An embedding or head module's GPU time: compute_module's one step for it.
   GpuStep edge_gpu_s(const WeightModule& mod, int module, int pass, double sub_batch);
   // The kernels as the board runs them under its power limit (model/power.hpp), remembered for
@@ -317,6 +330,8 @@ class InferenceSim {
   ExecutionModel em_;
   const Policy& p_;
   const LlmSpec& m_;
+  // An MoE with dense layers: the model its layers with experts, then its dense ones, compute as.
+  std::optional<std::pair<LlmSpec, LlmSpec>> layer_models_;
   const InferenceWorkload& w_;
   Engine engine_;
   std::vector<StageResources> stages_;
@@ -367,6 +382,7 @@ class InferenceSim {
     int pass = -1;
     double sub_batch = 0;
     double elements = 0;
+    const LlmSpec* model = nullptr;  // the layer kind's model (layer_m)
     GpuStep step;
   };
   LayerTime layer_time_;
@@ -1065,7 +1081,8 @@ Task InferenceSim::fetch_stage(int stage) {
 // A layer's GPU time with its KV cache on the GPU (or the kernel part of one with it in host
 // DRAM, in prefill): the weights' dequantisation, the layer's kernels and the launch overhead.
 // Works it out and keeps it as layer_gpu_s's memo.
-InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, double elements) {
+InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, double elements,
+                                                   const LlmSpec& lm) {
   LayerTime& memo = layer_time_;
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
@@ -1093,8 +1110,8 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
         m_, gpu, em_, p_.stack, PrefillChunk{double(w_.prompt_tokens), 0.0, sub_batch}, tp_);
   // The dequantisation kernel only streams memory.
   KernelTime k{dequant_s, 0, dequant_s};
-  k += layer_kernel(m_, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
-  memo = LayerTime{pass, sub_batch, elements, gpu_step(k.plus_gap(em_.layer_overhead_s))};
+  k += layer_kernel(lm, gpu, em_, layer, tp_, gemm_path(gpu, em_, p_));
+  memo = LayerTime{pass, sub_batch, elements, &lm, gpu_step(k.plus_gap(em_.layer_overhead_s))};
   return memo.step;
 }
 
@@ -1129,16 +1146,17 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
 
   if (!prefill && cpu_kv > 0) {
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
-    const double gemm_flops = layer_gemm_flops(m_, tokens) / tp_;
-    const double weight_read_bytes = layer_weight_read_bytes(m_, tp_);
+    const LlmSpec& lm = layer_m(module);
+    const double gemm_flops = layer_gemm_flops(lm, tokens) / tp_;
+    const double weight_read_bytes = layer_weight_read_bytes(lm, tp_);
     const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
-    const double act_bytes = layer_activation_bytes(m_, tokens, tp_);
+    const double act_bytes = layer_activation_bytes(lm, tokens, tp_);
     const double attn_flops = attention_flops(m_, tokens, context);
     const HostKvCache host_kv = zero_inference_host_kv(m_);
     // Decode with the KV cache in host DRAM: Q/K/V projections on the GPU, the new K/V and the
     // query go to the host (blocking copies), attention runs on the CPU, its output comes back.
     const double qkv_share =
-        (double(m_.hidden) * m_.q_dim() + 2.0 * m_.hidden * m_.kv_dim()) / layer_active_params(m_);
+        (double(m_.hidden) * m_.q_dim() + 2.0 * m_.hidden * m_.kv_dim()) / layer_active_params(lm);
     KernelTime part1{dequant_s, 0, dequant_s};
     part1 += gpu_kernel(gpu, em_, gemm_flops * qkv_share,
                         weight_read_bytes * qkv_share + act_bytes / 2);
@@ -1175,7 +1193,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     // Where one_gpu_step holds, this GPU step is all of the module and compute_stage makes it
     // itself without calling here: a step added to such layers must narrow one_gpu_step too.
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
-    const GpuStep step = layer_gpu_s(pass, sub_batch, elements);
+    const GpuStep step = layer_gpu_s(pass, sub_batch, elements, layer_m(module));
     co_await st.gpu->use(step.s, pass_tag(activity::kCompute, pass, module, step.load));
     if (prefill && cpu_kv > 0) {
       const HostKvCache host_kv = zero_inference_host_kv(m_);
@@ -1253,8 +1271,9 @@ Task InferenceSim::compute_stage(int stage) {
         const WeightModule& mod = modules_[static_cast<std::size_t>(module)];
         for (int g = 0; g < gpu_batches; ++g) {
           if (one_gpu_step(mod)) {
-            const GpuStep step = layer_gpu_s(pass, micro_batch / gpu_batches,
-                                             module_elements_[static_cast<std::size_t>(module)]);
+            const GpuStep step =
+                layer_gpu_s(pass, micro_batch / gpu_batches,
+                            module_elements_[static_cast<std::size_t>(module)], layer_m(module));
             co_await st.gpu->use(step.s, pass_tag(activity::kCompute, pass, module, step.load));
           } else {
             co_await compute_module(stage, module, pass, micro_batch / gpu_batches);
@@ -1336,7 +1355,8 @@ void InferenceSim::compute_direct_through(std::uint64_t fetch_index) {
     }
     const GpuStep step =
         mod.kind == WeightModule::Kind::kLayer
-            ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)])
+            ? layer_gpu_s(c.pass, sub_batch, module_elements_[static_cast<std::size_t>(module)],
+                          layer_m(module))
             : edge_gpu_s(mod, module, c.pass, sub_batch);
     // Resource::use's reservation (reserve_from without fixed time), one per GPU batch; with
     // tensor parallelism each layer's step is followed by its all-reduces on the peer link, as

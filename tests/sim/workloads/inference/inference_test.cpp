@@ -503,6 +503,10 @@ TEST_CASE("a module's reads reserved in one step give the timeline of an event p
       {"hardware.gpu.count=2", "policy.parallelism.tensor=2", "policy.weights=cpu"},
       {"hardware.gpu.count=4", "policy.parallelism.tensor=4", "policy.weights=gpu",
        "policy.gpu_batches=2"},
+      // An MoE whose layers differ: each kind of layer computes as its own (layer_model), on
+      // every path, with its experts routed or all fetched.
+      {"model.name=glm-4.5-air", "policy.io_path=aio", "policy.moe_fetch=routed"},
+      {"model.name=glm-4.5-air", "policy.weights=cpu"},
       {"hardware.gpu.model=L40S", "hardware.gpu.count=2", "policy.parallelism.tensor=2",
        "policy.weights={gpu: 0.5, cpu: 0.5}"},
   };
