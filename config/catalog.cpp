@@ -147,11 +147,11 @@ LlmSpec model_from_hf_config(const LlmSpec& entry, const YNode& root, const std:
   // Sources name the file as the catalog names it, not by this machine's path: every mention (a
   // source built from two keys, as shared_ffn's "n_shared_experts x moe_intermediate_size",
   // names it twice; the snapshot, made from another folder, differed there).
-  const std::string absolute = "hf_config " + dir + "/";
+  const std::string relative = "hf_config ", absolute = relative + dir + "/";
   for (auto& [k, v] : m.sources.edit())
     for (auto at = v.find(absolute); at != std::string::npos; at = v.find(absolute, at)) {
-      v.replace(at, absolute.size(), "hf_config ");
-      at += std::string("hf_config ").size();
+      v.replace(at, absolute.size(), relative);
+      at += relative.size();
     }
   return m;
 }

@@ -132,10 +132,17 @@ class Reader {
   }
 
   int count_value(const json& v, const std::string& key, LlmSpec& m, const char* field) const {
-    if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > kMaxCount)
-      fail(key,
-           "expected a positive integer up to " + std::to_string(kMaxCount) + ", got " + v.dump());
+    const int n = whole(v, key, 1);
     m.sources[field] = source(key);
+    return n;
+  }
+
+  // A whole number from `low` up to kMaxCount under `key`.
+  int whole(const json& v, const std::string& key, long long low) const {
+    if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > kMaxCount)
+      fail(key, (low == 1 ? std::string("expected a positive integer")
+                          : "expected a whole number from " + std::to_string(low)) +
+                    " up to " + std::to_string(kMaxCount) + ", got " + v.dump());
     return static_cast<int>(v.get<long long>());
   }
 
@@ -178,24 +185,19 @@ std::string excerpt_json(const json& v) {
 // - mlp_only_layers (Qwen2-MoE, Qwen3-MoE): dense layers by index; a prefix 0..k-1 is the first
 //   k layers, any other list is refused.
 void read_expert_layers(const Reader& r, LlmSpec& m) {
-  const auto whole = [&](const json& v, const std::string& key, long long low) {
-    if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > kMaxCount)
-      r.fail(key, "expected a whole number from " + std::to_string(low) + ", got " + v.dump());
-    return static_cast<int>(v.get<long long>());
-  };
   m.sources["dense_first_layers"] = r.source("model_type") + " (no dense layers named)";
   m.sources["moe_layer_step"] = r.source("model_type") + " (experts on every layer)";
   if (const json* k = r.find({"first_k_dense_replace"})) {
-    m.dense_first_layers = whole(*k, "first_k_dense_replace", 0);
+    m.dense_first_layers = r.whole(*k, "first_k_dense_replace", 0);
     m.sources["dense_first_layers"] = r.source("first_k_dense_replace");
   }
-  if (const json* k = r.find({"moe_layer_freq"}); k && whole(*k, "moe_layer_freq", 1) != 1)
+  if (const json* k = r.find({"moe_layer_freq"}); k && r.whole(*k, "moe_layer_freq", 1) != 1)
     r.fail("moe_layer_freq", "experts on every " + k->dump() +
                                  "th layer counted from layer 0 are not modelled (only 1: every "
                                  "layer past first_k_dense_replace)");
   std::string step_key;
   if (const json* k = r.find({"decoder_sparse_step", "interleave_moe_layer_step"}, &step_key)) {
-    m.moe_layer_step = whole(*k, step_key, 1);
+    m.moe_layer_step = r.whole(*k, step_key, 1);
     m.sources["moe_layer_step"] = r.source(step_key);
   }
   // Llama 4 may list its MoE layers (Llama4TextConfig moe_layers, which overrides the step): read

@@ -509,8 +509,9 @@ const std::vector<std::string>& keys_below(const std::string& prefix) {
   return it == idx.end() ? kNone : it->second;
 }
 
-std::vector<std::string> keys_below(const std::string& prefix, WorkloadKind kind) {
-  const unsigned bit = kind_bit(kind);
+std::vector<std::string> keys_below(const std::string& prefix, std::optional<WorkloadKind> kind) {
+  if (!kind) return keys_below(prefix);
+  const unsigned bit = kind_bit(*kind);
   std::vector<std::string> out;
   for (const std::string& key : keys_below(prefix)) {
     const std::string path = prefix.empty() ? key : prefix + "." + key;

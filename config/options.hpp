@@ -93,8 +93,9 @@ bool is_section(const std::string& path);
 const std::vector<std::string>& keys_below(const std::string& prefix);
 // keys_below(prefix) without the keys that apply to no option of `kind` (a key whose rows are
 // all for other kinds, a section none of whose keys is for it): what an unknown-key message
-// lists once the workload kind is known, instead of every kind's keys.
-std::vector<std::string> keys_below(const std::string& prefix, WorkloadKind kind);
+// lists once the workload kind is known, instead of every kind's keys; every key when `kind` is
+// not known.
+std::vector<std::string> keys_below(const std::string& prefix, std::optional<WorkloadKind> kind);
 // The kind named `name` ("inference", ...), or nullopt when no kind has that name.
 std::optional<WorkloadKind> workload_kind_named(const std::string& name);
 // Workload kind names in enum order ("inference", "training", "checkpoint", "io").

@@ -117,7 +117,7 @@ void check_keys_of_kind(const YNode& map, const std::string& prefix,
     map.check_keys(keys_below(prefix));
   } catch (const ConfigError&) {
     if (!kind) throw;
-    const std::vector<std::string> shown = keys_below(prefix, *kind);
+    const std::vector<std::string> shown = keys_below(prefix, kind);
     map.check_keys(keys_below(prefix), &shown);
     throw;
   }
@@ -150,8 +150,7 @@ void flatten(const YNode& map, const std::string& prefix, const std::string& bas
       out.sections[path] = child;
       flatten(child, path, base_dir, out, kind);
     } else {
-      child.fail("expected a map with keys " +
-                 join(kind ? keys_below(path, *kind) : keys_below(path)) + ", got " +
+      child.fail("expected a map with keys " + join(keys_below(path, kind)) + ", got " +
                  child.describe());
     }
   }
@@ -166,9 +165,6 @@ void flatten(const YNode& map, const std::string& prefix, const std::string& bas
 void expand_given(const std::string& key, const YNode& value,
                   std::vector<std::pair<std::string, Given>>& out,
                   std::optional<WorkloadKind> kind) {
-  const auto listed = [&](const std::string& prefix) {
-    return kind ? keys_below(prefix, *kind) : keys_below(prefix);
-  };
   if (find_options(key).empty()) {
     if (is_section(key) && value.is_map()) {
       // A section given as a map sets each of its keys (`--set hardware.gpu={model: H200,
@@ -180,7 +176,7 @@ void expand_given(const std::string& key, const YNode& value,
     }
     if (is_section(key))
       value.fail("is a section; set one of its keys, or give it as a map of them: " +
-                 join(listed(key)));
+                 join(keys_below(key, kind)));
     std::vector<std::string> all, of_kind;
     for (const auto& o : scenario_options()) {
       all.push_back(o.path);
@@ -197,7 +193,7 @@ void expand_given(const std::string& key, const YNode& value,
                (kind ? " for workload kind '" +
                            workload_kind_names()[static_cast<std::size_t>(*kind)] + "'"
                      : std::string()) +
-               ": " + join(listed(prefix)));
+               ": " + join(keys_below(prefix, kind)));
   }
   out.emplace_back(key, Given{value, "", true, nullptr});
 }

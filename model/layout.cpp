@@ -65,8 +65,9 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     layer.tensors.back().largest_part_elements = counts.largest_small_param;
   }
   // An MoE's layers without the experts: the same attention and one dense MLP.
+  const bool mixed = m.mixed_layers();
   WeightModule dense;
-  if (m.mixed_layers()) {
+  if (mixed) {
     dense.kind = WeightModule::Kind::kLayer;
     dense.tensors.assign(layer.tensors.begin(), layer.tensors.begin() + 4);  // q, k, v, o
     for (int k = 0; k < matrices; ++k)
@@ -79,7 +80,7 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     }
   }
   for (int l = 0; l < m.layers; ++l) {
-    WeightModule& kind = m.mixed_layers() && !m.layer_has_experts(l) ? dense : layer;
+    WeightModule& kind = mixed && !m.layer_has_experts(l) ? dense : layer;
     kind.layer = l;
     modules.push_back(kind);
   }
