@@ -209,6 +209,15 @@ std::vector<Option> build_table() {
       o.emit_when = [](const Scenario& s) { return s.model.moe_layer_step != 1; };
     if (o.path == "model.dense_ffn")
       o.emit_when = [](const Scenario& s) { return s.model.dense_ffn > 0; };
+    // And a model without latent attention or narrower value heads.
+    if (o.path == "model.kv_lora_rank")
+      o.emit_when = [](const Scenario& s) { return s.model.kv_lora_rank > 0; };
+    if (o.path == "model.qk_rope_dim")
+      o.emit_when = [](const Scenario& s) { return s.model.qk_rope_dim > 0; };
+    if (o.path == "model.q_lora_rank")
+      o.emit_when = [](const Scenario& s) { return s.model.q_lora_rank > 0; };
+    if (o.path == "model.v_head_dim")
+      o.emit_when = [](const Scenario& s) { return s.model.v_head_size > 0; };
   }
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.

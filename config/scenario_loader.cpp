@@ -226,6 +226,7 @@ class Loader {
   void resolve_nvme();
   void resolve_prices(const Catalog& catalog);
   void check_cross_fields();
+  void check_latent_attention() const;
   std::string emit_resolved();
   std::string referenced_contents();
   bool given(const std::string& path) const { return find_given(path) != nullptr; }
@@ -691,6 +692,48 @@ void Loader::resolve_prices(const Catalog& catalog) {
                                               : catalog.drive_price(s_.hardware.nvme.drive.name));
 }
 
+// Multi-head latent attention (model/llm.hpp LlmSpec::kv_lora_rank): its fields fit together, and
+// the stack and the KV cache's place are ones the simulator models it on.
+void Loader::check_latent_attention() const {
+  const LlmSpec& m = s_.model;
+  const Policy& pol = s_.policy;
+  if (!m.mla()) {
+    for (const auto& [key, set] :
+         {std::pair<const char*, bool>{"model.qk_rope_dim", m.qk_rope_dim > 0},
+          {"model.q_lora_rank", m.q_lora_rank > 0}})
+      if (set)
+        fail_at(key,
+                "belongs to multi-head latent attention: set model.kv_lora_rank (the "
+                "latent's width) too, or leave it out");
+  }
+  if (m.v_head_size > 0 && 1LL * m.heads * m.v_head_size > kMaxAttentionWidth)
+    fail_at("model.v_head_dim",
+            "heads x v_head_dim = " + std::to_string(1LL * m.heads * m.v_head_size) +
+                " is beyond any model's attention width (at most " +
+                std::to_string(kMaxAttentionWidth) + ")");
+  if (!m.mla()) return;
+  if (1LL * m.kv_lora_rank + m.qk_rope_dim > kMaxAttentionWidth ||
+      1LL * m.q_lora_rank > kMaxAttentionWidth)
+    fail_at(m.q_lora_rank > kMaxAttentionWidth ? "model.q_lora_rank" : "model.kv_lora_rank",
+            "is beyond any model's attention width (at most " + std::to_string(kMaxAttentionWidth) +
+                ")");
+  if (m.qk_rope_dim >= m.head_dim())
+    fail_at("model.qk_rope_dim",
+            "the rotary part (" + std::to_string(m.qk_rope_dim) +
+                ") must be narrower than the key head it is part of (head_dim " +
+                std::to_string(m.head_dim()) + ": qk_nope_head_dim + qk_rope_head_dim)");
+  if (!pol.stack.mla_cache)
+    fail_at("policy.stack", "the " + pol.stack.name + " stack cannot run " + m.name +
+                                "'s multi-head latent attention (" + pol.stack.description +
+                                "); use " + kDefaultStackName + " or optimized");
+  // ZeRO-Inference's KV offload is a transformers fork's OPT, BLOOM and Llama attention
+  // (model/llm.hpp HostKvCache); none has MLA's keys and values of different widths.
+  if (pol.kv_cache.cpu > 0 && has_capability(s_, kCapKvCache))
+    fail_at("policy.kv_cache",
+            "a KV cache in host memory is not modelled for multi-head latent attention (" + m.name +
+                "): keep it on gpu");
+}
+
 void Loader::check_cross_fields() {
   const Hardware& hw = s_.hardware;
   const Policy& pol = s_.policy;
@@ -735,6 +778,7 @@ void Loader::check_cross_fields() {
     fail_at("model.head_dim", "heads x head_dim = " + std::to_string(1LL * m.heads * m.head_size) +
                                   " is beyond any model's attention width (at most " +
                                   std::to_string(kMaxAttentionWidth) + ")");
+  check_latent_attention();
   if (m.experts_per_token > m.experts)
     fail_at("model.experts_per_token", "must not exceed experts (" + std::to_string(m.experts) + ")");
   if (m.shared_ffn > 0 && m.experts <= 1)

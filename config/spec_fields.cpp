@@ -236,6 +236,16 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
        "width of one attention head where the model sets it apart (0 = hidden / heads)"},
       {"sliding_window", &L::sliding_window, "", 0, kNoLimit, false,
        "sliding-window attention span in tokens (0 = none); longer sequences are refused"},
+      {"kv_lora_rank", &L::kv_lora_rank, "", 0, kNoLimit, false,
+       "multi-head latent attention: elements of the compressed key/value latent per token (HF "
+       "kv_lora_rank; 0 = not MLA)"},
+      {"qk_rope_dim", &L::qk_rope_dim, "", 0, kNoLimit, false,
+       "MLA: elements of the rotary key every head shares, part of head_dim (HF "
+       "qk_rope_head_dim)"},
+      {"q_lora_rank", &L::q_lora_rank, "", 0, kNoLimit, false,
+       "MLA: width of the query's down projection (HF q_lora_rank; 0 = one q_proj)"},
+      {"v_head_dim", &L::v_head_size, "", 0, kNoLimit, false,
+       "width of one value head where it differs from head_dim (HF v_head_dim; 0 = head_dim)"},
       {"dtype", &L::dtype, "", 0, 0, false, "the checkpoint's torch_dtype (informational)"},
   };
   return kFields;

@@ -247,8 +247,11 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   const WeightFootprint f = weight_footprint(modules, p);
 
   const double kv_elem_bytes = p.kv_bits / 8.0;
+  // The cache in the form the stack keeps it; kv_shards is how many GPUs of one replica share it.
+  const KvCacheShape kv_shape = stack_kv_cache(p.stack, m, kv_elem_bytes, p.parallelism.tensor);
   const double kv_total = double(w.batch) * double(w.prompt_tokens + w.gen_tokens) * m.layers *
-                          kv_bytes_per_token_layer(m, kv_elem_bytes);
+                          kv_shape.bytes_per_token_layer;
+  const double kv_shards = double(p.parallelism.pipeline) * kv_shape.split;
 
   CapacityReport r;
   TierMemory gpu = gpu_tier(s.hardware.gpu, em);
@@ -278,7 +281,7 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   gpu.add("activations (prefill peak)", activations);
   // Data-parallel ranks gather their weights through NCCL too: every rank holds communicators.
   add_communicator_buffers(gpu, em, shards * dp);
-  const double kv_gpu = kv_total * p.kv_cache.gpu / shards / dp;
+  const double kv_gpu = kv_total * p.kv_cache.gpu / kv_shards / dp;
   if (p.stack.kv_pool_free_fraction > 0 && kv_gpu > 0) {
     // The stack's KV pool takes its fraction of what is free now; the rest stays unused
     // (ExecutionStack::kv_pool_free_fraction). The batch fits when its cache fits in the pool.
@@ -388,7 +391,8 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   gpu.add("activations (profiled peak)", std::max(forward_peak, sampler_peak));
   gpu.add("non-torch memory (profiled)",
           tp > 1 ? em.vllm_non_torch_tp_bytes : em.vllm_non_torch_bytes);
-  out.kv_bytes_per_token = m.layers * kv_bytes_per_token_layer(m, p.kv_bits / 8.0) / tp;
+  const KvCacheShape kv = stack_kv_cache(p.stack, m, p.kv_bits / 8.0, p.parallelism.tensor);
+  out.kv_bytes_per_token = m.layers * kv.bytes_per_token_layer / kv.split;
   out.kv_pool_bytes = std::max(0.0, gpu.capacity_bytes - gpu.required_bytes);
   // TensorRT-LLM gives the pool KvCacheConfig free_gpu_memory_fraction of the memory free once
   // the model and its runtime buffers are placed (the same profiled activations and runtime

@@ -30,7 +30,7 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     return WeightTensor{name, elements, elements * 2.0, false};
   };
   const ParamCounts counts = count_params(m);
-  const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
+  const double h = m.hidden, f = m.ffn;
 
   std::vector<WeightModule> modules;
   modules.reserve(static_cast<std::size_t>(m.layers) + 2);
@@ -41,10 +41,9 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
 
   WeightModule layer;
   layer.kind = WeightModule::Kind::kLayer;
-  layer.tensors.push_back(matrix("q_proj", h * q));
-  layer.tensors.push_back(matrix("k_proj", h * kv));
-  layer.tensors.push_back(matrix("v_proj", h * kv));
-  layer.tensors.push_back(matrix("o_proj", q * h));
+  const AttentionMatrices attention = attention_matrices(m);
+  for (int i = 0; i < attention.count; ++i)
+    layer.tensors.push_back(matrix(attention.items[i].name, attention.items[i].elements));
   const int matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   static const char* const kFfnNames[] = {"ffn_up", "ffn_down", "ffn_gate"};
   for (int e = 0; e < m.experts; ++e)
@@ -58,8 +57,8 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
     for (int k = 0; k < matrices; ++k)
       layer.tensors.push_back(matrix(kSharedNames[k], h * m.shared_ffn));
   // Biases, norms and the router are small fp16 tensors; they travel together.
-  const double small = counts.expert_layer - (2 * h * q + 2 * h * kv) -
-                       matrices * h * f * m.experts - counts.ffn_shared;
+  const double small =
+      counts.expert_layer - attention.elements() - matrices * h * f * m.experts - counts.ffn_shared;
   if (small > 0) {
     layer.tensors.push_back(plain("norms_biases", small));
     layer.tensors.back().largest_part_elements = counts.largest_small_param;
@@ -69,11 +68,11 @@ std::vector<WeightModule> weight_modules(const LlmSpec& m, const Policy& p) {
   WeightModule dense;
   if (mixed) {
     dense.kind = WeightModule::Kind::kLayer;
-    dense.tensors.assign(layer.tensors.begin(), layer.tensors.begin() + 4);  // q, k, v, o
+    dense.tensors.assign(layer.tensors.begin(), layer.tensors.begin() + attention.count);
     for (int k = 0; k < matrices; ++k)
       dense.tensors.push_back(matrix(kFfnNames[k], h * m.dense_mlp_width()));
     const double dense_small =
-        counts.dense_layer - (2 * h * q + 2 * h * kv) - matrices * h * m.dense_mlp_width();
+        counts.dense_layer - attention.elements() - matrices * h * m.dense_mlp_width();
     if (dense_small > 0) {
       dense.tensors.push_back(plain("norms_biases", dense_small));
       dense.tensors.back().largest_part_elements = counts.largest_small_param;

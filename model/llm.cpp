@@ -10,17 +10,48 @@ namespace {
 bool has_biases(const LlmSpec& m) { return m.family == "opt" || m.family == "bloom"; }
 }  // namespace
 
+AttentionMatrices attention_matrices(const LlmSpec& m) {
+  const double h = m.hidden, q = m.q_dim();
+  AttentionMatrices a;
+  auto add = [&a](const char* name, double elements) { a.items[a.count++] = {name, elements}; };
+  if (!m.mla()) {
+    const double kv = m.kv_dim();
+    add("q_proj", h * q);
+    add("k_proj", h * kv);
+    add("v_proj", h * kv);
+    add("o_proj", q * h);
+    return a;
+  }
+  // DeepseekV3Attention: q_a_proj (hidden -> q_lora_rank) and q_b_proj (-> heads x head_dim), or
+  // q_proj; kv_a_proj_with_mqa (hidden -> kv_lora_rank + qk_rope_head_dim); kv_b_proj
+  // (kv_lora_rank -> heads x (qk_nope_head_dim + v_head_dim)); o_proj (heads x v_head_dim ->
+  // hidden). No biases (attention_bias false in every published config).
+  const double lora = m.kv_lora_rank, nope = m.head_dim() - m.qk_rope_dim;
+  if (m.q_lora_rank > 0) {
+    add("q_a_proj", h * m.q_lora_rank);
+    add("q_b_proj", double(m.q_lora_rank) * q);
+  } else {
+    add("q_proj", h * q);
+  }
+  add("kv_a_proj", h * m.latent_kv_dim());
+  add("kv_b_proj", lora * m.heads * (nope + m.v_head_dim()));
+  add("o_proj", double(m.o_dim()) * h);
+  return a;
+}
+
 ParamCounts count_params(const LlmSpec& m) {
   ParamCounts p;
   const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
   const bool bias = has_biases(m);
-  p.attention = 2 * h * q + 2 * h * kv + (bias ? q + h + 2 * kv : 0);
+  p.attention = attention_matrices(m).elements() + (bias ? q + h + 2 * kv : 0);
   const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
   p.ffn_per_expert = matrices * h * f + (bias ? f + h : 0);
   p.ffn_total = p.ffn_per_expert * m.experts;
   p.ffn_shared = matrices * h * m.shared_ffn;
   p.router = m.experts > 1 ? h * m.experts : 0;
   p.norms = 2 * h * (bias ? 2 : 1);
+  // MLA's q_a_layernorm and kv_a_layernorm (RMSNorms of the two latents).
+  if (m.mla()) p.norms += double(m.q_lora_rank) + m.kv_lora_rank;
   // Each norm's weight (and bias) has h elements; the biases are q's, k's and v's (BLOOM fuses
   // them into query_key_value's one bias of q + 2 kv), o's and fc2's (h) and fc1's (f).
   p.largest_small_param = h;
@@ -69,13 +100,21 @@ double bytes_per_weight(int bits, int group_size) {
 }
 
 double kv_bytes_per_token_layer(const LlmSpec& m, double bytes_per_elem) {
-  return 2.0 * m.kv_dim() * bytes_per_elem;
+  return (double(m.kv_dim()) + m.v_dim()) * bytes_per_elem;
+}
+
+KvCacheShape kv_cache_shape(const LlmSpec& m, KvCacheForm form, double bytes_per_elem, double tp) {
+  if (form == KvCacheForm::kLatent && m.mla())
+    return {m.latent_kv_dim() * bytes_per_elem, 1.0, true};
+  return {kv_bytes_per_token_layer(m, bytes_per_elem), tp, false};
 }
 
 double layer_active_params(const LlmSpec& m) {
-  const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn;
+  const double h = m.hidden, f = m.ffn;
   const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
-  const double attention = 2 * h * q + 2 * h * kv;
+  // With MLA's absorbed decode, kv_b_proj's halves are applied to the query and the output
+  // instead of the new token's latent: the same multiply-adds per token.
+  const double attention = attention_matrices(m).elements();
   const double router = m.experts > 1 ? h * m.experts : 0;
   // Every token runs its top-k routed experts and the shared ones.
   const double with_experts =
@@ -99,7 +138,12 @@ double layer_gemm_flops(const LlmSpec& m, double tokens) {
 
 double attention_flops(const LlmSpec& m, double queries, double context) {
   // Scores (Q K^T) and the weighted sum (P V), 2 FLOPs per multiply-add, every query head.
-  return 4.0 * queries * context * m.q_dim();
+  return 2.0 * queries * context * (double(m.q_dim()) + m.o_dim());
+}
+
+double latent_attention_flops(const LlmSpec& m, double queries, double context) {
+  if (!m.mla()) return attention_flops(m, queries, context);
+  return 2.0 * queries * context * m.heads * (double(m.latent_kv_dim()) + m.kv_lora_rank);
 }
 
 // The fp32 buffer (model/llm.hpp HostKvCache), checked again for the versions that Micron's

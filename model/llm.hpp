@@ -48,6 +48,16 @@ struct LlmSpec {
   // Sliding-window attention over this many tokens (HF sliding_window, when in use); 0 = none.
   // Only sequences within the window are simulated (config/scenario_loader.cpp).
   int sliding_window = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; DeepseekV3Attention in transformers):
+  // kv_a_proj_with_mqa projects each token to one latent of kv_lora_rank elements and one rotary
+  // key of qk_rope_dim elements that every head shares; kv_b_proj widens the latent per head into
+  // the key's other head_dim - qk_rope_dim elements and a value of v_head_size. 0 = not MLA.
+  int kv_lora_rank = 0;
+  int qk_rope_dim = 0;
+  // MLA's query down projection (q_a_proj to q_lora_rank, then q_b_proj); 0 = one q_proj.
+  int q_lora_rank = 0;
+  // Width of one value head where it differs from the key's (MLA's v_head_dim); 0 = head_dim.
+  int v_head_size = 0;
   std::string dtype;  // the checkpoint's torch_dtype (bfloat16, float16, float32); "" = unknown
   SourceMap sources;
 
@@ -69,9 +79,37 @@ struct LlmSpec {
   // The widest FFN intermediate any layer computes (activation peaks, the largest Linear).
   int widest_ffn() const { return mixed_layers() ? std::max(ffn, dense_mlp_width()) : ffn; }
   int kv_dim() const { return head_dim() * kv_heads; }
-  // Width of the query (and attention output) projection: heads x head_dim.
+  // Width of the query projection: heads x head_dim.
   int q_dim() const { return head_dim() * heads; }
+  bool mla() const { return kv_lora_rank > 0; }
+  int v_head_dim() const { return v_head_size > 0 ? v_head_size : head_dim(); }
+  // Width of the values of one token (kv_heads x v_head_dim) and of the attention output that
+  // o_proj reads (heads x v_head_dim): kv_dim() and q_dim() unless the value heads are narrower.
+  int v_dim() const { return v_head_dim() * kv_heads; }
+  int o_dim() const { return v_head_dim() * heads; }
+  // Elements of MLA's compressed cache entry of one token in one layer: the latent and the
+  // shared rotary key.
+  int latent_kv_dim() const { return kv_lora_rank + qk_rope_dim; }
 };
+
+// One weight matrix of a layer's attention.
+struct AttentionMatrix {
+  const char* name = "";  // static: "q_proj", "kv_b_proj", ...
+  double elements = 0;
+};
+// A layer's attention matrices in the order the layer runs them: q, k, v and o projections, or
+// MLA's q_a (when the query is compressed), q_b or q, kv_a, kv_b and o projections
+// (DeepseekV3Attention). The one place their shapes are written.
+struct AttentionMatrices {
+  AttentionMatrix items[5];
+  int count = 0;
+  double elements() const {
+    double sum = 0;
+    for (int i = 0; i < count; ++i) sum += items[i].elements;
+    return sum;
+  }
+};
+AttentionMatrices attention_matrices(const LlmSpec& m);
 
 // The model one kind of its layers computes as: for an MoE with dense layers, a model of only
 // layers with the experts (with_experts) or only dense ones (one MLP of dense_ffn); any other
@@ -108,8 +146,27 @@ ParamCounts count_params(const LlmSpec& m);
 // metadata (an fp16 scale and an fp16 minimum per group of `group_size` elements).
 double bytes_per_weight(int bits, int group_size = 64);
 
-// KV cache bytes for one token in one layer (K and V), at `bytes_per_elem` (2 for fp16).
+// KV cache bytes for one token in one layer (K and V, every KV head), at `bytes_per_elem` (2 for
+// fp16). For an MLA model, the keys and values kv_b_proj widens the latent into, as transformers'
+// DeepseekV3Attention caches them.
 double kv_bytes_per_token_layer(const LlmSpec& m, double bytes_per_elem = 2.0);
+
+// How a stack keeps the KV cache, and what one GPU of a tensor-parallel group holds of it.
+enum class KvCacheForm {
+  kPerHead,  // keys and values per KV head, split over the tensor-parallel ranks by head
+  // MLA's compressed entry (LlmSpec::latent_kv_dim elements a token and layer), which every
+  // tensor-parallel rank keeps whole: the latent is shared by all heads, so it cannot be split by
+  // head (vLLM's MLA backends, SGLang, TensorRT-LLM's DeepSeek support).
+  kLatent,
+};
+struct KvCacheShape {
+  double bytes_per_token_layer = 0;  // [bytes] one token, one layer, the whole cache entry
+  // The ranks the entry is split over: the tensor-parallel degree, or 1 where every rank keeps
+  // it whole. bytes_per_token_layer / split is one GPU's share.
+  double split = 1;
+  bool latent = false;  // MLA's compressed entry: decode attends in the absorbed form
+};
+KvCacheShape kv_cache_shape(const LlmSpec& m, KvCacheForm form, double bytes_per_elem, double tp);
 
 // ZeRO-Inference's KV-cache offload as the transformers fork pinned by DeepSpeedExamples'
 // zero_inference/requirements.txt (tjruwase/transformers@kvcache-offload-cpu) implements it:
@@ -162,7 +219,12 @@ double layer_gemm_flops(const LlmSpec& m, double tokens);
 // layers, the mean over the layers (layers x this is what a token touches in all of them).
 double layer_active_params(const LlmSpec& m);
 // FLOPs of attention scores and weighted sum for `queries` query tokens, each attending to
-// `context` keys on average, summed over the batch.
+// `context` keys on average, summed over the batch (keys of head_dim, values of v_head_dim).
 double attention_flops(const LlmSpec& m, double queries, double context);
+// The same over MLA's compressed cache, as the latent-cache stacks decode (the "absorbed" form
+// of DeepSeek-V2, arXiv 2405.04434 section 2.1.3: kv_b_proj's key half folded into the query,
+// its value half applied to the output): every head scores against the latent and the rotary
+// key (latent_kv_dim) and sums latents (kv_lora_rank). attention_flops for any other model.
+double latent_attention_flops(const LlmSpec& m, double queries, double context);
 
 }  // namespace tiersim

@@ -58,6 +58,11 @@ const std::vector<ExecutionStack>& stack_table() {
     // vLLM (0.11-0.23, FA3 on Hopper); TensorRT-LLM's own context FMHA publishes no rate by
     // sequence length, and is taken to be of FlashAttention's class.
     opt.prefill_attention_kernel = FusedAttentionKernel::kFlashAttention;
+    // An MLA model's cache is its compressed latent, whole on every tensor-parallel rank, and
+    // decode attends over it in the absorbed form: vLLM's MLA backends since 0.7.1
+    // (vllm/attention/backends/mla: "the KV cache stores the compressed latent"; FlashMLA on
+    // Hopper), SGLang's DeepSeek support, TensorRT-LLM's DeepSeek-V3 (PyTorch backend, 0.18+).
+    opt.mla_cache = KvCacheForm::kLatent;
     // Maximum achievable matmul rates of a tuned GEMM (stas00/ml-engineering,
     // compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table"): BF16
     // A100 SXM 271.2 of 312 TFLOPS (86.9%), A100 PCIe 252.9 (81.1%), H100 SXM 794.5 of 989
@@ -130,6 +135,9 @@ const std::vector<ExecutionStack>& stack_table() {
         opt, "trtllm-v0.6",
         "TensorRT-LLM v0.5-v0.6 (its published performance tables): optimized, with decode "
         "attention reading K/V once per query head (masked MHA kernel, no XQA)");
+    // TensorRT-LLM v0.5-v0.7 (Oct 2023 - Jan 2024) predate multi-head latent attention
+    // (DeepSeek-V2, May 2024): they have no DeepSeek model to build.
+    v06.mla_cache.reset();
     // The blocks of one KV head's query heads are neighbours in the grid ({heads, batch}, head
     // fastest; hi_kv = hi / (heads / kv_heads) in decoderMaskedMultiheadAttentionTemplate.h), so
     // the repeated reads hit in L2: layer_kernel_s charges them at the GPU's L2 rate where the
@@ -312,6 +320,11 @@ const ExecutionStack& execution_stack(const std::string& name) {
 double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads) {
   if (!stack.kv_read_per_query_head || kv_heads <= 0) return 1.0;
   return double(heads) / double(kv_heads);
+}
+
+KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, double bytes_per_elem,
+                            double tp) {
+  return kv_cache_shape(m, stack.mla_cache.value_or(KvCacheForm::kPerHead), bytes_per_elem, tp);
 }
 
 bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {

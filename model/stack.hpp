@@ -10,6 +10,7 @@
 
 #include "model/attention_kernel.hpp"
 #include "model/hardware.hpp"
+#include "model/llm.hpp"
 
 namespace tiersim {
 
@@ -129,6 +130,11 @@ struct ExecutionStack {
   // sequence. A model with a learned position table (OPT) is refused on every stack: it has no
   // row for a later position.
   bool enforces_trained_context = false;
+  // How it keeps a multi-head latent attention model's KV cache (model/llm.hpp KvCacheForm):
+  // per head, widened by kv_b_proj, as transformers does, or as the compressed latent, which
+  // every tensor-parallel rank keeps whole and decode attention reads in the absorbed form.
+  // Unset: the stack cannot run an MLA model at all.
+  std::optional<KvCacheForm> mla_cache = KvCacheForm::kPerHead;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.
@@ -142,6 +148,11 @@ const ExecutionStack& execution_stack(const std::string& name);
 // How many times one decode step reads each cached K/V element: heads / kv_heads when the
 // stack's decode attention reads K/V per query head, else 1.
 double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads);
+
+// The KV cache `stack` keeps for `m`, per token and layer, and how it splits over `tp` ranks.
+// An MLA model on a stack without MLA support (mla_cache unset) is refused by the loader first.
+KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, double bytes_per_elem,
+                            double tp);
 
 // True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on
 // `gpu`: the stack has FP8 kernels, the weights are 8-bit and the GPU has FP8 tensor cores.

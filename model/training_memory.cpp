@@ -84,7 +84,12 @@ void apply_strategy(Scenario& s, const ZeroStrategy& st) {
 double largest_operator_params(const LlmSpec& m, int linear_tiles) {
   const double h = m.hidden;
   // One Linear: an FFN matrix (h x ffn), a q/o projection (h x h) or a k/v projection (h x kv).
-  const double linear = h * std::max({double(m.widest_ffn()), h, double(m.kv_dim())});
+  double linear = h * std::max({double(m.widest_ffn()), h, double(m.kv_dim())});
+  // MLA's projections have shapes of their own (kv_b_proj, q_b_proj, o_proj).
+  if (m.mla()) {
+    const AttentionMatrices a = attention_matrices(m);
+    for (int i = 0; i < a.count; ++i) linear = std::max(linear, a.items[i].elements);
+  }
   const double token_embedding = double(m.vocab) * h;
   return std::max(linear / std::max(1, linear_tiles), token_embedding);
 }

@@ -1089,15 +1089,20 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
   const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
   const double gpu_kv = p_.kv_cache.gpu;
-  const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
+  // The cache as the stack keeps it: per head and split over the ranks, or MLA's latent, whole on
+  // each rank and attended to in the absorbed form when decoding.
+  const KvCacheShape kv = stack_kv_cache(p_.stack, m_, p_.kv_bits / 8.0, tp_);
+  const double kv_tok = kv.bytes_per_token_layer;
   const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
   // Fused prefill attention runs the causal half at its kernel's rate (prefill_attention_s);
   // eager attention computes the whole score matrix at the GEMM rate.
   const bool fused_prefill = prefill && p_.stack.fused_attention;
-  const double attn_flops = fused_prefill ? 0.0 : attention_flops(m_, tokens, context);
-  const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / tp_;
+  const double attn_flops = fused_prefill           ? 0.0
+                            : !prefill && kv.latent ? latent_attention_flops(m_, tokens, context)
+                                                    : attention_flops(m_, tokens, context);
+  const double kv_distinct = prefill ? 0.0 : sub_batch * context * kv_tok * gpu_kv / kv.split;
   const double kv_read = kv_distinct * decode_kv_reads(p_.stack, m_.heads, m_.kv_heads);
-  double kv_write = tokens * kv_tok / tp_;
+  double kv_write = tokens * kv_tok / kv.split;
   // Eager attention materialises the score matrix in prefill: read and written in fp16. Fused
   // attention keeps it on chip.
   double score_bytes = prefill && !p_.stack.fused_attention

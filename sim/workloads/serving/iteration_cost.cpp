@@ -15,15 +15,37 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   const LlmSpec& m = s.model;
   const HostSpec& host = s.hardware.host;
   tp_ = p.parallelism.tensor;
-  kv_token_layer_bytes_ = kv_bytes_per_token_layer(m, p.kv_bits / 8.0) / tp_;
+  // One GPU's share of a token's cache entry in one layer, in the form the stack keeps it.
+  const KvCacheShape kv = stack_kv_cache(p.stack, m, p.kv_bits / 8.0, tp_);
+  kv_token_layer_bytes_ = kv.bytes_per_token_layer / kv.split;
+  kv_entry_split_ = kv.split;
+  latent_kv_ = kv.latent;
   peer_bps_ = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, host));
   const auto modules = weight_modules(m, p);
   const WeightModule& emb = modules.front();
-  const WeightModule& layer = modules[1];
+  // An MoE whose layers differ (GLM-4.5's and DeepSeek's dense first layers) streams each kind's
+  // own weights: the first layer with the experts stands for its kind, the first without for the
+  // dense ones. Their compute is the mean layer's (layer_kernel of the model).
+  std::size_t expert_at = 1;
+  while (m.mixed_layers() && expert_at + 2 < modules.size() &&
+         !m.layer_has_experts(modules[expert_at].layer))
+    ++expert_at;
+  const WeightModule& layer = modules[expert_at];
   const WeightModule& head = modules.back();
   embedding_elements_ = emb.elements();
   layer_elements_ = layer.elements();
   head_elements_ = head.elements();
+  const WeightModule* dense = nullptr;
+  if (m.mixed_layers()) {
+    for (std::size_t i = 1; i + 1 < modules.size() && !dense; ++i)
+      if (!m.layer_has_experts(modules[i].layer)) dense = &modules[i];
+    expert_layers_ = m.expert_layers();
+    dense_layers_ = m.layers - expert_layers_;
+    first_layer_dense_ = !m.layer_has_experts(0);
+    // The dequantisation runs over each layer's own elements: their mean per layer.
+    layer_elements_ =
+        (expert_layers_ * layer.elements() + dense_layers_ * dense->elements()) / m.layers;
+  }
   dequant_s_ = layer_dequant_s(s.hardware.gpu, em_, p, layer_elements_, tp_);
 
   // The weights' stream (model/weight_stream.hpp): the same operating point and per-tensor costs
@@ -34,8 +56,9 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
     // The KV tier reads and writes one block of one layer per request, all of the replica's
     // tensor-parallel shares together (a layer-first layout: vLLM's and LMCache's per-layer KV
     // tensors), at the policy's AIO queue depth.
-    kv_nvme_ = nvme_array_timing(s.hardware.nvme, host, p.aio,
-                                 kv_token_layer_bytes_ * tp_ * s.serving.prefix_block_tokens);
+    kv_nvme_ =
+        nvme_array_timing(s.hardware.nvme, host, p.aio,
+                          kv_token_layer_bytes_ * kv_entry_split_ * s.serving.prefix_block_tokens);
   }
   h2d_bps_ = stream.link_bytes_per_s;
   d2h_bps_ = units::gbps_to_bytes_per_s(d2h_gbps(s.hardware.gpu, host));
@@ -50,8 +73,16 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   embedding_ = fetch(emb, embedding_nvme_bytes_);
   const double after_embedding = streamed_bytes_;
   layer_ = fetch(layer, layer_nvme_bytes_);
-  // Every layer streams the same bytes; count them once per layer.
-  streamed_bytes_ = after_embedding + (streamed_bytes_ - after_embedding) * m.layers;
+  // Every layer of a kind streams the same bytes; count them once per layer.
+  if (dense) {
+    const double expert_streamed = streamed_bytes_ - after_embedding;
+    dense_layer_ = fetch(*dense, dense_layer_nvme_bytes_);
+    const double dense_streamed = streamed_bytes_ - after_embedding - expert_streamed;
+    streamed_bytes_ =
+        after_embedding + expert_streamed * expert_layers_ + dense_streamed * dense_layers_;
+  } else {
+    streamed_bytes_ = after_embedding + (streamed_bytes_ - after_embedding) * m.layers;
+  }
   head_ = fetch(head, head_nvme_bytes_);
 }
 
@@ -60,6 +91,12 @@ double IterationModel::kv_copies_s(double tokens, double bytes_per_s) const {
   // per GPU are the blocks.
   return pinned_copies_s(s_.hardware.gpu, tokens / s_.serving.prefix_block_tokens,
                          tokens * kv_token_layer_bytes_ * s_.model.layers, bytes_per_s);
+}
+
+double IterationModel::layers_sum(double ModuleStreamTime::*part) const {
+  if (dense_layers_ > 0)
+    return expert_layers_ * (layer_.*part) + dense_layers_ * (dense_layer_.*part);
+  return s_.model.layers * (layer_.*part);
 }
 
 IterationCost IterationModel::cost(const IterationShape& w) const {
@@ -73,7 +110,8 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // prefill chunk's at the rate of the stack's attention kernel for its length.
   LayerPass pass;
   pass.tokens = tokens;
-  pass.attention_flops = attention_flops(m, 1.0, w.decode_context_tokens);
+  pass.attention_flops = latent_kv_ ? latent_attention_flops(m, 1.0, w.decode_context_tokens)
+                                    : attention_flops(m, 1.0, w.decode_context_tokens);
   for (const PrefillChunk& chunk : w.prefill_chunks)
     pass.prefill_attention_s += prefill_attention_s(m, gpu, em_, s_.policy.stack, chunk, tp_);
   const double decode_reads = decode_kv_reads(s_.policy.stack, m.heads, m.kv_heads);
@@ -111,7 +149,21 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // Modules in order: embedding, the layers, the head. With prefetch, module i+1's weights arrive
   // while module i computes (a two-stage pipeline); without it each fetch precedes its compute.
   const double L = m.layers;
-  if (s_.policy.prefetch_layers > 0) {
+  if (dense_layers_ > 0) {
+    // Each kind's fetch, as many times as it has layers; with prefetch the first layer's fetch
+    // overlaps the embedding and every later one the layer before it.
+    const ModuleStreamTime& first = first_layer_dense_ ? dense_layer_ : layer_;
+    const double later_experts = expert_layers_ - (first_layer_dense_ ? 0 : 1);
+    const double later_dense = dense_layers_ - (first_layer_dense_ ? 1 : 0);
+    if (s_.policy.prefetch_layers > 0)
+      c.time_s = embedding_.time_s + std::max(emb_s, first.time_s) +
+                 later_experts * std::max(layer_s, layer_.time_s) +
+                 later_dense * std::max(layer_s, dense_layer_.time_s) +
+                 std::max(layer_s, head_.time_s) + head_s;
+    else
+      c.time_s = embedding_.time_s + emb_s + layers_sum(&ModuleStreamTime::time_s) + L * layer_s +
+                 head_.time_s + head_s;
+  } else if (s_.policy.prefetch_layers > 0) {
     c.time_s = embedding_.time_s + std::max(emb_s, layer_.time_s) +
                (L - 1) * std::max(layer_s, layer_.time_s) + std::max(layer_s, head_.time_s) +
                head_s;
@@ -140,8 +192,10 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // not hold up the iteration, except that the prefix loads' reads share the drives with the
   // stores' writes issued at the same time (NvmeArrayTiming::mixed_s, model/ssd_model.hpp
   // mixed_seconds_per_byte): a load finishes later by the writes it shared the drives with.
-  const double kv_nvme_read_bytes = w.kv_load_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
-  const double kv_nvme_write_bytes = w.kv_store_nvme_tokens * kv_token_layer_bytes_ * tp_ * L;
+  const double kv_nvme_read_bytes =
+      w.kv_load_nvme_tokens * kv_token_layer_bytes_ * kv_entry_split_ * L;
+  const double kv_nvme_write_bytes =
+      w.kv_store_nvme_tokens * kv_token_layer_bytes_ * kv_entry_split_ * L;
   const NvmeArrayTiming::Mixed kv_nvme = kv_nvme_.mixed_s(kv_nvme_read_bytes, kv_nvme_write_bytes);
   const double kv_nvme_read_s = kv_nvme.read_busy_s, kv_nvme_write_s = kv_nvme.write_busy_s;
   double kv_copy_s = 0;
@@ -167,18 +221,22 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                                  c.gpu_s
                            : 0.0;
   c.peer_s = L * layer_peer_s + logits_peer_s;
-  c.weights_h2d_s = embedding_.h2d_s + L * layer_.h2d_s + head_.h2d_s + swap_in_s;
+  c.weights_h2d_s =
+      embedding_.h2d_s + layers_sum(&ModuleStreamTime::h2d_s) + head_.h2d_s + swap_in_s;
   c.h2d_s = c.weights_h2d_s + kv_copy_s;
   c.swap_out_d2h_s = swap_out_s;
-  const double weights_nvme_s = embedding_.nvme_s + L * layer_.nvme_s + head_.nvme_s;
+  const double weights_nvme_s =
+      embedding_.nvme_s + layers_sum(&ModuleStreamTime::nvme_s) + head_.nvme_s;
   c.weights_nvme_s = weights_nvme_s;
   c.nvme_s = weights_nvme_s + kv_nvme_read_s + kv_nvme_write_s;
   // The drives' load: each transfer's (model/power.hpp nvme_load, its rate over the rated rate
   // in its direction) weighted by its time.
   if (c.nvme_s > 0) {
     const NvmeArray& a = s_.hardware.nvme;
-    const double weights_bytes =
-        embedding_nvme_bytes_ + L * layer_nvme_bytes_ + head_nvme_bytes_;
+    const double layers_bytes = dense_layers_ > 0 ? expert_layers_ * layer_nvme_bytes_ +
+                                                        dense_layers_ * dense_layer_nvme_bytes_
+                                                  : L * layer_nvme_bytes_;
+    const double weights_bytes = embedding_nvme_bytes_ + layers_bytes + head_nvme_bytes_;
     c.weights_nvme_load = nvme_load(a, IoDirection::kRead, weights_bytes, weights_nvme_s);
     c.kv_nvme_read_load = nvme_load(a, IoDirection::kRead, kv_nvme_read_bytes, kv_nvme_read_s);
     c.kv_nvme_write_load =
@@ -187,7 +245,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                    kv_nvme_write_s * c.kv_nvme_write_load) /
                   c.nvme_s;
   }
-  c.cpu_s = embedding_.cpu_s + L * layer_.cpu_s + head_.cpu_s;
+  c.cpu_s = embedding_.cpu_s + layers_sum(&ModuleStreamTime::cpu_s) + head_.cpu_s;
   c.cpu_load = cpu_core_load(s_.hardware.host, 1.0);
   return c;
 }

@@ -92,12 +92,24 @@ class IterationModel {
   ExecutionModel em_;
   double tp_ = 1;
   double kv_token_layer_bytes_ = 0;  // per GPU
+  // The GPUs of a replica that share one token's cache entry (KvCacheShape::split): the
+  // tensor-parallel degree, or 1 where every GPU keeps MLA's latent whole.
+  double kv_entry_split_ = 1;
+  bool latent_kv_ = false;            // MLA's latent cache, attended to in the absorbed form
   double h2d_bps_ = 0, d2h_bps_ = 0;  // pinned copies over each GPU's PCIe link
   double embedding_elements_ = 0, head_elements_ = 0, layer_elements_ = 0;
   double dequant_s_ = 0;
   double peer_bps_ = 0;
   // Each module's fetch by the fetch process alone (model/weight_stream.hpp module_stream_time).
-  ModuleStreamTime embedding_, layer_, head_;
+  // layer_: a layer with the experts (any layer of a model whose layers are alike);
+  // dense_layer_: one of an MoE's dense layers, when it has them.
+  ModuleStreamTime embedding_, layer_, head_, dense_layer_;
+  // An MoE's layers of each kind (0 dense: the layers are alike), and the first layer's kind.
+  double expert_layers_ = 0, dense_layers_ = 0;
+  bool first_layer_dense_ = false;
+  double dense_layer_nvme_bytes_ = 0;
+  // One part of every layer's fetch summed over the layers, each kind its own.
+  double layers_sum(double ModuleStreamTime::*part) const;
   double streamed_bytes_ = 0;
   // [bytes] each module's weights read from the NVMe array (all tensor-parallel shares)
   double embedding_nvme_bytes_ = 0, layer_nvme_bytes_ = 0, head_nvme_bytes_ = 0;

@@ -304,4 +304,31 @@ TEST_CASE("prefill attention runs at the fused kernel's rate; decode and eager s
         sim::IterationModel(eager_fa, ExecutionModel{}).cost(chunk).time_s);
 }
 
+TEST_CASE("an MoE with dense layers streams each layer's own weights", "[workloads][serving]") {
+  // GLM-4.5-Air streamed from host DRAM to one H200: one dense first layer, 45 with the experts.
+  // The iteration moves every layer's weights once, each kind its own bytes (the first layer's
+  // module stood for all of them before, 1/20 of an expert layer's).
+  const std::vector<std::string> glm = {"model.name=glm-4.5-air", "hardware.gpu.model=H200",
+                                        "policy.weights=cpu", "hardware.host.dram_gb=512",
+                                        "workload.kv_host_cache=0"};
+  const Scenario s = test::load_yaml(kYaml, glm);
+  const sim::IterationModel model(s, ExecutionModel{});
+  const std::vector<WeightModule> mods = weight_modules(s.model, s.policy);
+  double all = 0;
+  for (const auto& mod : mods) all += mod.bytes();
+  CHECK(model.streamed_bytes_per_gpu() == Approx(all).epsilon(1e-6));  // small params stay
+  // The link carries them all: its busy seconds per byte streamed are a dense model's.
+  sim::IterationShape decode;
+  decode.decodes = 1;
+  decode.decode_context_tokens = 256;
+  decode.sampled = 1;
+  const std::vector<std::string> dense = {"hardware.gpu.model=H200", "policy.weights=cpu",
+                                          "hardware.host.dram_gb=512", "workload.kv_host_cache=0"};
+  const Scenario llama = test::load_yaml(kYaml, dense);
+  const sim::IterationModel llama_model(llama, ExecutionModel{});
+  CHECK(model.cost(decode).weights_h2d_s / model.streamed_bytes_per_gpu() ==
+        Approx(llama_model.cost(decode).weights_h2d_s / llama_model.streamed_bytes_per_gpu())
+            .epsilon(0.1));
+}
+
 }  // namespace tiersim::sim_workloads_serving_iteration_cost_test
