@@ -103,7 +103,10 @@ void print_models(std::ostream& os, const Catalog& c) {
     rows.push_back(
         {m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden),
          std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.head_dim()),
-         std::to_string(m.kv_heads), std::to_string(m.vocab),
+         // MLA's compressed entry: latent + rotary key per token and layer (DeepSeek-V3's 576).
+         std::to_string(m.kv_heads) +
+             (m.mla() ? " (MLA latent " + std::to_string(m.latent_kv_dim()) + ")" : ""),
+         std::to_string(m.vocab),
          std::to_string(m.experts) +
              (m.experts > 1 ? " (top-" + std::to_string(m.experts_per_token) + ")" : "") +
              (m.shared_ffn > 0 ? " + shared " + std::to_string(m.shared_ffn) : "") +

@@ -72,6 +72,17 @@ const std::vector<ModelType>& model_types() {
       // Llama4TextConfig passes tie_word_embeddings=False. Three of every four layers attend in
       // chunks of attention_chunk_size: read as a window (longer sequences are refused).
       {"llama4_text", FfnKind::kGated, false, false},
+      // DeepseekV2/V3 (DeepSeek-V2, V2-Lite, V3, R1) and Kimi K2 (model_type kimi_k2, whose
+      // config.json names DeepseekV3ForCausalLM): multi-head latent attention (kv_lora_rank,
+      // q_lora_rank, qk_nope_head_dim + qk_rope_head_dim keys, v_head_dim values); SwiGLU experts
+      // of moe_intermediate_size beside n_shared_experts of the same width; the first
+      // first_k_dense_replace layers run a dense MLP of intermediate_size. Their config classes
+      // pass tie_word_embeddings=False. Not counted: the router's e_score_correction_bias (one
+      // per expert), and the num_nextn_predict_layers multi-token-prediction layer (11.5B of V3's
+      // published 685B; its 671B leave it out), which transformers does not load.
+      {"deepseek_v2", FfnKind::kGated, false, false},
+      {"deepseek_v3", FfnKind::kGated, false, false},
+      {"kimi_k2", FfnKind::kGated, false, false},
       {"phi3", FfnKind::kGated, false, false},
       // GraniteMLP (Llama's: gate_proj, up_proj, down_proj with SiLU); rotary; GraniteConfig's
       // tie_word_embeddings default is false (Granite 3.x configs set it true). Its embedding,
@@ -235,6 +246,37 @@ void read_expert_layers(const Reader& r, LlmSpec& m) {
            "leaves no layer of the " + std::to_string(m.layers) + " with the experts");
 }
 
+// Multi-head latent attention (model/llm.hpp LlmSpec::kv_lora_rank), where the config gives
+// kv_lora_rank: the key head is qk_nope_head_dim + qk_rope_head_dim wide (a head_dim key, which
+// newer transformers write as the rotary part, is not the head's width here), the value head
+// v_head_dim. DeepSeek's and Kimi K2's configs must give it.
+void read_latent_attention(const Reader& r, LlmSpec& m) {
+  const bool mla_type =
+      m.family == "deepseek_v2" || m.family == "deepseek_v3" || m.family == "kimi_k2";
+  if (!r.find({"kv_lora_rank"})) {
+    if (mla_type)
+      r.fail("kv_lora_rank", "missing: " + m.family +
+                                 " attends through a compressed key/value latent of this width");
+    return;
+  }
+  m.kv_lora_rank = r.count({"kv_lora_rank"}, m, "kv_lora_rank");
+  m.qk_rope_dim = r.count({"qk_rope_head_dim"}, m, "qk_rope_dim");
+  const int nope = r.count({"qk_nope_head_dim"}, m, "head_dim");
+  if (1LL * nope + m.qk_rope_dim > kMaxCount)
+    r.fail("qk_nope_head_dim", "plus qk_rope_head_dim is beyond any model's head width");
+  m.head_size = nope + m.qk_rope_dim;
+  m.sources["head_dim"] = r.source("qk_nope_head_dim") + " + " + r.source("qk_rope_head_dim");
+  m.v_head_size = r.count({"v_head_dim"}, m, "v_head_dim");
+  // V2-Lite projects the query directly (q_lora_rank null).
+  if (r.find({"q_lora_rank"})) {
+    m.q_lora_rank = r.count({"q_lora_rank"}, m, "q_lora_rank");
+  } else {
+    m.sources["q_lora_rank"] = r.source("q_lora_rank") + " (null or absent: one q_proj)";
+  }
+  if (1LL * m.heads * std::max(m.head_size, m.v_head_size) > kMaxCount)
+    r.fail("num_attention_heads", "times the head width is beyond any model's attention width");
+}
+
 }  // namespace
 
 const std::vector<std::string>& hf_model_types() {
@@ -318,11 +360,14 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
     r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.heads) + ")");
 
-  // head_dim apart from hidden / heads (Qwen3, Gemma); equal to it is the ordinary case.
-  if (const json* hd = r.find({"head_dim"})) {
+  // head_dim apart from hidden / heads (Qwen3, Gemma); equal to it is the ordinary case. MLA
+  // gives its heads' widths in fields of its own.
+  read_latent_attention(r, m);
+  const json* hd = m.mla() ? nullptr : r.find({"head_dim"});
+  if (hd) {
     const int d = r.count_value(*hd, "head_dim", m, "head_dim");
     if (1LL * d * m.heads != m.hidden || m.hidden % m.heads != 0) m.head_size = d;
-  } else if (m.hidden % m.heads != 0) {
+  } else if (!m.mla() && m.hidden % m.heads != 0) {
     r.fail("head_dim", "missing, and hidden_size (" + std::to_string(m.hidden) +
                            ") is not a multiple of num_attention_heads (" + std::to_string(m.heads) + ")");
   }

@@ -538,9 +538,15 @@ TEST_CASE("a bad or unsupported config.json names the file and the field", "[con
   CHECK(e.key_path() == "num_hidden_layers");
   CHECK_THAT(e.what(), Catch::Contains("missing"));
 
-  e = hf_error("{\"model_type\": \"deepseek_v3\"}");
+  e = hf_error("{\"model_type\": \"mamba\"}");
   CHECK(e.key_path() == "model_type");
-  CHECK_THAT(e.what(), Catch::Contains("unsupported model_type 'deepseek_v3'"));
+  CHECK_THAT(e.what(), Catch::Contains("unsupported model_type 'mamba'"));
+  // DeepSeek attends through a latent: its config must say how wide.
+  e = hf_error(
+      "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 2, \"hidden_size\": "
+      "64, \"num_attention_heads\": 4, \"vocab_size\": 10, \"intermediate_size\": 8}");
+  CHECK(e.key_path() == "kv_lora_rank");
+  CHECK_THAT(e.what(), Catch::Contains("missing"));
 
   const std::string moe =
       "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
@@ -610,5 +616,151 @@ TEST_CASE("sequences past a sliding window are refused", "[config][hf_config]") 
   longer.overrides = {"workload.prompt_tokens=2048"};
   CHECK_THROWS_WITH(load_scenario(dir.file("s.yaml"), longer),
                     Catch::Contains("sliding attention window of 2047"));
+}
+
+namespace {
+// DeepSeek-V2 (deepseek-ai/DeepSeek-V2: 236B, 21B active), V2-Lite (15.7B, 2.4B active) and Kimi
+// K2 (moonshotai/Kimi-K2-Instruct: 1.04T, 32B active), as their config.json files give the
+// fields the reader uses; DeepSeek-V3 is shipped (scenarios/catalog/hf/deepseek-v3.json).
+std::string deepseek_config(const std::string& type, int layers, int hidden, int heads, int experts,
+                            int top_k, int shared, int moe_ffn, int dense_ffn, int dense_first,
+                            const std::string& q_lora, int vocab) {
+  return "{\"model_type\": \"" + type + "\", \"num_hidden_layers\": " + std::to_string(layers) +
+         ", \"hidden_size\": " + std::to_string(hidden) +
+         ", \"num_attention_heads\": " + std::to_string(heads) +
+         ", \"num_key_value_heads\": " + std::to_string(heads) +
+         ", \"n_routed_experts\": " + std::to_string(experts) +
+         ", \"num_experts_per_tok\": " + std::to_string(top_k) +
+         ", \"n_shared_experts\": " + std::to_string(shared) +
+         ", \"moe_intermediate_size\": " + std::to_string(moe_ffn) +
+         ", \"intermediate_size\": " + std::to_string(dense_ffn) +
+         ", \"first_k_dense_replace\": " + std::to_string(dense_first) +
+         ", \"moe_layer_freq\": 1, \"q_lora_rank\": " + q_lora +
+         ", \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, "
+         "\"v_head_dim\": 128, \"vocab_size\": " +
+         std::to_string(vocab) + ", \"tie_word_embeddings\": false}";
+}
+
+// Active parameters a token touches as DeepSeek counts them: its layers' and the output head
+// (V3's 36.6B "including 0.9B for the output Head"), not the input embedding's lookup.
+double active_params(const LlmSpec& m) {
+  return layer_active_params(m) * m.layers + count_params(m).lm_head;
+}
+}  // namespace
+
+TEST_CASE("multi-head latent attention: DeepSeek-V2, V3 and Kimi K2 from their config.json",
+          "[config][hf_config]") {
+  const LlmSpec v3 = read_hf_config(kHf + "/deepseek-v3.json");
+  CHECK(v3.mla());
+  CHECK(v3.head_dim() == 192);  // qk_nope_head_dim + qk_rope_head_dim
+  CHECK(v3.v_head_dim() == 128);
+  CHECK(v3.latent_kv_dim() == 576);
+  CHECK(v3.sources.at("head_dim") == "hf_config " + kHf +
+                                         "/deepseek-v3.json: qk_nope_head_dim + hf_config " + kHf +
+                                         "/deepseek-v3.json: qk_rope_head_dim");
+  // The attention's matrices as DeepseekV3Attention builds them.
+  const AttentionMatrices a = attention_matrices(v3);
+  REQUIRE(a.count == 5);
+  CHECK(std::string(a.items[0].name) == "q_a_proj");
+  CHECK(a.items[0].elements == 7168.0 * 1536);
+  CHECK(a.items[1].elements == 1536.0 * 128 * 192);
+  CHECK(a.items[2].elements == 7168.0 * 576);
+  CHECK(a.items[3].elements == 512.0 * 128 * (128 + 128));
+  CHECK(a.items[4].elements == 128.0 * 128 * 7168);
+  // Published: 671B in all, 37B active (README_WEIGHTS.md: 36.6B "including 0.9B for the
+  // output Head").
+  CHECK(count_params(v3).total / 1e9 == Approx(671).epsilon(0.01));
+  CHECK(active_params(v3) / 1e9 == Approx(36.6).epsilon(0.01));
+
+  const LlmSpec v2 = parse_hf_config(
+      deepseek_config("deepseek_v2", 60, 5120, 128, 160, 6, 2, 1536, 12288, 1, "1536", 102400),
+      "v2.json");
+  CHECK(count_params(v2).total / 1e9 == Approx(236).epsilon(0.01));
+  CHECK(active_params(v2) / 1e9 == Approx(21).epsilon(0.02));
+  // V2-Lite projects the query directly (q_lora_rank null).
+  const LlmSpec lite = parse_hf_config(
+      deepseek_config("deepseek_v2", 27, 2048, 16, 64, 6, 2, 1408, 10944, 1, "null", 102400),
+      "lite.json");
+  CHECK(lite.q_lora_rank == 0);
+  CHECK(std::string(attention_matrices(lite).items[0].name) == "q_proj");
+  CHECK(count_params(lite).total / 1e9 == Approx(15.7).epsilon(0.01));
+  CHECK(active_params(lite) / 1e9 == Approx(2.4).epsilon(0.025));  // published to 0.1B: 2.45
+  const LlmSpec k2 = parse_hf_config(
+      deepseek_config("kimi_k2", 61, 7168, 64, 384, 8, 1, 2048, 18432, 1, "1536", 163840),
+      "k2.json");
+  // The Kimi K2 report's 1.04T (the model card rounds to 1T): the config counts 1.026T.
+  CHECK(count_params(k2).total / 1e12 == Approx(1.04).epsilon(0.015));
+  CHECK(active_params(k2) / 1e9 == Approx(32).epsilon(0.02));
+
+  // The cache: transformers keeps each head's widened keys and values (128 x (192 + 128) elements
+  // a token and layer, split over tensor-parallel ranks by head); the latent stacks keep the
+  // 576-element latent, whole on every rank.
+  const KvCacheShape per_head = kv_cache_shape(v3, KvCacheForm::kPerHead, 2.0, 8);
+  CHECK(per_head.bytes_per_token_layer == 128.0 * (192 + 128) * 2);
+  CHECK(per_head.split == 8);
+  CHECK_FALSE(per_head.latent);
+  const KvCacheShape latent = kv_cache_shape(v3, KvCacheForm::kLatent, 2.0, 8);
+  CHECK(latent.bytes_per_token_layer == 576.0 * 2);
+  CHECK(latent.split == 1);
+  CHECK(latent.latent);
+  // A model without MLA keeps its per-head cache on any stack.
+  const LlmSpec llama = read_hf_config(kHf + "/llama-3-8b.json");
+  CHECK(kv_cache_shape(llama, KvCacheForm::kLatent, 2.0, 2).bytes_per_token_layer ==
+        kv_bytes_per_token_layer(llama, 2.0));
+  CHECK_FALSE(kv_cache_shape(llama, KvCacheForm::kLatent, 2.0, 2).latent);
+  // Attention over the latent (absorbed): 128 heads x (576 + 512) multiply-adds per cached token;
+  // over the widened heads: 128 x (192 + 128).
+  CHECK(latent_attention_flops(v3, 1, 1) == 2.0 * 128 * (576 + 512));
+  CHECK(attention_flops(v3, 1, 1) == 2.0 * 128 * (192 + 128));
+  CHECK(latent_attention_flops(llama, 3, 5) == attention_flops(llama, 3, 5));
+  // The layout holds every parameter once, with MLA's tensors by name.
+  const std::vector<WeightModule> mods = weight_modules(v3, Policy{});
+  double elements = 0;
+  for (const auto& mod : mods) elements += mod.elements();
+  CHECK(elements == Approx(count_params(v3).total).epsilon(1e-9));
+  CHECK(std::string(mods[1].tensors[3].name) == "kv_b_proj");
+  CHECK(std::string(mods[4].tensors[3].name) == "kv_b_proj");  // an expert layer's too
+}
+
+TEST_CASE("MLA scenarios: the stack must run it, the fields fit together", "[config][hf_config]") {
+  const std::string yaml =
+      "name: t\nhardware: {gpu: {model: H200}}\n"
+      "workload: {kind: inference, batch: 4, prompt_tokens: 64, gen_tokens: 4}\n";
+  const std::vector<std::string> eight = {"hardware.gpu.count=8"};
+  const Scenario v3 =
+      test::load_yaml(yaml +
+                          "model: {name: deepseek-v3}\n"
+                          "policy: {weight_bits: 8, stack: optimized, parallelism: {tensor: 8}}\n",
+                      eight);
+  CHECK(v3.model.mla());
+  CHECK_THAT(v3.resolved_yaml,
+             Catch::Contains("kv_lora_rank: 512") && Catch::Contains("v_head_dim: 128"));
+  CHECK(load_scenario_text(v3.resolved_yaml, "resolved.yaml").hash == v3.hash);
+  // A model without latent attention resolves as before: none of its keys are written.
+  const Scenario llama = test::load_yaml(yaml + "model: {name: llama-3-8b}\n");
+  CHECK_THAT(llama.resolved_yaml, !Catch::Contains("kv_lora_rank") &&
+                                      !Catch::Contains("v_head_dim") &&
+                                      !Catch::Contains("qk_rope_dim"));
+  // TensorRT-LLM v0.5-v0.7 predate DeepSeek-V2.
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: deepseek-v3}\n"
+                                           "policy: {weight_bits: 8, stack: trtllm-v0.7, "
+                                           "parallelism: {tensor: 8}}\n",
+                                    eight),
+                    Catch::Contains("policy.stack") && Catch::Contains("latent attention"));
+  // ZeRO-Inference's host KV attention is the fork's OPT, BLOOM and Llama code.
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: deepseek-v3}\n"
+                                           "policy: {weights: cpu, kv_cache: cpu}\n"),
+                    Catch::Contains("policy.kv_cache") && Catch::Contains("latent attention"));
+  // The fields: the rotary part is part of the key head; the query's rank is MLA's.
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: deepseek-v3, qk_rope_dim: 192}\n"
+                                           "policy: {parallelism: {tensor: 8}}\n",
+                                    eight),
+                    Catch::Contains("model.qk_rope_dim") && Catch::Contains("narrower"));
+  CHECK_THROWS_WITH(test::load_yaml(yaml + "model: {name: llama-3-8b, q_lora_rank: 64}\n"),
+                    Catch::Contains("model.q_lora_rank") && Catch::Contains("kv_lora_rank"));
+  // By hand: a Llama with a latent cache is an MLA model like any other.
+  const Scenario by_hand =
+      test::load_yaml(yaml + "model: {name: llama-3-8b, kv_lora_rank: 256, qk_rope_dim: 32}\n");
+  CHECK(by_hand.model.latent_kv_dim() == 288);
 }
 }  // namespace config_hf_config_test

@@ -591,4 +591,34 @@ TEST_CASE("auto KV tiers take the DRAM and drive space the serving run leaves",
   CHECK(serving_kv_room(given, em).tiers.host_bytes == 8e9);
 }
 
+TEST_CASE("an MLA model's KV cache: the latent whole on every GPU, or each GPU's heads",
+          "[model][capacity]") {
+  // DeepSeek-V3 on eight H200s, tensor parallel, FP8 weights. The latent stacks (vLLM, SGLang,
+  // TensorRT-LLM) keep the 576-element latent of every token on every GPU; transformers keeps the
+  // widened keys and values, 128 x (192 + 128) elements, of which each GPU holds its 16 heads.
+  const std::string yaml = R"(name: ds
+hardware: {gpu: {model: H200, count: 8}}
+model: {name: deepseek-v3}
+workload: {kind: inference, batch: 64, prompt_tokens: 4096, gen_tokens: 8}
+policy: {weights: gpu, kv_cache: gpu, weight_bits: 8, stack: optimized, parallelism: {tensor: 8}}
+)";
+  const auto kv_item = [](const CapacityReport& r) {
+    for (const auto& item : r.tiers.at(0).items)
+      if (item.what == "kv cache") return item.bytes;
+    return 0.0;
+  };
+  const double tokens = 64.0 * (4096 + 8) * 61;
+  const CapacityReport latent = inference_capacity(test::load_yaml(yaml), ExecutionModel{});
+  CHECK(kv_item(latent) == Approx(tokens * 576 * 2));
+  check_fits(latent);
+  const CapacityReport per_head =
+      inference_capacity(test::load_yaml(yaml, {"policy.stack=hf-sdpa"}), ExecutionModel{});
+  CHECK(kv_item(per_head) == Approx(tokens * 128 * (192 + 128) * 2 / 8));
+  CHECK_FALSE(per_head.fits);  // 174 GB of cache per GPU
+  // A model without MLA is split by head on every stack.
+  const std::string llama = test::replace(yaml, "deepseek-v3", "llama-3-70b");
+  CHECK(kv_item(inference_capacity(test::load_yaml(llama), ExecutionModel{})) ==
+        Approx(tokens / 61 * 80 * 8 * 128 * 2 * 2 / 8));
+}
+
 }  // namespace tiersim::model_capacity_test
