@@ -23,6 +23,9 @@ const GroupAccuracy* AccuracyRecord::group(const std::string& name) const {
 std::vector<std::string> model_features(const Scenario& s) {
   std::vector<std::string> out;
   const LlmSpec& m = s.model;
+  // Multi-head latent attention: the cache's form (per head, or the latent whole on every rank)
+  // and the absorbed decode are the stack's (model/llm.hpp KvCacheForm).
+  if (m.mla()) out.push_back("multi-head latent attention");
   if (m.experts <= 1) return out;
   out.push_back("mixture of experts");
   // Only the routed experts fetched: a mechanism only where weights stream to the GPU.

@@ -133,6 +133,13 @@ TEST_CASE("a run's accuracy: its group's errors and what no published row anchor
                   "hardware.gpu.count=2", "policy.parallelism.tensor=2"})) ==
         std::vector<std::string>{"mixture of experts", "dense layers between expert layers"});
 
+  // Multi-head latent attention is a mechanism of its own (no published row runs DeepSeek).
+  const std::string ds = test::replace(test::replace(kScenario, "opt-30b", "deepseek-v3"),
+                                       "weights: nvme", "weights: cpu");
+  CHECK(validation::model_features(test::load_yaml(ds)) ==
+        std::vector<std::string>{"multi-head latent attention", "mixture of experts",
+                                 "dense layers between expert layers"});
+
   // A group the record has no row of: no errors to quote.
   validation::AccuracyRecord empty = r;
   empty.groups.clear();
