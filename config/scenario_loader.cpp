@@ -722,10 +722,14 @@ void Loader::check_latent_attention() const {
             "the rotary part (" + std::to_string(m.qk_rope_dim) +
                 ") must be narrower than the key head it is part of (head_dim " +
                 std::to_string(m.head_dim()) + ": qk_nope_head_dim + qk_rope_head_dim)");
-  if (!pol.stack.mla_cache)
-    fail_at("policy.stack", "the " + pol.stack.name + " stack cannot run " + m.name +
-                                "'s multi-head latent attention (" + pol.stack.description +
-                                "); use " + kDefaultStackName + " or optimized");
+  if (!pol.stack.mla_cache) {
+    std::vector<std::string> able;
+    for (const std::string& name : stack_names())
+      if (execution_stack(name).mla_cache) able.push_back(name);
+    fail_at("policy.stack", "the " + pol.stack.name +
+                                " stack has no multi-head latent attention, " + m.name +
+                                "'s (it predates DeepSeek-V2); stacks that run it: " + join(able));
+  }
   // ZeRO-Inference's KV offload is a transformers fork's OPT, BLOOM and Llama attention
   // (model/llm.hpp HostKvCache); none has MLA's keys and values of different widths.
   if (pol.kv_cache.cpu > 0 && has_capability(s_, kCapKvCache))
