@@ -8,6 +8,7 @@
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
 #include "model/parallelism.hpp"
+#include "model/stack.hpp"
 #include "model/training_memory.hpp"
 #include "model/units.hpp"
 #include "sim/workloads/workload.hpp"
@@ -173,6 +174,35 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
 
 }  // namespace
 
+// An MLA model on a stack that keeps each head's widened keys and values (transformers) holds
+// heads x (head_dim + v_head_dim) elements a token where the latent stacks hold the latent
+// (model/llm.hpp KvCacheForm): when the GPUs are short, the closest fit may be such an engine,
+// the first of the stack table's that keep it. Only when the GPU tier is short.
+std::optional<Suggestion> latent_cache(const Scenario& s, const ExecutionModel& em) {
+  if (!s.model.mla() || s.policy.stack.mla_cache != KvCacheForm::kPerHead) return std::nullopt;
+  const TierMemory* gpu = tier(capacity(s, em), "gpu");
+  if (!gpu || gpu->fits()) return std::nullopt;
+  for (const std::string& name : stack_names()) {
+    const ExecutionStack& stack = execution_stack(name);
+    if (stack.mla_cache != KvCacheForm::kLatent) continue;
+    Scenario t = s;
+    t.policy.stack = stack;
+    if (!fits(t, em)) return std::nullopt;
+    const double kv_bytes = s.policy.kv_bits / 8.0, tp = s.policy.parallelism.tensor;
+    const auto per_gpu = [&](const ExecutionStack& st) {
+      const KvCacheShape k = stack_kv_cache(st, s.model, kv_bytes, tp);
+      return s.model.layers * k.bytes_per_token_layer / k.split;
+    };
+    char kib[128];
+    std::snprintf(kib, sizeof kib, "%.1f KiB of KV cache per token on each GPU against %.1f KiB",
+                  per_gpu(stack) / 1024, per_gpu(s.policy.stack) / 1024);
+    return Suggestion{"latent KV cache",
+                      {"policy.stack=" + name},
+                      "the " + name + " stack keeps MLA's compressed latent: " + kib};
+  }
+  return std::nullopt;
+}
+
 std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em) {
   std::vector<Suggestion> out;
   const bool training = has_capability(s, kCapZeroTraining);
@@ -186,6 +216,7 @@ std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em
   if (auto g = checkpointing(s, em)) out.push_back(*g);
   if (auto g = smallest_dram(s, em)) out.push_back(*g);
   if (auto g = fewest_gpus(s, em)) out.push_back(*g);
+  if (auto g = latent_cache(s, em)) out.push_back(*g);
   return out;
 }
 

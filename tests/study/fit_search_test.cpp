@@ -102,6 +102,36 @@ policy: {weights: gpu, kv_cache: gpu}
   CHECK(fit::closest_fits(test::load_yaml(yaml, gpus->sets), ExecutionModel{}).empty());
 }
 
+TEST_CASE("an MLA model whose per-head cache does not fit is pointed to a latent-cache stack",
+          "[fit]") {
+  // DeepSeek-V3 on eight H200s: transformers' widened keys and values (128 x 320 elements a token
+  // and layer, split eight ways) take 87 GB of each GPU at this batch; the latent takes 9.8 GB.
+  const char* yaml = R"(
+name: ds
+hardware: {gpu: {model: H200, count: 8}}
+model: {name: deepseek-v3}
+workload: {kind: inference, batch: 64, prompt_tokens: 2048, gen_tokens: 128}
+policy: {weights: gpu, kv_cache: gpu, weight_bits: 8, stack: hf-sdpa, parallelism: {tensor: 8}}
+)";
+  const auto all = fit::closest_fits(test::load_yaml(yaml), ExecutionModel{});
+  const fit::Suggestion* latent = find(all, "latent KV cache");
+  REQUIRE(latent);
+  CHECK(latent->sets == std::vector<std::string>{"policy.stack=optimized"});
+  CHECK(fits_with(yaml, latent->sets));
+  CHECK_THAT(latent->detail, Catch::Contains("68.6 KiB") && Catch::Contains("610.0 KiB"));
+  // Already on a latent stack, or a model without MLA: no such suggestion.
+  CHECK_FALSE(find(
+      fit::closest_fits(test::load_yaml(test::replace(yaml, "stack: hf-sdpa", "stack: optimized"),
+                                        {"workload.batch=2048"}),
+                        ExecutionModel{}),
+      "latent KV cache"));
+  CHECK_FALSE(
+      find(fit::closest_fits(test::load_yaml(test::replace(yaml, "deepseek-v3", "llama-3.1-405b"),
+                                             {"workload.batch=2048"}),
+                             ExecutionModel{}),
+           "latent KV cache"));
+}
+
 TEST_CASE("a serving model too large for its GPUs gets the tensor-parallel degree that holds it",
           "[fit]") {
   // Mixtral-8x7B's 93 GB of bf16 weights: two L40S hold 46.7 GB each, more than the 42.8 GB
