@@ -267,9 +267,9 @@ void read_latent_attention(const Reader& r, LlmSpec& m) {
   m.head_size = nope + m.qk_rope_dim;
   m.sources["head_dim"] = r.source("qk_nope_head_dim") + " + " + r.source("qk_rope_head_dim");
   m.v_head_size = r.count({"v_head_dim"}, m, "v_head_dim");
-  // V2-Lite projects the query directly (q_lora_rank null).
-  if (r.find({"q_lora_rank"})) {
-    m.q_lora_rank = r.count({"q_lora_rank"}, m, "q_lora_rank");
+  // V2-Lite projects the query directly (q_lora_rank null; 0 reads the same).
+  if (const json* q = r.find({"q_lora_rank"}); q && !(q->is_number() && q->get<double>() == 0)) {
+    m.q_lora_rank = r.count_value(*q, "q_lora_rank", m, "q_lora_rank");
   } else {
     m.sources["q_lora_rank"] = r.source("q_lora_rank") + " (null or absent: one q_proj)";
   }

@@ -682,6 +682,15 @@ TEST_CASE("multi-head latent attention: DeepSeek-V2, V3 and Kimi K2 from their c
       deepseek_config("deepseek_v2", 27, 2048, 16, 64, 6, 2, 1408, 10944, 1, "null", 102400),
       "lite.json");
   CHECK(lite.q_lora_rank == 0);
+  CHECK(parse_hf_config(
+            deepseek_config("deepseek_v2", 27, 2048, 16, 64, 6, 2, 1408, 10944, 1, "0", 102400),
+            "zero.json")
+            .q_lora_rank == 0);
+  // MLA's fields are checked as any count is.
+  CHECK_THROWS_WITH(parse_hf_config(deepseek_config("deepseek_v2", 27, 2048, 16, 64, 6, 2, 1408,
+                                                    10944, 1, "-5", 102400),
+                                    "neg.json"),
+                    Catch::Contains("q_lora_rank") && Catch::Contains("positive integer"));
   CHECK(std::string(attention_matrices(lite).items[0].name) == "q_proj");
   CHECK(count_params(lite).total / 1e9 == Approx(15.7).epsilon(0.01));
   CHECK(active_params(lite) / 1e9 == Approx(2.4).epsilon(0.025));  // published to 0.1B: 2.45
