@@ -42,9 +42,16 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
     expert_layers_ = m.expert_layers();
     dense_layers_ = m.layers - expert_layers_;
     first_layer_dense_ = !m.layer_has_experts(0);
-    // The dequantisation runs over each layer's own elements: their mean per layer.
-    layer_elements_ =
-        (expert_layers_ * layer.elements() + dense_layers_ * dense->elements()) / m.layers;
+    last_layer_dense_ = !m.layer_has_experts(m.layers - 1);
+    // Each kind computes as its own model, as the inference workload's layers do.
+    kind_model_[0] = layer_model(m, false);
+    kind_model_[1] = layer_model(m, true);
+    kind_dequant_s_[0] = layer_dequant_s(s.hardware.gpu, em_, p, dense->elements(), tp_);
+    kind_dequant_s_[1] = layer_dequant_s(s.hardware.gpu, em_, p, layer.elements(), tp_);
+    // With prefetch, layer l computes while layer l + 1 is fetched: how often each kind follows
+    // each (counted once here; the iteration cost then adds each pair's longer part).
+    for (int l = 0; l + 1 < m.layers; ++l)
+      pairs_[m.layer_has_experts(l) ? 1 : 0][m.layer_has_experts(l + 1) ? 1 : 0] += 1;
   }
   dequant_s_ = layer_dequant_s(s.hardware.gpu, em_, p, layer_elements_, tp_);
 
@@ -122,13 +129,20 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                            : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
                                  kv_token_layer_bytes_;
   pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
-  // The dequantisation kernel only streams memory.
-  KernelTime layer_k{dequant_s_, 0, dequant_s_};
-  layer_k += layer_kernel(m, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy));
-  layer_k = layer_k.plus_gap(em_.layer_overhead_s);
-  // Each module's kernels as the board runs them under its power limit (model/power.hpp).
-  const LimitedKernels layer_run = gpu_power_limited(gpu, layer_k);
+  // A layer's kernels as the board runs them under its power limit (model/power.hpp); the
+  // dequantisation kernel only streams memory.
+  const auto layer_run_of = [&](const LlmSpec& lm, double dequant_s) {
+    KernelTime k{dequant_s, 0, dequant_s};
+    k += layer_kernel(lm, gpu, em_, pass, tp_, gemm_path(gpu, em_, s_.policy));
+    return gpu_power_limited(gpu, k.plus_gap(em_.layer_overhead_s));
+  };
+  const LimitedKernels layer_run =
+      dense_layers_ > 0 ? LimitedKernels{} : layer_run_of(m, dequant_s_);
   const double layer_gpu_s = layer_run.s;
+  // An MoE whose layers differ: each kind's run (0 dense, 1 with the experts).
+  LimitedKernels kind_run[2];
+  if (dense_layers_ > 0)
+    for (int k = 0; k < 2; ++k) kind_run[k] = layer_run_of(*kind_model_[k], kind_dequant_s_[k]);
   // Two ring all-reduces of the hidden states per layer under tensor parallelism (Megatron-LM),
   // after the kernels, as in the inference workload: each its latency by the link kind (NVLink,
   // PCIe peer-to-peer, PCIe through host memory) and its bytes at the peer rate.
@@ -150,19 +164,22 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // while module i computes (a two-stage pipeline); without it each fetch precedes its compute.
   const double L = m.layers;
   if (dense_layers_ > 0) {
-    // Each kind's fetch, as many times as it has layers; with prefetch the first layer's fetch
-    // overlaps the embedding and every later one the layer before it.
-    const ModuleStreamTime& first = first_layer_dense_ ? dense_layer_ : layer_;
-    const double later_experts = expert_layers_ - (first_layer_dense_ ? 0 : 1);
-    const double later_dense = dense_layers_ - (first_layer_dense_ ? 1 : 0);
-    if (s_.policy.prefetch_layers > 0)
-      c.time_s = embedding_.time_s + std::max(emb_s, first.time_s) +
-                 later_experts * std::max(layer_s, layer_.time_s) +
-                 later_dense * std::max(layer_s, dense_layer_.time_s) +
-                 std::max(layer_s, head_.time_s) + head_s;
-    else
-      c.time_s = embedding_.time_s + emb_s + layers_sum(&ModuleStreamTime::time_s) + L * layer_s +
-                 head_.time_s + head_s;
+    // Each kind's fetch and compute, as many times as it has layers; with prefetch the first
+    // layer's fetch overlaps the embedding, every later one the layer before it, and the head's
+    // the last layer.
+    const ModuleStreamTime* fetch[2] = {&dense_layer_, &layer_};
+    const double kind_s[2] = {kind_run[0].s + layer_peer_s, kind_run[1].s + layer_peer_s};
+    const double count[2] = {dense_layers_, expert_layers_};
+    if (s_.policy.prefetch_layers > 0) {
+      c.time_s = embedding_.time_s + std::max(emb_s, fetch[first_layer_dense_ ? 0 : 1]->time_s);
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b)
+          c.time_s += pairs_[a][b] * std::max(kind_s[a], fetch[b]->time_s);
+      c.time_s += std::max(kind_s[last_layer_dense_ ? 0 : 1], head_.time_s) + head_s;
+    } else {
+      c.time_s = embedding_.time_s + emb_s + head_.time_s + head_s;
+      for (int k = 0; k < 2; ++k) c.time_s += count[k] * (fetch[k]->time_s + kind_s[k]);
+    }
   } else if (s_.policy.prefetch_layers > 0) {
     c.time_s = embedding_.time_s + std::max(emb_s, layer_.time_s) +
                (L - 1) * std::max(layer_s, layer_.time_s) + std::max(layer_s, head_.time_s) +
@@ -214,12 +231,23 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
     c.d2h_s += c.kv_host_store_s;
   }
   c.kv_nvme_write_s = kv_nvme_write_s;
-  c.gpu_s = emb_s + L * layer_gpu_s + head_s;
   // The iteration's load: its modules' loads weighted by their time.
-  c.gpu_load = c.gpu_s > 0 ? (emb_s * emb_run.load + L * layer_gpu_s * layer_run.load +
-                              head_s * head_run.load) /
-                                 c.gpu_s
-                           : 0.0;
+  if (dense_layers_ > 0) {
+    const double layers_s = dense_layers_ * kind_run[0].s + expert_layers_ * kind_run[1].s;
+    c.gpu_s = emb_s + layers_s + head_s;
+    c.gpu_load =
+        c.gpu_s > 0 ? (emb_s * emb_run.load + dense_layers_ * kind_run[0].s * kind_run[0].load +
+                       expert_layers_ * kind_run[1].s * kind_run[1].load + head_s * head_run.load) /
+                          c.gpu_s
+                    : 0.0;
+  } else {
+    c.gpu_s = emb_s + L * layer_gpu_s + head_s;
+    c.gpu_load =
+        c.gpu_s > 0
+            ? (emb_s * emb_run.load + L * layer_gpu_s * layer_run.load + head_s * head_run.load) /
+                  c.gpu_s
+            : 0.0;
+  }
   c.peer_s = L * layer_peer_s + logits_peer_s;
   c.weights_h2d_s =
       embedding_.h2d_s + layers_sum(&ModuleStreamTime::h2d_s) + head_.h2d_s + swap_in_s;

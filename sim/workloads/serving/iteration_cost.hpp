@@ -4,6 +4,7 @@
 // weights come from their tier (GPU memory, or streamed from host DRAM or NVMe once per iteration
 // and shared by every request in it) while the previous layer computes; each layer's kernels run
 // at the roofline for the iteration's tokens plus attention over the requests' KV cache.
+#include <optional>
 #include <vector>
 
 #include "model/perf.hpp"
@@ -104,9 +105,14 @@ class IterationModel {
   // layer_: a layer with the experts (any layer of a model whose layers are alike);
   // dense_layer_: one of an MoE's dense layers, when it has them.
   ModuleStreamTime embedding_, layer_, head_, dense_layer_;
-  // An MoE's layers of each kind (0 dense: the layers are alike), and the first layer's kind.
+  // An MoE's layers of each kind (0 dense: the layers are alike), the first and last layer's
+  // kind, each kind's model (model/llm.hpp layer_model: 0 dense, 1 with the experts) and
+  // dequantisation, and how often a layer of kind a is followed by one of kind b.
   double expert_layers_ = 0, dense_layers_ = 0;
-  bool first_layer_dense_ = false;
+  bool first_layer_dense_ = false, last_layer_dense_ = false;
+  std::optional<LlmSpec> kind_model_[2];
+  double kind_dequant_s_[2] = {0, 0};
+  double pairs_[2][2] = {{0, 0}, {0, 0}};
   double dense_layer_nvme_bytes_ = 0;
   // One part of every layer's fetch summed over the layers, each kind its own.
   double layers_sum(double ModuleStreamTime::*part) const;
