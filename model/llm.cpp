@@ -125,6 +125,16 @@ double layer_active_params(const LlmSpec& m) {
   return (n * with_experts + (m.layers - n) * dense) / m.layers;
 }
 
+double layer_read_params(const LlmSpec& m, double tokens) {
+  const double active = layer_active_params(m);
+  if (m.experts <= 1) return active;
+  const double matrices = m.ffn_kind == FfnKind::kGated ? 3 : 2;
+  const double per_expert = matrices * double(m.hidden) * m.ffn;
+  const double beyond_top_k = std::max(
+      0.0, expected_distinct_experts(m, tokens) - std::min(m.experts, m.experts_per_token));
+  return active + beyond_top_k * per_expert * m.expert_layers() / m.layers;
+}
+
 double expected_distinct_experts(const LlmSpec& m, double tokens) {
   if (m.experts <= 1) return 1;
   const double e = m.experts;

@@ -218,6 +218,11 @@ double layer_gemm_flops(const LlmSpec& m, double tokens);
 // Weight elements a token touches in one layer (active parameters); for an MoE with dense
 // layers, the mean over the layers (layers x this is what a token touches in all of them).
 double layer_active_params(const LlmSpec& m);
+// Weight elements one layer's GEMMs read for a pass of `tokens` tokens: the active parameters,
+// except that an MoE layer reads every expert some token was routed to
+// (expected_distinct_experts, the same upper bound the routed fetch takes), not one token's
+// top-k; for an MoE with dense layers, the mean over the layers. layer_active_params at 1 token.
+double layer_read_params(const LlmSpec& m, double tokens);
 // FLOPs of attention scores and weighted sum for `queries` query tokens, each attending to
 // `context` keys on average, summed over the batch (keys of head_dim, values of v_head_dim).
 double attention_flops(const LlmSpec& m, double queries, double context);

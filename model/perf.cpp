@@ -401,8 +401,8 @@ double nvme_drained_read_s(const NvmeArray& nvme, const HostSpec& host, const Ai
   return t;
 }
 
-double layer_weight_read_bytes(const LlmSpec& m, double tp) {
-  return layer_active_params(m) * 2.0 / tp;
+double layer_weight_read_bytes(const LlmSpec& m, double tokens, double tp) {
+  return layer_read_params(m, tokens) * 2.0 / tp;
 }
 
 double layer_activation_bytes(const LlmSpec& m, double tokens, double tp) {
@@ -460,7 +460,9 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
   // CACM 52(4), 2009), so a compute-bound GEMM does not hide a memory-bound attention kernel:
   // the layer takes the sum of the kernels' rooflines, not the roofline of their sum.
   const double gemm_flops = layer_gemm_flops(m, pass.tokens) / tp;
-  const double weight_bytes = layer_active_params(m) * gemm.weight_bytes_per_elem / tp;
+  // Every expert some token of the pass was routed to is read, though each token computes only
+  // its top-k (model/llm.hpp layer_read_params).
+  const double weight_bytes = layer_read_params(m, pass.tokens) * gemm.weight_bytes_per_elem / tp;
   const double gemm_bytes = weight_bytes + layer_activation_bytes(m, pass.tokens, tp);
   // Attention runs at the fp16 rate.
   KernelTime attention;

@@ -418,8 +418,9 @@ double prefill_pairs(const PrefillChunk& c);
 // stacks in the inference workload compute the whole score matrix instead: attention_flops).
 double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                            const ExecutionStack& stack, const PrefillChunk& c, double tp);
-// Weight bytes one GPU reads per layer pass from an fp16 (or dequantised fp16) copy of its shard.
-double layer_weight_read_bytes(const LlmSpec& m, double tp);
+// Weight bytes one GPU reads per layer pass of `tokens` tokens from an fp16 (or dequantised fp16)
+// copy of its shard (model/llm.hpp layer_read_params: an MoE's experts the tokens hit).
+double layer_weight_read_bytes(const LlmSpec& m, double tokens, double tp);
 // Activation traffic of one layer for `tokens` tokens on one GPU (hidden states in and out of the
 // eight kernels between the GEMMs).
 double layer_activation_bytes(const LlmSpec& m, double tokens, double tp);

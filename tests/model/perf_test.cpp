@@ -48,9 +48,9 @@ TEST_CASE("a memory-bound attention kernel is not hidden under compute-bound GEM
   const double kv_s = kv_bytes / hbm_bytes_per_s;
   // The case where one roofline over the whole layer would hide the KV read entirely: the math
   // outlasts every byte the layer moves.
-  REQUIRE(gemm_math_s >
-          (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1) + kv_bytes) /
-              hbm_bytes_per_s);
+  REQUIRE(gemm_math_s > (layer_weight_read_bytes(m, tokens, 1) +
+                         layer_activation_bytes(m, tokens, 1) + kv_bytes) /
+                            hbm_bytes_per_s);
   CHECK(layer_kernel_s(m, gpu, em, with_kv, 1, gemm) - layer_kernel_s(m, gpu, em, no_kv, 1, gemm) ==
         Approx(kv_s).epsilon(1e-9));
 }
@@ -72,8 +72,9 @@ TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus
   const LayerPass pass{tokens, 0, 0, 0, 0};
   const double math_s =
       layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  const double stream_s = (layer_weight_read_bytes(m, 1) + layer_activation_bytes(m, tokens, 1)) /
-                          (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
+  const double stream_s =
+      (layer_weight_read_bytes(m, tokens, 1) + layer_activation_bytes(m, tokens, 1)) /
+      (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, serial) == Approx(math_s + stream_s).epsilon(1e-9));
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, overlapped) ==
         Approx(std::max(math_s, stream_s)).epsilon(1e-9));

@@ -1153,7 +1153,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     const double kv_tok = kv_bytes_per_token_layer(m_, p_.kv_bits / 8.0);
     const LlmSpec& lm = layer_m(module);
     const double gemm_flops = layer_gemm_flops(lm, tokens) / tp_;
-    const double weight_read_bytes = layer_weight_read_bytes(lm, tp_);
+    const double weight_read_bytes = layer_weight_read_bytes(lm, tokens, tp_);
     const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
     const double act_bytes = layer_activation_bytes(lm, tokens, tp_);
     const double attn_flops = attention_flops(m_, tokens, context);

@@ -234,6 +234,39 @@ TEST_CASE("expected distinct experts under uniform top-k routing", "[inference][
   CHECK(expected_distinct_experts(m, 4) == 1.0);
 }
 
+TEST_CASE("an MoE layer's GEMMs read every expert its tokens were routed to", "[inference][moe]") {
+  // Mixtral-8x7B: one token reads its top-2 experts; a decode batch of 16 reads nearly all 8
+  // (8 (1 - (6/8)^16) = 7.92), though each token still computes with two.
+  const Scenario s = load(R"(
+name: moe
+hardware: {gpu: {model: H100-SXM, count: 1}}
+model: {name: mixtral-8x7b}
+workload: {kind: inference, batch: 16, prompt_tokens: 16, gen_tokens: 4}
+policy: {weights: gpu, kv_cache: gpu, weight_bits: 8, stack: optimized}
+)");
+  const LlmSpec& m = s.model;
+  const double expert = 3.0 * m.hidden * m.ffn;
+  CHECK(layer_read_params(m, 1) == layer_active_params(m));
+  CHECK(layer_read_params(m, 16) ==
+        Approx(layer_active_params(m) + (expected_distinct_experts(m, 16) - 2) * expert));
+  CHECK(layer_read_params(m, 1e6) == Approx(layer_active_params(m) + 6 * expert));
+  // A dense model reads what it computes with.
+  const Scenario dense = load(test::replace(R"(name: d
+hardware: {gpu: {model: H100-SXM, count: 1}}
+model: {name: mixtral-8x7b}
+workload: {kind: inference, batch: 16, prompt_tokens: 16, gen_tokens: 4}
+)",
+                                            "mixtral-8x7b", "llama-3-8b"));
+  CHECK(layer_read_params(dense.model, 64) == layer_active_params(dense.model));
+  // A memory-bound decode step reads them: at batch 16 a step takes at least the hit experts'
+  // bytes over HBM, of which two experts a layer would be about a quarter.
+  const sim::RunResult r = sim::simulate(s);
+  REQUIRE(r.fits);
+  const double read_bytes = m.layers * layer_read_params(m, 16);  // 8-bit weights: 1 byte each
+  const double hbm_s = read_bytes / units::gbps_to_bytes_per_s(s.hardware.gpu.hbm_gbps);
+  CHECK(r.get("decode_s_per_token") > hbm_s);
+}
+
 TEST_CASE("a runtime that skips unrouted experts fetches fewer expert bytes at small batch",
           "[inference][moe]") {
   const char* yaml = R"(
