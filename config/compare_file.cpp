@@ -60,7 +60,12 @@ Comparison read_comparison(const YNode& root) {
     if ((file ? 1 : 0) + (base ? 1 : 0) + (inline_map ? 1 : 0) != 1)
       v.fail("give exactly one of file: (alias base:) or scenario: (inline map)");
     if (inline_map) {
-      if (!inline_map->is_map()) inline_map->fail("expected a map, got " + inline_map->describe());
+      // A path here is a scenario file meant for file:.
+      if (!inline_map->is_map())
+        inline_map->fail("expected a map (an inline scenario), got " + inline_map->describe() +
+                         (inline_map->is_scalar()
+                              ? "; to name a scenario file, write file: " + inline_map->as_string()
+                              : std::string()));
       spec.inline_tree = inline_map->as_root();  // its keys are scenario keys
     } else {
       spec.file = relative_to(v.file(), (file ? *file : *base).as_string());

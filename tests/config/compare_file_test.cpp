@@ -94,6 +94,18 @@ TEST_CASE("comparison file errors name the file, the line and the key", "[config
   CHECK(twice.key_path() == "compare.variants[1].name");
   CHECK_THAT(twice.what(), Catch::Contains("'small' names an earlier variant too"));
 
+  // A scenario file's path under scenario: (an inline map) is pointed to file:.
+  const auto path = config_error([&] {
+    read_compare_inputs({write(
+        dir, replace(kCompare,
+                     "      scenario:\n        name: b\n        hardware: {gpu: {model: L40S, "
+                     "count: 2}}\n        policy: {weights: cpu}\n",
+                     "      scenario: ../big.yaml\n"))});
+  });
+  CHECK(path.line() == 13);
+  CHECK_THAT(path.what(), Catch::Contains("expected a map (an inline scenario)") &&
+                              Catch::Contains("write file: ../big.yaml"));
+
   const Comparison cmp = read_compare_inputs({write(dir, kCompare)});
   CHECK_THROWS_WITH(find_variant(cmp, "smal", "--variant"),
                     Catch::Contains("did you mean 'small'?"));
