@@ -180,7 +180,8 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
 // the first of the stack table's that keep it. Only when the GPU tier is short.
 std::optional<Suggestion> latent_cache(const Scenario& s, const ExecutionModel& em) {
   if (!s.model.mla() || s.policy.stack.mla_cache != KvCacheForm::kPerHead) return std::nullopt;
-  const TierMemory* gpu = tier(capacity(s, em), "gpu");
+  const CapacityReport r = capacity(s, em);  // tier() points into it
+  const TierMemory* gpu = tier(r, "gpu");
   if (!gpu || gpu->fits()) return std::nullopt;
   for (const std::string& name : stack_names()) {
     const ExecutionStack& stack = execution_stack(name);
