@@ -151,6 +151,12 @@ double attention_flops(const LlmSpec& m, double queries, double context) {
   return 2.0 * queries * context * (double(m.q_dim()) + m.o_dim());
 }
 
+double latent_expansion_flops(const LlmSpec& m, double tokens) {
+  if (!m.mla()) return 0;
+  const double nope = m.head_dim() - m.qk_rope_dim;
+  return 2.0 * tokens * m.kv_lora_rank * m.heads * (nope + m.v_head_dim());
+}
+
 double latent_attention_flops(const LlmSpec& m, double queries, double context) {
   if (!m.mla()) return attention_flops(m, queries, context);
   return 2.0 * queries * context * m.heads * (double(m.latent_kv_dim()) + m.kv_lora_rank);

@@ -231,5 +231,10 @@ double attention_flops(const LlmSpec& m, double queries, double context);
 // its value half applied to the output): every head scores against the latent and the rotary
 // key (latent_kv_dim) and sums latents (kv_lora_rank). attention_flops for any other model.
 double latent_attention_flops(const LlmSpec& m, double queries, double context);
+// FLOPs of widening `tokens` cached latents into every head's keys and values (kv_b_proj), as the
+// latent stacks do for the context a prefill chunk attends to (vLLM's MLA chunked prefill,
+// vllm/v1/attention/backends/mla/common.py: cache_kv_c_chunk @ W_UK and @ W_UV before the
+// attention); 0 for a model without MLA.
+double latent_expansion_flops(const LlmSpec& m, double tokens);
 
 }  // namespace tiersim

@@ -119,6 +119,9 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   pass.tokens = tokens;
   pass.attention_flops = latent_kv_ ? latent_attention_flops(m, 1.0, w.decode_context_tokens)
                                     : attention_flops(m, 1.0, w.decode_context_tokens);
+  // A latent cache's prefill chunks first widen their cached context into each head's keys and
+  // values, at the GEMM rate with the attention (heads split over the ranks).
+  if (latent_kv_) pass.attention_flops += latent_expansion_flops(m, w.prefill_kv_read_tokens);
   for (const PrefillChunk& chunk : w.prefill_chunks)
     pass.prefill_attention_s += prefill_attention_s(m, gpu, em_, s_.policy.stack, chunk, tp_);
   const double decode_reads = decode_kv_reads(s_.policy.stack, m.heads, m.kv_heads);

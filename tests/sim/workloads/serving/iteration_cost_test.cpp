@@ -348,4 +348,34 @@ TEST_CASE("an MoE with dense layers streams each layer's own weights", "[workloa
             .epsilon(0.1));
 }
 
+TEST_CASE("a latent cache's prefill chunk widens its cached context first",
+          "[workloads][serving]") {
+  // DeepSeek-V3 on eight H200s (TP8) with the latent cache: a chunk of 512 new tokens after 8,192
+  // cached ones up-projects the cached latents through kv_b_proj (2 x 512 x 128 x 256 FLOPs per
+  // token and layer, vLLM's chunked MLA prefill) on top of its attention.
+  const std::vector<std::string> ds = {"model.name=deepseek-v3",  "hardware.gpu.model=H200",
+                                       "hardware.gpu.count=8",    "policy.parallelism.tensor=8",
+                                       "policy.weight_bits=8",    "policy.stack=optimized",
+                                       "workload.kv_host_cache=0"};
+  const Scenario s = test::load_yaml(kYaml, ds);
+  CHECK(latent_expansion_flops(s.model, 1) == 2.0 * 512 * 128 * 256);
+  CHECK(latent_expansion_flops(test::load_yaml(kYaml).model, 1000) == 0);  // no MLA: none
+  const sim::IterationModel model(s, ExecutionModel{});
+  sim::IterationShape fresh, cached;
+  fresh.add_prefill(512, 0);
+  fresh.sampled = 1;
+  cached.add_prefill(512, 8192);
+  cached.sampled = 1;
+  // The cached chunk takes longer by its attention over the context (the fused kernel's time)
+  // and by the widening, 61 layers x 8,192 tokens x 33.5 MFLOP / 8 GPUs, at least at the GPU's
+  // fp16 peak.
+  const ExecutionModel em = with_stack(ExecutionModel{}, s.policy.stack);
+  const double attention_s =
+      prefill_attention_s(s.model, s.hardware.gpu, em, s.policy.stack, {512, 8192, 1}, 8) -
+      prefill_attention_s(s.model, s.hardware.gpu, em, s.policy.stack, {512, 0, 1}, 8);
+  const double widen_s = latent_expansion_flops(s.model, 8192) / 8 /
+                         units::tflops_to_flops(s.hardware.gpu.fp16_tflops);
+  CHECK(model.cost(cached).gpu_s - model.cost(fresh).gpu_s > 61 * (attention_s + widen_s));
+}
+
 }  // namespace tiersim::sim_workloads_serving_iteration_cost_test
