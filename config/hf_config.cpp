@@ -134,6 +134,14 @@ class Reader {
     return nullptr;
   }
 
+  // As find, but a number 0 counts as absent: fields where 0, like null, means "none"
+  // (q_lora_rank, shared_expert_intermediate_size, n_shared_experts).
+  const json* find_nonzero(std::initializer_list<const char*> keys,
+                           std::string* found = nullptr) const {
+    const json* v = find(keys, found);
+    return v && v->is_number() && v->get<double>() == 0 ? nullptr : v;
+  }
+
   // A positive integer under the first of `keys` present; the spec's source names the key.
   int count(std::initializer_list<const char*> keys, LlmSpec& m, const char* field) const {
     std::string key;
@@ -268,7 +276,7 @@ void read_latent_attention(const Reader& r, LlmSpec& m) {
   m.sources["head_dim"] = r.source("qk_nope_head_dim") + " + " + r.source("qk_rope_head_dim");
   m.v_head_size = r.count({"v_head_dim"}, m, "v_head_dim");
   // V2-Lite projects the query directly (q_lora_rank null; 0 reads the same).
-  if (const json* q = r.find({"q_lora_rank"}); q && !(q->is_number() && q->get<double>() == 0)) {
+  if (const json* q = r.find_nonzero({"q_lora_rank"})) {
     m.q_lora_rank = r.count_value(*q, "q_lora_rank", m, "q_lora_rank");
   } else {
     m.sources["q_lora_rank"] = r.source("q_lora_rank") + " (null or absent: one q_proj)";
@@ -434,11 +442,9 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sources["shared_ffn"] = r.source(ffn_key) + " (llama4_text's one shared expert)";
   } else if (m.experts > 1) {
     std::string shared_key;
-    if (const json* s = r.find({"shared_expert_intermediate_size"}, &shared_key);
-        s && !(s->is_number() && s->get<double>() == 0)) {
+    if (const json* s = r.find_nonzero({"shared_expert_intermediate_size"}, &shared_key)) {
       m.shared_ffn = r.count_value(*s, shared_key, m, "shared_ffn");
-    } else if (const json* n = r.find({"n_shared_experts"}, &shared_key);
-               n && !(n->is_number() && n->get<double>() == 0)) {
+    } else if (const json* n = r.find_nonzero({"n_shared_experts"}, &shared_key)) {
       const long long width = 1LL * r.count_value(*n, shared_key, m, "shared_ffn") * m.ffn;
       if (width > kMaxCount)
         r.fail(shared_key, "times " + ffn_key + " (" + std::to_string(m.ffn) +

@@ -8,6 +8,13 @@ namespace tiersim {
 namespace {
 // OPT and BLOOM put biases on every linear layer and layer norm; Llama, Mixtral and Phi-3 do not.
 bool has_biases(const LlmSpec& m) { return m.family == "opt" || m.family == "bloom"; }
+
+// Elements of MLA's kv_b_proj: the latent widened into each head's key (past its rotary part) and
+// value. Its weights, and the work of widening one token's latent.
+double kv_b_proj_elements(const LlmSpec& m) {
+  const double nope = m.head_dim() - m.qk_rope_dim;
+  return double(m.kv_lora_rank) * m.heads * (nope + m.v_head_dim());
+}
 }  // namespace
 
 AttentionMatrices attention_matrices(const LlmSpec& m) {
@@ -26,7 +33,6 @@ AttentionMatrices attention_matrices(const LlmSpec& m) {
   // q_proj; kv_a_proj_with_mqa (hidden -> kv_lora_rank + qk_rope_head_dim); kv_b_proj
   // (kv_lora_rank -> heads x (qk_nope_head_dim + v_head_dim)); o_proj (heads x v_head_dim ->
   // hidden). No biases (attention_bias false in every published config).
-  const double lora = m.kv_lora_rank, nope = m.head_dim() - m.qk_rope_dim;
   if (m.q_lora_rank > 0) {
     add("q_a_proj", h * m.q_lora_rank);
     add("q_b_proj", double(m.q_lora_rank) * q);
@@ -34,7 +40,7 @@ AttentionMatrices attention_matrices(const LlmSpec& m) {
     add("q_proj", h * q);
   }
   add("kv_a_proj", h * m.latent_kv_dim());
-  add("kv_b_proj", lora * m.heads * (nope + m.v_head_dim()));
+  add("kv_b_proj", kv_b_proj_elements(m));
   add("o_proj", double(m.o_dim()) * h);
   return a;
 }
@@ -153,8 +159,7 @@ double attention_flops(const LlmSpec& m, double queries, double context) {
 
 double latent_expansion_flops(const LlmSpec& m, double tokens) {
   if (!m.mla()) return 0;
-  const double nope = m.head_dim() - m.qk_rope_dim;
-  return 2.0 * tokens * m.kv_lora_rank * m.heads * (nope + m.v_head_dim());
+  return 2.0 * tokens * kv_b_proj_elements(m);
 }
 
 double latent_attention_flops(const LlmSpec& m, double queries, double context) {

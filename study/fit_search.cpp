@@ -172,8 +172,6 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
   return std::nullopt;
 }
 
-}  // namespace
-
 // An MLA model on a stack that keeps each head's widened keys and values (transformers) holds
 // heads x (head_dim + v_head_dim) elements a token where the latent stacks hold the latent
 // (model/llm.hpp KvCacheForm): when the GPUs are short, the closest fit may be such an engine,
@@ -203,6 +201,8 @@ std::optional<Suggestion> latent_cache(const Scenario& s, const ExecutionModel& 
   }
   return std::nullopt;
 }
+
+}  // namespace
 
 std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em) {
   std::vector<Suggestion> out;

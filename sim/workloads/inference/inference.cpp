@@ -423,6 +423,7 @@ class InferenceSim {
   void bounce_modules_through(std::uint64_t fetch_index);
   int n_modules_ = 0, n_stages_ = 1, n_micro_ = 1, passes_ = 1;
   double tp_ = 1;
+  KvCacheShape kv_;  // the KV cache's form on each GPU (set in run())
   // ZeRO-Inference's data-parallel ranks (policy.parallelism.data): the simulated GPU is one of
   // them, with its own batch; the NVMe array, the CPUs and a PCIe switch's uplink are shared, so
   // what they do is charged for every rank at once.
@@ -1089,9 +1090,7 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
   const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
   const double gpu_kv = p_.kv_cache.gpu;
-  // The cache as the stack keeps it: per head and split over the ranks, or MLA's latent, whole on
-  // each rank and attended to in the absorbed form when decoding.
-  const KvCacheShape kv = stack_kv_cache(p_.stack, m_, p_.kv_bits / 8.0, tp_);
+  const KvCacheShape& kv = kv_;
   const double kv_tok = kv.bytes_per_token_layer;
   const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
   // Fused prefill attention runs the causal half at its kernel's rate (prefill_attention_s);
@@ -1401,6 +1400,9 @@ RunResult InferenceSim::run() {
   const auto& par = p_.parallelism;
 
   tp_ = par.tensor;
+  // The cache as the stack keeps it: per head and split over the ranks, or MLA's latent, whole on
+  // each rank and attended to in the absorbed form when decoding.
+  kv_ = stack_kv_cache(p_.stack, m_, p_.kv_bits / 8.0, tp_);
   n_stages_ = par.pipeline;
   n_micro_ = std::max(1, std::min(par.micro_batches, w_.batch));
   passes_ = std::max(1, w_.gen_tokens);

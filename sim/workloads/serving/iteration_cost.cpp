@@ -23,22 +23,24 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   peer_bps_ = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, host));
   const auto modules = weight_modules(m, p);
   const WeightModule& emb = modules.front();
-  // An MoE whose layers differ (GLM-4.5's and DeepSeek's dense first layers) streams each kind's
-  // own weights: the first layer with the experts stands for its kind, the first without for the
-  // dense ones. Their compute is the mean layer's (layer_kernel of the model).
-  std::size_t expert_at = 1;
-  while (m.mixed_layers() && expert_at + 2 < modules.size() &&
-         !m.layer_has_experts(modules[expert_at].layer))
-    ++expert_at;
-  const WeightModule& layer = modules[expert_at];
+  // An MoE whose layers differ (GLM-4.5's and DeepSeek's dense first layers) streams and
+  // computes each kind as its own: the first layer with the experts stands for its kind, the
+  // first without for the dense ones.
+  const WeightModule* expert = &modules[1];
+  const WeightModule* dense = nullptr;
+  if (m.mixed_layers()) {
+    expert = nullptr;
+    for (std::size_t i = 1; i + 1 < modules.size() && !(expert && dense); ++i) {
+      const WeightModule*& kind = m.layer_has_experts(modules[i].layer) ? expert : dense;
+      if (!kind) kind = &modules[i];
+    }
+  }
+  const WeightModule& layer = *expert;
   const WeightModule& head = modules.back();
   embedding_elements_ = emb.elements();
   layer_elements_ = layer.elements();
   head_elements_ = head.elements();
-  const WeightModule* dense = nullptr;
-  if (m.mixed_layers()) {
-    for (std::size_t i = 1; i + 1 < modules.size() && !dense; ++i)
-      if (!m.layer_has_experts(modules[i].layer)) dense = &modules[i];
+  if (dense) {
     expert_layers_ = m.expert_layers();
     dense_layers_ = m.layers - expert_layers_;
     first_layer_dense_ = !m.layer_has_experts(0);
@@ -85,8 +87,7 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
     const double expert_streamed = streamed_bytes_ - after_embedding;
     dense_layer_ = fetch(*dense, dense_layer_nvme_bytes_);
     const double dense_streamed = streamed_bytes_ - after_embedding - expert_streamed;
-    streamed_bytes_ =
-        after_embedding + expert_streamed * expert_layers_ + dense_streamed * dense_layers_;
+    streamed_bytes_ = after_embedding + layers_sum(expert_streamed, dense_streamed);
   } else {
     streamed_bytes_ = after_embedding + (streamed_bytes_ - after_embedding) * m.layers;
   }
@@ -100,10 +101,13 @@ double IterationModel::kv_copies_s(double tokens, double bytes_per_s) const {
                          tokens * kv_token_layer_bytes_ * s_.model.layers, bytes_per_s);
 }
 
+double IterationModel::layers_sum(double with_experts, double dense) const {
+  if (dense_layers_ > 0) return expert_layers_ * with_experts + dense_layers_ * dense;
+  return s_.model.layers * with_experts;
+}
+
 double IterationModel::layers_sum(double ModuleStreamTime::*part) const {
-  if (dense_layers_ > 0)
-    return expert_layers_ * (layer_.*part) + dense_layers_ * (dense_layer_.*part);
-  return s_.model.layers * (layer_.*part);
+  return layers_sum(layer_.*part, dense_layer_.*part);
 }
 
 IterationCost IterationModel::cost(const IterationShape& w) const {
@@ -264,10 +268,9 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   // in its direction) weighted by its time.
   if (c.nvme_s > 0) {
     const NvmeArray& a = s_.hardware.nvme;
-    const double layers_bytes = dense_layers_ > 0 ? expert_layers_ * layer_nvme_bytes_ +
-                                                        dense_layers_ * dense_layer_nvme_bytes_
-                                                  : L * layer_nvme_bytes_;
-    const double weights_bytes = embedding_nvme_bytes_ + layers_bytes + head_nvme_bytes_;
+    const double weights_bytes = embedding_nvme_bytes_ +
+                                 layers_sum(layer_nvme_bytes_, dense_layer_nvme_bytes_) +
+                                 head_nvme_bytes_;
     c.weights_nvme_load = nvme_load(a, IoDirection::kRead, weights_bytes, weights_nvme_s);
     c.kv_nvme_read_load = nvme_load(a, IoDirection::kRead, kv_nvme_read_bytes, kv_nvme_read_s);
     c.kv_nvme_write_load =

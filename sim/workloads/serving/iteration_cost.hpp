@@ -114,7 +114,9 @@ class IterationModel {
   double kind_dequant_s_[2] = {0, 0};
   double pairs_[2][2] = {{0, 0}, {0, 0}};
   double dense_layer_nvme_bytes_ = 0;
-  // One part of every layer's fetch summed over the layers, each kind its own.
+  // A per-layer figure summed over the layers, each kind its own (a layer with the experts, a
+  // dense one: the latter unused when the layers are alike); or one part of every layer's fetch.
+  double layers_sum(double with_experts, double dense) const;
   double layers_sum(double ModuleStreamTime::*part) const;
   double streamed_bytes_ = 0;
   // [bytes] each module's weights read from the NVMe array (all tensor-parallel shares)
