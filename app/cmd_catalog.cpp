@@ -105,7 +105,11 @@ void print_models(std::ostream& os, const Catalog& c) {
          std::to_string(m.ffn), std::to_string(m.heads), std::to_string(m.head_dim()),
          // MLA's compressed entry: latent + rotary key per token and layer (DeepSeek-V3's 576).
          std::to_string(m.kv_heads) +
-             (m.mla() ? " (MLA latent " + std::to_string(m.latent_kv_dim()) + ")" : ""),
+             (m.mla() ? " (MLA latent " + std::to_string(m.latent_kv_dim()) + ")" : "") +
+             // Sliding-window attention and the layers it runs on (gpt-oss: 128 tokens on 18).
+             (m.sliding_layers() > 0 ? " (window " + std::to_string(m.sliding_window) + " on " +
+                                           std::to_string(m.sliding_layers()) + " layers)"
+                                     : ""),
          std::to_string(m.vocab),
          std::to_string(m.experts) +
              (m.experts > 1 ? " (top-" + std::to_string(m.experts_per_token) + ")" : "") +

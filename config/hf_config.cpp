@@ -101,6 +101,17 @@ const std::vector<ModelType>& model_types() {
       // and a longer sequence is refused, as for a model that slides it on every layer.
       {"gemma", FfnKind::kGated, false, true},
       {"gemma2", FfnKind::kGated, false, true},
+      // Gemma3TextModel (the language model of Gemma 3; its own config.json, or the text_config
+      // of a gemma3 checkpoint given apart): Gemma-2's layer, a window on five of every six
+      // layers (sliding_window_pattern, or layer_types). Its per-head q/k norms are not counted.
+      {"gemma3_text", FfnKind::kGated, false, true},
+      // GptOssModel (gpt-oss-20b, gpt-oss-120b): every layer runs num_local_experts SwiGLU
+      // experts of intermediate_size (top num_experts_per_tok), no shared expert; every other
+      // layer attends over a 128-token window (layer_types). GptOssConfig passes
+      // tie_word_embeddings=False. Not counted: the q/k/v/o and expert biases, the router's bias
+      // and the per-head attention sinks (under 0.1% of gpt-oss-120b). The checkpoints store the
+      // experts in MXFP4: that is the policy's weight_bits, not the architecture.
+      {"gpt_oss", FfnKind::kGated, false, false},
       // GPTNeoXMLP dense_h_to_4h -> GELU -> dense_4h_to_h; rotary; GPTNeoXConfig passes
       // tie_word_embeddings=False. Its biases (under 0.02% of GPT-NeoX-20B) are not counted, as
       // GPT-J's are not.
@@ -300,6 +311,60 @@ LlmSpec read_hf_config(const std::string& path) {
   return parse_hf_config(read_input_file(path, "Hugging Face config.json"), path);
 }
 
+// The layers of a model with a sliding window that attend over the whole context all the same
+// (LlmSpec::full_attention_layers). Newer configs list every layer's kind (layer_types:
+// "full_attention", "sliding_attention", Llama 4's "chunked_attention"); older ones leave it to
+// the model class: Gemma-2 slides on even layers (Gemma2DecoderLayer: is_sliding = not
+// bool(layer_idx % 2)), Gemma-3 on all but every sliding_window_pattern-th (default 6), Llama 4
+// chunks all but every fourth (Llama4TextConfig no_rope_layers: NoPE layers attend fully), and
+// Qwen2 with use_sliding_window keeps its first max_window_layers layers on full attention. Other
+// models slide on every layer (Mistral, Phi-3).
+void read_full_attention_layers(const Reader& r, LlmSpec& m, const std::string& type) {
+  if (const json* t = r.find({"layer_types"})) {
+    if (!t->is_array() || t->size() != static_cast<std::size_t>(m.layers))
+      r.fail("layer_types", "expected a list of " + std::to_string(m.layers) +
+                                " layer kinds (num_hidden_layers), got " + t->dump().substr(0, 80));
+    int full = 0;
+    for (const json& kind : *t) {
+      if (!kind.is_string())
+        r.fail("layer_types", "expected strings such as \"full_attention\", got " + kind.dump());
+      const std::string k = kind.get<std::string>();
+      if (k == "full_attention") {
+        ++full;
+      } else if (k != "sliding_attention" && k != "chunked_attention") {
+        r.fail("layer_types", "unsupported layer kind '" + k +
+                                  "' (supported: full_attention, sliding_attention, "
+                                  "chunked_attention)");
+      }
+    }
+    m.full_attention_layers = full;
+    m.sources["full_attention_layers"] = r.source("layer_types") + " (full_attention entries)";
+    return;
+  }
+  std::string why;
+  if (type == "gemma2") {
+    m.full_attention_layers = m.layers / 2;
+    why = " (gemma2: the odd layers attend fully)";
+  } else if (type == "gemma3_text") {
+    int pattern = 6;
+    if (const json* p = r.find({"sliding_window_pattern"}))
+      pattern = r.count_value(*p, "sliding_window_pattern", m, "full_attention_layers");
+    m.full_attention_layers = m.layers / pattern;
+    why = " (gemma3_text: every sliding_window_pattern-th layer attends fully)";
+  } else if (type == "llama4_text") {
+    m.full_attention_layers = m.layers / 4;
+    why = " (llama4_text: every fourth layer attends fully)";
+  } else if (const json* w = r.find({"max_window_layers"}); w && type.rfind("qwen", 0) == 0) {
+    m.full_attention_layers =
+        std::min(m.layers, r.count_value(*w, "max_window_layers", m, "full_attention_layers"));
+    m.sources["full_attention_layers"] = r.source("max_window_layers") + " (the first layers)";
+    return;
+  } else {
+    why = " (" + type + ": every layer slides)";
+  }
+  m.sources["full_attention_layers"] = r.source("model_type") + why;
+}
+
 LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   json j;
   try {
@@ -459,16 +524,19 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
       r.fail("word_embed_proj_dim", "an embedding projected to another width is not modelled");
   }
 
-  // Sliding-window attention: recorded; within the window it is full attention, and the loader
-  // refuses a sequence longer than the window (its KV cache is not modelled). Qwen3 and Mixtral
-  // name a window but leave it off (use_sliding_window false, or null).
+  // Sliding-window attention (model/llm.hpp LlmSpec::sliding_window): the window, and which
+  // layers attend over the whole context all the same. Qwen3 and Mixtral name a window but leave
+  // it off (use_sliding_window false, or null).
   if (const json* w = r.find({"sliding_window"}); w && r.flag("use_sliding_window", true))
     m.sliding_window = r.count_value(*w, "sliding_window", m, "sliding_window");
-  // Llama 4's chunked attention: within one chunk it attends to every token before it.
+  // Llama 4's chunked attention: a token attends to those of its own chunk before it, at most
+  // attention_chunk_size of them, read as a window of that width (an upper bound: past the first
+  // chunk a window attends to the chunk's width, a chunk to half of it on average).
   if (const json* c = r.find({"attention_chunk_size"}); c && type == "llama4_text") {
     m.sliding_window = r.count_value(*c, "attention_chunk_size", m, "sliding_window");
-    m.sources["sliding_window"] += " (chunked attention on three of every four layers)";
+    m.sources["sliding_window"] += " (chunked attention, read as a window)";
   }
+  if (m.sliding_window > 0) read_full_attention_layers(r, m, type);
 
   if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {
     m.max_positions = r.count_value(*p, ffn_key, m, "max_positions");

@@ -218,6 +218,9 @@ std::vector<Option> build_table() {
       o.emit_when = [](const Scenario& s) { return s.model.q_lora_rank > 0; };
     if (o.path == "model.v_head_dim")
       o.emit_when = [](const Scenario& s) { return s.model.v_head_size > 0; };
+    // And one whose layers all slide, or that has no window.
+    if (o.path == "model.full_attention_layers")
+      o.emit_when = [](const Scenario& s) { return s.model.full_attention_layers > 0; };
   }
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.

@@ -235,7 +235,11 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
       {"head_dim", &L::head_size, "", 0, kNoLimit, false,
        "width of one attention head where the model sets it apart (0 = hidden / heads)"},
       {"sliding_window", &L::sliding_window, "", 0, kNoLimit, false,
-       "sliding-window attention span in tokens (0 = none); longer sequences are refused"},
+       "sliding-window attention span in tokens (0 = none): a sliding layer attends to the last "
+       "this many tokens; whether the cache keeps only those is the stack's"},
+      {"full_attention_layers", &L::full_attention_layers, "", 0, kNoLimit, false,
+       "of a model with a sliding window, the layers that attend over the whole context all the "
+       "same (HF layer_types full_attention; 0 = every layer slides)"},
       {"kv_lora_rank", &L::kv_lora_rank, "", 0, kNoLimit, false,
        "multi-head latent attention: elements of the compressed key/value latent per token (HF "
        "kv_lora_rank; 0 = not MLA)"},

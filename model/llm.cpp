@@ -157,6 +157,31 @@ double attention_flops(const LlmSpec& m, double queries, double context) {
   return 2.0 * queries * context * (double(m.q_dim()) + m.o_dim());
 }
 
+double mean_window_context(const LlmSpec& m, double context) {
+  const int sliding = m.sliding_layers();
+  if (sliding <= 0 || context <= m.sliding_window) return context;
+  return ((m.layers - sliding) * context + double(sliding) * m.sliding_window) / m.layers;
+}
+
+CausalPairs causal_pairs(double queries, double offset, double window) {
+  CausalPairs p;
+  if (queries <= 0) return p;
+  if (window <= 0 || offset + queries <= window) {
+    p.diagonal = queries * (queries + 1) / 2;
+    p.cached = queries * offset;
+    return p;
+  }
+  // Query i attends to min(offset + i, window) keys: of them min(i, window) new tokens (itself
+  // and those before it), the rest from the offset.
+  const double ramp = std::min(queries, window);  // queries still under the window's width
+  p.diagonal = ramp * (ramp + 1) / 2 + (queries - ramp) * window;
+  // Sum over i of min(offset + i, window), less the diagonal.
+  const double under = std::clamp(window - offset, 0.0, queries);  // i with offset + i <= window
+  const double all = under * offset + under * (under + 1) / 2 + (queries - under) * window;
+  p.cached = all - p.diagonal;
+  return p;
+}
+
 double latent_expansion_flops(const LlmSpec& m, double tokens) {
   if (!m.mla()) return 0;
   return 2.0 * tokens * kv_b_proj_elements(m);

@@ -46,8 +46,14 @@ struct LlmSpec {
   // Qwen3-32B has 64 heads of 128 on a hidden size of 5120); 0 = hidden / heads.
   int head_size = 0;
   // Sliding-window attention over this many tokens (HF sliding_window, when in use); 0 = none.
-  // Only sequences within the window are simulated (config/scenario_loader.cpp).
+  // A sliding layer attends to the last sliding_window tokens only (Mistral-7B v0.1 on every
+  // layer; Gemma-2 and gpt-oss on every other one, Gemma-3 on five of six, Llama 4's chunked
+  // attention on three of four). Whether the cache keeps only the window is the stack's
+  // (ExecutionStack::window_cache).
   int sliding_window = 0;
+  // Of the layers of a model with a window, how many attend over the whole context all the same
+  // (HF layer_types "full_attention"); 0 = every layer slides.
+  int full_attention_layers = 0;
   // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; DeepseekV3Attention in transformers):
   // kv_a_proj_with_mqa projects each token to one latent of kv_lora_rank elements and one rotary
   // key of qk_rope_dim elements that every head shares; kv_b_proj widens the latent per head into
@@ -62,6 +68,10 @@ struct LlmSpec {
   SourceMap sources;
 
   int head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  // Layers that attend over a sliding window (0 for a model without one).
+  int sliding_layers() const {
+    return sliding_window > 0 ? std::max(0, layers - full_attention_layers) : 0;
+  }
   // True when layer `layer` runs the routed experts (always false for a dense model).
   bool layer_has_experts(int layer) const {
     return experts > 1 && layer >= dense_first_layers && (layer + 1) % moe_layer_step == 0;
@@ -226,6 +236,22 @@ double layer_read_params(const LlmSpec& m, double tokens);
 // FLOPs of attention scores and weighted sum for `queries` query tokens, each attending to
 // `context` keys on average, summed over the batch (keys of head_dim, values of v_head_dim).
 double attention_flops(const LlmSpec& m, double queries, double context);
+// The keys one query attends to at `context` tokens of its sequence, averaged over the layers: the
+// whole context on a full-attention layer, the last sliding_window tokens on a sliding one
+// (LlmSpec::sliding_layers). `context` itself for a model without a window or a context within
+// it. Exact for what is linear in it (attention FLOPs, K/V bytes): `layers` x this is what the
+// layers together attend to, and, where the cache keeps only the window, hold.
+double mean_window_context(const LlmSpec& m, double context);
+// Query-key pairs of one sequence's causal pass of `queries` new tokens after `offset` cached
+// ones, on a layer whose queries attend to at most `window` keys (themselves included; 0 = no
+// window): query i (from 1) attends to min(offset + i, window) keys. `diagonal` counts the pairs
+// among the new tokens (queries x (queries + 1) / 2 without a window), `cached` those with the
+// offset (queries x offset).
+struct CausalPairs {
+  double diagonal = 0;
+  double cached = 0;
+};
+CausalPairs causal_pairs(double queries, double offset, double window);
 // The same over MLA's compressed cache, as the latent-cache stacks decode (the "absorbed" form
 // of DeepSeek-V2, arXiv 2405.04434 section 2.1.3: kv_b_proj's key half folded into the query,
 // its value half applied to the output): every head scores against the latent and the rotary

@@ -443,6 +443,21 @@ double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const Execution
   };
   double s = diagonal_flops / rate(true, c.queries);
   if (offset_flops > 0) s += offset_flops / rate(false, c.offset);
+  // A stack that keeps only the window runs a sliding layer's queries against at most
+  // sliding_window keys each: the pairs causal_pairs counts, at the kernel's rate for the keys
+  // each part spans.
+  const int sliding = m.sliding_layers();
+  if (sliding > 0 && stack.window_cache && c.offset + c.queries > m.sliding_window) {
+    const double w = m.sliding_window;
+    const CausalPairs pairs = causal_pairs(c.queries, c.offset, w);
+    double windowed =
+        attention_flops(m, c.sequences, pairs.diagonal) / tp / rate(true, std::min(c.queries, w));
+    if (pairs.cached > 0)
+      windowed +=
+          attention_flops(m, c.sequences, pairs.cached) / tp / rate(false, std::min(c.offset, w));
+    const double share = double(sliding) / m.layers;
+    s = (1 - share) * s + share * windowed;
+  }
   return s;
 }
 

@@ -415,7 +415,10 @@ double prefill_pairs(const PrefillChunk& c);
 // dense fp16 peak (capped by fp16_achieved_tflops where measured). Elsewhere its FLOPs run at
 // the GEMM rate (gemm_flops_per_s). The one place prefill attention's math is priced: the
 // serving iteration and the inference workload's prefill with fused attention use it (eager
-// stacks in the inference workload compute the whole score matrix instead: attention_flops).
+// stacks in the inference workload compute the whole score matrix instead: attention_flops). On
+// a model's sliding layers, where the stack keeps only the window (ExecutionStack::window_cache),
+// each query attends to at most sliding_window keys (model/llm.hpp causal_pairs); the result is
+// the mean over the layers.
 double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                            const ExecutionStack& stack, const PrefillChunk& c, double tp);
 // Weight bytes one GPU reads per layer pass of `tokens` tokens from an fp16 (or dequantised fp16)

@@ -42,6 +42,13 @@ const std::vector<ExecutionStack>& stack_table() {
     // copy waits for this module's all-gather. Only the compute stream runs beside the chain.
     hf.zero3_gather_serial_stream = true;
     hf.zero3_persistence = true;
+    // transformers' DynamicCache appended every token on every layer of a sliding-window model
+    // (Mistral, Gemma-2 under it), and eager and SDPA attention mask the keys outside the window
+    // while computing over all of them (MistralAttention's sliding-window causal mask). The
+    // per-layer caches that drop what falls out of the window (cache_utils'
+    // DynamicSlidingWindowLayer) came with the cache refactor of 2025, after the versions these
+    // stacks stand for.
+    hf.window_cache = false;
 
     // TensorRT-LLM / vLLM class engines.
     ExecutionStack opt = based_on(
@@ -63,6 +70,12 @@ const std::vector<ExecutionStack>& stack_table() {
     // (vllm/attention/backends/mla: "the KV cache stores the compressed latent"; FlashMLA on
     // Hopper), SGLang's DeepSeek support, TensorRT-LLM's DeepSeek-V3 (PyTorch backend, 0.18+).
     opt.mla_cache = KvCacheForm::kLatent;
+    // A sliding layer keeps only its window, and its attention reads only that: vLLM's block
+    // manager frees the blocks that fall behind the window (V0's sliding-window block tables; V1's
+    // hybrid KV cache manager per layer type), FlashAttention's window_size skips the keys
+    // outside it, and TensorRT-LLM keeps a cyclic cache of max_attention_window_size tokens per
+    // layer.
+    opt.window_cache = true;
     // Maximum achievable matmul rates of a tuned GEMM (stas00/ml-engineering,
     // compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table"): BF16
     // A100 SXM 271.2 of 312 TFLOPS (86.9%), A100 PCIe 252.9 (81.1%), H100 SXM 794.5 of 989
@@ -325,6 +338,10 @@ double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads) {
 KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, double bytes_per_elem,
                             double tp) {
   return kv_cache_shape(m, stack.mla_cache.value_or(KvCacheForm::kPerHead), bytes_per_elem, tp);
+}
+
+double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context) {
+  return stack.window_cache ? mean_window_context(m, context) : context;
 }
 
 bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {

@@ -135,6 +135,12 @@ struct ExecutionStack {
   // every tensor-parallel rank keeps whole and decode attention reads in the absorbed form.
   // Unset: the stack cannot run an MLA model at all.
   std::optional<KvCacheForm> mla_cache = KvCacheForm::kPerHead;
+  // On a model's sliding-window layers (LlmSpec::sliding_layers) the cache keeps only the last
+  // sliding_window tokens of a sequence, and decode and prefill attention read only those. False:
+  // every token stays cached on every layer and attention runs over all of them under a mask.
+  // Kept for the inference workload's batch (model/capacity.cpp) and every stack's attention
+  // work; the serving workload's block pool still counts every token on every layer.
+  bool window_cache = true;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.
@@ -153,6 +159,11 @@ double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads);
 // An MLA model on a stack without MLA support (mla_cache unset) is refused by the loader first.
 KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, double bytes_per_elem,
                             double tp);
+
+// The tokens a sequence of `context` tokens keeps cached, and decode attention reads, per layer
+// on average under `stack` (mean_window_context where the stack keeps only the window, else
+// `context`).
+double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context);
 
 // True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on
 // `gpu`: the stack has FP8 kernels, the weights are 8-bit and the GPU has FP8 tensor cores.

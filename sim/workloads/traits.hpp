@@ -52,7 +52,9 @@ struct SequenceSpan {
 
 struct WorkloadTraits {
   unsigned capabilities = 0;
-  // The longest sequence, checked against model.sliding_window at load time; null: none.
+  // The longest sequence of a workload that does not model sliding-window attention, refused
+  // past model.sliding_window at load time; null: the workload models the window (inference and
+  // serving attend over it, model/llm.hpp mean_window_context), or has no sequence.
   SequenceSpan (*longest_sequence)(const Scenario& scenario) = nullptr;
   // True when the workload's NVMe reads land in GPU memory without host DRAM (GPUDirect
   // Storage); null: where policy.io_path says gds.

@@ -445,9 +445,12 @@ TEST_CASE("an attention width past any model's is refused, not wrapped around",
       Catch::Contains("model.head_dim") && Catch::Contains("beyond any model's attention width"));
 }
 
-TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
+TEST_CASE("Gemma-2 slides its window on every other layer, and runs past it",
+          "[config][hf_config][window]") {
   const LlmSpec g = read_hf_config(kHf + "/gemma-2-9b.json");
   CHECK(g.sliding_window == 4096);  // no use_sliding_window key: the window applies
+  CHECK(g.full_attention_layers == 21);  // of 42: Gemma2DecoderLayer slides on the even ones
+  CHECK_THAT(g.sources.at("full_attention_layers"), Catch::Contains("odd layers attend fully"));
   CHECK(g.tied_embeddings);
   CHECK(g.head_dim() == 256);
   test::TempDir dir;
@@ -456,10 +459,13 @@ TEST_CASE("Gemma-2's window refuses longer sequences", "[config][hf_config]") {
                                        "workload: {kind: inference, batch: 1, prompt_tokens: 4000, "
                                        "gen_tokens: 96}\npolicy: {weights: gpu, kv_cache: gpu}\n";
   CHECK_NOTHROW(load_scenario(dir.file("s.yaml")));
+  // Past the window: the sliding layers attend to (and the optimized stack keeps) the window.
   LoadOptions longer;
-  longer.overrides = {"workload.prompt_tokens=4001"};
-  CHECK_THROWS_WITH(load_scenario(dir.file("s.yaml"), longer),
-                    Catch::Contains("sliding attention window of 4096"));
+  longer.overrides = {"workload.prompt_tokens=8000", "policy.stack=optimized"};
+  const Scenario s = load_scenario(dir.file("s.yaml"), longer);
+  CHECK(s.model.full_attention_layers == 21);
+  // The resolved scenario carries the split, so a copy of it runs the same model.
+  CHECK_THAT(s.resolved_yaml, Catch::Contains("full_attention_layers: 21"));
 }
 
 TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_config]") {
@@ -608,14 +614,72 @@ TEST_CASE("a scenario names the config.json that is wrong", "[config][hf_config]
   }
 }
 
-TEST_CASE("sequences past a sliding window are refused", "[config][hf_config]") {
+TEST_CASE("inference runs past a sliding window; training, which does not model it, refuses",
+          "[config][hf_config][window]") {
   test::TempDir dir;
   scenario_with_config(dir, "phi-3-mini.json", 1, 1024, 32);
-  CHECK(load_scenario(dir.file("s.yaml")).model.sliding_window == 2047);
+  const LlmSpec phi = load_scenario(dir.file("s.yaml")).model;
+  CHECK(phi.sliding_window == 2047);
+  CHECK(phi.sliding_layers() == phi.layers);  // phi3: every layer slides
   LoadOptions longer;
-  longer.overrides = {"workload.prompt_tokens=2048"};
-  CHECK_THROWS_WITH(load_scenario(dir.file("s.yaml"), longer),
-                    Catch::Contains("sliding attention window of 2047"));
+  longer.overrides = {"workload.prompt_tokens=4000"};
+  CHECK_NOTHROW(load_scenario(dir.file("s.yaml"), longer));
+  std::ofstream(dir.file("t.yaml"))
+      << "name: t\nhardware: {gpu: {model: H200}}\nmodel: {hf_config: config.json}\n"
+         "workload: {kind: training, sequence_tokens: 4096, global_batch: 8}\n";
+  CHECK_THROWS_WITH(load_scenario(dir.file("t.yaml")),
+                    Catch::Contains("sliding attention window of 2047") &&
+                        Catch::Contains("training workload does not model attention over a "
+                                        "window"));
+}
+
+TEST_CASE("which layers slide: layer_types, or the model class's pattern",
+          "[config][hf_config][window]") {
+  // gpt-oss: layer_types alternate, sliding first (the shipped configs), a 128-token window.
+  const LlmSpec oss = read_hf_config(kHf + "/gpt-oss-120b.json");
+  CHECK(oss.family == "gpt_oss");
+  CHECK(oss.sliding_window == 128);
+  CHECK(oss.full_attention_layers == 18);
+  CHECK(oss.experts == 128);
+  CHECK(oss.experts_per_token == 4);
+  CHECK(oss.q_dim() == 4096);  // 64 heads of 64 on a width of 2880
+  CHECK_FALSE(oss.tied_embeddings);
+  CHECK(count_params(oss).total / 1e9 == Approx(116.83).epsilon(0.01));
+  CHECK(count_params(read_hf_config(kHf + "/gpt-oss-20b.json")).total / 1e9 ==
+        Approx(20.91).epsilon(0.01));
+
+  const std::string base = R"("hidden_size": 1024, "intermediate_size": 4096,
+      "num_hidden_layers": 12, "num_attention_heads": 16, "vocab_size": 32000,
+      "sliding_window": 512, )";
+  const auto parse = [&](const std::string& type, const std::string& extra) {
+    return parse_hf_config("{\"model_type\": \"" + type + "\", " + base + extra + "}", "c.json");
+  };
+  // Gemma 3: every sixth layer attends fully, or every sliding_window_pattern-th.
+  CHECK(parse("gemma3_text", R"("head_dim": 64)").full_attention_layers == 2);
+  CHECK(parse("gemma3_text", R"("sliding_window_pattern": 4)").full_attention_layers == 3);
+  // Qwen2 with the window on: its first max_window_layers layers attend fully.
+  CHECK(parse("qwen2", R"("use_sliding_window": true, "max_window_layers": 8)")
+            .full_attention_layers == 8);
+  CHECK(parse("qwen2", R"("use_sliding_window": false, "max_window_layers": 8)").sliding_window ==
+        0);
+  // Mistral: every layer.
+  CHECK(parse("mistral", R"("num_key_value_heads": 4)").full_attention_layers == 0);
+  // layer_types that do not list every layer, or name a kind the reader does not know.
+  const auto bad = [&](const std::string& types) {
+    try {
+      (void)parse("mistral", "\"layer_types\": " + types);
+    } catch (const ConfigError& e) {
+      CHECK(e.key_path() == "layer_types");
+      return std::string(e.what());
+    }
+    FAIL("no error for " << types);
+    return std::string();
+  };
+  CHECK_THAT(bad(R"(["full_attention"])"), Catch::Contains("a list of 12 layer kinds"));
+  CHECK_THAT(bad(R"(["full_attention", "full_attention", "full_attention", "full_attention",
+      "full_attention", "full_attention", "full_attention", "full_attention", "full_attention",
+      "full_attention", "full_attention", "linear_attention"])"),
+             Catch::Contains("unsupported layer kind 'linear_attention'"));
 }
 
 namespace {

@@ -210,3 +210,54 @@ TEST_CASE("DeepSpeed stacks gather a module's partitions and all-gather on one s
 }
 
 }  // namespace model_stack_test
+
+namespace model_stack_test {
+
+TEST_CASE("a stack that keeps only the window caches and attends to the window on sliding layers",
+          "[model][stack][window]") {
+  const ExecutionModel em;
+  // Every layer slides over 1024 tokens; half of them (the full-attention ones) do not.
+  auto kv_cache = [&](const std::string& stack, int full_layers) {
+    Scenario s = inference(stack, 8000);
+    s.model.sliding_window = 1024;
+    s.model.full_attention_layers = full_layers;
+    return item(inference_capacity(s, em).tiers.front(), "kv cache");
+  };
+  const double whole = [&] {
+    Scenario s = inference("optimized", 8000);
+    return item(inference_capacity(s, em).tiers.front(), "kv cache");
+  }();
+  // 8001 tokens (prompt and the one generated) kept on every layer, or 1024 on the sliding ones.
+  CHECK(kv_cache("optimized", 0) == Approx(whole * 1024.0 / 8001.0));
+  CHECK(kv_cache("optimized", 16) == Approx(whole * (16 * 8001.0 + 16 * 1024.0) / (32 * 8001.0)));
+  // transformers' DynamicCache kept every token on every layer.
+  CHECK_FALSE(execution_stack(kDefaultStackName).window_cache);
+  CHECK_FALSE(execution_stack("hf-sdpa").window_cache);
+  CHECK(kv_cache(kDefaultStackName, 0) == Approx(whole));
+  for (const std::string stack : {"optimized", "vllm-v0", "trtllm-bench"})
+    CHECK(execution_stack(stack).window_cache);
+
+  // A prefill chunk past the window: at the GEMM rate (no published kernel rate on this GPU) the
+  // time goes with the query-key pairs, the window's on the sliding layers.
+  LlmSpec m = llama7b();
+  const PrefillChunk chunk{6000, 2000, 2};
+  ExecutionStack eager_rate = execution_stack("optimized");
+  eager_rate.fused_attention = false;  // every pair at the GEMM rate
+  const GpuSpec g = gpu(0);
+  const double full_s = prefill_attention_s(m, g, em, eager_rate, chunk, 1);
+  m.sliding_window = 1024;
+  m.full_attention_layers = 8;
+  const CausalPairs w = causal_pairs(6000, 2000, 1024);
+  const double pairs_full = 6000.0 * 6001.0 / 2 + 6000.0 * 2000.0;
+  const double want = full_s * (8 + 24 * (w.diagonal + w.cached) / pairs_full) / 32;
+  CHECK(prefill_attention_s(m, g, em, eager_rate, chunk, 1) == Approx(want));
+  // A stack that keeps every token computes every pair under the mask.
+  eager_rate.window_cache = false;
+  CHECK(prefill_attention_s(m, g, em, eager_rate, chunk, 1) == Approx(full_s));
+  // Within the window nothing changes.
+  eager_rate.window_cache = true;
+  m.sliding_window = 8000;
+  CHECK(prefill_attention_s(m, g, em, eager_rate, chunk, 1) == full_s);
+}
+
+}  // namespace model_stack_test

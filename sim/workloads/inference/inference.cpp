@@ -1088,7 +1088,11 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
-  const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
+  // A decode step attends to (and a stack that keeps only the window caches) the window on a
+  // sliding layer: stack_window_context, the mean over the layers.
+  const double context = prefill
+                             ? double(w_.prompt_tokens)
+                             : stack_window_context(p_.stack, m_, double(w_.prompt_tokens + pass));
   const double gpu_kv = p_.kv_cache.gpu;
   const KvCacheShape& kv = kv_;
   const double kv_tok = kv.bytes_per_token_layer;
@@ -1134,7 +1138,9 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
-  const double context = prefill ? double(w_.prompt_tokens) : double(w_.prompt_tokens + pass);
+  const double context = prefill
+                             ? double(w_.prompt_tokens)
+                             : stack_window_context(p_.stack, m_, double(w_.prompt_tokens + pass));
 
   if (mod.kind != WeightModule::Kind::kLayer) {
     const GpuStep step = edge_gpu_s(mod, module, pass, sub_batch);

@@ -3,18 +3,10 @@
 
 namespace tiersim {
 
-namespace {
-
-SequenceSpan longest(const Scenario& s) {
-  return {"workload.prompt_tokens", s.inference.prompt_tokens + s.inference.gen_tokens};
-}
-
-}  // namespace
-
 const WorkloadTraits inference_traits{
     kCapEnergyAndCost | kCapGeneratesTokens | kCapFixedBatch | kCapFlexGen | kCapWeightStream |
         kCapKvCache | kCapLockstepGpus,
-    &longest, nullptr,
+    nullptr, nullptr,
     // By the policy: the schedule (FlexGen, ZeRO-Inference) and the offload decide the group.
     nullptr};
 

@@ -20,6 +20,7 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   kv_token_layer_bytes_ = kv.bytes_per_token_layer / kv.split;
   kv_entry_split_ = kv.split;
   latent_kv_ = kv.latent;
+  window_reads_ = p.stack.window_cache && m.sliding_layers() > 0;
   peer_bps_ = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, host));
   const auto modules = weight_modules(m, p);
   const WeightModule& emb = modules.front();
@@ -125,15 +126,23 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
                                     : attention_flops(m, 1.0, w.decode_context_tokens);
   // A latent cache's prefill chunks first widen their cached context into each head's keys and
   // values, at the GEMM rate with the attention (heads split over the ranks).
-  if (latent_kv_) pass.attention_flops += latent_expansion_flops(m, w.prefill_kv_read_tokens);
+  // The cached tokens the prefill chunks read: on a sliding layer whose stack keeps only the
+  // window, at most the window's worth of each chunk's offset.
+  double prefill_kv_read_tokens = w.prefill_kv_read_tokens;
+  if (window_reads_) {
+    prefill_kv_read_tokens = 0;
+    for (const PrefillChunk& chunk : w.prefill_chunks)
+      prefill_kv_read_tokens += attended_context(chunk.offset) * chunk.sequences;
+  }
+  if (latent_kv_) pass.attention_flops += latent_expansion_flops(m, prefill_kv_read_tokens);
   for (const PrefillChunk& chunk : w.prefill_chunks)
     pass.prefill_attention_s += prefill_attention_s(m, gpu, em_, s_.policy.stack, chunk, tp_);
   const double decode_reads = decode_kv_reads(s_.policy.stack, m.heads, m.kv_heads);
   pass.kv_distinct_read_bytes =
-      (w.decode_context_tokens + w.prefill_kv_read_tokens) * kv_token_layer_bytes_;
+      (w.decode_context_tokens + prefill_kv_read_tokens) * kv_token_layer_bytes_;
   pass.kv_read_bytes = decode_reads == 1.0
                            ? pass.kv_distinct_read_bytes
-                           : (w.decode_context_tokens * decode_reads + w.prefill_kv_read_tokens) *
+                           : (w.decode_context_tokens * decode_reads + prefill_kv_read_tokens) *
                                  kv_token_layer_bytes_;
   pass.kv_write_bytes = tokens * kv_token_layer_bytes_;
   // A layer's kernels as the board runs them under its power limit (model/power.hpp); the

@@ -27,7 +27,9 @@ struct IterationShape {
     prefill_kv_read_tokens += offset * sequences;
   }
   double decodes = 0;
-  double decode_context_tokens = 0;  // sum of context lengths, the new token included
+  // Sum over the decodes of the keys each attends to: its context length, the new token
+  // included (IterationModel::attended_context on a sliding-window model).
+  double decode_context_tokens = 0;
   double sampled = 0;                // requests that produce a token (the head's rows)
   // KV cache copied for swap preemption (workload.preemption: swap), in tokens of whole blocks:
   // out to host DRAM and back in before the forward pass.
@@ -80,6 +82,12 @@ class IterationModel {
  public:
   IterationModel(const Scenario& s, const ExecutionModel& em);
   IterationCost cost(const IterationShape& shape) const;
+  // The keys a decode at `context` tokens attends to (IterationShape::decode_context_tokens adds
+  // these up): the context, or on a sliding-window model whose stack keeps only the window, the
+  // mean over the layers (model/stack.hpp stack_window_context).
+  double attended_context(double context) const {
+    return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
+  }
   // Weight bytes streamed per iteration to each GPU, and the NVMe model's read rate (0 without
   // NVMe), for the metrics.
   double streamed_bytes_per_gpu() const { return streamed_bytes_; }
@@ -97,6 +105,7 @@ class IterationModel {
   // tensor-parallel degree, or 1 where every GPU keeps MLA's latent whole.
   double kv_entry_split_ = 1;
   bool latent_kv_ = false;            // MLA's latent cache, attended to in the absorbed form
+  bool window_reads_ = false;         // sliding layers whose stack reads only the window
   double h2d_bps_ = 0, d2h_bps_ = 0;  // pinned copies over each GPU's PCIe link
   double embedding_elements_ = 0, head_elements_ = 0, layer_elements_ = 0;
   double dequant_s_ = 0;

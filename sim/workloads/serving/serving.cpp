@@ -491,7 +491,8 @@ class Replica {
   void add_decodes(IterationShape& shape, const std::vector<Live*>& decodes) const {
     for (const Live* r : decodes) {
       shape.decodes += 1;
-      shape.decode_context_tokens += r->req.prompt_tokens + r->generated;
+      shape.decode_context_tokens +=
+          model_.attended_context(double(r->req.prompt_tokens + r->generated));
       shape.sampled += 1;
     }
   }
@@ -678,7 +679,7 @@ class Replica {
     for (int k = 1; k < max_output; ++k) {
       IterationShape decode;
       decode.decodes = n;
-      decode.decode_context_tokens = n * double(max_prompt + k);
+      decode.decode_context_tokens = n * model_.attended_context(double(max_prompt + k));
       decode.sampled = n;
       iterate(decode, batch);
       for (Live* r : batch)

@@ -1071,3 +1071,41 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
 }
 
 }  // namespace sim_workloads_inference_inference_test
+
+namespace sim_workloads_inference_inference_test {
+
+TEST_CASE("past a sliding window a decode step reads the window on the sliding layers",
+          "[inference][window]") {
+  // Llama-3-8B on one H100, everything on the GPU, 16 sequences decoding at 12,000-12,031 tokens
+  // of context.
+  const char* yaml = R"(
+name: w
+hardware: {gpu: {model: H100-SXM, count: 1}}
+model: {name: llama-3-8b}
+workload: {kind: inference, batch: 16, prompt_tokens: 12000, gen_tokens: 32}
+policy: {weights: gpu, kv_cache: gpu, stack: optimized}
+)";
+  const auto decode = [&](std::vector<std::string> sets) {
+    sets.push_back("model.max_positions=16384");
+    return sim::simulate(load(yaml, sets)).get("decode_s");
+  };
+  const double full = decode({});
+  // A window of 1024 tokens on every layer: the KV reads shrink twelvefold, the GEMMs stay.
+  const double all_slide = decode({"model.sliding_window=1024"});
+  CHECK(all_slide < 0.8 * full);
+  // Half the layers attending fully: between the two.
+  const double half = decode({"model.sliding_window=1024", "model.full_attention_layers=16"});
+  CHECK(half > all_slide);
+  CHECK(half < full);
+  // A window wider than the sequence changes nothing.
+  CHECK(decode({"model.sliding_window=16384"}) == full);
+  // transformers' cache keeps every token and its masked attention computes over all of them.
+  CHECK(decode({"model.sliding_window=1024", "policy.stack=hf-sdpa"}) ==
+        decode({"policy.stack=hf-sdpa"}));
+  // full_attention_layers cannot exceed the layers.
+  CHECK_THROWS_WITH(load(yaml, {"model.sliding_window=1024", "model.full_attention_layers=33"}),
+                    Catch::Contains("model.full_attention_layers") &&
+                        Catch::Contains("exceeds the model's 32 layers"));
+}
+
+}  // namespace sim_workloads_inference_inference_test

@@ -378,4 +378,32 @@ TEST_CASE("a latent cache's prefill chunk widens its cached context first",
   CHECK(model.cost(cached).gpu_s - model.cost(fresh).gpu_s > 61 * (attention_s + widen_s));
 }
 
+TEST_CASE("a serving iteration past a sliding window attends to the window on sliding layers",
+          "[workloads][serving][window]") {
+  const std::vector<std::string> window = {"model.sliding_window=1024", "policy.stack=optimized",
+                                           "model.full_attention_layers=8"};
+  const Scenario s = test::load_yaml(kYaml, window);
+  const sim::IterationModel model(s, ExecutionModel{});
+  // 8 of 32 layers attend to all 20,000 tokens, 24 to the last 1,024.
+  CHECK(model.attended_context(20000) == Approx((8 * 20000.0 + 24 * 1024.0) / 32));
+  CHECK(model.attended_context(1000) == 1000);
+  // A decode batch at long context costs less than the same model without the window; a chunk
+  // of a long prompt (its earlier chunks cached) too.
+  sim::IterationShape decode;
+  decode.decodes = 64;
+  decode.sampled = 64;
+  decode.decode_context_tokens = 64 * model.attended_context(20000);
+  sim::IterationShape full_decode = decode;
+  full_decode.decode_context_tokens = 64 * 20000.0;
+  CHECK(model.cost(decode).time_s < cost(full_decode, {"policy.stack=optimized"}).time_s);
+  sim::IterationShape chunk;
+  chunk.add_prefill(2048, 16000);
+  chunk.sampled = 1;
+  CHECK(model.cost(chunk).time_s < cost(chunk, {"policy.stack=optimized"}).time_s);
+  // transformers' stack keeps and attends to every token.
+  const sim::IterationModel hf(test::load_yaml(kYaml, {"model.sliding_window=1024"}),
+                               ExecutionModel{});
+  CHECK(hf.attended_context(20000) == 20000);
+}
+
 }  // namespace tiersim::sim_workloads_serving_iteration_cost_test
