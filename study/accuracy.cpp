@@ -10,6 +10,7 @@
 #include "config/catalog.hpp"
 #include "config/yaml_reader.hpp"
 #include "sim/metrics.hpp"
+#include "sim/workloads/traits.hpp"
 #include "study/validation.hpp"
 
 namespace tiersim::validation {
@@ -26,6 +27,10 @@ std::vector<std::string> model_features(const Scenario& s) {
   // Multi-head latent attention: the cache's form (per head, or the latent whole on every rank)
   // and the absorbed decode are the stack's (model/llm.hpp KvCacheForm).
   if (m.mla()) out.push_back("multi-head latent attention");
+  // Sliding-window attention where a workload attends over a cache: past the window the cache
+  // the stack keeps and the keys it reads are the window's (ExecutionStack::window_cache).
+  if (m.sliding_layers() > 0 && has_capability(s, kCapKvCache))
+    out.push_back("sliding-window attention");
   if (m.experts <= 1) return out;
   out.push_back("mixture of experts");
   // Only the routed experts fetched: a mechanism only where weights stream to the GPU.

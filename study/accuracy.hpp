@@ -29,9 +29,9 @@ struct GroupAccuracy {
 };
 
 // The mechanisms of a scenario's model that a published row may or may not have exercised:
-// multi-head latent attention, a mixture of experts, its routed expert fetch from host memory or
-// drives, dense layers between its expert layers. The one list both validate (which of them its
-// rows have) and run (which of them its scenario has) use.
+// multi-head latent attention, sliding-window attention, a mixture of experts, its routed expert
+// fetch from host memory or drives, dense layers between its expert layers. The one list both
+// validate (which of them its rows have) and run (which of them its scenario has) use.
 std::vector<std::string> model_features(const Scenario& s);
 
 struct AccuracyRecord {

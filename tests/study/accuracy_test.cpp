@@ -140,6 +140,13 @@ TEST_CASE("a run's accuracy: its group's errors and what no published row anchor
         std::vector<std::string>{"multi-head latent attention", "mixture of experts",
                                  "dense layers between expert layers"});
 
+  // A model with a sliding window, in a workload that attends over a cache (checkpointing one
+  // attends over nothing).
+  const std::string oss = test::replace(test::replace(kScenario, "opt-30b", "gpt-oss-20b"),
+                                        "weights: nvme", "weights: cpu");
+  CHECK(validation::model_features(test::load_yaml(oss)) ==
+        std::vector<std::string>{"sliding-window attention", "mixture of experts"});
+
   // A group the record has no row of: no errors to quote.
   validation::AccuracyRecord empty = r;
   empty.groups.clear();
