@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <string>
 
 #include "model/capacity.hpp"
 #include "model/errors.hpp"
@@ -172,34 +173,66 @@ std::optional<Suggestion> fewest_gpus(const Scenario& s, const ExecutionModel& e
   return std::nullopt;
 }
 
-// An MLA model on a stack that keeps each head's widened keys and values (transformers) holds
-// heads x (head_dim + v_head_dim) elements a token where the latent stacks hold the latent
-// (model/llm.hpp KvCacheForm): when the GPUs are short, the closest fit may be such an engine,
-// the first of the stack table's that keep it. Only when the GPU tier is short.
-std::optional<Suggestion> latent_cache(const Scenario& s, const ExecutionModel& em) {
-  if (!s.model.mla() || s.policy.stack.mla_cache != KvCacheForm::kPerHead) return std::nullopt;
+// When the GPU tier is short: the first stack of the table that `keeps` accepts and on which the
+// scenario fits, or none (the suggestions that change the stack for the cache it keeps).
+template <typename Keeps>
+std::optional<std::string> first_fitting_stack(const Scenario& s, const ExecutionModel& em,
+                                               Keeps keeps) {
   const CapacityReport r = capacity(s, em);  // tier() points into it
   const TierMemory* gpu = tier(r, "gpu");
   if (!gpu || gpu->fits()) return std::nullopt;
   for (const std::string& name : stack_names()) {
-    const ExecutionStack& stack = execution_stack(name);
-    if (stack.mla_cache != KvCacheForm::kLatent) continue;
+    if (!keeps(execution_stack(name))) continue;
     Scenario t = s;
-    t.policy.stack = stack;
-    if (!fits(t, em)) return std::nullopt;
-    const double kv_bytes = s.policy.kv_bits / 8.0, tp = s.policy.parallelism.tensor;
-    const auto per_gpu = [&](const ExecutionStack& st) {
-      const KvCacheShape k = stack_kv_cache(st, s.model, kv_bytes, tp);
-      return s.model.layers * k.bytes_per_token_layer / k.split;
-    };
-    char kib[128];
-    std::snprintf(kib, sizeof kib, "%.1f KiB of KV cache per token on each GPU against %.1f KiB",
-                  per_gpu(stack) / 1024, per_gpu(s.policy.stack) / 1024);
-    return Suggestion{"latent KV cache",
-                      {"policy.stack=" + name},
-                      "the " + name + " stack keeps MLA's compressed latent: " + kib};
+    t.policy.stack = execution_stack(name);
+    return fits(t, em) ? std::optional<std::string>(name) : std::nullopt;
   }
   return std::nullopt;
+}
+
+// An MLA model on a stack that keeps each head's widened keys and values (transformers) holds
+// heads x (head_dim + v_head_dim) elements a token where the latent stacks hold the latent
+// (model/llm.hpp KvCacheForm): when the GPUs are short, the closest fit may be such an engine,
+// the first of the stack table's that keep it.
+std::optional<Suggestion> latent_cache(const Scenario& s, const ExecutionModel& em) {
+  if (!s.model.mla() || s.policy.stack.mla_cache != KvCacheForm::kPerHead) return std::nullopt;
+  const auto name = first_fitting_stack(
+      s, em, [](const ExecutionStack& st) { return st.mla_cache == KvCacheForm::kLatent; });
+  if (!name) return std::nullopt;
+  const double kv_bytes = s.policy.kv_bits / 8.0, tp = s.policy.parallelism.tensor;
+  const auto per_gpu = [&](const ExecutionStack& st) {
+    const KvCacheShape k = stack_kv_cache(st, s.model, kv_bytes, tp);
+    return s.model.layers * k.bytes_per_token_layer / k.split;
+  };
+  char kib[128];
+  std::snprintf(kib, sizeof kib, "%.1f KiB of KV cache per token on each GPU against %.1f KiB",
+                per_gpu(execution_stack(*name)) / 1024, per_gpu(s.policy.stack) / 1024);
+  return Suggestion{"latent KV cache",
+                    {"policy.stack=" + *name},
+                    "the " + *name + " stack keeps MLA's compressed latent: " + kib};
+}
+
+// A model with a sliding window on a stack that caches every token on every layer
+// (transformers' cache of the hf-* versions): a stack that keeps only the window on the sliding
+// layers (ExecutionStack::window_cache) holds less of a long sequence. A fixed batch only, where
+// the sequence's length is known.
+std::optional<Suggestion> window_cache(const Scenario& s, const ExecutionModel& em) {
+  const LlmSpec& m = s.model;
+  if (m.sliding_layers() == 0 || s.policy.stack.window_cache || !has_capability(s, kCapFixedBatch))
+    return std::nullopt;
+  const double tokens = double(s.inference.prompt_tokens) + s.inference.gen_tokens;
+  if (tokens <= m.sliding_window) return std::nullopt;
+  const auto name = first_fitting_stack(s, em, [&](const ExecutionStack& st) {
+    return st.window_cache && (!m.mla() || st.mla_cache);
+  });
+  if (!name) return std::nullopt;
+  char why[160];
+  std::snprintf(why, sizeof why,
+                "keeps only the last %d tokens on the %d sliding layers: %.0f of a sequence's "
+                "%.0f tokens a layer on average",
+                m.sliding_window, m.sliding_layers(), mean_window_context(m, tokens), tokens);
+  return Suggestion{
+      "windowed KV cache", {"policy.stack=" + *name}, "the " + *name + " stack " + why};
 }
 
 }  // namespace
@@ -218,6 +251,7 @@ std::vector<Suggestion> closest_fits(const Scenario& s, const ExecutionModel& em
   if (auto g = smallest_dram(s, em)) out.push_back(*g);
   if (auto g = fewest_gpus(s, em)) out.push_back(*g);
   if (auto g = latent_cache(s, em)) out.push_back(*g);
+  if (auto g = window_cache(s, em)) out.push_back(*g);
   return out;
 }
 

@@ -132,6 +132,39 @@ policy: {weights: gpu, kv_cache: gpu, weight_bits: 8, stack: hf-sdpa, parallelis
            "latent KV cache"));
 }
 
+TEST_CASE(
+    "a sliding-window model whose every-token cache does not fit is pointed to a stack "
+    "that keeps the window",
+    "[fit][window]") {
+  // gpt-oss-120b on one H100 at 32k-token prompts (scenarios/inference/gpt-oss-120b-h100-32k.yaml):
+  // transformers' cache keeps all 33,280 tokens on every layer; the serving engines keep 128 on
+  // the 18 sliding layers.
+  const std::string yaml = R"(
+name: oss
+hardware: {gpu: {model: H100-SXM, count: 1}}
+model: {name: gpt-oss-120b}
+workload: {kind: inference, batch: 6, prompt_tokens: 32768, gen_tokens: 512}
+policy: {weights: gpu, kv_cache: gpu, weight_bits: 4, stack: optimized}
+)";
+  const std::string hf = test::replace(yaml, "stack: optimized", "stack: hf-sdpa");
+  const auto all = fit::closest_fits(test::load_yaml(hf), ExecutionModel{});
+  const fit::Suggestion* window = find(all, "windowed KV cache");
+  REQUIRE(window);
+  CHECK(window->sets == std::vector<std::string>{"policy.stack=optimized"});
+  CHECK(fits_with(hf, window->sets));
+  CHECK_THAT(window->detail, Catch::Contains("last 128 tokens on the 18 sliding layers") &&
+                                 Catch::Contains("16704 of a sequence's 33280 tokens"));
+  // Already on such a stack, or within the window: no such suggestion.
+  CHECK_FALSE(
+      find(fit::closest_fits(test::load_yaml(yaml, {"workload.batch=64"}), ExecutionModel{}),
+           "windowed KV cache"));
+  CHECK_FALSE(find(
+      fit::closest_fits(test::load_yaml(hf, {"workload.prompt_tokens=64", "workload.gen_tokens=64",
+                                             "workload.batch=100000"}),
+                        ExecutionModel{}),
+      "windowed KV cache"));
+}
+
 TEST_CASE("a serving model too large for its GPUs gets the tensor-parallel degree that holds it",
           "[fit]") {
   // Mixtral-8x7B's 93 GB of bf16 weights: two L40S hold 46.7 GB each, more than the 42.8 GB
