@@ -400,8 +400,12 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   // the model and its runtime buffers are placed (the same profiled activations and runtime
   // memory as above stand for those buffers); the rest stays free.
   if (free_share) out.kv_pool_bytes *= p.stack.kv_pool_free_fraction;
-  if (out.kv_pool_bytes < min_kv_tokens * out.kv_bytes_per_token) {
-    gpu.add("kv cache (the longest request)", min_kv_tokens * out.kv_bytes_per_token);
+  // The longest request's cache: the window's worth on sliding layers where the stack keeps only
+  // it (the serving workload counts a request's blocks the same way).
+  const double longest_kv_bytes =
+      stack_window_context(p.stack, m, min_kv_tokens) * out.kv_bytes_per_token;
+  if (out.kv_pool_bytes < longest_kv_bytes) {
+    gpu.add("kv cache (the longest request)", longest_kv_bytes);
     out.kv_pool_bytes = 0;
   } else {
     gpu.add("kv cache (paged block pool)", out.kv_pool_bytes);

@@ -138,8 +138,8 @@ struct ExecutionStack {
   // On a model's sliding-window layers (LlmSpec::sliding_layers) the cache keeps only the last
   // sliding_window tokens of a sequence, and decode and prefill attention read only those. False:
   // every token stays cached on every layer and attention runs over all of them under a mask.
-  // Kept for the inference workload's batch (model/capacity.cpp) and every stack's attention
-  // work; the serving workload's block pool still counts every token on every layer.
+  // The inference workload's batch (model/capacity.cpp), the serving workload's block pool
+  // (sim/workloads/serving/serving.cpp Replica::blocks_for) and every pass's attention follow it.
   bool window_cache = true;
 };
 

@@ -132,7 +132,7 @@ IterationCost IterationModel::cost(const IterationShape& w) const {
   if (window_reads_) {
     prefill_kv_read_tokens = 0;
     for (const PrefillChunk& chunk : w.prefill_chunks)
-      prefill_kv_read_tokens += attended_context(chunk.offset) * chunk.sequences;
+      prefill_kv_read_tokens += window_context(chunk.offset) * chunk.sequences;
   }
   if (latent_kv_) pass.attention_flops += latent_expansion_flops(m, prefill_kv_read_tokens);
   for (const PrefillChunk& chunk : w.prefill_chunks)

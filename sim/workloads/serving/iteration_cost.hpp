@@ -28,7 +28,7 @@ struct IterationShape {
   }
   double decodes = 0;
   // Sum over the decodes of the keys each attends to: its context length, the new token
-  // included (IterationModel::attended_context on a sliding-window model).
+  // included (IterationModel::window_context on a sliding-window model).
   double decode_context_tokens = 0;
   double sampled = 0;                // requests that produce a token (the head's rows)
   // KV cache copied for swap preemption (workload.preemption: swap), in tokens of whole blocks:
@@ -82,10 +82,11 @@ class IterationModel {
  public:
   IterationModel(const Scenario& s, const ExecutionModel& em);
   IterationCost cost(const IterationShape& shape) const;
-  // The keys a decode at `context` tokens attends to (IterationShape::decode_context_tokens adds
-  // these up): the context, or on a sliding-window model whose stack keeps only the window, the
-  // mean over the layers (model/stack.hpp stack_window_context).
-  double attended_context(double context) const {
+  // The tokens of a sequence at `context` tokens that each layer keeps cached and a decode
+  // attends to, on average over the layers (IterationShape::decode_context_tokens adds these up;
+  // the block pool counts them): the context, or on a sliding-window model whose stack keeps
+  // only the window, the window on the sliding layers (model/stack.hpp stack_window_context).
+  double window_context(double context) const {
     return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
   }
   // Weight bytes streamed per iteration to each GPU, and the NVMe model's read rate (0 without

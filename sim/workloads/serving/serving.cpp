@@ -237,8 +237,13 @@ class Replica {
   double now() const { return now_; }
 
  private:
+  // The blocks a sequence of `tokens` tokens holds. A stack that keeps only the window on a
+  // sliding layer holds the window's blocks there (vLLM V1's hybrid KV cache manager gives each
+  // layer type its own blocks; TensorRT-LLM a cyclic window per layer): counted in the pool's
+  // all-layer blocks, the sequence's mean over the layers (the last partial block of each
+  // sliding layer's window is left out).
   long blocks_for(double tokens) const {
-    return static_cast<long>(std::ceil(tokens / double(w_.block_tokens)));
+    return static_cast<long>(std::ceil(model_.window_context(tokens) / double(w_.block_tokens)));
   }
 
   // Moves the clock to t1: integrates the number of requests in the system and the KV blocks in
@@ -492,7 +497,7 @@ class Replica {
     for (const Live* r : decodes) {
       shape.decodes += 1;
       shape.decode_context_tokens +=
-          model_.attended_context(double(r->req.prompt_tokens + r->generated));
+          model_.window_context(double(r->req.prompt_tokens + r->generated));
       shape.sampled += 1;
     }
   }
@@ -679,7 +684,7 @@ class Replica {
     for (int k = 1; k < max_output; ++k) {
       IterationShape decode;
       decode.decodes = n;
-      decode.decode_context_tokens = n * model_.attended_context(double(max_prompt + k));
+      decode.decode_context_tokens = n * model_.window_context(double(max_prompt + k));
       decode.sampled = n;
       iterate(decode, batch);
       for (Live* r : batch)
@@ -824,7 +829,10 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
   // GUARANTEED_NO_EVICT admits a request only when its whole output fits: one that does not fit
   // in the empty pool would never start.
   if (admission == KvAdmission::kGuaranteedNoEvict) {
-    const long need = static_cast<long>(std::ceil(double(max_total) / double(w.block_tokens)));
+    // In the pool's all-layer blocks: the window's worth on sliding layers where the stack keeps
+    // only it (as Replica::blocks_for counts a request).
+    const long need = static_cast<long>(
+        std::ceil(stack_window_context(p.stack, m, double(max_total)) / double(w.block_tokens)));
     if (need > blocks)
       throw ModelError("the longest request (" + std::to_string(max_total) +
                        " tokens with its output) needs " + std::to_string(need) +

@@ -385,14 +385,14 @@ TEST_CASE("a serving iteration past a sliding window attends to the window on sl
   const Scenario s = test::load_yaml(kYaml, window);
   const sim::IterationModel model(s, ExecutionModel{});
   // 8 of 32 layers attend to all 20,000 tokens, 24 to the last 1,024.
-  CHECK(model.attended_context(20000) == Approx((8 * 20000.0 + 24 * 1024.0) / 32));
-  CHECK(model.attended_context(1000) == 1000);
+  CHECK(model.window_context(20000) == Approx((8 * 20000.0 + 24 * 1024.0) / 32));
+  CHECK(model.window_context(1000) == 1000);
   // A decode batch at long context costs less than the same model without the window; a chunk
   // of a long prompt (its earlier chunks cached) too.
   sim::IterationShape decode;
   decode.decodes = 64;
   decode.sampled = 64;
-  decode.decode_context_tokens = 64 * model.attended_context(20000);
+  decode.decode_context_tokens = 64 * model.window_context(20000);
   sim::IterationShape full_decode = decode;
   full_decode.decode_context_tokens = 64 * 20000.0;
   CHECK(model.cost(decode).time_s < cost(full_decode, {"policy.stack=optimized"}).time_s);
@@ -403,7 +403,7 @@ TEST_CASE("a serving iteration past a sliding window attends to the window on sl
   // transformers' stack keeps and attends to every token.
   const sim::IterationModel hf(test::load_yaml(kYaml, {"model.sliding_window=1024"}),
                                ExecutionModel{});
-  CHECK(hf.attended_context(20000) == 20000);
+  CHECK(hf.window_context(20000) == 20000);
 }
 
 }  // namespace tiersim::sim_workloads_serving_iteration_cost_test

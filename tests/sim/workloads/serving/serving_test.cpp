@@ -587,4 +587,26 @@ TEST_CASE("trace files follow the input-file rule: regular files, a BOM accepted
   CHECK_THROWS_WITH(sim::read_trace(dir.str(), 10, 0), Catch::Contains("is a directory"));
 }
 
+TEST_CASE("a stack that keeps only the window holds a sliding layer's window in the block pool",
+          "[workloads][serving][window]") {
+  // Four requests of 6,000 + 64 tokens at once: without a window each holds 379 blocks of 16
+  // tokens at the end; with a 1,024-token window on every layer, 64.
+  const std::vector<std::string> sets = {"workload.requests=4", "workload.arrival_rate=1000",
+                                         "workload.prompt_tokens=6000", "workload.output_tokens=64",
+                                         "policy.stack=optimized"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), sets.begin(), sets.end());
+    return run(more);
+  };
+  const sim::RunResult full = with({});
+  const sim::RunResult window = with({"model.sliding_window=1024"});
+  CHECK(window.get("kv_cache_max_pct") ==
+        Approx(full.get("kv_cache_max_pct") * 64.0 / 379.0).epsilon(0.02));
+  CHECK(window.get("tpot_mean_s") < full.get("tpot_mean_s"));  // fewer keys read per step
+  // Half the layers attending fully hold half the blocks and a little more.
+  const sim::RunResult half = with({"model.sliding_window=1024", "model.full_attention_layers=16"});
+  CHECK(half.get("kv_cache_max_pct") ==
+        Approx(full.get("kv_cache_max_pct") * 222.0 / 379.0).epsilon(0.02));
+}
+
 }  // namespace tiersim
