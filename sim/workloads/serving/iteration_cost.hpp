@@ -86,6 +86,8 @@ class IterationModel {
   // attends to, on average over the layers (IterationShape::decode_context_tokens adds these up;
   // the block pool counts them): the context, or on a sliding-window model whose stack keeps
   // only the window, the window on the sliding layers (model/stack.hpp stack_window_context).
+  // Whether window_context is ever other than the context itself.
+  bool windows() const { return window_reads_; }
   double window_context(double context) const {
     return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
   }

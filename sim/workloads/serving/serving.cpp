@@ -201,6 +201,7 @@ class Replica {
       : w_(w),
         admission_(admission),
         model_(model),
+        windows_(model.windows()),
         res_(res),
         total_blocks_(kv_blocks),
         free_blocks_(kv_blocks),
@@ -243,7 +244,8 @@ class Replica {
   // all-layer blocks, the sequence's mean over the layers (the last partial block of each
   // sliding layer's window is left out).
   long blocks_for(double tokens) const {
-    return static_cast<long>(std::ceil(model_.window_context(tokens) / double(w_.block_tokens)));
+    return static_cast<long>(
+        std::ceil((windows_ ? model_.window_context(tokens) : tokens) / double(w_.block_tokens)));
   }
 
   // Moves the clock to t1: integrates the number of requests in the system and the KV blocks in
@@ -494,12 +496,17 @@ class Replica {
   }
 
   void add_decodes(IterationShape& shape, const std::vector<Live*>& decodes) const {
-    for (const Live* r : decodes) {
-      shape.decodes += 1;
-      shape.decode_context_tokens +=
-          model_.window_context(double(r->req.prompt_tokens + r->generated));
-      shape.sampled += 1;
+    // The window's test outside the loop: it runs over every decode of every iteration.
+    if (windows_) {
+      for (const Live* r : decodes)
+        shape.decode_context_tokens +=
+            model_.window_context(double(r->req.prompt_tokens + r->generated));
+    } else {
+      for (const Live* r : decodes)
+        shape.decode_context_tokens += r->req.prompt_tokens + r->generated;
     }
+    shape.decodes += double(decodes.size());
+    shape.sampled += double(decodes.size());
   }
 
   // Blocks `r` will hold when its last token is computed: its prompt and its whole output.
@@ -700,6 +707,7 @@ class Replica {
   const ServingWorkload& w_;
   KvAdmission admission_;
   const IterationModel& model_;
+  const bool windows_;  // model_.windows(), read per request on the scheduler's hot paths
   ReplicaResources res_;
   long total_blocks_, free_blocks_, watermark_ = 0;
   long reserved_blocks_ = 0;  // GUARANTEED_NO_EVICT: the running requests' reservations
