@@ -812,17 +812,6 @@ void Loader::check_cross_fields() {
     fail_at("model.full_attention_layers", std::to_string(m.full_attention_layers) +
                                                " exceeds the model's " + std::to_string(m.layers) +
                                                " layers");
-  // The inference and serving workloads attend over a sliding window (model/llm.hpp
-  // mean_window_context); a workload that declares its longest sequence does not, and takes only
-  // sequences within the window, where sliding attention is full attention.
-  if (m.sliding_window > 0) {
-    const auto [key, longest] = longest_sequence(s_);
-    if (longest > m.sliding_window)
-      fail_at(key, std::to_string(longest) + " tokens exceed " + m.name +
-                       "'s sliding attention window of " + std::to_string(m.sliding_window) +
-                       " (model.sliding_window); the " + std::string(to_string(s_.kind)) +
-                       " workload does not model attention over a window");
-  }
 
   // Where things live.
   if (pol.weights.nvme > 0 && !nvme)

@@ -19,11 +19,6 @@ const WorkloadTraits* find_workload_traits(std::string_view name) {
   return nullptr;
 }
 
-SequenceSpan longest_sequence(const Scenario& s) {
-  const WorkloadTraits& t = workload_traits(s.kind);
-  return t.longest_sequence ? t.longest_sequence(s) : SequenceSpan{};
-}
-
 bool reads_nvme_to_gpu(const Scenario& s) {
   const WorkloadTraits& t = workload_traits(s.kind);
   return t.reads_nvme_to_gpu ? t.reads_nvme_to_gpu(s) : s.policy.io_path == IoPath::kGds;

@@ -44,18 +44,8 @@ enum WorkloadCapability : unsigned {
   kCapLockstepGpus = 1u << 8,
 };
 
-// The longest sequence one request or sample attends over, and the key that sets it.
-struct SequenceSpan {
-  const char* key = "";
-  int tokens = 0;  // 0: none
-};
-
 struct WorkloadTraits {
   unsigned capabilities = 0;
-  // The longest sequence of a workload that does not model sliding-window attention, refused
-  // past model.sliding_window at load time; null: the workload models the window (inference and
-  // serving attend over it, model/llm.hpp mean_window_context), or has no sequence.
-  SequenceSpan (*longest_sequence)(const Scenario& scenario) = nullptr;
   // True when the workload's NVMe reads land in GPU memory without host DRAM (GPUDirect
   // Storage); null: where policy.io_path says gds.
   bool (*reads_nvme_to_gpu)(const Scenario& scenario) = nullptr;
@@ -76,8 +66,6 @@ const WorkloadTraits* find_workload_traits(std::string_view name);
 inline bool has_capability(const Scenario& scenario, WorkloadCapability c) {
   return workload_traits(scenario.kind).has(c);
 }
-// WorkloadTraits::longest_sequence, or none.
-SequenceSpan longest_sequence(const Scenario& scenario);
 // WorkloadTraits::reads_nvme_to_gpu, or policy.io_path == gds.
 bool reads_nvme_to_gpu(const Scenario& scenario);
 

@@ -5,6 +5,6 @@
 namespace tiersim {
 
 const WorkloadTraits checkpoint_traits{
-    0, nullptr, nullptr, [](const Scenario&) -> std::string_view { return "checkpoint"; }};
+    0, nullptr, [](const Scenario&) -> std::string_view { return "checkpoint"; }};
 
 }  // namespace tiersim

@@ -6,7 +6,7 @@ namespace tiersim {
 const WorkloadTraits inference_traits{
     kCapEnergyAndCost | kCapGeneratesTokens | kCapFixedBatch | kCapFlexGen | kCapWeightStream |
         kCapKvCache | kCapLockstepGpus,
-    nullptr, nullptr,
+    nullptr,
     // By the policy: the schedule (FlexGen, ZeRO-Inference) and the offload decide the group.
     nullptr};
 

@@ -12,7 +12,7 @@ bool gpu_direct(const Scenario& s) {
 
 }  // namespace
 
-const WorkloadTraits io_traits{kCapEnergyAndCost, nullptr, &gpu_direct,
+const WorkloadTraits io_traits{kCapEnergyAndCost, &gpu_direct,
                                [](const Scenario&) -> std::string_view { return "I/O"; }};
 
 }  // namespace tiersim

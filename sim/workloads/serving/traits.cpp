@@ -19,6 +19,6 @@ std::string_view group(const Scenario& s) {
 
 const WorkloadTraits serving_traits{kCapEnergyAndCost | kCapGeneratesTokens | kCapArrivalRate |
                                         kCapWeightStream | kCapKvCache | kCapLockstepGpus,
-                                    nullptr, nullptr, &group};
+                                    nullptr, &group};
 
 }  // namespace tiersim

@@ -388,6 +388,9 @@ double TrainingSim::run() {
   const double tokens = layout_.micro_batch * w_.sequence_tokens;
   const double act = tokens * m.hidden * sb_.params;
   modules_.push_back({pc.embedding, 0, 2 * act});
+  // A sliding-window model's attention runs as Megatron-LM's eager attention runs any: over every
+  // key of the sequence under a mask (the s x s scores model/training_memory.cpp keeps), so the
+  // window saves neither FLOPs nor memory here.
   for (int l = 0; l < m.layers; ++l)
     modules_.push_back({pc.per_layer,
                         layer_gemm_flops(m, tokens) + attention_flops(m, tokens, w_.sequence_tokens),

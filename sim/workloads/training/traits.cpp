@@ -3,17 +3,8 @@
 
 namespace tiersim {
 
-namespace {
-
-SequenceSpan longest(const Scenario& s) {
-  return {"workload.sequence_tokens", s.training.sequence_tokens};
-}
-
-}  // namespace
-
 // Energy and cost per iteration come from the workload itself (kCapEnergyAndCost off).
 const WorkloadTraits training_traits{
-    kCapZeroTraining, &longest, nullptr,
-    [](const Scenario&) -> std::string_view { return "training"; }};
+    kCapZeroTraining, nullptr, [](const Scenario&) -> std::string_view { return "training"; }};
 
 }  // namespace tiersim

@@ -84,17 +84,6 @@ TEST_CASE("capabilities say what a workload does", "[workloads]") {
   CHECK(reads_nvme_to_gpu(s));
   s.kind = WorkloadKind::kInference;
   CHECK(reads_nvme_to_gpu(s));  // policy.io_path: gds
-  // Inference attends over a sliding window (model/llm.hpp mean_window_context): it declares no
-  // longest sequence to refuse. Training does not model the window.
-  s.inference.prompt_tokens = 100;
-  s.inference.gen_tokens = 28;
-  CHECK(longest_sequence(s).tokens == 0);
-  s.kind = WorkloadKind::kTraining;
-  s.training.sequence_tokens = 2048;
-  CHECK(longest_sequence(s).tokens == 2048);
-  CHECK(std::string(longest_sequence(s).key) == "workload.sequence_tokens");
-  s.kind = WorkloadKind::kCheckpoint;
-  CHECK(longest_sequence(s).tokens == 0);
 }
 
 TEST_CASE("a capability decides a loader rule for every workload that declares it",
