@@ -101,9 +101,9 @@ const std::vector<ModelType>& model_types() {
       // and a longer sequence is refused, as for a model that slides it on every layer.
       {"gemma", FfnKind::kGated, false, true},
       {"gemma2", FfnKind::kGated, false, true},
-      // Gemma3TextModel (the language model of Gemma 3; its own config.json, or the text_config
-      // of a gemma3 checkpoint given apart): Gemma-2's layer, a window on five of every six
-      // layers (sliding_window_pattern, or layer_types). Its per-head q/k norms are not counted.
+      // Gemma3TextModel (the language model of Gemma 3: the text_config of a gemma3 checkpoint,
+      // or gemma-3-1b's own config.json): Gemma-2's layer, a window on five of every six layers
+      // (sliding_window_pattern, or layer_types). Its per-head q/k norms are not counted.
       {"gemma3_text", FfnKind::kGated, false, true},
       // GptOssModel (gpt-oss-20b, gpt-oss-120b): every layer runs num_local_experts SwiGLU
       // experts of intermediate_size (top num_experts_per_tok), no shared expert; every other
@@ -374,26 +374,36 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError(path, 0, "", "expected a JSON object (a config.json)");
-  // Llama 4's checkpoints are multimodal (Llama4ForConditionalGeneration): the language model is
-  // the config's text_config, read here; the vision tower, which runs only on image inputs, is not
-  // counted (about 0.8B parameters beside Scout's 107.8B).
+  // Multimodal checkpoints whose language model is the config's text_config, read here; the
+  // vision tower, which runs only on image inputs, is not counted: Llama 4
+  // (Llama4ForConditionalGeneration: about 0.8B parameters beside Scout's 107.8B), Gemma 3
+  // (Gemma3ForConditionalGeneration: a 0.4B SigLIP encoder beside the 27B's language model) and
+  // Mistral Small 3.1 (Mistral3ForConditionalGeneration: a Pixtral encoder beside a Mistral).
   const json* body = &j;
   std::string prefix;
-  if (const auto t = j.find("model_type"); t != j.end() && *t == "llama4") {
-    const auto text = j.find("text_config");
-    if (text == j.end() || !text->is_object())
-      throw ConfigError(path, 0, "text_config",
-                        "missing: a llama4 config gives its language model in text_config");
-    body = &*text;
-    prefix = "text_config.";
+  if (const auto t = j.find("model_type"); t != j.end() && t->is_string()) {
+    const std::string wrapper = t->get<std::string>();
+    if (wrapper == "llama4" || wrapper == "gemma3" || wrapper == "mistral3") {
+      const auto text = j.find("text_config");
+      if (text == j.end() || !text->is_object())
+        throw ConfigError(
+            path, 0, "text_config",
+            "missing: a " + wrapper + " config gives its language model in text_config");
+      body = &*text;
+      prefix = "text_config.";
+    }
   }
   const Reader r(*body, path, prefix);
   LlmSpec m;
   m.hf_config = path;
 
-  // Other multimodal checkpoints nest the language model; only its own config.json is read.
+  // Other multimodal checkpoints nest the language model too; which of their fields it keeps
+  // elsewhere is not known here, so its text_config is read only when given as a file.
   if (r.find({"text_config"}))
-    r.fail("text_config", "a multimodal config; give the language model's own config.json");
+    r.fail("text_config",
+           "a multimodal config whose language model is read only from text_config of llama4, "
+           "gemma3 and mistral3 configs; save this one's text_config as a config.json of its own "
+           "and give that");
   const std::string type = r.text("model_type");
   if (type.empty()) r.fail("model_type", "missing (expected one of: " + join(hf_model_types()) + ")");
   const ModelType* mt = nullptr;
@@ -412,7 +422,13 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   m.layers = r.count({"num_hidden_layers", "n_layer", "num_layers"}, m, "layers");
   m.hidden = r.count({"hidden_size", "n_embd", "n_embed", "d_model"}, m, "hidden");
   m.heads = r.count({"num_attention_heads", "n_head"}, m, "heads");
-  m.vocab = r.count({"vocab_size"}, m, "vocab");
+  // Gemma 3's checkpoints leave vocab_size out of their text_config: Gemma3TextConfig's default.
+  if (type == "gemma3_text" && !r.find({"vocab_size"})) {
+    m.vocab = 262208;
+    m.sources["vocab"] = r.source("model_type") + " (Gemma3TextConfig's default vocab_size)";
+  } else {
+    m.vocab = r.count({"vocab_size"}, m, "vocab");
+  }
 
   // Key/value heads: GQA configs name them; Falcon's old decoder is multi-query (one KV head)
   // unless new_decoder_architecture gives num_kv_heads; otherwise multi-head.
@@ -540,6 +556,10 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
 
   if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {
     m.max_positions = r.count_value(*p, ffn_key, m, "max_positions");
+  } else if (type == "gemma3_text") {
+    m.max_positions = 131072;
+    m.sources["max_positions"] =
+        r.source("model_type") + " (Gemma3TextConfig's default max_position_embeddings)";
   } else {
     m.sources["max_positions"] = "estimate: " + path + " gives no maximum length; the default " +
                                  std::to_string(m.max_positions);

@@ -630,6 +630,45 @@ TEST_CASE("inference and training run past a sliding window", "[config][hf_confi
   CHECK(load_scenario(dir.file("t.yaml")).model.sliding_window == 2047);
 }
 
+TEST_CASE("Gemma 3 and Mistral Small 3.1 are read from their text_config",
+          "[config][hf_config][window]") {
+  // google/gemma-3-27b-it's text_config leaves vocab_size, max_position_embeddings and the
+  // window's pattern to Gemma3TextConfig (262,208; 131,072; every sixth layer full). Published:
+  // 27B for the language model (the 27.4B of the model card add the 0.4B SigLIP encoder).
+  const LlmSpec g = parse_hf_config(R"({"model_type": "gemma3",
+      "architectures": ["Gemma3ForConditionalGeneration"], "vision_config": {"hidden_size": 1152},
+      "text_config": {"model_type": "gemma3_text", "head_dim": 128, "hidden_size": 5376,
+        "intermediate_size": 21504, "num_attention_heads": 32, "num_hidden_layers": 62,
+        "num_key_value_heads": 16, "query_pre_attn_scalar": 168, "sliding_window": 1024}})",
+                                    "gemma-3-27b-it/config.json");
+  CHECK(g.family == "gemma3_text");
+  CHECK(g.vocab == 262208);
+  CHECK_THAT(g.sources.at("vocab"), Catch::Contains("Gemma3TextConfig's default"));
+  CHECK(g.max_positions == 131072);
+  CHECK(g.tied_embeddings);
+  CHECK(g.sliding_window == 1024);
+  CHECK(g.full_attention_layers == 10);  // layers 5, 11, ..., 59
+  CHECK_THAT(g.sources.at("layers"),
+             Catch::Equals("hf_config gemma-3-27b-it/config.json: text_config.num_hidden_layers"));
+  CHECK(count_params(g).total / 1e9 == Approx(27.0).epsilon(0.01));
+  // mistralai/Mistral-Small-3.1-24B-Instruct-2503: a Mistral language model, no window.
+  const LlmSpec ms = parse_hf_config(R"({"model_type": "mistral3",
+      "text_config": {"model_type": "mistral", "head_dim": 128, "hidden_size": 5120,
+        "intermediate_size": 32768, "max_position_embeddings": 131072, "num_attention_heads": 32,
+        "num_hidden_layers": 40, "num_key_value_heads": 8, "sliding_window": null,
+        "vocab_size": 131072}})",
+                                     "mistral-small/config.json");
+  CHECK(ms.family == "mistral");
+  CHECK(ms.sliding_window == 0);
+  CHECK(count_params(ms).total / 1e9 == Approx(23.6).epsilon(0.01));
+  // Another wrapper: its text_config, saved apart, is what the reader takes.
+  CHECK_THAT(hf_error(R"({"model_type": "llava", "text_config": {"model_type": "llama"}})").what(),
+             Catch::Contains("save this one's text_config as a config.json of its own"));
+  // A wrapper without its text_config names the key.
+  CHECK_THAT(hf_error(R"({"model_type": "gemma3", "vision_config": {}})").what(),
+             Catch::Contains("a gemma3 config gives its language model in text_config"));
+}
+
 TEST_CASE("which layers slide: layer_types, or the model class's pattern",
           "[config][hf_config][window]") {
   // gpt-oss: layer_types alternate, sliding first (the shipped configs), a 128-token window.
