@@ -377,13 +377,16 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   // Multimodal checkpoints whose language model is the config's text_config, read here; the
   // vision tower, which runs only on image inputs, is not counted: Llama 4
   // (Llama4ForConditionalGeneration: about 0.8B parameters beside Scout's 107.8B), Gemma 3
-  // (Gemma3ForConditionalGeneration: a 0.4B SigLIP encoder beside the 27B's language model) and
-  // Mistral Small 3.1 (Mistral3ForConditionalGeneration: a Pixtral encoder beside a Mistral).
+  // (Gemma3ForConditionalGeneration: a 0.4B SigLIP encoder beside the 27B's language model),
+  // Mistral Small 3.1 (Mistral3ForConditionalGeneration: a Pixtral encoder beside a Mistral) and
+  // Kimi K2.5 (KimiK25ForConditionalGeneration: Kimi K2's language model, a kimi_k2 or
+  // deepseek_v3 text_config).
   const json* body = &j;
   std::string prefix;
   if (const auto t = j.find("model_type"); t != j.end() && t->is_string()) {
     const std::string wrapper = t->get<std::string>();
-    if (wrapper == "llama4" || wrapper == "gemma3" || wrapper == "mistral3") {
+    if (wrapper == "llama4" || wrapper == "gemma3" || wrapper == "mistral3" ||
+        wrapper == "kimi_k25") {
       const auto text = j.find("text_config");
       if (text == j.end() || !text->is_object())
         throw ConfigError(
@@ -402,8 +405,8 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   if (r.find({"text_config"}))
     r.fail("text_config",
            "a multimodal config whose language model is read only from text_config of llama4, "
-           "gemma3 and mistral3 configs; save this one's text_config as a config.json of its own "
-           "and give that");
+           "gemma3, mistral3 and kimi_k25 configs; save this one's text_config as a config.json "
+           "of its own and give that");
   const std::string type = r.text("model_type");
   if (type.empty()) r.fail("model_type", "missing (expected one of: " + join(hf_model_types()) + ")");
   const ModelType* mt = nullptr;

@@ -800,6 +800,14 @@ TEST_CASE("multi-head latent attention: DeepSeek-V2, V3 and Kimi K2 from their c
   // The Kimi K2 report's 1.04T (the model card rounds to 1T): the config counts 1.026T.
   CHECK(count_params(k2).total / 1e12 == Approx(1.04).epsilon(0.015));
   CHECK(active_params(k2) / 1e9 == Approx(32).epsilon(0.02));
+  // Kimi K2.5 (moonshotai/Kimi-K2.5, KimiK25ForConditionalGeneration) wraps K2's language model
+  // in text_config beside its vision tower, which is not counted.
+  const LlmSpec k25 = parse_hf_config(
+      R"({"model_type": "kimi_k25", "vision_config": {"hidden_size": 1152}, "text_config": )" +
+          deepseek_config("kimi_k2", 61, 7168, 64, 384, 8, 1, 2048, 18432, 1, "1536", 163840) + "}",
+      "k25.json");
+  CHECK(count_params(k25).total == count_params(k2).total);
+  CHECK(k25.mla());
 
   // The cache: transformers keeps each head's widened keys and values (128 x (192 + 128) elements
   // a token and layer, split over tensor-parallel ranks by head); the latent stacks keep the
