@@ -218,9 +218,12 @@ std::vector<Option> build_table() {
       o.emit_when = [](const Scenario& s) { return s.model.q_lora_rank > 0; };
     if (o.path == "model.v_head_dim")
       o.emit_when = [](const Scenario& s) { return s.model.v_head_size > 0; };
-    // And one whose layers all slide, or that has no window.
+    // And one whose layers all slide, or that has no window (where the catalog's split means
+    // nothing: a model whose window is set to 0 resolves as one that never had one).
     if (o.path == "model.full_attention_layers")
-      o.emit_when = [](const Scenario& s) { return s.model.full_attention_layers > 0; };
+      o.emit_when = [](const Scenario& s) {
+        return s.model.full_attention_layers > 0 && s.model.sliding_window > 0;
+      };
   }
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.

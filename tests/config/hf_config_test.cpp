@@ -466,6 +466,14 @@ TEST_CASE("Gemma-2 slides its window on every other layer, and runs past it",
   CHECK(s.model.full_attention_layers == 21);
   // The resolved scenario carries the split, so a copy of it runs the same model.
   CHECK_THAT(s.resolved_yaml, Catch::Contains("full_attention_layers: 21"));
+  CHECK(test::load_yaml(s.resolved_yaml).model.full_attention_layers == 21);
+  // With the window set to 0 the catalog's split means nothing: the model resolves (and reloads)
+  // as one without a window.
+  longer.overrides.push_back("model.sliding_window=0");
+  const Scenario none = load_scenario(dir.file("s.yaml"), longer);
+  CHECK(none.model.sliding_layers() == 0);
+  CHECK_THAT(none.resolved_yaml, !Catch::Contains("full_attention_layers"));
+  CHECK(test::load_yaml(none.resolved_yaml).model.sliding_layers() == 0);
 }
 
 TEST_CASE("a scenario runs a model given only as a config.json", "[config][hf_config]") {

@@ -1102,7 +1102,10 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
   // transformers' cache keeps every token and its masked attention computes over all of them.
   CHECK(decode({"model.sliding_window=1024", "policy.stack=hf-sdpa"}) ==
         decode({"policy.stack=hf-sdpa"}));
-  // full_attention_layers cannot exceed the layers.
+  // full_attention_layers needs a window, and cannot exceed the layers.
+  CHECK_THROWS_WITH(load(yaml, {"model.full_attention_layers=8"}),
+                    Catch::Contains("model.full_attention_layers") &&
+                        Catch::Contains("set model.sliding_window"));
   CHECK_THROWS_WITH(load(yaml, {"model.sliding_window=1024", "model.full_attention_layers=33"}),
                     Catch::Contains("model.full_attention_layers") &&
                         Catch::Contains("exceeds the model's 32 layers"));
