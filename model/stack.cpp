@@ -43,11 +43,12 @@ const std::vector<ExecutionStack>& stack_table() {
     hf.zero3_gather_serial_stream = true;
     hf.zero3_persistence = true;
     // transformers' DynamicCache appended every token on every layer of a sliding-window model
-    // (Mistral, Gemma-2 under it), and eager and SDPA attention mask the keys outside the window
-    // while computing over all of them (MistralAttention's sliding-window causal mask). The
-    // per-layer caches that drop what falls out of the window (cache_utils'
-    // DynamicSlidingWindowLayer) came with the cache refactor of 2025, after the versions these
-    // stacks stand for.
+    // (Mistral, Phi-3), and eager and SDPA attention mask the keys outside the window while
+    // computing over all of them (the sliding-window causal mask). The per-layer caches that drop
+    // what falls out of the window (cache_utils' DynamicSlidingWindowLayer) came with the cache
+    // refactor of 2025, after the versions these stacks stand for. Not modelled: Gemma-2's own
+    // generation config asks for the HybridCache, which keeps only the window on its sliding
+    // layers, so there these stacks overstate the cache.
     hf.window_cache = false;
 
     // TensorRT-LLM / vLLM class engines.
