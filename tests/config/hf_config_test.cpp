@@ -802,9 +802,9 @@ TEST_CASE("multi-head latent attention: DeepSeek-V2, V3 and Kimi K2 from their c
   CHECK(std::string(attention_matrices(lite).items[0].name) == "q_proj");
   CHECK(count_params(lite).total / 1e9 == Approx(15.7).epsilon(0.01));
   CHECK(active_params(lite) / 1e9 == Approx(2.4).epsilon(0.025));  // published to 0.1B: 2.45
-  const LlmSpec k2 = parse_hf_config(
-      deepseek_config("kimi_k2", 61, 7168, 64, 384, 8, 1, 2048, 18432, 1, "1536", 163840),
-      "k2.json");
+  const std::string k2_json =
+      deepseek_config("kimi_k2", 61, 7168, 64, 384, 8, 1, 2048, 18432, 1, "1536", 163840);
+  const LlmSpec k2 = parse_hf_config(k2_json, "k2.json");
   // The Kimi K2 report's 1.04T (the model card rounds to 1T): the config counts 1.026T.
   CHECK(count_params(k2).total / 1e12 == Approx(1.04).epsilon(0.015));
   CHECK(active_params(k2) / 1e9 == Approx(32).epsilon(0.02));
@@ -812,7 +812,7 @@ TEST_CASE("multi-head latent attention: DeepSeek-V2, V3 and Kimi K2 from their c
   // in text_config beside its vision tower, which is not counted.
   const LlmSpec k25 = parse_hf_config(
       R"({"model_type": "kimi_k25", "vision_config": {"hidden_size": 1152}, "text_config": )" +
-          deepseek_config("kimi_k2", 61, 7168, 64, 384, 8, 1, 2048, 18432, 1, "1536", 163840) + "}",
+          k2_json + "}",
       "k25.json");
   CHECK(count_params(k25).total == count_params(k2).total);
   CHECK(k25.mla());

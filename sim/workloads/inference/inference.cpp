@@ -267,6 +267,13 @@ class InferenceSim {
   Task partition_copy_then(Resource* own, double own_bytes, double uplink_bytes, bool pageable,
                            Tag tag, std::shared_ptr<Latch> done);
   Task compute_module(int stage, int module, int pass, double sub_batch);
+  // The keys a query of `pass` attends to: the prompt in the prefill (0); in a decode step its
+  // context, the window on a sliding layer where the stack keeps only the window
+  // (stack_window_context, the mean over the layers).
+  double pass_context(int pass) const {
+    return pass == 0 ? double(w_.prompt_tokens)
+                     : stack_window_context(p_.stack, m_, double(w_.prompt_tokens + pass));
+  }
   // compute_module's GPU time for a layer of this pass, sub-batch and size. The layers of a pass
   // share their shape and context, so it is worked out for the first (layer_gpu_s_of) and reused:
   // the same arithmetic on the same inputs, so the same value. Inline: every layer asks.
@@ -1088,11 +1095,7 @@ InferenceSim::GpuStep InferenceSim::layer_gpu_s_of(int pass, double sub_batch, d
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
-  // A decode step attends to (and a stack that keeps only the window caches) the window on a
-  // sliding layer: stack_window_context, the mean over the layers.
-  const double context = prefill
-                             ? double(w_.prompt_tokens)
-                             : stack_window_context(p_.stack, m_, double(w_.prompt_tokens + pass));
+  const double context = pass_context(pass);
   const double gpu_kv = p_.kv_cache.gpu;
   const KvCacheShape& kv = kv_;
   const double kv_tok = kv.bytes_per_token_layer;
@@ -1138,9 +1141,7 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
   const GpuSpec& gpu = s_.hardware.gpu;
   const bool prefill = pass == 0;
   const double tokens = prefill ? sub_batch * w_.prompt_tokens : sub_batch;
-  const double context = prefill
-                             ? double(w_.prompt_tokens)
-                             : stack_window_context(p_.stack, m_, double(w_.prompt_tokens + pass));
+  const double context = pass_context(pass);
 
   if (mod.kind != WeightModule::Kind::kLayer) {
     const GpuStep step = edge_gpu_s(mod, module, pass, sub_batch);

@@ -74,6 +74,15 @@
 namespace tiersim::sim {
 namespace {
 
+// The blocks of `block_tokens` tokens a sequence of `tokens` tokens holds. A stack that keeps
+// only the window on a sliding layer holds the window's blocks there (vLLM V1's hybrid KV cache
+// manager gives each layer type its own blocks; TensorRT-LLM a cyclic window per layer): counted
+// in the pool's all-layer blocks, the sequence's mean over the layers (IterationModel::
+// window_context; the last partial block of each sliding layer's window is left out).
+long sequence_blocks(const IterationModel& model, double tokens, int block_tokens) {
+  return static_cast<long>(std::ceil(model.window_context(tokens) / double(block_tokens)));
+}
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The blocks of `r`'s prompt that may come from the cache: its full blocks of `block_tokens`
@@ -238,15 +247,7 @@ class Replica {
   double now() const { return now_; }
 
  private:
-  // The blocks a sequence of `tokens` tokens holds. A stack that keeps only the window on a
-  // sliding layer holds the window's blocks there (vLLM V1's hybrid KV cache manager gives each
-  // layer type its own blocks; TensorRT-LLM a cyclic window per layer): counted in the pool's
-  // all-layer blocks, the sequence's mean over the layers (the last partial block of each
-  // sliding layer's window is left out).
-  long blocks_for(double tokens) const {
-    return static_cast<long>(
-        std::ceil((windows_ ? model_.window_context(tokens) : tokens) / double(w_.block_tokens)));
-  }
+  long blocks_for(double tokens) const { return sequence_blocks(model_, tokens, w_.block_tokens); }
 
   // Moves the clock to t1: integrates the number of requests in the system and the KV blocks in
   // use, and queues the requests that arrived meanwhile.
@@ -707,7 +708,7 @@ class Replica {
   const ServingWorkload& w_;
   KvAdmission admission_;
   const IterationModel& model_;
-  const bool windows_;  // model_.windows(), read per request on the scheduler's hot paths
+  const bool windows_;  // model_.windows(), tested once per add_decodes, outside its loop
   ReplicaResources res_;
   long total_blocks_, free_blocks_, watermark_ = 0;
   long reserved_blocks_ = 0;  // GUARANTEED_NO_EVICT: the running requests' reservations
@@ -836,11 +837,9 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
                      "workload.preemption: swap");
   // GUARANTEED_NO_EVICT admits a request only when its whole output fits: one that does not fit
   // in the empty pool would never start.
+  const IterationModel model(s, em);
   if (admission == KvAdmission::kGuaranteedNoEvict) {
-    // In the pool's all-layer blocks: the window's worth on sliding layers where the stack keeps
-    // only it (as Replica::blocks_for counts a request).
-    const long need = static_cast<long>(
-        std::ceil(stack_window_context(p.stack, m, double(max_total)) / double(w.block_tokens)));
+    const long need = sequence_blocks(model, double(max_total), w.block_tokens);
     if (need > blocks)
       throw ModelError("the longest request (" + std::to_string(max_total) +
                        " tokens with its output) needs " + std::to_string(need) +
@@ -849,7 +848,6 @@ RunResult run_serving(const Scenario& s, const SimOptions& options) {
                        ", workload.kv_admission) starts a request only when its whole output "
                        "fits, so it would never start");
   }
-  const IterationModel model(s, em);
   Engine engine;
   engine.enable_trace(options.trace);
   engine.keep_spans(options.breakdown);
