@@ -401,9 +401,10 @@ ServingMemory serving_capacity(const Scenario& s, const ExecutionModel& em, doub
   // memory as above stand for those buffers); the rest stays free.
   if (free_share) out.kv_pool_bytes *= p.stack.kv_pool_free_fraction;
   // The longest request's cache: the window's worth on sliding layers where the stack keeps only
-  // it (the serving workload counts a request's blocks the same way).
+  // it (the serving workload counts a request's blocks the same way, stack_cached_context).
   const double longest_kv_bytes =
-      stack_window_context(p.stack, m, min_kv_tokens) * out.kv_bytes_per_token;
+      stack_cached_context(p.stack, m, min_kv_tokens, s.serving.kv_tiers()) *
+      out.kv_bytes_per_token;
   if (out.kv_pool_bytes < longest_kv_bytes) {
     gpu.add("kv cache (the longest request)", longest_kv_bytes);
     out.kv_pool_bytes = 0;

@@ -248,6 +248,8 @@ struct ServingWorkload {
   // the server has left, model/capacity.hpp serving_kv_tiers).
   double kv_host_cache_bytes = 0;
   double kv_nvme_cache_bytes = 0;
+  // Whether the run keeps KV blocks in host DRAM or on NVMe at all (either tier given or auto).
+  bool kv_tiers() const { return kv_host_cache_bytes != 0 || kv_nvme_cache_bytes != 0; }
   enum class KvWrite { kWriteThrough, kWriteBack } kv_write = KvWrite::kWriteThrough;
   // Whether a prefix cached only on NVMe is always loaded, or loaded only when the array reads it
   // faster than the GPUs recompute it (sim/workloads/serving/serving.cpp cached_prefix).

@@ -345,6 +345,12 @@ double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, doubl
   return stack.window_cache ? mean_window_context(m, context) : context;
 }
 
+double stack_cached_context(const ExecutionStack& stack, const LlmSpec& m, double context,
+                            bool kv_tiers) {
+  if (kv_tiers && !stack.window_cache_with_kv_tiers) return context;
+  return stack_window_context(stack, m, context);
+}
+
 bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {
   return stack.fp8_gemm_efficiency > 0 && weight_bits == 8 && gpu.fp8_tflops > 0;
 }

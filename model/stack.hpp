@@ -141,6 +141,19 @@ struct ExecutionStack {
   // The inference workload's batch (model/capacity.cpp), the serving workload's block pool
   // (sim/workloads/serving/serving.cpp Replica::blocks_for) and every pass's attention follow it.
   bool window_cache = true;
+  // Whether the cache still keeps only the window (window_cache) when the serving run also keeps
+  // KV blocks in host DRAM or on NVMe (workload.kv_host_cache, kv_nvme_cache: a KV offloading
+  // connector). False: the sliding layers then hold every token in the block pool, while
+  // attention still reads only the window. vLLM turns its hybrid KV cache manager off whenever a
+  // KV connector is configured ("Turning off hybrid kv cache manager because
+  // `--kv-transfer-config` is set", vllm/config/vllm.py, v0.13; still unconditional in
+  // vllm-project/vllm#41830, 2026-05), and unify_hybrid_kv_cache_specs then sizes each
+  // sliding-window layer as a full-attention one ("The compute of layers like sliding window is
+  // still saved", its warning). Only the LMCache connector keeps the window since
+  // vllm-project/vllm#30166 (2025-12); the tiers here stand for vLLM's own offloading connector.
+  // What TensorRT-LLM's host offload of reusable blocks does with a sliding window is not
+  // established here: taken to be the same.
+  bool window_cache_with_kv_tiers = false;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.
@@ -164,6 +177,12 @@ KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, doubl
 // on average under `stack` (mean_window_context where the stack keeps only the window, else
 // `context`).
 double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context);
+// The tokens a sequence of `context` tokens holds in the KV cache per layer on average under
+// `stack`, where `kv_tiers` says whether the run also keeps KV blocks in host DRAM or on NVMe:
+// stack_window_context, or `context` where those tiers turn the window's cache off
+// (window_cache_with_kv_tiers). What a decode reads stays stack_window_context.
+double stack_cached_context(const ExecutionStack& stack, const LlmSpec& m, double context,
+                            bool kv_tiers);
 
 // True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on
 // `gpu`: the stack has FP8 kernels, the weights are 8-bit and the GPU has FP8 tensor cores.

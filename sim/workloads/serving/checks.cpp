@@ -133,7 +133,7 @@ void check_keys(const ScenarioCheck& c) {
              gb(room.nvme.capacity_bytes) + " GB of the NVMe array (hardware.nvme)",
              "add drives (hardware.nvme.count) or keep fewer weights on them (policy.weights)");
   // The tiers hold prefix blocks: without prefix caching they would hold nothing.
-  const bool tiers = w.kv_host_cache_bytes != 0 || w.kv_nvme_cache_bytes != 0;
+  const bool tiers = w.kv_tiers();
   const char* tier_key =
       w.kv_host_cache_bytes != 0 ? "workload.kv_host_cache" : "workload.kv_nvme_cache";
   if (tiers && !w.prefix_caching)

@@ -91,6 +91,12 @@ class IterationModel {
   double window_context(double context) const {
     return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
   }
+  // The tokens of that sequence each layer holds in the block pool, on average: window_context,
+  // or the context itself where the run's KV tiers turn the window's cache off
+  // (model/stack.hpp stack_cached_context).
+  double cached_context(double context) const {
+    return window_blocks_ ? window_context(context) : context;
+  }
   // Weight bytes streamed per iteration to each GPU, and the NVMe model's read rate (0 without
   // NVMe), for the metrics.
   double streamed_bytes_per_gpu() const { return streamed_bytes_; }
@@ -109,6 +115,7 @@ class IterationModel {
   double kv_entry_split_ = 1;
   bool latent_kv_ = false;            // MLA's latent cache, attended to in the absorbed form
   bool window_reads_ = false;         // sliding layers whose stack reads only the window
+  bool window_blocks_ = false;        // ... and keeps only the window in the block pool
   double h2d_bps_ = 0, d2h_bps_ = 0;  // pinned copies over each GPU's PCIe link
   double embedding_elements_ = 0, head_elements_ = 0, layer_elements_ = 0;
   double dequant_s_ = 0;

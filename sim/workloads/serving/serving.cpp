@@ -78,9 +78,11 @@ namespace {
 // only the window on a sliding layer holds the window's blocks there (vLLM V1's hybrid KV cache
 // manager gives each layer type its own blocks; TensorRT-LLM a cyclic window per layer): counted
 // in the pool's all-layer blocks, the sequence's mean over the layers (IterationModel::
-// window_context; the last partial block of each sliding layer's window is left out).
+// cached_context; the last partial block of each sliding layer's window is left out). With KV
+// tiers in host DRAM or on NVMe, vLLM keeps every token there (model/stack.hpp
+// window_cache_with_kv_tiers).
 long sequence_blocks(const IterationModel& model, double tokens, int block_tokens) {
-  return static_cast<long>(std::ceil(model.window_context(tokens) / double(block_tokens)));
+  return static_cast<long>(std::ceil(model.cached_context(tokens) / double(block_tokens)));
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -609,4 +609,28 @@ TEST_CASE("a stack that keeps only the window holds a sliding layer's window in 
         Approx(full.get("kv_cache_max_pct") * 222.0 / 379.0).epsilon(0.02));
 }
 
+TEST_CASE("with KV tiers in host DRAM the block pool holds every token of a sliding layer",
+          "[workloads][serving][window]") {
+  // vLLM turns its hybrid KV cache manager off when a KV connector is configured: each layer
+  // holds every token, and attention still reads only the window (model/stack.hpp
+  // window_cache_with_kv_tiers). The same four requests as above.
+  const std::vector<std::string> sets = {
+      "workload.requests=4",       "workload.arrival_rate=1000", "workload.prompt_tokens=6000",
+      "workload.output_tokens=64", "policy.stack=optimized",     "workload.kv_host_cache=4GB"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), sets.begin(), sets.end());
+    return run(more);
+  };
+  const sim::RunResult full = with({});
+  const sim::RunResult window = with({"model.sliding_window=1024"});
+  CHECK(window.get("kv_cache_max_pct") == Approx(full.get("kv_cache_max_pct")));
+  CHECK(window.get("tpot_mean_s") < full.get("tpot_mean_s"));  // still fewer keys read per step
+  // Without the tier the same window holds 64 blocks of a request's 379.
+  const sim::RunResult untiered =
+      run({"workload.requests=4", "workload.arrival_rate=1000", "workload.prompt_tokens=6000",
+           "workload.output_tokens=64", "policy.stack=optimized", "model.sliding_window=1024"});
+  CHECK(untiered.get("kv_cache_max_pct") ==
+        Approx(window.get("kv_cache_max_pct") * 64.0 / 379.0).epsilon(0.02));
+}
+
 }  // namespace tiersim
