@@ -45,9 +45,48 @@ double activation_checkpoint_bytes(const LlmSpec& m, double micro_batch, int seq
   return m.layers * 2.0 * seq * micro_batch * m.hidden;
 }
 
+double layer_token_activation_bytes(const LlmSpec& m, bool with_experts) {
+  const double h = m.hidden;
+  // Korthikanti et al. 2022, Sec. 4.1, term by term at the layer's own widths. The two norms'
+  // inputs (2 x 2h); attention: the QKV projections' input (2h), Q and K for the scores, V for
+  // their product with the probabilities, the output projection's input, and its dropout mask
+  // (1 byte a value). For a GPT layer (every width h) that is 4h + 11h.
+  double bytes =
+      4 * h + 2 * h + 2.0 * m.q_dim() + 2.0 * m.kv_dim() + 2.0 * m.v_dim() + 2.0 * m.o_dim() + h;
+  // MLA (DeepseekV3Attention): the up projections also keep their inputs, the compressed query
+  // and the key-value latent; its K and V above are the widened ones kv_b_proj makes.
+  if (m.mla()) bytes += 2.0 * (double(m.q_lora_rank) + m.kv_lora_rank);
+  // The MLP: its input (2h) and its dropout mask (h), and per inner element what autograd keeps:
+  // a plain MLP the activation's input and output (2 x 2 bytes; 4h wide in a GPT layer: 3h + 16h
+  // = 19h), a gated one the gate's and the up projection's outputs, the activation's output and
+  // the product the down projection reads (4 x 2 bytes).
+  const double per_inner = m.ffn_kind == FfnKind::kGated ? 8.0 : 4.0;
+  bytes += 3 * h;
+  if (with_experts) {
+    // Each token's top-k experts keep their own copy of the token (the dispatch) and their inner
+    // activations; the shared experts read the layer's input; the router keeps its fp32
+    // probabilities.
+    bytes += m.experts_per_token * (2 * h + per_inner * m.ffn) + per_inner * m.shared_ffn +
+             4.0 * m.experts;
+  } else {
+    bytes += per_inner * (m.experts > 1 ? m.dense_mlp_width() : m.ffn);
+  }
+  return bytes;
+}
+
 double activation_bytes(const LlmSpec& m, double micro_batch, int seq, bool checkpointing) {
-  const double s = seq, h = m.hidden, b = micro_batch;
-  const double layer_full = s * b * h * (34.0 + 5.0 * m.heads * s / h);
+  const double s = seq, b = micro_batch;
+  // One layer's full set: its per-token activations and the attention scores (5 x heads x s per
+  // token: the softmax's fp16 output and the dropout's mask and output), for the widest kind of
+  // layer; all layers together without checkpointing.
+  const auto layer_set = [&](bool with_experts) {
+    return s * b * (layer_token_activation_bytes(m, with_experts) + 5.0 * m.heads * s);
+  };
+  const int expert_layers = m.expert_layers();
+  const double expert_set = expert_layers > 0 ? layer_set(true) : 0;
+  const double dense_set = expert_layers < m.layers ? layer_set(false) : 0;
+  const double layer_full = std::max(expert_set, dense_set);
+  const double all_layers = expert_layers * expert_set + (m.layers - expert_layers) * dense_set;
   const double logits = s * b * m.vocab * (2.0 + 4.0);
   // Without checkpointing every layer's activations are still held when the loss runs, so the
   // peak is their sum with the logits. With it the two peaks come at different times: the logits
@@ -57,7 +96,7 @@ double activation_bytes(const LlmSpec& m, double micro_batch, int seq, bool chec
   // layer's full set lives only while that layer is recomputed and run backward. The checkpoints
   // are held throughout.
   if (checkpointing) return activation_checkpoint_bytes(m, b, seq) + std::max(layer_full, logits);
-  return m.layers * layer_full + logits;
+  return all_layers + logits;
 }
 
 const std::vector<ZeroStrategy>& zero_strategies() {

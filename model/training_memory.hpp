@@ -146,9 +146,15 @@ struct RankStates {
 };
 RankStates rank_states(const LlmSpec& m, const TrainingWorkload& w, int data_parallel);
 
+// Bytes of activations one layer keeps per token for its backward, fp16, apart from the attention
+// scores (Korthikanti et al. 2022's accounting at the layer's own widths: 34h for a GPT layer;
+// grouped-query K and V, MLA's latents, a gated MLP, an MoE layer's routed and shared experts
+// (`with_experts`) each as wide as the model makes them).
+double layer_token_activation_bytes(const LlmSpec& m, bool with_experts);
 // Activation memory of one rank (bytes) for `micro_batch` sequences of `seq` tokens, fp16.
-// Per layer and sequence the stored activations are seq*h*(34 + 5*heads*seq/h) bytes
-// (Korthikanti et al. 2022, no sequence parallelism, eager attention). With activation
+// Per layer and sequence the stored activations are seq*(layer_token_activation_bytes +
+// 5*heads*seq) bytes (seq*h*(34 + 5*heads*seq/h) for a GPT layer; Korthikanti et al. 2022, no
+// sequence parallelism, eager attention). With activation
 // checkpointing only each layer's input (2*seq*h bytes) is kept, plus the larger of one layer's
 // full set while it is recomputed and the loss's fp16 logits with their fp32 softmax, which are
 // freed before the first recompute; without it, every layer's set and the logits together.

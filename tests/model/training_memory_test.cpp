@@ -279,6 +279,66 @@ TEST_CASE("with checkpointing the loss's logits and a recomputed layer are not h
   CHECK(activation_bytes(m, b, 1024, false) == Approx(m.layers * layer + logits));
 }
 
+TEST_CASE("a layer's activations follow its own widths and reduce to 34h for a GPT layer",
+          "[training]") {
+  LlmSpec gpt;
+  gpt.layers = 2;
+  gpt.hidden = 4096;
+  gpt.heads = 32;
+  gpt.kv_heads = 32;
+  gpt.ffn = 4 * 4096;
+  gpt.ffn_kind = FfnKind::kMlp;
+  gpt.vocab = 50304;
+  CHECK(layer_token_activation_bytes(gpt, false) == 34.0 * 4096);
+  // Llama-3-8B: grouped-query K and V (8 of 32 heads), a gated MLP of 14,336. By hand: norms 4h,
+  // QKV input 2h, Q 2h, K and V 2 x 2 x 1024, output input 2h, mask h; MLP input and mask 3h,
+  // 4 x 2 x 14,336.
+  LlmSpec llama = gpt;
+  llama.kv_heads = 8;
+  llama.ffn = 14336;
+  llama.ffn_kind = FfnKind::kGated;
+  const double h = 4096;
+  CHECK(layer_token_activation_bytes(llama, false) ==
+        4 * h + 2 * h + 2 * h + 4 * 1024 + 2 * h + h + 3 * h + 8.0 * 14336);
+  // MLA (DeepSeek-V3's widths): K and V widened per head and the two latents kept besides.
+  LlmSpec mla = gpt;
+  mla.hidden = 7168;
+  mla.heads = 128;
+  mla.kv_heads = 128;
+  mla.head_size = 192;
+  mla.v_head_size = 128;
+  mla.kv_lora_rank = 512;
+  mla.qk_rope_dim = 64;
+  mla.q_lora_rank = 1536;
+  mla.ffn = 18432;
+  mla.ffn_kind = FfnKind::kGated;
+  const double H = 7168, q = 128 * 192.0, v = 128 * 128.0;
+  CHECK(layer_token_activation_bytes(mla, false) ==
+        Approx(4 * H + 2 * H + 2 * q + 2 * q + 2 * v + 2 * v + H + 2 * (1536 + 512) + 3 * H +
+               8.0 * 18432));
+  // An MoE layer: each token's 8 experts keep a copy of it and their inner activations, the
+  // shared expert its own, the router its fp32 probabilities.
+  LlmSpec moe = mla;
+  moe.experts = 256;
+  moe.experts_per_token = 8;
+  moe.ffn = 2048;
+  moe.shared_ffn = 2048;
+  moe.dense_ffn = 18432;
+  moe.dense_first_layers = 1;
+  const double attention = 4 * H + 2 * H + 2 * q + 2 * q + 2 * v + 2 * v + H + 2 * (1536 + 512);
+  CHECK(layer_token_activation_bytes(moe, true) ==
+        Approx(attention + 3 * H + 8 * (2 * H + 8.0 * 2048) + 8.0 * 2048 + 4.0 * 256));
+  CHECK(layer_token_activation_bytes(moe, false) == Approx(attention + 3 * H + 8.0 * 18432));
+  // Without checkpointing the dense first layer and the expert layer each count once.
+  const double seq = 512, b = 1;
+  const double scores = 5.0 * 128 * seq;
+  CHECK(activation_bytes(moe, b, 512, false) ==
+        Approx(seq * b *
+                   (layer_token_activation_bytes(moe, true) +
+                    layer_token_activation_bytes(moe, false) + 2 * scores) +
+               seq * b * moe.vocab * 6.0));
+}
+
 TEST_CASE("ZeRO-Offload's 4B and 8B models fit one V100-32GB at the batches it trained them with",
           "[training][zero-offload]") {
   // ATC'21 Table 3 (scenarios/training/zero-offload-v100-gpt2-{4b,8b}.yaml): the paper trained
