@@ -55,6 +55,15 @@ const std::vector<ModelType>& model_types() {
       {"qwen3", FfnKind::kGated, false, false},
       {"qwen2_moe", FfnKind::kGated, false, false},
       {"qwen3_moe", FfnKind::kGated, false, false},
+      // Mixtral's layer under other names, every layer sparse, no shared expert: PhimoeModel
+      // (Phi-3.5-MoE: num_local_experts SwiGLU experts, top num_experts_per_tok), OlmoeModel
+      // (OLMoE: num_experts of intermediate_size; its per-head q/k norms are not counted, as norms
+      // are not) and GraniteMoeModel (Granite 3.x MoE: num_local_experts, the gate and up
+      // projections fused in input_linear; its multipliers scale values). PhimoeConfig,
+      // OlmoeConfig and GraniteMoeConfig pass tie_word_embeddings=False.
+      {"phimoe", FfnKind::kGated, false, false},
+      {"olmoe", FfnKind::kGated, false, false},
+      {"granitemoe", FfnKind::kGated, false, false},
       // Glm4MoeMLP and Glm4MoeMoE (GLM-4.5, GLM-4.6): SwiGLU experts with one shared expert of
       // n_shared_experts x moe_intermediate_size, first_k_dense_replace dense layers of
       // intermediate_size; rotary on half the head (partial_rotary_factor, values only).
@@ -119,6 +128,11 @@ const std::vector<ModelType>& model_types() {
       // PhiMLP fc1 -> GELU -> fc2 (Phi-1, Phi-1.5, Phi-2); partial rotary; PhiConfig passes
       // tie_word_embeddings=False.
       {"phi", FfnKind::kMlp, false, false},
+      // Starcoder2MLP c_fc -> GELU -> c_proj (StarCoder2); grouped-query attention, rotary, a
+      // sliding window where the config sets one; Starcoder2Config passes no tie_word_embeddings,
+      // so PretrainedConfig's true holds. Its biases (use_bias, under 0.1% of StarCoder2-15B) are
+      // not counted, as GPT-J's are not.
+      {"starcoder2", FfnKind::kMlp, false, true},
   };
   return kTypes;
 }
@@ -555,8 +569,7 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sliding_window = r.count_value(*c, "attention_chunk_size", m, "sliding_window");
     m.sources["sliding_window"] += " (chunked attention, read as a window)";
   }
-  if (m.sliding_window > 0) read_full_attention_layers(r, m, type);
-
+  const bool max_given = r.find({"max_position_embeddings", "n_positions", "seq_length"});
   if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {
     m.max_positions = r.count_value(*p, ffn_key, m, "max_positions");
   } else if (type == "gemma3_text") {
@@ -567,6 +580,14 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sources["max_positions"] = "estimate: " + path + " gives no maximum length; the default " +
                                  std::to_string(m.max_positions);
   }
+  // A window at least as wide as the trained context never slides (Phi-3.5-MoE's 131,072 of
+  // 131,072): the model attends fully, and is not a sliding-window model.
+  if (m.sliding_window > 0 && (max_given || type == "gemma3_text") &&
+      m.sliding_window >= m.max_positions) {
+    m.sources["sliding_window"] += " (not narrower than max_positions: no window)";
+    m.sliding_window = 0;
+  }
+  if (m.sliding_window > 0) read_full_attention_layers(r, m, type);
   m.tied_embeddings = r.flag("tie_word_embeddings", mt->tied_by_default);
   m.sources["tied_embeddings"] =
       r.find({"tie_word_embeddings"})

@@ -164,6 +164,60 @@ TEST_CASE("Granite and Cohere (Command-R) configs count their published sizes",
   CHECK(count_params(cohere).total / 1e9 == Approx(35.0).epsilon(0.01));
 }
 
+TEST_CASE("Phi-3.5-MoE, OLMoE, Granite MoE and StarCoder2 configs count their published sizes",
+          "[config][hf_config]") {
+  // Phi-3.5-MoE (microsoft/Phi-3.5-MoE-instruct config.json): 16 experts, top 2; its model card
+  // gives 41.9B parameters, 6.6B active. Its 131,072-token window is as wide as its context: no
+  // window.
+  const LlmSpec phimoe = parse_hf_config(R"({"model_type": "phimoe", "hidden_size": 4096,
+      "intermediate_size": 6400, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2,
+      "vocab_size": 32064, "max_position_embeddings": 131072, "sliding_window": 131072})",
+                                         "phi-3.5-moe/config.json");
+  CHECK_FALSE(phimoe.tied_embeddings);  // PhimoeConfig's default
+  CHECK(phimoe.sliding_window == 0);
+  const ParamCounts pc = count_params(phimoe);
+  CHECK(pc.total / 1e9 == Approx(41.9).epsilon(0.01));
+  CHECK((layer_active_params(phimoe) * phimoe.layers + pc.embedding + pc.lm_head) / 1e9 ==
+        Approx(6.6).epsilon(0.01));
+  // OLMoE-1B-7B (allenai/OLMoE-1B-7B-0924 config.json): 64 experts of 1,024, top 8; 6.9B
+  // parameters, 1.3B active (its paper's title and model card).
+  const LlmSpec olmoe = parse_hf_config(R"({"model_type": "olmoe", "hidden_size": 2048,
+      "intermediate_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16,
+      "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8,
+      "vocab_size": 50304, "max_position_embeddings": 4096, "clip_qkv": null})",
+                                        "olmoe/config.json");
+  CHECK_FALSE(olmoe.tied_embeddings);  // OlmoeConfig's default
+  const ParamCounts oc = count_params(olmoe);
+  CHECK(oc.total / 1e9 == Approx(6.92).epsilon(0.01));
+  CHECK((layer_active_params(olmoe) * olmoe.layers + oc.embedding + oc.lm_head) / 1e9 ==
+        Approx(1.28).epsilon(0.01));
+  // Granite 3.0 3B-A800M (ibm-granite/granite-3.0-3b-a800m-base config.json): 40 experts of
+  // 512, top 8, the head tied; 3.3B parameters, 800M active (its model card; the layers' own,
+  // without the 75M of the embedding).
+  const LlmSpec granite = parse_hf_config(R"({"model_type": "granitemoe", "hidden_size": 1536,
+      "intermediate_size": 512, "num_hidden_layers": 32, "num_attention_heads": 24,
+      "num_key_value_heads": 8, "num_local_experts": 40, "num_experts_per_tok": 8,
+      "vocab_size": 49155, "max_position_embeddings": 4096, "tie_word_embeddings": true,
+      "embedding_multiplier": 12.0})",
+                                          "granite-3.0-3b-a800m/config.json");
+  const ParamCounts gc = count_params(granite);
+  CHECK(gc.total / 1e9 == Approx(3.3).epsilon(0.02));
+  CHECK(layer_active_params(granite) * granite.layers / 1e9 == Approx(0.8).epsilon(0.02));
+  // StarCoder2-3B (bigcode/starcoder2-3b config.json): a plain MLP, two key/value heads, a
+  // 4,096-token window on every layer; 3.03B parameters (its Hub page).
+  const LlmSpec sc2 = parse_hf_config(R"({"model_type": "starcoder2", "hidden_size": 3072,
+      "intermediate_size": 12288, "num_hidden_layers": 30, "num_attention_heads": 24,
+      "num_key_value_heads": 2, "vocab_size": 49152, "max_position_embeddings": 16384,
+      "sliding_window": 4096, "use_bias": true})",
+                                      "starcoder2-3b/config.json");
+  CHECK(sc2.ffn_kind == FfnKind::kMlp);
+  CHECK(sc2.tied_embeddings);  // PretrainedConfig's default: Starcoder2Config passes none
+  CHECK(sc2.sliding_window == 4096);
+  CHECK(sc2.sliding_layers() == 30);
+  CHECK(count_params(sc2).total / 1e9 == Approx(3.03).epsilon(0.01));
+}
+
 TEST_CASE("GPT-2 and GPTBigCode configs count their published sizes", "[config][hf_config]") {
   // GPT-2 XL as on the Hub (openai-community/gpt2-xl config.json): n_inner null, so the MLP is
   // 4 x n_embd; a learned position table of n_positions rows; the head tied to the embedding.
