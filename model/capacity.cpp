@@ -250,9 +250,10 @@ CapacityReport inference_capacity(const Scenario& s, const ExecutionModel& em,
   // The cache in the form the stack keeps it; kv_shards is how many GPUs of one replica share it.
   const KvCacheShape kv_shape = stack_kv_cache(p.stack, m, kv_elem_bytes, p.parallelism.tensor);
   // A stack that keeps only the window holds at most sliding_window tokens on a sliding layer.
-  const double kv_total = double(w.batch) *
-                          stack_window_context(p.stack, m, double(w.prompt_tokens + w.gen_tokens)) *
-                          m.layers * kv_shape.bytes_per_token_layer;
+  const double kv_total =
+      double(w.batch) *
+      stack_cached_context(p.stack, m, double(w.prompt_tokens + w.gen_tokens), false) * m.layers *
+      kv_shape.bytes_per_token_layer;
   const double kv_shards = double(p.parallelism.pipeline) * kv_shape.split;
 
   CapacityReport r;

@@ -175,6 +175,9 @@ const std::vector<ExecutionStack>& stack_table() {
     // batch and lengths, not a share of free memory; the documented Llama builds had no
     // --paged_kv_cache.
     v06.kv_pool_free_fraction = 0;
+    // One max_attention_window_size for every layer (a cyclic cache of that many tokens): a
+    // model that slides on some layers only keeps every token on all of them.
+    v06.window_cache_interleaved = false;
     // gptSessionBenchmark's C++ session: no published measurement of its per-step host time
     // (decoder setup, the sampling layers, the per-step synchronisation) was found, so none is
     // charged. The A100 first-token rows above bound it without giving a value: LLaMA-7B's
@@ -265,6 +268,8 @@ const std::vector<ExecutionStack>& stack_table() {
         "(output processing, scheduling, input preparation) that the GPU waits for");
     v0.step_overhead_s = 4e-3;
     v0.enforces_trained_context = true;
+    // One block table for all layers: an interleaved model (Gemma-2) keeps every token.
+    v0.window_cache_interleaved = false;
 
     ExecutionStack bench = based_on(
         opt, "trtllm-bench",
@@ -345,10 +350,15 @@ double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, doubl
   return stack.window_cache ? mean_window_context(m, context) : context;
 }
 
+bool stack_caches_window(const ExecutionStack& stack, const LlmSpec& m, bool kv_tiers) {
+  if (!stack.window_cache || m.sliding_layers() == 0) return false;
+  if (kv_tiers && !stack.window_cache_with_kv_tiers) return false;
+  return m.full_attention_layers == 0 || stack.window_cache_interleaved;
+}
+
 double stack_cached_context(const ExecutionStack& stack, const LlmSpec& m, double context,
                             bool kv_tiers) {
-  if (kv_tiers && !stack.window_cache_with_kv_tiers) return context;
-  return stack_window_context(stack, m, context);
+  return stack_caches_window(stack, m, kv_tiers) ? mean_window_context(m, context) : context;
 }
 
 bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {

@@ -154,6 +154,15 @@ struct ExecutionStack {
   // What TensorRT-LLM's host offload of reusable blocks does with a sliding window is not
   // established here: taken to be the same.
   bool window_cache_with_kv_tiers = false;
+  // Whether the cache keeps only the window (window_cache) on a model that mixes sliding and
+  // full-attention layers (LlmSpec::full_attention_layers > 0: Gemma-2, Gemma-3, gpt-oss). False:
+  // every layer keeps every token, while the sliding layers' attention still reads only the
+  // window. vLLM's V0 block manager had one block table for all layers, so an interleaved model
+  // ran "as global-attention-only" there (vllm-project/vllm#14097, 2025-03), as V1 did until its
+  // hybrid KV cache manager (vllm-project/vllm#13296; vllm-project/vllm#29796 dates the fix to
+  // February 2025); TensorRT-LLM before its per-layer max_attention_window_size (v0.5-v0.7 take
+  // one cyclic window for every layer) could not keep a window on some layers only.
+  bool window_cache_interleaved = true;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.
@@ -179,10 +188,15 @@ KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, doubl
 double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context);
 // The tokens a sequence of `context` tokens holds in the KV cache per layer on average under
 // `stack`, where `kv_tiers` says whether the run also keeps KV blocks in host DRAM or on NVMe:
-// stack_window_context, or `context` where those tiers turn the window's cache off
-// (window_cache_with_kv_tiers). What a decode reads stays stack_window_context.
+// stack_window_context, or `context` where those tiers or the model's full-attention layers turn
+// the window's cache off (window_cache_with_kv_tiers, window_cache_interleaved). What a decode
+// reads stays stack_window_context.
 double stack_cached_context(const ExecutionStack& stack, const LlmSpec& m, double context,
                             bool kv_tiers);
+// Whether `stack` keeps only the window on `m`'s sliding layers (window_cache, and neither the
+// run's KV tiers nor `m`'s full-attention layers turn it off): where stack_cached_context is
+// less than the context.
+bool stack_caches_window(const ExecutionStack& stack, const LlmSpec& m, bool kv_tiers);
 
 // True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on
 // `gpu`: the stack has FP8 kernels, the weights are 8-bit and the GPU has FP8 tensor cores.

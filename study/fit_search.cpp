@@ -218,12 +218,13 @@ std::optional<Suggestion> latent_cache(const Scenario& s, const ExecutionModel& 
 // the sequence's length is known.
 std::optional<Suggestion> window_cache(const Scenario& s, const ExecutionModel& em) {
   const LlmSpec& m = s.model;
-  if (m.sliding_layers() == 0 || s.policy.stack.window_cache || !has_capability(s, kCapFixedBatch))
+  if (m.sliding_layers() == 0 || stack_caches_window(s.policy.stack, m, false) ||
+      !has_capability(s, kCapFixedBatch))
     return std::nullopt;
   const double tokens = double(s.inference.prompt_tokens) + s.inference.gen_tokens;
   if (tokens <= m.sliding_window) return std::nullopt;
   const auto name = first_fitting_stack(s, em, [&](const ExecutionStack& st) {
-    return st.window_cache && (!m.mla() || st.mla_cache);
+    return stack_caches_window(st, m, false) && (!m.mla() || st.mla_cache);
   });
   if (!name) return std::nullopt;
   char why[160];

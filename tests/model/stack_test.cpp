@@ -236,6 +236,24 @@ TEST_CASE("a stack that keeps only the window caches and attends to the window o
   CHECK(kv_cache(kDefaultStackName, 0) == Approx(whole));
   for (const std::string stack : {"optimized", "vllm-v0", "trtllm-bench"})
     CHECK(execution_stack(stack).window_cache);
+  // vLLM V0 and TensorRT-LLM v0.5-v0.7 keep the window only where every layer slides: one block
+  // table (one cyclic window) for all layers. Their sliding layers still read only the window.
+  for (const std::string stack : {"vllm-v0", "trtllm-v0.6", "trtllm-v0.7"}) {
+    CHECK(kv_cache(stack, 0) == Approx(whole * 1024.0 / 8001.0));
+    CHECK(kv_cache(stack, 16) == Approx(whole));
+    LlmSpec mixed = inference(stack, 8000).model;
+    mixed.sliding_window = 1024;
+    mixed.full_attention_layers = 16;
+    CHECK_FALSE(stack_caches_window(execution_stack(stack), mixed, false));
+    CHECK(stack_window_context(execution_stack(stack), mixed, 8001) ==
+          Approx((16 * 8001.0 + 16 * 1024.0) / 32));
+  }
+  // With KV tiers in host DRAM or on NVMe no stack keeps only the window (vLLM's KV connector).
+  LlmSpec sliding = inference("optimized", 8000).model;
+  sliding.sliding_window = 1024;
+  CHECK(stack_caches_window(execution_stack("optimized"), sliding, false));
+  CHECK_FALSE(stack_caches_window(execution_stack("optimized"), sliding, true));
+  CHECK(stack_cached_context(execution_stack("optimized"), sliding, 8001, true) == 8001);
 
   // A prefill chunk past the window: at the GEMM rate (no published kernel rate on this GPU) the
   // time goes with the query-key pairs, the window's on the sliding layers.

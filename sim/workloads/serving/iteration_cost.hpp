@@ -92,8 +92,8 @@ class IterationModel {
     return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
   }
   // The tokens of that sequence each layer holds in the block pool, on average: window_context,
-  // or the context itself where the run's KV tiers turn the window's cache off
-  // (model/stack.hpp stack_cached_context).
+  // or the context itself where the run's KV tiers or the model's full-attention layers turn the
+  // window's cache off (model/stack.hpp stack_cached_context).
   double cached_context(double context) const {
     return window_blocks_ ? window_context(context) : context;
   }
