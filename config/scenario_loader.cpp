@@ -829,6 +829,13 @@ void Loader::check_cross_fields() {
                                    " stack runs attention on the GPU only; keep the KV cache on "
                                    "gpu or use policy.stack: " +
                                    kDefaultStackName);
+  if (pol.kv_cache.cpu > 0 && pol.stack.host_kv_attention && has_capability(s_, kCapKvCache) &&
+      pol.schedule != Schedule::kFlexGen && !zero_inference_host_kv_supported(m))
+    fail_at("policy.kv_cache",
+            "ZeRO-Inference keeps a KV cache in host memory for OPT, BLOOM and Llama models only "
+            "(its transformers fork changes those three; DeepSpeedExamples' run_model.py loads no "
+            "other), not for model family '" +
+                m.family + "': keep the KV cache on gpu");
   if (pol.weights.nvme > 0 && pol.io_path == IoPath::kGds && !hw.gpu.gds)
     fail_at("policy.io_path", "GPU '" + hw.gpu.name + "' does not support GPUDirect Storage; use aio");
   // The workload's own rules (sim/workloads/<name>/checks.cpp), around the parallel layout's.

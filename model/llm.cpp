@@ -226,6 +226,10 @@ HostKvCache zero_inference_host_kv(const LlmSpec& m) {
   return c;
 }
 
+bool zero_inference_host_kv_supported(const LlmSpec& m) {
+  return m.family == "opt" || m.family == "bloom" || m.family == "llama";
+}
+
 CpuAttentionWork zero_inference_decode_attention(const LlmSpec& m, double seqs, double context) {
   const HostKvCache c = zero_inference_host_kv(m);
   CpuAttentionWork w;

@@ -199,6 +199,11 @@ struct HostKvCache {
   double prefill_staging_bytes_per_elem = 2;
 };
 HostKvCache zero_inference_host_kv(const LlmSpec& m);
+// Whether ZeRO-Inference can keep `m`'s KV cache in host memory at all: the transformers fork
+// that gives it (tjruwase/transformers@kvcache-offload-cpu) changes only modeling_opt.py,
+// modeling_bloom.py and modeling_llama.py, and DeepSpeedExamples' run_model.py loads only
+// OPTForCausalLM, BloomForCausalLM and LlamaForCausalLM ("Unexpected model type" otherwise).
+bool zero_inference_host_kv_supported(const LlmSpec& m);
 
 // One decode step of CPU attention for one layer, `seqs` sequences over `context` cached tokens.
 struct CpuAttentionWork {

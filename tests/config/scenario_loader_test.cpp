@@ -724,6 +724,24 @@ TEST_CASE("a stack without CPU attention keeps the KV cache on the GPU", "[confi
   CHECK_NOTHROW(load(replace(text, "  stack: optimized\n", "")));
 }
 
+TEST_CASE("ZeRO-Inference keeps a host KV cache for OPT, BLOOM and Llama models only",
+          "[config][stack]") {
+  // Its transformers fork changes those three classes; Mixtral, Mistral and Qwen have no host
+  // KV cache there. The Llama base loads; a Mixtral is refused at the key, with what to do.
+  const std::string text =
+      replace(kBase, "  weights: nvme\n", "  weights: nvme\n  kv_cache: cpu\n");
+  CHECK_NOTHROW(load(text));
+  for (const std::string model : {"mixtral-8x7b", "mistral-7b-v0.3", "qwen2.5-7b"}) {
+    const auto e =
+        config_error([&] { load(replace(text, "{name: llama-3-70b}", "{name: " + model + "}")); });
+    CHECK(e.key_path() == "policy.kv_cache");
+    CHECK_THAT(e.what(), Catch::Contains("OPT, BLOOM and Llama") &&
+                             Catch::Contains("keep the KV cache on gpu"));
+  }
+  for (const std::string model : {"opt-30b", "bloom-176b", "llama-2-70b"})
+    CHECK_NOTHROW(load(replace(text, "{name: llama-3-70b}", "{name: " + model + "}")));
+}
+
 TEST_CASE("the stack and the FP8 rate enter the resolved scenario only when they matter",
           "[config][stack]") {
   // Scenarios that name no stack keep the resolved text, and so the hash, they had before the
