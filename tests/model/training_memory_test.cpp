@@ -281,14 +281,11 @@ TEST_CASE("with checkpointing the loss's logits and a recomputed layer are not h
 
 TEST_CASE("a layer's activations follow its own widths and reduce to 34h for a GPT layer",
           "[training]") {
-  LlmSpec gpt;
+  // Llama-2-7B's widths with a plain MLP four times as wide: a GPT layer.
+  LlmSpec gpt = test::llama7b();
   gpt.layers = 2;
-  gpt.hidden = 4096;
-  gpt.heads = 32;
-  gpt.kv_heads = 32;
   gpt.ffn = 4 * 4096;
   gpt.ffn_kind = FfnKind::kMlp;
-  gpt.vocab = 50304;
   CHECK(layer_token_activation_bytes(gpt, false) == 34.0 * 4096);
   // Llama-3-8B: grouped-query K and V (8 of 32 heads), a gated MLP of 14,336. By hand: norms 4h,
   // QKV input 2h, Q 2h, K and V 2 x 2 x 1024, output input 2h, mask h; MLP input and mask 3h,
