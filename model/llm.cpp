@@ -226,6 +226,10 @@ HostKvCache zero_inference_host_kv(const LlmSpec& m) {
   return c;
 }
 
+bool generation_config_hybrid_cache(const LlmSpec& m) {
+  return m.family == "gemma2" || m.family == "gemma3_text";
+}
+
 bool zero_inference_host_kv_supported(const LlmSpec& m) {
   return m.family == "opt" || m.family == "bloom" || m.family == "llama";
 }

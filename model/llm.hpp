@@ -199,6 +199,11 @@ struct HostKvCache {
   double prefill_staging_bytes_per_elem = 2;
 };
 HostKvCache zero_inference_host_kv(const LlmSpec& m);
+// Whether transformers' generate keeps only the window on `m`'s sliding layers whatever cache it
+// keeps for other models: Gemma-2's and Gemma-3's generation_config.json name
+// cache_implementation "hybrid", and generate builds that HybridCache (a static cache of
+// sliding_window slots on the sliding layers, of the whole length on the others) for them.
+bool generation_config_hybrid_cache(const LlmSpec& m);
 // Whether ZeRO-Inference can keep `m`'s KV cache in host memory at all: the transformers fork
 // that gives it (tjruwase/transformers@kvcache-offload-cpu) changes only modeling_opt.py,
 // modeling_bloom.py and modeling_llama.py, and DeepSpeedExamples' run_model.py loads only

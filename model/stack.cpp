@@ -46,10 +46,11 @@ const std::vector<ExecutionStack>& stack_table() {
     // (Mistral, Phi-3), and eager and SDPA attention mask the keys outside the window while
     // computing over all of them (the sliding-window causal mask). The per-layer caches that drop
     // what falls out of the window (cache_utils' DynamicSlidingWindowLayer) came with the cache
-    // refactor of 2025, after the versions these stacks stand for. Not modelled: Gemma-2's own
-    // generation config asks for the HybridCache, which keeps only the window on its sliding
-    // layers, so there these stacks overstate the cache.
+    // refactor of 2025, after the versions these stacks stand for.
     hf.window_cache = false;
+    // Except where the model's generation config asks for the HybridCache (Gemma-2, Gemma-3),
+    // which generate builds: then the sliding layers keep, and decode reads, only the window.
+    hf.generation_config_cache = true;
 
     // TensorRT-LLM / vLLM class engines.
     ExecutionStack opt = based_on(
@@ -346,12 +347,25 @@ KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, doubl
   return kv_cache_shape(m, stack.mla_cache.value_or(KvCacheForm::kPerHead), bytes_per_elem, tp);
 }
 
+namespace {
+// The HybridCache transformers builds for a Gemma-2 or Gemma-3 model on a stack that follows the
+// model's generation config.
+bool hybrid_cache(const ExecutionStack& stack, const LlmSpec& m) {
+  return stack.generation_config_cache && generation_config_hybrid_cache(m);
+}
+}  // namespace
+
+bool stack_reads_window(const ExecutionStack& stack, const LlmSpec& m) {
+  return m.sliding_layers() > 0 && (stack.window_cache || hybrid_cache(stack, m));
+}
+
 double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context) {
-  return stack.window_cache ? mean_window_context(m, context) : context;
+  return stack_reads_window(stack, m) ? mean_window_context(m, context) : context;
 }
 
 bool stack_caches_window(const ExecutionStack& stack, const LlmSpec& m, bool kv_tiers) {
-  if (!stack.window_cache || m.sliding_layers() == 0) return false;
+  if (m.sliding_layers() == 0) return false;
+  if (!stack.window_cache) return hybrid_cache(stack, m);
   if (kv_tiers && !stack.window_cache_with_kv_tiers) return false;
   return m.full_attention_layers == 0 || stack.window_cache_interleaved;
 }

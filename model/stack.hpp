@@ -163,6 +163,11 @@ struct ExecutionStack {
   // February 2025); TensorRT-LLM before its per-layer max_attention_window_size (v0.5-v0.7 take
   // one cyclic window for every layer) could not keep a window on some layers only.
   bool window_cache_interleaved = true;
+  // Transformers' generate, which builds the cache a model's generation config names: where that
+  // is the HybridCache (model/llm.hpp generation_config_hybrid_cache: Gemma-2, Gemma-3) the
+  // sliding layers keep, and decode attends to, only the window even though window_cache is off.
+  // Prefill still runs every pair of the prompt under the sliding mask.
+  bool generation_config_cache = false;
 };
 
 // The stack scenarios get when they name none: eager PyTorch with DeepSpeed.
@@ -186,6 +191,10 @@ KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, doubl
 // on average under `stack` (mean_window_context where the stack keeps only the window, else
 // `context`).
 double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context);
+// Whether a decode step on `stack` reads only the window on `m`'s sliding layers: window_cache,
+// or the HybridCache of a stack that follows the model's generation config
+// (generation_config_cache); false for a model without a window.
+bool stack_reads_window(const ExecutionStack& stack, const LlmSpec& m);
 // The tokens a sequence of `context` tokens holds in the KV cache per layer on average under
 // `stack`, where `kv_tiers` says whether the run also keeps KV blocks in host DRAM or on NVMe:
 // stack_window_context, or `context` where those tiers or the model's full-attention layers turn

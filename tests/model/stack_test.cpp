@@ -248,6 +248,22 @@ TEST_CASE("a stack that keeps only the window caches and attends to the window o
     CHECK(stack_window_context(execution_stack(stack), mixed, 8001) ==
           Approx((16 * 8001.0 + 16 * 1024.0) / 32));
   }
+  // transformers builds Gemma-2's and Gemma-3's HybridCache (their generation config names it):
+  // on the hf stacks their sliding layers keep only the window, interleaved as they are; another
+  // family's DynamicCache keeps every token.
+  auto gemma_cache = [&](const std::string& stack, const std::string& family) {
+    Scenario s = inference(stack, 8000);
+    s.model.family = family;
+    s.model.sliding_window = 1024;
+    s.model.full_attention_layers = 16;
+    return item(inference_capacity(s, em).tiers.front(), "kv cache");
+  };
+  for (const std::string stack : {kDefaultStackName, "hf-sdpa", "hf-accelerate"}) {
+    CHECK(gemma_cache(stack, "gemma2") ==
+          Approx(whole * (16 * 8001.0 + 16 * 1024.0) / (32 * 8001.0)));
+    CHECK(gemma_cache(stack, "gemma3_text") == Approx(gemma_cache(stack, "gemma2")));
+    CHECK(gemma_cache(stack, "mistral") == Approx(whole));
+  }
   // With KV tiers in host DRAM or on NVMe no stack keeps only the window (vLLM's KV connector).
   LlmSpec sliding = inference("optimized", 8000).model;
   sliding.sliding_window = 1024;

@@ -20,7 +20,7 @@ IterationModel::IterationModel(const Scenario& s, const ExecutionModel& em)
   kv_token_layer_bytes_ = kv.bytes_per_token_layer / kv.split;
   kv_entry_split_ = kv.split;
   latent_kv_ = kv.latent;
-  window_reads_ = p.stack.window_cache && m.sliding_layers() > 0;
+  window_reads_ = stack_reads_window(p.stack, m);
   window_blocks_ = stack_caches_window(p.stack, m, s.serving.kv_tiers());
   peer_bps_ = units::gbps_to_bytes_per_s(gpu_peer_gbps(s.hardware.gpu, host));
   const auto modules = weight_modules(m, p);
