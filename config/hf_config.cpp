@@ -79,7 +79,7 @@ const std::vector<ModelType>& model_types() {
       // routed SwiGLU experts of intermediate_size (top num_experts_per_tok) beside one shared
       // expert of the same width, the others Llama4TextMLP of intermediate_size_mlp.
       // Llama4TextConfig passes tie_word_embeddings=False. Three of every four layers attend in
-      // chunks of attention_chunk_size: read as a window (longer sequences are refused).
+      // chunks of attention_chunk_size (model.chunked_attention).
       {"llama4_text", FfnKind::kGated, false, false},
       // DeepseekV2/V3 (DeepSeek-V2, V2-Lite, V3, R1) and Kimi K2 (model_type kimi_k2, whose
       // config.json names DeepseekV3ForCausalLM): multi-head latent attention (kv_lora_rank,
@@ -563,11 +563,13 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
   if (const json* w = r.find({"sliding_window"}); w && r.flag("use_sliding_window", true))
     m.sliding_window = r.count_value(*w, "sliding_window", m, "sliding_window");
   // Llama 4's chunked attention: a token attends to those of its own chunk before it, at most
-  // attention_chunk_size of them, read as a window of that width (an upper bound: past the first
-  // chunk a window attends to the chunk's width, a chunk to half of it on average).
+  // attention_chunk_size of them (LlmSpec::chunked_attention, with the chunk's width as the
+  // window).
   if (const json* c = r.find({"attention_chunk_size"}); c && type == "llama4_text") {
     m.sliding_window = r.count_value(*c, "attention_chunk_size", m, "sliding_window");
-    m.sources["sliding_window"] += " (chunked attention, read as a window)";
+    m.sources["sliding_window"] += " (the chunks' width)";
+    m.chunked_attention = true;
+    m.sources["chunked_attention"] = r.source("attention_chunk_size");
   }
   const bool max_given = r.find({"max_position_embeddings", "n_positions", "seq_length"});
   if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {

@@ -224,6 +224,10 @@ std::vector<Option> build_table() {
       o.emit_when = [](const Scenario& s) {
         return s.model.full_attention_layers > 0 && s.model.sliding_window > 0;
       };
+    if (o.path == "model.chunked_attention")
+      o.emit_when = [](const Scenario& s) {
+        return s.model.chunked_attention && s.model.sliding_window > 0;
+      };
   }
 
   // Workload. kind is read first by the loader; the other keys apply to some kinds only.

@@ -815,6 +815,11 @@ void Loader::check_cross_fields() {
     fail_at("model.full_attention_layers",
             "belongs to sliding-window attention (the layers that attend fully although the "
             "others slide): set model.sliding_window, or leave it out");
+  if (m.chunked_attention && m.sliding_window == 0 &&
+      s_.provenance.source("model.chunked_attention") == "override")
+    fail_at("model.chunked_attention",
+            "chunks the sliding layers' attention by the window's width: set "
+            "model.sliding_window, or leave it out");
   if (m.full_attention_layers > m.layers)
     fail_at("model.full_attention_layers", std::to_string(m.full_attention_layers) +
                                                " exceeds the model's " + std::to_string(m.layers) +

@@ -240,6 +240,10 @@ const std::vector<SpecField<LlmSpec>>& llm_fields() {
       {"full_attention_layers", &L::full_attention_layers, "", 0, kNoLimit, false,
        "of a model with a sliding window, the layers that attend over the whole context all the "
        "same (HF layer_types full_attention; 0 = every layer slides)"},
+      {"chunked_attention", &L::chunked_attention, "", 0, 1, false,
+       "of a model with a sliding window, the sliding layers attend within fixed chunks of "
+       "sliding_window tokens (HF attention_chunk_size, Llama 4): a query sees its own chunk's "
+       "keys up to itself"},
       {"kv_lora_rank", &L::kv_lora_rank, "", 0, kNoLimit, false,
        "multi-head latent attention: elements of the compressed key/value latent per token (HF "
        "kv_lora_rank; 0 = not MLA)"},

@@ -163,6 +163,34 @@ double mean_window_context(const LlmSpec& m, double context) {
   return ((m.layers - sliding) * context + double(sliding) * m.sliding_window) / m.layers;
 }
 
+double mean_attended_context(const LlmSpec& m, double context) {
+  const int sliding = m.sliding_layers();
+  if (!m.chunked_attention || sliding <= 0 || context <= m.sliding_window)
+    return mean_window_context(m, context);
+  const double w = m.sliding_window;
+  const double in_chunk = std::fmod(std::max(context, 1.0) - 1.0, w) + 1.0;
+  return ((m.layers - sliding) * context + double(sliding) * in_chunk) / m.layers;
+}
+
+CausalPairs chunked_causal_pairs(double queries, double offset, double chunk) {
+  CausalPairs p;
+  if (queries <= 0) return p;
+  if (chunk <= 0) return causal_pairs(queries, offset, 0);
+  // Chunk by chunk over the queries' positions offset + 1 .. offset + queries: in a chunk that
+  // starts at s, the queries a .. b (the new tokens begin at offset + 1) attend to p - s + 1 keys
+  // each, of which p - max(s, offset + 1) + 1 are new.
+  const double first = offset + 1, last = offset + queries;
+  for (double s = std::floor((first - 1) / chunk) * chunk + 1; s <= last; s += chunk) {
+    const double a = std::max(s, first), b = std::min(s + chunk - 1, last);
+    const double n = b - a + 1;
+    const double attended = n * ((a - s + 1) + (b - s + 1)) / 2;  // sum of p - s + 1
+    const double fresh = n * (n + 1) / 2;                         // sum of p - a + 1
+    p.diagonal += fresh;
+    p.cached += attended - fresh;
+  }
+  return p;
+}
+
 CausalPairs causal_pairs(double queries, double offset, double window) {
   CausalPairs p;
   if (queries <= 0) return p;

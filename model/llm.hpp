@@ -54,6 +54,11 @@ struct LlmSpec {
   // Of the layers of a model with a window, how many attend over the whole context all the same
   // (HF layer_types "full_attention"); 0 = every layer slides.
   int full_attention_layers = 0;
+  // The sliding layers attend within fixed chunks of sliding_window tokens rather than over the
+  // last sliding_window tokens (Llama 4's attention_chunk_size, Llama4TextAttention's chunked
+  // mask): a query sees the keys of its own chunk up to itself, so ((position - 1) mod the chunk)
+  // + 1 of them. A cache that keeps only the window holds at most the chunk as well.
+  bool chunked_attention = false;
   // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; DeepseekV3Attention in transformers):
   // kv_a_proj_with_mqa projects each token to one latent of kv_lora_rank elements and one rotary
   // key of qk_rope_dim elements that every head shares; kv_b_proj widens the latent per head into
@@ -252,6 +257,11 @@ double attention_flops(const LlmSpec& m, double queries, double context);
 // it. Exact for what is linear in it (attention FLOPs, K/V bytes): `layers` x this is what the
 // layers together attend to, and, where the cache keeps only the window, hold.
 double mean_window_context(const LlmSpec& m, double context);
+// The keys a decode query at position `context` (from 1) attends to, averaged over the layers:
+// mean_window_context, except that a chunked layer (LlmSpec::chunked_attention) sees only its own
+// chunk's keys up to itself, ((context - 1) mod sliding_window) + 1. mean_window_context stays
+// what such a cache holds at most (the whole chunk).
+double mean_attended_context(const LlmSpec& m, double context);
 // Query-key pairs of one sequence's causal pass of `queries` new tokens after `offset` cached
 // ones, on a layer whose queries attend to at most `window` keys (themselves included; 0 = no
 // window): query i (from 1) attends to min(offset + i, window) keys. `diagonal` counts the pairs
@@ -262,6 +272,10 @@ struct CausalPairs {
   double cached = 0;
 };
 CausalPairs causal_pairs(double queries, double offset, double window);
+// The same on a chunked layer (LlmSpec::chunked_attention): query p (its position, from 1)
+// attends to the keys of its own chunk of `chunk` tokens up to itself, those among the new
+// tokens in `diagonal`, the cached ones in `cached`.
+CausalPairs chunked_causal_pairs(double queries, double offset, double chunk);
 // The same over MLA's compressed cache, as the latent-cache stacks decode (the "absorbed" form
 // of DeepSeek-V2, arXiv 2405.04434 section 2.1.3: kv_b_proj's key half folded into the query,
 // its value half applied to the output): every head scores against the latent and the rotary

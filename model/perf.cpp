@@ -449,7 +449,8 @@ double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const Execution
   const int sliding = m.sliding_layers();
   if (sliding > 0 && stack.window_cache && c.offset + c.queries > m.sliding_window) {
     const double w = m.sliding_window;
-    const CausalPairs pairs = causal_pairs(c.queries, c.offset, w);
+    const CausalPairs pairs = m.chunked_attention ? chunked_causal_pairs(c.queries, c.offset, w)
+                                                  : causal_pairs(c.queries, c.offset, w);
     double windowed =
         attention_flops(m, c.sequences, pairs.diagonal) / tp / rate(true, std::min(c.queries, w));
     if (pairs.cached > 0)

@@ -360,7 +360,7 @@ bool stack_reads_window(const ExecutionStack& stack, const LlmSpec& m) {
 }
 
 double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context) {
-  return stack_reads_window(stack, m) ? mean_window_context(m, context) : context;
+  return stack_reads_window(stack, m) ? mean_attended_context(m, context) : context;
 }
 
 bool stack_caches_window(const ExecutionStack& stack, const LlmSpec& m, bool kv_tiers) {

@@ -364,6 +364,7 @@ TEST_CASE("a Llama 4 config is read from its text_config: experts, shared expert
   CHECK(scout.shared_ffn == 8192);
   CHECK(scout.expert_layers() == 48);
   CHECK(scout.sliding_window == 8192);
+  CHECK(scout.chunked_attention);  // attention_chunk_size: chunks of that width, not a window
   CHECK_THAT(scout.sources.at("layers"),
              Catch::Equals("hf_config s.json: text_config.num_hidden_layers"));
   const ParamCounts sc = count_params(scout);

@@ -95,7 +95,7 @@ class IterationModel {
   // or the context itself where the run's KV tiers or the model's full-attention layers turn the
   // window's cache off (model/stack.hpp stack_cached_context).
   double cached_context(double context) const {
-    return window_blocks_ ? window_context(context) : context;
+    return window_blocks_ ? mean_window_context(s_.model, context) : context;
   }
   // Weight bytes streamed per iteration to each GPU, and the NVMe model's read rate (0 without
   // NVMe), for the metrics.

@@ -1111,4 +1111,31 @@ policy: {weights: gpu, kv_cache: gpu, stack: optimized}
                         Catch::Contains("exceeds the model's 32 layers"));
 }
 
+TEST_CASE("a chunked layer reads its own chunk: less than a window of the chunk's width",
+          "[inference][window]") {
+  // The same 16 sequences at 12,000-12,031 tokens: in 8,192-token chunks a query sees 3,808-3,839
+  // keys, under a window of 8,192 all 8,192. The batch's cache is the whole chunk either way.
+  const char* yaml = R"(
+name: c
+hardware: {gpu: {model: H100-SXM, count: 1}}
+model: {name: llama-3-8b, max_positions: 16384, sliding_window: 8192}
+workload: {kind: inference, batch: 16, prompt_tokens: 12000, gen_tokens: 32}
+policy: {weights: gpu, kv_cache: gpu, stack: optimized}
+)";
+  const Scenario window = load(yaml);
+  const Scenario chunked = load(yaml, {"model.chunked_attention=true"});
+  CHECK(sim::simulate(chunked).get("decode_s") < sim::simulate(window).get("decode_s"));
+  const ExecutionModel em;
+  CHECK(inference_capacity(chunked, em).tiers.front().required_bytes ==
+        inference_capacity(window, em).tiers.front().required_bytes);
+  // The key is written to the resolved scenario, which loads back to the same hash; without a
+  // window it is refused.
+  CHECK_THAT(chunked.resolved_yaml, Catch::Contains("chunked_attention: true"));
+  CHECK_THAT(window.resolved_yaml, !Catch::Contains("chunked_attention"));
+  CHECK(config::load_scenario_text(chunked.resolved_yaml, "reloaded.yaml").hash == chunked.hash);
+  CHECK_THROWS_WITH(
+      load(yaml, {"model.sliding_window=0", "model.chunked_attention=true"}),
+      Catch::Contains("model.chunked_attention") && Catch::Contains("set model.sliding_window"));
+}
+
 }  // namespace sim_workloads_inference_inference_test
