@@ -139,7 +139,8 @@ struct ExecutionStack {
   // sliding_window tokens of a sequence, and decode and prefill attention read only those. False:
   // every token stays cached on every layer and attention runs over all of them under a mask.
   // The inference workload's batch (model/capacity.cpp), the serving workload's block pool
-  // (sim/workloads/serving/serving.cpp Replica::blocks_for) and every pass's attention follow it.
+  // (sim/workloads/serving/serving.cpp Replica::blocks_for) and every pass's attention follow it,
+  // through stack_caches_window and stack_reads_window with the properties below.
   bool window_cache = true;
   // Whether the cache still keeps only the window (window_cache) when the serving run also keeps
   // KV blocks in host DRAM or on NVMe (workload.kv_host_cache, kv_nvme_cache: a KV offloading
@@ -187,9 +188,9 @@ double decode_kv_reads(const ExecutionStack& stack, int heads, int kv_heads);
 KvCacheShape stack_kv_cache(const ExecutionStack& stack, const LlmSpec& m, double bytes_per_elem,
                             double tp);
 
-// The tokens a sequence of `context` tokens keeps cached, and decode attention reads, per layer
-// on average under `stack` (mean_window_context where the stack keeps only the window, else
-// `context`).
+// The keys a decode query of a sequence at `context` tokens attends to, per layer on average
+// under `stack`: mean_attended_context where the stack reads only the window (stack_reads_window),
+// else `context`. What the cache holds is stack_cached_context.
 double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, double context);
 // Whether a decode step on `stack` reads only the window on `m`'s sliding layers: window_cache,
 // or the HybridCache of a stack that follows the model's generation config
@@ -197,14 +198,15 @@ double stack_window_context(const ExecutionStack& stack, const LlmSpec& m, doubl
 bool stack_reads_window(const ExecutionStack& stack, const LlmSpec& m);
 // The tokens a sequence of `context` tokens holds in the KV cache per layer on average under
 // `stack`, where `kv_tiers` says whether the run also keeps KV blocks in host DRAM or on NVMe:
-// stack_window_context, or `context` where those tiers or the model's full-attention layers turn
-// the window's cache off (window_cache_with_kv_tiers, window_cache_interleaved). What a decode
-// reads stays stack_window_context.
+// mean_window_context (at most the window, or the whole chunk, on a sliding layer) where the stack
+// keeps only the window (stack_caches_window), else `context`. What a decode reads is
+// stack_window_context.
 double stack_cached_context(const ExecutionStack& stack, const LlmSpec& m, double context,
                             bool kv_tiers);
-// Whether `stack` keeps only the window on `m`'s sliding layers (window_cache, and neither the
-// run's KV tiers nor `m`'s full-attention layers turn it off): where stack_cached_context is
-// less than the context.
+// Whether `stack` keeps only the window on `m`'s sliding layers: window_cache, unless the run's KV
+// tiers or `m`'s full-attention layers turn it off (window_cache_with_kv_tiers,
+// window_cache_interleaved), or the HybridCache of a stack that follows the model's generation
+// config (generation_config_cache).
 bool stack_caches_window(const ExecutionStack& stack, const LlmSpec& m, bool kv_tiers);
 
 // True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on

@@ -82,18 +82,19 @@ class IterationModel {
  public:
   IterationModel(const Scenario& s, const ExecutionModel& em);
   IterationCost cost(const IterationShape& shape) const;
-  // The tokens of a sequence at `context` tokens that each layer keeps cached and a decode
-  // attends to, on average over the layers (IterationShape::decode_context_tokens adds these up;
-  // the block pool counts them): the context, or on a sliding-window model whose stack keeps
-  // only the window, the window on the sliding layers (model/stack.hpp stack_window_context).
+  // The keys a decode of a sequence at `context` tokens attends to, on average over the layers
+  // (IterationShape::decode_context_tokens adds these up): the context, or on a sliding-window
+  // model whose stack reads only the window, the window (or a chunked layer's own chunk) on the
+  // sliding layers (model/stack.hpp stack_window_context).
   // Whether window_context is ever other than the context itself.
   bool windows() const { return window_reads_; }
   double window_context(double context) const {
     return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
   }
-  // The tokens of that sequence each layer holds in the block pool, on average: window_context,
-  // or the context itself where the run's KV tiers or the model's full-attention layers turn the
-  // window's cache off (model/stack.hpp stack_cached_context).
+  // The tokens of that sequence each layer holds in the block pool, on average: at most the window
+  // on the sliding layers where the stack keeps only the window, or the context itself where the
+  // run's KV tiers or the model's full-attention layers turn that off (model/stack.hpp
+  // stack_cached_context; window_blocks_ is its stack_caches_window, worked out once).
   double cached_context(double context) const {
     return window_blocks_ ? mean_window_context(s_.model, context) : context;
   }
