@@ -82,7 +82,7 @@ CapacityReport flexgen_capacity(const Scenario& s, const ExecutionModel& em);
 // sampled rows, and the non-torch memory the profile adds; the rest of the GPU's usable share is
 // the paged KV cache. It does not fit when that pool cannot hold `min_kv_tokens`
 // (the longest request; on a sliding-window model whose stack keeps only the window, the
-// window's worth of them on the sliding layers: model/stack.hpp stack_window_context).
+// window's worth of them on the sliding layers: model/stack.hpp stack_cached_context).
 // The serving workload's KV cache tiers per server [bytes] (workload.kv_host_cache,
 // kv_nvme_cache), with `auto` resolved: the host's DRAM (hardware.host.dram_gb) less what the run
 // keeps there (weights on cpu, pinned AIO buffers, vLLM's swap space with preemption: swap, the

@@ -268,8 +268,8 @@ class InferenceSim {
                            Tag tag, std::shared_ptr<Latch> done);
   Task compute_module(int stage, int module, int pass, double sub_batch);
   // The keys a query of `pass` attends to: the prompt in the prefill (0); in a decode step its
-  // context, the window on a sliding layer where the stack keeps only the window
-  // (stack_window_context, the mean over the layers).
+  // context, the window (or a chunked layer's own chunk) on a sliding layer where the stack reads
+  // only the window (stack_window_context, the mean over the layers).
   double pass_context(int pass) const {
     return pass == 0 ? double(w_.prompt_tokens)
                      : stack_window_context(p_.stack, m_, double(w_.prompt_tokens + pass));
