@@ -571,7 +571,7 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.chunked_attention = true;
     m.sources["chunked_attention"] = r.source("attention_chunk_size");
   }
-  const bool max_given = r.find({"max_position_embeddings", "n_positions", "seq_length"});
+  bool max_known = true;  // from the file or its config class, not tiersim's default
   if (const json* p = r.find({"max_position_embeddings", "n_positions", "seq_length"}, &ffn_key)) {
     m.max_positions = r.count_value(*p, ffn_key, m, "max_positions");
   } else if (type == "gemma3_text") {
@@ -579,15 +579,16 @@ LlmSpec parse_hf_config(const std::string& text, const std::string& path) {
     m.sources["max_positions"] =
         r.source("model_type") + " (Gemma3TextConfig's default max_position_embeddings)";
   } else {
+    max_known = false;
     m.sources["max_positions"] = "estimate: " + path + " gives no maximum length; the default " +
                                  std::to_string(m.max_positions);
   }
-  // A window at least as wide as the trained context never slides (Phi-3.5-MoE's 131,072 of
-  // 131,072): the model attends fully, and is not a sliding-window model.
-  if (m.sliding_window > 0 && (max_given || type == "gemma3_text") &&
-      m.sliding_window >= m.max_positions) {
+  // A window (or chunk) at least as wide as the trained context never slides (Phi-3.5-MoE's
+  // 131,072 of 131,072): the model attends fully, and is not a sliding-window model.
+  if (max_known && m.sliding_window > 0 && m.sliding_window >= m.max_positions) {
     m.sources["sliding_window"] += " (not narrower than max_positions: no window)";
     m.sliding_window = 0;
+    m.chunked_attention = false;
   }
   if (m.sliding_window > 0) read_full_attention_layers(r, m, type);
   m.tied_embeddings = r.flag("tie_word_embeddings", mt->tied_by_default);

@@ -808,18 +808,18 @@ void Loader::check_cross_fields() {
                 std::to_string(m.dense_first_layers) + ", moe_layer_step " +
                 std::to_string(m.moe_layer_step) + ", layers " + std::to_string(m.layers) +
                 "): an MoE needs at least one");
-  // Given in the scenario (or with --set) without a window: a mistake. From the catalog, with the
-  // window set to 0 to see the model without it: nothing to use.
-  if (m.full_attention_layers > 0 && m.sliding_window == 0 &&
-      s_.provenance.source("model.full_attention_layers") == "override")
-    fail_at("model.full_attention_layers",
-            "belongs to sliding-window attention (the layers that attend fully although the "
-            "others slide): set model.sliding_window, or leave it out");
-  if (m.chunked_attention && m.sliding_window == 0 &&
-      s_.provenance.source("model.chunked_attention") == "override")
-    fail_at("model.chunked_attention",
-            "chunks the sliding layers' attention by the window's width: set "
-            "model.sliding_window, or leave it out");
+  // A key of sliding-window attention given in the scenario (or with --set) without a window: a
+  // mistake. From the catalog, with the window set to 0 to see the model without it: nothing to
+  // use.
+  const auto needs_window = [&](bool set, const char* key, const std::string& what) {
+    if (set && m.sliding_window == 0 && s_.provenance.source(key) == "override")
+      fail_at(key, what + ": set model.sliding_window, or leave it out");
+  };
+  needs_window(m.full_attention_layers > 0, "model.full_attention_layers",
+               "belongs to sliding-window attention (the layers that attend fully although the "
+               "others slide)");
+  needs_window(m.chunked_attention, "model.chunked_attention",
+               "chunks the sliding layers' attention by the window's width");
   if (m.full_attention_layers > m.layers)
     fail_at("model.full_attention_layers", std::to_string(m.full_attention_layers) +
                                                " exceeds the model's " + std::to_string(m.layers) +

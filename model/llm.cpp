@@ -157,19 +157,25 @@ double attention_flops(const LlmSpec& m, double queries, double context) {
   return 2.0 * queries * context * (double(m.q_dim()) + m.o_dim());
 }
 
-double mean_window_context(const LlmSpec& m, double context) {
+namespace {
+// The mean over the layers of `context` keys on the full-attention layers and `sliding_keys` on
+// the sliding ones (a context past the window; m.sliding_layers() > 0).
+double layers_mean(const LlmSpec& m, double context, double sliding_keys) {
   const int sliding = m.sliding_layers();
-  if (sliding <= 0 || context <= m.sliding_window) return context;
-  return ((m.layers - sliding) * context + double(sliding) * m.sliding_window) / m.layers;
+  return ((m.layers - sliding) * context + double(sliding) * sliding_keys) / m.layers;
+}
+}  // namespace
+
+double mean_window_context(const LlmSpec& m, double context) {
+  if (m.sliding_layers() <= 0 || context <= m.sliding_window) return context;
+  return layers_mean(m, context, m.sliding_window);
 }
 
 double mean_attended_context(const LlmSpec& m, double context) {
-  const int sliding = m.sliding_layers();
-  if (!m.chunked_attention || sliding <= 0 || context <= m.sliding_window)
+  if (!m.chunked_attention || m.sliding_layers() <= 0 || context <= m.sliding_window)
     return mean_window_context(m, context);
-  const double w = m.sliding_window;
-  const double in_chunk = std::fmod(std::max(context, 1.0) - 1.0, w) + 1.0;
-  return ((m.layers - sliding) * context + double(sliding) * in_chunk) / m.layers;
+  const double in_chunk = std::fmod(std::max(context, 1.0) - 1.0, m.sliding_window) + 1.0;
+  return layers_mean(m, context, in_chunk);
 }
 
 CausalPairs chunked_causal_pairs(double queries, double offset, double chunk) {
