@@ -34,6 +34,14 @@ ConfigError hf_error(const std::string& text) {
   throw;
 }
 
+// Parameters a token touches, input embedding included: each layer's active ones (its routed
+// experts' top-k share) over the layers, the embedding and the output head. The model cards of
+// the MoE tests below count so; DeepSeek's count leaves the embedding out (active_params below).
+double active_with_embedding(const LlmSpec& m) {
+  const ParamCounts c = count_params(m);
+  return layer_active_params(m) * m.layers + c.embedding + c.lm_head;
+}
+
 // DIR/s.yaml: one H200 running the shipped config.json `shipped` (copied into DIR as
 // config.json), an inference batch with weights and KV cache on the GPU. Its path.
 std::string scenario_with_config(const test::TempDir& dir, const std::string& shipped, int batch,
@@ -178,8 +186,7 @@ TEST_CASE("Phi-3.5-MoE, OLMoE, Granite MoE and StarCoder2 configs count their pu
   CHECK(phimoe.sliding_window == 0);
   const ParamCounts pc = count_params(phimoe);
   CHECK(pc.total / 1e9 == Approx(41.9).epsilon(0.01));
-  CHECK((layer_active_params(phimoe) * phimoe.layers + pc.embedding + pc.lm_head) / 1e9 ==
-        Approx(6.6).epsilon(0.01));
+  CHECK(active_with_embedding(phimoe) / 1e9 == Approx(6.6).epsilon(0.01));
   // OLMoE-1B-7B (allenai/OLMoE-1B-7B-0924 config.json): 64 experts of 1,024, top 8; 6.9B
   // parameters, 1.3B active (its paper's title and model card).
   const LlmSpec olmoe = parse_hf_config(R"({"model_type": "olmoe", "hidden_size": 2048,
@@ -190,8 +197,7 @@ TEST_CASE("Phi-3.5-MoE, OLMoE, Granite MoE and StarCoder2 configs count their pu
   CHECK_FALSE(olmoe.tied_embeddings);  // OlmoeConfig's default
   const ParamCounts oc = count_params(olmoe);
   CHECK(oc.total / 1e9 == Approx(6.92).epsilon(0.01));
-  CHECK((layer_active_params(olmoe) * olmoe.layers + oc.embedding + oc.lm_head) / 1e9 ==
-        Approx(1.28).epsilon(0.01));
+  CHECK(active_with_embedding(olmoe) / 1e9 == Approx(1.28).epsilon(0.01));
   // Granite 3.0 3B-A800M (ibm-granite/granite-3.0-3b-a800m-base config.json): 40 experts of
   // 512, top 8, the head tied; 3.3B parameters, 800M active (its model card; the layers' own,
   // without the 75M of the embedding).
@@ -299,8 +305,7 @@ TEST_CASE("an MoE's dense layers: GLM-4.5's first layers, Qwen-MoE's sparse step
   CHECK(experts_in(3) == 160 * 3);
   // Active parameters: each layer's own, averaged (GLM-4.5 publishes 32B active; this count
   // has the input embedding and the q/k/v biases' omission in it: 33.6B).
-  const double active = layer_active_params(glm) * glm.layers + c.embedding + c.lm_head;
-  CHECK(active / 1e9 == Approx(33.6).epsilon(0.01));
+  CHECK(active_with_embedding(glm) / 1e9 == Approx(33.6).epsilon(0.01));
   // Each kind of layer's own model (what the simulator computes each layer as): the mean over the
   // layers is theirs, weighted by how many of each there are.
   const LlmSpec dense = layer_model(glm, false), experts = layer_model(glm, true);
@@ -369,8 +374,7 @@ TEST_CASE("a Llama 4 config is read from its text_config: experts, shared expert
              Catch::Equals("hf_config s.json: text_config.num_hidden_layers"));
   const ParamCounts sc = count_params(scout);
   CHECK(sc.total / 1e9 == Approx(107.77).epsilon(0.001));  // the text model of the 109B
-  const double active = layer_active_params(scout) * scout.layers + sc.embedding + sc.lm_head;
-  CHECK(active / 1e9 == Approx(17).epsilon(0.02));
+  CHECK(active_with_embedding(scout) / 1e9 == Approx(17).epsilon(0.02));
 
   const LlmSpec maverick =
       parse_hf_config(config(R"("num_local_experts": 128, "interleave_moe_layer_step": 2,
@@ -416,8 +420,7 @@ TEST_CASE("a Qwen2-MoE config counts its shared expert beside the routed ones",
   CHECK(m.shared_ffn == 5632);
   const ParamCounts c = count_params(m);
   CHECK(c.total / 1e9 == Approx(14.3).epsilon(0.01));
-  const double active = layer_active_params(m) * m.layers + c.embedding + c.lm_head;
-  CHECK(active / 1e9 == Approx(2.7).epsilon(0.01));
+  CHECK(active_with_embedding(m) / 1e9 == Approx(2.7).epsilon(0.01));
   // DeepSeek's form: a count of shared experts at the routed experts' width.
   const LlmSpec n = parse_hf_config(R"({"model_type": "qwen3_moe", "hidden_size": 2048,
       "moe_intermediate_size": 768, "n_shared_experts": 2, "num_experts": 128,
