@@ -405,8 +405,39 @@ double layer_weight_read_bytes(const LlmSpec& m, double tokens, double tp) {
   return layer_read_params(m, tokens) * 2.0 / tp;
 }
 
-double layer_activation_bytes(const LlmSpec& m, double tokens, double tp) {
-  return tokens * m.hidden * 2.0 * 8.0 / tp;
+double layer_elementwise_bytes(const LlmSpec& m, double tokens, double tp, const GemmPath& gemm) {
+  // The elementwise kernels of one decoder layer as the serving engines launch them (vLLM's
+  // LlamaDecoderLayer and OPTDecoderLayer; TensorRT-LLM's fused residual RMSNorm and SwiGLU
+  // plugins). Each reads its 16-bit operands and writes its result, at the next GEMM's input
+  // width where a GEMM reads it (an FP8 GEMM's activations are quantised by the kernel before it).
+  // TensorRT-LLM applies the rotary embedding in a pre-processing kernel of the context phase
+  // and inside the masked-MHA kernel in generation (docs/source/gpt_attention.md, v0.6-v0.7);
+  // it is counted for every token, which a decode step's few tokens leave a small error:
+  // - two norms, each fused with the residual add before it: the hidden state and the residual
+  //   read, the residual and the normalised state written. Tensor parallelism leaves every rank
+  //   the whole hidden state after each all-reduce (Megatron-LM's layer), so every rank runs them
+  //   whole;
+  // - the rotary embedding (a model without a learned position table) rewrites its rank's
+  //   queries and keys in place;
+  // - the MLP's activation on the rank's share of the inner width: a gated MLP's SiLU-and-multiply
+  //   reads gate and up and writes their product, a plain MLP's ReLU or GELU reads and writes it.
+  //   An MoE token's width is its top-k experts' and the shared experts'; a mixed MoE (dense and
+  //   expert layers) is averaged over its layers, as layer_active_params is.
+  // Eager PyTorch launches more of them (an RMSNorm in fp32 is several kernels); not counted.
+  const double gemm_input_bytes = gemm.fp8 ? 1.0 : 2.0;
+  const double h = m.hidden;
+  const double expert_width = double(m.ffn) * m.experts_per_token + double(m.shared_ffn);
+  double inner = m.experts > 1 ? expert_width : double(m.ffn);
+  if (m.mixed_layers()) {
+    const double n = m.expert_layers();
+    inner = (n * expert_width + (m.layers - n) * double(m.dense_mlp_width())) / m.layers;
+  }
+  const double norms = 2.0 * (3.0 * h * 2.0 + h * gemm_input_bytes);
+  const double rotary =
+      m.learned_positions ? 0.0 : 2.0 * (double(m.q_dim()) + m.kv_dim()) * 2.0 / tp;
+  const double reads = m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0;
+  const double activation = inner * (reads * 2.0 + gemm_input_bytes) / tp;
+  return tokens * (norms + rotary + activation);
 }
 
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,
@@ -479,7 +510,7 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
   // Every expert some token of the pass was routed to is read, though each token computes only
   // its top-k (model/llm.hpp layer_read_params).
   const double weight_bytes = layer_read_params(m, pass.tokens) * gemm.weight_bytes_per_elem / tp;
-  const double gemm_bytes = weight_bytes + layer_activation_bytes(m, pass.tokens, tp);
+  const double gemm_bytes = weight_bytes;
   // Attention runs at the fp16 rate.
   KernelTime attention;
   if (pass.kv_distinct_read_bytes >= 0 && pass.kv_distinct_read_bytes < pass.kv_read_bytes &&
@@ -528,6 +559,9 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
     gemm_k.s = gemm_math_s + gemm_memory_s;
   }
   gemm_k += attention;
+  // The elementwise kernels between the GEMMs are kernels of their own, bound by their memory
+  // traffic: they add to the GEMMs' time, which their bytes do not share.
+  gemm_k += gpu_kernel(gpu, em, 0, layer_elementwise_bytes(m, pass.tokens, tp, gemm));
   return gemm_k;
 }
 

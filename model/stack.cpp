@@ -85,9 +85,11 @@ const std::vector<ExecutionStack>& stack_table() {
     // tools/gpu/h100-2026-11-26.md). The lower end, since a model's GEMM shapes are not the
     // sweep's best shape. A board whose catalog entry has its own GEMM sweep
     // (fp16_achieved_tflops, gemm_exposed_weight_gbps: the H100 SXM's, 730 TFLOP/s of math plus
-    // the weight loads it does not hide) runs at that instead where it is lower. The
-    // elementwise work eager mode runs between GEMMs is fused into their epilogues, so the GEMM
-    // rate is the layer's rate.
+    // the weight loads it does not hide) runs at that instead where it is lower. The biases and
+    // scales eager mode applies in kernels of their own are fused into the GEMMs' epilogues; the
+    // norms with their residual adds, the rotary embedding and the MLP's activation stay kernels
+    // of their own, priced by their memory traffic after the GEMMs (model/perf.cpp
+    // layer_elementwise_bytes).
     opt.gemm_efficiency = 0.80;
     // Same table, FP8 e4m3: H100 SXM 1402.6 of 1979 TFLOPS (70.9%), H200 1453.4 (73.4%); measured
     // here 1341-1372 on an H100 SXM (68-69%, torch._scaled_mm, the same record). The H100's shape

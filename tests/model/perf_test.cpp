@@ -49,10 +49,52 @@ TEST_CASE("a memory-bound attention kernel is not hidden under compute-bound GEM
   // The case where one roofline over the whole layer would hide the KV read entirely: the math
   // outlasts every byte the layer moves.
   REQUIRE(gemm_math_s > (layer_weight_read_bytes(m, tokens, 1) +
-                         layer_activation_bytes(m, tokens, 1) + kv_bytes) /
+                         layer_elementwise_bytes(m, tokens, 1, GemmPath{}) + kv_bytes) /
                             hbm_bytes_per_s);
   CHECK(layer_kernel_s(m, gpu, em, with_kv, 1, gemm) - layer_kernel_s(m, gpu, em, no_kv, 1, gemm) ==
         Approx(kv_s).epsilon(1e-9));
+}
+
+TEST_CASE("the elementwise kernels between the GEMMs add their memory time to compute-bound GEMMs",
+          "[model][perf]") {
+  // A prefill of 4,096 tokens: the GEMMs are compute-bound by far, and the norms, the rotary
+  // embedding and SiLU-and-multiply are kernels of their own that stream their operands.
+  const LlmSpec m = llama7b();
+  const GpuSpec gpu = a100();
+  const ExecutionModel em;
+  const GemmPath gemm = gemm_path(gpu, em, Policy{});
+  const double tokens = 4096;
+  const double math_s =
+      layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  REQUIRE(math_s > layer_weight_read_bytes(m, tokens, 1) / hbm_bytes_per_s);
+  const double elementwise_s = layer_elementwise_bytes(m, tokens, 1, GemmPath{}) / hbm_bytes_per_s;
+  CHECK(layer_kernel_s(m, gpu, em, LayerPass{tokens, 0, 0, 0, 0}, 1, gemm) ==
+        Approx(math_s + elementwise_s).epsilon(1e-9));
+}
+
+TEST_CASE("a layer's elementwise traffic: whole norms on every rank, the rest split, FP8 inputs",
+          "[model][perf]") {
+  const LlmSpec llama = llama7b();  // gated MLP, rotary positions
+  const double h = llama.hidden, f = llama.ffn, qk = llama.q_dim() + llama.kv_dim();
+  const GemmPath bf16;
+  GemmPath fp8;
+  fp8.fp8 = true;
+  // Two fused residual norms (read hidden and residual, write both), the rotary embedding's
+  // in-place queries and keys, SiLU-and-multiply (read gate and up, write the product), 2 bytes.
+  CHECK(layer_elementwise_bytes(llama, 1, 1, bf16) ==
+        Approx(2 * 4 * h * 2 + 2 * qk * 2 + 3 * f * 2));
+  // Tensor parallelism splits the rotary and the activation, not the norms.
+  CHECK(layer_elementwise_bytes(llama, 1, 2, bf16) ==
+        Approx(2 * 4 * h * 2 + (2 * qk * 2 + 3 * f * 2) / 2));
+  // Before FP8 GEMMs the normalised states and the product are written in one byte.
+  CHECK(layer_elementwise_bytes(llama, 1, 1, bf16) - layer_elementwise_bytes(llama, 1, 1, fp8) ==
+        Approx(2 * h + f));
+  // A plain MLP with a learned position table: ReLU reads and writes the inner width, no rotary.
+  LlmSpec opt = llama;
+  opt.ffn_kind = FfnKind::kMlp;
+  opt.learned_positions = true;
+  CHECK(layer_elementwise_bytes(opt, 3, 1, bf16) == Approx(3 * (2 * 4 * h * 2 + 2 * f * 2)));
 }
 
 TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus math",
@@ -72,12 +114,14 @@ TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus
   const LayerPass pass{tokens, 0, 0, 0, 0};
   const double math_s =
       layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  const double stream_s =
-      (layer_weight_read_bytes(m, tokens, 1) + layer_activation_bytes(m, tokens, 1)) /
-      (units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency);
-  CHECK(layer_kernel_s(m, gpu, em, pass, 1, serial) == Approx(math_s + stream_s).epsilon(1e-9));
+  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  const double stream_s = layer_weight_read_bytes(m, tokens, 1) / hbm_bytes_per_s;
+  // The elementwise kernels between the GEMMs add their own time either way.
+  const double elementwise_s = layer_elementwise_bytes(m, tokens, 1, GemmPath{}) / hbm_bytes_per_s;
+  CHECK(layer_kernel_s(m, gpu, em, pass, 1, serial) ==
+        Approx(math_s + stream_s + elementwise_s).epsilon(1e-9));
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, overlapped) ==
-        Approx(std::max(math_s, stream_s)).epsilon(1e-9));
+        Approx(std::max(math_s, stream_s) + elementwise_s).epsilon(1e-9));
   // The other stacks keep the roofline.
   Policy opt;
   opt.stack = execution_stack("optimized");
@@ -563,18 +607,21 @@ TEST_CASE(
   const LayerPass decode{8, 0, 0, 0, 0};
   const KernelTime p0 = layer_kernel(m, gpu, em, prefill, 1, gemm);
   const KernelTime d0 = layer_kernel(m, gpu, em, decode, 1, gemm);
+  // The layer's elementwise kernels, after the GEMMs, at the memory rate.
+  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  const double elementwise_s = layer_elementwise_bytes(m, 8192, 1, gemm) / hbm_bytes_per_s;
+  const double weight_bytes = layer_active_params(m) * 2.0;
   // Unmeasured: the longer of math and weight stream.
-  CHECK(p0.s == Approx(std::max(p0.compute_s, p0.memory_s)));
+  CHECK(p0.s == Approx(std::max(p0.compute_s, weight_bytes / hbm_bytes_per_s) + elementwise_s));
   CHECK(d0.s == Approx(std::max(d0.compute_s, d0.memory_s)));
   GpuSpec measured = gpu;
   measured.fp16_achieved_tflops = 730;
   measured.gemm_exposed_weight_gbps = 5850;
   const KernelTime p1 = layer_kernel(m, measured, em, prefill, 1, gemm);
   const KernelTime d1 = layer_kernel(m, measured, em, decode, 1, gemm);
-  const double weight_bytes = layer_active_params(m) * 2.0;
   // A long prefill: math at the achieved rate plus the weights at the exposed rate.
   CHECK(p1.compute_s == Approx(layer_gemm_flops(m, 8192) / 730e12));
-  CHECK(p1.s == Approx(p1.compute_s + weight_bytes / 5850e9));
+  CHECK(p1.s == Approx(p1.compute_s + weight_bytes / 5850e9 + elementwise_s));
   // A thin decode GEMM: still the weight stream from device memory.
   CHECK(d1.s == Approx(d1.memory_s));
   CHECK(d1.s == Approx(d0.s));
@@ -587,7 +634,8 @@ TEST_CASE(
   measured.fp8_gemm_exposed_weight_gbps = 8740;
   const KernelTime p8 = layer_kernel(m, measured, em, prefill, 1, g8);
   CHECK(p8.compute_s == Approx(layer_gemm_flops(m, 8192) / 1322e12));
-  CHECK(p8.s == Approx(p8.compute_s + layer_active_params(m) / 8740e9));
+  CHECK(p8.s == Approx(p8.compute_s + layer_active_params(m) / 8740e9 +
+                       layer_elementwise_bytes(m, 8192, 1, g8) / hbm_bytes_per_s));
 }
 
 TEST_CASE("a layer's prefill attention math adds to its attention kernel under the roofline",

@@ -1161,7 +1161,10 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     const double gemm_flops = layer_gemm_flops(lm, tokens) / tp_;
     const double weight_read_bytes = layer_weight_read_bytes(lm, tokens, tp_);
     const double dequant_s = layer_dequant_s(gpu, em_, p_, elements, tp_);
-    const double act_bytes = layer_activation_bytes(lm, tokens, tp_);
+    const GemmPath gemm = gemm_path(gpu, em_, p_);
+    // The layer's elementwise kernels, half before the attention and half after.
+    const KernelTime elementwise_half =
+        gpu_kernel(gpu, em_, 0, layer_elementwise_bytes(lm, tokens, tp_, gemm) / 2);
     const double attn_flops = attention_flops(m_, tokens, context);
     const HostKvCache host_kv = zero_inference_host_kv(m_);
     // Decode with the KV cache in host DRAM: Q/K/V projections on the GPU, the new K/V and the
@@ -1169,8 +1172,8 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     const double qkv_share =
         (double(m_.hidden) * m_.q_dim() + 2.0 * m_.hidden * m_.kv_dim()) / layer_active_params(lm);
     KernelTime part1{dequant_s, 0, dequant_s};
-    part1 += gpu_kernel(gpu, em_, gemm_flops * qkv_share,
-                        weight_read_bytes * qkv_share + act_bytes / 2);
+    part1 += gpu_kernel(gpu, em_, gemm_flops * qkv_share, weight_read_bytes * qkv_share);
+    part1 += elementwise_half;
     const GpuStep step1 = gpu_step(part1.plus_gap(em_.layer_overhead_s / 2));
     co_await st.gpu->use(step1.s, pass_tag(activity::kCompute, pass, module, step1.load));
     CpuAttentionWork work;
@@ -1194,11 +1197,11 @@ Task InferenceSim::compute_module(int stage, int module, int pass, double sub_ba
     cpu_attention_s_ += cpu_s;
     co_await cpu_->use(cpu_s, pass_tag(activity::kAttentionCpu, pass, module));
     co_await st.h2d->use(from_host_bytes, pass_tag(activity::kAttentionOut, pass, module));
-    const GpuStep step2 = gpu_step(
-        gpu_kernel(gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
-                   weight_read_bytes * (1 - qkv_share) + act_bytes / 2 +
-                       sub_batch * context * kv_tok * gpu_kv / tp_)
-            .plus_gap(em_.layer_overhead_s / 2));
+    KernelTime part2 = gpu_kernel(
+        gpu, em_, gemm_flops * (1 - qkv_share) + attn_flops * gpu_kv / tp_,
+        weight_read_bytes * (1 - qkv_share) + sub_batch * context * kv_tok * gpu_kv / tp_);
+    part2 += elementwise_half;
+    const GpuStep step2 = gpu_step(part2.plus_gap(em_.layer_overhead_s / 2));
     co_await st.gpu->use(step2.s, pass_tag(activity::kCompute, pass, module, step2.load));
   } else {
     // Where one_gpu_step holds, this GPU step is all of the module and compute_stage makes it

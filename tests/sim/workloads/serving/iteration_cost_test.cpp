@@ -282,7 +282,8 @@ TEST_CASE("prefill attention runs at the fused kernel's rate; decode and eager s
   sim::IterationShape chunk;
   chunk.add_prefill(16384, 83616);
   chunk.sampled = 1;
-  CHECK(with_fa.cost(chunk).time_s > 1.1 * at_gemm.cost(chunk).time_s);
+  // (by about a tenth: the GEMMs and the elementwise kernels, the rest of the pass, are the same)
+  CHECK(with_fa.cost(chunk).time_s > 1.05 * at_gemm.cost(chunk).time_s);
   // A chunk beside a few short decodes runs in the same attention kernel, whose math is the
   // longer part: the chunk's rate shows. Beside 64 decodes of 100K tokens the kernel is bound by
   // their KV reads, and a short chunk's math hides under them at either rate.
