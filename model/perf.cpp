@@ -418,26 +418,38 @@ double layer_elementwise_bytes(const LlmSpec& m, double tokens, double tp, const
   //   the whole hidden state after each all-reduce (Megatron-LM's layer), so every rank runs them
   //   whole;
   // - the rotary embedding (a model without a learned position table) rewrites its rank's
-  //   queries and keys in place;
+  //   queries and keys in place; under MLA only each query head's rotary part and the one shared
+  //   rotary key, and the latents' two norms (q_a_layernorm, kv_a_layernorm in DeepSeek-V2's
+  //   attention) read and write the query and KV latents;
   // - the MLP's activation on the rank's share of the inner width: a gated MLP's SiLU-and-multiply
   //   reads gate and up and writes their product, a plain MLP's ReLU or GELU reads and writes it.
-  //   An MoE token's width is its top-k experts' and the shared experts'; a mixed MoE (dense and
-  //   expert layers) is averaged over its layers, as layer_active_params is.
+  //   An MoE token's width is its top-k experts' and the shared experts'; their outputs are then
+  //   summed into one hidden state (vLLM's moe_sum, TensorRT-LLM's finalize-routing kernel),
+  //   whole on every rank. A mixed MoE (dense and expert layers) is averaged over its layers, as
+  //   layer_active_params is.
   // Eager PyTorch launches more of them (an RMSNorm in fp32 is several kernels); not counted.
   const double gemm_input_bytes = gemm.fp8 ? 1.0 : 2.0;
   const double h = m.hidden;
-  const double expert_width = double(m.ffn) * m.experts_per_token + double(m.shared_ffn);
+  const double k = m.experts_per_token;
+  const double expert_width = double(m.ffn) * k + double(m.shared_ffn);
+  const double combine = (k + (m.shared_ffn > 0 ? 1.0 : 0.0)) * h * 2.0 + h * 2.0;
   double inner = m.experts > 1 ? expert_width : double(m.ffn);
+  double moe_combine = m.experts > 1 ? combine : 0.0;
   if (m.mixed_layers()) {
     const double n = m.expert_layers();
     inner = (n * expert_width + (m.layers - n) * double(m.dense_mlp_width())) / m.layers;
+    moe_combine = n * combine / m.layers;
   }
   const double norms = 2.0 * (3.0 * h * 2.0 + h * gemm_input_bytes);
-  const double rotary =
-      m.learned_positions ? 0.0 : 2.0 * (double(m.q_dim()) + m.kv_dim()) * 2.0 / tp;
+  double rotary = 0;
+  if (m.mla())
+    rotary = 2.0 * (double(m.heads) / tp * m.qk_rope_dim + m.qk_rope_dim) * 2.0 +
+             2.0 * (double(m.q_lora_rank) + m.kv_lora_rank) * 2.0;
+  else if (!m.learned_positions)
+    rotary = 2.0 * (double(m.q_dim()) + m.kv_dim()) * 2.0 / tp;
   const double reads = m.ffn_kind == FfnKind::kGated ? 2.0 : 1.0;
   const double activation = inner * (reads * 2.0 + gemm_input_bytes) / tp;
-  return tokens * (norms + rotary + activation);
+  return tokens * (norms + rotary + activation + moe_combine);
 }
 
 double layer_dequant_s(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p,

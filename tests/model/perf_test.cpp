@@ -95,6 +95,21 @@ TEST_CASE("a layer's elementwise traffic: whole norms on every rank, the rest sp
   opt.ffn_kind = FfnKind::kMlp;
   opt.learned_positions = true;
   CHECK(layer_elementwise_bytes(opt, 3, 1, bf16) == Approx(3 * (2 * 4 * h * 2 + 2 * f * 2)));
+  // An MoE: its top-k experts' activations, then their outputs summed into one hidden state
+  // (read k, write one), whole on each rank.
+  LlmSpec moe = llama;
+  moe.experts = 8;
+  moe.experts_per_token = 2;
+  CHECK(layer_elementwise_bytes(moe, 1, 2, bf16) ==
+        Approx(2 * 4 * h * 2 + (2 * qk * 2 + 3 * 2 * f * 2) / 2 + 3 * h * 2));
+  // MLA rotates only each query head's rotary part and the shared rotary key, and normalises
+  // its two latents.
+  LlmSpec mla = llama;
+  mla.kv_lora_rank = 512;
+  mla.qk_rope_dim = 64;
+  mla.q_lora_rank = 1536;
+  CHECK(layer_elementwise_bytes(mla, 1, 1, bf16) ==
+        Approx(2 * 4 * h * 2 + 2 * (llama.heads * 64 + 64) * 2 + 2 * (1536 + 512) * 2 + 3 * f * 2));
 }
 
 TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus math",
