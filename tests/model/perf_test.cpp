@@ -27,13 +27,28 @@ GpuSpec a100() {
   return g;
 }
 
+// The memory rate memory-bound kernels reach [bytes/s].
+double hbm_bytes_per_s(const GpuSpec& gpu, const ExecutionModel& em) {
+  return units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+}
+
+// One layer's fp16 GEMM math for `tokens` tokens at the stack's share of the peak [s].
+double fp16_gemm_math_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
+                        double tokens) {
+  return layer_gemm_flops(m, tokens) /
+         (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
+}
+
 }  // namespace
 
-TEST_CASE("a memory-bound attention kernel is not hidden under compute-bound GEMMs",
-          "[model][perf]") {
+TEST_CASE(
+    "memory-bound kernels (attention, the elementwise ones) are not hidden under "
+    "compute-bound GEMMs",
+    "[model][perf]") {
   // Decode of 384 sequences: the GEMMs (M = 384 tokens) are compute-bound on an A100, the
-  // attention kernel streams the KV cache. They run one after the other, so the KV read adds its
-  // own time instead of disappearing under the GEMMs' math.
+  // attention kernel streams the KV cache, and the norms, the rotary embedding and
+  // SiLU-and-multiply stream their operands. They run one after the other, so each adds its own
+  // time instead of disappearing under the GEMMs' math.
   const LlmSpec m = llama7b();
   const GpuSpec gpu = a100();
   const ExecutionModel em;
@@ -42,35 +57,19 @@ TEST_CASE("a memory-bound attention kernel is not hidden under compute-bound GEM
   const double kv_bytes = 0.5e9;
   const LayerPass no_kv{tokens, 0, 0, 0, 0};
   const LayerPass with_kv{tokens, 0, kv_bytes, 0, 0};
-  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
-  const double gemm_math_s =
-      layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  const double kv_s = kv_bytes / hbm_bytes_per_s;
+  const double hbm_rate = hbm_bytes_per_s(gpu, em);
+  const double gemm_math_s = fp16_gemm_math_s(m, gpu, em, tokens);
+  const double kv_s = kv_bytes / hbm_rate;
   // The case where one roofline over the whole layer would hide the KV read entirely: the math
   // outlasts every byte the layer moves.
   REQUIRE(gemm_math_s > (layer_weight_read_bytes(m, tokens, 1) +
                          layer_elementwise_bytes(m, tokens, 1, GemmPath{}) + kv_bytes) /
-                            hbm_bytes_per_s);
+                            hbm_rate);
   CHECK(layer_kernel_s(m, gpu, em, with_kv, 1, gemm) - layer_kernel_s(m, gpu, em, no_kv, 1, gemm) ==
         Approx(kv_s).epsilon(1e-9));
-}
-
-TEST_CASE("the elementwise kernels between the GEMMs add their memory time to compute-bound GEMMs",
-          "[model][perf]") {
-  // A prefill of 4,096 tokens: the GEMMs are compute-bound by far, and the norms, the rotary
-  // embedding and SiLU-and-multiply are kernels of their own that stream their operands.
-  const LlmSpec m = llama7b();
-  const GpuSpec gpu = a100();
-  const ExecutionModel em;
-  const GemmPath gemm = gemm_path(gpu, em, Policy{});
-  const double tokens = 4096;
-  const double math_s =
-      layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
-  REQUIRE(math_s > layer_weight_read_bytes(m, tokens, 1) / hbm_bytes_per_s);
-  const double elementwise_s = layer_elementwise_bytes(m, tokens, 1, GemmPath{}) / hbm_bytes_per_s;
-  CHECK(layer_kernel_s(m, gpu, em, LayerPass{tokens, 0, 0, 0, 0}, 1, gemm) ==
-        Approx(math_s + elementwise_s).epsilon(1e-9));
+  const double elementwise_s = layer_elementwise_bytes(m, tokens, 1, GemmPath{}) / hbm_rate;
+  CHECK(layer_kernel_s(m, gpu, em, no_kv, 1, gemm) ==
+        Approx(gemm_math_s + elementwise_s).epsilon(1e-9));
 }
 
 TEST_CASE("a layer's elementwise traffic: whole norms on every rank, the rest split, FP8 inputs",
@@ -127,12 +126,11 @@ TEST_CASE("a stack whose GEMMs do not hide the weight stream pays streaming plus
   overlapped.hides_weight_reads = true;
   const double tokens = 128;
   const LayerPass pass{tokens, 0, 0, 0, 0};
-  const double math_s =
-      layer_gemm_flops(m, tokens) / (units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency);
-  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
-  const double stream_s = layer_weight_read_bytes(m, tokens, 1) / hbm_bytes_per_s;
+  const double math_s = fp16_gemm_math_s(m, gpu, em, tokens);
+  const double hbm_rate = hbm_bytes_per_s(gpu, em);
+  const double stream_s = layer_weight_read_bytes(m, tokens, 1) / hbm_rate;
   // The elementwise kernels between the GEMMs add their own time either way.
-  const double elementwise_s = layer_elementwise_bytes(m, tokens, 1, GemmPath{}) / hbm_bytes_per_s;
+  const double elementwise_s = layer_elementwise_bytes(m, tokens, 1, GemmPath{}) / hbm_rate;
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, serial) ==
         Approx(math_s + stream_s + elementwise_s).epsilon(1e-9));
   CHECK(layer_kernel_s(m, gpu, em, pass, 1, overlapped) ==
@@ -158,22 +156,22 @@ TEST_CASE(
   LayerPass reread{1, 0, distinct * reads, 0, 0};
   reread.kv_distinct_read_bytes = distinct;
   const LayerPass all_distinct{1, 0, distinct * reads, 0, 0};
-  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
+  const double hbm_rate = hbm_bytes_per_s(gpu, em);
   const auto attention_s = [&](const LayerPass& pass) {
     return layer_kernel_s(m, gpu, em, pass, 1, gemm) - layer_kernel_s(m, gpu, em, none, 1, gemm);
   };
   // No L2 rate in the catalog: every read at the device-memory rate, as if all were distinct.
   gpu.l2_shared_read_gbps = -1;
   CHECK(attention_s(reread) == attention_s(all_distinct));
-  CHECK(attention_s(reread) == Approx(distinct * reads / hbm_bytes_per_s).epsilon(1e-9));
+  CHECK(attention_s(reread) == Approx(distinct * reads / hbm_rate).epsilon(1e-9));
   // With one: the slower of the distinct bytes from memory and every read from L2.
   gpu.l2_shared_read_gbps = 4600;
   const double l2_s = distinct * reads / units::gbps_to_bytes_per_s(4600);
-  CHECK(attention_s(reread) == Approx(std::max(distinct / hbm_bytes_per_s, l2_s)).epsilon(1e-9));
+  CHECK(attention_s(reread) == Approx(std::max(distinct / hbm_rate, l2_s)).epsilon(1e-9));
   CHECK(attention_s(reread) < attention_s(all_distinct));
   // An L2 slower than memory never makes the kernel faster than reading everything once.
   gpu.l2_shared_read_gbps = 1;
-  CHECK(attention_s(reread) >= distinct / hbm_bytes_per_s);
+  CHECK(attention_s(reread) >= distinct / hbm_rate);
 }
 
 namespace {
@@ -623,11 +621,11 @@ TEST_CASE(
   const KernelTime p0 = layer_kernel(m, gpu, em, prefill, 1, gemm);
   const KernelTime d0 = layer_kernel(m, gpu, em, decode, 1, gemm);
   // The layer's elementwise kernels, after the GEMMs, at the memory rate.
-  const double hbm_bytes_per_s = units::gbps_to_bytes_per_s(gpu.hbm_gbps) * em.hbm_efficiency;
-  const double elementwise_s = layer_elementwise_bytes(m, 8192, 1, gemm) / hbm_bytes_per_s;
+  const double hbm_rate = hbm_bytes_per_s(gpu, em);
+  const double elementwise_s = layer_elementwise_bytes(m, 8192, 1, gemm) / hbm_rate;
   const double weight_bytes = layer_active_params(m) * 2.0;
   // Unmeasured: the longer of math and weight stream.
-  CHECK(p0.s == Approx(std::max(p0.compute_s, weight_bytes / hbm_bytes_per_s) + elementwise_s));
+  CHECK(p0.s == Approx(std::max(p0.compute_s, weight_bytes / hbm_rate) + elementwise_s));
   CHECK(d0.s == Approx(std::max(d0.compute_s, d0.memory_s)));
   GpuSpec measured = gpu;
   measured.fp16_achieved_tflops = 730;
@@ -650,7 +648,7 @@ TEST_CASE(
   const KernelTime p8 = layer_kernel(m, measured, em, prefill, 1, g8);
   CHECK(p8.compute_s == Approx(layer_gemm_flops(m, 8192) / 1322e12));
   CHECK(p8.s == Approx(p8.compute_s + layer_active_params(m) / 8740e9 +
-                       layer_elementwise_bytes(m, 8192, 1, g8) / hbm_bytes_per_s));
+                       layer_elementwise_bytes(m, 8192, 1, g8) / hbm_rate));
 }
 
 TEST_CASE("a layer's prefill attention math adds to its attention kernel under the roofline",
