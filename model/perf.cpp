@@ -522,7 +522,6 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
   // Every expert some token of the pass was routed to is read, though each token computes only
   // its top-k (model/llm.hpp layer_read_params).
   const double weight_bytes = layer_read_params(m, pass.tokens) * gemm.weight_bytes_per_elem / tp;
-  const double gemm_bytes = weight_bytes;
   // Attention runs at the fp16 rate.
   KernelTime attention;
   if (pass.kv_distinct_read_bytes >= 0 && pass.kv_distinct_read_bytes < pass.kv_read_bytes &&
@@ -552,7 +551,7 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
     fp8_rate = std::min(fp8_rate, units::tflops_to_flops(gpu.fp8_achieved_tflops));
   const double gemm_math_s =
       gemm.fp8 ? gemm_flops / fp8_rate : gpu_kernel_s(gpu, em, gemm_flops, 0);
-  const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, gemm_bytes);
+  const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, weight_bytes);
   KernelTime gemm_k;
   gemm_k.compute_s = gemm_math_s;
   gemm_k.memory_s = gemm_memory_s;
