@@ -85,11 +85,12 @@ class IterationModel {
   // The keys a decode of a sequence at `context` tokens attends to, on average over the layers
   // (IterationShape::decode_context_tokens adds these up): the context, or on a sliding-window
   // model whose stack reads only the window, the window (or a chunked layer's own chunk) on the
-  // sliding layers (model/stack.hpp stack_window_context).
+  // sliding layers (model/stack.hpp stack_window_context; window_reads_ is its
+  // stack_reads_window, worked out once).
   // Whether window_context is ever other than the context itself.
   bool windows() const { return window_reads_; }
   double window_context(double context) const {
-    return window_reads_ ? stack_window_context(s_.policy.stack, s_.model, context) : context;
+    return window_reads_ ? mean_attended_context(s_.model, context) : context;
   }
   // The tokens of that sequence each layer holds in the block pool, on average: at most the window
   // on the sliding layers where the stack keeps only the window, or the context itself where the
