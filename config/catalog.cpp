@@ -160,8 +160,8 @@ LlmSpec model_from_hf_config(const LlmSpec& entry, const YNode& root, const std:
 // generation (`rates_from`) and take its achieved fraction of the peak, scaled to their own
 // peak: an H100 PCIe (756 dense TFLOPS) inheriting from an H100 SXM that reached 0.78 of 989
 // runs its GEMMs at 0.78 x 756, not at the SXM's absolute rate. The L2 re-read rate, the FP8
-// rate and the GEMMs' exposed weight-load rates scale the same way (all grow with SMs x clock).
-// Each inherited value's source says where it came from.
+// rate, the FP4 rate and the GEMMs' exposed weight-load rates scale the same way (all grow with SMs
+// x clock). Each inherited value's source says where it came from.
 void inherit_rates(std::vector<GpuSpec>& gpus, const YNode& root) {
   auto entry_node = [&root](const std::string& name) {
     for (const YNode& e : root.require("gpus", "a list of entries").items())
@@ -194,6 +194,7 @@ void inherit_rates(std::vector<GpuSpec>& gpus, const YNode& root) {
     inherit(&GpuSpec::fp16_decode_achieved_tflops, "fp16_decode_achieved_tflops");
     inherit(&GpuSpec::l2_shared_read_gbps, "l2_shared_read_gbps");
     inherit(&GpuSpec::fp8_achieved_tflops, "fp8_achieved_tflops");
+    inherit(&GpuSpec::fp4_achieved_tflops, "fp4_achieved_tflops");
     inherit(&GpuSpec::gemm_exposed_weight_gbps, "gemm_exposed_weight_gbps");
     inherit(&GpuSpec::fp8_gemm_exposed_weight_gbps, "fp8_gemm_exposed_weight_gbps");
   }

@@ -110,14 +110,21 @@ std::vector<Option> build_table() {
                     1, 1024));
   add_spec_fields<GpuSpec>(t, "hardware.gpu", gpu_fields(),
                            [](Scenario& s) -> GpuSpec& { return s.hardware.gpu; });
-  // Only a stack with FP8 GEMMs reads the FP8 rate; an override is written in any case, so that
-  // the resolved scenario keeps its provenance.
-  for (auto& o : t)
+  // Only a stack with FP8 (FP4) GEMMs reads the FP8 (FP4) rate; an override is written in any
+  // case, so that the resolved scenario keeps its provenance. The FP4 rate, added later, is
+  // written only where the GPU has one, so that a scenario without FP4 keeps its hash.
+  for (auto& o : t) {
     if (o.path == "hardware.gpu.fp8_tflops")
       o.emit_when = [](const Scenario& s) {
         return s.policy.stack.fp8_gemm_efficiency > 0 ||
                s.provenance.source("hardware.gpu.fp8_tflops") == "override";
       };
+    if (o.path == "hardware.gpu.fp4_tflops")
+      o.emit_when = [](const Scenario& s) {
+        return (s.policy.stack.fp4_gemm_efficiency > 0 && s.hardware.gpu.fp4_tflops > 0) ||
+               s.provenance.source("hardware.gpu.fp4_tflops") == "override";
+      };
+  }
 
   t.push_back(resolving(
       opt("hardware.host.model", VT::kText, "", "generic-2s-ddr5",
@@ -251,7 +258,8 @@ std::vector<Option> build_table() {
                       {"gpu", "cpu"}));
   t.push_back(choices(integer("policy.weight_bits", 4, "16",
                               "weight precision (4, 8: quantised; stored and run as policy.stack "
-                              "does)",
+                              "does: FP8 GEMMs at 8 bits and NVFP4 GEMMs at 4 where the stack and "
+                              "the GPU have them, else weight-only at the fp16 rate)",
                               F(policy.weight_bits)),
                       {"16", "8", "4"}));
   t.push_back(choices(integer("policy.kv_bits", 4, "16",

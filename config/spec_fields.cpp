@@ -39,6 +39,9 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"fp8_achieved_tflops", &G::fp8_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
        "achieved dense FP8 GEMM rate of large products (optional; caps fp8_tflops x the stack's "
        "FP8 efficiency)"},
+      {"fp4_achieved_tflops", &G::fp4_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
+       "achieved dense FP4 (NVFP4) GEMM rate of large products (optional; caps fp4_tflops x the "
+       "stack's FP4 efficiency)"},
       {"gemm_exposed_weight_gbps", &G::gemm_exposed_weight_gbps, "GB/s", 0, kNoLimit, true,
        "rate at which an fp16/bf16 GEMM's weight bytes add to its math time, the loads its "
        "pipeline does not hide (optional; fitted on the board's GEMM shape sweep; unset = the "
@@ -49,6 +52,8 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
        "dense INT8 (or FP8) tensor throughput"},
       {"fp8_tflops", &G::fp8_tflops, "TFLOP/s", 0, kNoLimit, false,
        "dense FP8 tensor throughput; 0 = no FP8 tensor cores (before Ada and Hopper)"},
+      {"fp4_tflops", &G::fp4_tflops, "TFLOP/s", 0, kNoLimit, false,
+       "dense FP4 tensor throughput; 0 = no FP4 tensor cores (before Blackwell)"},
       {"fp32_tflops", &G::fp32_tflops, "TFLOP/s", 0, kNoLimit, false,
        "non-tensor FP32 throughput (elementwise work)"},
       {"pcie_gen", &G::pcie_gen, "", 1, 7, false, "PCIe generation of the host link"},

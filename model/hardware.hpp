@@ -29,7 +29,8 @@ struct GpuSpec {
   // context is modelled from the architecture (model/capacity.hpp cuda_context_bytes).
   double cuda_context_mib = -1;
   // Catalog name of the measured sibling whose achieved rates (fp16_achieved_tflops,
-  // fp16_decode_achieved_tflops, l2_shared_read_gbps, fp8_achieved_tflops and the GEMMs'
+  // fp16_decode_achieved_tflops, l2_shared_read_gbps, fp8_achieved_tflops, fp4_achieved_tflops
+  // and the GEMMs'
   // exposed weight-load rates) this entry inherits because none were
   // measured on it; "" = its own (config/catalog.cpp resolves it; `tiersim catalog` prints it).
   std::string rates_from;
@@ -50,6 +51,10 @@ struct GpuSpec {
   // Achieved dense FP8 GEMM rate of large products, measured on the board; < 0 = not given, and
   // FP8 GEMMs run at fp8_tflops x the stack's fp8_gemm_efficiency (capped by this where given).
   double fp8_achieved_tflops = -1;
+  // Achieved dense FP4 (NVFP4) GEMM rate of large products, measured on the board; < 0 = not
+  // given, and FP4 GEMMs run at fp4_tflops x the stack's fp4_gemm_efficiency (capped by this
+  // where given).
+  double fp4_achieved_tflops = -1;
   // A GEMM's weight loads that its pipeline does not hide under the math, as a rate [1e9 B/s of
   // weight bytes]: a layer's GEMMs take their math at the achieved rate plus their weight bytes
   // at this rate, never less than the weight stream at the device-memory rate (model/perf.cpp
@@ -60,6 +65,7 @@ struct GpuSpec {
   double fp8_gemm_exposed_weight_gbps = -1;
   double int8_tops = 0;      // dense INT8 (or FP8 where INT8 is not offered)
   double fp8_tflops = 0;     // dense FP8 tensor throughput; 0 = no FP8 tensor cores
+  double fp4_tflops = 0;     // dense FP4 tensor throughput; 0 = no FP4 tensor cores (pre-Blackwell)
   double fp32_tflops = 0;    // non-tensor FP32, used for elementwise work
   int pcie_gen = 4;          // PCIe generation of the host link
   int pcie_lanes = 16;       // lanes of the host link

@@ -23,8 +23,11 @@ GemmPath gemm_path(const GpuSpec& gpu, const ExecutionModel& em, const Policy& p
   GemmPath g;
   g.efficiency = em.gemm_efficiency;
   if (native_fp8_gemm(p.stack, gpu, p.weight_bits)) {
-    g.fp8 = true;
+    g.math = GemmMath::kFp8;
     g.efficiency = p.stack.fp8_gemm_efficiency;
+  } else if (native_fp4_gemm(p.stack, gpu, p.weight_bits)) {
+    g.math = GemmMath::kFp4;
+    g.efficiency = p.stack.fp4_gemm_efficiency;
   }
   if (p.weight_bits < 16 && p.stack.fused_dequant)
     g.weight_bytes_per_elem = matrix_bytes_per_weight(p);
@@ -409,7 +412,8 @@ double layer_elementwise_bytes(const LlmSpec& m, double tokens, double tp, const
   // The elementwise kernels of one decoder layer as the serving engines launch them (vLLM's
   // LlamaDecoderLayer and OPTDecoderLayer; TensorRT-LLM's fused residual RMSNorm and SwiGLU
   // plugins). Each reads its 16-bit operands and writes its result, at the next GEMM's input
-  // width where a GEMM reads it (an FP8 GEMM's activations are quantised by the kernel before it).
+  // width where a GEMM reads it (an FP8 or NVFP4 GEMM's activations are quantised by the kernel
+  // before it).
   // TensorRT-LLM applies the rotary embedding in a pre-processing kernel of the context phase
   // and inside the masked-MHA kernel in generation (docs/source/gpt_attention.md, v0.6-v0.7);
   // it is counted for every token, which a decode step's few tokens leave a small error:
@@ -428,7 +432,9 @@ double layer_elementwise_bytes(const LlmSpec& m, double tokens, double tp, const
   //   whole on every rank. A mixed MoE (dense and expert layers) is averaged over its layers, as
   //   layer_active_params is.
   // Eager PyTorch launches more of them (an RMSNorm in fp32 is several kernels); not counted.
-  const double gemm_input_bytes = gemm.fp8 ? 1.0 : 2.0;
+  const double gemm_input_bytes = gemm.math == GemmMath::kFp8   ? 1.0
+                                  : gemm.math == GemmMath::kFp4 ? kNvfp4BytesPerElem
+                                                                : 2.0;
   const double h = m.hidden;
   const double k = m.experts_per_token;
   const double expert_width = double(m.ffn) * k + double(m.shared_ffn);
@@ -510,6 +516,18 @@ double layer_kernel_s(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel
   return layer_kernel(m, gpu, em, pass, tp, gemm).s;
 }
 
+namespace {
+// FP8 and FP4 GEMMs at their own rate: the stack's share of the board's dense peak for that
+// precision, capped by what the board reaches where that is measured.
+double low_precision_gemm_flops_per_s(const GpuSpec& gpu, const GemmPath& gemm) {
+  const bool fp8 = gemm.math == GemmMath::kFp8;
+  double rate = units::tflops_to_flops(fp8 ? gpu.fp8_tflops : gpu.fp4_tflops) * gemm.efficiency;
+  const double achieved_tflops = fp8 ? gpu.fp8_achieved_tflops : gpu.fp4_achieved_tflops;
+  if (achieved_tflops > 0) rate = std::min(rate, units::tflops_to_flops(achieved_tflops));
+  return rate;
+}
+}  // namespace
+
 KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionModel& em,
                         const LayerPass& pass, double tp, const GemmPath& gemm) {
   // A layer is a sequence of kernels on one stream, each finishing before the next starts: the
@@ -545,12 +563,9 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
   // launch over the pass's sequences in a serving engine), so under the same roofline.
   attention.compute_s += pass.prefill_attention_s;
   attention.s = std::max(attention.s, attention.compute_s);
-  // FP8 GEMMs at their own rate, capped by what the board reaches where that is measured.
-  double fp8_rate = units::tflops_to_flops(gpu.fp8_tflops) * gemm.efficiency;
-  if (gpu.fp8_achieved_tflops > 0)
-    fp8_rate = std::min(fp8_rate, units::tflops_to_flops(gpu.fp8_achieved_tflops));
-  const double gemm_math_s =
-      gemm.fp8 ? gemm_flops / fp8_rate : gpu_kernel_s(gpu, em, gemm_flops, 0);
+  const double gemm_math_s = gemm.math == GemmMath::kFp16
+                                 ? gpu_kernel_s(gpu, em, gemm_flops, 0)
+                                 : gemm_flops / low_precision_gemm_flops_per_s(gpu, gemm);
   const double gemm_memory_s = gpu_kernel_s(gpu, em, 0, weight_bytes);
   KernelTime gemm_k;
   gemm_k.compute_s = gemm_math_s;
@@ -561,8 +576,10 @@ KernelTime layer_kernel(const LlmSpec& m, const GpuSpec& gpu, const ExecutionMod
     // (GpuSpec::gemm_exposed_weight_gbps: measured t = math + weight bytes / that rate over
     // 140 shapes, each timed twice, on an H100, tools/gpu/h100-2026-11-27.md). A thin GEMM is
     // still bound by streaming its weights from device memory once.
-    const double exposed_gbps =
-        gemm.fp8 ? gpu.fp8_gemm_exposed_weight_gbps : gpu.gemm_exposed_weight_gbps;
+    // No FP4 sweep was measured: the math is taken to hide the FP4 weight loads.
+    const double exposed_gbps = gemm.math == GemmMath::kFp8    ? gpu.fp8_gemm_exposed_weight_gbps
+                                : gemm.math == GemmMath::kFp16 ? gpu.gemm_exposed_weight_gbps
+                                                               : -1.0;
     const double exposed_s =
         exposed_gbps > 0 ? weight_bytes / units::gbps_to_bytes_per_s(exposed_gbps) : 0.0;
     gemm_k.s = std::max(gemm_math_s + exposed_s, gemm_memory_s);

@@ -181,10 +181,23 @@ double gpu_kernel_s(const GpuSpec& gpu, const ExecutionModel& em, double flops, 
 // the passes' own share.
 double training_pass_efficiency(const GpuSpec& gpu, const ExecutionModel& em);
 
+// The tensor-core precision a layer's weight GEMMs run at.
+enum class GemmMath {
+  kFp16,  // fp16/bf16 (quantised weights dequantised to fp16 before or inside the GEMM)
+  kFp8,   // FP8 weights and activations (native_fp8_gemm)
+  kFp4,   // NVFP4 weights and activations (native_fp4_gemm)
+};
+
+// Bytes per element of an NVFP4 tensor: a 4-bit value plus one FP8 E4M3 scale per 16 elements
+// (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference", 2025: 16-value
+// micro-blocks, an E4M3 scale each, and one FP32 scale per tensor, negligible). The weights of
+// a 4-bit policy are stored at bytes_per_weight(4, quant_group_size), 4.5 bits at the default
+// group of 64 with its fp16 scale and minimum: the same as NVFP4's.
+inline constexpr double kNvfp4BytesPerElem = 0.5 + 1.0 / 16.0;
+
 // How one GPU runs a layer's weight GEMMs under the policy's stack and weight precision.
 struct GemmPath {
-  // The GEMMs run on FP8 tensor cores (native_fp8_gemm); otherwise at the fp16 rate.
-  bool fp8 = false;
+  GemmMath math = GemmMath::kFp16;
   double efficiency = 0;             // achieved fraction of that rate's dense peak (fp16: em's)
   double weight_bytes_per_elem = 2;  // weight bytes one pass reads per element
   // The weight stream overlaps the math (the longer of the two), or precedes it (their sum):

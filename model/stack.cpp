@@ -95,6 +95,13 @@ const std::vector<ExecutionStack>& stack_table() {
     // here 1341-1372 on an H100 SXM (68-69%, torch._scaled_mm, the same record). The H100's shape
     // sweep (catalog fp8_achieved_tflops, 1,322) caps it on that board and its siblings.
     opt.fp8_gemm_efficiency = 0.71;
+    // NVFP4 GEMMs (4-bit weights and activations, one FP8 E4M3 scale per 16 elements) on
+    // Blackwell's FP4 tensor cores: TensorRT-LLM since 0.17 (2025, ModelOpt FP4 checkpoints;
+    // the nvidia/*-FP4 models of docs/source/performance/perf-overview.md), vLLM's CUTLASS NVFP4
+    // kernels since mid-2025 (vllm-project/vllm#20646). No maximum achievable rate is published
+    // for FP4 (the MAMF table above stops at FP8, where the B200 reaches 76%): estimate, the FP8
+    // share. A board with a measured FP4 rate caps it (catalog fp4_achieved_tflops); none has one.
+    opt.fp4_gemm_efficiency = 0.71;
     // Estimate: a TensorRT-LLM Llama layer is about a dozen kernels (RMSNorm, fused QKV GEMM,
     // the attention plugin with rotary embedding and KV write, output GEMM, residual + RMSNorm,
     // fused gate/up GEMM, SwiGLU, down GEMM, residual), enqueued from C++ without Python
@@ -155,6 +162,8 @@ const std::vector<ExecutionStack>& stack_table() {
     // TensorRT-LLM v0.5-v0.7 (Oct 2023 - Jan 2024) predate multi-head latent attention
     // (DeepSeek-V2, May 2024): they have no DeepSeek model to build.
     v06.mla_cache.reset();
+    // Nor FP4 GEMMs, which came with Blackwell support (TensorRT-LLM 0.17, 2025).
+    v06.fp4_gemm_efficiency = 0;
     // The blocks of one KV head's query heads are neighbours in the grid ({heads, batch}, head
     // fastest; hi_kv = hi / (heads / kv_heads) in decoderMaskedMultiheadAttentionTemplate.h), so
     // the repeated reads hit in L2: layer_kernel_s charges them at the GPU's L2 rate where the
@@ -379,6 +388,10 @@ double stack_cached_context(const ExecutionStack& stack, const LlmSpec& m, doubl
 
 bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {
   return stack.fp8_gemm_efficiency > 0 && weight_bits == 8 && gpu.fp8_tflops > 0;
+}
+
+bool native_fp4_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits) {
+  return stack.fp4_gemm_efficiency > 0 && weight_bits == 4 && gpu.fp4_tflops > 0;
 }
 
 }  // namespace tiersim

@@ -52,6 +52,10 @@ struct ExecutionStack {
   // Fraction of the dense FP8 tensor peak its FP8 GEMMs reach; 0 = the stack has no FP8 GEMMs
   // (8-bit weights are then dequantised to fp16 before, or inside, the GEMM).
   double fp8_gemm_efficiency = 0;
+  // Fraction of the dense FP4 tensor peak its FP4 GEMMs reach (NVFP4: 4-bit weights and
+  // activations, one FP8 scale per 16 elements); 0 = the stack has no FP4 GEMMs (4-bit weights
+  // then run weight-only, dequantised to fp16 before, or inside, the GEMM).
+  double fp4_gemm_efficiency = 0;
   // Quantised weights are expanded inside the GEMM's main loop (weight-only kernels) rather than
   // into an fp16 copy in GPU memory first.
   bool fused_dequant = false;
@@ -212,5 +216,8 @@ bool stack_caches_window(const ExecutionStack& stack, const LlmSpec& m, bool kv_
 // True when `stack` runs the GEMMs of `weight_bits`-bit weights as FP8 tensor-core GEMMs on
 // `gpu`: the stack has FP8 kernels, the weights are 8-bit and the GPU has FP8 tensor cores.
 bool native_fp8_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits);
+// The same for FP4: the stack has NVFP4 kernels, the weights are 4-bit and the GPU has FP4
+// tensor cores (Blackwell). Elsewhere 4-bit weights run weight-only at the fp16 rate.
+bool native_fp4_gemm(const ExecutionStack& stack, const GpuSpec& gpu, int weight_bits);
 
 }  // namespace tiersim

@@ -78,7 +78,9 @@ TEST_CASE("a layer's elementwise traffic: whole norms on every rank, the rest sp
   const double h = llama.hidden, f = llama.ffn, qk = llama.q_dim() + llama.kv_dim();
   const GemmPath bf16;
   GemmPath fp8;
-  fp8.fp8 = true;
+  fp8.math = GemmMath::kFp8;
+  GemmPath fp4;
+  fp4.math = GemmMath::kFp4;
   // Two fused residual norms (read hidden and residual, write both), the rotary embedding's
   // in-place queries and keys, SiLU-and-multiply (read gate and up, write the product), 2 bytes.
   CHECK(layer_elementwise_bytes(llama, 1, 1, bf16) ==
@@ -89,6 +91,9 @@ TEST_CASE("a layer's elementwise traffic: whole norms on every rank, the rest sp
   // Before FP8 GEMMs the normalised states and the product are written in one byte.
   CHECK(layer_elementwise_bytes(llama, 1, 1, bf16) - layer_elementwise_bytes(llama, 1, 1, fp8) ==
         Approx(2 * h + f));
+  // Before NVFP4 GEMMs, in 4 bits and a one-byte scale per 16 elements.
+  CHECK(layer_elementwise_bytes(llama, 1, 1, bf16) - layer_elementwise_bytes(llama, 1, 1, fp4) ==
+        Approx((2 * h + f) * (2 - kNvfp4BytesPerElem)));
   // A plain MLP with a learned position table: ReLU reads and writes the inner width, no rotary.
   LlmSpec opt = llama;
   opt.ffn_kind = FfnKind::kMlp;
@@ -642,7 +647,7 @@ TEST_CASE(
   Policy fp8 = p;
   fp8.weight_bits = 8;
   const GemmPath g8 = gemm_path(gpu, em, fp8);
-  REQUIRE(g8.fp8);
+  REQUIRE(g8.math == GemmMath::kFp8);
   measured.fp8_achieved_tflops = 1322;
   measured.fp8_gemm_exposed_weight_gbps = 8740;
   const KernelTime p8 = layer_kernel(m, measured, em, prefill, 1, g8);

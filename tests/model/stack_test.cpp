@@ -90,8 +90,8 @@ TEST_CASE("FP8 GEMMs run only where the stack has them and the GPU has FP8 tenso
   const LayerPass prefill{8.0 * 2048, attention_flops(m, 8.0 * 2048, 1024), 0, 0, 0};
   const GemmPath on_hopper = gemm_path(hopper, em, p);
   const GemmPath on_ampere = gemm_path(ampere, em, p);
-  CHECK(on_hopper.fp8);
-  CHECK_FALSE(on_ampere.fp8);
+  CHECK(on_hopper.math == GemmMath::kFp8);
+  CHECK(on_ampere.math == GemmMath::kFp16);
   CHECK(layer_kernel_s(m, hopper, em, prefill, 1, on_hopper) <
         0.7 * layer_kernel_s(m, hopper, em, prefill, 1, on_ampere));
   // Either way the packed 8-bit weights are read as they are, with no fp16 copy made first.
@@ -104,6 +104,41 @@ TEST_CASE("FP8 GEMMs run only where the stack has them and the GPU has FP8 tenso
   CHECK(layer_dequant_s(hopper, ExecutionModel{}, eager, 1e9, 1) > 0);
 }
 
+TEST_CASE("FP4 GEMMs run only on an FP4 stack with 4-bit weights on a GPU with FP4 tensor cores",
+          "[model][stack]") {
+  const ExecutionStack& opt = execution_stack("optimized");
+  GpuSpec blackwell = gpu(4500), hopper = gpu(1979);
+  blackwell.fp16_tflops = 2250;
+  blackwell.fp4_tflops = 9000;
+  CHECK(native_fp4_gemm(opt, blackwell, 4));
+  CHECK_FALSE(native_fp4_gemm(opt, hopper, 4));     // no FP4 tensor cores: weight-only
+  CHECK_FALSE(native_fp4_gemm(opt, blackwell, 8));  // 8-bit weights run FP8
+  CHECK_FALSE(native_fp4_gemm(execution_stack("trtllm-v0.6"), blackwell, 4));      // before FP4
+  CHECK_FALSE(native_fp4_gemm(execution_stack(kDefaultStackName), blackwell, 4));  // eager
+
+  // A compute-bound prefill: the FP4 GEMMs run at the stack's share of the FP4 peak, twice the
+  // FP8 rate's on this board; the 4-bit weights are read packed either way.
+  const LlmSpec m = llama7b();
+  const ExecutionModel em = with_stack(ExecutionModel{}, opt);
+  Policy p;
+  p.stack = opt;
+  p.weight_bits = 4;
+  const GemmPath fp4 = gemm_path(blackwell, em, p);
+  const GemmPath weight_only = gemm_path(hopper, em, p);
+  REQUIRE(fp4.math == GemmMath::kFp4);
+  CHECK(weight_only.math == GemmMath::kFp16);
+  CHECK(fp4.efficiency == opt.fp4_gemm_efficiency);
+  CHECK(fp4.weight_bytes_per_elem == weight_only.weight_bytes_per_elem);
+  const LayerPass prefill{8.0 * 2048, 0, 0, 0, 0};
+  const KernelTime k = layer_kernel(m, blackwell, em, prefill, 1, fp4);
+  CHECK(k.compute_s ==
+        Approx(layer_gemm_flops(m, 8.0 * 2048) / (9000e12 * opt.fp4_gemm_efficiency)));
+  // A measured FP4 rate caps it.
+  GpuSpec measured = blackwell;
+  measured.fp4_achieved_tflops = 3000;
+  CHECK(layer_kernel(m, measured, em, prefill, 1, fp4).compute_s ==
+        Approx(layer_gemm_flops(m, 8.0 * 2048) / 3000e12));
+}
 TEST_CASE("8-bit weights are stored group-wise by the eager stack, per channel by the optimized",
           "[model][stack]") {
   Policy p;
