@@ -13,6 +13,7 @@
 #include "config/yaml_reader.hpp"
 #include "model/errors.hpp"
 #include "model/perf.hpp"
+#include "model/stack.hpp"
 #include "sim/simulate.hpp"
 #include "sim/workloads/traits.hpp"
 #include "study/accuracy.hpp"
@@ -31,6 +32,11 @@ std::string reference_group(const Scenario& s, const Reference& r) {
   if (has_capability(s, kCapGeneratesTokens) && s.policy.parallelism.tensor > 1 &&
       peer_link_kind(s.hardware.gpu, s.hardware.host) != PeerLinkKind::kNvlink)
     return "tensor parallel over PCIe";
+  // GEMMs on Blackwell's FP4 tensor cores (NVFP4): their rate is an estimate that only these
+  // rows test, so they are the evidence for such a run, whatever its workload.
+  if (has_capability(s, kCapGeneratesTokens) &&
+      native_fp4_gemm(s.policy.stack, s.hardware.gpu, s.policy.weight_bits))
+    return "FP4 GEMMs";
   // The workload's own group (sim/workloads/<name>/traits.cpp), else the policy's.
   if (const auto group = workload_traits(s.kind).reference_group) return std::string(group(s));
   const Policy& p = s.policy;

@@ -159,12 +159,12 @@ TEST_CASE(
 TEST_CASE("run: the accuracy line, in the table and in --json", "[app][run][accuracy]") {
   tiersim::test::TempDir dir;
   const std::string text = tiersim::test::tiersim_stdout(
-      "run scenarios/inference/opt30b-l40s-gen5.yaml --set hardware.gpu.model=B200",
+      "run scenarios/inference/opt30b-l40s-gen5.yaml --set hardware.gpu.model=GB200",
       dir.file("out.txt"));
   INFO(text);
   CHECK(text.find("accuracy   +-") != std::string::npos);
   CHECK(text.find("group ZeRO-Inference") != std::string::npos);
-  CHECK(text.find("unvalidated: GPU B200 (no published row runs on it)") != std::string::npos);
+  CHECK(text.find("unvalidated: GPU GB200 (no published row runs on it)") != std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(tiersim::test::tiersim_stdout(
       "run scenarios/inference/opt30b-l40s-gen5.yaml --json", dir.file("out.json")));
   REQUIRE(j.contains("accuracy"));

@@ -160,12 +160,26 @@ policy: {weights: nvme, kv_cache: gpu}
       "policy: {stack: optimized, parallelism: {tensor: 2}}\n"
       "workload: {kind: serving, arrival_rate: 1, requests: 2}\n");
   CHECK(validation::reference_group(nvlink_tp2, Reference{}) == "serving under load");
+  // NVFP4 GEMMs on a Blackwell GPU, serving or not: the FP4 rows' group. The same 4-bit weights on
+  // a Hopper GPU run weight-only, and 8-bit weights on a B200 run FP8: their usual groups.
+  const std::string b200 =
+      "name: g\nhardware: {gpu: {model: B200}}\nmodel: {name: llama-3-8b}\n"
+      "workload: {kind: serving, arrival_rate: 1, requests: 2}\n";
+  CHECK(validation::reference_group(
+            test::load_yaml(b200 + "policy: {stack: optimized, weight_bits: 4}\n"), Reference{}) ==
+        "FP4 GEMMs");
+  CHECK(validation::reference_group(
+            test::load_yaml(b200 + "policy: {stack: optimized, weight_bits: 8}\n"), Reference{}) ==
+        "serving under load");
+  CHECK(validation::reference_group(
+            test::load_yaml(b200 + "policy: {stack: trtllm-v0.6, weight_bits: 4}\n"),
+            Reference{}) == "serving under load");
   // Every group reference_group derives is defined in groups.yaml.
   const validation::ValidationData data = validation::load_validation_data("");
   for (const char* g :
        {"ZeRO-Inference", "FlexGen", "serving stack", "serving under load", "eager, no offload",
         "ZeRO-Inference data parallel", "I/O", "checkpoint", "training", "Accelerate offload",
-        "tensor parallel over PCIe", "in-flight batching"})
+        "tensor parallel over PCIe", "in-flight batching", "FP4 GEMMs"})
     CHECK(data.group(g));
 }
 
