@@ -469,10 +469,17 @@ class Replica {
   // recently admitted requests while none is free. Returns the requests that decode.
   std::vector<Live*> reserve_decode_slots() {
     std::vector<Live*> decodes;
+    decodes.reserve(running_.size());
     for (std::size_t i = 0; i < running_.size(); ++i) {
       Live* r = running_[i];
       if (!r->decoding()) continue;
-      const long need = blocks_for(r->req.prompt_tokens + r->generated) - r->blocks;
+      // A request never holds more blocks than its tokens need (admission, swap-in and each step
+      // give it exactly blocks_for), and blocks_for is at most one per block_tokens tokens (a
+      // window caches fewer): while its tokens fit in the blocks it holds, it needs none. That
+      // skips working out the blocks of every request in every step.
+      const long tokens = long(r->req.prompt_tokens) + r->generated;
+      const long need =
+          tokens <= r->blocks * long(w_.block_tokens) ? 0 : blocks_for(double(tokens)) - r->blocks;
       if (no_evict() && need > 0) {
         // The block comes out of the request's own reservation: it is free, and no one else's.
         const long from_reserve = std::min(need, r->reserved_blocks);
