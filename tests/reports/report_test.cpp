@@ -283,16 +283,36 @@ TEST_CASE("report: the notes on a configuration's inputs, and a line at the top 
 }
 TEST_CASE("a report counts a group once per run that it bands", "[report]") {
   // A training run reports no energy metrics and no run reports a prefix-caching first-token
-  // time: the energy group bands one configuration here, and KV cache reuse none.
+  // time: the energy group bands one configuration here, and KV cache reuse none. The report
+  // validates against a data folder with one reference row of each of the three groups (the
+  // shipped catalog and groups): what is counted does not depend on how many rows a group has,
+  // and the whole reference set is validated by its own tests.
   test::TempDir dir;
+  const std::string src = std::string(TIERSIM_SOURCE_DIR) + "/scenarios";
+  const std::string data = dir.file("data");
+  std::filesystem::create_directories(data);
+  std::filesystem::copy(src + "/catalog", data + "/catalog",
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::create_directories(data + "/validation");
+  std::filesystem::copy_file(src + "/validation/groups.yaml", data + "/validation/groups.yaml");
+  std::ofstream(data + "/validation/derivations.yaml") << "derived_constants: []\n";
+  std::filesystem::create_directories(data + "/reference");
+  for (const char* row : {"dgx2-zero3.yaml", "mlenergy-h100-llama3.1-8b-b32.yaml",
+                          "vllm-offload-h100-llama3.1-8b-10k.yaml"})
+    std::filesystem::copy_file(src + "/reference/" + row, data + "/reference/" + row);
+  std::filesystem::create_directories(data + "/reference/traces");
+  std::filesystem::copy_file(src + "/reference/traces/vllm-offload-h100-llama3.1-8b-10k.csv",
+                             data + "/reference/traces/vllm-offload-h100-llama3.1-8b-10k.csv");
   const std::string db = dir.file("r.db");
   test::tiersim_stdout(
       "compare scenarios/training/dgx2-zero3.yaml "
       "scenarios/inference/llama2-7b-fp8-l40s-optimized.yaml --db '" +
           db + "'",
       dir.file("compare.txt"));
-  const std::string json = test::tiersim_stdout(
-      "report --db '" + db + "' --out '" + dir.file("report") + "' --json", dir.file("out.json"));
+  const std::string json = test::tiersim_stdout("report --db '" + db + "' --data-dir '" + data +
+                                                    "' --out '" + dir.file("report") + "' --json",
+                                                dir.file("out.json"));
+  REQUIRE_THAT(json, Catch::Contains("\"available\": true"));
   CHECK_THAT(json, Catch::Contains("training (1 configuration)"));
   CHECK_THAT(json, Catch::Contains("; energy (1 configuration)"));
   CHECK_THAT(json, !Catch::Contains("KV cache reuse"));
