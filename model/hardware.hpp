@@ -30,9 +30,8 @@ struct GpuSpec {
   double cuda_context_mib = -1;
   // Catalog name of the measured sibling whose achieved rates (fp16_achieved_tflops,
   // fp16_decode_achieved_tflops, l2_shared_read_gbps, fp8_achieved_tflops, fp4_achieved_tflops
-  // and the GEMMs'
-  // exposed weight-load rates) this entry inherits because none were
-  // measured on it; "" = its own (config/catalog.cpp resolves it; `tiersim catalog` prints it).
+  // and the GEMMs' exposed weight-load rates) this entry inherits because none were measured on
+  // it; "" = its own (config/catalog.cpp resolves it; `tiersim catalog` prints it).
   std::string rates_from;
   double hbm_gbps = 0;     // device memory bandwidth
   double fp16_tflops = 0;  // dense FP16/BF16 tensor throughput (no sparsity)
