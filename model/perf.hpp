@@ -440,8 +440,8 @@ double layer_weight_read_bytes(const LlmSpec& m, double tokens, double tp);
 // Memory traffic of one layer's elementwise kernels (the norms with their residual adds, the
 // rotary embedding, the MLP's activation) for `tokens` tokens on one GPU of `tp` [bytes]. Their
 // results that a GEMM reads are written at its input width (1 byte an element before FP8 GEMMs,
-// else 2). They are kernels of their own between the GEMMs, so their time adds to the GEMMs'
-// (layer_kernel).
+// kNvfp4BytesPerElem before NVFP4 ones, else 2). They are kernels of their own between the GEMMs,
+// so their time adds to the GEMMs' (layer_kernel).
 double layer_elementwise_bytes(const LlmSpec& m, double tokens, double tp, const GemmPath& gemm);
 // Dequantising one layer's packed weights to fp16 before the GEMMs (0 at 16 bits, and 0 when the
 // stack dequantises inside the GEMM): the packed weights are read, the fp16 copies written, then
