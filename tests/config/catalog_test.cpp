@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -560,6 +562,51 @@ TEST_CASE("the H100's GEMM rates are the fit of the project's own shape sweep",
       CHECK(g.fp8_gemm_exposed_weight_gbps < 0);
     }
   }
+}
+
+// Times [ms] of one gemm_shape_sweep.py CSV (dtype,m,n,k,ms,tflops) by "dtype,m,n,k".
+std::map<std::string, double> sweep_times(const std::string& csv) {
+  std::map<std::string, double> t;
+  std::ifstream in(csv);
+  REQUIRE(in);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const std::size_t last = line.rfind(',');
+    const std::size_t ms = line.rfind(',', last - 1);
+    t[line.substr(0, ms)] = std::stod(line.substr(ms + 1, last - ms - 1));
+  }
+  return t;
+}
+
+TEST_CASE("the H200 inherits the H100's GEMM rates because its own sweep times the same",
+          "[config][catalog]") {
+  // The H200 is the H100's GH100 die at the same clocks with faster memory: its catalog entry
+  // inherits the H100 SXM's fitted GEMM rates (rates_from). tools/gpu/h200-2026-11-29.md ran the
+  // same sweep on an H200; shape by shape its times are the H100's, within 5% in the median of
+  // each range of token counts of each precision. (Its own refit's exposed-weight rates differ
+  // for these near-equal times: the sweep's design determines that term poorly.)
+  const std::string tools = std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/";
+  const auto h100 = sweep_times(tools + "h100-2026-11-27-gemm-shapes.csv");
+  const auto h200 = sweep_times(tools + "h200-2026-11-29-gemm-shapes.csv");
+  REQUIRE(h200.size() == 280);
+  for (const std::string dtype : {"bf16", "fp8"})
+    for (const auto& [lo, hi] :
+         {std::pair{128, 512}, std::pair{1024, 2048}, std::pair{4096, 16384}}) {
+      std::vector<double> ratio;
+      for (const auto& [key, ms] : h200) {
+        if (key.rfind(dtype + ",", 0) != 0) continue;
+        const int m = std::stoi(key.substr(dtype.size() + 1));
+        if (m < lo || m > hi) continue;
+        REQUIRE(h100.count(key) == 1);
+        ratio.push_back(ms / h100.at(key));
+      }
+      REQUIRE(!ratio.empty());
+      std::sort(ratio.begin(), ratio.end());
+      INFO(dtype << " M " << lo << "-" << hi);
+      CHECK(ratio[ratio.size() / 2] == Approx(1.0).margin(0.05));
+    }
+  CHECK(Catalog::load(kData).gpu("H200").rates_from == "H100-SXM");
 }
 
 // The number after `"key": ` at the first occurrence of key at or after `from` in a probe's JSON.
