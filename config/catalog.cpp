@@ -161,7 +161,9 @@ LlmSpec model_from_hf_config(const LlmSpec& entry, const YNode& root, const std:
 // peak: an H100 PCIe (756 dense TFLOPS) inheriting from an H100 SXM that reached 0.78 of 989
 // runs its GEMMs at 0.78 x 756, not at the SXM's absolute rate. The L2 re-read rate, the FP8
 // rate, the FP4 rate and the GEMMs' exposed weight-load rates scale the same way (all grow with SMs
-// x clock). Each inherited value's source says where it came from.
+// x clock). The shares a power limit leaves of the rates (fp16_power_limited_share) are not
+// inherited: they belong to a board and its limit. Each inherited value's source says where it
+// came from.
 void inherit_rates(std::vector<GpuSpec>& gpus, const YNode& root) {
   auto entry_node = [&root](const std::string& name) {
     for (const YNode& e : root.require("gpus", "a list of entries").items())

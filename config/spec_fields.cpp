@@ -42,6 +42,12 @@ const std::vector<SpecField<GpuSpec>>& gpu_fields() {
       {"fp4_achieved_tflops", &G::fp4_achieved_tflops, "TFLOP/s", 0, kNoLimit, true,
        "achieved dense FP4 (NVFP4) GEMM rate of large products (optional; caps fp4_tflops x the "
        "stack's FP4 efficiency)"},
+      {"fp16_power_limited_share", &G::fp16_power_limited_share, "", 0, 1, true,
+       "share of the boost-clock fp16/bf16 rates (fp16_achieved_tflops, fused attention kernels' "
+       "published rates) the board keeps held at full math rate under its power limit (optional; "
+       "tools/gpu/power_probe.py)"},
+      {"fp8_power_limited_share", &G::fp8_power_limited_share, "", 0, 1, true,
+       "the same for FP8 GEMMs (fp8_achieved_tflops; optional)"},
       {"gemm_exposed_weight_gbps", &G::gemm_exposed_weight_gbps, "GB/s", 0, kNoLimit, true,
        "rate at which an fp16/bf16 GEMM's weight bytes add to its math time, the loads its "
        "pipeline does not hide (optional; fitted on the board's GEMM shape sweep; unset = the "

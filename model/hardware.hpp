@@ -54,6 +54,14 @@ struct GpuSpec {
   // given, and FP4 GEMMs run at fp4_tflops x the stack's fp4_gemm_efficiency (capped by this
   // where given).
   double fp4_achieved_tflops = -1;
+  // Share of a math rate measured in short runs, at the boost clock, that the board keeps when
+  // held at full math rate under its power limit (tdp_w): the achieved GEMM rates above and the
+  // published rates of fused attention kernels are taken at this share (model/perf.cpp), since
+  // the time model's rates are the board's at its limit (model/power.hpp gpu_power_limited). For
+  // fp16/bf16 math and for FP8 GEMMs; < 0 = not measured, and the rates hold as given. Never
+  // inherited (rates_from): a share belongs to the board and its power limit.
+  double fp16_power_limited_share = -1;
+  double fp8_power_limited_share = -1;
   // A GEMM's weight loads that its pipeline does not hide under the math, as a rate [1e9 B/s of
   // weight bytes]: a layer's GEMMs take their math at the achieved rate plus their weight bytes
   // at this rate, never less than the weight stream at the device-memory rate (model/perf.cpp

@@ -43,12 +43,19 @@ double eager_kernel_s(const ExecutionModel& em) {
   return em.layer_overhead_s / kEagerKernelsPerLayer;
 }
 
+double power_limited_share(const GpuSpec& gpu, bool fp8) {
+  const double share = fp8 ? gpu.fp8_power_limited_share : gpu.fp16_power_limited_share;
+  return share > 0 ? share : 1.0;
+}
+
 double gemm_flops_per_s(const GpuSpec& gpu, const ExecutionModel& em) {
   // The stack's share of the peak, capped by what the board sustains where that is measured
-  // (a power-capped T4 holds far less than its boost-clock peak; model/hardware.hpp).
+  // (a power-capped T4 holds far less than its boost-clock peak; model/hardware.hpp): a rate
+  // measured at the boost clock, at the share the board keeps under its power limit.
   double rate = units::tflops_to_flops(gpu.fp16_tflops) * em.gemm_efficiency;
   if (gpu.fp16_achieved_tflops > 0)
-    rate = std::min(rate, units::tflops_to_flops(gpu.fp16_achieved_tflops));
+    rate = std::min(
+        rate, units::tflops_to_flops(gpu.fp16_achieved_tflops) * power_limited_share(gpu, false));
   return rate;
 }
 
@@ -485,10 +492,12 @@ double prefill_attention_s(const LlmSpec& m, const GpuSpec& gpu, const Execution
     const std::optional<double> fraction = fused_attention_peak_fraction(
         stack.prefill_attention_kernel, gpu.arch, m.head_dim(), causal, keys);
     if (!fraction) return gemm_rate;
+    // The kernel's published rate and the board's achieved GEMM rate are both boost-clock
+    // figures: under the power limit, both at the board's share.
     double r = units::tflops_to_flops(gpu.fp16_tflops) * *fraction;
     if (gpu.fp16_achieved_tflops > 0)
       r = std::min(r, units::tflops_to_flops(gpu.fp16_achieved_tflops));
-    return r;
+    return r * power_limited_share(gpu, false);
   };
   double s = diagonal_flops / rate(true, c.queries);
   if (offset_flops > 0) s += offset_flops / rate(false, c.offset);
@@ -523,7 +532,9 @@ double low_precision_gemm_flops_per_s(const GpuSpec& gpu, const GemmPath& gemm) 
   const bool fp8 = gemm.math == GemmMath::kFp8;
   double rate = units::tflops_to_flops(fp8 ? gpu.fp8_tflops : gpu.fp4_tflops) * gemm.efficiency;
   const double achieved_tflops = fp8 ? gpu.fp8_achieved_tflops : gpu.fp4_achieved_tflops;
-  if (achieved_tflops > 0) rate = std::min(rate, units::tflops_to_flops(achieved_tflops));
+  if (achieved_tflops > 0)
+    rate = std::min(rate, units::tflops_to_flops(achieved_tflops) *
+                              (fp8 ? power_limited_share(gpu, true) : 1.0));
   return rate;
 }
 }  // namespace

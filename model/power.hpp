@@ -71,7 +71,9 @@ struct LimitedKernels {
 };
 // The time model's rates (achieved FP16/FP8 GEMM rates, memory bandwidth) are a board's at its
 // tdp_w, where a kernel at full math rate draws the whole dynamic range (a dense GEMM runs at
-// tdp_w), its memory traffic at full rate memory_power_fraction of it, and launch gaps neither.
+// tdp_w; a rate measured in short runs at the boost clock is taken at the share the board keeps
+// under its limit, where that share is measured: GpuSpec::fp16_power_limited_share), its memory
+// traffic at full rate memory_power_fraction of it, and launch gaps neither.
 // At those rates the group would draw demand = (compute_s + memory_power_fraction x memory_s) / s
 // of the range (its load where that is within the limit; 0 for an empty group): above the
 // cap share (gpu_power_cap_w - idle_w) / (tdp_w - idle_w) (a power_limit_w below tdp_w, or math

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -529,6 +530,25 @@ std::pair<double, double> fitted_gemm_rates(const std::vector<std::string>& csvs
   return {1.0 / per_flop / 1e12, bytes_per_elem / per_weight / 1e9};
 }
 
+// The share of its first, boost-clock rate that a GEMM of the 8192 cube keeps when held at full
+// math rate under the board's power limit: tools/gpu/power_probe.py on an H200
+// (tools/gpu/h200-2026-11-29-power.json), `phase` "bf16 GEMM 8192^3" or "FP8 GEMM 8192^3".
+double power_capped_share(const std::string& phase) {
+  std::ifstream in(std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/h200-2026-11-29-power.json");
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("\"phase\": \"" + phase + "\"");
+  REQUIRE(at != std::string::npos);
+  const auto number = [&](const std::string& key) {
+    const std::size_t k = text.find("\"" + key + "\": ", at);
+    REQUIRE(k != std::string::npos);
+    return std::stod(text.substr(k + key.size() + 4));
+  };
+  // The board at its limit while the phase ran (the probe's power is NVML's, in watts).
+  CHECK(number("power_w") > 680);
+  return number("sustained_tflops") / number("tflops_first_replay");
+}
+
 TEST_CASE("the H100's GEMM rates are the fit of the project's own shape sweep",
           "[config][catalog]") {
   const Catalog c = Catalog::load(kData);
@@ -545,6 +565,15 @@ TEST_CASE("the H100's GEMM rates are the fit of the project's own shape sweep",
   CHECK(h100.fp16_achieved_tflops == Approx(bf16_rate).epsilon(0.001));
   CHECK(h100.gemm_exposed_weight_gbps == Approx(bf16_exposed).epsilon(0.001));
   CHECK(h100.fp8_achieved_tflops == Approx(fp8_rate).epsilon(0.001));
+  // The sweep's short products ran at the boost clock; the time model's rates are the board's at
+  // its power limit (model/power.hpp). The share of them a product held at full rate keeps under
+  // the 700 W limit was measured on an H200, which carries it; the H100 SXM has none measured.
+  const GpuSpec& h200 = c.gpu("H200");
+  CHECK(h200.fp16_power_limited_share ==
+        Approx(power_capped_share("bf16 GEMM 8192^3")).margin(1e-4));
+  CHECK(h200.fp8_power_limited_share == Approx(power_capped_share("FP8 GEMM 8192^3")).margin(1e-4));
+  CHECK(h100.fp16_power_limited_share < 0);
+  CHECK(h100.fp8_power_limited_share < 0);
   CHECK(h100.fp8_gemm_exposed_weight_gbps == Approx(fp8_exposed).epsilon(0.001));
   // Its Hopper siblings inherit them at their share of its peak, saying so; no other GPU has them.
   for (const GpuSpec& g : c.gpus()) {
@@ -556,10 +585,15 @@ TEST_CASE("the H100's GEMM rates are the fit of the project's own shape sweep",
       CHECK(g.gemm_exposed_weight_gbps == Approx(h100.gemm_exposed_weight_gbps * scale));
       CHECK(g.sources.at("fp8_gemm_exposed_weight_gbps").find("inherited from H100-SXM") !=
             std::string::npos);
+      // Shares are its own, the H200's measured ones; the others have none.
+      CHECK((g.name == "H200") == (g.fp16_power_limited_share > 0));
+      CHECK((g.name == "H200") == (g.fp8_power_limited_share > 0));
     } else {
       CHECK(g.fp8_achieved_tflops < 0);
       CHECK(g.gemm_exposed_weight_gbps < 0);
       CHECK(g.fp8_gemm_exposed_weight_gbps < 0);
+      CHECK(g.fp16_power_limited_share < 0);
+      CHECK(g.fp8_power_limited_share < 0);
     }
   }
 }

@@ -608,6 +608,48 @@ TEST_CASE("eager stacks and GPUs without a published attention rate keep the GEM
         Approx(flops / gemm_flops_per_s(h100(), opt_em)));
 }
 
+TEST_CASE("boost-clock rates run at the share a board keeps under its power limit",
+          "[model][perf][power]") {
+  // An H100-like board with measured boost-clock GEMM rates (the shape sweep) and the shares of
+  // them it keeps held at full math rate under its limit (tools/gpu/power_probe.py).
+  GpuSpec gpu = h100();
+  gpu.fp16_achieved_tflops = 730;
+  gpu.fp8_achieved_tflops = 1322;
+  gpu.fp8_tflops = 1979;
+  GpuSpec limited = gpu;
+  limited.fp16_power_limited_share = 0.8628;
+  limited.fp8_power_limited_share = 0.8344;
+  const ExecutionStack& opt = execution_stack("optimized");
+  const ExecutionModel em = with_stack(ExecutionModel{}, opt);
+  CHECK(power_limited_share(gpu, false) == 1.0);
+  CHECK(power_limited_share(limited, true) == 0.8344);
+  // The fp16 GEMM rate: the measured rate at the share.
+  CHECK(gemm_flops_per_s(gpu, em) == Approx(730e12));
+  CHECK(gemm_flops_per_s(limited, em) == Approx(730e12 * 0.8628));
+  // A rate the stack's efficiency sets below that (a training pass's end-to-end share of the
+  // peak, itself measured over long runs) is not cut again.
+  ExecutionModel slow = em;
+  slow.gemm_efficiency = 0.45;
+  CHECK(gemm_flops_per_s(limited, slow) == Approx(989e12 * 0.45));
+  // FP8 GEMMs at their own share: a layer of FP8 products takes 1/0.8344 of the math time.
+  Policy p;
+  p.weight_bits = 8;
+  p.stack = opt;
+  const GemmPath fp8 = gemm_path(limited, em, p);
+  REQUIRE(fp8.math == GemmMath::kFp8);
+  const LlmSpec m = llama7b();
+  LayerPass pass;
+  pass.tokens = 8192;
+  const KernelTime k = layer_kernel(m, limited, em, pass, 1, fp8);
+  const KernelTime k_full = layer_kernel(m, gpu, em, pass, 1, gemm_path(gpu, em, p));
+  CHECK(k.compute_s - k_full.compute_s == Approx(layer_gemm_flops(m, 8192) / (1322e12 * 0.8344) -
+                                                 layer_gemm_flops(m, 8192) / 1322e12));
+  // Fused prefill attention: the kernel's published rate is a boost-clock figure too.
+  const PrefillChunk chunk{16384, 0, 1};
+  CHECK(prefill_attention_s(m, limited, em, opt, chunk, 1) ==
+        Approx(prefill_attention_s(m, gpu, em, opt, chunk, 1) / 0.8628));
+}
+
 TEST_CASE(
     "a measured board's GEMMs add their exposed weight loads to the math, never below the "
     "weight stream",

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""A GPU's power idle with a CUDA context, streaming device memory, and at full math rate.
+
+Why: tiersim's power model (model/power.hpp) draws a GPU's idle power (catalog idle_w) for the
+whole run and, while a kernel runs, a share of the range up to the board's limit (tdp_w): all of
+it at full math rate, `memory_power_fraction` of it while streaming device memory at the achieved
+rate. The fraction was derived from one published row (an H100 under vLLM, ML.ENERGY) and the
+idle power of most boards is an estimate. This probe reads both off the board itself, and the SM
+clock, so that a board's entry can carry measured values.
+
+Each phase runs for --seconds while another thread samples NVML's power reading and SM clock
+every 100 ms; the phase's figure is the median of the samples after its first --settle seconds.
+Phases: idle (a context open, nothing running), memory (a sum and a copy over 4 GiB, replayed from
+a CUDA graph), bf16 GEMM (8192^3) and FP8 GEMM (8192^3, torch._scaled_mm). The achieved rate of
+each busy phase is printed with it. Needs PyTorch with CUDA and nvidia-ml-py (pynvml). Not run in
+CI (no GPU there). Usage:
+  python3 tools/gpu/power_probe.py --json out.json [--seconds 8] [--settle 3]
+"""
+import argparse
+import json
+import statistics
+import threading
+import time
+
+import pynvml
+import torch
+
+
+def sample(handle, stop, out):
+    while not stop.is_set():
+        out.append((time.perf_counter(),
+                    pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,
+                    pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)))
+        time.sleep(0.1)
+
+
+def phase(handle, name, seconds, settle, work=None):
+    """Runs work() (one batch of GPU work, enqueued) until `seconds` pass; returns the medians."""
+    samples, stop = [], threading.Event()
+    t = threading.Thread(target=sample, args=(handle, stop, samples))
+    start = time.perf_counter()
+    t.start()
+    calls = 0
+    while time.perf_counter() - start < seconds:
+        if work is None:
+            time.sleep(0.05)
+            continue
+        work()
+        calls += 1
+        if calls % 4 == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    stop.set()
+    t.join()
+    kept = [s for s in samples if s[0] - start >= settle]
+    out = {"phase": name, "seconds": elapsed, "calls": calls,
+           "power_w": statistics.median(s[1] for s in kept),
+           "power_w_max": max(s[1] for s in kept),
+           "sm_mhz": statistics.median(s[2] for s in kept), "samples": len(kept)}
+    print(out, flush=True)
+    return out
+
+
+def graph_of(step, count):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            for _ in range(count):
+                step()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(count):
+            step()
+    return g
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--settle", type=float, default=3.0)
+    args = ap.parse_args()
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+            "power_limit_w": pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0}
+    torch.zeros(1, device="cuda")  # the context
+    time.sleep(2.0)
+    phases = [phase(handle, "idle", args.seconds, args.settle)]
+
+    n = (4 << 30) // 2
+    x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    g = graph_of(lambda: torch.sum(x, dtype=torch.float32), 20)
+    t0 = time.perf_counter()
+    g.replay()
+    torch.cuda.synchronize()
+    read_gbps = 20 * x.numel() * 2 / (time.perf_counter() - t0) / 1e9
+    p = phase(handle, "memory read (sum)", args.seconds, args.settle, g.replay)
+    p["read_gbps"] = read_gbps
+    p["sustained_read_gbps"] = p["calls"] * 20 * x.numel() * 2 / p["seconds"] / 1e9
+    phases.append(p)
+    g = graph_of(lambda: y.copy_(x), 20)
+    t0 = time.perf_counter()
+    g.replay()
+    torch.cuda.synchronize()
+    copy_gbps = 20 * 2 * x.numel() * 2 / (time.perf_counter() - t0) / 1e9
+    p = phase(handle, "memory copy", args.seconds, args.settle, g.replay)
+    p["read_plus_write_gbps"] = copy_gbps
+    p["sustained_read_plus_write_gbps"] = p["calls"] * 20 * 2 * x.numel() * 2 / p["seconds"] / 1e9
+    phases.append(p)
+    del x, y, g
+    torch.cuda.empty_cache()
+
+    s = 8192
+    a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    g = graph_of(lambda: torch.matmul(a, b), 10)
+    t0 = time.perf_counter()
+    g.replay()
+    torch.cuda.synchronize()
+    tflops = 10 * 2 * s ** 3 / (time.perf_counter() - t0) / 1e12
+    p = phase(handle, "bf16 GEMM 8192^3", args.seconds, args.settle, g.replay)
+    p["tflops_first_replay"] = tflops
+    p["sustained_tflops"] = p["calls"] * 10 * 2 * s ** 3 / p["seconds"] / 1e12
+    phases.append(p)
+    one = torch.ones((), device="cuda")
+    a8 = a.to(torch.float8_e4m3fn)
+    b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
+    g = graph_of(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
+                                          out_dtype=torch.bfloat16), 10)
+    t0 = time.perf_counter()
+    g.replay()
+    torch.cuda.synchronize()
+    tflops = 10 * 2 * s ** 3 / (time.perf_counter() - t0) / 1e12
+    p = phase(handle, "FP8 GEMM 8192^3", args.seconds, args.settle, g.replay)
+    p["tflops_first_replay"] = tflops
+    p["sustained_tflops"] = p["calls"] * 10 * 2 * s ** 3 / p["seconds"] / 1e12
+    phases.append(p)
+    phases.append(phase(handle, "idle after", args.seconds, args.settle))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({**info, "phases": phases}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
