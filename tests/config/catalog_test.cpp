@@ -549,6 +549,32 @@ double power_capped_share(const std::string& phase) {
   return number("sustained_tflops") / number("tflops_first_replay");
 }
 
+TEST_CASE("the H200's idle and memory power are the power probe's", "[config][catalog]") {
+  // tools/gpu/power_probe.py on an H200 (tools/gpu/h200-2026-11-29.md): idle with a context open,
+  // and the share of the range above idle (to the 700 W limit) that thin bf16 products streaming
+  // their weights draw, the kernels of a decode step.
+  const std::string tools = std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/";
+  const auto phase_power = [&](const std::string& file, const std::string& phase) {
+    std::ifstream in(tools + file);
+    REQUIRE(in);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t at = text.find("\"phase\": \"" + phase + "\"");
+    REQUIRE(at != std::string::npos);
+    const std::size_t k = text.find("\"power_w\": ", at);
+    REQUIRE(k != std::string::npos);
+    return std::stod(text.substr(k + 11));
+  };
+  const GpuSpec& h200 = Catalog::load(kData).gpu("H200");
+  const double idle = phase_power("h200-2026-11-29-power.json", "idle");
+  CHECK(h200.idle_w == Approx(idle).margin(0.6));
+  CHECK(h200.idle_w == Approx(phase_power("h200-2026-11-29-power.json", "idle after")).margin(0.6));
+  const double decode_idle = phase_power("h200-2026-11-29-power-decode.json", "idle");
+  const double gemm = phase_power("h200-2026-11-29-power-decode.json",
+                                  "bf16 decode GEMM M=16 8192x8192, 16 weights");
+  CHECK(h200.memory_power_fraction ==
+        Approx((gemm - decode_idle) / (h200.tdp_w - decode_idle)).margin(0.005));
+}
+
 TEST_CASE("the H100's GEMM rates are the fit of the project's own shape sweep",
           "[config][catalog]") {
   const Catalog c = Catalog::load(kData);

@@ -78,11 +78,47 @@ def graph_of(step, count):
     return g
 
 
+def decode_phases(handle, args):
+    """Kernels of a decode step, each replayed: 16-token bf16 products streaming 16 distinct
+    8192 x 8192 weight matrices (2.1 GB, past the L2), and decode attention (torch SDPA, bf16) of
+    64 sequences of 2,048 positions over 8 KV heads."""
+    out = []
+    k = n = 8192
+    ws = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _ in range(16)]
+    a = torch.randn(16, k, device="cuda", dtype=torch.bfloat16)
+    steps = iter(range(1 << 30))
+    g = graph_of(lambda: torch.matmul(a, ws[next(steps) % 16]), 16)
+    p = phase(handle, "bf16 decode GEMM M=16 8192x8192, 16 weights", args.seconds, args.settle,
+              g.replay)
+    p["sustained_weight_gbps"] = p["calls"] * 16 * k * n * 2 / p["seconds"] / 1e9
+    out.append(p)
+    del ws, a, g
+    torch.cuda.empty_cache()
+    b, c, hq, hkv = 64, 2048, 64, 8
+    q = torch.randn(b, hq, 1, 128, device="cuda", dtype=torch.bfloat16)
+    kv = [(torch.randn(b, hkv, c, 128, device="cuda", dtype=torch.bfloat16),
+           torch.randn(b, hkv, c, 128, device="cuda", dtype=torch.bfloat16)) for _ in range(2)]
+    steps = iter(range(1 << 30))
+
+    def attend():
+        kk, vv = kv[next(steps) % 2]
+        return torch.nn.functional.scaled_dot_product_attention(q, kk, vv, enable_gqa=True)
+
+    g = graph_of(attend, 8)
+    p = phase(handle, "decode attention 64 x 2048, bf16 KV", args.seconds, args.settle, g.replay)
+    p["sustained_kv_gbps"] = p["calls"] * 8 * 2 * b * hkv * c * 128 * 2 / p["seconds"] / 1e9
+    out.append(p)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--settle", type=float, default=3.0)
+    ap.add_argument("--decode", action="store_true",
+                    help="only the decode kernels: thin bf16 products streaming their weights and "
+                         "decode attention over a KV cache (with the idle phase)")
     args = ap.parse_args()
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByIndex(0)
@@ -91,6 +127,12 @@ def main():
     torch.zeros(1, device="cuda")  # the context
     time.sleep(2.0)
     phases = [phase(handle, "idle", args.seconds, args.settle)]
+    if args.decode:
+        phases += decode_phases(handle, args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({**info, "phases": phases}, f, indent=1)
+        return
 
     n = (4 << 30) // 2
     x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
