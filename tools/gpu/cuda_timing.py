@@ -1,4 +1,5 @@
-"""Timing shared by the GPU probes: median of repeats, by CUDA events or by the wall clock."""
+"""Timing shared by the GPU probes: median of repeats, by CUDA events or by the wall clock, and
+CUDA graphs of repeated work, so that a replay times the GPU without the host's dispatch."""
 import statistics
 import time
 
@@ -35,3 +36,22 @@ def median_wall_s(fn, reps=7, warmups=1):
         torch.cuda.synchronize()
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
+
+
+def graph_of(step, count):
+    """A CUDA graph that calls step(i) for i in range(count), captured after two warm-up passes
+    on a side stream (cuBLAS and the caching allocator set up their workspaces outside the
+    capture)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            for i in range(count):
+                step(i)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for i in range(count):
+            step(i)
+    return g

@@ -19,42 +19,14 @@ Needs PyTorch with CUDA. Not run in CI (no GPU there). Usage:
 """
 import argparse
 import math
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from cuda_timing import graph_of, median_ms
+
 L2_DEFEAT_BYTES = 256 << 20
 TARGET_GRAPH_S = 2e-3
-
-
-def median_event_ms(fn, reps):
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
-def graph_of(step, count):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            for i in range(count):
-                step(i)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(count):
-            step(i)
-    return g
 
 
 def time_op(make_inputs, op, bytes_moved, reps=7):
@@ -64,11 +36,11 @@ def time_op(make_inputs, op, bytes_moved, reps=7):
     ins = [make_inputs() for _ in range(copies)]
     step = lambda i: op(*ins[i % copies])
     g1 = graph_of(step, copies)
-    est = median_event_ms(g1.replay, 3) * 1e-3 / copies
+    est = median_ms(g1.replay, 3, warmups=0) * 1e-3 / copies
     del g1
     count = copies * max(1, math.ceil(min(512, TARGET_GRAPH_S / max(est, 1e-7)) / copies))
     g = graph_of(step, count)
-    us = median_event_ms(g.replay, reps) / count * 1e3
+    us = median_ms(g.replay, reps, warmups=0) / count * 1e3
     del g, ins
     torch.cuda.empty_cache()
     return us, bytes_moved / (us * 1e-6) / 1e9

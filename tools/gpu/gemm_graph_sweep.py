@@ -21,9 +21,10 @@ Needs PyTorch with CUDA. Not run in CI (no GPU there). Usage:
 import argparse
 import json
 import math
-import statistics
 
 import torch
+
+from cuda_timing import graph_of, median_ms
 
 MS = (1, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192)
 # (layer, N, K): output columns and reduction depth of each projection.
@@ -41,46 +42,16 @@ L2_DEFEAT_BYTES = 256 << 20  # weight copies rotated per graph: several times th
 TARGET_GRAPH_S = 2e-3        # products per graph: at least this long a replay
 
 
-def median_event_ms(fn, reps):
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
-def graph_of(step, count):
-    """A CUDA graph that calls step(i) for i in range(count), after two warm-up passes."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            for i in range(count):
-                step(i)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(count):
-            step(i)
-    return g
-
-
 def memory_rates():
     n = (4 << 30) // 2
     x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
     out = {}
     g = graph_of(lambda i: torch.sum(x, dtype=torch.float32), 1)
-    ms = median_event_ms(g.replay, 10)
+    ms = median_ms(g.replay, 10, warmups=0)
     out["read_gbps"] = x.numel() * 2 / (ms * 1e-3) / 1e9
     g = graph_of(lambda i: y.copy_(x), 1)
-    ms = median_event_ms(g.replay, 10)
+    ms = median_ms(g.replay, 10, warmups=0)
     out["copy_read_plus_write_gbps"] = 2 * x.numel() * 2 / (ms * 1e-3) / 1e9
     del x, y
     torch.cuda.empty_cache()
@@ -128,12 +99,12 @@ def main():
                         step = lambda i: torch.matmul(a, bs[i % copies])
                     # One product untimed in a graph of its own, to size the graph.
                     g1 = graph_of(step, 1)
-                    est_s = median_event_ms(g1.replay, 3) * 1e-3
+                    est_s = median_ms(g1.replay, 3, warmups=0) * 1e-3
                     del g1
                     count = max(copies, min(256, math.ceil(TARGET_GRAPH_S / max(est_s, 1e-7))))
                     count = copies * math.ceil(count / copies)
                     g = graph_of(step, count)
-                    ms = median_event_ms(g.replay, args.reps) / count
+                    ms = median_ms(g.replay, args.reps, warmups=0) / count
                     del g
                 except RuntimeError as e:
                     print(f"{dtype} {layer} m={m}: {e}".splitlines()[0], flush=True)

@@ -25,6 +25,8 @@ import time
 import pynvml
 import torch
 
+from cuda_timing import graph_of
+
 
 def sample(handle, stop, out):
     while not stop.is_set():
@@ -62,20 +64,20 @@ def phase(handle, name, seconds, settle, work=None):
     return out
 
 
-def graph_of(step, count):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            for _ in range(count):
-                step()
-    torch.cuda.current_stream().wait_stream(side)
+def busy_phase(handle, name, args, g, work_per_replay, scale, first_key, sustained_key):
+    """A phase replaying graph `g`, which does `work_per_replay` units (bytes or FLOPs) a replay:
+    the rate of its first replay (the boost clock's, as short benchmarks see it) under
+    `first_key` (none where it is None) and over the phase under `sustained_key`, in units of
+    `scale` (1e9: GB/s, 1e12: TFLOP/s)."""
+    t0 = time.perf_counter()
+    g.replay()
     torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(count):
-            step()
-    return g
+    first = work_per_replay / (time.perf_counter() - t0) / scale
+    p = phase(handle, name, args.seconds, args.settle, g.replay)
+    if first_key:
+        p[first_key] = first
+    p[sustained_key] = p["calls"] * work_per_replay / p["seconds"] / scale
+    return p
 
 
 def decode_phases(handle, args):
@@ -86,28 +88,19 @@ def decode_phases(handle, args):
     k = n = 8192
     ws = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _ in range(16)]
     a = torch.randn(16, k, device="cuda", dtype=torch.bfloat16)
-    steps = iter(range(1 << 30))
-    g = graph_of(lambda: torch.matmul(a, ws[next(steps) % 16]), 16)
-    p = phase(handle, "bf16 decode GEMM M=16 8192x8192, 16 weights", args.seconds, args.settle,
-              g.replay)
-    p["sustained_weight_gbps"] = p["calls"] * 16 * k * n * 2 / p["seconds"] / 1e9
-    out.append(p)
+    g = graph_of(lambda i: torch.matmul(a, ws[i % 16]), 16)
+    out.append(busy_phase(handle, "bf16 decode GEMM M=16 8192x8192, 16 weights", args, g,
+                          16 * k * n * 2, 1e9, None, "sustained_weight_gbps"))
     del ws, a, g
     torch.cuda.empty_cache()
     b, c, hq, hkv = 64, 2048, 64, 8
     q = torch.randn(b, hq, 1, 128, device="cuda", dtype=torch.bfloat16)
     kv = [(torch.randn(b, hkv, c, 128, device="cuda", dtype=torch.bfloat16),
            torch.randn(b, hkv, c, 128, device="cuda", dtype=torch.bfloat16)) for _ in range(2)]
-    steps = iter(range(1 << 30))
-
-    def attend():
-        kk, vv = kv[next(steps) % 2]
-        return torch.nn.functional.scaled_dot_product_attention(q, kk, vv, enable_gqa=True)
-
-    g = graph_of(attend, 8)
-    p = phase(handle, "decode attention 64 x 2048, bf16 KV", args.seconds, args.settle, g.replay)
-    p["sustained_kv_gbps"] = p["calls"] * 8 * 2 * b * hkv * c * 128 * 2 / p["seconds"] / 1e9
-    out.append(p)
+    g = graph_of(lambda i: torch.nn.functional.scaled_dot_product_attention(
+        q, kv[i % 2][0], kv[i % 2][1], enable_gqa=True), 8)
+    out.append(busy_phase(handle, "decode attention 64 x 2048, bf16 KV", args, g,
+                          8 * 2 * b * hkv * c * 128 * 2, 1e9, None, "sustained_kv_gbps"))
     return out
 
 
@@ -137,52 +130,28 @@ def main():
     n = (4 << 30) // 2
     x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
-    g = graph_of(lambda: torch.sum(x, dtype=torch.float32), 20)
-    t0 = time.perf_counter()
-    g.replay()
-    torch.cuda.synchronize()
-    read_gbps = 20 * x.numel() * 2 / (time.perf_counter() - t0) / 1e9
-    p = phase(handle, "memory read (sum)", args.seconds, args.settle, g.replay)
-    p["read_gbps"] = read_gbps
-    p["sustained_read_gbps"] = p["calls"] * 20 * x.numel() * 2 / p["seconds"] / 1e9
-    phases.append(p)
-    g = graph_of(lambda: y.copy_(x), 20)
-    t0 = time.perf_counter()
-    g.replay()
-    torch.cuda.synchronize()
-    copy_gbps = 20 * 2 * x.numel() * 2 / (time.perf_counter() - t0) / 1e9
-    p = phase(handle, "memory copy", args.seconds, args.settle, g.replay)
-    p["read_plus_write_gbps"] = copy_gbps
-    p["sustained_read_plus_write_gbps"] = p["calls"] * 20 * 2 * x.numel() * 2 / p["seconds"] / 1e9
-    phases.append(p)
+    g = graph_of(lambda i: torch.sum(x, dtype=torch.float32), 20)
+    phases.append(busy_phase(handle, "memory read (sum)", args, g, 20 * n * 2, 1e9, "read_gbps",
+                             "sustained_read_gbps"))
+    g = graph_of(lambda i: y.copy_(x), 20)
+    phases.append(busy_phase(handle, "memory copy", args, g, 20 * 2 * n * 2, 1e9,
+                             "read_plus_write_gbps", "sustained_read_plus_write_gbps"))
     del x, y, g
     torch.cuda.empty_cache()
 
     s = 8192
     a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-    g = graph_of(lambda: torch.matmul(a, b), 10)
-    t0 = time.perf_counter()
-    g.replay()
-    torch.cuda.synchronize()
-    tflops = 10 * 2 * s ** 3 / (time.perf_counter() - t0) / 1e12
-    p = phase(handle, "bf16 GEMM 8192^3", args.seconds, args.settle, g.replay)
-    p["tflops_first_replay"] = tflops
-    p["sustained_tflops"] = p["calls"] * 10 * 2 * s ** 3 / p["seconds"] / 1e12
-    phases.append(p)
+    g = graph_of(lambda i: torch.matmul(a, b), 10)
+    phases.append(busy_phase(handle, "bf16 GEMM 8192^3", args, g, 10 * 2 * s**3, 1e12,
+                             "tflops_first_replay", "sustained_tflops"))
     one = torch.ones((), device="cuda")
     a8 = a.to(torch.float8_e4m3fn)
     b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
-    g = graph_of(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
-                                          out_dtype=torch.bfloat16), 10)
-    t0 = time.perf_counter()
-    g.replay()
-    torch.cuda.synchronize()
-    tflops = 10 * 2 * s ** 3 / (time.perf_counter() - t0) / 1e12
-    p = phase(handle, "FP8 GEMM 8192^3", args.seconds, args.settle, g.replay)
-    p["tflops_first_replay"] = tflops
-    p["sustained_tflops"] = p["calls"] * 10 * 2 * s ** 3 / p["seconds"] / 1e12
-    phases.append(p)
+    g = graph_of(lambda i: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
+                                            out_dtype=torch.bfloat16), 10)
+    phases.append(busy_phase(handle, "FP8 GEMM 8192^3", args, g, 10 * 2 * s**3, 1e12,
+                             "tflops_first_replay", "sustained_tflops"))
     phases.append(phase(handle, "idle after", args.seconds, args.settle))
     if args.json:
         with open(args.json, "w") as f:
