@@ -564,7 +564,8 @@ TEST_CASE("the H200's idle and memory power are the power probe's", "[config][ca
     REQUIRE(k != std::string::npos);
     return std::stod(text.substr(k + 11));
   };
-  const GpuSpec& h200 = Catalog::load(kData).gpu("H200");
+  const Catalog catalog = Catalog::load(kData);
+  const GpuSpec& h200 = catalog.gpu("H200");
   const double idle = phase_power("h200-2026-11-29-power.json", "idle");
   CHECK(h200.idle_w == Approx(idle).margin(0.6));
   CHECK(h200.idle_w == Approx(phase_power("h200-2026-11-29-power.json", "idle after")).margin(0.6));
