@@ -44,6 +44,21 @@ void BlockIndex::insert(std::uint64_t key, std::uint32_t value) {
   ++size_;
 }
 
+std::uint32_t BlockIndex::find_or_insert(std::uint64_t key, std::uint32_t value, bool& inserted) {
+  // Grown first, as insert() would, so that the probe below ends where the key goes.
+  if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+  std::size_t i = home(key);
+  for (; slots_[i].value != kEmpty; i = (i + 1) & mask_)
+    if (slots_[i].key == key) {
+      inserted = false;
+      return slots_[i].value;
+    }
+  slots_[i] = Slot{key, value};
+  ++size_;
+  inserted = true;
+  return value;
+}
+
 void BlockIndex::erase(std::uint64_t key) {
   std::size_t i = slot_of(key);
   if (i == kNone) return;
@@ -60,69 +75,113 @@ void BlockIndex::erase(std::uint64_t key) {
   --size_;
 }
 
-LruBlockSet::LruBlockSet(std::size_t capacity_blocks) : capacity_(capacity_blocks), nodes_(1) {
+std::uint32_t LruList::add(std::uint64_t key, std::optional<std::uint64_t>& evicted) {
+  std::uint32_t n = 0;
+  if (size_ >= capacity_) {
+    n = nodes_[0].prev;  // the least recently used node is reused for the new member
+    unlink(n);
+    evicted = nodes_[n].key;
+  } else {
+    n = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+    ++size_;
+  }
+  nodes_[n].key = key;
+  push_front(n);
+  return n;
+}
+
+LruBlockSet::LruBlockSet(std::size_t capacity_blocks) : list_(capacity_blocks) {
   index_.reserve(std::min<std::size_t>(capacity_blocks, std::size_t(1) << 16));
-}
-
-void LruBlockSet::unlink(std::uint32_t n) {
-  Node& x = nodes_[n];
-  nodes_[x.prev].next = x.next;
-  nodes_[x.next].prev = x.prev;
-}
-
-void LruBlockSet::push_front(std::uint32_t n) {
-  Node& x = nodes_[n];
-  x.prev = 0;
-  x.next = nodes_[0].next;
-  nodes_[x.next].prev = n;
-  nodes_[0].next = n;
 }
 
 bool LruBlockSet::touch(std::uint64_t hash) {
   const std::uint32_t* n = index_.find(hash);
   if (!n) return false;
-  unlink(*n);
-  push_front(*n);
+  list_.touch(*n);
   return true;
 }
 
 std::optional<std::uint64_t> LruBlockSet::insert(std::uint64_t hash) {
-  if (capacity_ == 0) return hash;
+  if (list_.capacity() == 0) return hash;
   if (touch(hash)) return std::nullopt;
   std::optional<std::uint64_t> evicted;
-  std::uint32_t n = 0;
-  if (index_.size() >= capacity_) {
-    n = nodes_[0].prev;  // the least recently used node is reused for the new block
-    unlink(n);
-    evicted = nodes_[n].hash;
-    index_.erase(nodes_[n].hash);
-  } else if (!free_.empty()) {
-    n = free_.back();
-    free_.pop_back();
-  } else {
-    n = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
-  nodes_[n].hash = hash;
-  push_front(n);
+  const std::uint32_t n = list_.add(hash, evicted);
+  if (evicted) index_.erase(*evicted);
   index_.insert(hash, n);
   return evicted;
 }
 
 KvHierarchy::KvHierarchy(std::size_t gpu_blocks, std::size_t host_blocks, std::size_t nvme_blocks,
                          bool write_back)
-    : gpu_(gpu_blocks), host_(host_blocks), nvme_(nvme_blocks), write_back_(write_back) {}
+    : tiers_{LruList(gpu_blocks), LruList(host_blocks), LruList(nvme_blocks)},
+      write_back_(write_back) {
+  index_.reserve(
+      std::min<std::size_t>(gpu_blocks + host_blocks + nvme_blocks, std::size_t(1) << 16));
+}
+
+bool KvHierarchy::touch(Tier t, std::uint32_t e) {
+  const std::uint32_t n = entries_[e].node[t];
+  if (n == LruList::kNoNode) return false;
+  tiers_[t].touch(n);
+  return true;
+}
+
+std::uint32_t KvHierarchy::insert(Tier t, std::uint32_t e) {
+  if (tiers_[t].capacity() == 0) return e;
+  if (touch(t, e)) return kNoEntry;
+  std::optional<std::uint64_t> evicted;
+  entries_[e].node[t] = tiers_[t].add(e, evicted);
+  if (!evicted) return kNoEntry;
+  const auto out = static_cast<std::uint32_t>(*evicted);
+  entries_[out].node[t] = LruList::kNoNode;
+  dropped_.push_back(out);
+  return out;
+}
+
+std::uint32_t KvHierarchy::entry_of(std::uint64_t hash) {
+  const auto next =
+      free_entries_.empty() ? static_cast<std::uint32_t>(entries_.size()) : free_entries_.back();
+  bool inserted = false;
+  const std::uint32_t e = index_.find_or_insert(hash, next, inserted);
+  if (!inserted) return e;
+  if (e == entries_.size())
+    entries_.emplace_back();
+  else
+    free_entries_.pop_back();
+  entries_[e] = Entry{};
+  entries_[e].hash = hash;
+  entries_[e].live = true;
+  // Held by no tier yet: dropped again unless a tier takes it.
+  dropped_.push_back(e);
+  return e;
+}
+
+void KvHierarchy::release_dropped() {
+  for (const std::uint32_t e : dropped_) {
+    Entry& x = entries_[e];
+    if (!x.live || x.node[kGpu] != LruList::kNoNode || x.node[kHost] != LruList::kNoNode ||
+        x.node[kNvme] != LruList::kNoNode)
+      continue;  // still held somewhere, or released already (listed twice)
+    index_.erase(x.hash);
+    x.live = false;
+    free_entries_.push_back(e);
+  }
+  dropped_.clear();
+}
 
 KvHierarchy::Match KvHierarchy::match(const std::uint64_t* hashes, std::size_t n,
                                       bool nvme) const {
   Match m;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t h = hashes[i];
-    if (gpu_.contains(h))
+    prefetch_ahead(hashes, i, n);
+    const std::uint32_t* e = index_.find(hashes[i]);
+    if (!e) break;
+    if (held(kGpu, *e))
       ++m.gpu;
-    else if (host_.contains(h))
+    else if (held(kHost, *e))
       ++m.host;
-    else if (nvme && nvme_.contains(h))
+    else if (nvme && held(kNvme, *e))
       ++m.nvme;
     else
       break;
@@ -132,44 +191,50 @@ KvHierarchy::Match KvHierarchy::match(const std::uint64_t* hashes, std::size_t n
 
 void KvHierarchy::take(const std::uint64_t* hashes, const Match& m) {
   for (std::size_t i = 0; i < m.blocks(); ++i) {
-    const std::uint64_t h = hashes[i];
-    if (gpu_.touch(h)) continue;
-    if (!host_.touch(h)) {
-      nvme_.touch(h);
-      to_host(h, false);  // staged through host DRAM on its way up; not a write down
+    prefetch_ahead(hashes, i, m.blocks());
+    const std::uint32_t e = entry_of(hashes[i]);
+    if (!touch(kGpu, e)) {
+      if (!touch(kHost, e)) {
+        touch(kNvme, e);
+        to_host(e, false);  // staged through host DRAM on its way up; not a write down
+      }
+      to_gpu(e);
     }
-    to_gpu(h);
+    release_dropped();
   }
 }
 
 void KvHierarchy::computed(const std::uint64_t* hashes, std::size_t from, std::size_t to) {
   for (std::size_t i = from; i < to; ++i) {
-    const std::uint64_t h = hashes[i];
-    to_gpu(h);
+    prefetch_ahead(hashes, i, to);
+    const std::uint32_t e = entry_of(hashes[i]);
+    to_gpu(e);
     if (!write_back_) {
-      if (host_.capacity() > 0 && !host_.contains(h)) to_host(h, true);
-      if (nvme_.capacity() > 0 && !nvme_.contains(h)) to_nvme(h);
+      if (tiers_[kHost].capacity() > 0 && !held(kHost, e)) to_host(e, true);
+      if (tiers_[kNvme].capacity() > 0 && !held(kNvme, e)) to_nvme(e);
     }
+    release_dropped();
   }
 }
 
-void KvHierarchy::to_gpu(std::uint64_t h) {
-  const auto evicted = gpu_.insert(h);
-  if (evicted && write_back_ && host_.capacity() > 0 && !host_.touch(*evicted))
-    to_host(*evicted, true);
+void KvHierarchy::to_gpu(std::uint32_t e) {
+  const std::uint32_t evicted = insert(kGpu, e);
+  if (evicted != kNoEntry && write_back_ && tiers_[kHost].capacity() > 0 && !touch(kHost, evicted))
+    to_host(evicted, true);
 }
 
-void KvHierarchy::to_host(std::uint64_t h, bool count_write) {
-  if (host_.capacity() == 0) return;
+void KvHierarchy::to_host(std::uint32_t e, bool count_write) {
+  if (tiers_[kHost].capacity() == 0) return;
   if (count_write) ++writes_.host;
-  const auto evicted = host_.insert(h);
-  if (evicted && write_back_ && nvme_.capacity() > 0 && !nvme_.touch(*evicted)) to_nvme(*evicted);
+  const std::uint32_t evicted = insert(kHost, e);
+  if (evicted != kNoEntry && write_back_ && tiers_[kNvme].capacity() > 0 && !touch(kNvme, evicted))
+    to_nvme(evicted);
 }
 
-void KvHierarchy::to_nvme(std::uint64_t h) {
-  if (nvme_.capacity() == 0) return;
+void KvHierarchy::to_nvme(std::uint32_t e) {
+  if (tiers_[kNvme].capacity() == 0) return;
   ++writes_.nvme;
-  nvme_.insert(h);
+  insert(kNvme, e);
 }
 
 }  // namespace tiersim::sim

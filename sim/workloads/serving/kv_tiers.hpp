@@ -23,7 +23,8 @@
 // and brought to the GPU; write_through copies each computed block to every lower tier at once,
 // write_back copies a block down only when the tier above evicts it. Tiers are inclusive where
 // the writes make them so and need not be; each evicts its least recently used block.
-// Every operation is O(1) per block: a hash map into an intrusive doubly linked list.
+// Every operation is O(1) per block: one hash map from a block to its entry, which names the
+// block's node in each tier's intrusive doubly linked list, so one lookup serves every tier.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,7 +32,7 @@
 
 namespace tiersim::sim {
 
-// A map from a block hash to a node index, open addressing with linear probing and
+// A map from a block hash to a 32-bit value, open addressing with linear probing and
 // backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R). The KV tiers look up every
 // block of every prompt; a node-based std::unordered_map spent most of a multi-turn run in its
 // lookups, allocations and frees. Keys may be any 64-bit value (a trace's block ids are small
@@ -43,10 +44,19 @@ class BlockIndex {
   const std::uint32_t* find(std::uint64_t key) const;
   // Adds `key` -> `value`; `key` must be absent.
   void insert(std::uint64_t key, std::uint32_t value);
+  // The value stored for `key`; where it is absent, `value` is stored for it first (one probe
+  // for both). `inserted` says which.
+  std::uint32_t find_or_insert(std::uint64_t key, std::uint32_t value, bool& inserted);
   // Removes `key` if present.
   void erase(std::uint64_t key);
   // Room for `n` keys without growing.
   void reserve(std::size_t n);
+  // Asks the CPU to start loading the slot where a probe for `key` begins: a hint that changes
+  // nothing. A large tier's index does not fit in the caches, so nearly every probe waits for
+  // memory; loops over a request's blocks issue it a few blocks ahead (KvHierarchy).
+  void prefetch(std::uint64_t key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[home(key)]);
+  }
 
  private:
   static constexpr std::uint32_t kEmpty = 0xffffffffu;
@@ -67,11 +77,53 @@ class BlockIndex {
   std::size_t size_ = 0;
 };
 
+// The recency order of one tier: an intrusive doubly linked list of at most `capacity` members,
+// each a 64-bit key the owner gives (a block hash, or the hierarchy's entry number), most recent
+// first. It finds nothing by key: its owner keeps each member's node.
+class LruList {
+ public:
+  static constexpr std::uint32_t kNoNode = 0;  // node 0 is the sentinel
+  explicit LruList(std::size_t capacity) : capacity_(capacity), nodes_(1) {}
+  std::size_t capacity() const { return capacity_; }
+  std::size_t size() const { return size_; }
+  std::uint64_t key(std::uint32_t node) const { return nodes_[node].key; }
+  // Makes `node` the most recent.
+  void touch(std::uint32_t node) {
+    unlink(node);
+    push_front(node);
+  }
+  // Adds `key` as the most recent and returns its node. When the list is full, the least recent
+  // member leaves first and its key is returned in `evicted` (its node is reused). Needs
+  // capacity > 0.
+  std::uint32_t add(std::uint64_t key, std::optional<std::uint64_t>& evicted);
+
+ private:
+  struct Node {
+    std::uint64_t key = 0;
+    std::uint32_t prev = 0, next = 0;
+  };
+  void unlink(std::uint32_t n) {
+    Node& x = nodes_[n];
+    nodes_[x.prev].next = x.next;
+    nodes_[x.next].prev = x.prev;
+  }
+  void push_front(std::uint32_t n) {
+    Node& x = nodes_[n];
+    x.prev = 0;
+    x.next = nodes_[0].next;
+    nodes_[x.next].prev = n;
+    nodes_[0].next = n;
+  }
+  std::size_t capacity_;
+  std::size_t size_ = 0;
+  std::vector<Node> nodes_;  // nodes_[0] is the sentinel: next = most, prev = least recent
+};
+
 // An LRU set of block hashes with a capacity in blocks.
 class LruBlockSet {
  public:
   explicit LruBlockSet(std::size_t capacity_blocks);
-  std::size_t capacity() const { return capacity_; }
+  std::size_t capacity() const { return list_.capacity(); }
   std::size_t size() const { return index_.size(); }
   bool contains(std::uint64_t hash) const { return index_.find(hash) != nullptr; }
   // Makes `hash` the most recently used; false when absent.
@@ -81,16 +133,8 @@ class LruBlockSet {
   std::optional<std::uint64_t> insert(std::uint64_t hash);
 
  private:
-  struct Node {
-    std::uint64_t hash = 0;
-    std::uint32_t prev = 0, next = 0;
-  };
-  void unlink(std::uint32_t n);
-  void push_front(std::uint32_t n);
-  std::size_t capacity_;
-  std::vector<Node> nodes_;  // nodes_[0] is the sentinel: next = most, prev = least recent
-  std::vector<std::uint32_t> free_;
-  BlockIndex index_;
+  LruList list_;
+  BlockIndex index_;  // hash -> node
 };
 
 class KvHierarchy {
@@ -123,15 +167,43 @@ class KvHierarchy {
     writes_ = {};
     return w;
   }
-  const LruBlockSet& gpu() const { return gpu_; }
-  const LruBlockSet& host() const { return host_; }
-  const LruBlockSet& nvme() const { return nvme_; }
 
  private:
-  void to_gpu(std::uint64_t h);
-  void to_host(std::uint64_t h, bool count_write);
-  void to_nvme(std::uint64_t h);
-  LruBlockSet gpu_, host_, nvme_;
+  enum Tier : std::size_t { kGpu = 0, kHost = 1, kNvme = 2 };
+  static constexpr std::uint32_t kNoEntry = 0xffffffffu;
+  // A block some tier holds: its hash and its node in each tier's list (LruList::kNoNode where
+  // that tier does not hold it). The lists' keys are entry numbers, so an eviction finds the
+  // evicted block's entry without a lookup.
+  struct Entry {
+    std::uint64_t hash = 0;
+    std::uint32_t node[3] = {LruList::kNoNode, LruList::kNoNode, LruList::kNoNode};
+    bool live = false;  // in the index (false: on the free list)
+  };
+  bool held(Tier t, std::uint32_t e) const { return entries_[e].node[t] != LruList::kNoNode; }
+  bool touch(Tier t, std::uint32_t e);
+  // Adds entry `e` to tier `t` as its most recent block (or touches it there) and returns the
+  // entry the tier evicted for it: kNoEntry when none; `e` itself when the tier has no capacity.
+  std::uint32_t insert(Tier t, std::uint32_t e);
+  // The entry of `hash`, made (held by no tier yet) where there is none.
+  std::uint32_t entry_of(std::uint64_t hash);
+  // Entries that may have left every tier: dropped once the block in hand is done, so that none
+  // is reused while a cascade of evictions still names it.
+  void release_dropped();
+  // Starts loading where the lookup of block i + kPrefetchAhead begins (when it is before `end`):
+  // each block's lookup is independent of the next block's, so their memory waits overlap
+  // instead of coming one after another.
+  static constexpr std::size_t kPrefetchAhead = 8;
+  void prefetch_ahead(const std::uint64_t* hashes, std::size_t i, std::size_t end) const {
+    if (i + kPrefetchAhead < end) index_.prefetch(hashes[i + kPrefetchAhead]);
+  }
+  void to_gpu(std::uint32_t e);
+  void to_host(std::uint32_t e, bool count_write);
+  void to_nvme(std::uint32_t e);
+  LruList tiers_[3];
+  BlockIndex index_;  // hash -> entry
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> free_entries_;
+  std::vector<std::uint32_t> dropped_;
   bool write_back_;
   Writes writes_;
 };

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <unordered_map>
@@ -107,6 +108,13 @@ TEST_CASE("the block index agrees with a standard map under random inserts and e
       if (rng() % 3 == 0) {
         index.erase(key);
         reference.erase(key);
+      } else if (rng() % 2 == 0) {
+        // find_or_insert: stores `step` only where the key is absent, and says which.
+        bool inserted = false;
+        const std::uint32_t got = index.find_or_insert(key, step, inserted);
+        const auto [at, added] = reference.emplace(key, step);
+        REQUIRE(inserted == added);
+        REQUIRE(got == at->second);
       } else if (!reference.count(key)) {
         index.insert(key, step);
         reference.emplace(key, step);
@@ -166,6 +174,112 @@ TEST_CASE("write-through copies computed blocks down; write-back on eviction",
     kv.computed(h, 0, 1);
     CHECK(kv.match(h, 4).gpu == 4);
   }
+}
+
+// The hierarchy as three independent LRU block sets, each with its own index: what KvHierarchy
+// was before its tiers shared one index. The shared index must change nothing that can be seen.
+class ThreeSets {
+ public:
+  ThreeSets(std::size_t gpu, std::size_t host, std::size_t nvme, bool write_back)
+      : gpu_(gpu), host_(host), nvme_(nvme), write_back_(write_back) {}
+  sim::KvHierarchy::Match match(const std::uint64_t* h, std::size_t n, bool nvme = true) const {
+    sim::KvHierarchy::Match m;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (gpu_.contains(h[i]))
+        ++m.gpu;
+      else if (host_.contains(h[i]))
+        ++m.host;
+      else if (nvme && nvme_.contains(h[i]))
+        ++m.nvme;
+      else
+        break;
+    }
+    return m;
+  }
+  void take(const std::uint64_t* h, const sim::KvHierarchy::Match& m) {
+    for (std::size_t i = 0; i < m.blocks(); ++i) {
+      if (gpu_.touch(h[i])) continue;
+      if (!host_.touch(h[i])) {
+        nvme_.touch(h[i]);
+        to_host(h[i], false);
+      }
+      to_gpu(h[i]);
+    }
+  }
+  void computed(const std::uint64_t* h, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      to_gpu(h[i]);
+      if (!write_back_) {
+        if (host_.capacity() > 0 && !host_.contains(h[i])) to_host(h[i], true);
+        if (nvme_.capacity() > 0 && !nvme_.contains(h[i])) to_nvme(h[i]);
+      }
+    }
+  }
+  long host_writes = 0, nvme_writes = 0;
+
+ private:
+  void to_gpu(std::uint64_t h) {
+    const auto evicted = gpu_.insert(h);
+    if (evicted && write_back_ && host_.capacity() > 0 && !host_.touch(*evicted))
+      to_host(*evicted, true);
+  }
+  void to_host(std::uint64_t h, bool count) {
+    if (host_.capacity() == 0) return;
+    if (count) ++host_writes;
+    const auto evicted = host_.insert(h);
+    if (evicted && write_back_ && nvme_.capacity() > 0 && !nvme_.touch(*evicted)) to_nvme(*evicted);
+  }
+  void to_nvme(std::uint64_t h) {
+    if (nvme_.capacity() == 0) return;
+    ++nvme_writes;
+    nvme_.insert(h);
+  }
+  sim::LruBlockSet gpu_, host_, nvme_;
+  bool write_back_;
+};
+
+TEST_CASE("the hierarchy's shared index keeps each tier's LRU order, as three sets would",
+          "[workloads][serving][kv]") {
+  // Conversations of up to 24 blocks over a few hundred distinct blocks, tiers of 0-60 blocks:
+  // every tier evicts often, and cascades of write-back evictions run through all three.
+  long checked = 0;  // blocks of the prefixes compared
+  for (const bool write_back : {false, true}) {
+    for (const auto& caps : std::vector<std::array<std::size_t, 3>>{
+             {8, 20, 60}, {0, 12, 40}, {16, 0, 30}, {10, 25, 0}, {0, 0, 5}, {3, 3, 3}}) {
+      INFO("write_back " << write_back << " capacities " << caps[0] << " " << caps[1] << " "
+                         << caps[2]);
+      sim::KvHierarchy kv(caps[0], caps[1], caps[2], write_back);
+      ThreeSets ref(caps[0], caps[1], caps[2], write_back);
+      std::mt19937_64 rng(caps[0] * 1000 + caps[1] * 10 + caps[2] + write_back);
+      std::vector<std::vector<std::uint64_t>> conversations(8);
+      for (auto& c : conversations) c.push_back(rng());  // a distinct first block each
+      for (int step = 0; step < 20000; ++step) {
+        auto& c = conversations[rng() % conversations.size()];
+        if (c.size() < 24 && rng() % 2 == 0) c.push_back(rng() % 512);  // shared blocks too
+        const std::size_t n = c.size();
+        const bool with_nvme = rng() % 4 != 0;
+        const auto got = kv.match(c.data(), n, with_nvme);
+        const auto want = ref.match(c.data(), n, with_nvme);
+        REQUIRE(got.gpu == want.gpu);
+        REQUIRE(got.host == want.host);
+        REQUIRE(got.nvme == want.nvme);
+        checked += long(got.blocks());
+        if (rng() % 2 == 0) {
+          kv.take(c.data(), got);
+          ref.take(c.data(), want);
+        }
+        const std::size_t from = rng() % (n + 1);
+        kv.computed(c.data(), from, n);
+        ref.computed(c.data(), from, n);
+        const auto w = kv.take_writes();
+        REQUIRE(w.host == ref.host_writes);
+        REQUIRE(w.nvme == ref.nvme_writes);
+        ref.host_writes = ref.nvme_writes = 0;
+      }
+    }
+  }
+  // The stream did hit the caches, so the comparisons were not all of empty prefixes.
+  CHECK(checked > 20000);
 }
 
 }  // namespace tiersim
