@@ -555,9 +555,12 @@ class Replica {
     while (swapped_.empty() && !waiting_.empty() &&
            running_.size() + prefills.size() < std::size_t(w_.max_batch)) {
       Live* r = waiting_.front();
+      // The blocks first: a prompt that waits for them is looked up in the cache only once they
+      // are there (the lookup changes nothing, and a long prompt's walks its every block).
+      if (!can_admit(r, prefills.size())) break;
       const KvHierarchy::Match m = cached_prefix(r);
       const int cached = static_cast<int>(m.blocks()) * w_.prefix_block_tokens;
-      if (r->target - cached > budget || !can_admit(r, prefills.size())) break;
+      if (r->target - cached > budget) break;
       waiting_.pop_front();
       budget -= r->target - cached;
       take_blocks(r);
