@@ -109,7 +109,7 @@ if [[ $sanitized != 1 ]]; then
   spawn capture "plan--opt30b-chatbot-capacity.txt" "$bin" plan scenarios/plans/opt30b-chatbot-capacity.yaml \
     --out "$scratch/serving-plan" -j 2
   # The KV tier plan (issue 32): 21 capacity searches of 24,000 multi-turn requests each, about
-  # 75 s of CPU in Release (the stationary sessions' burn-in included); left out under the sanitizers like the serving plan above.
+  # 44 s of CPU in Release (the stationary sessions' burn-in included); left out under the sanitizers like the serving plan above.
   spawn capture "plan--llama3-70b-multiturn-kv-tiers.txt" \
     "$bin" plan scenarios/plans/llama3-70b-multiturn-kv-tiers.yaml --out "$scratch/kv-tiers-plan" -j 2
 fi

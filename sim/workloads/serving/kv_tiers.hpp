@@ -52,8 +52,9 @@ class BlockIndex {
   // Room for `n` keys without growing.
   void reserve(std::size_t n);
   // Asks the CPU to start loading the slot where a probe for `key` begins: a hint that changes
-  // nothing. A large tier's index does not fit in the caches, so nearly every probe waits for
-  // memory; loops over a request's blocks issue it a few blocks ahead (KvHierarchy).
+  // nothing. A large hierarchy's index does not fit in the caches, so a probe waits for memory;
+  // loops over a request's blocks issue this a few blocks ahead (KvHierarchy), which took about
+  // 4% off a multi-turn capacity search.
   void prefetch(std::uint64_t key) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[home(key)]);
   }
@@ -86,7 +87,6 @@ class LruList {
   explicit LruList(std::size_t capacity) : capacity_(capacity), nodes_(1) {}
   std::size_t capacity() const { return capacity_; }
   std::size_t size() const { return size_; }
-  std::uint64_t key(std::uint32_t node) const { return nodes_[node].key; }
   // Makes `node` the most recent.
   void touch(std::uint32_t node) {
     unlink(node);
