@@ -75,41 +75,19 @@ void BlockIndex::erase(std::uint64_t key) {
   --size_;
 }
 
-std::uint32_t LruList::add(std::uint64_t key, std::optional<std::uint64_t>& evicted) {
+std::uint32_t LruList::add(std::uint32_t key, std::optional<std::uint32_t>& evicted) {
   std::uint32_t n = 0;
-  if (size_ >= capacity_) {
+  if (nodes_.size() - 1 >= capacity_) {
     n = nodes_[0].prev;  // the least recently used node is reused for the new member
     unlink(n);
     evicted = nodes_[n].key;
   } else {
     n = static_cast<std::uint32_t>(nodes_.size());
     nodes_.emplace_back();
-    ++size_;
   }
   nodes_[n].key = key;
   push_front(n);
   return n;
-}
-
-LruBlockSet::LruBlockSet(std::size_t capacity_blocks) : list_(capacity_blocks) {
-  index_.reserve(std::min<std::size_t>(capacity_blocks, std::size_t(1) << 16));
-}
-
-bool LruBlockSet::touch(std::uint64_t hash) {
-  const std::uint32_t* n = index_.find(hash);
-  if (!n) return false;
-  list_.touch(*n);
-  return true;
-}
-
-std::optional<std::uint64_t> LruBlockSet::insert(std::uint64_t hash) {
-  if (list_.capacity() == 0) return hash;
-  if (touch(hash)) return std::nullopt;
-  std::optional<std::uint64_t> evicted;
-  const std::uint32_t n = list_.add(hash, evicted);
-  if (evicted) index_.erase(*evicted);
-  index_.insert(hash, n);
-  return evicted;
 }
 
 KvHierarchy::KvHierarchy(std::size_t gpu_blocks, std::size_t host_blocks, std::size_t nvme_blocks,
@@ -130,10 +108,10 @@ bool KvHierarchy::touch(Tier t, std::uint32_t e) {
 std::uint32_t KvHierarchy::insert(Tier t, std::uint32_t e) {
   if (tiers_[t].capacity() == 0) return e;
   if (touch(t, e)) return kNoEntry;
-  std::optional<std::uint64_t> evicted;
+  std::optional<std::uint32_t> evicted;
   entries_[e].node[t] = tiers_[t].add(e, evicted);
   if (!evicted) return kNoEntry;
-  const auto out = static_cast<std::uint32_t>(*evicted);
+  const std::uint32_t out = *evicted;
   entries_[out].node[t] = LruList::kNoNode;
   dropped_.push_back(out);
   return out;

@@ -79,14 +79,13 @@ class BlockIndex {
 };
 
 // The recency order of one tier: an intrusive doubly linked list of at most `capacity` members,
-// each a 64-bit key the owner gives (a block hash, or the hierarchy's entry number), most recent
-// first. It finds nothing by key: its owner keeps each member's node.
+// each a key the owner gives (the hierarchy's entry number), most recent first. It finds nothing
+// by key: its owner keeps each member's node.
 class LruList {
  public:
   static constexpr std::uint32_t kNoNode = 0;  // node 0 is the sentinel
   explicit LruList(std::size_t capacity) : capacity_(capacity), nodes_(1) {}
   std::size_t capacity() const { return capacity_; }
-  std::size_t size() const { return size_; }
   // Makes `node` the most recent.
   void touch(std::uint32_t node) {
     unlink(node);
@@ -95,11 +94,11 @@ class LruList {
   // Adds `key` as the most recent and returns its node. When the list is full, the least recent
   // member leaves first and its key is returned in `evicted` (its node is reused). Needs
   // capacity > 0.
-  std::uint32_t add(std::uint64_t key, std::optional<std::uint64_t>& evicted);
+  std::uint32_t add(std::uint32_t key, std::optional<std::uint32_t>& evicted);
 
  private:
   struct Node {
-    std::uint64_t key = 0;
+    std::uint32_t key = 0;
     std::uint32_t prev = 0, next = 0;
   };
   void unlink(std::uint32_t n) {
@@ -115,26 +114,9 @@ class LruList {
     nodes_[0].next = n;
   }
   std::size_t capacity_;
-  std::size_t size_ = 0;
-  std::vector<Node> nodes_;  // nodes_[0] is the sentinel: next = most, prev = least recent
-};
-
-// An LRU set of block hashes with a capacity in blocks.
-class LruBlockSet {
- public:
-  explicit LruBlockSet(std::size_t capacity_blocks);
-  std::size_t capacity() const { return list_.capacity(); }
-  std::size_t size() const { return index_.size(); }
-  bool contains(std::uint64_t hash) const { return index_.find(hash) != nullptr; }
-  // Makes `hash` the most recently used; false when absent.
-  bool touch(std::uint64_t hash);
-  // Adds `hash` as the most recently used (or touches it). When the set was full, the least
-  // recently used block leaves and is returned; with capacity 0, `hash` itself is returned.
-  std::optional<std::uint64_t> insert(std::uint64_t hash);
-
- private:
-  LruList list_;
-  BlockIndex index_;  // hash -> node
+  // nodes_[0] is the sentinel: next = most, prev = least recent. A node is only ever reused, never
+  // freed, so the list holds nodes_.size() - 1 members.
+  std::vector<Node> nodes_;
 };
 
 class KvHierarchy {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <list>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -37,22 +39,58 @@ double che_hit_ratio(const std::vector<double>& p, double capacity) {
   return h;
 }
 
-// The simulated LRU's hit ratio on `requests` draws (after as many for warm-up).
+// The simulated LRU's hit ratio on `requests` draws (after as many for warm-up): a hierarchy with
+// only a GPU tier of `capacity` blocks, each draw a one-block prompt looked up, then computed.
 double lru_hit_ratio(const std::vector<double>& cdf, std::size_t capacity, int requests,
                      std::uint64_t seed) {
-  sim::LruBlockSet lru(capacity);
+  sim::KvHierarchy kv(capacity, 0, 0, false);
   sim::StreamRandom rng(seed);
   long hits = 0;
   for (int i = 0; i < 2 * requests; ++i) {
     const double u = rng.uniform() * cdf.back();
     const auto item =
         static_cast<std::uint64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-    const bool hit = lru.contains(item);
-    lru.insert(item);
+    const bool hit = kv.match(&item, 1).gpu == 1;
+    kv.computed(&item, 0, 1);
     if (i >= requests && hit) ++hits;
   }
   return double(hits) / requests;
 }
+
+// An LRU set of block hashes written the plain way (a std::list in recency order and a map into
+// it), independent of the hierarchy's index and lists: the reference its tests compare with.
+class PlainLru {
+ public:
+  explicit PlainLru(std::size_t capacity) : capacity_(capacity) {}
+  std::size_t capacity() const { return capacity_; }
+  bool contains(std::uint64_t h) const { return where_.count(h) > 0; }
+  bool touch(std::uint64_t h) {
+    const auto it = where_.find(h);
+    if (it == where_.end()) return false;
+    order_.splice(order_.begin(), order_, it->second);
+    return true;
+  }
+  // Adds `h` as the most recent (or touches it); returns the block it evicted, `h` itself at
+  // capacity 0.
+  std::optional<std::uint64_t> insert(std::uint64_t h) {
+    if (capacity_ == 0) return h;
+    if (touch(h)) return std::nullopt;
+    std::optional<std::uint64_t> evicted;
+    if (order_.size() >= capacity_) {
+      evicted = order_.back();
+      where_.erase(order_.back());
+      order_.pop_back();
+    }
+    order_.push_front(h);
+    where_[h] = order_.begin();
+    return evicted;
+  }
+
+ private:
+  std::size_t capacity_;
+  std::list<std::uint64_t> order_;  // most recent first
+  std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where_;
+};
 
 }  // namespace
 
@@ -81,18 +119,19 @@ TEST_CASE("LRU on an independent-reference Zipf stream matches Che's approximati
   }
 }
 
-TEST_CASE("an LRU block set evicts the least recently used block", "[workloads][serving][kv]") {
-  sim::LruBlockSet lru(2);
-  CHECK_FALSE(lru.insert(1));
-  CHECK_FALSE(lru.insert(2));
-  CHECK(lru.touch(1));
-  CHECK(lru.insert(3) == std::optional<std::uint64_t>(2));  // 2 was the least recent
-  CHECK(lru.contains(1));
-  CHECK(lru.contains(3));
-  CHECK(lru.size() == 2);
-  sim::LruBlockSet none(0);
-  CHECK(none.insert(5) == std::optional<std::uint64_t>(5));
-  CHECK(none.size() == 0);
+TEST_CASE("a tier evicts its least recently used block", "[workloads][serving][kv]") {
+  sim::KvHierarchy kv(2, 0, 0, false);
+  const std::uint64_t h[] = {1, 2, 3};
+  const auto held = [&](std::uint64_t b) { return kv.match(&b, 1).gpu == 1; };
+  kv.computed(h, 0, 2);  // 1, then 2
+  kv.computed(h, 0, 1);  // 1 again: the most recent now
+  kv.computed(h, 2, 3);  // 3 evicts 2, the least recent
+  CHECK(held(1));
+  CHECK_FALSE(held(2));
+  CHECK(held(3));
+  sim::KvHierarchy none(0, 0, 0, false);
+  none.computed(h, 0, 1);
+  CHECK_FALSE(none.match(h, 1).blocks());
 }
 
 TEST_CASE("the block index agrees with a standard map under random inserts and erases",
@@ -176,7 +215,9 @@ TEST_CASE("write-through copies computed blocks down; write-back on eviction",
   }
 }
 
-// The hierarchy as three independent LRU block sets, each with its own index: what KvHierarchy
+namespace {
+
+// The hierarchy as three independent LRU sets (PlainLru), each with its own map: what KvHierarchy
 // was before its tiers shared one index. The shared index must change nothing that can be seen.
 class ThreeSets {
  public:
@@ -234,9 +275,11 @@ class ThreeSets {
     ++nvme_writes;
     nvme_.insert(h);
   }
-  sim::LruBlockSet gpu_, host_, nvme_;
+  PlainLru gpu_, host_, nvme_;
   bool write_back_;
 };
+
+}  // namespace
 
 TEST_CASE("the hierarchy's shared index keeps each tier's LRU order, as three sets would",
           "[workloads][serving][kv]") {
