@@ -302,6 +302,12 @@ struct TrainingWorkload {
     kFlatFp16,
     kFp32Partition
   } zero3_host_grads = Zero3HostGrads::kFlatFp16;
+  // DeepSpeed's zero_optimization.reduce_bucket_size [elements]: gradients fused before a
+  // reduction; the GPU holds buckets of this size (model/training_memory.cpp training_capacity).
+  double reduce_bucket_elems = 5e8;
+  // zero_optimization.overlap_comm (DeepSpeed's default for stages 1-2: false): stages 1-2
+  // allocate a second reduce bucket to reduce one while the backward fills the other.
+  bool overlap_comm = false;
   bool optimizer_on_cpu = false;  // CPU Adam instead of GPU Adam
   double cpu_adam_params_per_s = 0;  // 0 = from host catalog estimate
   bool params_auto = false;       // find the largest model of this shape family that fits

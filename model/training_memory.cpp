@@ -120,6 +120,13 @@ void apply_strategy(Scenario& s, const ZeroStrategy& st) {
   s.training.cpu_checkpointing = st.cpu_checkpointing;
 }
 
+ZeroBuffers zero_buffers(const TrainingWorkload& w) {
+  ZeroBuffers zb;
+  zb.reduce_bucket_elems = w.reduce_bucket_elems;
+  zb.reduce_buckets = w.zero_stage <= 2 && w.overlap_comm ? 2 : 1;
+  return zb;
+}
+
 double largest_operator_params(const LlmSpec& m, int linear_tiles) {
   const double h = m.hidden;
   // One Linear: an FFN matrix (h x ffn), a q/o projection (h x h) or a k/v projection (h x kv).
@@ -186,7 +193,7 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   const TrainingLayout l = training_layout(s);
   const RankStates rs = rank_states(m, w, l.data_parallel);
   const StateBytes b = state_bytes_per_param(w.precision, w.optimizer_kind);
-  const ZeroBuffers zb;
+  const ZeroBuffers zb = zero_buffers(w);
   const double n = count_params(m).total;
   const double dp = l.data_parallel;
   const double partition = w.zero_stage >= 1 ? n / dp : n;
@@ -205,9 +212,7 @@ CapacityReport training_capacity(const Scenario& s, const ExecutionModel& em) {
   if (w.zero_stage >= 3)
     gpu.add("gathered parameters (ZeRO-3 live)", gathered_params_bytes(m, w, zb));
   if (w.zero_stage >= 2 || w.gradients != Tier::kGpu)
-    gpu.add("gradient reduce bucket", std::min(zb.reduce_bucket_elems, n) * b.grads);
-  if (w.zero_stage == 1 || w.zero_stage == 2)
-    gpu.add("parameter all-gather bucket", std::min(zb.allgather_bucket_elems, n) * b.params);
+    gpu.add("gradient reduce bucket", zb.reduce_buckets * zb.reduce_bucket_elems * b.grads);
   if (mixed && !cpu_step) {
     // Plain data parallelism fuses every gradient into one flat fp32 buffer for the all-reduce and
     // the step (the ZeRO paper's "6 GB for a 1.5B model"); ZeRO converts its partition, stage 3

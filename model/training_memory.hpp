@@ -24,13 +24,19 @@ struct StateBytes {
 StateBytes state_bytes_per_param(TrainingWorkload::Precision precision,
                                  TrainingWorkload::Optimizer optimizer);
 
-// DeepSpeed's buffer sizes that set ZeRO's temporary GPU memory (its documented defaults). They
-// are properties of the software stack, the same for every scenario.
+// DeepSpeed's buffer sizes that set ZeRO's temporary GPU and host memory: its documented
+// defaults, except where the scenario gives its run's DeepSpeed config (zero_buffers).
 struct ZeroBuffers {
   // stage3_max_live_parameters: gathered fp16 parameters allowed in GPU memory at once.
   double max_live_params = 1e9;
   // reduce_bucket_size (elements): gradients fused before a reduce-scatter / all-reduce.
   double reduce_bucket_elems = 5e8;
+  // How many reduce buckets of that size the GPU holds: stage_1_and_2.py backward() allocates
+  // ipg_buffer's buf_0, and buf_1 too with overlap_comm ("Use double buffers to avoid data access
+  // conflict when overlap_comm is enabled"; v0.3.0 stage2.py the same); stage3.py one flat
+  // __ipg_bucket_flat_buffer. Each is torch.empty(reduce_bucket_size): its full size, whatever
+  // the model's.
+  int reduce_buckets = 1;
   // sub_group_size (params): the optimizer steps the partition in sub-groups of this size; each
   // one's fp16 gradients are converted into a temporary fp32 buffer on the device running Adam.
   double sub_group_params = 1e9;
@@ -38,7 +44,10 @@ struct ZeroBuffers {
   // (ZeRO-Infinity's configurations use 1e8 to keep the buffers small).
   double nvme_sub_group_params = 1e8;
   // allgather_bucket_size (elements): ZeRO stage 1/2 all-gathers the updated fp16 partitions in
-  // buckets of this size (deepspeed/runtime/zero/config.py default 5e8).
+  // shards of this size (deepspeed/runtime/zero/config.py default 5e8). The shards are views of
+  // the flat fp16 group the all-gather writes in place (runtime/utils.py all_gather_dp_groups,
+  // v0.3.0 stage2.py step: narrow() of each rank's partition), so they take no GPU memory of
+  // their own; with one rank nothing is gathered at all.
   double allgather_bucket_elems = 5e8;
   // stage3_prefetch_bucket_size (elements): parameters fetched ahead of the submodule computing
   // (PartitionedParameterCoordinator.fetch_sub_module; default 5e7).
@@ -55,6 +64,10 @@ struct ZeroBuffers {
   int param_swap_buffer_count = 5;
   double param_swap_buffer_elems = 1e8;
 };
+
+// The buffers of a training run: DeepSpeed's defaults with the scenario's zero_optimization
+// settings (workload.zero.*) in place of them.
+ZeroBuffers zero_buffers(const TrainingWorkload& w);
 
 // The strategies of the ZeRO-Infinity paper's model-scale comparison, named as the papers name
 // them (SC21 ZeRO-Infinity talk, slide "Democratizing Large Model Training": data parallel,

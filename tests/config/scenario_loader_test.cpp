@@ -417,6 +417,30 @@ TEST_CASE("input errors name file, line and key", "[config][scenario]") {
   CHECK_THAT(e.what(), Catch::Contains("unknown key"));
 }
 
+TEST_CASE("a training run's DeepSpeed buffer settings load, round-trip and are range-checked",
+          "[config][scenario][training]") {
+  const std::string training =
+      "name: t\nhardware: {gpu: {model: V100-32GB}}\nmodel: {name: phi-3-mini}\n"
+      "workload:\n  kind: training\n  global_batch: 4\n  sequence_tokens: 1024\n"
+      "  zero_stage: 2\n  gradients: cpu\n  optimizer: cpu\n";
+  // DeepSpeed's defaults leave the resolved scenario (and its hash) as before the keys existed.
+  const Scenario plain = load(training);
+  CHECK(plain.training.reduce_bucket_elems == 5e8);
+  CHECK_FALSE(plain.training.overlap_comm);
+  CHECK(plain.resolved_yaml.find("zero:") == std::string::npos);
+  const Scenario set = load(training + "  zero: {reduce_bucket_size: 5e7, overlap_comm: true}\n");
+  CHECK(set.training.reduce_bucket_elems == 5e7);
+  CHECK(set.training.overlap_comm);
+  CHECK(set.hash != plain.hash);
+  const Scenario again = load_scenario_text(set.resolved_yaml, "resolved", with_data());
+  CHECK(again.hash == set.hash);
+  const auto e = config_error([&] { load(training, {"workload.zero.reduce_bucket_size=0"}); });
+  CHECK(e.key_path() == "workload.zero.reduce_bucket_size");
+  const auto typo = config_error([&] { load(training + "  zero: {overlap_com: true}\n"); });
+  CHECK(typo.line() == 11);
+  CHECK_THAT(typo.what(), Catch::Contains("overlap_comm"));
+}
+
 TEST_CASE("the loader rejects at load time the parallelism the simulator cannot run",
           "[config][scenario]") {
   // Regression: the loader accepted a tensor degree that the KV heads divide (16 over Llama-3-70B's

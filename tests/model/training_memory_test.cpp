@@ -140,7 +140,22 @@ TEST_CASE("ZeRO-Offload keeps fp16 parameters on every GPU and 16 B/param in hos
   const double n = count_params(s.model).total;
   CHECK(row_bytes(r, "gpu", "parameters") == Approx(2 * n));
   CHECK(row_bytes(r, "gpu", "gradients") == 0);
-  CHECK(row_bytes(r, "gpu", "parameter all-gather bucket") == Approx(5e8 * 2));
+  // The stage 1-2 all-gather writes in place in the flat fp16 group: no bucket of its own. One
+  // reduce bucket of DeepSpeed's default 5e8 elements, two with overlap_comm.
+  CHECK(row_bytes(r, "gpu", "parameter all-gather bucket") == 0);
+  CHECK(row_bytes(r, "gpu", "gradient reduce bucket") == Approx(5e8 * 2));
+  Scenario overlapped = s;
+  overlapped.training.overlap_comm = true;
+  CHECK(row_bytes(training_capacity(overlapped, em), "gpu", "gradient reduce bucket") ==
+        Approx(2 * 5e8 * 2));
+  overlapped.training.reduce_bucket_elems = 5e7;
+  CHECK(row_bytes(training_capacity(overlapped, em), "gpu", "gradient reduce bucket") ==
+        Approx(2 * 5e7 * 2));
+  // Stage 3 reduces through one flat bucket whatever overlap_comm says (stage3.py).
+  Scenario stage3 = with_strategy("zero3");
+  stage3.training.overlap_comm = true;
+  CHECK(row_bytes(training_capacity(stage3, em), "gpu", "gradient reduce bucket") ==
+        Approx(5e8 * 2));
   // fp32 master + Adam moments (12 B) and the fp32 gradient partition (4 B), over 16 ranks.
   CHECK(row_bytes(r, "cpu", "optimizer states") + row_bytes(r, "cpu", "fp32 gradient partition") ==
         Approx(16 * n));

@@ -61,6 +61,30 @@ void training_option_rows(WorkloadOptionRows& rows) {
                           "none on the host when the optimizer is on NVMe)",
                           E(training.zero3_host_grads)),
                    kTraining));
+  // DeepSpeed's zero_optimization buffer settings, where the run's config gives them: they size
+  // the gradient reduce buckets on the GPU (model/training_memory.hpp ZeroBuffers). Written into
+  // the resolved scenario only where they differ from DeepSpeed's defaults, so the scenarios
+  // written before these keys keep their hashes.
+  {
+    Option o = only(number("workload.zero.reduce_bucket_size", "elements", 0, 1e15, true, "5e8",
+                           "zero_optimization.reduce_bucket_size: gradient elements fused before "
+                           "a reduction; the GPU holds a bucket of this size (two in stages 1-2 "
+                           "with workload.zero.overlap_comm)",
+                           F(training.reduce_bucket_elems)),
+                    kTraining);
+    o.emit_when = [](const Scenario& s) { return s.training.reduce_bucket_elems != 5e8; };
+    t.push_back(std::move(o));
+  }
+  {
+    Option o = only(flag("workload.zero.overlap_comm", "false",
+                         "zero_optimization.overlap_comm: stages 1-2 allocate a second gradient "
+                         "reduce bucket, reducing one while the backward fills the other "
+                         "(DeepSpeed's default for these stages: false)",
+                         F(training.overlap_comm)),
+                    kTraining);
+    o.emit_when = [](const Scenario& s) { return s.training.overlap_comm; };
+    t.push_back(std::move(o));
+  }
   t.push_back(only(flag("workload.optimizer_on_cpu", "false",
                         "CPU Adam instead of GPU Adam (implied when the optimizer states are on "
                         "cpu or nvme)",

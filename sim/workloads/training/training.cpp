@@ -316,7 +316,7 @@ Task TrainingSim::iteration(int iter) {
       co_await cpu_->use(rpn_ * partition / pinned_unscale_node_params_per_s_,
                          Tag{activity::kOptimizer, 2, 0});
     }
-    const ZeroBuffers zb;
+    const ZeroBuffers zb = zero_buffers(w_);
     const double sub = zero12_cpu_offload_           ? kCpuAdamTileParams
                        : w_.optimizer == Tier::kNvme ? zb.nvme_sub_group_params
                                                      : zb.sub_group_params;
@@ -413,7 +413,7 @@ double TrainingSim::run() {
                                  units::gbps_to_bytes_per_s(w_.network_gbps));
   if (s_.hardware.nvme.count > 0) {
     nvme_ = &engine_.add_resource(resource::kNvme.at(), WorkUnit::kSeconds, 1.0);
-    const ZeroBuffers zb;
+    const ZeroBuffers zb = zero_buffers(w_);
     const auto t = nvme_array_timing(s_.hardware.nvme, host, s_.policy.aio,
                                      zb.nvme_sub_group_params * sb_.optimizer);
     nvme_read_bps_ = units::gbps_to_bytes_per_s(t.read_gbps);
