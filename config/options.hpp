@@ -73,6 +73,10 @@ struct Option {
   // kSize only: the word `auto` is accepted too, stored as kAutoSize (a negative size) and written
   // back as `auto`; the workload resolves it from its memory model (workload.kv_host_cache).
   bool accepts_auto = false;
+  // Keys of other workload kinds that mean what this one means here (serving's output_tokens is
+  // inference's gen_tokens): a scenario that gives one of them under this option's kind is told
+  // to use this key instead.
+  std::vector<std::string> counterpart_of;
 };
 
 // What a size option that accepts `auto` holds for it (Option::accepts_auto).

@@ -955,8 +955,15 @@ Scenario Loader::run() {
     if (find_option(path, s_.kind)) return;
     unsigned kinds = 0;
     for (const Option* o : find_options(path)) kinds |= o->kinds;
-    g.node.fail("does not apply to workload kind '" + workload_kind_names()[static_cast<std::size_t>(s_.kind)] +
-                "' (only to: " + kinds_text(kinds) + ")");
+    const std::string kind = workload_kind_names()[static_cast<std::size_t>(s_.kind)];
+    std::string hint;
+    for (const Option& o : scenario_options())
+      if ((o.kinds & kind_bit(s_.kind)) &&
+          std::find(o.counterpart_of.begin(), o.counterpart_of.end(), path) !=
+              o.counterpart_of.end())
+        hint = "; for kind '" + kind + "' the key is " + o.path;
+    g.node.fail("does not apply to workload kind '" + kind + "' (only to: " + kinds_text(kinds) +
+                ")" + hint);
   });
 
   std::optional<Catalog> owned;

@@ -234,6 +234,21 @@ TEST_CASE("bad --set keys get the same suggestions, naming --set", "[config][sce
 TEST_CASE("keys of another workload kind are rejected", "[config][scenario]") {
   CHECK_THROWS_WITH(load(kBase, {"workload.direction=read"}),
                     Catch::Contains("does not apply to workload kind 'inference'"));
+  // The same quantity under the other kind's name is pointed to its key here, both ways.
+  CHECK_THROWS_WITH(load(kBase, {"workload.output_tokens=8"}),
+                    Catch::EndsWith("for kind 'inference' the key is workload.gen_tokens"));
+  const std::string serving =
+      replace(replace(replace(kBase, "kind: inference", "kind: serving\n  arrival_rate: 1"),
+                      "  batch:", "  max_batch:"),
+              "  gen_tokens:", "  output_tokens:");
+  CHECK_NOTHROW(load(serving));
+  const auto e = config_error([&] { load(serving, {"workload.gen_tokens=8"}); });
+  CHECK(e.key_path() == "workload.gen_tokens");
+  CHECK_THAT(e.what(), Catch::EndsWith("for kind 'serving' the key is workload.output_tokens"));
+  CHECK_THROWS_WITH(load(serving, {"workload.batch=8"}),
+                    Catch::EndsWith("for kind 'serving' the key is workload.max_batch"));
+  // No counterpart: the message stays as it was.
+  CHECK_THROWS_WITH(load(serving, {"workload.direction=read"}), !Catch::Contains("the key is"));
 }
 
 TEST_CASE("inline and --set overrides, with provenance", "[config][scenario]") {

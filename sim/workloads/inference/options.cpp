@@ -9,6 +9,7 @@ void inference_option_rows(WorkloadOptionRows& rows) {
   t.push_back(only(required(integer("workload.batch", 1, "", "sequences decoded together",
                                     F(inference.batch))),
                    kInference));
+  t.back().counterpart_of = {"workload.max_batch"};  // serving's sequences running at once
   t.push_back(only(required(integer("workload.prompt_tokens", 1, "", "prompt length per sequence",
                                     F(inference.prompt_tokens))),
                    kInference));
@@ -16,6 +17,7 @@ void inference_option_rows(WorkloadOptionRows& rows) {
                                     "generated tokens per sequence (the first comes from prefill)",
                                     F(inference.gen_tokens))),
                    kInference));
+  t.back().counterpart_of = {"workload.output_tokens"};  // serving's name for it
 
   // Policy rows.
   std::vector<Option>& p = rows.policy;

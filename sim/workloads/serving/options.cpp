@@ -63,6 +63,8 @@ void serving_option_rows(WorkloadOptionRows& rows) {
              kServing));
     t.push_back(
         only(integer(key + "_tokens", 1, r.tokens_default, r.tokens_help, r.tokens), kServing));
+    // Batch inference calls the output gen_tokens.
+    if (r.name == "output") t.back().counterpart_of = {"workload.gen_tokens"};
     t.push_back(
         only(integer(key + "_tokens_min", 1, "1", "uniform: shortest " + r.name, r.tokens_min),
              kServing));
@@ -83,6 +85,7 @@ void serving_option_rows(WorkloadOptionRows& rows) {
                            "requests per batch (static) or running at once (vLLM max_num_seqs)",
                            F(serving.max_batch)),
                    kServing));
+  t.back().counterpart_of = {"workload.batch"};
   t.push_back(only(range(opt("workload.max_wait", VT::kDuration, "s", "0s",
                              "static: longest the oldest queued request waits for a full batch",
                              F(serving.max_wait_s)),
