@@ -38,6 +38,8 @@ class SourceMap {
   // The map itself, shared (null while empty): a reader that keeps it sees it as it is now, since
   // a later write gives this copy a map of its own (model/provenance.hpp's catalog entries).
   std::shared_ptr<const Map> shared() const { return map_; }
+  // The map shared() would give, without taking a share of it (null while empty).
+  const Map* raw() const { return map_.get(); }
   friend bool operator==(const SourceMap& a, const SourceMap& b) { return a.map() == b.map(); }
 
   // Writing: this copy gets a map of its own first, if it shares one.
