@@ -530,39 +530,44 @@ std::pair<double, double> fitted_gemm_rates(const std::vector<std::string>& csvs
   return {1.0 / per_flop / 1e12, bytes_per_elem / per_weight / 1e9};
 }
 
+// A probe's JSON under tools/gpu/, whole.
+std::string probe_json(const std::string& file) {
+  std::ifstream in(std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/" + file);
+  REQUIRE(in);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The number after `"key": ` at the first occurrence of key at or after `from` in a probe's JSON.
+double json_number_after(const std::string& text, std::size_t from, const std::string& key) {
+  const std::size_t at = text.find("\"" + key + "\": ", from);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + key.size() + 4));
+}
+
+// The number after `"key": ` in the entry of a power probe's JSON whose "phase" is `phase`.
+double phase_number(const std::string& text, const std::string& phase, const std::string& key) {
+  const std::size_t at = text.find("\"phase\": \"" + phase + "\"");
+  REQUIRE(at != std::string::npos);
+  return json_number_after(text, at, key);
+}
+
 // The share of its first, boost-clock rate that a GEMM of the 8192 cube keeps when held at full
 // math rate under the board's power limit: tools/gpu/power_probe.py on an H200
 // (tools/gpu/h200-2026-11-29-power.json), `phase` "bf16 GEMM 8192^3" or "FP8 GEMM 8192^3".
 double power_capped_share(const std::string& phase) {
-  std::ifstream in(std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/h200-2026-11-29-power.json");
-  REQUIRE(in);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t at = text.find("\"phase\": \"" + phase + "\"");
-  REQUIRE(at != std::string::npos);
-  const auto number = [&](const std::string& key) {
-    const std::size_t k = text.find("\"" + key + "\": ", at);
-    REQUIRE(k != std::string::npos);
-    return std::stod(text.substr(k + key.size() + 4));
-  };
+  const std::string text = probe_json("h200-2026-11-29-power.json");
   // The board at its limit while the phase ran (the probe's power is NVML's, in watts).
-  CHECK(number("power_w") > 680);
-  return number("sustained_tflops") / number("tflops_first_replay");
+  CHECK(phase_number(text, phase, "power_w") > 680);
+  return phase_number(text, phase, "sustained_tflops") /
+         phase_number(text, phase, "tflops_first_replay");
 }
 
 TEST_CASE("the H200's idle and memory power are the power probe's", "[config][catalog]") {
   // tools/gpu/power_probe.py on an H200 (tools/gpu/h200-2026-11-29.md): idle with a context open,
   // and the share of the range above idle (to the 700 W limit) that thin bf16 products streaming
   // their weights draw, the kernels of a decode step.
-  const std::string tools = std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/";
-  const auto phase_power = [&](const std::string& file, const std::string& phase) {
-    std::ifstream in(tools + file);
-    REQUIRE(in);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::size_t at = text.find("\"phase\": \"" + phase + "\"");
-    REQUIRE(at != std::string::npos);
-    const std::size_t k = text.find("\"power_w\": ", at);
-    REQUIRE(k != std::string::npos);
-    return std::stod(text.substr(k + 11));
+  const auto phase_power = [](const std::string& file, const std::string& phase) {
+    return phase_number(probe_json(file), phase, "power_w");
   };
   const Catalog catalog = Catalog::load(kData);
   const GpuSpec& h200 = catalog.gpu("H200");
@@ -670,18 +675,9 @@ TEST_CASE("the H200 inherits the H100's GEMM rates because its own sweep times t
   CHECK(Catalog::load(kData).gpu("H200").rates_from == "H100-SXM");
 }
 
-// The number after `"key": ` at the first occurrence of key at or after `from` in a probe's JSON.
-double json_number_after(const std::string& text, std::size_t from, const std::string& key) {
-  const std::size_t at = text.find("\"" + key + "\": ", from);
-  REQUIRE(at != std::string::npos);
-  return std::stod(text.substr(at + key.size() + 4));
-}
-
 TEST_CASE("a measured CUDA context is the project's own measurement", "[config][catalog]") {
   const Catalog c = Catalog::load(kData);
-  std::ifstream in(std::string(TIERSIM_SOURCE_DIR) + "/tools/gpu/h100-2026-11-27-context.json");
-  REQUIRE(in);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = probe_json("h100-2026-11-27-context.json");
   // PyTorch's default lazy module loading: what the process holds outside its tensors once its
   // first GEMM has loaded cuBLAS's kernels.
   const std::size_t lazy = text.find("\"mode\": \"LAZY\"");
