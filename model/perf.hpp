@@ -159,12 +159,12 @@ struct KernelTime {
   KernelTime plus_gap(double gap_s) const { return {s + gap_s, compute_s, memory_s}; }
 };
 
-// [FLOP/s] The fp16 math rate of the stack's GEMMs on `gpu`: its share of the dense peak
-// (em.gemm_efficiency), capped by what the board sustains where that is measured
-// (GpuSpec::fp16_achieved_tflops).
 // The share of a boost-clock math rate the board keeps under its power limit (GpuSpec::
 // fp16_power_limited_share, fp8_power_limited_share for `fp8`); 1 where not measured.
 double power_limited_share(const GpuSpec& gpu, bool fp8);
+// [FLOP/s] The fp16 math rate of the stack's GEMMs on `gpu`: its share of the dense peak
+// (em.gemm_efficiency), capped by what the board sustains where that is measured
+// (GpuSpec::fp16_achieved_tflops, at the power-limited share).
 double gemm_flops_per_s(const GpuSpec& gpu, const ExecutionModel& em);
 // A GPU kernel group doing `flops` FLOPs and moving `bytes` through device memory: the roofline
 // with the efficiencies above.

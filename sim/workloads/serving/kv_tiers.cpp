@@ -36,8 +36,12 @@ void BlockIndex::rehash(std::size_t slots) {
     if (s.value != kEmpty) insert(s.key, s.value);
 }
 
-void BlockIndex::insert(std::uint64_t key, std::uint32_t value) {
+void BlockIndex::make_room_for_one() {
   if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+}
+
+void BlockIndex::insert(std::uint64_t key, std::uint32_t value) {
+  make_room_for_one();
   std::size_t i = home(key);
   while (slots_[i].value != kEmpty) i = (i + 1) & mask_;
   slots_[i] = Slot{key, value};
@@ -45,8 +49,8 @@ void BlockIndex::insert(std::uint64_t key, std::uint32_t value) {
 }
 
 std::uint32_t BlockIndex::find_or_insert(std::uint64_t key, std::uint32_t value, bool& inserted) {
-  // Grown first, as insert() would, so that the probe below ends where the key goes.
-  if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+  // Grown first, so that the probe below ends where the key goes.
+  make_room_for_one();
   std::size_t i = home(key);
   for (; slots_[i].value != kEmpty; i = (i + 1) & mask_)
     if (slots_[i].key == key) {

@@ -72,6 +72,8 @@ class BlockIndex {
   static constexpr std::size_t kNone = ~std::size_t(0);
   std::size_t slot_of(std::uint64_t key) const;
   void rehash(std::size_t slots);
+  // Grows the table where one more key would fill it past half, as insertions need.
+  void make_room_for_one();
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
   unsigned shift_ = 64;

@@ -72,7 +72,9 @@ void training_option_rows(WorkloadOptionRows& rows) {
                            "with workload.zero.overlap_comm)",
                            F(training.reduce_bucket_elems)),
                     kTraining);
-    o.emit_when = [](const Scenario& s) { return s.training.reduce_bucket_elems != 5e8; };
+    o.emit_when = [](const Scenario& s) {
+      return s.training.reduce_bucket_elems != TrainingWorkload{}.reduce_bucket_elems;
+    };
     t.push_back(std::move(o));
   }
   {
@@ -82,7 +84,9 @@ void training_option_rows(WorkloadOptionRows& rows) {
                          "(DeepSpeed's default for these stages: false)",
                          F(training.overlap_comm)),
                     kTraining);
-    o.emit_when = [](const Scenario& s) { return s.training.overlap_comm; };
+    o.emit_when = [](const Scenario& s) {
+      return s.training.overlap_comm != TrainingWorkload{}.overlap_comm;
+    };
     t.push_back(std::move(o));
   }
   t.push_back(only(flag("workload.optimizer_on_cpu", "false",
